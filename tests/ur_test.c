@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+#include "ur_test.h"
+
+#include <time.h>
+
+unsigned long long ur_test_seed;
+
+int ur_test_main(int argc, char **argv, const struct ur_test_case *tests)
+{
+	const char *s = getenv("UR_SEED");
+	int ran = 0;
+
+	if (s) {
+		ur_test_seed = strtoull(s, NULL, 0);
+	} else {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ur_test_seed = (unsigned long long)ts.tv_sec * 1000003ull ^
+			       (unsigned long long)ts.tv_nsec;
+	}
+	printf("seed %llu (set UR_SEED to repeat)\n", ur_test_seed);
+	for (const struct ur_test_case *t = tests; t->name; t++) {
+		if (argc > 1) {
+			int want = 0;
+
+			for (int i = 1; i < argc; i++)
+				want |= !strcmp(argv[i], t->name);
+			if (!want)
+				continue;
+		}
+		printf("  %-40s ", t->name);
+		fflush(stdout);
+		t->fn();
+		printf("ok\n");
+		ran++;
+	}
+	if (!ran) {
+		fprintf(stderr, "no test matched\n");
+		return 1;
+	}
+	printf("%d passed, 0 failed\n", ran);
+	return 0;
+}
