@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uroce I/O layer: the engine that plays the NIC for one device context.
+ *
+ * It owns the UDP sockets, a thread that receives packets and runs timers,
+ * and implements struct ur_dev_ops for the pure transport. The verbs layer
+ * above creates QPs/MRs/CQs and registers them here; it must hold
+ * ur_engine_qp_lock() around every ur_qp_* call it makes itself.
+ *
+ * Processes share a device (same IP) as they share a NIC: every process binds
+ * UDP 4791 on the address with SO_REUSEPORT; a QPN carries the owning
+ * process's slot in its top 8 bits, and a packet the kernel hands to the
+ * wrong process is forwarded to its owner over an abstract unix socket (see
+ * docs/architecture.md).
+ */
+#ifndef UR_ENGINE_H
+#define UR_ENGINE_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "ur_transport.h"
+
+struct ur_engine;
+
+/* Callbacks into the layer above (verbs). */
+struct ur_engine_host_ops {
+	void (*cq_event)(void *host, struct ur_cq *cq);
+	void (*qp_event)(void *host, struct ur_qp *qp, enum ur_async_event ev);
+};
+
+struct ur_engine_cfg {
+	struct sockaddr_storage addr; /* the device's address (v4 or v6) */
+	uint16_t port;                /* UDP port; 4791 unless testing */
+	uint32_t mtu;                 /* active path MTU in bytes (256..4096) */
+	const struct ur_engine_host_ops *host_ops;
+	void *host;
+};
+
+/* Monotonic clock in nanoseconds: the only clock in the project. */
+uint64_t ur_now(void);
+
+int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out);
+void ur_engine_close(struct ur_engine *e);
+struct ur_dev *ur_engine_dev(struct ur_engine *e);
+
+/* A fresh unpredictable QPN owned by this process on this address. */
+uint32_t ur_engine_alloc_qpn(struct ur_engine *e);
+/* Make the QP reachable for incoming packets / remove it (waits until the
+ * engine thread no longer uses it). */
+int ur_engine_qp_add(struct ur_engine *e, struct ur_qp *qp);
+void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp);
+void ur_engine_qp_lock(struct ur_qp *qp);
+void ur_engine_qp_unlock(struct ur_qp *qp);
+/* After a post or a modify (with the QP lock released): transmit and
+ * re-arm the QP's timer. */
+void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp);
+
+/* Memory keys: a fresh unpredictable key, and the key table. */
+int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr); /* sets keys */
+void ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr);
+const struct ur_mr *ur_engine_mr_find(struct ur_engine *e, uint32_t key);
+
+/* Progress from an application thread (ibv_poll_cq on an empty CQ). */
+void ur_engine_poll(struct ur_engine *e);
+
+/* How incoming ICRCs are checked ("raw" sees IP headers, "udp-csum" relies
+ * on the UDP checksum). */
+const char *ur_engine_icrc_mode(const struct ur_engine *e);
+
+#endif

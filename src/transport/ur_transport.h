@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uroce transport layer: the NIC's protocol engine, pure (sans-I/O).
+ *
+ * Packets and `now` (nanoseconds, any epoch, monotonic) go in; packets,
+ * completions and the next timer deadline come out through struct
+ * ur_dev_ops. Nothing here touches sockets, threads or the clock, so the
+ * same code runs over UDP, in deterministic tests and in the simulator.
+ *
+ * Not thread-safe: the host (verbs layer + engine, or the simulator)
+ * serialises calls per QP (qp->lock is for the host's use) and per device
+ * table. The CQ ring has its own small spinlock because QPs that share a CQ
+ * may be driven from different threads.
+ *
+ * Values of enum ur_wc_status / ur_wc_opcode / ur_wr_opcode / access flags
+ * equal the libibverbs ones so the verbs layer converts by cast (it checks
+ * this with static asserts); this layer never includes <infiniband/verbs.h>.
+ */
+#ifndef UR_TRANSPORT_H
+#define UR_TRANSPORT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ur_wire.h"
+
+struct ur_dev;
+struct ur_qp;
+struct ur_cq;
+
+/* ---- memory regions ----------------------------------------------------- */
+enum ur_access { /* == enum ibv_access_flags */
+	UR_ACCESS_LOCAL_WRITE = 1,
+	UR_ACCESS_REMOTE_WRITE = 2,
+	UR_ACCESS_REMOTE_READ = 4,
+	UR_ACCESS_REMOTE_ATOMIC = 8,
+	UR_ACCESS_MW_BIND = 16,
+	UR_ACCESS_ZERO_BASED = 32,
+	UR_ACCESS_ON_DEMAND = 64,
+	UR_ACCESS_HUGETLB = 128,
+	UR_ACCESS_FLUSH_GLOBAL = 1 << 8,
+	UR_ACCESS_FLUSH_PERSISTENT = 1 << 9,
+};
+
+struct ur_mr {
+	uint64_t iova;      /* address the keys are valid for */
+	uint8_t *host;      /* host pointer for iova */
+	uint64_t length;
+	uint32_t lkey, rkey;
+	uint32_t access;    /* enum ur_access */
+	uint32_t pdn;       /* owning PD; rkeys are scoped by PD */
+	void *owner;        /* the host's object (e.g. struct ibv_mr) */
+};
+
+/*
+ * Check that [va, va+len) is inside @mr, that it belongs to @pdn and grants
+ * @access. Returns 0 and the host pointer in *out, or -EACCES (key/PD/access)
+ * / -ERANGE (bounds).
+ */
+int ur_mr_check(const struct ur_mr *mr, uint32_t pdn, uint64_t va,
+		uint64_t len, uint32_t access, uint8_t **out);
+
+/* ---- completions ---------------------------------------------------------- */
+enum ur_wc_status { /* == enum ibv_wc_status */
+	UR_WC_SUCCESS, UR_WC_LOC_LEN_ERR, UR_WC_LOC_QP_OP_ERR,
+	UR_WC_LOC_EEC_OP_ERR, UR_WC_LOC_PROT_ERR, UR_WC_WR_FLUSH_ERR,
+	UR_WC_MW_BIND_ERR, UR_WC_BAD_RESP_ERR, UR_WC_LOC_ACCESS_ERR,
+	UR_WC_REM_INV_REQ_ERR, UR_WC_REM_ACCESS_ERR, UR_WC_REM_OP_ERR,
+	UR_WC_RETRY_EXC_ERR, UR_WC_RNR_RETRY_EXC_ERR, UR_WC_LOC_RDD_VIOL_ERR,
+	UR_WC_REM_INV_RD_REQ_ERR, UR_WC_REM_ABORT_ERR, UR_WC_INV_EECN_ERR,
+	UR_WC_INV_EEC_STATE_ERR, UR_WC_FATAL_ERR, UR_WC_RESP_TIMEOUT_ERR,
+	UR_WC_GENERAL_ERR, UR_WC_TM_ERR, UR_WC_TM_RNDV_INCOMPLETE,
+};
+enum ur_wc_opcode { /* == enum ibv_wc_opcode */
+	UR_WC_SEND, UR_WC_RDMA_WRITE, UR_WC_RDMA_READ, UR_WC_COMP_SWAP,
+	UR_WC_FETCH_ADD, UR_WC_BIND_MW, UR_WC_LOCAL_INV, UR_WC_TSO,
+	UR_WC_FLUSH, UR_WC_ATOMIC_WRITE = 9,
+	UR_WC_RECV = 1 << 7, UR_WC_RECV_RDMA_WITH_IMM,
+};
+enum ur_wc_flags { /* == enum ibv_wc_flags */
+	UR_WC_GRH = 1 << 0, UR_WC_WITH_IMM = 1 << 1,
+	UR_WC_WITH_INV = 1 << 3,
+};
+
+struct ur_cqe {
+	uint64_t wr_id;
+	uint32_t status;    /* enum ur_wc_status */
+	uint32_t opcode;    /* enum ur_wc_opcode */
+	uint32_t byte_len;
+	uint32_t imm_data;  /* network order, as ibv_wc.imm_data; or invalidated rkey */
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t wc_flags;  /* enum ur_wc_flags */
+	uint32_t vendor_err;
+	uint64_t ts;        /* completion `now` */
+};
+
+struct ur_cq {
+	atomic_flag lock;
+	uint32_t cqe;       /* capacity */
+	uint32_t head, tail;  /* free-running; count = tail - head */
+	struct ur_cqe *ring;  /* owned by creator */
+	bool armed, armed_solicited; /* ibv_req_notify_cq */
+	bool overflow;
+	void *owner;
+};
+int ur_cq_init(struct ur_cq *cq, uint32_t cqe); /* allocates ring */
+void ur_cq_fini(struct ur_cq *cq);
+int ur_cq_resize(struct ur_cq *cq, uint32_t cqe);
+/* Poll up to n entries; returns how many. Thread-safe. */
+int ur_cq_poll(struct ur_cq *cq, struct ur_cqe *out, int n);
+void ur_cq_arm(struct ur_cq *cq, bool solicited_only);
+
+/* ---- work requests ------------------------------------------------------ */
+enum ur_wr_opcode { /* == enum ibv_wr_opcode */
+	UR_WR_RDMA_WRITE, UR_WR_RDMA_WRITE_WITH_IMM, UR_WR_SEND,
+	UR_WR_SEND_WITH_IMM, UR_WR_RDMA_READ, UR_WR_ATOMIC_CMP_AND_SWP,
+	UR_WR_ATOMIC_FETCH_AND_ADD, UR_WR_LOCAL_INV, UR_WR_BIND_MW,
+	UR_WR_SEND_WITH_INV, UR_WR_TSO, UR_WR_DRIVER1, UR_WR_FLUSH = 14,
+	UR_WR_ATOMIC_WRITE = 15,
+};
+enum ur_send_flags { /* == enum ibv_send_flags */
+	UR_SEND_FENCE = 1, UR_SEND_SIGNALED = 2, UR_SEND_SOLICITED = 4,
+	UR_SEND_INLINE = 8,
+};
+
+struct ur_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* Where a UD send goes (from an address handle). */
+struct ur_ah {
+	struct ur_ipudp path;  /* dst, src, tos/ttl; sport filled per QP */
+	uint32_t dqpn;     /* from the WR */
+	uint32_t qkey;     /* from the WR */
+};
+
+/*
+ * A send WR as the host hands it over. Inline data has already been copied
+ * by the host into `inline_buf` (the transport copies it again into the
+ * queue slot, so the caller's buffer is free when post returns).
+ */
+struct ur_send_wr {
+	uint64_t wr_id;
+	uint32_t opcode;    /* enum ur_wr_opcode */
+	uint32_t flags;     /* enum ur_send_flags */
+	uint32_t imm_data;  /* network order; or rkey for SEND_WITH_INV */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t compare_add, swap; /* atomics (ATOMIC_WRITE data comes via sg_list) */
+	const struct ur_sge *sg_list;
+	uint32_t num_sge;
+	const struct ur_ah *ah; /* UD */
+	uint32_t remote_qpn, remote_qkey; /* UD */
+};
+
+struct ur_recv_wr {
+	uint64_t wr_id;
+	const struct ur_sge *sg_list;
+	uint32_t num_sge;
+};
+
+/* ---- queue pairs ------------------------------------------------------- */
+enum ur_qp_type { UR_QPT_RC = 2, UR_QPT_UC = 3, UR_QPT_UD = 4 }; /* == ibv */
+enum ur_qp_state { /* == enum ibv_qp_state */
+	UR_QPS_RESET, UR_QPS_INIT, UR_QPS_RTR, UR_QPS_RTS, UR_QPS_SQD,
+	UR_QPS_SQE, UR_QPS_ERR,
+};
+enum ur_async_event { /* == enum ibv_event_type where one exists */
+	UR_EVENT_CQ_ERR = 0, UR_EVENT_QP_FATAL = 1, UR_EVENT_QP_REQ_ERR = 2,
+	UR_EVENT_QP_ACCESS_ERR = 3, UR_EVENT_COMM_EST = 4,
+	UR_EVENT_SQ_DRAINED = 5, UR_EVENT_QP_LAST_WQE_REACHED = 16,
+	UR_EVENT_SRQ_LIMIT_REACHED = 17,
+};
+
+/* Capabilities requested at create time; queues are sized by these. */
+struct ur_qp_caps {
+	uint32_t max_send_wr, max_recv_wr;
+	uint32_t max_send_sge, max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+/* Everything modify_qp can set; which fields apply is given by a mask. */
+enum ur_qp_attr_mask { /* == enum ibv_qp_attr_mask */
+	UR_QP_STATE = 1 << 0, UR_QP_CUR_STATE = 1 << 1,
+	UR_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2, UR_QP_ACCESS_FLAGS = 1 << 3,
+	UR_QP_PKEY_INDEX = 1 << 4, UR_QP_PORT = 1 << 5, UR_QP_QKEY = 1 << 6,
+	UR_QP_AV = 1 << 7, UR_QP_PATH_MTU = 1 << 8, UR_QP_TIMEOUT = 1 << 9,
+	UR_QP_RETRY_CNT = 1 << 10, UR_QP_RNR_RETRY = 1 << 11,
+	UR_QP_RQ_PSN = 1 << 12, UR_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	UR_QP_ALT_PATH = 1 << 14, UR_QP_MIN_RNR_TIMER = 1 << 15,
+	UR_QP_SQ_PSN = 1 << 16, UR_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	UR_QP_PATH_MIG_STATE = 1 << 18, UR_QP_CAP = 1 << 19,
+	UR_QP_DEST_QPN = 1 << 20, UR_QP_RATE_LIMIT = 1 << 25,
+};
+
+struct ur_qp_attr {
+	uint32_t qp_state, cur_qp_state;
+	uint32_t qp_access_flags;
+	uint16_t pkey_index;
+	uint8_t port_num;
+	uint32_t qkey;
+	struct ur_ipudp path; /* AV: dst/src address, tos (traffic class), ttl */
+	uint32_t path_mtu;    /* bytes: 256..4096 */
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint32_t rq_psn, sq_psn, dest_qp_num;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	uint8_t sq_draining;
+	uint32_t rate_limit;  /* kbps, 0 = unlimited */
+};
+
+/*
+ * The transport's QP. The host embeds it in its own QP object. Internals
+ * are private to src/transport (see ur_qp_priv.h); the host reads only the
+ * fields below the "public" comment.
+ */
+struct ur_qp {
+	/* public, read-only for the host */
+	uint32_t qpn;
+	uint32_t type;      /* enum ur_qp_type */
+	uint32_t state;     /* enum ur_qp_state */
+	uint32_t pdn;
+	struct ur_qp_caps caps;
+	struct ur_cq *send_cq, *recv_cq;
+	struct ur_dev *dev;
+	void *owner;        /* host object */
+	void *io_priv;      /* the I/O host's per-QP state (lock, timer) */
+	uint16_t sport;     /* UDP source port put in pktbuf.path.sport of every
+			     * packet; ur_qp_create sets ur_rocev2_sport(qpn),
+			     * the host may override (ECMP entropy) */
+	uint64_t deadline;  /* next timer, UINT64_MAX = none */
+	/* private: everything else */
+	struct ur_qp_priv *priv;
+};
+
+/* ---- the device: what a host plugs in ---------------------------------- */
+/* A packet buffer lent by the host: room for the IB part (BTH..ICRC). */
+struct ur_pktbuf {
+	uint8_t *data;
+	uint32_t len;        /* bytes written, including the 4-byte ICRC slot */
+	uint32_t cap;
+	struct ur_ipudp path; /* filled by the transport: dst/src/sport/tos */
+	void *host_priv;
+};
+
+struct ur_dev_ops {
+	/* A buffer with cap >= len, or NULL when the host is out (back-pressure:
+	 * the transport stops and retries on the next progress call). */
+	struct ur_pktbuf *(*pkt_alloc)(void *host, uint32_t len);
+	/* Hand a filled packet to the host for transmission (takes ownership).
+	 * The host computes the ICRC (it knows the IP header). */
+	void (*pkt_send)(void *host, struct ur_pktbuf *pkt);
+	/* A CQE was added to a CQ that was armed (ibv_req_notify_cq). */
+	void (*cq_event)(void *host, struct ur_cq *cq);
+	/* Async event on a QP (fatal error, last WQE reached, ...). */
+	void (*qp_event)(void *host, struct ur_qp *qp, enum ur_async_event ev);
+	/* Key lookup; NULL if absent. Called under the host's table lock. */
+	const struct ur_mr *(*mr_lookup)(void *host, uint32_t key);
+	/* Host's QP lookup by QPN for incoming packets. */
+	struct ur_qp *(*qp_lookup)(void *host, uint32_t qpn);
+};
+
+/* Receive-side metadata the host knows about an incoming datagram. */
+struct ur_rxinfo {
+	struct ur_ipudp path;  /* src/dst address, ports, tos (ECN) */
+	bool icrc_checked;     /* host verified the ICRC (raw socket / sim) */
+};
+
+#define UR_COUNTERS(X)                                                       \
+	X(rx_packets) X(rx_bytes) X(tx_packets) X(tx_bytes)                  \
+	X(rx_drop_malformed) X(rx_drop_icrc) X(rx_drop_no_qp)                \
+	X(rx_drop_bad_state) X(rx_drop_qkey) X(rx_drop_pkey)                 \
+	X(rx_drop_psn) X(rx_duplicate) X(rx_out_of_seq)                      \
+	X(tx_retransmit) X(tx_timeouts) X(rx_nak_seq) X(rx_nak_rnr)          \
+	X(rx_nak_other) X(tx_nak_seq) X(tx_nak_rnr) X(tx_nak_other)          \
+	X(rx_unverified_icrc)
+
+struct ur_counters {
+#define UR_X(n) uint64_t n;
+	UR_COUNTERS(UR_X)
+#undef UR_X
+};
+
+struct ur_dev {
+	const struct ur_dev_ops *ops;
+	void *host;
+	struct ur_counters cnt;
+	uint32_t max_mtu;     /* active MTU, bytes */
+};
+
+/*
+ * Receive, step 1 (device level, no QP lock): decode one UDP payload (the IB
+ * part BTH..ICRC), drop and count malformed or foreign packets, and find the
+ * destination QP with ops->qp_lookup. Returns 0 with *qp set, or -errno (the
+ * reason it was dropped; already counted in dev->cnt).
+ */
+int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
+		       const struct ur_rxinfo *ri, struct ur_pkt *pkt,
+		       struct ur_qp **qp);
+/* Receive, step 2 (host holds the QP's lock): run the packet through the
+ * QP's responder/completer. */
+void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
+	      const struct ur_rxinfo *ri, uint64_t now);
+/* Both steps, for single-threaded hosts (tests, simulator). */
+int ur_dev_rx(struct ur_dev *dev, const uint8_t *buf, size_t len,
+	      const struct ur_rxinfo *ri, uint64_t now);
+
+/* QP lifecycle (host allocates the struct ur_qp; the transport its queues). */
+int ur_qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
+		 uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
+		 struct ur_cq *send_cq, struct ur_cq *recv_cq);
+void ur_qp_destroy(struct ur_qp *qp);
+/* IBTA 10.3 / 11.2.4.2: validates the transition and the attribute mask
+ * for it; -EINVAL on a wrong mask or state. Moving to ERR flushes. */
+int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
+		 uint32_t mask, uint64_t now);
+void ur_qp_query(const struct ur_qp *qp, struct ur_qp_attr *attr);
+
+/* Post: validate and enqueue (-EINVAL bad WR, -ENOMEM queue full,
+ * -EINVAL wrong state), then try to transmit. */
+int ur_qp_post_send(struct ur_qp *qp, const struct ur_send_wr *wr,
+		    uint64_t now);
+int ur_qp_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr);
+/* Transmit what the window and the host's buffers allow. */
+void ur_qp_progress(struct ur_qp *qp, uint64_t now);
+/* Run expired timers (retransmit, RNR wait, ACK coalescing). Updates
+ * qp->deadline. */
+void ur_qp_timer(struct ur_qp *qp, uint64_t now);
+
+/* RoCEv2 UDP source port of a QP, as Linux rxe derives it: 0xC000 plus a
+ * 14-bit multiplicative hash of the QPN. */
+static inline uint16_t ur_rocev2_sport(uint32_t qpn)
+{
+	return (uint16_t)(0xc000 | ((qpn * 0x61C88647u) >> (32 - 14)));
+}
+
+/* Timeout code -> nanoseconds: 4.096 us * 2^t (IBTA 11.2.4.2); 0 = infinite. */
+uint64_t ur_timeout_ns(uint8_t code);
+
+#endif
