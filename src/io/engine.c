@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine: one per device context, it plays the NIC. A thread receives
+ * packets, runs the transport's timers and sleeps in epoll until the next
+ * deadline; application threads transmit directly when they post, and
+ * receive inline when they poll an empty CQ (whoever holds rx_lock drains
+ * the socket, so packets of a QP are processed in arrival order).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ur_io_priv.h"
+
+uint64_t ur_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t rand32(void)
+{
+	uint32_t v;
+
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = (uint32_t)ur_now() * 2654435761u;
+	return v;
+}
+
+/* ---- dev ops: the transport's view of the engine ------------------------ */
+static void eng_cq_event(void *host, struct ur_cq *cq)
+{
+	struct ur_engine *e = host;
+
+	if (e->cfg.host_ops && e->cfg.host_ops->cq_event)
+		e->cfg.host_ops->cq_event(e->cfg.host, cq);
+}
+
+static void eng_qp_event(void *host, struct ur_qp *qp, enum ur_async_event ev)
+{
+	struct ur_engine *e = host;
+
+	if (e->cfg.host_ops && e->cfg.host_ops->qp_event)
+		e->cfg.host_ops->qp_event(e->cfg.host, qp, ev);
+}
+
+/* Called by the transport under ur_engine_qp_lock(), which also read-holds
+ * mr_lock: a region cannot be deregistered while a QP is using it. */
+static const struct ur_mr *eng_mr_lookup(void *host, uint32_t key)
+{
+	struct ur_engine *e = host;
+
+	return __ur_map_get(&e->mrs, key);
+}
+
+/* Called from __ur_engine_deliver with qp_lock read-held. */
+static struct ur_qp *eng_qp_lookup(void *host, uint32_t qpn)
+{
+	struct ur_engine *e = host;
+
+	return __ur_map_get(&e->qps, qpn);
+}
+
+static const struct ur_dev_ops engine_dev_ops = {
+	.pkt_alloc = __ur_eng_pkt_alloc,
+	.pkt_send = __ur_eng_pkt_send,
+	.cq_event = eng_cq_event,
+	.qp_event = eng_qp_event,
+	.mr_lookup = eng_mr_lookup,
+	.qp_lookup = eng_qp_lookup,
+};
+
+/* ---- receive path ------------------------------------------------------- */
+void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
+			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling)
+{
+	struct ur_qp *qp;
+	struct ur_pkt pkt;
+
+	if (len < UR_BTH_LEN + UR_ICRC_LEN) {
+		e->dev.cnt.rx_drop_malformed++;
+		return;
+	}
+	if (!from_sibling) {
+		uint32_t dqpn = ur_bth_dqpn(buf);
+		uint8_t slot = (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT);
+
+		/* A plain UDP socket hides the IP ID: the check assumes the
+		 * ID 0 + DF that uroce senders use (docs/wire.md). */
+		if (ur_icrc(&ri->path, buf, len - UR_ICRC_LEN) ==
+		    ur_icrc_load(buf + len - UR_ICRC_LEN))
+			ri->icrc_checked = true;
+		else
+			e->dev.cnt.rx_unverified_icrc++;
+		if (dqpn > 1 && slot != e->slot) {
+			__ur_fwd_to(e, slot, buf, len, ri);
+			return;
+		}
+	}
+	pthread_rwlock_rdlock(&e->qp_lock);
+	if (!ur_dev_rx_classify(&e->dev, buf, len, ri, &pkt, &qp)) {
+		ur_engine_qp_lock(qp);
+		ur_qp_rx(qp, &pkt, ri, now);
+		ur_engine_qp_unlock(qp);
+	}
+	pthread_rwlock_unlock(&e->qp_lock);
+}
+
+/* Run expired QP timers; return the earliest remaining deadline. */
+uint64_t __ur_engine_run_timers(struct ur_engine *e, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+
+	pthread_rwlock_rdlock(&e->qp_lock);
+	for (uint32_t i = 0; i < e->qps.nb; i++) {
+		for (struct ur_map_node *n = e->qps.b[i]; n; n = n->next) {
+			struct ur_qp *qp = n->val;
+
+			if (qp->deadline <= now) {
+				ur_engine_qp_lock(qp);
+				ur_qp_timer(qp, now);
+				ur_engine_qp_unlock(qp);
+			}
+			if (qp->deadline < next)
+				next = qp->deadline;
+		}
+	}
+	pthread_rwlock_unlock(&e->qp_lock);
+	return next;
+}
+
+static int drain_all(struct ur_engine *e, uint64_t now)
+{
+	int n;
+
+	pthread_mutex_lock(&e->rx_lock);
+	n = __ur_udp_drain(e, e->rx_fd, now);
+	n += __ur_fwd_drain(e, now);
+	pthread_mutex_unlock(&e->rx_lock);
+	return n;
+}
+
+static void *engine_main(void *arg)
+{
+	struct ur_engine *e = arg;
+
+	while (!atomic_load(&e->stop)) {
+		uint64_t now = ur_now(), next;
+		struct epoll_event ev[4];
+		struct timespec ts, *tsp = NULL;
+		int got = drain_all(e, now);
+
+		next = __ur_engine_run_timers(e, ur_now());
+		__ur_tx_flush();
+		if (got)
+			continue;
+		atomic_store(&e->sleep_until, next);
+		now = ur_now();
+		if (next != UINT64_MAX) {
+			uint64_t d = next > now ? next - now : 0;
+
+			ts.tv_sec = (time_t)(d / 1000000000ull);
+			ts.tv_nsec = (long)(d % 1000000000ull);
+			tsp = &ts;
+		}
+		int n = epoll_pwait2(e->ep_fd, ev, 4, tsp, NULL);
+
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.fd == e->ev_fd) {
+				uint64_t v;
+
+				if (read(e->ev_fd, &v, sizeof(v)) < 0)
+					(void)0;
+			}
+		}
+		atomic_store(&e->sleep_until, 0);
+	}
+	__ur_tx_flush();
+	return NULL;
+}
+
+static void wake(struct ur_engine *e)
+{
+	uint64_t one = 1;
+
+	if (write(e->ev_fd, &one, sizeof(one)) < 0)
+		(void)0;
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
+{
+	struct ur_engine *e;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ret = -ENOMEM;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->cfg = *cfg;
+	if (!e->cfg.port)
+		e->cfg.port = UR_ROCEV2_PORT;
+	e->rx_fd = e->fwd_fd = e->ev_fd = e->ep_fd = -1;
+	e->local.v6 = cfg->addr.ss_family == AF_INET6;
+	if (e->local.v6)
+		memcpy(e->local.src,
+		       &((const struct sockaddr_in6 *)&cfg->addr)->sin6_addr, 16);
+	else
+		memcpy(e->local.src,
+		       &((const struct sockaddr_in *)&cfg->addr)->sin_addr, 4);
+	e->dev.ops = &engine_dev_ops;
+	e->dev.host = e;
+	e->dev.max_mtu = cfg->mtu ? cfg->mtu : 1024;
+	pthread_mutex_init(&e->rx_lock, NULL);
+	pthread_rwlock_init(&e->qp_lock, NULL);
+	pthread_rwlock_init(&e->mr_lock, NULL);
+	if (__ur_map_init(&e->qps, 1024) || __ur_map_init(&e->sports, 256) ||
+	    __ur_map_init(&e->mrs, 1024))
+		goto err;
+	e->rxbuf = calloc(UR_IO_RX_BATCH, sizeof(*e->rxbuf));
+	if (!e->rxbuf)
+		goto err;
+	ret = e->fwd_fd = __ur_fwd_open(e);
+	if (ret < 0)
+		goto err;
+	ret = e->rx_fd = __ur_udp_open_rx(e);
+	if (ret < 0)
+		goto err;
+	e->ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	e->ep_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (e->ev_fd < 0 || e->ep_fd < 0) {
+		ret = -errno;
+		goto err;
+	}
+	ev.data.fd = e->rx_fd;
+	epoll_ctl(e->ep_fd, EPOLL_CTL_ADD, e->rx_fd, &ev);
+	ev.data.fd = e->fwd_fd;
+	epoll_ctl(e->ep_fd, EPOLL_CTL_ADD, e->fwd_fd, &ev);
+	ev.data.fd = e->ev_fd;
+	epoll_ctl(e->ep_fd, EPOLL_CTL_ADD, e->ev_fd, &ev);
+	ret = -pthread_create(&e->thread, NULL, engine_main, e);
+	if (ret)
+		goto err;
+	*out = e;
+	return 0;
+err:
+	e->thread = 0;
+	ur_engine_close(e);
+	return ret < 0 ? ret : -ENOMEM;
+}
+
+void ur_engine_close(struct ur_engine *e)
+{
+	if (!e)
+		return;
+	if (e->thread) {
+		atomic_store(&e->stop, true);
+		wake(e);
+		pthread_join(e->thread, NULL);
+	}
+	__ur_tx_flush();
+	for (uint32_t i = 0; e->sports.b && i < e->sports.nb; i++)
+		for (struct ur_map_node *n = e->sports.b[i]; n; n = n->next) {
+			struct ur_sport_sock *s = n->val;
+
+			close(s->fd);
+			free(s);
+		}
+	if (e->rx_fd >= 0)
+		close(e->rx_fd);
+	if (e->fwd_fd >= 0)
+		close(e->fwd_fd);
+	if (e->ev_fd >= 0)
+		close(e->ev_fd);
+	if (e->ep_fd >= 0)
+		close(e->ep_fd);
+	__ur_map_fini(&e->qps);
+	__ur_map_fini(&e->sports);
+	__ur_map_fini(&e->mrs);
+	free(e->rxbuf);
+	pthread_mutex_destroy(&e->rx_lock);
+	pthread_rwlock_destroy(&e->qp_lock);
+	pthread_rwlock_destroy(&e->mr_lock);
+	free(e);
+}
+
+struct ur_dev *ur_engine_dev(struct ur_engine *e)
+{
+	return &e->dev;
+}
+
+const char *ur_engine_icrc_mode(const struct ur_engine *e)
+{
+	return "udp-csum";
+}
+
+/* ---- QPs ---------------------------------------------------------------- */
+uint32_t ur_engine_alloc_qpn(struct ur_engine *e)
+{
+	uint32_t qpn;
+
+	pthread_rwlock_rdlock(&e->qp_lock);
+	do {
+		qpn = ((uint32_t)e->slot << UR_IO_SLOT_SHIFT) |
+		      (rand32() & 0xffff);
+	} while (__ur_map_get(&e->qps, qpn));
+	pthread_rwlock_unlock(&e->qp_lock);
+	return qpn;
+}
+
+/* Find or open the socket for a source port (qp_lock write-held). */
+static int sport_get(struct ur_engine *e, uint16_t *sport)
+{
+	for (int i = 0; i < 64; i++) {
+		uint16_t p = (uint16_t)(0xc000 | ((*sport + i) & 0x3fff));
+		struct ur_sport_sock *s = __ur_map_get(&e->sports, p);
+		int fd;
+
+		if (s) {
+			s->refs++;
+			*sport = p;
+			return s->fd;
+		}
+		fd = __ur_udp_open_tx(e, p);
+		if (fd < 0)
+			continue; /* taken by a foreign socket: next port */
+		s = malloc(sizeof(*s));
+		if (!s || __ur_map_put(&e->sports, p, s)) {
+			free(s);
+			close(fd);
+			return -ENOMEM;
+		}
+		s->fd = fd;
+		s->refs = 1;
+		*sport = p;
+		return fd;
+	}
+	return -EADDRINUSE;
+}
+
+static void sport_put(struct ur_engine *e, uint16_t sport)
+{
+	struct ur_sport_sock *s = __ur_map_get(&e->sports, sport);
+
+	if (s && --s->refs == 0) {
+		__ur_map_del(&e->sports, sport);
+		close(s->fd);
+		free(s);
+	}
+}
+
+int ur_engine_qp_add(struct ur_engine *e, struct ur_qp *qp)
+{
+	struct ur_eqp *q = calloc(1, sizeof(*q));
+	uint16_t sport = qp->sport ? qp->sport : ur_rocev2_sport(qp->qpn);
+	int ret;
+
+	if (!q)
+		return -ENOMEM;
+	pthread_mutex_init(&q->lock, NULL);
+	q->qp = qp;
+	q->e = e;
+	pthread_rwlock_wrlock(&e->qp_lock);
+	ret = q->tx_fd = sport_get(e, &sport);
+	if (ret >= 0) {
+		q->sport = sport;
+		qp->sport = sport;
+		qp->io_priv = q;
+		ret = __ur_map_put(&e->qps, qp->qpn, qp);
+		if (ret)
+			sport_put(e, sport);
+	}
+	pthread_rwlock_unlock(&e->qp_lock);
+	if (ret) {
+		qp->io_priv = NULL;
+		pthread_mutex_destroy(&q->lock);
+		free(q);
+	}
+	return ret;
+}
+
+void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
+{
+	struct ur_eqp *q = qp->io_priv;
+
+	/* The write lock waits out any receive or timer using the QP. */
+	pthread_rwlock_wrlock(&e->qp_lock);
+	if (__ur_map_get(&e->qps, qp->qpn) == qp)
+		__ur_map_del(&e->qps, qp->qpn);
+	if (q)
+		sport_put(e, q->sport);
+	pthread_rwlock_unlock(&e->qp_lock);
+	if (q) {
+		pthread_mutex_destroy(&q->lock);
+		free(q);
+	}
+	qp->io_priv = NULL;
+}
+
+void ur_engine_qp_lock(struct ur_qp *qp)
+{
+	struct ur_eqp *q = qp->io_priv;
+
+	/* Lock order: QP, then the MR table (read). Deregistration takes
+	 * the MR table alone, so it waits for every QP using a key. */
+	if (q) {
+		pthread_mutex_lock(&q->lock);
+		pthread_rwlock_rdlock(&q->e->mr_lock);
+	}
+}
+
+void ur_engine_qp_unlock(struct ur_qp *qp)
+{
+	struct ur_eqp *q = qp->io_priv;
+
+	if (q) {
+		pthread_rwlock_unlock(&q->e->mr_lock);
+		pthread_mutex_unlock(&q->lock);
+	}
+}
+
+void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
+{
+	uint64_t sleep;
+
+	ur_engine_qp_lock(qp);
+	ur_qp_progress(qp, ur_now());
+	ur_engine_qp_unlock(qp);
+	__ur_tx_flush();
+	/* Wake the engine if this QP now needs it earlier than planned. */
+	sleep = atomic_load(&e->sleep_until);
+	if (sleep && qp->deadline < sleep)
+		wake(e);
+}
+
+void ur_engine_poll(struct ur_engine *e)
+{
+	if (pthread_mutex_trylock(&e->rx_lock))
+		return;
+	__ur_udp_drain(e, e->rx_fd, ur_now());
+	__ur_fwd_drain(e, ur_now());
+	pthread_mutex_unlock(&e->rx_lock);
+	__ur_tx_flush();
+}
+
+/* ---- memory keys ---------------------------------------------------------- */
+int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr)
+{
+	int ret;
+
+	pthread_rwlock_wrlock(&e->mr_lock);
+	do {
+		mr->lkey = mr->rkey = rand32();
+		ret = mr->lkey ? __ur_map_put(&e->mrs, mr->lkey, mr) : -EEXIST;
+	} while (ret == -EEXIST);
+	pthread_rwlock_unlock(&e->mr_lock);
+	return ret;
+}
+
+void ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr)
+{
+	/* The write lock waits for any access through the key to finish. */
+	pthread_rwlock_wrlock(&e->mr_lock);
+	__ur_map_del(&e->mrs, mr->lkey);
+	pthread_rwlock_unlock(&e->mr_lock);
+}
+
+const struct ur_mr *ur_engine_mr_find(struct ur_engine *e, uint32_t key)
+{
+	const struct ur_mr *mr;
+
+	pthread_rwlock_rdlock(&e->mr_lock);
+	mr = __ur_map_get(&e->mrs, key);
+	pthread_rwlock_unlock(&e->mr_lock);
+	return mr;
+}

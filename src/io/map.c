@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* A small chained hash table: QPN -> QP, key -> MR, port -> socket. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ur_io_priv.h"
+
+static uint32_t slot_of(const struct ur_map *m, uint32_t key)
+{
+	/* Keys are random or QPNs; a multiplicative hash spreads both. */
+	return (key * 2654435761u) & (m->nb - 1);
+}
+
+int __ur_map_init(struct ur_map *m, uint32_t nb)
+{
+	m->b = calloc(nb, sizeof(*m->b));
+	m->nb = nb;
+	m->n = 0;
+	return m->b ? 0 : -ENOMEM;
+}
+
+void __ur_map_fini(struct ur_map *m)
+{
+	for (uint32_t i = 0; m->b && i < m->nb; i++) {
+		struct ur_map_node *n = m->b[i], *nx;
+
+		for (; n; n = nx) {
+			nx = n->next;
+			free(n);
+		}
+	}
+	free(m->b);
+	m->b = NULL;
+}
+
+void *__ur_map_get(const struct ur_map *m, uint32_t key)
+{
+	for (struct ur_map_node *n = m->b[slot_of(m, key)]; n; n = n->next)
+		if (n->key == key)
+			return n->val;
+	return NULL;
+}
+
+int __ur_map_put(struct ur_map *m, uint32_t key, void *val)
+{
+	uint32_t s = slot_of(m, key);
+	struct ur_map_node *n;
+
+	if (__ur_map_get(m, key))
+		return -EEXIST;
+	n = malloc(sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->key = key;
+	n->val = val;
+	n->next = m->b[s];
+	m->b[s] = n;
+	m->n++;
+	return 0;
+}
+
+void *__ur_map_del(struct ur_map *m, uint32_t key)
+{
+	for (struct ur_map_node **p = &m->b[slot_of(m, key)]; *p;
+	     p = &(*p)->next) {
+		struct ur_map_node *n = *p;
+		void *val;
+
+		if (n->key != key)
+			continue;
+		*p = n->next;
+		val = n->val;
+		free(n);
+		m->n--;
+		return val;
+	}
+	return NULL;
+}

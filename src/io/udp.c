@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The UDP backend: the only file that sends and receives RoCEv2 datagrams.
+ *
+ * Sending: packets the transport hands over are batched per thread and
+ * leave with sendmmsg() from the socket bound to the QP's source port. The
+ * sockets are unconnected and set IP_PMTUDISC_DO, so Linux sends DF with IP
+ * ID 0: we then know every byte the ICRC covers (docs/wire.md).
+ *
+ * Receiving: recvmmsg() on the socket bound to <addr>:4791. A plain UDP
+ * socket does not show the IP ID, so the ICRC is checked assuming the
+ * sender's ID 0 + DF (what uroce peers send); a mismatch is counted as
+ * unverified and the packet is accepted on the strength of the UDP checksum
+ * the kernel has already checked (Linux rxe sends ID != 0).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/ip.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ur_io_priv.h"
+
+static int set_common(int fd, bool v6)
+{
+	int one = 1, pmtu = IP_PMTUDISC_DO;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)))
+		return -errno;
+	if (v6) {
+		int p6 = IPV6_PMTUDISC_DO;
+
+		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &p6, sizeof(p6));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		return 0;
+	}
+	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)))
+		return -errno;
+	return 0;
+}
+
+static int open_bound(const struct ur_engine *e, uint16_t port, bool rx)
+{
+	struct sockaddr_storage sa = e->cfg.addr;
+	bool v6 = sa.ss_family == AF_INET6;
+	socklen_t len;
+	int fd, ret, one = 1;
+
+	fd = socket(sa.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	ret = set_common(fd, v6);
+	if (ret)
+		goto err;
+	if (v6) {
+		((struct sockaddr_in6 *)&sa)->sin6_port = htons(port);
+		len = sizeof(struct sockaddr_in6);
+	} else {
+		((struct sockaddr_in *)&sa)->sin_port = htons(port);
+		len = sizeof(struct sockaddr_in);
+	}
+	if (rx) {
+		int sz = 8 << 20;
+
+		/* Big buffers: a window of 4 KiB packets must fit. FORCE
+		 * works where we have CAP_NET_ADMIN; otherwise rmem_max. */
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		if (v6) {
+			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one,
+				   sizeof(one));
+			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one,
+				   sizeof(one));
+		} else {
+			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+			setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+		}
+	} else {
+		int sz = 4 << 20, small = 4096;
+
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)))
+			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		/* Nobody sends to a source port; keep its queue tiny. */
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	}
+	if (bind(fd, (struct sockaddr *)&sa, len)) {
+		ret = -errno;
+		goto err;
+	}
+	return fd;
+err:
+	close(fd);
+	return ret;
+}
+
+int __ur_udp_open_rx(struct ur_engine *e)
+{
+	return open_bound(e, e->cfg.port, true);
+}
+
+int __ur_udp_open_tx(const struct ur_engine *e, uint16_t sport)
+{
+	return open_bound(e, sport, false);
+}
+
+/* ---- transmit: a per-thread batch --------------------------------------- */
+struct tx_slot {
+	struct ur_pktbuf pb;
+	struct ur_engine *e;
+	int fd;
+	bool ready;
+	uint8_t data[UR_IO_MAX_PKT];
+};
+
+struct tx_batch {
+	unsigned int used; /* slots handed out */
+	struct tx_slot slot[UR_IO_TX_BATCH];
+	struct mmsghdr msg[UR_IO_TX_BATCH];
+	struct iovec iov[UR_IO_TX_BATCH];
+	struct sockaddr_storage to[UR_IO_TX_BATCH];
+};
+
+static __thread struct tx_batch *tls_tx;
+
+static void fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
+		     uint16_t port, socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (p->v6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		memcpy(&s6->sin6_addr, p->dst, 16);
+		*len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		memcpy(&s4->sin_addr, p->dst, 4);
+		*len = sizeof(*s4);
+	}
+}
+
+static void send_run(struct tx_batch *b, unsigned int from, unsigned int to)
+{
+	int fd = b->slot[from].fd;
+	unsigned int i = from;
+
+	while (i < to) {
+		int n = sendmmsg(fd, &b->msg[i], to - i, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			/* EAGAIN/ENOBUFS/ECONNREFUSED: the packet is lost,
+			 * as on a wire; the transport's timers recover. */
+			i++;
+			continue;
+		}
+		i += (unsigned int)n;
+	}
+}
+
+void __ur_tx_flush(void)
+{
+	struct tx_batch *b = tls_tx;
+	unsigned int i, start, n = 0;
+
+	if (!b || !b->used)
+		return;
+	/* Compact ready slots into the message array, in order. */
+	for (i = 0; i < b->used; i++) {
+		struct tx_slot *s = &b->slot[i];
+		socklen_t alen;
+
+		if (!s->ready)
+			continue;
+		fill_dst(&b->to[n], &s->pb.path, s->e->cfg.port, &alen);
+		b->iov[n].iov_base = s->pb.data;
+		b->iov[n].iov_len = s->pb.len;
+		memset(&b->msg[n], 0, sizeof(b->msg[n]));
+		b->msg[n].msg_hdr.msg_name = &b->to[n];
+		b->msg[n].msg_hdr.msg_namelen = alen;
+		b->msg[n].msg_hdr.msg_iov = &b->iov[n];
+		b->msg[n].msg_hdr.msg_iovlen = 1;
+		/* fd per message: keep it next to the msg for grouping */
+		b->slot[n].fd = s->fd;
+		n++;
+	}
+	for (start = 0, i = 1; i <= n; i++) {
+		if (i == n || b->slot[i].fd != b->slot[start].fd) {
+			send_run(b, start, i);
+			start = i;
+		}
+	}
+	for (i = 0; i < b->used; i++)
+		b->slot[i].ready = false;
+	b->used = 0;
+}
+
+struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len)
+{
+	struct tx_batch *b = tls_tx;
+	struct tx_slot *s;
+
+	if (len > UR_IO_MAX_PKT)
+		return NULL;
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL;
+		tls_tx = b;
+	}
+	if (b->used == UR_IO_TX_BATCH)
+		__ur_tx_flush();
+	if (b->used == UR_IO_TX_BATCH)
+		return NULL;
+	s = &b->slot[b->used++];
+	s->e = host;
+	s->ready = false;
+	s->pb.data = s->data;
+	s->pb.cap = UR_IO_MAX_PKT;
+	s->pb.len = 0;
+	memset(&s->pb.path, 0, sizeof(s->pb.path));
+	s->pb.host_priv = s;
+	return &s->pb;
+}
+
+void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
+{
+	struct ur_engine *e = host;
+	struct tx_slot *s = pb->host_priv;
+	struct ur_sport_sock *ss = NULL;
+	struct ur_ipudp *p = &pb->path;
+
+	/* Fill what the kernel will put in the IP/UDP headers. */
+	p->v6 = e->local.v6;
+	memcpy(p->src, e->local.src, sizeof(p->src));
+	p->dport = e->cfg.port;
+	p->ip_id = 0;
+	p->ip_frag = 0x4000; /* DF */
+	if (p->sport) {
+		pthread_rwlock_rdlock(&e->qp_lock);
+		ss = __ur_map_get(&e->sports, p->sport);
+		pthread_rwlock_unlock(&e->qp_lock);
+	}
+	if (!ss)
+		p->sport = e->cfg.port; /* falls back to the 4791 socket */
+	s->fd = ss ? ss->fd : e->rx_fd;
+	ur_icrc_store(pb->data + pb->len - UR_ICRC_LEN,
+		      ur_icrc(p, pb->data, pb->len - UR_ICRC_LEN));
+	e->dev.cnt.tx_packets++;
+	e->dev.cnt.tx_bytes += pb->len;
+	s->ready = true;
+	if (tls_tx->used == UR_IO_TX_BATCH)
+		__ur_tx_flush();
+}
+
+/* ---- receive ------------------------------------------------------------- */
+static void parse_cmsg(struct msghdr *mh, struct ur_ipudp *p)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			memcpy(p->dst, &pi.ipi_addr, 4);
+		} else if (c->cmsg_level == IPPROTO_IP &&
+			   c->cmsg_type == IP_TOS) {
+			p->tos = *(uint8_t *)CMSG_DATA(c);
+		} else if (c->cmsg_level == IPPROTO_IPV6 &&
+			   c->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			memcpy(p->dst, &pi.ipi6_addr, 16);
+		} else if (c->cmsg_level == IPPROTO_IPV6 &&
+			   c->cmsg_type == IPV6_TCLASS) {
+			int tc;
+
+			memcpy(&tc, CMSG_DATA(c), sizeof(tc));
+			p->tos = (uint8_t)tc;
+		}
+	}
+}
+
+/* Build the rxinfo of a datagram from its source address and cmsgs. */
+static void rxinfo_of(struct ur_engine *e, const struct sockaddr_storage *from,
+		      struct msghdr *mh, struct ur_rxinfo *ri)
+{
+	struct ur_ipudp *p = &ri->path;
+
+	memset(ri, 0, sizeof(*ri));
+	p->v6 = from->ss_family == AF_INET6;
+	memcpy(p->dst, e->local.src, sizeof(p->dst));
+	if (p->v6) {
+		const struct sockaddr_in6 *s6 = (const void *)from;
+
+		memcpy(p->src, &s6->sin6_addr, 16);
+		p->sport = ntohs(s6->sin6_port);
+	} else {
+		const struct sockaddr_in *s4 = (const void *)from;
+
+		memcpy(p->src, &s4->sin_addr, 4);
+		p->sport = ntohs(s4->sin_port);
+	}
+	p->dport = e->cfg.port;
+	p->ip_id = 0;
+	p->ip_frag = 0x4000;
+	parse_cmsg(mh, p);
+}
+
+int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now)
+{
+	struct mmsghdr msg[UR_IO_RX_BATCH];
+	struct iovec iov[UR_IO_RX_BATCH];
+	struct sockaddr_storage from[UR_IO_RX_BATCH];
+	char ctl[UR_IO_RX_BATCH][128];
+	int total = 0;
+
+	for (;;) {
+		int n;
+
+		memset(msg, 0, sizeof(msg));
+		for (int i = 0; i < UR_IO_RX_BATCH; i++) {
+			iov[i].iov_base = e->rxbuf[i];
+			iov[i].iov_len = sizeof(e->rxbuf[i]);
+			msg[i].msg_hdr.msg_name = &from[i];
+			msg[i].msg_hdr.msg_namelen = sizeof(from[i]);
+			msg[i].msg_hdr.msg_iov = &iov[i];
+			msg[i].msg_hdr.msg_iovlen = 1;
+			msg[i].msg_hdr.msg_control = ctl[i];
+			msg[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
+		}
+		n = recvmmsg(fd, msg, UR_IO_RX_BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			struct ur_rxinfo ri;
+
+			if (msg[i].msg_hdr.msg_flags & MSG_TRUNC) {
+				e->dev.cnt.rx_drop_malformed++;
+				continue;
+			}
+			rxinfo_of(e, &from[i], &msg[i].msg_hdr, &ri);
+			__ur_engine_deliver(e, e->rxbuf[i], msg[i].msg_len,
+					    &ri, now, false);
+		}
+		total += n;
+		if (n < UR_IO_RX_BATCH)
+			break;
+	}
+	return total;
+}
+

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to src/io: the engine's objects. */
+#ifndef UR_IO_PRIV_H
+#define UR_IO_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "ur_engine.h"
+
+/* Largest IB part we send or accept: 4096 MTU + headers + ICRC. */
+#define UR_IO_MAX_PKT 4352
+#define UR_IO_RX_BATCH 32
+#define UR_IO_TX_BATCH 64
+#define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
+
+/* A tiny chained hash from a 32-bit key to a pointer. */
+struct ur_map_node {
+	uint32_t key;
+	void *val;
+	struct ur_map_node *next;
+};
+struct ur_map {
+	struct ur_map_node **b;
+	uint32_t nb; /* power of two */
+	uint32_t n;
+};
+int __ur_map_init(struct ur_map *m, uint32_t nb);
+void __ur_map_fini(struct ur_map *m);
+void *__ur_map_get(const struct ur_map *m, uint32_t key);
+int __ur_map_put(struct ur_map *m, uint32_t key, void *val); /* -EEXIST */
+void *__ur_map_del(struct ur_map *m, uint32_t key);
+
+/* Engine per-QP state, hung on qp->io_priv. */
+struct ur_eqp {
+	pthread_mutex_t lock;
+	struct ur_qp *qp;
+	struct ur_engine *e;
+	int tx_fd;       /* socket bound to the QP's UDP source port */
+	uint16_t sport;
+};
+
+/* A source-port socket, shared by the QPs that hash to the same port. */
+struct ur_sport_sock {
+	int fd;
+	int refs;
+};
+
+struct ur_engine {
+	struct ur_dev dev;
+	struct ur_engine_cfg cfg;
+	struct ur_ipudp local;  /* our address, as the ICRC sees it */
+	int rx_fd;              /* UDP <addr>:<port>, SO_REUSEPORT */
+	int fwd_fd;             /* abstract unix dgram: packets from siblings */
+	int ev_fd;              /* eventfd: wake the engine thread */
+	int ep_fd;
+	uint8_t slot;           /* this process's slot on the address */
+	pthread_t thread;
+	atomic_bool stop;
+	atomic_uint_fast64_t sleep_until; /* engine thread's wake-up time */
+
+	pthread_mutex_t rx_lock;   /* one thread drains the sockets at a time */
+	pthread_rwlock_t qp_lock;  /* qps + sports */
+	struct ur_map qps;         /* qpn -> struct ur_qp */
+	struct ur_map sports;      /* sport -> struct ur_sport_sock */
+	pthread_rwlock_t mr_lock;
+	struct ur_map mrs;         /* key -> struct ur_mr */
+
+	/* rx buffers, used under rx_lock */
+	uint8_t (*rxbuf)[UR_IO_MAX_PKT + 64];
+};
+
+/* udp.c */
+int __ur_udp_open_rx(struct ur_engine *e);
+int __ur_udp_open_tx(const struct ur_engine *e, uint16_t sport);
+int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now);
+void __ur_tx_flush(void);
+struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len);
+void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb);
+/* fwd.c */
+int __ur_fwd_open(struct ur_engine *e);
+int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
+		size_t len, const struct ur_rxinfo *ri);
+int __ur_fwd_drain(struct ur_engine *e, uint64_t now);
+/* engine.c */
+void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
+			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling);
+uint64_t __ur_engine_run_timers(struct ur_engine *e, uint64_t now);
+
+#endif
