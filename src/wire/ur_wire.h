@@ -24,6 +24,7 @@
 #define UR_DETH_LEN 8
 #define UR_FETH_LEN 4
 #define UR_ICRC_LEN 4
+#define UR_CNP_PAYLOAD_LEN 16 /* reserved bytes after a CNP's BTH (A17.9) */
 #define UR_GSI_QKEY 0x80010000u
 #define UR_DEFAULT_PKEY 0xffff
 
@@ -203,6 +204,21 @@ struct ur_deth { uint32_t qkey; uint32_t sqpn; };
 struct ur_aeth { uint8_t syndrome; uint32_t msn; };
 struct ur_feth { uint8_t sel_level; uint8_t placement; };
 
+/*
+ * Extension header codecs (IBTA 9.3). Encoders write every byte of the
+ * header, reserved bits as zero; decoders ignore reserved bits.
+ */
+void ur_reth_encode(uint8_t *p, const struct ur_reth *r);
+void ur_reth_decode(const uint8_t *p, struct ur_reth *r);
+void ur_atmeth_encode(uint8_t *p, const struct ur_atmeth *a);
+void ur_atmeth_decode(const uint8_t *p, struct ur_atmeth *a);
+void ur_deth_encode(uint8_t *p, const struct ur_deth *d);
+void ur_deth_decode(const uint8_t *p, struct ur_deth *d);
+void ur_aeth_encode(uint8_t *p, const struct ur_aeth *a);
+void ur_aeth_decode(const uint8_t *p, struct ur_aeth *a);
+void ur_feth_encode(uint8_t *p, const struct ur_feth *f);
+void ur_feth_decode(const uint8_t *p, struct ur_feth *f);
+
 /* ---- AETH syndrome (IBTA 9.7.5.1.2, table 43/44/45) --------------------- */
 enum ur_aeth_kind { UR_AETH_ACK = 0, UR_AETH_RNR_NAK = 1, UR_AETH_RSVD = 2,
 		    UR_AETH_NAK = 3 };
@@ -335,6 +351,13 @@ int ur_pkt_encode(uint8_t *buf, size_t cap, const struct ur_pkt *pkt,
 		  const void *payload, uint32_t payload_len);
 /* Header-only length for an opcode (BTH + extension headers), 0 if unknown. */
 size_t ur_pkt_hdr_len(uint8_t opcode);
+
+/*
+ * One-line class of a decoded packet, the form the golden README histograms
+ * use: "RC SEND_ONLY", "RC ACKNOWLEDGE [NAK(PSN_SEQ_ERR)]",
+ * "UD SEND_ONLY QP1 MAD class=0x07 CM REQ Send". Returns @buf.
+ */
+const char *ur_pkt_class_str(const struct ur_pkt *pkt, char *buf, size_t len);
 
 /* ---- management datagrams: IB CM over QP1 (IBTA 13.4, 12.6) ------------ */
 #define UR_MAD_LEN 256

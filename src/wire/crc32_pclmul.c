@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/*
+ * CRC-32 by carry-less multiplication folding (Gopal et al., "Fast CRC
+ * Computation for Generic Polynomials Using PCLMULQDQ Instruction", Intel
+ * 2009), in the bit-reflected domain of the IEEE polynomial. Four 128-bit
+ * lanes are folded 64 bytes at a time, merged into one, folded down to 64
+ * bits and Barrett-reduced to 32. Tails go to the slice-by-8 code.
+ */
+#include "wire_int.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+/*
+ * Folding constants for P(x) = 0x104c11db7, reflected, each x^n mod P
+ * shifted as the paper's section on bit reflection gives them.
+ */
+#define K1 0x154442bd4ull /* x^(4*128+32) mod P: fold 512 bits */
+#define K2 0x1c6e41596ull /* x^(4*128-32) mod P */
+#define K3 0x1751997d0ull /* x^(128+32) mod P: fold 128 bits */
+#define K4 0x0ccaa009eull /* x^(128-32) mod P */
+#define K5 0x163cd6124ull /* x^64 mod P: fold 64 -> 32 */
+#define P_RED 0x1db710641ull /* P' reflected */
+#define MU 0x1f7011641ull    /* floor(x^64 / P), reflected */
+
+__attribute__((target("pclmul,sse4.1"))) static uint32_t
+fold(uint32_t reg, const uint8_t *p, size_t n)
+{
+	const __m128i k12 = _mm_set_epi64x((long long)K2, (long long)K1);
+	const __m128i k34 = _mm_set_epi64x((long long)K4, (long long)K3);
+	const __m128i k5 = _mm_set_epi64x(0, (long long)K5);
+	const __m128i poly = _mm_set_epi64x((long long)MU, (long long)P_RED);
+	const __m128i mask32 = _mm_setr_epi32(-1, 0, -1, 0);
+	__m128i x0, x1, x2, x3, t0, t1, t2, t3;
+
+	/* n >= 64 and a multiple of 16 here. */
+	x0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+	x1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+	x2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
+	x3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
+	x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128((int)reg));
+	p += 64;
+	n -= 64;
+
+	while (n >= 64) {
+		t0 = _mm_clmulepi64_si128(x0, k12, 0x00);
+		t1 = _mm_clmulepi64_si128(x1, k12, 0x00);
+		t2 = _mm_clmulepi64_si128(x2, k12, 0x00);
+		t3 = _mm_clmulepi64_si128(x3, k12, 0x00);
+		x0 = _mm_clmulepi64_si128(x0, k12, 0x11);
+		x1 = _mm_clmulepi64_si128(x1, k12, 0x11);
+		x2 = _mm_clmulepi64_si128(x2, k12, 0x11);
+		x3 = _mm_clmulepi64_si128(x3, k12, 0x11);
+		x0 = _mm_xor_si128(_mm_xor_si128(x0, t0),
+				   _mm_loadu_si128((const void *)p));
+		x1 = _mm_xor_si128(_mm_xor_si128(x1, t1),
+				   _mm_loadu_si128((const void *)(p + 16)));
+		x2 = _mm_xor_si128(_mm_xor_si128(x2, t2),
+				   _mm_loadu_si128((const void *)(p + 32)));
+		x3 = _mm_xor_si128(_mm_xor_si128(x3, t3),
+				   _mm_loadu_si128((const void *)(p + 48)));
+		p += 64;
+		n -= 64;
+	}
+
+	/* Merge the four lanes into x0. */
+	t0 = _mm_clmulepi64_si128(x0, k34, 0x00);
+	x0 = _mm_clmulepi64_si128(x0, k34, 0x11);
+	x0 = _mm_xor_si128(_mm_xor_si128(x0, t0), x1);
+	t0 = _mm_clmulepi64_si128(x0, k34, 0x00);
+	x0 = _mm_clmulepi64_si128(x0, k34, 0x11);
+	x0 = _mm_xor_si128(_mm_xor_si128(x0, t0), x2);
+	t0 = _mm_clmulepi64_si128(x0, k34, 0x00);
+	x0 = _mm_clmulepi64_si128(x0, k34, 0x11);
+	x0 = _mm_xor_si128(_mm_xor_si128(x0, t0), x3);
+
+	while (n >= 16) {
+		t0 = _mm_clmulepi64_si128(x0, k34, 0x00);
+		x0 = _mm_clmulepi64_si128(x0, k34, 0x11);
+		x0 = _mm_xor_si128(_mm_xor_si128(x0, t0),
+				   _mm_loadu_si128((const void *)p));
+		p += 16;
+		n -= 16;
+	}
+
+	/* 128 -> 64 bits. */
+	t0 = _mm_clmulepi64_si128(x0, k34, 0x10);
+	x0 = _mm_xor_si128(_mm_srli_si128(x0, 8), t0);
+	/* 64 -> 32 bits. */
+	t0 = _mm_srli_si128(x0, 4);
+	x0 = _mm_and_si128(x0, mask32);
+	x0 = _mm_clmulepi64_si128(x0, k5, 0x00);
+	x0 = _mm_xor_si128(x0, t0);
+	/* Barrett reduction. */
+	t0 = _mm_and_si128(x0, mask32);
+	t0 = _mm_clmulepi64_si128(t0, poly, 0x10);
+	t0 = _mm_and_si128(t0, mask32);
+	t0 = _mm_clmulepi64_si128(t0, poly, 0x00);
+	x0 = _mm_xor_si128(x0, t0);
+	return (uint32_t)_mm_extract_epi32(x0, 1);
+}
+
+int __ur_crc32_pclmul_usable(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("pclmul") &&
+	       __builtin_cpu_supports("sse4.1");
+}
+
+uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
+{
+	if (n >= 64) {
+		size_t bulk = n & ~(size_t)15;
+
+		reg = fold(reg, p, bulk);
+		p += bulk;
+		n -= bulk;
+	}
+	return __ur_crc32_slice8(reg, p, n);
+}
+
+#else /* no x86: the portable code stands in */
+
+int __ur_crc32_pclmul_usable(void)
+{
+	return 0;
+}
+
+uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
+{
+	return __ur_crc32_slice8(reg, p, n);
+}
+#endif

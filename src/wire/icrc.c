@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RoCEv2 invariant CRC (IBTA Annex A17.3.3, vol. 1 7.8.1).
+ *
+ * CRC-32 over: 8 bytes of ones standing for the LRH, the IP header, the UDP
+ * header, then BTH .. payload + pad. The fields that routers may change are
+ * replaced by ones: IPv4 TOS, TTL, header checksum; IPv6 traffic class,
+ * flow label, hop limit; the UDP checksum; BTH byte 4 (FECN, BECN, resv6).
+ * The result is stored in the packet least significant byte first.
+ */
+#include <string.h>
+
+#include "ur_wire.h"
+
+#define IPV4_HDR_LEN 20
+#define IPV6_HDR_LEN 40
+#define UDP_HDR_LEN 8
+#define IPPROTO_UDP_NUM 17
+
+static const uint8_t lrh_ones[8] = {0xff, 0xff, 0xff, 0xff,
+				    0xff, 0xff, 0xff, 0xff};
+
+/* Masks one IPv4 header (TOS, TTL, checksum) in place (A17.3.3). */
+static void mask_ipv4(uint8_t *h)
+{
+	h[1] = 0xff;
+	h[8] = 0xff;
+	h[10] = 0xff;
+	h[11] = 0xff;
+}
+
+/* Masks the first 4 bytes of an IPv6 header: keeps only the version. */
+static void mask_ipv6(uint8_t *h)
+{
+	h[0] |= 0x0f;
+	h[1] = 0xff;
+	h[2] = 0xff;
+	h[3] = 0xff;
+	h[7] = 0xff; /* hop limit */
+}
+
+/* The IB part: BTH with byte 4 masked, then everything after it. */
+static uint32_t crc_ib(uint32_t crc, const uint8_t *ib, size_t ib_len)
+{
+	uint8_t bth[UR_BTH_LEN];
+	size_t n = ib_len < UR_BTH_LEN ? ib_len : UR_BTH_LEN;
+
+	memcpy(bth, ib, n);
+	if (n > 4)
+		bth[4] = 0xff;
+	crc = ur_crc32(crc, bth, n);
+	return ur_crc32(crc, ib + n, ib_len - n);
+}
+
+/**
+ * ur_icrc() - ICRC of an IB part, given the IP/UDP fields it will travel with.
+ * @ip: addresses, ports, and for IPv4 the ID and flags.
+ * @ib: BTH .. payload + pad (no ICRC).
+ * @ib_len: its length.
+ *
+ * Lengths in the IP and UDP headers are derived from @ib_len plus the ICRC.
+ *
+ * Return: the ICRC, to be written with ur_icrc_store().
+ */
+uint32_t ur_icrc(const struct ur_ipudp *ip, const uint8_t *ib, size_t ib_len)
+{
+	uint8_t h[8 + IPV6_HDR_LEN + UDP_HDR_LEN];
+	size_t udp_len = UDP_HDR_LEN + ib_len + UR_ICRC_LEN;
+	uint8_t *u;
+	size_t hl;
+
+	memset(h, 0xff, 8);
+	if (!ip->v6) {
+		uint8_t *v4 = h + 8;
+
+		v4[0] = 0x45;
+		v4[1] = ip->tos;
+		ur_put16(v4 + 2, (uint16_t)(IPV4_HDR_LEN + udp_len));
+		ur_put16(v4 + 4, ip->ip_id);
+		ur_put16(v4 + 6, ip->ip_frag);
+		v4[8] = ip->ttl;
+		v4[9] = IPPROTO_UDP_NUM;
+		ur_put16(v4 + 10, 0);
+		memcpy(v4 + 12, ip->src, 4);
+		memcpy(v4 + 16, ip->dst, 4);
+		mask_ipv4(v4);
+		u = v4 + IPV4_HDR_LEN;
+	} else {
+		uint8_t *v6 = h + 8;
+
+		ur_put32(v6, 0x60000000u | ((uint32_t)ip->tos << 20) |
+				     (ip->flow_label & 0xfffff));
+		ur_put16(v6 + 4, (uint16_t)udp_len);
+		v6[6] = IPPROTO_UDP_NUM;
+		v6[7] = ip->ttl;
+		memcpy(v6 + 8, ip->src, 16);
+		memcpy(v6 + 24, ip->dst, 16);
+		mask_ipv6(v6);
+		u = v6 + IPV6_HDR_LEN;
+	}
+	ur_put16(u, ip->sport);
+	ur_put16(u + 2, ip->dport);
+	ur_put16(u + 4, (uint16_t)udp_len);
+	ur_put16(u + 6, 0xffff);
+	hl = (size_t)(u + UDP_HDR_LEN - h);
+	return crc_ib(ur_crc32(0, h, hl), ib, ib_len);
+}
+
+/**
+ * ur_icrc_raw() - ICRC over captured IP + UDP header bytes.
+ * @ip_hdr: start of the IPv4 or IPv6 header.
+ * @ip_udp_len: bytes from @ip_hdr to the end of the UDP header (IPv4
+ *	options and IPv6 extension headers included).
+ * @v6: IPv6.
+ * @ib: BTH .. payload + pad (no ICRC).
+ * @ib_len: its length.
+ *
+ * Return: the ICRC as ur_icrc_load() reads it from the packet, or 0 when
+ * @ip_udp_len is too short to hold the headers.
+ */
+uint32_t ur_icrc_raw(const uint8_t *ip_hdr, size_t ip_udp_len, bool v6,
+		     const uint8_t *ib, size_t ib_len)
+{
+	uint8_t h[64];
+	size_t fixed = v6 ? IPV6_HDR_LEN : IPV4_HDR_LEN;
+	uint32_t crc;
+
+	if (ip_udp_len < fixed + UDP_HDR_LEN)
+		return 0;
+	crc = ur_crc32(0, lrh_ones, sizeof(lrh_ones));
+	/* Fixed IP header, masked. */
+	memcpy(h, ip_hdr, fixed);
+	if (v6)
+		mask_ipv6(h);
+	else
+		mask_ipv4(h);
+	crc = ur_crc32(crc, h, fixed);
+	/* IPv4 options / IPv6 extension headers travel unmasked. */
+	crc = ur_crc32(crc, ip_hdr + fixed, ip_udp_len - fixed - UDP_HDR_LEN);
+	/* UDP header with the checksum masked. */
+	memcpy(h, ip_hdr + ip_udp_len - UDP_HDR_LEN, UDP_HDR_LEN);
+	h[6] = 0xff;
+	h[7] = 0xff;
+	crc = ur_crc32(crc, h, UDP_HDR_LEN);
+	return crc_ib(crc, ib, ib_len);
+}
