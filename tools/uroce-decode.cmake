@@ -1,0 +1,10 @@
+# uroce-decode: pcap/pcapng RoCEv2 decoder and ICRC checker (needs libpcap).
+find_path(UR_PCAP_INCLUDE pcap.h)
+find_library(UR_PCAP_LIB pcap)
+if(UR_PCAP_LIB AND UR_PCAP_INCLUDE)
+  add_executable(uroce-decode ${CMAKE_CURRENT_LIST_DIR}/uroce-decode.c)
+  target_include_directories(uroce-decode PRIVATE ${UR_PCAP_INCLUDE})
+  target_link_libraries(uroce-decode PRIVATE uroce_wire ${UR_PCAP_LIB})
+else()
+  message(WARNING "libpcap not found (apt-get install libpcap-dev): uroce-decode not built")
+endif()
