@@ -343,9 +343,13 @@ enum ur_decode_err ur_pkt_decode(const uint8_t *buf, size_t len,
 /*
  * Encode: write BTH + extension headers from @pkt (h, and the fields its
  * opcode needs) into @buf, then copy @payload, pad to 4 bytes and set the
- * pad count. Space for the ICRC is reserved but not filled. Returns the
- * total length including the ICRC, or a negative errno (-EINVAL unknown
- * opcode, -ENOSPC).
+ * pad count. Pad bytes and the ICRC space are zeroed; compute the ICRC
+ * with ur_icrc() and put it with ur_icrc_store(). A CNP may pass
+ * payload NULL/0 to get its 16 reserved zero bytes. Returns the total
+ * length including the ICRC, or a negative errno (-EINVAL unknown opcode,
+ * payload on an opcode without one, wrong fixed payload length; -ENOSPC).
+ * Reserved header bits are written as zero; decoding then re-encoding a
+ * packet reproduces it byte for byte when its reserved bits were zero.
  */
 int ur_pkt_encode(uint8_t *buf, size_t cap, const struct ur_pkt *pkt,
 		  const void *payload, uint32_t payload_len);
@@ -386,12 +390,15 @@ struct ur_cm_msg {
 	const char *name;       /* "REQ", "REP", ... or NULL */
 	uint32_t local_comm_id, remote_comm_id;
 	uint64_t service_id;    /* REQ */
-	uint32_t local_qpn;     /* REQ, REP */
+	uint32_t local_qpn;     /* REQ, REP, SIDR_REP; DREQ: remote QPN */
 	uint32_t starting_psn;  /* REQ, REP */
 	uint32_t local_qkey;    /* REQ */
 	uint8_t resp_resources, initiator_depth;
+	/* REQ: path MTU code, transport service type (0 RC, 1 UC),
+	 * primary path local ACK timeout, retry count, RNR retry count;
+	 * REP: rnr_retry. */
 	uint8_t path_mtu, qp_type, timeout, retry_cnt, rnr_retry;
-	uint16_t rej_reason;    /* REJ */
+	uint16_t rej_reason;    /* REJ reason; SIDR_REP status */
 	const uint8_t *private_data;
 	uint32_t private_len;
 };
