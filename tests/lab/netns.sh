@@ -305,7 +305,10 @@ lab_nfq() {
 		esac
 	done
 	[[ ${LAB_REST[0]:-} == -- ]] && LAB_REST=("${LAB_REST[@]:1}")
-	lab_sw "$bin" --queue "$q" "${LAB_REST[@]}" </dev/null >"$st/nfq.log" 2>&1 &
+	# A plain command (not a function) so $! is uroce-nfq itself:
+	# ip netns exec execs the program after entering the namespace.
+	ip netns exec "$(lab_ns sw)" "$bin" --queue "$q" "${LAB_REST[@]}" \
+		</dev/null >"$st/nfq.log" 2>&1 &
 	pid=$!
 	echo "$pid" >"$st/nfq.pid"
 	# Wait until the queue is bound before steering packets to it.
