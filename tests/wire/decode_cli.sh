@@ -17,6 +17,12 @@ for f in "$dir"/*.pcap; do
 	n=$((n + 1))
 done
 [ "$n" -ge 13 ] || fail "only $n captures"
+# IPv6, VLAN, raw IP and Linux cooked v2 link types (tests/wire/data).
+data=$(dirname "$0")/data
+for f in "$data"/*.pcap; do
+	"$dec" "$f" >"$tmp/out" 2>"$tmp/err" || fail "$f: exit $? ($(cat "$tmp/err"))"
+	grep -q 'RC_SEND_ONLY .* icrc=ok' "$tmp/out" || fail "$f: $(cat "$tmp/out")"
+done
 "$dec" -q "$dir"/*.pcap >"$tmp/out" || fail "-q on all files"
 grep -q '214 ICRC ok, 0 bad' "$tmp/out" || fail "-q summary"
 
