@@ -277,7 +277,8 @@ struct ur_rxinfo {
 	X(rx_drop_psn) X(rx_duplicate) X(rx_out_of_seq)                      \
 	X(tx_retransmit) X(tx_timeouts) X(rx_nak_seq) X(rx_nak_rnr)          \
 	X(rx_nak_other) X(tx_nak_seq) X(tx_nak_rnr) X(tx_nak_other)          \
-	X(rx_unverified_icrc)
+	X(rx_unverified_icrc) X(rx_cnp) X(rx_drop_opcode)                    \
+	X(rx_drop_no_recv) X(cq_overflow)
 
 struct ur_counters {
 #define UR_X(n) uint64_t n;
@@ -337,6 +338,10 @@ static inline uint16_t ur_rocev2_sport(uint32_t qpn)
 {
 	return (uint16_t)(0xc000 | ((qpn * 0x61C88647u) >> (32 - 14)));
 }
+
+/* Send window of an RC QP in packets (PSNs), default 256; -EINVAL if 0
+ * or >= 2^23. */
+int ur_qp_set_tx_window(struct ur_qp *qp, uint32_t pkts);
 
 /* Timeout code -> nanoseconds: 4.096 us * 2^t (IBTA 11.2.4.2); 0 = infinite. */
 uint64_t ur_timeout_ns(uint8_t code);

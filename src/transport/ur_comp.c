@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The completer (IBTA 9.7.5.2, 9.7.6): matches ACKs, NAKs, READ responses
+ * and atomic ACKs against outstanding send WQEs, in order, and owns the
+ * retransmission timer and the RNR wait.
+ *
+ * An acknowledgement for PSN p acknowledges every request before it
+ * (coalesced ACKs, 9.7.5.1.1). An ACK or a later response that passes an
+ * unfinished READ/atomic means its response was lost: retry (9.7.5.2.?
+ * "implied NAK"). Retries are go-back-N from the oldest unacked PSN.
+ */
+#include <string.h>
+
+#include "ur_qp_priv.h"
+
+#define COMP_STATES(X)                                                       \
+	X(CHECK_PSN) X(CHECK_ACK) X(READ) X(ATOMIC) X(COMPLETE) X(NAK)       \
+	X(RETRY) X(RNR) X(ERROR) X(DONE) X(DROP)
+
+enum comp_state {
+#define UR_X(n) COMP_##n,
+	COMP_STATES(UR_X)
+#undef UR_X
+};
+
+static const char *const comp_state_name[] __attribute__((unused)) = {
+#define UR_X(n) [COMP_##n] = #n,
+	COMP_STATES(UR_X)
+#undef UR_X
+};
+
+/* What ended the WQE when the state machine reaches COMP_ERROR. */
+struct comp_ctx {
+	const struct ur_pkt *pkt;
+	uint32_t psn;
+	struct ur_swqe *wqe;
+	uint32_t status;
+	bool progress;
+};
+
+static uint32_t wqe_last_psn(const struct ur_swqe *wqe)
+{
+	return ur_psn_add(wqe->first_psn, wqe->npkts - 1);
+}
+
+static bool is_ack_type(const struct ur_swqe *wqe)
+{
+	return wqe->opcode != UR_WR_RDMA_READ &&
+	       wqe->opcode != UR_WR_ATOMIC_CMP_AND_SWP &&
+	       wqe->opcode != UR_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool outstanding(const struct ur_qp *qp)
+{
+	const struct ur_qp_priv *p = qp->priv;
+
+	return p->sq_head != p->req.assigned &&
+	       ur_psn_diff(p->req.psn_max, p->comp.psn) > 0;
+}
+
+void __ur_comp_arm(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_comp *c = &qp->priv->comp;
+	uint64_t t = ur_timeout_ns(qp->priv->attr.timeout);
+
+	if (c->rto_deadline == UINT64_MAX && t && !qp->priv->req.rnr_wait) {
+		c->rto_deadline = now + t;
+		__ur_qp_update_deadline(qp);
+	}
+}
+
+static void comp_advance(struct ur_qp *qp, struct comp_ctx *cx, uint32_t psn)
+{
+	struct ur_comp *c = &qp->priv->comp;
+
+	if (ur_psn_diff(psn, c->psn) > 0) {
+		c->psn = psn;
+		cx->progress = true;
+	}
+}
+
+static enum comp_state check_psn(struct ur_qp *qp, struct comp_ctx *cx)
+{
+	struct ur_qp_priv *p = qp->priv;
+
+	if (p->sq_head == p->req.assigned)
+		return COMP_DROP;
+	if (ur_psn_diff(cx->psn, p->comp.psn) < 0) {
+		qp->dev->cnt.rx_duplicate++;
+		return COMP_DROP; /* old response or ACK */
+	}
+	if (ur_psn_diff(cx->psn, p->req.psn_max) >= 0)
+		return COMP_DROP; /* for a PSN never sent */
+	return COMP_CHECK_ACK;
+}
+
+static enum comp_state check_ack(struct ur_qp *qp, struct comp_ctx *cx)
+{
+	struct ur_qp_priv *p = qp->priv;
+	const struct ur_pkt *pkt = cx->pkt;
+	uint32_t m = pkt->mask;
+	bool is_nak = (m & UR_HDR_AETH) &&
+		      ur_aeth_kind(pkt->aeth.syndrome) != UR_AETH_ACK;
+	struct ur_swqe *wqe;
+
+	if (p->sq_head == p->req.assigned)
+		return COMP_DONE;
+	wqe = cx->wqe = ur_swqe_at(qp, p->sq_head);
+	if (wqe->done)
+		return COMP_DONE;
+
+	if (is_ack_type(wqe)) {
+		int32_t d = ur_psn_diff(cx->psn, wqe_last_psn(wqe));
+
+		/* Acknowledged by anything after it; a NAK for p acks p-1. */
+		if (d > 0 || (d == 0 && !is_nak && pkt->h.opcode == UR_OP_RC_ACKNOWLEDGE))
+			return COMP_COMPLETE;
+		if (is_nak)
+			return COMP_NAK;
+		if (pkt->h.opcode != UR_OP_RC_ACKNOWLEDGE)
+			return COMP_DROP; /* a response for a SEND: bogus */
+		comp_advance(qp, cx, ur_psn_add(cx->psn, 1)); /* partial */
+		return COMP_DONE;
+	}
+	if (ur_psn_diff(cx->psn, wqe->first_psn) < 0)
+		return COMP_DROP;
+	if (is_nak)
+		return COMP_NAK;
+	if (wqe->opcode == UR_WR_RDMA_READ && (m & UR_OPF_READ_RESP)) {
+		if (cx->psn == p->comp.psn &&
+		    ur_psn_diff(cx->psn, wqe_last_psn(wqe)) <= 0)
+			return COMP_READ;
+		return ur_psn_diff(cx->psn, p->comp.psn) > 0 ? COMP_RETRY
+							    : COMP_DROP;
+	}
+	if (wqe->opcode != UR_WR_RDMA_READ &&
+	    pkt->h.opcode == UR_OP_RC_ATOMIC_ACKNOWLEDGE &&
+	    cx->psn == wqe->first_psn)
+		return COMP_ATOMIC;
+	/* An ACK (or response) that passes an unanswered READ/atomic:
+	 * its response was lost. */
+	return COMP_RETRY;
+}
+
+static enum comp_state do_read(struct ur_qp *qp, struct comp_ctx *cx)
+{
+	struct ur_swqe *wqe = cx->wqe;
+	uint32_t k = (uint32_t)ur_psn_diff(cx->psn, wqe->first_psn);
+	uint32_t mtu = ur_qp_mtu(qp), off = k * mtu;
+	uint32_t want = wqe->length - off < mtu ? wqe->length - off : mtu;
+	uint32_t idx = qp->priv->sq_head;
+
+	if (wqe->length == 0)
+		want = 0;
+	if (cx->pkt->payload_len != want)
+		return COMP_DROP; /* malformed response; the timer retries */
+	if (want)
+		__ur_sge_copy_in(ur_swqe_sge(qp, idx), wqe->num_sge, off,
+				 cx->pkt->payload, want);
+	comp_advance(qp, cx, ur_psn_add(cx->psn, 1));
+	return k == wqe->npkts - 1 ? COMP_COMPLETE : COMP_DONE;
+}
+
+static enum comp_state do_atomic(struct ur_qp *qp, struct comp_ctx *cx)
+{
+	struct ur_swqe *wqe = cx->wqe;
+	uint8_t v[8];
+
+	memcpy(v, &cx->pkt->atmack, 8); /* the original value, host order */
+	if (wqe->num_sge)
+		__ur_sge_copy_in(ur_swqe_sge(qp, qp->priv->sq_head),
+				 wqe->num_sge, 0, v, 8);
+	return COMP_COMPLETE;
+}
+
+static enum comp_state do_complete(struct ur_qp *qp, struct comp_ctx *cx)
+{
+	struct ur_swqe *wqe = cx->wqe;
+	uint32_t last = wqe_last_psn(wqe);
+
+	__ur_wqe_done(qp, wqe, UR_WC_SUCCESS);
+	comp_advance(qp, cx, ur_psn_add(last, 1));
+	/* A coalesced ACK may cover further WQEs. */
+	if (ur_psn_diff(cx->psn, last) > 0)
+		return COMP_CHECK_ACK;
+	return COMP_DONE;
+}
+
+/* IBTA 9.7.5.2.? table 44: NAK codes -> completion status. */
+static const uint8_t nak_status[] = {
+	[UR_NAK_INV_REQ] = UR_WC_REM_INV_REQ_ERR,
+	[UR_NAK_REM_ACCESS_ERR] = UR_WC_REM_ACCESS_ERR,
+	[UR_NAK_REM_OP_ERR] = UR_WC_REM_OP_ERR,
+	[UR_NAK_INV_RD_REQ] = UR_WC_REM_INV_RD_REQ_ERR,
+};
+
+static enum comp_state do_nak(struct ur_qp *qp, struct comp_ctx *cx)
+{
+	struct ur_swqe *wqe = cx->wqe;
+	uint8_t syn = cx->pkt->aeth.syndrome;
+	uint8_t code = ur_aeth_value(syn);
+
+	/* The requests before the NAKed PSN were executed (9.7.5.1.2). */
+	if (is_ack_type(wqe) && ur_psn_diff(cx->psn, wqe->first_psn) > 0)
+		comp_advance(qp, cx, cx->psn);
+	if (ur_aeth_kind(syn) == UR_AETH_RNR_NAK) {
+		qp->dev->cnt.rx_nak_rnr++;
+		return COMP_RNR;
+	}
+	if (code == UR_NAK_PSN_SEQ_ERR) {
+		qp->dev->cnt.rx_nak_seq++;
+		return qp->priv->req.rnr_wait ? COMP_DONE : COMP_RETRY;
+	}
+	qp->dev->cnt.rx_nak_other++;
+	cx->status = code < sizeof(nak_status) && nak_status[code]
+			     ? nak_status[code] : UR_WC_REM_OP_ERR;
+	return COMP_ERROR;
+}
+
+static enum comp_state do_retry(struct ur_qp *qp, struct comp_ctx *cx,
+				uint64_t now)
+{
+	struct ur_comp *c = &qp->priv->comp;
+
+	__ur_req_go_back(qp, c->psn);
+	c->rto_deadline = UINT64_MAX;
+	__ur_comp_arm(qp, now);
+	return COMP_DONE;
+}
+
+/* IBTA 9.7.5.2.8: wait the responder's RNR timer, then resend. */
+static enum comp_state do_rnr(struct ur_qp *qp, struct comp_ctx *cx,
+			      uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	uint8_t timer = ur_aeth_value(cx->pkt->aeth.syndrome);
+
+	if (p->req.rnr_wait)
+		return COMP_DONE; /* already waiting for this one */
+	if (p->comp.rnr_left == 0) {
+		cx->status = UR_WC_RNR_RETRY_EXC_ERR;
+		return COMP_ERROR;
+	}
+	if (p->attr.rnr_retry != 7) /* 7 means retry forever */
+		p->comp.rnr_left--;
+	__ur_req_go_back(qp, p->comp.psn);
+	p->req.rnr_wait = true;
+	p->req.rnr_deadline = now + (uint64_t)ur_rnr_timer_us(timer) * 1000;
+	p->comp.rto_deadline = UINT64_MAX;
+	return COMP_DONE;
+}
+
+static void comp_finish(struct ur_qp *qp, struct comp_ctx *cx, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+
+	if (cx->progress) {
+		p->comp.retry_left = p->attr.retry_cnt;
+		p->comp.rnr_left = p->attr.rnr_retry;
+		p->comp.rto_deadline = UINT64_MAX;
+		if (outstanding(qp))
+			__ur_comp_arm(qp, now);
+	}
+	__ur_sq_complete(qp, now);
+	if (qp->state == UR_QPS_SQD && p->sq_head == p->req.assigned &&
+	    !p->comp.drained_sent) {
+		p->comp.drained_sent = true;
+		if (p->en_sqd_notify && qp->dev->ops->qp_event)
+			qp->dev->ops->qp_event(qp->dev->host, qp,
+					       UR_EVENT_SQ_DRAINED);
+	}
+	__ur_req_progress(qp, now);
+	__ur_qp_update_deadline(qp);
+}
+
+void __ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	struct comp_ctx cx = { .pkt = pkt, .psn = pkt->h.psn };
+	enum comp_state s = COMP_CHECK_PSN;
+
+	if (qp->type != UR_QPT_RC ||
+	    (qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD))
+		return;
+	for (;;) {
+		switch (s) {
+		case COMP_CHECK_PSN:
+			s = check_psn(qp, &cx);
+			break;
+		case COMP_CHECK_ACK:
+			s = check_ack(qp, &cx);
+			break;
+		case COMP_READ:
+			s = do_read(qp, &cx);
+			break;
+		case COMP_ATOMIC:
+			s = do_atomic(qp, &cx);
+			break;
+		case COMP_COMPLETE:
+			s = do_complete(qp, &cx);
+			break;
+		case COMP_NAK:
+			s = do_nak(qp, &cx);
+			break;
+		case COMP_RETRY:
+			s = do_retry(qp, &cx, now);
+			break;
+		case COMP_RNR:
+			s = do_rnr(qp, &cx, now);
+			break;
+		case COMP_ERROR:
+			__ur_wqe_done(qp, cx.wqe, cx.status);
+			__ur_qp_error(qp, now);
+			return;
+		case COMP_DONE:
+			comp_finish(qp, &cx, now);
+			return;
+		case COMP_DROP:
+			if (cx.progress)
+				comp_finish(qp, &cx, now);
+			return;
+		}
+	}
+}
+
+/* Retransmission timeout (9.7.6.1.3) and the end of an RNR wait. */
+void __ur_comp_timer(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_comp *c = &p->comp;
+
+	if (p->req.rnr_wait && now >= p->req.rnr_deadline) {
+		p->req.rnr_wait = false;
+		__ur_req_go_back(qp, c->psn);
+		__ur_req_progress(qp, now);
+	}
+	if (c->rto_deadline != UINT64_MAX && now >= c->rto_deadline) {
+		c->rto_deadline = UINT64_MAX;
+		if (outstanding(qp)) {
+			qp->dev->cnt.tx_timeouts++;
+			if (c->retry_left == 0) {
+				__ur_wqe_done(qp, ur_swqe_at(qp, p->sq_head),
+					      UR_WC_RETRY_EXC_ERR);
+				__ur_qp_error(qp, now);
+				return;
+			}
+			c->retry_left--;
+			__ur_req_go_back(qp, c->psn);
+			__ur_comp_arm(qp, now);
+			__ur_req_progress(qp, now);
+		}
+	}
+	__ur_qp_update_deadline(qp);
+}

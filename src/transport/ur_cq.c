@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The completion queue ring. Producers are the QPs attached to the CQ (one
+ * host lock per QP, so two QPs may push at once); consumers poll from any
+ * thread. A tiny spinlock keeps the ring consistent.
+ *
+ * Notification (IBTA 11.4.2.2, ibv_req_notify_cq): one cq_event per arm;
+ * a solicited-only arm fires on a solicited or an unsuccessful completion.
+ * Overflow (11.4.2.1) is a CQ error: report it once through qp_event with
+ * the QP that overflowed and drop the entry.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ur_qp_priv.h"
+
+static void cq_lock(struct ur_cq *cq)
+{
+	while (atomic_flag_test_and_set_explicit(&cq->lock,
+						 memory_order_acquire))
+		;
+}
+
+static void cq_unlock(struct ur_cq *cq)
+{
+	atomic_flag_clear_explicit(&cq->lock, memory_order_release);
+}
+
+int ur_cq_init(struct ur_cq *cq, uint32_t cqe)
+{
+	memset(cq, 0, sizeof(*cq));
+	atomic_flag_clear(&cq->lock);
+	if (!cqe)
+		return -EINVAL;
+	cq->ring = calloc(cqe, sizeof(*cq->ring));
+	if (!cq->ring)
+		return -ENOMEM;
+	cq->cqe = cqe;
+	return 0;
+}
+
+void ur_cq_fini(struct ur_cq *cq)
+{
+	free(cq->ring);
+	cq->ring = NULL;
+	cq->cqe = 0;
+}
+
+int ur_cq_resize(struct ur_cq *cq, uint32_t cqe)
+{
+	struct ur_cqe *ring;
+	uint32_t n;
+
+	if (!cqe)
+		return -EINVAL;
+	ring = calloc(cqe, sizeof(*ring));
+	if (!ring)
+		return -ENOMEM;
+	cq_lock(cq);
+	n = cq->tail - cq->head;
+	if (n > cqe) {
+		cq_unlock(cq);
+		free(ring);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ring[i] = cq->ring[(cq->head + i) % cq->cqe];
+	free(cq->ring);
+	cq->ring = ring;
+	cq->cqe = cqe;
+	cq->head = 0;
+	cq->tail = n;
+	cq_unlock(cq);
+	return 0;
+}
+
+int ur_cq_poll(struct ur_cq *cq, struct ur_cqe *out, int n)
+{
+	int got = 0;
+
+	cq_lock(cq);
+	while (got < n && cq->head != cq->tail) {
+		out[got++] = cq->ring[cq->head % cq->cqe];
+		cq->head++;
+	}
+	cq_unlock(cq);
+	return got;
+}
+
+void ur_cq_arm(struct ur_cq *cq, bool solicited_only)
+{
+	cq_lock(cq);
+	if (cq->armed)
+		cq->armed_solicited = cq->armed_solicited && solicited_only;
+	else
+		cq->armed_solicited = solicited_only;
+	cq->armed = true;
+	cq_unlock(cq);
+}
+
+/* Add one completion; may call ops->cq_event or ops->qp_event. */
+void __ur_cq_push(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *e,
+		  bool solicited)
+{
+	const struct ur_dev_ops *ops = qp->dev->ops;
+	bool fire = false, overflow = false, dropped = false;
+
+	if (!cq)
+		return;
+	cq_lock(cq);
+	if (cq->tail - cq->head >= cq->cqe) {
+		overflow = !cq->overflow;
+		cq->overflow = true;
+		dropped = true;
+	} else {
+		cq->ring[cq->tail % cq->cqe] = *e;
+		cq->tail++;
+		if (cq->armed && (!cq->armed_solicited || solicited ||
+				  e->status != UR_WC_SUCCESS)) {
+			cq->armed = false;
+			fire = true;
+		}
+	}
+	cq_unlock(cq);
+	if (dropped)
+		qp->dev->cnt.cq_overflow++;
+	if (overflow && ops->qp_event)
+		ops->qp_event(qp->dev->host, qp, UR_EVENT_CQ_ERR);
+	if (fire && ops->cq_event)
+		ops->cq_event(qp->dev->host, cq);
+}

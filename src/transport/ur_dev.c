@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device-level receive: decode, drop what is malformed or foreign, find the
+ * QP (IBTA 9.6 packet header validation: P_Key, destination QP, QP state,
+ * transport type), then hand the packet to the QP's responder, completer or
+ * UD receive.
+ */
+#include "ur_qp_priv.h"
+
+/* The transport service an opcode belongs to: its top three bits (9.2). */
+static uint32_t opcode_qp_type(uint8_t opcode)
+{
+	switch (opcode >> 5) {
+	case 0:
+		return UR_QPT_RC;
+	case 1:
+		return UR_QPT_UC;
+	case 3:
+		return UR_QPT_UD;
+	default:
+		return 0;
+	}
+}
+
+static bool state_receives(uint32_t state)
+{
+	return state == UR_QPS_RTR || state == UR_QPS_RTS ||
+	       state == UR_QPS_SQD;
+}
+
+int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
+		       const struct ur_rxinfo *ri, struct ur_pkt *pkt,
+		       struct ur_qp **qpp)
+{
+	struct ur_qp *qp;
+
+	dev->cnt.rx_packets++;
+	dev->cnt.rx_bytes += len;
+	if (ur_pkt_decode(buf, len, pkt) != UR_DEC_OK) {
+		dev->cnt.rx_drop_malformed++;
+		return -EBADMSG;
+	}
+	if (ri && !ri->icrc_checked)
+		dev->cnt.rx_unverified_icrc++;
+	/* 9.6.1.1 / 10.9: the default P_Key, full or limited member. */
+	if ((pkt->h.pkey & 0x7fff) != 0x7fff) {
+		dev->cnt.rx_drop_pkey++;
+		return -EACCES;
+	}
+	if (pkt->mask & UR_OPF_CNP) {
+		dev->cnt.rx_cnp++; /* congestion control is not done here yet */
+		return -ENOMSG;
+	}
+	qp = dev->ops->qp_lookup(dev->host, pkt->h.dqpn);
+	if (!qp) {
+		dev->cnt.rx_drop_no_qp++;
+		return -ENOENT;
+	}
+	if (opcode_qp_type(pkt->h.opcode) != qp->type) {
+		dev->cnt.rx_drop_opcode++;
+		return -EPROTO;
+	}
+	if (!state_receives(qp->state)) {
+		dev->cnt.rx_drop_bad_state++;
+		return -EINVAL;
+	}
+	*qpp = qp;
+	return 0;
+}
+
+void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
+	      const struct ur_rxinfo *ri, uint64_t now)
+{
+	if (!state_receives(qp->state)) {
+		qp->dev->cnt.rx_drop_bad_state++;
+		return;
+	}
+	if (pkt->mask & UR_OPF_REQ) {
+		if (qp->type == UR_QPT_UD)
+			__ur_ud_rx(qp, pkt, ri, now);
+		else
+			__ur_resp_rx(qp, pkt, ri, now);
+	} else if (pkt->mask & UR_OPF_ACK) {
+		__ur_comp_rx(qp, pkt, now);
+	}
+	__ur_qp_update_deadline(qp);
+}
+
+int ur_dev_rx(struct ur_dev *dev, const uint8_t *buf, size_t len,
+	      const struct ur_rxinfo *ri, uint64_t now)
+{
+	struct ur_pkt pkt;
+	struct ur_qp *qp;
+	int rc = ur_dev_rx_classify(dev, buf, len, ri, &pkt, &qp);
+
+	if (rc)
+		return rc;
+	ur_qp_rx(qp, &pkt, ri, now);
+	return 0;
+}

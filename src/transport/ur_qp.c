@@ -1,0 +1,672 @@
+// SPDX-License-Identifier: MIT
+/*
+ * QP lifecycle: create/destroy, the modify state machine (IBTA 10.3,
+ * 11.2.4.2 table of required and optional attributes per transition),
+ * posting, the error state and flushing, and the QP's timer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ur_qp_priv.h"
+
+#define QPS_NAMES(X) X(RESET) X(INIT) X(RTR) X(RTS) X(SQD) X(SQE) X(ERR)
+static const char *const qps_name[] __attribute__((unused)) = {
+#define UR_X(n) [UR_QPS_##n] = #n,
+	QPS_NAMES(UR_X)
+#undef UR_X
+};
+
+/* ---- the transition table (11.2.4.2; rdma-core / Linux qp_state_table) */
+enum { T_RC, T_UC, T_UD, T_NUM };
+
+struct qp_trans {
+	bool valid;
+	uint32_t req[T_NUM], opt[T_NUM];
+};
+
+#define M(x) UR_QP_##x
+#define INIT_RC (M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS))
+#define INIT_UD (M(PKEY_INDEX) | M(PORT) | M(QKEY))
+#define TO_RTS_RC (M(CUR_STATE) | M(ALT_PATH) | M(ACCESS_FLAGS) |           \
+		   M(MIN_RNR_TIMER) | M(PATH_MIG_STATE) | M(RATE_LIMIT))
+#define TO_RTS_UC (M(CUR_STATE) | M(ALT_PATH) | M(ACCESS_FLAGS) |           \
+		   M(PATH_MIG_STATE) | M(RATE_LIMIT))
+#define TO_RTS_UD (M(CUR_STATE) | M(QKEY) | M(RATE_LIMIT))
+#define ANY_TO(s) [UR_QPS_##s] = { .valid = true }
+
+static const struct qp_trans qp_table[UR_QPS_ERR + 1][UR_QPS_ERR + 1] = {
+	[UR_QPS_RESET] = {
+		ANY_TO(RESET), ANY_TO(ERR),
+		[UR_QPS_INIT] = { .valid = true,
+			.req = { INIT_RC, INIT_RC, INIT_UD } },
+	},
+	[UR_QPS_INIT] = {
+		ANY_TO(RESET), ANY_TO(ERR),
+		[UR_QPS_INIT] = { .valid = true,
+			.opt = { INIT_RC, INIT_RC, INIT_UD } },
+		[UR_QPS_RTR] = { .valid = true,
+			.req = { M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) |
+				 M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER),
+				 M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN),
+				 0 },
+			.opt = { M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX),
+				 M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX),
+				 M(PKEY_INDEX) | M(QKEY) } },
+	},
+	[UR_QPS_RTR] = {
+		ANY_TO(RESET), ANY_TO(ERR),
+		[UR_QPS_RTS] = { .valid = true,
+			.req = { M(SQ_PSN) | M(TIMEOUT) | M(RETRY_CNT) |
+				 M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC),
+				 M(SQ_PSN), M(SQ_PSN) },
+			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD } },
+	},
+	[UR_QPS_RTS] = {
+		ANY_TO(RESET), ANY_TO(ERR),
+		[UR_QPS_RTS] = { .valid = true,
+			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD } },
+		[UR_QPS_SQD] = { .valid = true,
+			.opt = { M(EN_SQD_ASYNC_NOTIFY), M(EN_SQD_ASYNC_NOTIFY),
+				 M(EN_SQD_ASYNC_NOTIFY) } },
+	},
+	[UR_QPS_SQD] = {
+		ANY_TO(RESET), ANY_TO(ERR),
+		[UR_QPS_RTS] = { .valid = true,
+			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD } },
+		[UR_QPS_SQD] = { .valid = true,
+			.opt = { M(PORT) | M(AV) | M(TIMEOUT) | M(RETRY_CNT) |
+				 M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC) |
+				 M(MAX_DEST_RD_ATOMIC) | M(ALT_PATH) |
+				 M(ACCESS_FLAGS) | M(PKEY_INDEX) |
+				 M(MIN_RNR_TIMER) | M(PATH_MIG_STATE),
+				 M(PORT) | M(AV) | M(ALT_PATH) | M(ACCESS_FLAGS) |
+				 M(PKEY_INDEX) | M(PATH_MIG_STATE),
+				 M(PKEY_INDEX) | M(QKEY) } },
+	},
+	[UR_QPS_SQE] = {
+		ANY_TO(RESET), ANY_TO(ERR),
+		[UR_QPS_RTS] = { .valid = true,
+			.opt = { 0, M(CUR_STATE) | M(ACCESS_FLAGS),
+				 M(CUR_STATE) | M(QKEY) } },
+	},
+	[UR_QPS_ERR] = { ANY_TO(RESET), ANY_TO(ERR) },
+};
+
+static int type_index(uint32_t type)
+{
+	switch (type) {
+	case UR_QPT_RC:
+		return T_RC;
+	case UR_QPT_UC:
+		return T_UC;
+	case UR_QPT_UD:
+		return T_UD;
+	default:
+		return -1;
+	}
+}
+
+uint64_t ur_timeout_ns(uint8_t code)
+{
+	/* 4.096 us * 2^code (11.2.4.2); 0 disables the timer. */
+	return code ? 4096ull << (code & 31) : 0;
+}
+
+/* ---- create / destroy --------------------------------------------------- */
+static void qp_free(struct ur_qp_priv *p)
+{
+	if (!p)
+		return;
+	free(p->resp.atomics);
+	free(p->rq_sge);
+	free(p->rq);
+	free(p->sq_inline);
+	free(p->sq_sge);
+	free(p->sq);
+	free(p);
+}
+
+int ur_qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
+		 uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
+		 struct ur_cq *send_cq, struct ur_cq *recv_cq)
+{
+	struct ur_qp_priv *p;
+	size_t ssge, rsge;
+
+	if (type_index(type) < 0 || !caps)
+		return -EINVAL;
+	memset(qp, 0, sizeof(*qp));
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	qp->qpn = qpn & UR_PSN_MASK;
+	qp->type = type;
+	qp->state = UR_QPS_RESET;
+	qp->pdn = pdn;
+	qp->caps = *caps;
+	qp->send_cq = send_cq;
+	qp->recv_cq = recv_cq;
+	qp->dev = dev;
+	qp->deadline = UINT64_MAX;
+	qp->priv = p;
+
+	p->sq_cap = caps->max_send_wr;
+	p->rq_cap = caps->max_recv_wr;
+	ssge = caps->max_send_sge ? caps->max_send_sge : 1;
+	rsge = caps->max_recv_sge ? caps->max_recv_sge : 1;
+	if (p->sq_cap) {
+		p->sq = calloc(p->sq_cap, sizeof(*p->sq));
+		p->sq_sge = calloc(p->sq_cap * ssge, sizeof(*p->sq_sge));
+		if (!p->sq || !p->sq_sge)
+			goto err;
+		if (caps->max_inline_data) {
+			p->sq_inline = malloc((size_t)p->sq_cap *
+					      caps->max_inline_data);
+			if (!p->sq_inline)
+				goto err;
+		}
+	}
+	if (p->rq_cap) {
+		p->rq = calloc(p->rq_cap, sizeof(*p->rq));
+		p->rq_sge = calloc(p->rq_cap * rsge, sizeof(*p->rq_sge));
+		if (!p->rq || !p->rq_sge)
+			goto err;
+	}
+	p->resp.n_atomics = 1;
+	p->resp.atomics = calloc(1, sizeof(*p->resp.atomics));
+	if (!p->resp.atomics)
+		goto err;
+	p->req.window = UR_DEFAULT_TX_WINDOW;
+	p->comp.rto_deadline = UINT64_MAX;
+	return 0;
+err:
+	qp_free(p);
+	qp->priv = NULL;
+	return -ENOMEM;
+}
+
+void ur_qp_destroy(struct ur_qp *qp)
+{
+	qp_free(qp->priv);
+	qp->priv = NULL;
+}
+
+int ur_qp_set_tx_window(struct ur_qp *qp, uint32_t pkts)
+{
+	if (!pkts || pkts >= (1u << 23))
+		return -EINVAL;
+	qp->priv->req.window = pkts;
+	return 0;
+}
+
+/* ---- SGE helpers ---------------------------------------------------------- */
+int __ur_sge_resolve(struct ur_qp *qp, struct ur_qsge *sge, uint32_t n,
+		     uint32_t access)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ur_mr *mr;
+
+		if (!sge[i].length) {
+			sge[i].host = NULL;
+			continue;
+		}
+		mr = qp->dev->ops->mr_lookup(qp->dev->host, sge[i].lkey);
+		if (!mr || mr->lkey != sge[i].lkey)
+			return -EACCES;
+		if (ur_mr_check(mr, qp->pdn, sge[i].addr, sge[i].length,
+				access, &sge[i].host))
+			return -EACCES;
+	}
+	return 0;
+}
+
+int __ur_sge_copy_in(struct ur_qsge *sge, uint32_t n, uint32_t off,
+		     const uint8_t *src, uint32_t len)
+{
+	for (uint32_t i = 0; i < n && len; i++) {
+		uint32_t c;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		c = sge[i].length - off < len ? sge[i].length - off : len;
+		memcpy(sge[i].host + off, src, c);
+		src += c;
+		len -= c;
+		off = 0;
+	}
+	return len ? -ERANGE : 0;
+}
+
+void __ur_sge_copy_out(const struct ur_qsge *sge, uint32_t n, uint32_t off,
+		       uint8_t *dst, uint32_t len)
+{
+	for (uint32_t i = 0; i < n && len; i++) {
+		uint32_t c;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		c = sge[i].length - off < len ? sge[i].length - off : len;
+		memcpy(dst, sge[i].host + off, c);
+		dst += c;
+		len -= c;
+		off = 0;
+	}
+}
+
+void __ur_recv_complete(struct ur_qp *qp, uint32_t status, uint32_t opcode,
+			uint32_t byte_len, uint32_t imm, uint32_t flags,
+			uint32_t src_qp, bool solicited, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_rwqe *rwqe = ur_rwqe_at(qp, p->rq_head);
+	struct ur_cqe e = {
+		.wr_id = rwqe->wr_id, .status = status, .opcode = opcode,
+		.byte_len = byte_len, .imm_data = imm, .qp_num = qp->qpn,
+		.src_qp = src_qp, .wc_flags = flags, .ts = now,
+	};
+
+	p->rq_head++;
+	__ur_cq_push(qp, qp->recv_cq, &e, solicited);
+}
+
+/* ---- error state: flush everything (10.3.1, 11.4.1.1) --------------------- */
+static void flush_rq(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+
+	while (p->rq_head != p->rq_tail)
+		__ur_recv_complete(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, 0, 0,
+				   0, false, now);
+	p->resp.rwqe_taken = false;
+}
+
+static void flush_sq(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+
+	for (; p->sq_head != p->sq_tail; p->sq_head++) {
+		struct ur_swqe *wqe = ur_swqe_at(qp, p->sq_head);
+		uint32_t st = wqe->done ? wqe->status : UR_WC_WR_FLUSH_ERR;
+		struct ur_cqe e = {
+			.wr_id = wqe->wr_id, .status = st,
+			.opcode = __ur_wr_wc_opcode(wqe->opcode),
+			.byte_len = wqe->length, .qp_num = qp->qpn, .ts = now,
+		};
+
+		if (st != UR_WC_SUCCESS || (wqe->flags & UR_SEND_SIGNALED))
+			__ur_cq_push(qp, qp->send_cq, &e, false);
+	}
+	p->req.idx = p->req.assigned = p->sq_head;
+	p->req.pkt = 0;
+	p->req.rd_outstanding = 0;
+}
+
+void __ur_qp_error(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+
+	qp->state = UR_QPS_ERR;
+	p->req.rnr_wait = false;
+	p->comp.rto_deadline = UINT64_MAX;
+	p->resp.rd_active = false;
+	p->resp.cur = UR_CUR_NONE;
+	flush_sq(qp, now);
+	flush_rq(qp, now);
+	qp->deadline = UINT64_MAX;
+}
+
+void __ur_qp_update_deadline(struct ur_qp *qp)
+{
+	struct ur_qp_priv *p = qp->priv;
+	uint64_t d = p->comp.rto_deadline;
+
+	if (p->req.rnr_wait && p->req.rnr_deadline < d)
+		d = p->req.rnr_deadline;
+	qp->deadline = d;
+}
+
+static void qp_reset(struct ur_qp *qp)
+{
+	struct ur_qp_priv *p = qp->priv;
+
+	p->sq_head = p->sq_tail = p->rq_head = p->rq_tail = 0;
+	memset(&p->comp, 0, sizeof(p->comp));
+	p->comp.rto_deadline = UINT64_MAX;
+	__ur_req_reset(qp);
+	memset(p->resp.atomics, 0, p->resp.n_atomics * sizeof(*p->resp.atomics));
+	{
+		struct ur_atomic_res *a = p->resp.atomics;
+		uint32_t n = p->resp.n_atomics;
+
+		memset(&p->resp, 0, sizeof(p->resp));
+		p->resp.atomics = a;
+		p->resp.n_atomics = n;
+	}
+	memset(&p->attr, 0, sizeof(p->attr));
+	qp->deadline = UINT64_MAX;
+}
+
+/* ---- modify --------------------------------------------------------------- */
+static bool mtu_ok(uint32_t mtu)
+{
+	return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 ||
+	       mtu == 4096;
+}
+
+static int check_values(const struct ur_qp_attr *a, uint32_t mask)
+{
+	if ((mask & UR_QP_PATH_MTU) && !mtu_ok(a->path_mtu))
+		return -EINVAL;
+	if ((mask & UR_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & UR_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & UR_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & UR_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & UR_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	return 0;
+}
+
+static int set_atomic_cache(struct ur_qp *qp, uint32_t n)
+{
+	struct ur_resp *r = &qp->priv->resp;
+	struct ur_atomic_res *a;
+
+	if (!n)
+		n = 1;
+	if (n == r->n_atomics)
+		return 0;
+	a = calloc(n, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	free(r->atomics);
+	r->atomics = a;
+	r->n_atomics = n;
+	r->atomic_next = 0;
+	return 0;
+}
+
+static void apply_attrs(struct ur_qp *qp, const struct ur_qp_attr *a,
+			uint32_t mask)
+{
+	struct ur_qp_attr *q = &qp->priv->attr;
+
+	if (mask & UR_QP_ACCESS_FLAGS)
+		q->qp_access_flags = a->qp_access_flags;
+	if (mask & UR_QP_PKEY_INDEX)
+		q->pkey_index = a->pkey_index;
+	if (mask & UR_QP_PORT)
+		q->port_num = a->port_num;
+	if (mask & UR_QP_QKEY)
+		q->qkey = a->qkey;
+	if (mask & UR_QP_AV)
+		q->path = a->path;
+	if (mask & UR_QP_PATH_MTU)
+		q->path_mtu = a->path_mtu;
+	if (mask & UR_QP_TIMEOUT)
+		q->timeout = a->timeout;
+	if (mask & UR_QP_RETRY_CNT)
+		q->retry_cnt = a->retry_cnt;
+	if (mask & UR_QP_RNR_RETRY)
+		q->rnr_retry = a->rnr_retry;
+	if (mask & UR_QP_MIN_RNR_TIMER)
+		q->min_rnr_timer = a->min_rnr_timer;
+	if (mask & UR_QP_RQ_PSN)
+		q->rq_psn = a->rq_psn & UR_PSN_MASK;
+	if (mask & UR_QP_SQ_PSN)
+		q->sq_psn = a->sq_psn & UR_PSN_MASK;
+	if (mask & UR_QP_DEST_QPN)
+		q->dest_qp_num = a->dest_qp_num & UR_PSN_MASK;
+	if (mask & UR_QP_MAX_QP_RD_ATOMIC)
+		q->max_rd_atomic = a->max_rd_atomic;
+	if (mask & UR_QP_MAX_DEST_RD_ATOMIC)
+		q->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & UR_QP_RATE_LIMIT)
+		q->rate_limit = a->rate_limit;
+}
+
+int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
+		 uint32_t mask, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	uint32_t cur = qp->state, next;
+	const struct qp_trans *t;
+	uint32_t req, opt;
+	int ti = type_index(qp->type), rc;
+
+	if ((mask & UR_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		return -EINVAL;
+	next = (mask & UR_QP_STATE) ? attr->qp_state : cur;
+	if (next > UR_QPS_ERR || cur > UR_QPS_ERR)
+		return -EINVAL;
+	t = &qp_table[cur][next];
+	if (!t->valid)
+		return -EINVAL;
+	req = t->req[ti];
+	opt = t->opt[ti];
+	if ((mask & req) != req ||
+	    (mask & ~(req | opt | UR_QP_STATE)))
+		return -EINVAL;
+	rc = check_values(attr, mask);
+	if (rc)
+		return rc;
+	if (mask & UR_QP_MAX_DEST_RD_ATOMIC) {
+		rc = set_atomic_cache(qp, attr->max_dest_rd_atomic);
+		if (rc)
+			return rc;
+	}
+
+	if (next == UR_QPS_RESET) {
+		qp_reset(qp);
+		qp->state = UR_QPS_RESET;
+		return 0;
+	}
+	apply_attrs(qp, attr, mask);
+	if (next == UR_QPS_ERR) {
+		__ur_qp_error(qp, now);
+		return 0;
+	}
+	qp->state = next;
+	if (cur == UR_QPS_INIT && next == UR_QPS_RTR) {
+		p->resp.psn = p->attr.rq_psn;
+		p->resp.msn = 0;
+	}
+	if (cur == UR_QPS_RTR && next == UR_QPS_RTS) {
+		p->req.psn_next = p->req.psn_max = p->attr.sq_psn;
+		p->comp.psn = p->attr.sq_psn;
+		p->comp.retry_left = p->attr.retry_cnt;
+		p->comp.rnr_left = p->attr.rnr_retry;
+	}
+	if (next == UR_QPS_SQD && cur == UR_QPS_RTS) {
+		p->en_sqd_notify = mask & UR_QP_EN_SQD_ASYNC_NOTIFY;
+		p->comp.drained_sent = false;
+		if (p->sq_head == p->req.assigned) {
+			p->comp.drained_sent = true;
+			if (p->en_sqd_notify && qp->dev->ops->qp_event)
+				qp->dev->ops->qp_event(qp->dev->host, qp,
+						       UR_EVENT_SQ_DRAINED);
+		}
+	}
+	if (mask & (UR_QP_RETRY_CNT | UR_QP_RNR_RETRY)) {
+		p->comp.retry_left = p->attr.retry_cnt;
+		p->comp.rnr_left = p->attr.rnr_retry;
+	}
+	if (next == UR_QPS_RTS)
+		ur_qp_progress(qp, now);
+	return 0;
+}
+
+void ur_qp_query(const struct ur_qp *qp, struct ur_qp_attr *attr)
+{
+	const struct ur_qp_priv *p = qp->priv;
+
+	*attr = p->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_draining = qp->state == UR_QPS_SQD &&
+			    p->sq_head != p->req.assigned;
+}
+
+/* ---- posting -------------------------------------------------------------- */
+static int check_send_wr(const struct ur_qp *qp, const struct ur_send_wr *wr,
+			 uint64_t *total)
+{
+	uint64_t len = 0;
+
+	if (!__ur_wr_allowed(qp->type, wr->opcode))
+		return -EINVAL;
+	if (wr->num_sge > qp->caps.max_send_sge || (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	for (uint32_t i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (len > 0x80000000ull)
+		return -EINVAL;
+	if (wr->flags & UR_SEND_INLINE) {
+		if (len > qp->caps.max_inline_data ||
+		    __ur_wr_is_rd_atomic(wr->opcode))
+			return -EINVAL;
+	}
+	switch (wr->opcode) {
+	case UR_WR_ATOMIC_CMP_AND_SWP:
+	case UR_WR_ATOMIC_FETCH_AND_ADD:
+		if (wr->num_sge && len < 8)
+			return -EINVAL;
+		break;
+	case UR_WR_ATOMIC_WRITE:
+		if (len != 8)
+			return -EINVAL;
+		break;
+	default:
+		break;
+	}
+	if (qp->type == UR_QPT_UD &&
+	    (!wr->ah || len > (qp->dev->max_mtu ? qp->dev->max_mtu : 4096)))
+		return -EINVAL;
+	*total = len;
+	return 0;
+}
+
+int ur_qp_post_send(struct ur_qp *qp, const struct ur_send_wr *wr,
+		    uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_swqe *wqe;
+	struct ur_qsge *sge;
+	uint64_t total;
+	uint32_t idx;
+	int rc;
+
+	if (qp->state == UR_QPS_RESET || qp->state == UR_QPS_INIT ||
+	    qp->state == UR_QPS_RTR)
+		return -EINVAL;
+	rc = check_send_wr(qp, wr, &total);
+	if (rc)
+		return rc;
+	if (p->sq_tail - p->sq_head >= p->sq_cap)
+		return -ENOMEM;
+	idx = p->sq_tail;
+	wqe = ur_swqe_at(qp, idx);
+	sge = ur_swqe_sge(qp, idx);
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = (uint8_t)wr->opcode;
+	wqe->flags = (uint8_t)wr->flags;
+	wqe->imm = wr->imm_data;
+	wqe->rkey = wr->rkey;
+	wqe->remote_addr = wr->remote_addr;
+	wqe->compare_add = wr->compare_add;
+	wqe->swap = wr->swap;
+	wqe->length = (uint32_t)total;
+	if (__ur_wr_is_rd_atomic(wr->opcode) && wr->opcode != UR_WR_RDMA_READ)
+		wqe->length = 8;
+	if (wr->flags & UR_SEND_INLINE) {
+		uint8_t *dst = ur_swqe_inline(qp, idx);
+		uint32_t off = 0;
+
+		for (uint32_t i = 0; i < wr->num_sge; i++) {
+			memcpy(dst + off,
+			       (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			off += wr->sg_list[i].length;
+		}
+		sge[0] = (struct ur_qsge){ .addr = (uintptr_t)dst,
+					   .length = off, .host = dst };
+		wqe->num_sge = 1;
+		wqe->resolved = true;
+	} else {
+		for (uint32_t i = 0; i < wr->num_sge; i++)
+			sge[i] = (struct ur_qsge){ .addr = wr->sg_list[i].addr,
+						   .length = wr->sg_list[i].length,
+						   .lkey = wr->sg_list[i].lkey };
+		wqe->num_sge = wr->num_sge;
+	}
+	if (qp->type == UR_QPT_UD) {
+		wqe->ud_path = wr->ah->path;
+		wqe->ud_dqpn = wr->remote_qpn & UR_PSN_MASK;
+		/* A Q_Key with the high bit set means "use the QP's" (10.2.4). */
+		wqe->ud_qkey = (wr->remote_qkey & 0x80000000u) ? p->attr.qkey
+							       : wr->remote_qkey;
+	}
+	p->sq_tail++;
+	if (qp->state == UR_QPS_ERR) {
+		flush_sq(qp, now);
+		return 0;
+	}
+	__ur_req_progress(qp, now);
+	__ur_qp_update_deadline(qp);
+	return 0;
+}
+
+int ur_qp_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_rwqe *rwqe;
+	struct ur_qsge *sge;
+	uint64_t len = 0;
+
+	if (qp->state == UR_QPS_RESET)
+		return -EINVAL;
+	if (wr->num_sge > qp->caps.max_recv_sge || (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	if (p->rq_tail - p->rq_head >= p->rq_cap)
+		return -ENOMEM;
+	rwqe = ur_rwqe_at(qp, p->rq_tail);
+	sge = ur_rwqe_sge(qp, p->rq_tail);
+	for (uint32_t i = 0; i < wr->num_sge; i++) {
+		sge[i] = (struct ur_qsge){ .addr = wr->sg_list[i].addr,
+					   .length = wr->sg_list[i].length,
+					   .lkey = wr->sg_list[i].lkey };
+		len += wr->sg_list[i].length;
+	}
+	if (len > UINT32_MAX)
+		return -EINVAL;
+	rwqe->wr_id = wr->wr_id;
+	rwqe->num_sge = wr->num_sge;
+	rwqe->length = (uint32_t)len;
+	p->rq_tail++;
+	if (qp->state == UR_QPS_ERR)
+		flush_rq(qp, 0);
+	return 0;
+}
+
+void ur_qp_progress(struct ur_qp *qp, uint64_t now)
+{
+	if (qp->type == UR_QPT_RC)
+		__ur_resp_progress(qp, now);
+	__ur_req_progress(qp, now);
+	__ur_qp_update_deadline(qp);
+}
+
+void ur_qp_timer(struct ur_qp *qp, uint64_t now)
+{
+	if (qp->state == UR_QPS_RTS || qp->state == UR_QPS_SQD)
+		__ur_comp_timer(qp, now);
+	ur_qp_progress(qp, now);
+}

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private state of a transport QP and the internal interface between the
+ * transport's modules (requester, responder, completer, UD, CQ). Nothing
+ * outside src/transport includes this.
+ *
+ * Queues are rings indexed by free-running uint32_t counters; a slot is
+ * (index % capacity). All memory is allocated at QP create and sized by the
+ * requested caps; the per-packet path never allocates.
+ */
+#ifndef UR_QP_PRIV_H
+#define UR_QP_PRIV_H
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "ur_transport.h"
+
+#define UR_DEFAULT_TX_WINDOW 256 /* outstanding request PSNs */
+#define UR_ACKREQ_EVERY 64       /* AckReq at least this often in a message */
+
+#define ur_container_of(ptr, type, member)                                   \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* A local scatter/gather element, resolved to a host pointer once checked. */
+struct ur_qsge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+	uint8_t *host; /* valid once the WQE's SGEs are resolved */
+};
+
+/* Send queue entry. */
+struct ur_swqe {
+	uint64_t wr_id;
+	uint8_t opcode;   /* enum ur_wr_opcode */
+	uint8_t flags;    /* enum ur_send_flags */
+	bool resolved;    /* SGEs checked and mapped */
+	bool done;        /* completed (successfully or not) */
+	uint8_t status;   /* enum ur_wc_status, valid when done */
+	uint32_t imm;     /* network order, or IETH rkey (host order) */
+	uint32_t rkey;
+	uint64_t remote_addr;
+	uint64_t compare_add, swap;
+	uint32_t num_sge;
+	uint32_t length;  /* total payload bytes */
+	uint32_t first_psn;
+	uint32_t npkts;   /* PSNs this WQE occupies */
+	/* UD destination */
+	uint32_t ud_dqpn, ud_qkey;
+	struct ur_ipudp ud_path;
+};
+
+/* Receive queue entry. */
+struct ur_rwqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length;  /* total of the SGEs */
+};
+
+/* Saved result of an executed atomic, for replay to a duplicate (9.7.5.1). */
+struct ur_atomic_res {
+	bool valid;
+	uint32_t psn;
+	uint64_t orig;
+};
+
+/* Requester (ur_req.c). */
+struct ur_req {
+	uint32_t idx;       /* WQE being transmitted */
+	uint32_t pkt;       /* next packet index within it */
+	uint32_t assigned;  /* WQEs before this index have PSNs */
+	uint32_t psn_next;  /* PSN for the next new WQE */
+	uint32_t psn_max;   /* first PSN never sent (for counting retransmits) */
+	uint32_t rd_outstanding; /* READ/atomics assigned and not done */
+	uint32_t window;    /* send window in PSNs */
+	bool rnr_wait;      /* paused until rnr_deadline */
+	uint64_t rnr_deadline;
+};
+
+/* Completer (ur_comp.c). */
+struct ur_comp {
+	uint32_t psn;       /* oldest unacknowledged PSN */
+	uint64_t rto_deadline; /* UINT64_MAX: not armed */
+	uint8_t retry_left, rnr_left;
+	bool drained_sent;  /* SQ_DRAINED reported */
+};
+
+enum ur_resp_cur { UR_CUR_NONE, UR_CUR_SEND, UR_CUR_WRITE };
+
+/* Responder (ur_resp.c). */
+struct ur_resp {
+	uint32_t psn;       /* expected PSN (ePSN) */
+	uint32_t msn;       /* 24-bit message sequence number */
+	bool nak_sent;      /* one NAK per sequence error (9.7.5.1.2) */
+	bool uc_drop;       /* UC: drop until the next FIRST/ONLY */
+	uint8_t cur;        /* enum ur_resp_cur: multi-packet message in progress */
+	uint32_t off;       /* bytes of the current message so far */
+	uint8_t *wr_host;   /* WRITE: host pointer of the next byte */
+	uint32_t wr_left;   /* WRITE: bytes still expected */
+	uint32_t wr_len;    /* WRITE: DMA length from the RETH */
+	bool rwqe_taken;    /* the head RQ WQE belongs to the message */
+	/* READ response job; normally finished at once, or continued by
+	 * progress when the host is out of packet buffers. */
+	bool rd_active;
+	const uint8_t *rd_host;
+	uint32_t rd_len, rd_off, rd_psn, rd_first_psn;
+	/* Atomic replay cache, max_dest_rd_atomic entries (>= 1). */
+	struct ur_atomic_res *atomics;
+	uint32_t n_atomics, atomic_next;
+};
+
+struct ur_qp_priv {
+	struct ur_qp_attr attr;
+	uint32_t sq_cap, rq_cap;  /* slots (caps.max_*_wr) */
+	uint32_t sq_head, sq_tail; /* head: oldest not completed */
+	uint32_t rq_head, rq_tail;
+	struct ur_swqe *sq;
+	struct ur_qsge *sq_sge;   /* sq_cap * caps.max_send_sge */
+	uint8_t *sq_inline;       /* sq_cap * caps.max_inline_data */
+	struct ur_rwqe *rq;
+	struct ur_qsge *rq_sge;   /* rq_cap * caps.max_recv_sge */
+	bool en_sqd_notify;
+	struct ur_req req;
+	struct ur_comp comp;
+	struct ur_resp resp;
+};
+
+static inline struct ur_qp_priv *ur_priv(const struct ur_qp *qp)
+{
+	return qp->priv;
+}
+
+static inline struct ur_swqe *ur_swqe_at(const struct ur_qp *qp, uint32_t i)
+{
+	return &qp->priv->sq[i % qp->priv->sq_cap];
+}
+
+static inline struct ur_qsge *ur_swqe_sge(const struct ur_qp *qp, uint32_t i)
+{
+	return &qp->priv->sq_sge[(size_t)(i % qp->priv->sq_cap) *
+				 (qp->caps.max_send_sge ? qp->caps.max_send_sge : 1)];
+}
+
+static inline uint8_t *ur_swqe_inline(const struct ur_qp *qp, uint32_t i)
+{
+	return &qp->priv->sq_inline[(size_t)(i % qp->priv->sq_cap) *
+				    qp->caps.max_inline_data];
+}
+
+static inline struct ur_rwqe *ur_rwqe_at(const struct ur_qp *qp, uint32_t i)
+{
+	return &qp->priv->rq[i % qp->priv->rq_cap];
+}
+
+static inline struct ur_qsge *ur_rwqe_sge(const struct ur_qp *qp, uint32_t i)
+{
+	return &qp->priv->rq_sge[(size_t)(i % qp->priv->rq_cap) *
+				 (qp->caps.max_recv_sge ? qp->caps.max_recv_sge : 1)];
+}
+
+static inline uint32_t ur_qp_mtu(const struct ur_qp *qp)
+{
+	uint32_t m = qp->priv->attr.path_mtu;
+
+	if (!m || (qp->dev->max_mtu && m > qp->dev->max_mtu))
+		m = qp->dev->max_mtu ? qp->dev->max_mtu : 1024;
+	return m;
+}
+
+/* Packets a message of @len bytes needs at @mtu (a zero-length one takes 1). */
+static inline uint32_t ur_npkts(uint32_t len, uint32_t mtu)
+{
+	return len ? (len + mtu - 1) / mtu : 1;
+}
+
+/* ImmDt travels as the bytes of the network-order value (ibv imm_data). */
+static inline void ur_imm_put(uint8_t *p, uint32_t net)
+{
+	const uint8_t *b = (const uint8_t *)&net;
+
+	p[0] = b[0]; p[1] = b[1]; p[2] = b[2]; p[3] = b[3];
+}
+
+static inline uint32_t ur_imm_net(uint32_t host_order)
+{
+	uint32_t net;
+	uint8_t *b = (uint8_t *)&net;
+
+	ur_put32(b, host_order);
+	return net;
+}
+
+#define UR_CNT(qp, name) ((qp)->dev->cnt.name++)
+
+/* ur_xmit.c: build and send one packet. */
+struct ur_txhdr {
+	uint8_t opcode;
+	bool se, ackreq;
+	uint32_t dqpn, psn;
+	struct ur_reth reth;
+	struct ur_atmeth atm;
+	struct ur_aeth aeth;
+	struct ur_deth deth;
+	uint64_t atmack;
+	uint32_t imm_net;   /* ImmDt, network order */
+	uint32_t ieth;
+};
+/* A buffer for @opcode with @payload_len bytes; the payload goes at
+ * __ur_tx_payload(). NULL when the host is out of buffers. */
+struct ur_pktbuf *__ur_tx_alloc(struct ur_qp *qp, uint8_t opcode,
+				uint32_t payload_len);
+uint8_t *__ur_tx_payload(struct ur_pktbuf *b, uint8_t opcode);
+/* Write the headers of @h into @b (payload already in place), set the
+ * length and the path (NULL: the QP's AV), hand it to the host. */
+void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
+		  const struct ur_txhdr *h, uint32_t payload_len,
+		  const struct ur_ipudp *path);
+/* Send an ACK/NAK with @syndrome for @psn (responder). */
+void __ur_tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
+
+/* ur_cq.c */
+void __ur_cq_push(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *e,
+		  bool solicited);
+
+/* ur_qp.c */
+void __ur_qp_error(struct ur_qp *qp, uint64_t now);
+void __ur_qp_update_deadline(struct ur_qp *qp);
+int __ur_sge_resolve(struct ur_qp *qp, struct ur_qsge *sge, uint32_t n,
+		     uint32_t access);
+/* Copy @len bytes at @off of the message into / out of resolved SGEs. */
+int __ur_sge_copy_in(struct ur_qsge *sge, uint32_t n, uint32_t off,
+		     const uint8_t *src, uint32_t len);
+void __ur_sge_copy_out(const struct ur_qsge *sge, uint32_t n, uint32_t off,
+		       uint8_t *dst, uint32_t len);
+void __ur_recv_complete(struct ur_qp *qp, uint32_t status, uint32_t opcode,
+			uint32_t byte_len, uint32_t imm, uint32_t flags,
+			uint32_t src_qp, bool solicited, uint64_t now);
+
+/* ur_req.c */
+bool __ur_wr_allowed(uint32_t qp_type, uint32_t opcode);
+bool __ur_wr_is_rd_atomic(uint32_t opcode);
+uint32_t __ur_wr_wc_opcode(uint32_t opcode);
+void __ur_wqe_done(struct ur_qp *qp, struct ur_swqe *wqe, uint32_t status);
+void __ur_req_progress(struct ur_qp *qp, uint64_t now);
+void __ur_req_go_back(struct ur_qp *qp, uint32_t psn);
+void __ur_sq_complete(struct ur_qp *qp, uint64_t now);
+void __ur_req_reset(struct ur_qp *qp);
+
+/* ur_comp.c */
+void __ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
+void __ur_comp_timer(struct ur_qp *qp, uint64_t now);
+void __ur_comp_arm(struct ur_qp *qp, uint64_t now);
+
+/* ur_resp.c */
+void __ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
+		  const struct ur_rxinfo *ri, uint64_t now);
+void __ur_resp_progress(struct ur_qp *qp, uint64_t now);
+
+/* ur_ud.c */
+void __ur_ud_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
+		const struct ur_rxinfo *ri, uint64_t now);
+void __ur_ud_grh(uint8_t *grh, const struct ur_rxinfo *ri, uint32_t ib_len);
+
+#endif

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The requester (IBTA 9.5, 9.7.1, 9.7.4): turns send WQEs into request
+ * packets. It assigns PSNs when a WQE starts, segments by path MTU into
+ * FIRST/MIDDLE/LAST or ONLY, and keeps the send window, the limit on
+ * outstanding READ/atomic requests (max_rd_atomic, 9.5.4) and the fence.
+ * Retransmission is go-back-N: the completer moves the cursor back with
+ * __ur_req_go_back() and this code sends again from there.
+ */
+#include <string.h>
+
+#include "ur_qp_priv.h"
+
+enum { QPT_RC = 1 << UR_QPT_RC, QPT_UC = 1 << UR_QPT_UC, QPT_UD = 1 << UR_QPT_UD };
+
+/* Per work request opcode: the RC wire opcodes and what it completes as. */
+struct ur_wr_info {
+	bool valid;
+	uint8_t qpts;       /* QPT_* that may post it */
+	uint8_t only, first, middle, last; /* RC opcodes; UC adds 0x20 */
+	uint8_t wc;         /* enum ur_wc_opcode */
+	bool rd_atomic;     /* counts against max_rd_atomic */
+	bool has_payload;   /* payload comes from the SGEs */
+	uint32_t local_access; /* needed on the local SGEs */
+};
+
+static const struct ur_wr_info wr_info[] = {
+	[UR_WR_SEND] = {
+		.valid = true, .qpts = QPT_RC | QPT_UC | QPT_UD,
+		.only = UR_OP_RC_SEND_ONLY, .first = UR_OP_RC_SEND_FIRST,
+		.middle = UR_OP_RC_SEND_MIDDLE, .last = UR_OP_RC_SEND_LAST,
+		.wc = UR_WC_SEND, .has_payload = true,
+	},
+	[UR_WR_SEND_WITH_IMM] = {
+		.valid = true, .qpts = QPT_RC | QPT_UC | QPT_UD,
+		.only = UR_OP_RC_SEND_ONLY_IMM, .first = UR_OP_RC_SEND_FIRST,
+		.middle = UR_OP_RC_SEND_MIDDLE, .last = UR_OP_RC_SEND_LAST_IMM,
+		.wc = UR_WC_SEND, .has_payload = true,
+	},
+	[UR_WR_SEND_WITH_INV] = {
+		.valid = true, .qpts = QPT_RC,
+		.only = UR_OP_RC_SEND_ONLY_INV, .first = UR_OP_RC_SEND_FIRST,
+		.middle = UR_OP_RC_SEND_MIDDLE, .last = UR_OP_RC_SEND_LAST_INV,
+		.wc = UR_WC_SEND, .has_payload = true,
+	},
+	[UR_WR_RDMA_WRITE] = {
+		.valid = true, .qpts = QPT_RC | QPT_UC,
+		.only = UR_OP_RC_RDMA_WRITE_ONLY,
+		.first = UR_OP_RC_RDMA_WRITE_FIRST,
+		.middle = UR_OP_RC_RDMA_WRITE_MIDDLE,
+		.last = UR_OP_RC_RDMA_WRITE_LAST,
+		.wc = UR_WC_RDMA_WRITE, .has_payload = true,
+	},
+	[UR_WR_RDMA_WRITE_WITH_IMM] = {
+		.valid = true, .qpts = QPT_RC | QPT_UC,
+		.only = UR_OP_RC_RDMA_WRITE_ONLY_IMM,
+		.first = UR_OP_RC_RDMA_WRITE_FIRST,
+		.middle = UR_OP_RC_RDMA_WRITE_MIDDLE,
+		.last = UR_OP_RC_RDMA_WRITE_LAST_IMM,
+		.wc = UR_WC_RDMA_WRITE, .has_payload = true,
+	},
+	[UR_WR_RDMA_READ] = {
+		.valid = true, .qpts = QPT_RC,
+		.only = UR_OP_RC_RDMA_READ_REQUEST,
+		.wc = UR_WC_RDMA_READ, .rd_atomic = true,
+		.local_access = UR_ACCESS_LOCAL_WRITE,
+	},
+	[UR_WR_ATOMIC_CMP_AND_SWP] = {
+		.valid = true, .qpts = QPT_RC,
+		.only = UR_OP_RC_COMPARE_SWAP,
+		.wc = UR_WC_COMP_SWAP, .rd_atomic = true,
+		.local_access = UR_ACCESS_LOCAL_WRITE,
+	},
+	[UR_WR_ATOMIC_FETCH_AND_ADD] = {
+		.valid = true, .qpts = QPT_RC,
+		.only = UR_OP_RC_FETCH_ADD,
+		.wc = UR_WC_FETCH_ADD, .rd_atomic = true,
+		.local_access = UR_ACCESS_LOCAL_WRITE,
+	},
+	[UR_WR_ATOMIC_WRITE] = {
+		.valid = true, .qpts = QPT_RC,
+		.only = UR_OP_RC_ATOMIC_WRITE,
+		.wc = UR_WC_ATOMIC_WRITE, .has_payload = true,
+	},
+};
+
+static const struct ur_wr_info *wr_lookup(uint32_t opcode)
+{
+	if (opcode >= sizeof(wr_info) / sizeof(wr_info[0]) ||
+	    !wr_info[opcode].valid)
+		return NULL;
+	return &wr_info[opcode];
+}
+
+bool __ur_wr_allowed(uint32_t qp_type, uint32_t opcode)
+{
+	const struct ur_wr_info *wi = wr_lookup(opcode);
+
+	return wi && qp_type < 8 && (wi->qpts & (1u << qp_type));
+}
+
+bool __ur_wr_is_rd_atomic(uint32_t opcode)
+{
+	const struct ur_wr_info *wi = wr_lookup(opcode);
+
+	return wi && wi->rd_atomic;
+}
+
+uint32_t __ur_wr_wc_opcode(uint32_t opcode)
+{
+	const struct ur_wr_info *wi = wr_lookup(opcode);
+
+	return wi ? wi->wc : UR_WC_SEND;
+}
+
+/* Mark a WQE complete; CQEs are generated in order by __ur_sq_complete. */
+void __ur_wqe_done(struct ur_qp *qp, struct ur_swqe *wqe, uint32_t status)
+{
+	struct ur_req *req = &qp->priv->req;
+
+	if (wqe->done)
+		return;
+	wqe->done = true;
+	wqe->status = (uint8_t)status;
+	if (__ur_wr_is_rd_atomic(wqe->opcode) && req->rd_outstanding)
+		req->rd_outstanding--;
+}
+
+void __ur_sq_complete(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+
+	while (p->sq_head != p->req.assigned) {
+		struct ur_swqe *wqe = ur_swqe_at(qp, p->sq_head);
+		struct ur_cqe e;
+
+		if (!wqe->done)
+			break;
+		if ((wqe->flags & UR_SEND_SIGNALED) ||
+		    wqe->status != UR_WC_SUCCESS) {
+			memset(&e, 0, sizeof(e));
+			e.wr_id = wqe->wr_id;
+			e.status = wqe->status;
+			e.opcode = __ur_wr_wc_opcode(wqe->opcode);
+			e.byte_len = wqe->length;
+			e.qp_num = qp->qpn;
+			e.ts = now;
+			__ur_cq_push(qp, qp->send_cq, &e, false);
+		}
+		p->sq_head++;
+	}
+	if ((int32_t)(p->req.idx - p->sq_head) < 0) {
+		p->req.idx = p->sq_head; /* the cursor never trails the head */
+		p->req.pkt = 0;
+	}
+}
+
+void __ur_req_reset(struct ur_qp *qp)
+{
+	struct ur_req *req = &qp->priv->req;
+	uint32_t window = req->window ? req->window : UR_DEFAULT_TX_WINDOW;
+
+	memset(req, 0, sizeof(*req));
+	req->window = window;
+	req->idx = req->assigned = qp->priv->sq_head;
+}
+
+/* Move the transmit cursor back to @psn (go-back-N, IBTA 9.7.4.1.3). */
+void __ur_req_go_back(struct ur_qp *qp, uint32_t psn)
+{
+	struct ur_qp_priv *p = qp->priv;
+
+	for (uint32_t i = p->sq_head; i != p->req.assigned; i++) {
+		struct ur_swqe *wqe = ur_swqe_at(qp, i);
+		int32_t d = ur_psn_diff(psn, wqe->first_psn);
+
+		if (wqe->done)
+			continue;
+		if (d < 0)
+			d = 0; /* resend the whole oldest unfinished WQE */
+		if ((uint32_t)d < wqe->npkts) {
+			p->req.idx = i;
+			p->req.pkt = (uint32_t)d;
+			return;
+		}
+	}
+	p->req.idx = p->req.assigned;
+	p->req.pkt = 0;
+}
+
+/* IBTA 9.5: lkeys are checked when the WQE starts, before any byte moves. */
+static int wqe_resolve(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe)
+{
+	const struct ur_wr_info *wi = wr_lookup(wqe->opcode);
+
+	if (wqe->resolved)
+		return 0;
+	if (!(wqe->flags & UR_SEND_INLINE)) {
+		int rc = __ur_sge_resolve(qp, ur_swqe_sge(qp, idx),
+					  wqe->num_sge, wi->local_access);
+		if (rc)
+			return rc;
+	}
+	wqe->resolved = true;
+	return 0;
+}
+
+static uint8_t pkt_opcode(const struct ur_qp *qp, const struct ur_wr_info *wi,
+			  uint32_t k, uint32_t n)
+{
+	uint8_t op;
+
+	if (qp->type == UR_QPT_UD)
+		return wi->only == UR_OP_RC_SEND_ONLY_IMM ? UR_OP_UD_SEND_ONLY_IMM
+							  : UR_OP_UD_SEND_ONLY;
+	if (n == 1 || !wi->has_payload)
+		op = wi->only;
+	else if (k == 0)
+		op = wi->first;
+	else if (k == n - 1)
+		op = wi->last;
+	else
+		op = wi->middle;
+	return qp->type == UR_QPT_UC ? (uint8_t)(op + 0x20) : op;
+}
+
+/* Build and send packet @k of the WQE at @idx. -EAGAIN: no buffer. */
+static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
+		    uint32_t k)
+{
+	struct ur_qp_priv *p = qp->priv;
+	const struct ur_wr_info *wi = wr_lookup(wqe->opcode);
+	uint32_t mtu = ur_qp_mtu(qp);
+	uint32_t off = k * mtu, len = 0, end;
+	bool last = k == wqe->npkts - 1;
+	const struct ur_ipudp *path = NULL;
+	struct ur_txhdr h = {
+		.opcode = pkt_opcode(qp, wi, k, wqe->npkts),
+		.dqpn = p->attr.dest_qp_num,
+		.psn = ur_psn_add(wqe->first_psn, k),
+	};
+	struct ur_pktbuf *b;
+
+	if (wi->has_payload) {
+		len = wqe->length - off < mtu ? wqe->length - off : mtu;
+	}
+	if (wqe->opcode == UR_WR_RDMA_READ) {
+		/* A resent READ asks for the rest only (9.7.4.1.4). */
+		h.reth.va = wqe->remote_addr + off;
+		h.reth.rkey = wqe->rkey;
+		h.reth.len = wqe->length - (wqe->length < off ? wqe->length : off);
+		h.ackreq = true;
+	} else if (wqe->opcode == UR_WR_ATOMIC_CMP_AND_SWP ||
+		   wqe->opcode == UR_WR_ATOMIC_FETCH_AND_ADD) {
+		h.atm.va = wqe->remote_addr;
+		h.atm.rkey = wqe->rkey;
+		if (wqe->opcode == UR_WR_ATOMIC_CMP_AND_SWP) {
+			h.atm.compare = wqe->compare_add;
+			h.atm.swap_add = wqe->swap;
+		} else {
+			h.atm.swap_add = wqe->compare_add;
+		}
+		h.ackreq = true;
+	} else {
+		if (k == 0) {
+			h.reth.va = wqe->remote_addr;
+			h.reth.rkey = wqe->rkey;
+			h.reth.len = wqe->length;
+		}
+		if (last) {
+			h.imm_net = wqe->imm;
+			h.ieth = wqe->imm;
+			h.se = (wqe->flags & UR_SEND_SOLICITED) &&
+			       (wqe->opcode != UR_WR_RDMA_WRITE);
+		}
+		h.ackreq = last || (k + 1) % UR_ACKREQ_EVERY == 0;
+	}
+	if (qp->type != UR_QPT_RC)
+		h.ackreq = false;
+	if (qp->type == UR_QPT_UD) {
+		h.dqpn = wqe->ud_dqpn;
+		h.deth.qkey = wqe->ud_qkey;
+		h.deth.sqpn = qp->qpn;
+		path = &wqe->ud_path;
+	}
+
+	b = __ur_tx_alloc(qp, h.opcode, len);
+	if (!b)
+		return -EAGAIN;
+	if (len)
+		__ur_sge_copy_out(ur_swqe_sge(qp, idx), wqe->num_sge, off,
+				  __ur_tx_payload(b, h.opcode), len);
+	if (ur_psn_diff(h.psn, p->req.psn_max) < 0)
+		qp->dev->cnt.tx_retransmit++;
+	/* A READ request stands for all its response PSNs. */
+	end = wqe->opcode == UR_WR_RDMA_READ
+		      ? ur_psn_add(wqe->first_psn, wqe->npkts)
+		      : ur_psn_add(h.psn, 1);
+	if (ur_psn_diff(end, p->req.psn_max) > 0)
+		p->req.psn_max = end;
+	__ur_tx_send(qp, b, &h, len, path);
+	return 0;
+}
+
+/* May the WQE at the cursor start now? (window, 9.5.4 limits, fence) */
+static bool can_start(struct ur_qp *qp, struct ur_swqe *wqe)
+{
+	struct ur_qp_priv *p = qp->priv;
+	uint32_t max_rd = p->attr.max_rd_atomic ? p->attr.max_rd_atomic : 1;
+
+	if (qp->state != UR_QPS_RTS)
+		return false; /* SQD: finish what started, start nothing */
+	if (qp->type != UR_QPT_RC)
+		return true;
+	if ((wqe->flags & UR_SEND_FENCE) && p->req.rd_outstanding)
+		return false;
+	if (__ur_wr_is_rd_atomic(wqe->opcode) && p->req.rd_outstanding >= max_rd)
+		return false;
+	return true;
+}
+
+/* Is @psn inside the send window? The oldest unacked one always is. */
+static bool in_window(struct ur_qp *qp, uint32_t psn)
+{
+	struct ur_qp_priv *p = qp->priv;
+	int32_t d = ur_psn_diff(psn, p->comp.psn);
+
+	return qp->type != UR_QPT_RC || d <= 0 || (uint32_t)d < p->req.window;
+}
+
+void __ur_req_progress(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_req *req = &p->req;
+
+	if ((qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD) ||
+	    req->rnr_wait)
+		return;
+	while (req->idx != p->sq_tail) {
+		uint32_t idx = req->idx;
+		struct ur_swqe *wqe = ur_swqe_at(qp, idx);
+
+		if (idx == req->assigned) {
+			int rc;
+
+			if (!can_start(qp, wqe))
+				break;
+			rc = wqe_resolve(qp, idx, wqe);
+			wqe->first_psn = req->psn_next;
+			wqe->npkts = ur_npkts(wqe->length, ur_qp_mtu(qp));
+			if (!wr_lookup(wqe->opcode)->has_payload &&
+			    wqe->opcode != UR_WR_RDMA_READ)
+				wqe->npkts = 1;
+			if (qp->type == UR_QPT_UD)
+				wqe->npkts = 1;
+			req->psn_next = ur_psn_add(req->psn_next, wqe->npkts);
+			req->assigned++;
+			if (__ur_wr_is_rd_atomic(wqe->opcode))
+				req->rd_outstanding++;
+			req->pkt = 0;
+			if (rc) {
+				__ur_wqe_done(qp, wqe, UR_WC_LOC_PROT_ERR);
+				__ur_qp_error(qp, now);
+				return;
+			}
+		}
+		if (wqe->done || req->pkt >= wqe->npkts) {
+			req->idx++;
+			req->pkt = 0;
+			continue;
+		}
+		if (!in_window(qp, ur_psn_add(wqe->first_psn, req->pkt)))
+			break;
+		if (send_pkt(qp, idx, wqe, req->pkt))
+			break;
+		if (wqe->opcode == UR_WR_RDMA_READ)
+			req->pkt = wqe->npkts; /* one request asks for all */
+		else
+			req->pkt++;
+		if (qp->type == UR_QPT_RC) {
+			__ur_comp_arm(qp, now);
+		} else if (req->pkt == wqe->npkts) {
+			/* UC/UD: done once on the wire (9.8, 9.9). */
+			__ur_wqe_done(qp, wqe, UR_WC_SUCCESS);
+			__ur_sq_complete(qp, now);
+		}
+	}
+}

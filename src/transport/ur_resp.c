@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The responder for RC and UC (IBTA 9.7.5, 9.8): checks the PSN against the
+ * expected PSN, the opcode sequence, the receive queue, the remote key;
+ * executes SEND/WRITE/READ/atomics; and acknowledges.
+ *
+ * Duplicates (9.7.5.1.1): SEND and WRITE are never executed again, only
+ * re-acknowledged; a READ is served again from the duplicate request; an
+ * atomic is answered from the saved-results cache and never executed twice.
+ * A packet ahead of the expected PSN gets one NAK-sequence error until the
+ * expected PSN arrives (9.7.5.1.2).
+ */
+#include <string.h>
+
+#include "ur_qp_priv.h"
+
+#define RESP_STATES(X)                                                       \
+	X(CHECK_PSN) X(CHECK_OP_SEQ) X(CHECK_OP_VALID) X(CHECK_RESOURCE)     \
+	X(CHECK_RKEY) X(EXECUTE) X(ACKNOWLEDGE) X(DUPLICATE) X(NAK_SEQ)      \
+	X(ERROR) X(DONE)
+
+enum resp_state {
+#define UR_X(n) RESP_##n,
+	RESP_STATES(UR_X)
+#undef UR_X
+};
+
+static const char *const resp_state_name[] __attribute__((unused)) = {
+#define UR_X(n) [RESP_##n] = #n,
+	RESP_STATES(UR_X)
+#undef UR_X
+};
+
+struct resp_ctx {
+	const struct ur_pkt *pkt;
+	uint32_t psn;
+	uint8_t *host;       /* RETH/AtomicETH target, once checked */
+	uint8_t nak;         /* syndrome to send in RESP_ERROR */
+	uint8_t event;       /* async event for RESP_ERROR */
+	uint32_t recv_status; /* complete the receive WQE with this, or 0 */
+	uint64_t now;
+};
+
+static bool is_rc(const struct ur_qp *qp)
+{
+	return qp->type == UR_QPT_RC;
+}
+
+static enum resp_state nak(struct resp_ctx *cx, enum ur_nak_code code)
+{
+	cx->nak = ur_aeth_nak(code);
+	cx->event = code == UR_NAK_REM_ACCESS_ERR ? UR_EVENT_QP_ACCESS_ERR
+						  : UR_EVENT_QP_REQ_ERR;
+	return RESP_ERROR;
+}
+
+static void uc_abort(struct ur_qp *qp)
+{
+	struct ur_resp *r = &qp->priv->resp;
+
+	r->cur = UR_CUR_NONE;
+	r->off = 0;
+	r->rwqe_taken = false; /* the receive WQE is reused */
+}
+
+static enum resp_state check_psn(struct ur_qp *qp, struct resp_ctx *cx)
+{
+	struct ur_resp *r = &qp->priv->resp;
+	int32_t d = ur_psn_diff(cx->psn, r->psn);
+	uint32_t m = cx->pkt->mask;
+
+	if (!is_rc(qp)) {
+		/* UC (9.8.3): a gap drops the message in progress; resync
+		 * on the next FIRST or ONLY. */
+		if (d != 0 || r->uc_drop) {
+			if (d != 0)
+				qp->dev->cnt.rx_drop_psn++;
+			uc_abort(qp);
+			if (m & UR_OPF_FIRST) {
+				r->uc_drop = false;
+				r->psn = cx->psn;
+				return RESP_CHECK_OP_SEQ;
+			}
+			r->uc_drop = true;
+			r->psn = ur_psn_add(cx->psn, 1);
+			return RESP_DONE;
+		}
+		return RESP_CHECK_OP_SEQ;
+	}
+	if (d > 0) {
+		qp->dev->cnt.rx_out_of_seq++;
+		return r->nak_sent ? RESP_DONE : RESP_NAK_SEQ;
+	}
+	if (d < 0) {
+		qp->dev->cnt.rx_duplicate++;
+		return RESP_DUPLICATE;
+	}
+	if (r->rd_active)
+		return RESP_DONE; /* still answering a READ: the requester resends */
+	r->nak_sent = false;
+	return RESP_CHECK_OP_SEQ;
+}
+
+/* IBTA 9.7.5.1.3 / C9-? : FIRST...MIDDLE...LAST of one message in order. */
+static enum resp_state check_op_seq(struct ur_qp *qp, struct resp_ctx *cx)
+{
+	struct ur_resp *r = &qp->priv->resp;
+	uint32_t m = cx->pkt->mask;
+	bool cont = m & (UR_OPF_MIDDLE | UR_OPF_LAST) && !(m & UR_OPF_FIRST);
+	bool ok;
+
+	switch (r->cur) {
+	case UR_CUR_SEND:
+		ok = cont && (m & UR_OPF_SEND);
+		break;
+	case UR_CUR_WRITE:
+		ok = cont && (m & UR_OPF_WRITE);
+		break;
+	default:
+		ok = !cont;
+		break;
+	}
+	if (ok)
+		return RESP_CHECK_OP_VALID;
+	if (!is_rc(qp)) {
+		uc_abort(qp);
+		r->uc_drop = true;
+		r->psn = ur_psn_add(cx->psn, 1);
+		return RESP_DONE;
+	}
+	return nak(cx, UR_NAK_INV_REQ);
+}
+
+static enum resp_state check_op_valid(struct ur_qp *qp, struct resp_ctx *cx)
+{
+	const struct ur_pkt *pkt = cx->pkt;
+	uint32_t m = pkt->mask, mtu = ur_qp_mtu(qp);
+	uint32_t acc = qp->priv->attr.qp_access_flags;
+
+	if (((m & (UR_OPF_WRITE | UR_OPF_ATOMIC_WRITE)) &&
+	     !(acc & UR_ACCESS_REMOTE_WRITE)) ||
+	    ((m & UR_OPF_READ) && !(acc & UR_ACCESS_REMOTE_READ)) ||
+	    ((m & UR_OPF_ATOMIC) && !(acc & UR_ACCESS_REMOTE_ATOMIC)))
+		return nak(cx, UR_NAK_REM_ACCESS_ERR);
+	if (m & (UR_OPF_SEND | UR_OPF_WRITE)) {
+		/* 9.7.5.1.3: FIRST and MIDDLE carry exactly one PMTU. */
+		if ((m & (UR_OPF_FIRST | UR_OPF_MIDDLE)) && !(m & UR_OPF_LAST)
+			    ? pkt->payload_len != mtu
+			    : pkt->payload_len > mtu)
+			return nak(cx, UR_NAK_INV_REQ);
+	}
+	if ((m & UR_OPF_ATOMIC_WRITE) &&
+	    (pkt->payload_len != 8 || pkt->reth.len != 8))
+		return nak(cx, UR_NAK_INV_REQ);
+	return RESP_CHECK_RESOURCE;
+}
+
+/* Take the head receive WQE for a SEND or WRITE_WITH_IMM (9.7.5.1.4: RNR). */
+static enum resp_state check_resource(struct ur_qp *qp, struct resp_ctx *cx)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_resp *r = &p->resp;
+	uint32_t m = cx->pkt->mask;
+	bool need = (m & UR_OPF_SEND) ||
+		    ((m & UR_OPF_WRITE) && (m & UR_OPF_IMM));
+
+	if (!need || r->rwqe_taken)
+		return RESP_CHECK_RKEY;
+	if (p->rq_head == p->rq_tail) {
+		if (!is_rc(qp)) {
+			qp->dev->cnt.rx_drop_no_recv++;
+			uc_abort(qp);
+			r->uc_drop = true;
+			r->psn = ur_psn_add(cx->psn, 1);
+			return RESP_DONE;
+		}
+		cx->nak = ur_aeth_rnr_nak(p->attr.min_rnr_timer);
+		r->nak_sent = true; /* later packets wait for the resend */
+		__ur_tx_ack(qp, cx->nak, r->psn);
+		return RESP_DONE;
+	}
+	if (__ur_sge_resolve(qp, ur_rwqe_sge(qp, p->rq_head),
+			     ur_rwqe_at(qp, p->rq_head)->num_sge,
+			     UR_ACCESS_LOCAL_WRITE)) {
+		cx->recv_status = UR_WC_LOC_PROT_ERR;
+		return nak(cx, UR_NAK_REM_OP_ERR);
+	}
+	r->rwqe_taken = true;
+	return RESP_CHECK_RKEY;
+}
+
+/* C9-88 and 10.6.3: the remote key is checked before a byte is touched. */
+static enum resp_state check_rkey(struct ur_qp *qp, struct resp_ctx *cx)
+{
+	const struct ur_pkt *pkt = cx->pkt;
+	uint32_t m = pkt->mask, access, rkey, len;
+	uint64_t va;
+	const struct ur_mr *mr;
+
+	if (m & UR_OPF_ATOMIC) {
+		va = pkt->atm.va;
+		rkey = pkt->atm.rkey;
+		len = 8;
+		access = UR_ACCESS_REMOTE_ATOMIC;
+		if (va & 7)
+			return nak(cx, UR_NAK_INV_REQ);
+	} else if (m & UR_HDR_RETH) {
+		va = pkt->reth.va;
+		rkey = pkt->reth.rkey;
+		len = pkt->reth.len;
+		access = (m & UR_OPF_READ) ? UR_ACCESS_REMOTE_READ
+					   : UR_ACCESS_REMOTE_WRITE;
+		if ((m & UR_OPF_ATOMIC_WRITE) && (va & 7))
+			return nak(cx, UR_NAK_INV_REQ);
+		if ((m & UR_OPF_WRITE) && (m & UR_OPF_LAST) &&
+		    pkt->payload_len != len)
+			return nak(cx, UR_NAK_INV_REQ);
+		if ((m & UR_OPF_WRITE) && !(m & UR_OPF_LAST) &&
+		    len <= pkt->payload_len)
+			return nak(cx, UR_NAK_INV_REQ);
+		if (len == 0) {
+			cx->host = NULL; /* zero length: no key check (C9-88) */
+			return RESP_EXECUTE;
+		}
+	} else {
+		return RESP_EXECUTE;
+	}
+	mr = qp->dev->ops->mr_lookup(qp->dev->host, rkey);
+	if (!mr || mr->rkey != rkey ||
+	    ur_mr_check(mr, qp->pdn, va, len, access, &cx->host))
+		return nak(cx, UR_NAK_REM_ACCESS_ERR);
+	return RESP_EXECUTE;
+}
+
+static enum resp_state exec_send(struct ur_qp *qp, struct resp_ctx *cx)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_resp *r = &p->resp;
+	const struct ur_pkt *pkt = cx->pkt;
+	struct ur_rwqe *rwqe = ur_rwqe_at(qp, p->rq_head);
+	uint32_t flags = 0, imm = 0;
+
+	if (pkt->payload_len > rwqe->length - r->off) {
+		/* 9.7.5.2.? : too long for the buffer: local length error
+		 * here, invalid request for the requester. */
+		cx->recv_status = UR_WC_LOC_LEN_ERR;
+		return nak(cx, UR_NAK_INV_REQ);
+	}
+	__ur_sge_copy_in(ur_rwqe_sge(qp, p->rq_head), rwqe->num_sge, r->off,
+			 pkt->payload, pkt->payload_len);
+	r->off += pkt->payload_len;
+	if (!(pkt->mask & UR_OPF_LAST)) {
+		r->cur = UR_CUR_SEND;
+		return RESP_ACKNOWLEDGE;
+	}
+	if (pkt->mask & UR_OPF_IMM) {
+		flags = UR_WC_WITH_IMM;
+		imm = ur_imm_net(pkt->imm);
+	} else if (pkt->mask & UR_OPF_INV) {
+		flags = UR_WC_WITH_INV; /* the host invalidates the key */
+		imm = pkt->ieth;
+	}
+	__ur_recv_complete(qp, UR_WC_SUCCESS, UR_WC_RECV, r->off, imm, flags,
+			   0, pkt->h.se, cx->now);
+	r->cur = UR_CUR_NONE;
+	r->off = 0;
+	r->rwqe_taken = false;
+	r->msn = ur_psn_add(r->msn, 1);
+	return RESP_ACKNOWLEDGE;
+}
+
+static enum resp_state exec_write(struct ur_qp *qp, struct resp_ctx *cx)
+{
+	struct ur_resp *r = &qp->priv->resp;
+	const struct ur_pkt *pkt = cx->pkt;
+
+	if (pkt->mask & UR_OPF_FIRST) {
+		r->wr_host = cx->host;
+		r->wr_left = r->wr_len = pkt->reth.len;
+	}
+	if (pkt->payload_len > r->wr_left ||
+	    ((pkt->mask & UR_OPF_LAST) && pkt->payload_len != r->wr_left))
+		return nak(cx, UR_NAK_INV_REQ);
+	if (pkt->payload_len) {
+		memcpy(r->wr_host, pkt->payload, pkt->payload_len);
+		r->wr_host += pkt->payload_len;
+		r->wr_left -= pkt->payload_len;
+	}
+	if (!(pkt->mask & UR_OPF_LAST)) {
+		r->cur = UR_CUR_WRITE;
+		return RESP_ACKNOWLEDGE;
+	}
+	r->cur = UR_CUR_NONE;
+	if (pkt->mask & UR_OPF_IMM) {
+		__ur_recv_complete(qp, UR_WC_SUCCESS, UR_WC_RECV_RDMA_WITH_IMM,
+				   r->wr_len, ur_imm_net(pkt->imm),
+				   UR_WC_WITH_IMM, 0, pkt->h.se, cx->now);
+		r->rwqe_taken = false;
+	}
+	r->msn = ur_psn_add(r->msn, 1);
+	return RESP_ACKNOWLEDGE;
+}
+
+/* Start answering a READ at @psn for [host, host+len) (9.7.5.1.5). */
+static void read_start(struct ur_qp *qp, const uint8_t *host, uint32_t len,
+		       uint32_t psn, uint64_t now)
+{
+	struct ur_resp *r = &qp->priv->resp;
+
+	r->rd_active = true;
+	r->rd_host = host;
+	r->rd_len = len;
+	r->rd_off = 0;
+	r->rd_psn = r->rd_first_psn = psn;
+	__ur_resp_progress(qp, now);
+}
+
+void __ur_resp_progress(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_resp *r = &qp->priv->resp;
+	uint32_t mtu = ur_qp_mtu(qp);
+
+	while (r->rd_active) {
+		uint32_t n = ur_npkts(r->rd_len, mtu);
+		uint32_t k = r->rd_off / mtu;
+		uint32_t len = r->rd_len - r->rd_off < mtu ? r->rd_len - r->rd_off
+							   : mtu;
+		struct ur_txhdr h = {
+			.dqpn = qp->priv->attr.dest_qp_num,
+			.psn = r->rd_psn,
+			.aeth = { .syndrome = ur_aeth_ack(UR_AETH_CREDIT_INVALID),
+				  .msn = r->msn },
+		};
+		struct ur_pktbuf *b;
+
+		if (n == 1)
+			h.opcode = UR_OP_RC_RDMA_READ_RESPONSE_ONLY;
+		else if (k == 0)
+			h.opcode = UR_OP_RC_RDMA_READ_RESPONSE_FIRST;
+		else if (k == n - 1)
+			h.opcode = UR_OP_RC_RDMA_READ_RESPONSE_LAST;
+		else
+			h.opcode = UR_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+		b = __ur_tx_alloc(qp, h.opcode, len);
+		if (!b)
+			return; /* continue on the next progress call */
+		if (len)
+			memcpy(__ur_tx_payload(b, h.opcode),
+			       r->rd_host + r->rd_off, len);
+		__ur_tx_send(qp, b, &h, len, NULL);
+		r->rd_off += len;
+		r->rd_psn = ur_psn_add(r->rd_psn, 1);
+		if (k >= n - 1)
+			r->rd_active = false;
+	}
+}
+
+static void send_atomic_ack(struct ur_qp *qp, uint32_t psn, uint64_t orig)
+{
+	struct ur_txhdr h = {
+		.opcode = UR_OP_RC_ATOMIC_ACKNOWLEDGE,
+		.dqpn = qp->priv->attr.dest_qp_num,
+		.psn = psn,
+		.aeth = { .syndrome = ur_aeth_ack(UR_AETH_CREDIT_INVALID),
+			  .msn = qp->priv->resp.msn },
+		.atmack = orig,
+	};
+	struct ur_pktbuf *b = __ur_tx_alloc(qp, h.opcode, 0);
+
+	if (b)
+		__ur_tx_send(qp, b, &h, 0, NULL);
+}
+
+/* IBTA 9.4.5: atomics on an 8-byte aligned target, at most once. */
+static enum resp_state exec_atomic(struct ur_qp *qp, struct resp_ctx *cx)
+{
+	struct ur_resp *r = &qp->priv->resp;
+	const struct ur_pkt *pkt = cx->pkt;
+	uint64_t *t = (uint64_t *)(void *)cx->host;
+	uint64_t orig;
+	struct ur_atomic_res *res;
+
+	if (pkt->h.opcode == UR_OP_RC_COMPARE_SWAP) {
+		orig = pkt->atm.compare;
+		__atomic_compare_exchange_n(t, &orig, pkt->atm.swap_add, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(t, pkt->atm.swap_add,
+					  __ATOMIC_SEQ_CST);
+	}
+	res = &r->atomics[r->atomic_next++ % r->n_atomics];
+	res->valid = true;
+	res->psn = cx->psn;
+	res->orig = orig;
+	r->msn = ur_psn_add(r->msn, 1);
+	r->psn = ur_psn_add(r->psn, 1);
+	send_atomic_ack(qp, cx->psn, orig);
+	return RESP_DONE;
+}
+
+static enum resp_state execute(struct ur_qp *qp, struct resp_ctx *cx,
+			       uint64_t now)
+{
+	struct ur_resp *r = &qp->priv->resp;
+	const struct ur_pkt *pkt = cx->pkt;
+	uint32_t m = pkt->mask;
+
+	if (m & UR_OPF_SEND)
+		return exec_send(qp, cx);
+	if (m & UR_OPF_WRITE)
+		return exec_write(qp, cx);
+	if (m & UR_OPF_ATOMIC)
+		return exec_atomic(qp, cx);
+	if (m & UR_OPF_ATOMIC_WRITE) {
+		uint64_t v;
+
+		memcpy(&v, pkt->payload, 8);
+		__atomic_store_n((uint64_t *)(void *)cx->host, v,
+				 __ATOMIC_SEQ_CST);
+		r->msn = ur_psn_add(r->msn, 1);
+		return RESP_ACKNOWLEDGE;
+	}
+	if (m & UR_OPF_READ) {
+		uint32_t n = ur_npkts(pkt->reth.len, ur_qp_mtu(qp));
+
+		r->psn = ur_psn_add(r->psn, n);
+		r->msn = ur_psn_add(r->msn, 1);
+		read_start(qp, cx->host, pkt->reth.len, cx->psn, now);
+		return RESP_DONE;
+	}
+	return nak(cx, UR_NAK_INV_REQ);
+}
+
+/* Coalesced ACKs: answer when asked (AckReq, 9.7.5.1.1). */
+static enum resp_state acknowledge(struct ur_qp *qp, struct resp_ctx *cx)
+{
+	struct ur_resp *r = &qp->priv->resp;
+
+	r->psn = ur_psn_add(cx->psn, 1);
+	if (is_rc(qp) && cx->pkt->h.ackreq)
+		__ur_tx_ack(qp, ur_aeth_ack(UR_AETH_CREDIT_INVALID), cx->psn);
+	return RESP_DONE;
+}
+
+static enum resp_state duplicate(struct ur_qp *qp, struct resp_ctx *cx,
+				 uint64_t now)
+{
+	struct ur_resp *r = &qp->priv->resp;
+	const struct ur_pkt *pkt = cx->pkt;
+	uint32_t m = pkt->mask;
+
+	if (m & UR_OPF_READ) {
+		const struct ur_mr *mr;
+		uint8_t *host = NULL;
+
+		if (r->rd_active)
+			return RESP_DONE;
+		if (pkt->reth.len) {
+			mr = qp->dev->ops->mr_lookup(qp->dev->host,
+						     pkt->reth.rkey);
+			if (!mr || mr->rkey != pkt->reth.rkey ||
+			    ur_mr_check(mr, qp->pdn, pkt->reth.va,
+					pkt->reth.len, UR_ACCESS_REMOTE_READ,
+					&host))
+				return RESP_DONE;
+		}
+		read_start(qp, host, pkt->reth.len, cx->psn, now);
+		return RESP_DONE;
+	}
+	if (m & UR_OPF_ATOMIC) {
+		for (uint32_t i = 0; i < r->n_atomics; i++) {
+			struct ur_atomic_res *res = &r->atomics[i];
+
+			if (res->valid && res->psn == cx->psn) {
+				send_atomic_ack(qp, cx->psn, res->orig);
+				break;
+			}
+		}
+		return RESP_DONE;
+	}
+	if (pkt->h.ackreq)
+		__ur_tx_ack(qp, ur_aeth_ack(UR_AETH_CREDIT_INVALID),
+			    ur_psn_add(r->psn, UR_PSN_MASK));
+	return RESP_DONE;
+}
+
+static void resp_error(struct ur_qp *qp, struct resp_ctx *cx, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+
+	if (cx->recv_status && p->rq_head != p->rq_tail)
+		__ur_recv_complete(qp, cx->recv_status, UR_WC_RECV, 0, 0, 0, 0,
+				   false, now);
+	if (!is_rc(qp)) {
+		uc_abort(qp);
+		p->resp.uc_drop = true;
+		p->resp.psn = ur_psn_add(cx->psn, 1);
+		return;
+	}
+	__ur_tx_ack(qp, cx->nak, cx->psn);
+	/* An RC responder error is fatal for the QP (10.3.1, 11.6.2). */
+	__ur_qp_error(qp, now);
+	if (qp->dev->ops->qp_event)
+		qp->dev->ops->qp_event(qp->dev->host, qp,
+				       (enum ur_async_event)cx->event);
+}
+
+void __ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
+		  const struct ur_rxinfo *ri, uint64_t now)
+{
+	struct resp_ctx cx = { .pkt = pkt, .psn = pkt->h.psn, .now = now };
+	enum resp_state s = RESP_CHECK_PSN;
+
+	for (;;) {
+		switch (s) {
+		case RESP_CHECK_PSN:
+			s = check_psn(qp, &cx);
+			break;
+		case RESP_CHECK_OP_SEQ:
+			s = check_op_seq(qp, &cx);
+			break;
+		case RESP_CHECK_OP_VALID:
+			s = check_op_valid(qp, &cx);
+			break;
+		case RESP_CHECK_RESOURCE:
+			s = check_resource(qp, &cx);
+			break;
+		case RESP_CHECK_RKEY:
+			s = check_rkey(qp, &cx);
+			break;
+		case RESP_EXECUTE:
+			s = execute(qp, &cx, now);
+			break;
+		case RESP_ACKNOWLEDGE:
+			s = acknowledge(qp, &cx);
+			break;
+		case RESP_DUPLICATE:
+			s = duplicate(qp, &cx, now);
+			break;
+		case RESP_NAK_SEQ:
+			qp->priv->resp.nak_sent = true;
+			__ur_tx_ack(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR),
+				    qp->priv->resp.psn);
+			return;
+		case RESP_ERROR:
+			resp_error(qp, &cx, now);
+			return;
+		case RESP_DONE:
+			return;
+		}
+	}
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Building outgoing packets: headers are written through the wire codec at
+ * the offsets the opcode table gives (IBTA 9.2, 9.3); the payload is
+ * gathered by the caller straight into the host's buffer, so there is no
+ * bounce copy.
+ */
+#include <string.h>
+
+#include "ur_qp_priv.h"
+
+static uint32_t pad_of(uint32_t payload_len)
+{
+	return (4 - (payload_len & 3)) & 3;
+}
+
+struct ur_pktbuf *__ur_tx_alloc(struct ur_qp *qp, uint8_t opcode,
+				uint32_t payload_len)
+{
+	uint32_t len = (uint32_t)ur_pkt_hdr_len(opcode) + payload_len +
+		       pad_of(payload_len) + UR_ICRC_LEN;
+	struct ur_pktbuf *b = qp->dev->ops->pkt_alloc(qp->dev->host, len);
+
+	if (b && b->cap < len)
+		return NULL; /* host contract broken; never write past cap */
+	return b;
+}
+
+uint8_t *__ur_tx_payload(struct ur_pktbuf *b, uint8_t opcode)
+{
+	return b->data + ur_pkt_hdr_len(opcode);
+}
+
+void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
+		  const struct ur_txhdr *h, uint32_t payload_len,
+		  const struct ur_ipudp *path)
+{
+	const struct ur_opcode_info *info = ur_opcode_info(h->opcode);
+	uint8_t *p = b->data;
+	uint32_t pad = pad_of(payload_len);
+	struct ur_bth bth = {
+		.opcode = h->opcode, .se = h->se, .ackreq = h->ackreq,
+		.pad = (uint8_t)pad, .pkey = UR_DEFAULT_PKEY,
+		.dqpn = h->dqpn, .psn = h->psn & UR_PSN_MASK,
+	};
+
+	ur_bth_encode(p, &bth);
+	if (info->mask & UR_HDR_RETH)
+		ur_reth_encode(p + info->off[UR_ETH_RETH], &h->reth);
+	if (info->mask & UR_HDR_ATMETH)
+		ur_atmeth_encode(p + info->off[UR_ETH_ATMETH], &h->atm);
+	if (info->mask & UR_HDR_AETH)
+		ur_aeth_encode(p + info->off[UR_ETH_AETH], &h->aeth);
+	if (info->mask & UR_HDR_ATMACK)
+		ur_put64(p + info->off[UR_ETH_ATMACK], h->atmack);
+	if (info->mask & UR_HDR_DETH)
+		ur_deth_encode(p + info->off[UR_ETH_DETH], &h->deth);
+	if (info->mask & UR_HDR_IMMDT)
+		ur_imm_put(p + info->off[UR_ETH_IMMDT], h->imm_net);
+	if (info->mask & UR_HDR_IETH)
+		ur_put32(p + info->off[UR_ETH_IETH], h->ieth);
+	p += info->hdr_len + payload_len;
+	memset(p, 0, pad + UR_ICRC_LEN);
+	b->len = info->hdr_len + payload_len + pad + UR_ICRC_LEN;
+
+	b->path = path ? *path : qp->priv->attr.path;
+	if (!b->path.sport)
+		b->path.sport = ur_rocev2_sport(qp->qpn); /* ECMP entropy, A17.3 */
+	if (!b->path.dport)
+		b->path.dport = UR_ROCEV2_PORT;
+	qp->dev->cnt.tx_packets++;
+	qp->dev->cnt.tx_bytes += b->len;
+	qp->dev->ops->pkt_send(qp->dev->host, b);
+}
+
+void __ur_tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct ur_txhdr h = {
+		.opcode = UR_OP_RC_ACKNOWLEDGE,
+		.dqpn = qp->priv->attr.dest_qp_num,
+		.psn = psn,
+		.aeth = { .syndrome = syndrome, .msn = qp->priv->resp.msn },
+	};
+	struct ur_pktbuf *b = __ur_tx_alloc(qp, h.opcode, 0);
+
+	if (!b)
+		return; /* the requester's timer recovers */
+	switch (ur_aeth_kind(syndrome)) {
+	case UR_AETH_RNR_NAK:
+		qp->dev->cnt.tx_nak_rnr++;
+		break;
+	case UR_AETH_NAK:
+		if (ur_aeth_value(syndrome) == UR_NAK_PSN_SEQ_ERR)
+			qp->dev->cnt.tx_nak_seq++;
+		else
+			qp->dev->cnt.tx_nak_other++;
+		break;
+	default:
+		break;
+	}
+	__ur_tx_send(qp, b, &h, 0, NULL);
+}

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+#include "tfix.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void side_init(struct tfix *f, struct tside *s, int node, uint32_t type)
+{
+	struct ur_qp_caps caps = {
+		.max_send_wr = 256, .max_recv_wr = 256,
+		.max_send_sge = 4, .max_recv_sge = 4, .max_inline_data = 256,
+	};
+
+	s->node = &f->net.nodes[node];
+	ASSERT_EQ(ur_cq_init(&s->scq, 1024), 0);
+	ASSERT_EQ(ur_cq_init(&s->rcq, 1024), 0);
+	s->qp = tnet_qp(s->node, type, 1, &caps, &s->scq, &s->rcq);
+	s->buf = calloc(1, TBUF);
+	ASSERT(s->buf);
+	s->mr = tnet_mr(s->node, s->buf, TBUF, ACC_ALL, 1);
+}
+
+void tfix_init(struct tfix *f, uint32_t type, const struct tconn_attr *ca)
+{
+	memset(f, 0, sizeof(*f));
+	tnet_init(&f->net, ur_test_seed, 2);
+	side_init(f, &f->a, 0, type);
+	side_init(f, &f->b, 1, type);
+	f->ca = ca ? *ca : (struct tconn_attr){
+		.mtu = 1024, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.min_rnr_timer = 1, .access = ACC_ALL,
+		.psn_a = 100, .psn_b = 0xfffff0 };
+	if (type != UR_QPT_UD)
+		tnet_connect(f->a.qp, f->b.qp, &f->ca);
+}
+
+void tfix_fini(struct tfix *f)
+{
+	struct tside *ss[2] = { &f->a, &f->b };
+
+	tnet_fini(&f->net);
+	for (int i = 0; i < 2; i++) {
+		ur_cq_fini(&ss[i]->scq);
+		ur_cq_fini(&ss[i]->rcq);
+		free(ss[i]->buf);
+	}
+}
+
+struct ur_cqe tfix_cqe(struct ur_cq *cq)
+{
+	struct ur_cqe e[2];
+	int n = ur_cq_poll(cq, e, 1);
+
+	if (n != 1)
+		UR_FAIL("expected a CQE, got none");
+	return e[0];
+}
+
+void tfix_no_cqe(struct ur_cq *cq)
+{
+	struct ur_cqe e;
+
+	if (ur_cq_poll(cq, &e, 1))
+		UR_FAIL("unexpected CQE wr_id %llu status %u",
+			(unsigned long long)e.wr_id, e.status);
+}
+
+int tfix_send(struct tside *s, uint32_t opcode, uint64_t wr_id,
+	      uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey,
+	      uint32_t flags)
+{
+	struct ur_sge sge = { (uintptr_t)(s->buf + off), len, s->mr->lkey };
+	struct ur_send_wr wr = {
+		.wr_id = wr_id, .opcode = opcode, .flags = flags,
+		.remote_addr = raddr, .rkey = rkey,
+		.sg_list = &sge, .num_sge = 1,
+	};
+
+	return ur_qp_post_send(s->qp, &wr, s->node->net->now);
+}
+
+int tfix_recv(struct tside *s, uint64_t wr_id, uint32_t off, uint32_t len)
+{
+	struct ur_sge sge = { (uintptr_t)(s->buf + off), len, s->mr->lkey };
+	struct ur_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+
+	return ur_qp_post_recv(s->qp, &wr);
+}
+
+void tfix_fill(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (uint32_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		p[i] = (uint8_t)(x >> 16);
+	}
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* A connected QP pair with buffers, for the transport tests. */
+#ifndef TFIX_H
+#define TFIX_H
+
+#include "tnet.h"
+#include "ur_test.h"
+
+#define TBUF (1u << 20)
+#define ACC_ALL (UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE |            \
+		 UR_ACCESS_REMOTE_READ | UR_ACCESS_REMOTE_ATOMIC)
+
+struct tside {
+	struct tnode *node;
+	struct ur_cq scq, rcq;
+	struct ur_qp *qp;
+	uint8_t *buf;        /* TBUF bytes, registered as mr */
+	struct ur_mr *mr;
+};
+
+struct tfix {
+	struct tnet net;
+	struct tside a, b;
+	struct tconn_attr ca;
+};
+
+void tfix_init(struct tfix *f, uint32_t type, const struct tconn_attr *ca);
+void tfix_fini(struct tfix *f);
+/* Expect exactly one CQE on @cq; returns it. */
+struct ur_cqe tfix_cqe(struct ur_cq *cq);
+void tfix_no_cqe(struct ur_cq *cq);
+int tfix_send(struct tside *s, uint32_t opcode, uint64_t wr_id,
+	      uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey,
+	      uint32_t flags);
+int tfix_recv(struct tside *s, uint64_t wr_id, uint32_t off, uint32_t len);
+void tfix_fill(uint8_t *p, uint32_t len, uint32_t seed);
+
+#endif

@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: MIT
+#include "tnet.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ur_test.h"
+
+uint64_t tnet_rand(struct tnet *net)
+{
+	/* xorshift64* */
+	uint64_t x = net->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	net->rng = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+double tnet_frand(struct tnet *net)
+{
+	return (double)(tnet_rand(net) >> 11) / (double)(1ull << 53);
+}
+
+void tnet_addr(int node, struct ur_ipudp *ip)
+{
+	memset(ip, 0, sizeof(*ip));
+	ip->dst[0] = 10;
+	ip->dst[3] = (uint8_t)(node + 1);
+	ip->dport = UR_ROCEV2_PORT;
+	ip->ttl = 64;
+}
+
+/* ---- heap ----------------------------------------------------------- */
+static bool before(const struct tpkt *a, const struct tpkt *b)
+{
+	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+static void heap_push(struct tnet *net, struct tpkt p)
+{
+	int i;
+
+	if (net->nq == net->capq) {
+		net->capq = net->capq ? net->capq * 2 : 256;
+		net->q = realloc(net->q, sizeof(*net->q) * net->capq);
+		ASSERT(net->q);
+	}
+	i = net->nq++;
+	net->q[i] = p;
+	while (i > 0 && before(&net->q[i], &net->q[(i - 1) / 2])) {
+		struct tpkt t = net->q[i];
+
+		net->q[i] = net->q[(i - 1) / 2];
+		net->q[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static struct tpkt heap_pop(struct tnet *net)
+{
+	struct tpkt top = net->q[0];
+	int i = 0;
+
+	net->q[0] = net->q[--net->nq];
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < net->nq && before(&net->q[l], &net->q[m]))
+			m = l;
+		if (r < net->nq && before(&net->q[r], &net->q[m]))
+			m = r;
+		if (m == i)
+			break;
+		struct tpkt t = net->q[i];
+		net->q[i] = net->q[m];
+		net->q[m] = t;
+		i = m;
+	}
+	return top;
+}
+
+/* ---- device ops ------------------------------------------------------ */
+static struct ur_pktbuf *op_alloc(void *host, uint32_t len)
+{
+	struct tnode *n = host;
+	struct ur_pktbuf *b;
+
+	if (n->pkt_budget == 0)
+		return NULL;
+	if (n->pkt_budget > 0)
+		n->pkt_budget--;
+	b = calloc(1, sizeof(*b) + len);
+	ASSERT(b);
+	b->data = (uint8_t *)(b + 1);
+	b->cap = len;
+	return b;
+}
+
+static void enqueue(struct tnet *net, int dst, const struct ur_pktbuf *b,
+		    uint64_t extra)
+{
+	struct tpkt p = {
+		.at = net->now + net->f.delay_ns + extra,
+		.seq = net->seq++,
+		.dst = dst,
+		.len = b->len,
+		.path = b->path,
+	};
+
+	p.data = malloc(b->len);
+	ASSERT(p.data);
+	memcpy(p.data, b->data, b->len);
+	heap_push(net, p);
+}
+
+static void op_send(void *host, struct ur_pktbuf *b)
+{
+	struct tnode *n = host;
+	struct tnet *net = n->net;
+	int dst = b->path.dst[3] - 1;
+	struct tfault *f = &net->f;
+	uint64_t extra = 0;
+
+	ASSERT(b->len <= b->cap);
+	ASSERT(dst >= 0 && dst < net->n_nodes);
+	memcpy(b->path.src, (uint8_t[4]){ 10, 0, 0, (uint8_t)(n->id + 1) }, 4);
+	if (net->tap)
+		net->tap(net, b->data, b->len, net->tap_arg);
+	if (f->drop_count && b->data[0] == f->drop_opcode) {
+		f->drop_count--;
+		net->dropped++;
+		free(b);
+		return;
+	}
+	if (f->loss && tnet_frand(net) < f->loss) {
+		net->dropped++;
+		free(b);
+		return;
+	}
+	if (f->reorder && tnet_frand(net) < f->reorder)
+		extra = tnet_rand(net) % (f->jitter_ns + 1);
+	enqueue(net, dst, b, extra);
+	if (f->dup && tnet_frand(net) < f->dup)
+		enqueue(net, dst, b, tnet_rand(net) % (f->jitter_ns + 1));
+	free(b);
+}
+
+static void op_cq_event(void *host, struct ur_cq *cq)
+{
+	((struct tnode *)host)->cq_events++;
+}
+
+static void op_qp_event(void *host, struct ur_qp *qp, enum ur_async_event ev)
+{
+	struct tnode *n = host;
+
+	n->qp_events++;
+	n->last_qp_event = ev;
+}
+
+static const struct ur_mr *op_mr_lookup(void *host, uint32_t key)
+{
+	struct tnode *n = host;
+
+	for (int i = 0; i < n->n_mrs; i++)
+		if (n->mrs[i] && (n->mrs[i]->lkey == key || n->mrs[i]->rkey == key))
+			return n->mrs[i];
+	return NULL;
+}
+
+static struct ur_qp *op_qp_lookup(void *host, uint32_t qpn)
+{
+	struct tnode *n = host;
+
+	for (int i = 0; i < n->n_qps; i++)
+		if (n->qps[i] && n->qps[i]->qpn == qpn)
+			return n->qps[i];
+	return NULL;
+}
+
+static const struct ur_dev_ops tnet_ops = {
+	.pkt_alloc = op_alloc,
+	.pkt_send = op_send,
+	.cq_event = op_cq_event,
+	.qp_event = op_qp_event,
+	.mr_lookup = op_mr_lookup,
+	.qp_lookup = op_qp_lookup,
+};
+
+void tnet_init(struct tnet *net, uint64_t seed, int nodes)
+{
+	memset(net, 0, sizeof(*net));
+	net->rng = seed * 0x9E3779B97F4A7C15ull + 1;
+	net->now = 1000000;
+	net->f.delay_ns = 2000;
+	net->n_nodes = nodes;
+	for (int i = 0; i < nodes; i++) {
+		struct tnode *n = &net->nodes[i];
+
+		n->net = net;
+		n->id = i;
+		n->dev.ops = &tnet_ops;
+		n->dev.host = n;
+		n->dev.max_mtu = 4096;
+		n->next_key = 0x100 * (i + 1);
+		n->pkt_budget = -1;
+	}
+}
+
+void tnet_fini(struct tnet *net)
+{
+	for (int i = 0; i < net->nq; i++)
+		free(net->q[i].data);
+	free(net->q);
+	for (int i = 0; i < net->n_nodes; i++) {
+		struct tnode *n = &net->nodes[i];
+
+		for (int j = 0; j < n->n_mrs; j++)
+			free(n->mrs[j]);
+		for (int j = 0; j < n->n_qps; j++) {
+			if (n->qps[j]) {
+				ur_qp_destroy(n->qps[j]);
+				free(n->qps[j]);
+			}
+		}
+	}
+}
+
+struct ur_mr *tnet_mr(struct tnode *n, void *buf, uint64_t len,
+		      uint32_t access, uint32_t pdn)
+{
+	struct ur_mr *mr = calloc(1, sizeof(*mr));
+
+	ASSERT(mr && n->n_mrs < TNET_MAX_MRS);
+	mr->iova = (uintptr_t)buf;
+	mr->host = buf;
+	mr->length = len;
+	mr->lkey = n->next_key++;
+	mr->rkey = n->next_key++ | 0x10000;
+	mr->access = access;
+	mr->pdn = pdn;
+	n->mrs[n->n_mrs++] = mr;
+	return mr;
+}
+
+void tnet_mr_del(struct tnode *n, struct ur_mr *mr)
+{
+	for (int i = 0; i < n->n_mrs; i++)
+		if (n->mrs[i] == mr) {
+			free(mr);
+			n->mrs[i] = NULL;
+		}
+}
+
+struct ur_qp *tnet_qp(struct tnode *n, uint32_t type, uint32_t pdn,
+		      const struct ur_qp_caps *caps, struct ur_cq *scq,
+		      struct ur_cq *rcq)
+{
+	struct ur_qp *qp = calloc(1, sizeof(*qp));
+	uint32_t qpn = 0x100 + (uint32_t)n->id * 0x1000 + (uint32_t)n->n_qps;
+
+	ASSERT(qp && n->n_qps < TNET_MAX_QPS);
+	ASSERT_EQ(ur_qp_create(&n->dev, qp, type, qpn, pdn, caps, scq, rcq), 0);
+	n->qps[n->n_qps++] = qp;
+	qp->owner = n;
+	return qp;
+}
+
+void tnet_qp_del(struct tnode *n, struct ur_qp *qp)
+{
+	for (int i = 0; i < n->n_qps; i++)
+		if (n->qps[i] == qp) {
+			n->qps[i] = NULL;
+			ur_qp_destroy(qp);
+			free(qp);
+		}
+}
+
+static void modify_ok(struct ur_qp *qp, struct ur_qp_attr *a, uint32_t mask)
+{
+	int rc = ur_qp_modify(qp, a, mask, 0);
+
+	if (rc)
+		UR_FAIL("modify qp 0x%x to %u mask 0x%x: %d", qp->qpn,
+			a->qp_state, mask, rc);
+}
+
+static void connect_one(struct ur_qp *qp, struct ur_qp *peer,
+			const struct tconn_attr *ca, uint32_t rq_psn,
+			uint32_t sq_psn)
+{
+	struct tnode *pn = peer->owner;
+	struct ur_qp_attr a = {0};
+	bool rc = qp->type == UR_QPT_RC;
+
+	a.qp_state = UR_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = ca->access;
+	modify_ok(qp, &a, UR_QP_STATE | UR_QP_PKEY_INDEX | UR_QP_PORT |
+			  UR_QP_ACCESS_FLAGS);
+	a.qp_state = UR_QPS_RTR;
+	tnet_addr(pn->id, &a.path);
+	a.path_mtu = ca->mtu ? ca->mtu : 1024;
+	a.dest_qp_num = peer->qpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = ca->min_rnr_timer;
+	modify_ok(qp, &a, UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
+			  UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+			  (rc ? UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER : 0));
+	a.qp_state = UR_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = ca->timeout;
+	a.retry_cnt = ca->retry_cnt;
+	a.rnr_retry = ca->rnr_retry;
+	a.max_rd_atomic = ca->max_rd_atomic ? ca->max_rd_atomic : 16;
+	modify_ok(qp, &a, UR_QP_STATE | UR_QP_SQ_PSN |
+			  (rc ? UR_QP_TIMEOUT | UR_QP_RETRY_CNT |
+					UR_QP_RNR_RETRY | UR_QP_MAX_QP_RD_ATOMIC
+			      : 0));
+}
+
+void tnet_connect(struct ur_qp *a, struct ur_qp *b, const struct tconn_attr *ca)
+{
+	connect_one(a, b, ca, ca->psn_b, ca->psn_a);
+	connect_one(b, a, ca, ca->psn_a, ca->psn_b);
+}
+
+void tnet_ud_up(struct ur_qp *qp, uint32_t qkey)
+{
+	struct ur_qp_attr a = {0};
+
+	a.qp_state = UR_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = qkey;
+	modify_ok(qp, &a, UR_QP_STATE | UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_QKEY);
+	a.qp_state = UR_QPS_RTR;
+	modify_ok(qp, &a, UR_QP_STATE);
+	a.qp_state = UR_QPS_RTS;
+	a.sq_psn = 0;
+	modify_ok(qp, &a, UR_QP_STATE | UR_QP_SQ_PSN);
+}
+
+/* ---- the event loop -------------------------------------------------- */
+static uint64_t next_deadline(struct tnet *net)
+{
+	uint64_t d = UINT64_MAX;
+
+	for (int i = 0; i < net->n_nodes; i++)
+		for (int j = 0; j < net->nodes[i].n_qps; j++) {
+			struct ur_qp *qp = net->nodes[i].qps[j];
+
+			if (qp && qp->deadline < d)
+				d = qp->deadline;
+		}
+	return d;
+}
+
+static void run_timers(struct tnet *net)
+{
+	for (int i = 0; i < net->n_nodes; i++)
+		for (int j = 0; j < net->nodes[i].n_qps; j++) {
+			struct ur_qp *qp = net->nodes[i].qps[j];
+
+			if (qp && qp->deadline <= net->now)
+				ur_qp_timer(qp, net->now);
+		}
+}
+
+static void progress_all(struct tnet *net)
+{
+	for (int i = 0; i < net->n_nodes; i++)
+		for (int j = 0; j < net->nodes[i].n_qps; j++)
+			if (net->nodes[i].qps[j])
+				ur_qp_progress(net->nodes[i].qps[j], net->now);
+}
+
+static uint64_t step(struct tnet *net, uint64_t limit)
+{
+	uint64_t d = next_deadline(net);
+	uint64_t at = net->nq ? net->q[0].at : UINT64_MAX;
+
+	if (at == UINT64_MAX && d == UINT64_MAX)
+		return 0;
+	if ((at <= d ? at : d) > limit)
+		return 0;
+	if (at <= d) {
+		struct tpkt p = heap_pop(net);
+		struct ur_rxinfo ri = { .path = p.path, .icrc_checked = true };
+
+		if (p.at > net->now)
+			net->now = p.at;
+		ur_dev_rx(&net->nodes[p.dst].dev, p.data, p.len, &ri, net->now);
+		free(p.data);
+		net->delivered++;
+	} else {
+		if (d > net->now)
+			net->now = d;
+		run_timers(net);
+	}
+	progress_all(net);
+	return 1;
+}
+
+uint64_t tnet_run(struct tnet *net, uint64_t limit)
+{
+	uint64_t n = 0;
+
+	while (step(net, limit))
+		n++;
+	return n;
+}
+
+void tnet_run_until(struct tnet *net, uint64_t t)
+{
+	while (step(net, t))
+		;
+	if (net->now < t)
+		net->now = t;
+}

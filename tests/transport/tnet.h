@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A deterministic in-memory network for transport tests: nodes are struct
+ * ur_dev instances whose ops put packets into one queue ordered by delivery
+ * time on a virtual clock; a seeded fault injector loses, duplicates,
+ * delays and reorders packets.
+ */
+#ifndef TNET_H
+#define TNET_H
+
+#include "ur_transport.h"
+
+#define TNET_MAX_NODES 4
+#define TNET_MAX_QPS 64
+#define TNET_MAX_MRS 64
+
+struct tnet;
+
+struct tnode {
+	struct tnet *net;
+	int id;               /* address 10.0.0.(id+1) */
+	struct ur_dev dev;
+	struct ur_qp *qps[TNET_MAX_QPS];
+	struct ur_mr *mrs[TNET_MAX_MRS];
+	int n_qps, n_mrs;
+	uint32_t next_key;
+	int cq_events, qp_events;
+	int last_qp_event;
+	int pkt_budget;       /* <0: unlimited; else buffers left */
+};
+
+struct tpkt {
+	uint64_t at, seq;
+	int dst;
+	uint32_t len;
+	struct ur_ipudp path;
+	uint8_t *data;
+};
+
+struct tfault {
+	double loss, dup, reorder; /* probabilities */
+	uint64_t delay_ns;          /* base one-way delay */
+	uint64_t jitter_ns;         /* extra random delay when reordering */
+	/* Drop every packet whose opcode is @drop_opcode (if set) once
+	 * @drop_count times. */
+	int drop_opcode, drop_count;
+};
+
+struct tnet {
+	uint64_t now;
+	uint64_t rng;
+	uint64_t seq;
+	struct tfault f;
+	struct tnode nodes[TNET_MAX_NODES];
+	int n_nodes;
+	struct tpkt *q;      /* binary heap by (at, seq) */
+	int nq, capq;
+	uint64_t delivered, dropped;
+	/* Optional tap: called for every packet sent (before faults). */
+	void (*tap)(struct tnet *net, const uint8_t *data, uint32_t len,
+		    void *arg);
+	void *tap_arg;
+};
+
+void tnet_init(struct tnet *net, uint64_t seed, int nodes);
+void tnet_fini(struct tnet *net);
+uint64_t tnet_rand(struct tnet *net);
+/* Random double in [0, 1). */
+double tnet_frand(struct tnet *net);
+
+/* Register a memory region on @n over [buf, buf+len). */
+struct ur_mr *tnet_mr(struct tnode *n, void *buf, uint64_t len,
+		      uint32_t access, uint32_t pdn);
+void tnet_mr_del(struct tnode *n, struct ur_mr *mr);
+
+/* QP on node @n, registered for lookup. */
+struct ur_qp *tnet_qp(struct tnode *n, uint32_t type, uint32_t pdn,
+		      const struct ur_qp_caps *caps, struct ur_cq *scq,
+		      struct ur_cq *rcq);
+void tnet_qp_del(struct tnode *n, struct ur_qp *qp);
+
+struct tconn_attr {
+	uint32_t mtu;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic;
+	uint32_t access;
+	uint32_t psn_a, psn_b;
+};
+/* Bring an RC/UC pair to RTS, connected to each other. */
+void tnet_connect(struct ur_qp *a, struct ur_qp *b,
+		  const struct tconn_attr *ca);
+/* Bring a UD QP to RTS with @qkey. */
+void tnet_ud_up(struct ur_qp *qp, uint32_t qkey);
+void tnet_addr(int node, struct ur_ipudp *ip);
+
+/* Run until nothing is in flight and no timer is pending, or until the
+ * virtual clock passes @limit. Returns the number of events processed. */
+uint64_t tnet_run(struct tnet *net, uint64_t limit);
+/* Advance time, running timers and deliveries until @t. */
+void tnet_run_until(struct tnet *net, uint64_t t);
+
+#endif
