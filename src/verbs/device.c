@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Devices and contexts.
+ *
+ * A uroce device is an IP address (or a set of them) seen as a RoCEv2 HCA:
+ * UROCE_IP=a.b.c.d (or an IPv6 address) gives exactly one device "uroce0";
+ * without it, every interface that is up and has an address becomes one,
+ * as an rxe device bound to that netdev (uroce0, uroce1, ... in
+ * if_nameindex() order). The list is built once per process and devices
+ * live until exit, so pointers from ibv_get_device_list() stay valid.
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <uroce/uroce.h>
+
+#include "urv.h"
+
+/* Marker for verbs_device.ops: identifies our devices. */
+static const char urv_dev_ops_marker[] = "uroce";
+
+static pthread_once_t urv_scan_once = PTHREAD_ONCE_INIT;
+static struct urv_device **urv_devs;
+static int urv_ndevs;
+static uint16_t urv_udp_port = URV_ROCE_PORT;
+
+void __urv_gid_from_ip(union ibv_gid *gid, const uint8_t ip[16], bool v6)
+{
+	memset(gid, 0, sizeof(*gid));
+	if (v6) {
+		memcpy(gid->raw, ip, 16);
+	} else {
+		gid->raw[10] = 0xff;
+		gid->raw[11] = 0xff;
+		memcpy(gid->raw + 12, ip, 4);
+	}
+}
+
+static bool gid_is_v4mapped(const union ibv_gid *gid)
+{
+	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(gid->raw, pfx, sizeof(pfx));
+}
+
+/* Fill the dst (or src) address of @p from a RoCEv2 GID. */
+int __urv_gid_to_addr(const union ibv_gid *gid, struct ur_ipudp *p, bool dst)
+{
+	uint8_t *a = dst ? p->dst : p->src;
+	bool v6 = !gid_is_v4mapped(gid);
+
+	memset(a, 0, 16);
+	if (v6)
+		memcpy(a, gid->raw, 16);
+	else
+		memcpy(a, gid->raw + 12, 4);
+	p->v6 = v6;
+	return 0;
+}
+
+int __urv_find_gid(const struct urv_device *dev, const uint8_t ip[16], bool v6)
+{
+	union ibv_gid g;
+
+	__urv_gid_from_ip(&g, ip, v6);
+	for (int i = 0; i < dev->num_gids; i++)
+		if (!memcmp(&dev->gids[i].gid, &g, sizeof(g)))
+			return i;
+	return -1;
+}
+
+static void sa_to_ip(const struct sockaddr *sa, uint8_t ip[16], bool *v6)
+{
+	memset(ip, 0, 16);
+	if (sa->sa_family == AF_INET6) {
+		memcpy(ip, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		*v6 = true;
+	} else {
+		memcpy(ip, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		*v6 = false;
+	}
+}
+
+static void add_gid(struct urv_device *dev, const struct sockaddr *sa)
+{
+	struct urv_gid *g;
+	uint8_t ip[16];
+	bool v6;
+
+	if (dev->num_gids >= URV_MAX_GID)
+		return;
+	g = &dev->gids[dev->num_gids++];
+	memset(&g->addr, 0, sizeof(g->addr));
+	memcpy(&g->addr, sa, sa->sa_family == AF_INET6 ?
+	       sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+	sa_to_ip(sa, ip, &v6);
+	__urv_gid_from_ip(&g->gid, ip, v6);
+}
+
+/*
+ * As rxe: the largest IB MTU that fits the interface MTU after the worst
+ * case headers (IPv6 40 + UDP 8 + BTH 12 + RETH/AtomicETH 28 + ICRC 4,
+ * rounded up to 80 as RXE_MAX_HDR_LENGTH), clamped to 256..4096.
+ */
+static enum ibv_mtu mtu_from_if(uint32_t if_mtu)
+{
+	uint32_t room = if_mtu > 80 ? if_mtu - 80 : 0;
+
+	if (room >= 4096)
+		return IBV_MTU_4096;
+	if (room >= 2048)
+		return IBV_MTU_2048;
+	if (room >= 1024)
+		return IBV_MTU_1024;
+	if (room >= 512)
+		return IBV_MTU_512;
+	return IBV_MTU_256;
+}
+
+static uint32_t if_mtu_of(const char *ifname)
+{
+	struct ifreq ifr;
+	int fd, mtu = 1500;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 1500;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (!ioctl(fd, SIOCGIFMTU, &ifr))
+		mtu = ifr.ifr_mtu;
+	close(fd);
+	return mtu > 0 ? (uint32_t)mtu : 1500;
+}
+
+/* FNV-1a over GID 0: stable across runs, distinct per address. */
+static __be64 guid_from_gid(const union ibv_gid *gid)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (int i = 0; i < 16; i++) {
+		h ^= gid->raw[i];
+		h *= 0x100000001b3ull;
+	}
+	/* Locally administered EUI-64 style first octet. */
+	h = (h & ~(0xffull << 56)) | (0x02ull << 56);
+	return htobe64(h);
+}
+
+static struct urv_device *new_device(int idx)
+{
+	struct urv_device *dev = calloc(1, sizeof(*dev));
+	struct ibv_device *d;
+
+	if (!dev)
+		return NULL;
+	d = &dev->vdev.device;
+	dev->vdev.ops = urv_dev_ops_marker;
+	atomic_init(&dev->vdev.refcount, 1);
+	d->node_type = IBV_NODE_CA;
+	d->transport_type = IBV_TRANSPORT_IB;
+	snprintf(d->name, sizeof(d->name), "uroce%d", idx);
+	snprintf(d->dev_name, sizeof(d->dev_name), "uverbs_uroce%d", idx);
+	snprintf(d->dev_path, sizeof(d->dev_path),
+		 "/sys/class/infiniband_verbs/uverbs_uroce%d", idx);
+	snprintf(d->ibdev_path, sizeof(d->ibdev_path),
+		 "/sys/class/infiniband/uroce%d", idx);
+	return dev;
+}
+
+static void finish_device(struct urv_device *dev)
+{
+	dev->if_mtu = dev->ifname[0] ? if_mtu_of(dev->ifname) : 1500;
+	dev->active_mtu = mtu_from_if(dev->if_mtu);
+	dev->guid = guid_from_gid(&dev->gids[0].gid);
+}
+
+static int push_dev(struct urv_device *dev)
+{
+	struct urv_device **n = realloc(urv_devs, (urv_ndevs + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	urv_devs = n;
+	urv_devs[urv_ndevs++] = dev;
+	return 0;
+}
+
+static bool same_ip(const struct sockaddr *a, const struct sockaddr_storage *b)
+{
+	uint8_t x[16], y[16];
+	bool vx, vy;
+
+	if (a->sa_family != b->ss_family)
+		return false;
+	sa_to_ip(a, x, &vx);
+	sa_to_ip((const struct sockaddr *)b, y, &vy);
+	return !memcmp(x, y, 16);
+}
+
+/* @a lies in the IPv4 subnet of interface address @i (127.0.0.2 on lo). */
+static bool in_subnet(const struct ifaddrs *i, const struct sockaddr_storage *a)
+{
+	uint32_t x, y, m;
+
+	if (a->ss_family != AF_INET || !i->ifa_addr || !i->ifa_netmask ||
+	    i->ifa_addr->sa_family != AF_INET)
+		return false;
+	x = ((const struct sockaddr_in *)a)->sin_addr.s_addr;
+	y = ((const struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
+	m = ((const struct sockaddr_in *)i->ifa_netmask)->sin_addr.s_addr;
+	return (x & m) == (y & m);
+}
+
+static void scan_env_ip(const char *ip, struct ifaddrs *ifa)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct urv_device *dev;
+
+	if (inet_pton(AF_INET, ip, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+		ss.ss_family = AF_INET;
+	} else if (inet_pton(AF_INET6, ip,
+			     &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+		ss.ss_family = AF_INET6;
+	} else {
+		fprintf(stderr, "uroce: UROCE_IP=%s is not an IP address\n", ip);
+		return;
+	}
+	dev = new_device(0);
+	if (!dev)
+		return;
+	/* The interface that has the address, else one whose subnet has it. */
+	for (int pass = 0; pass < 2 && !dev->ifname[0]; pass++)
+	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+		if (i->ifa_addr && (pass ? in_subnet(i, &ss) :
+				    same_ip(i->ifa_addr, &ss))) {
+			snprintf(dev->ifname, sizeof(dev->ifname), "%s",
+				 i->ifa_name);
+			dev->ifindex = if_nametoindex(i->ifa_name);
+			if (ss.ss_family == AF_INET6)
+				((struct sockaddr_in6 *)&ss)->sin6_scope_id =
+					((struct sockaddr_in6 *)i->ifa_addr)->sin6_scope_id;
+			break;
+		}
+	}
+	add_gid(dev, (struct sockaddr *)&ss);
+	finish_device(dev);
+	if (push_dev(dev))
+		free(dev);
+}
+
+static void scan_ifaces(struct ifaddrs *ifa)
+{
+	struct if_nameindex *ni = if_nameindex();
+
+	if (!ni)
+		return;
+	for (struct if_nameindex *n = ni; n->if_index; n++) {
+		struct urv_device *dev;
+		bool up = false;
+
+		for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
+			if (!strcmp(i->ifa_name, n->if_name) &&
+			    (i->ifa_flags & IFF_UP))
+				up = true;
+		if (!up)
+			continue;
+		dev = new_device(urv_ndevs);
+		if (!dev)
+			break;
+		snprintf(dev->ifname, sizeof(dev->ifname), "%s", n->if_name);
+		dev->ifindex = n->if_index;
+		/* IPv4 first, so GID 0 is IPv4 where the interface has one. */
+		for (int fam = 0; fam < 2; fam++)
+			for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
+				if (i->ifa_addr && !strcmp(i->ifa_name, n->if_name) &&
+				    i->ifa_addr->sa_family == (fam ? AF_INET6 : AF_INET))
+					add_gid(dev, i->ifa_addr);
+		if (!dev->num_gids) { /* no address: nothing to bind */
+			free(dev);
+			continue;
+		}
+		finish_device(dev);
+		if (push_dev(dev)) {
+			free(dev);
+			break;
+		}
+	}
+	if_freenameindex(ni);
+}
+
+static void urv_scan(void)
+{
+	const char *ip = getenv("UROCE_IP");
+	const char *port = getenv("UROCE_PORT");
+	struct ifaddrs *ifa = NULL;
+
+	if (port && *port) {
+		char *end;
+		unsigned long v = strtoul(port, &end, 10);
+
+		if (*end || !v || v > 65535)
+			fprintf(stderr, "uroce: ignoring bad UROCE_PORT=%s\n", port);
+		else
+			urv_udp_port = (uint16_t)v;
+	}
+	if (getifaddrs(&ifa))
+		ifa = NULL;
+	if (ip && *ip)
+		scan_env_ip(ip, ifa);
+	else
+		scan_ifaces(ifa);
+	if (ifa)
+		freeifaddrs(ifa);
+}
+
+URV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	struct ibv_device **list;
+
+	pthread_once(&urv_scan_once, urv_scan);
+	list = calloc(urv_ndevs + 1, sizeof(*list));
+	if (!list) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (int i = 0; i < urv_ndevs; i++)
+		list[i] = &urv_devs[i]->vdev.device;
+	if (num_devices)
+		*num_devices = urv_ndevs;
+	return list;
+}
+
+URV_EXPORT void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+URV_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+URV_EXPORT int ibv_get_device_index(struct ibv_device *device)
+{
+	for (int i = 0; i < urv_ndevs; i++)
+		if (&urv_devs[i]->vdev.device == device)
+			return i;
+	return -1;
+}
+
+URV_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	return to_udev(device)->guid;
+}
+
+bool __urv_is_our_context(struct ibv_context *ctx)
+{
+	return ctx && ctx->abi_compat == __VERBS_ABI_IS_EXTENDED &&
+	       ctx->device && to_udev(ctx->device)->vdev.ops == urv_dev_ops_marker;
+}
+
+static const struct ibv_context_ops urv_ctx_ops = {
+	.poll_cq = __urv_poll_cq,
+	.req_notify_cq = __urv_req_notify_cq,
+	.post_send = __urv_post_send,
+	.post_recv = __urv_post_recv,
+	.post_srq_recv = __urv_post_srq_recv,
+	/* alloc_mw/bind_mw/dealloc_mw: NULL = unsupported (docs/verbs.md). */
+};
+
+URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct urv_device *dev = to_udev(device);
+	struct ur_engine_cfg cfg = { 0 };
+	struct urv_context *ctx;
+	struct ibv_context *c;
+	int ret;
+
+	if (!device || dev->vdev.ops != urv_dev_ops_marker)
+		return urv_err_ptr(-EINVAL);
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return urv_err_ptr(-ENOMEM);
+	ctx->dev = dev;
+	ctx->udp_port = urv_udp_port;
+	ret = __urv_evq_init(&ctx->async);
+	if (ret)
+		goto err_free;
+
+	c = &ctx->vctx.context;
+	c->device = device;
+	c->ops = urv_ctx_ops;
+	c->cmd_fd = -1; /* no kernel: there is no uverbs command fd */
+	c->async_fd = ctx->async.fd;
+	c->num_comp_vectors = 1;
+	pthread_mutex_init(&c->mutex, NULL);
+	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	ctx->vctx.sz = sizeof(ctx->vctx);
+	ctx->vctx.query_port = __urv_query_port;
+	ctx->vctx.query_device_ex = __urv_query_device_ex;
+	ctx->vctx.create_cq_ex = __urv_create_cq_ex;
+	ctx->vctx.create_qp_ex = __urv_create_qp_ex;
+
+	cfg.addr = dev->gids[0].addr;
+	cfg.port = ctx->udp_port;
+	cfg.mtu = 128u << dev->active_mtu;
+	cfg.host_ops = &__urv_host_ops;
+	cfg.host = ctx;
+	ret = ur_engine_open(&cfg, &ctx->eng);
+	if (ret)
+		goto err_evq;
+	return c;
+
+err_evq:
+	__urv_evq_fini(&ctx->async);
+err_free:
+	free(ctx);
+	return urv_err_ptr(ret);
+}
+
+URV_EXPORT int ibv_close_device(struct ibv_context *context)
+{
+	struct urv_context *ctx = to_uctx(context);
+
+	ur_engine_close(ctx->eng);
+	__urv_evq_fini(&ctx->async);
+	pthread_mutex_destroy(&context->mutex);
+	free(ctx);
+	return 0;
+}
+
+URV_EXPORT const char *uroce_query_icrc_mode(struct ibv_context *context)
+{
+	if (!__urv_is_our_context(context))
+		return urv_err_ptr(-EINVAL);
+	return ur_engine_icrc_mode(to_uctx(context)->eng);
+}

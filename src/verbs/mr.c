@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Protection domains and memory regions.
+ *
+ * A PD is a random 32-bit number that scopes keys (the transport checks the
+ * PD of every key). Registering memory pins it where RLIMIT_MEMLOCK allows
+ * (best effort: the engine reads the pages from user space, so an unpinned
+ * region still works, it can just be swapped) and marks it MADV_DONTFORK so
+ * a fork()ed child never shares pages the engine writes into, which is what
+ * ibv_fork_init() gives on real hardware.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "urv.h"
+
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
+_Static_assert((int)IBV_ACCESS_LOCAL_WRITE == (int)UR_ACCESS_LOCAL_WRITE, "access");
+_Static_assert((int)IBV_ACCESS_REMOTE_WRITE == (int)UR_ACCESS_REMOTE_WRITE, "access");
+_Static_assert((int)IBV_ACCESS_REMOTE_READ == (int)UR_ACCESS_REMOTE_READ, "access");
+_Static_assert((int)IBV_ACCESS_REMOTE_ATOMIC == (int)UR_ACCESS_REMOTE_ATOMIC, "access");
+_Static_assert((int)IBV_ACCESS_MW_BIND == (int)UR_ACCESS_MW_BIND, "access");
+_Static_assert((int)IBV_ACCESS_ZERO_BASED == (int)UR_ACCESS_ZERO_BASED, "access");
+_Static_assert((int)IBV_ACCESS_ON_DEMAND == (int)UR_ACCESS_ON_DEMAND, "access");
+_Static_assert((int)IBV_ACCESS_HUGETLB == (int)UR_ACCESS_HUGETLB, "access");
+
+static uint32_t urv_random32(void)
+{
+	uint32_t v = 0;
+
+	while (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		;
+	return v;
+}
+
+URV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
+{
+	struct urv_pd *pd;
+
+	if (!__urv_is_our_context(context))
+		return urv_err_ptr(-EINVAL);
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return urv_err_ptr(-ENOMEM);
+	pd->pd.context = context;
+	pd->pdn = urv_random32();
+	pd->pd.handle = pd->pdn;
+	atomic_fetch_add(&to_uctx(context)->npd, 1);
+	return &pd->pd;
+}
+
+URV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct urv_pd *pd = to_upd(ibpd);
+
+	if (atomic_load(&pd->users))
+		return EBUSY;
+	atomic_fetch_sub(&to_uctx(ibpd->context)->npd, 1);
+	free(pd);
+	return 0;
+}
+
+#define URV_ACCESS_SUPPORTED                                                 \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                   \
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                  \
+	 IBV_ACCESS_ZERO_BASED | IBV_ACCESS_HUGETLB)
+
+/* IBTA 10.6.3.1 (C10-xx): remote write or atomic access needs local write. */
+static int check_access(unsigned int access)
+{
+	access &= ~IBV_ACCESS_OPTIONAL_RANGE; /* hints: ignored */
+	if (access & (IBV_ACCESS_ON_DEMAND | IBV_ACCESS_MW_BIND))
+		return -EOPNOTSUPP;
+	if (access & ~URV_ACCESS_SUPPORTED)
+		return -EINVAL;
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+static void page_range(void *addr, size_t len, void **start, size_t *plen)
+{
+	uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t s = (uintptr_t)addr & ~(ps - 1);
+	uintptr_t e = ((uintptr_t)addr + len + ps - 1) & ~(ps - 1);
+
+	*start = (void *)s;
+	*plen = e - s;
+}
+
+static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			     uint64_t iova, unsigned int access)
+{
+	struct urv_pd *pd;
+	struct urv_mr *mr;
+	void *ps;
+	size_t plen;
+	int ret;
+
+	if (!ibpd || !__urv_is_our_context(ibpd->context))
+		return urv_err_ptr(-EINVAL);
+	pd = to_upd(ibpd);
+	ret = check_access(access);
+	if (ret)
+		return urv_err_ptr(ret);
+	if (!addr && length)
+		return urv_err_ptr(-EINVAL);
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return urv_err_ptr(-ENOMEM);
+
+	if (length) {
+		page_range(addr, length, &ps, &plen);
+		mr->locked = !mlock(ps, plen); /* best effort, see above */
+		(void)madvise(ps, plen, MADV_DONTFORK);
+	}
+
+	mr->umr.iova = (access & IBV_ACCESS_ZERO_BASED) ? 0 : iova;
+	mr->umr.host = addr;
+	mr->umr.length = length;
+	mr->umr.access = access & URV_ACCESS_SUPPORTED;
+	mr->umr.pdn = pd->pdn;
+	mr->umr.owner = &mr->mr;
+	ret = ur_engine_mr_add(to_uctx(ibpd->context)->eng, &mr->umr);
+	if (ret)
+		goto err_unpin;
+
+	mr->mr.context = ibpd->context;
+	mr->mr.pd = ibpd;
+	mr->mr.addr = addr;
+	mr->mr.length = length;
+	mr->mr.handle = mr->umr.lkey;
+	mr->mr.lkey = mr->umr.lkey;
+	mr->mr.rkey = mr->umr.rkey;
+	atomic_fetch_add(&pd->users, 1);
+	return &mr->mr;
+
+err_unpin:
+	if (length) {
+		(void)madvise(ps, plen, MADV_DOFORK);
+		if (mr->locked)
+			munlock(ps, plen);
+	}
+	free(mr);
+	return urv_err_ptr(ret);
+}
+
+URV_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr,
+				     size_t length, int access)
+{
+	return reg_mr(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
+}
+
+URV_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr,
+					  size_t length, uint64_t iova,
+					  int access)
+{
+	return reg_mr(pd, addr, length, iova, (unsigned int)access);
+}
+
+URV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
+					   size_t length, uint64_t iova,
+					   unsigned int access)
+{
+	return reg_mr(pd, addr, length, iova, access);
+}
+
+URV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
+{
+	struct urv_mr *mr = to_umr(ibmr);
+	struct urv_context *ctx = to_uctx(ibmr->context);
+	void *ps;
+	size_t plen;
+
+	ur_engine_mr_del(ctx->eng, &mr->umr);
+	if (mr->umr.length) {
+		page_range(mr->umr.host, mr->umr.length, &ps, &plen);
+		/* Not reference counted: overlapping regions share the fate
+		 * of the last dereg (docs/verbs.md). */
+		(void)madvise(ps, plen, MADV_DOFORK);
+		if (mr->locked)
+			munlock(ps, plen);
+	}
+	atomic_fetch_sub(&to_upd(ibmr->pd)->users, 1);
+	free(mr);
+	return 0;
+}
+
+URV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+			    void *addr, size_t length, int access)
+{
+	errno = EOPNOTSUPP;
+	return IBV_REREG_MR_ERR_INPUT;
+}

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Queue pairs: create/modify/query/destroy and the classic post verbs.
+ *
+ * The transport's struct ur_qp is embedded in ours; every ur_qp_* call is
+ * made under ur_engine_qp_lock() (the engine thread runs the same QP), and
+ * the engine is kicked after a post or modify with the lock released.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "urv.h"
+
+_Static_assert(IBV_QPT_RC == (int)UR_QPT_RC, "qp type");
+_Static_assert(IBV_QPT_UC == (int)UR_QPT_UC, "qp type");
+_Static_assert(IBV_QPT_UD == (int)UR_QPT_UD, "qp type");
+_Static_assert(IBV_QPS_RESET == (int)UR_QPS_RESET, "qp state");
+_Static_assert(IBV_QPS_RTS == (int)UR_QPS_RTS, "qp state");
+_Static_assert(IBV_QPS_ERR == (int)UR_QPS_ERR, "qp state");
+_Static_assert(IBV_QP_STATE == (int)UR_QP_STATE, "mask");
+_Static_assert(IBV_QP_AV == (int)UR_QP_AV, "mask");
+_Static_assert(IBV_QP_PATH_MTU == (int)UR_QP_PATH_MTU, "mask");
+_Static_assert(IBV_QP_SQ_PSN == (int)UR_QP_SQ_PSN, "mask");
+_Static_assert(IBV_QP_MAX_DEST_RD_ATOMIC == (int)UR_QP_MAX_DEST_RD_ATOMIC, "mask");
+_Static_assert(IBV_QP_DEST_QPN == (int)UR_QP_DEST_QPN, "mask");
+_Static_assert(IBV_QP_RATE_LIMIT == (int)UR_QP_RATE_LIMIT, "mask");
+_Static_assert(IBV_WR_RDMA_WRITE == (int)UR_WR_RDMA_WRITE, "wr opcode");
+_Static_assert(IBV_WR_SEND_WITH_IMM == (int)UR_WR_SEND_WITH_IMM, "wr opcode");
+_Static_assert(IBV_WR_ATOMIC_FETCH_AND_ADD == (int)UR_WR_ATOMIC_FETCH_AND_ADD, "wr opcode");
+_Static_assert(IBV_WR_SEND_WITH_INV == (int)UR_WR_SEND_WITH_INV, "wr opcode");
+_Static_assert(IBV_WR_ATOMIC_WRITE == (int)UR_WR_ATOMIC_WRITE, "wr opcode");
+_Static_assert(IBV_SEND_SIGNALED == (int)UR_SEND_SIGNALED, "send flags");
+_Static_assert(IBV_SEND_INLINE == (int)UR_SEND_INLINE, "send flags");
+_Static_assert(IBV_EVENT_QP_LAST_WQE_REACHED == (int)UR_EVENT_QP_LAST_WQE_REACHED, "event");
+_Static_assert(IBV_EVENT_COMM_EST == (int)UR_EVENT_COMM_EST, "event");
+/* struct ibv_sge and struct ur_sge are the same shape: cast, no copy. */
+_Static_assert(sizeof(struct ibv_sge) == sizeof(struct ur_sge), "sge");
+_Static_assert(offsetof(struct ibv_sge, length) == offsetof(struct ur_sge, length), "sge");
+_Static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct ur_sge, lkey), "sge");
+
+static bool is_ours_cq(struct ibv_context *ctx, struct ibv_cq *cq)
+{
+	return cq && cq->context == ctx;
+}
+
+struct ibv_qp *__urv_create_qp_ex(struct ibv_context *context,
+				  struct ibv_qp_init_attr_ex *attr)
+{
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	struct urv_context *ctx;
+	struct ur_qp_caps caps;
+	struct urv_qp *qp;
+	struct urv_pd *pd;
+	uint32_t qpn;
+	int ret;
+
+	if (!__urv_is_our_context(context))
+		return urv_err_ptr(-EINVAL);
+	ctx = to_uctx(context);
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
+	    attr->pd->context != context)
+		return urv_err_ptr(-EINVAL);
+	if (attr->comp_mask & ~known)
+		return urv_err_ptr(-EOPNOTSUPP);
+	switch (attr->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		break;
+	case IBV_QPT_RAW_PACKET:
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+	case IBV_QPT_DRIVER:
+		return urv_err_ptr(-EOPNOTSUPP);
+	default:
+		return urv_err_ptr(-EINVAL);
+	}
+	if (attr->srq)
+		return urv_err_ptr(-EOPNOTSUPP);
+	if (!is_ours_cq(context, attr->send_cq) ||
+	    !is_ours_cq(context, attr->recv_cq))
+		return urv_err_ptr(-EINVAL);
+	if (attr->cap.max_send_wr > URV_MAX_QP_WR ||
+	    attr->cap.max_recv_wr > URV_MAX_QP_WR ||
+	    attr->cap.max_send_sge > URV_MAX_SGE ||
+	    attr->cap.max_recv_sge > URV_MAX_SGE ||
+	    attr->cap.max_inline_data > URV_MAX_INLINE)
+		return urv_err_ptr(-EINVAL);
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr->send_ops_flags & (IBV_QP_EX_WITH_LOCAL_INV |
+				     IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_TSO)))
+		return urv_err_ptr(-EOPNOTSUPP);
+
+	pd = to_upd(attr->pd);
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return urv_err_ptr(-ENOMEM);
+	qp->ctx = ctx;
+	caps.max_send_wr = attr->cap.max_send_wr ? attr->cap.max_send_wr : 1;
+	caps.max_recv_wr = attr->cap.max_recv_wr ? attr->cap.max_recv_wr : 1;
+	caps.max_send_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
+	caps.max_recv_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
+	caps.max_inline_data = URV_MAX_INLINE; /* every QP gets the maximum */
+
+	qpn = ur_engine_alloc_qpn(ctx->eng);
+	ret = ur_qp_create(ur_engine_dev(ctx->eng), &qp->uqp, attr->qp_type, qpn,
+			   pd->pdn, &caps, &to_ucq(attr->send_cq)->ucq,
+			   &to_ucq(attr->recv_cq)->ucq);
+	if (ret)
+		goto err_free;
+	qp->uqp.owner = qp;
+
+	qp->qp.context = context;
+	qp->qp.qp_context = attr->qp_context;
+	qp->qp.pd = attr->pd;
+	qp->qp.send_cq = attr->send_cq;
+	qp->qp.recv_cq = attr->recv_cq;
+	qp->qp.handle = qp->uqp.qpn;
+	qp->qp.qp_num = qp->uqp.qpn;
+	qp->qp.state = IBV_QPS_RESET;
+	qp->qp.qp_type = attr->qp_type;
+	pthread_mutex_init(&qp->qp.mutex, NULL);
+	pthread_cond_init(&qp->qp.cond, NULL);
+	qp->sq_sig_all = attr->sq_sig_all ? 1 : 0;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		__urv_qp_ex_init(qp, attr->send_ops_flags);
+
+	ret = ur_engine_qp_add(ctx->eng, &qp->uqp);
+	if (ret)
+		goto err_destroy;
+
+	/* Report what the QP really has. */
+	attr->cap.max_send_wr = qp->uqp.caps.max_send_wr;
+	attr->cap.max_recv_wr = qp->uqp.caps.max_recv_wr;
+	attr->cap.max_send_sge = qp->uqp.caps.max_send_sge;
+	attr->cap.max_recv_sge = qp->uqp.caps.max_recv_sge;
+	attr->cap.max_inline_data = qp->uqp.caps.max_inline_data;
+
+	atomic_fetch_add(&to_ucq(attr->send_cq)->nqp, 1);
+	atomic_fetch_add(&to_ucq(attr->recv_cq)->nqp, 1);
+	atomic_fetch_add(&pd->users, 1);
+	atomic_fetch_add(&ctx->nqp, 1);
+	return &qp->qp;
+
+err_destroy:
+	__urv_qp_ex_fini(qp);
+	pthread_cond_destroy(&qp->qp.cond);
+	pthread_mutex_destroy(&qp->qp.mutex);
+	ur_qp_destroy(&qp->uqp);
+err_free:
+	free(qp);
+	return urv_err_ptr(ret);
+}
+
+URV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
+					struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct ibv_qp_init_attr_ex ex;
+	struct ibv_qp *qp;
+
+	if (!pd)
+		return urv_err_ptr(-EINVAL);
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, qp_init_attr, sizeof(*qp_init_attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	qp = __urv_create_qp_ex(pd->context, &ex);
+	if (qp)
+		qp_init_attr->cap = ex.cap;
+	return qp;
+}
+
+URV_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
+{
+	struct urv_qp *qp = to_uqp(ibqp);
+
+	return qp->qp_ex.wr_start ? &qp->qp_ex : NULL;
+}
+
+/* IBTA 9.7.1 / RoCEv2 annex A17: the AV must carry a GRH (the GIDs are the
+ * IP addresses). */
+int __urv_ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
+		     struct ur_ipudp *p)
+{
+	struct urv_device *dev = ctx->dev;
+	struct ur_ipudp src;
+
+	if (!ah->is_global)
+		return -EINVAL;
+	if (ah->port_num && ah->port_num != 1)
+		return -EINVAL;
+	if (ah->grh.sgid_index >= dev->num_gids)
+		return -EINVAL;
+	memset(p, 0, sizeof(*p));
+	memset(&src, 0, sizeof(src));
+	__urv_gid_to_addr(&ah->grh.dgid, p, true);
+	__urv_gid_to_addr(&dev->gids[ah->grh.sgid_index].gid, &src, false);
+	if (src.v6 != p->v6)
+		return -EINVAL; /* IPv4 source, IPv6 destination or the reverse */
+	memcpy(p->src, src.src, sizeof(p->src));
+	p->dport = ctx->udp_port;
+	p->sport = 0; /* the transport picks the source port per QP */
+	p->tos = ah->grh.traffic_class;
+	p->ttl = ah->grh.hop_limit ? ah->grh.hop_limit : 64;
+	p->flow_label = ah->grh.flow_label;
+	p->ip_frag = 0x4000; /* DF */
+	return 0;
+}
+
+URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			     int attr_mask)
+{
+	struct urv_qp *qp = to_uqp(ibqp);
+	struct ur_qp_attr ua;
+	uint32_t mask = (uint32_t)attr_mask;
+	int ret;
+
+	memset(&ua, 0, sizeof(ua));
+	if (mask & ~(uint32_t)(IBV_QP_RATE_LIMIT * 2 - 1))
+		return EINVAL;
+	if (mask & (IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE))
+		return EINVAL; /* no APM on RoCE */
+	ua.qp_state = attr->qp_state;
+	ua.cur_qp_state = attr->cur_qp_state;
+	ua.qp_access_flags = attr->qp_access_flags;
+	if ((mask & IBV_QP_PKEY_INDEX) && attr->pkey_index != 0)
+		return EINVAL;
+	if ((mask & IBV_QP_PORT) && attr->port_num != 1)
+		return EINVAL;
+	ua.pkey_index = attr->pkey_index;
+	ua.port_num = attr->port_num;
+	ua.qkey = attr->qkey;
+	if (mask & IBV_QP_AV) {
+		ret = __urv_ah_to_path(qp->ctx, &attr->ah_attr, &ua.path);
+		if (ret)
+			return -ret;
+	}
+	if (mask & IBV_QP_PATH_MTU) {
+		if (attr->path_mtu < IBV_MTU_256 || attr->path_mtu > IBV_MTU_4096)
+			return EINVAL;
+		ua.path_mtu = 128u << attr->path_mtu;
+	}
+	ua.timeout = attr->timeout;
+	ua.retry_cnt = attr->retry_cnt;
+	ua.rnr_retry = attr->rnr_retry;
+	ua.min_rnr_timer = attr->min_rnr_timer;
+	ua.rq_psn = attr->rq_psn;
+	ua.sq_psn = attr->sq_psn;
+	ua.dest_qp_num = attr->dest_qp_num;
+	ua.max_rd_atomic = attr->max_rd_atomic;
+	ua.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > URV_MAX_RD_ATOM)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > URV_MAX_RD_ATOM)
+		return EINVAL;
+	ua.rate_limit = attr->rate_limit;
+	if ((mask & IBV_QP_CAP) &&
+	    (attr->cap.max_send_wr > qp->uqp.caps.max_send_wr ||
+	     attr->cap.max_recv_wr > qp->uqp.caps.max_recv_wr))
+		return EINVAL; /* resizing a QP is not supported */
+
+	ur_engine_qp_lock(&qp->uqp);
+	ret = ur_qp_modify(&qp->uqp, &ua, mask & ~(uint32_t)IBV_QP_CAP, ur_now());
+	ur_engine_qp_unlock(&qp->uqp);
+	if (ret)
+		return -ret;
+	ur_engine_qp_kick(qp->ctx->eng, &qp->uqp);
+	if (mask & IBV_QP_STATE)
+		ibqp->state = attr->qp_state;
+	return 0;
+}
+
+URV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			    int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct urv_qp *qp = to_uqp(ibqp);
+	struct urv_device *dev = qp->ctx->dev;
+	struct ur_qp_attr ua;
+	int idx;
+
+	memset(&ua, 0, sizeof(ua));
+	ur_engine_qp_lock(&qp->uqp);
+	ur_qp_query(&qp->uqp, &ua);
+	ur_engine_qp_unlock(&qp->uqp);
+
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = (enum ibv_qp_state)ua.qp_state;
+	attr->cur_qp_state = (enum ibv_qp_state)ua.qp_state;
+	attr->path_mtu = ua.path_mtu >= 4096 ? IBV_MTU_4096 :
+			 ua.path_mtu >= 2048 ? IBV_MTU_2048 :
+			 ua.path_mtu >= 1024 ? IBV_MTU_1024 :
+			 ua.path_mtu >= 512 ? IBV_MTU_512 : IBV_MTU_256;
+	attr->path_mig_state = IBV_MIG_MIGRATED;
+	attr->qkey = ua.qkey;
+	attr->rq_psn = ua.rq_psn;
+	attr->sq_psn = ua.sq_psn;
+	attr->dest_qp_num = ua.dest_qp_num;
+	attr->qp_access_flags = ua.qp_access_flags;
+	attr->cap.max_send_wr = qp->uqp.caps.max_send_wr;
+	attr->cap.max_recv_wr = qp->uqp.caps.max_recv_wr;
+	attr->cap.max_send_sge = qp->uqp.caps.max_send_sge;
+	attr->cap.max_recv_sge = qp->uqp.caps.max_recv_sge;
+	attr->cap.max_inline_data = qp->uqp.caps.max_inline_data;
+	if (ibqp->qp_type != IBV_QPT_UD) {
+		struct ibv_ah_attr *ah = &attr->ah_attr;
+
+		ah->is_global = 1;
+		ah->port_num = 1;
+		ah->grh.hop_limit = ua.path.ttl;
+		ah->grh.traffic_class = ua.path.tos;
+		ah->grh.flow_label = ua.path.flow_label;
+		__urv_gid_from_ip(&ah->grh.dgid, ua.path.dst, ua.path.v6);
+		idx = __urv_find_gid(dev, ua.path.src, ua.path.v6);
+		ah->grh.sgid_index = idx < 0 ? 0 : (uint8_t)idx;
+	}
+	attr->pkey_index = 0;
+	attr->en_sqd_async_notify = 0;
+	attr->sq_draining = ua.sq_draining;
+	attr->max_rd_atomic = ua.max_rd_atomic;
+	attr->max_dest_rd_atomic = ua.max_dest_rd_atomic;
+	attr->min_rnr_timer = ua.min_rnr_timer;
+	attr->port_num = 1;
+	attr->timeout = ua.timeout;
+	attr->retry_cnt = ua.retry_cnt;
+	attr->rnr_retry = ua.rnr_retry;
+	attr->rate_limit = ua.rate_limit;
+
+	if (init_attr) {
+		memset(init_attr, 0, sizeof(*init_attr));
+		init_attr->qp_context = ibqp->qp_context;
+		init_attr->send_cq = ibqp->send_cq;
+		init_attr->recv_cq = ibqp->recv_cq;
+		init_attr->srq = ibqp->srq;
+		init_attr->cap = attr->cap;
+		init_attr->qp_type = ibqp->qp_type;
+		init_attr->sq_sig_all = (int)qp->sq_sig_all;
+	}
+	return 0;
+}
+
+static bool ev_is_qp(struct urv_event *e, void *qp)
+{
+	return e->ev.event_type != IBV_EVENT_CQ_ERR &&
+	       e->ev.event_type != IBV_EVENT_DEVICE_FATAL &&
+	       e->ev.event_type != IBV_EVENT_PORT_ACTIVE &&
+	       e->ev.event_type != IBV_EVENT_PORT_ERR &&
+	       e->ev.element.qp == qp;
+}
+
+URV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct urv_qp *qp = to_uqp(ibqp);
+	struct urv_context *ctx = qp->ctx;
+
+	/* After this the engine thread no longer touches the QP. */
+	ur_engine_qp_del(ctx->eng, &qp->uqp);
+	__urv_evq_drop(&ctx->async, ev_is_qp, ibqp);
+	pthread_mutex_lock(&ibqp->mutex);
+	while (ibqp->events_completed != qp->async_events_reported)
+		pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
+	pthread_mutex_unlock(&ibqp->mutex);
+
+	ur_qp_destroy(&qp->uqp);
+	atomic_fetch_sub(&to_ucq(ibqp->send_cq)->nqp, 1);
+	atomic_fetch_sub(&to_ucq(ibqp->recv_cq)->nqp, 1);
+	atomic_fetch_sub(&to_upd(ibqp->pd)->users, 1);
+	atomic_fetch_sub(&ctx->nqp, 1);
+	__urv_qp_ex_fini(qp);
+	pthread_cond_destroy(&ibqp->cond);
+	pthread_mutex_destroy(&ibqp->mutex);
+	free(qp);
+	return 0;
+}
+
+/* ---- posting ------------------------------------------------------------- */
+
+static int send_wr_convert(struct urv_qp *qp, const struct ibv_send_wr *wr,
+			   struct ur_send_wr *u)
+{
+	memset(u, 0, sizeof(*u));
+	if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	u->wr_id = wr->wr_id;
+	u->opcode = wr->opcode;
+	u->flags = wr->send_flags | (qp->sq_sig_all ? IBV_SEND_SIGNALED : 0);
+	u->imm_data = wr->imm_data; /* or invalidate_rkey: same union */
+	u->sg_list = (const struct ur_sge *)wr->sg_list;
+	u->num_sge = (uint32_t)wr->num_sge;
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_WRITE:
+		u->remote_addr = wr->wr.rdma.remote_addr;
+		u->rkey = wr->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		u->remote_addr = wr->wr.atomic.remote_addr;
+		u->rkey = wr->wr.atomic.rkey;
+		u->compare_add = wr->wr.atomic.compare_add;
+		u->swap = wr->wr.atomic.swap;
+		break;
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
+		break;
+	default:
+		return -EINVAL; /* LOCAL_INV, BIND_MW, TSO, DRIVER1, FLUSH */
+	}
+	if (qp->qp.qp_type == IBV_QPT_UD) {
+		if (!wr->wr.ud.ah)
+			return -EINVAL;
+		u->ah = &to_uah(wr->wr.ud.ah)->uah;
+		u->remote_qpn = wr->wr.ud.remote_qpn;
+		u->remote_qkey = wr->wr.ud.remote_qkey;
+	}
+	return 0;
+}
+
+int __urv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad)
+{
+	struct urv_qp *qp = to_uqp(ibqp);
+	struct ur_send_wr u;
+	uint64_t now = ur_now();
+	int ret = 0;
+
+	ur_engine_qp_lock(&qp->uqp);
+	for (; wr; wr = wr->next) {
+		ret = send_wr_convert(qp, wr, &u);
+		if (!ret)
+			ret = ur_qp_post_send(&qp->uqp, &u, now);
+		if (ret) {
+			*bad = wr;
+			break;
+		}
+	}
+	ur_engine_qp_unlock(&qp->uqp);
+	ur_engine_qp_kick(qp->ctx->eng, &qp->uqp);
+	return -ret;
+}
+
+int __urv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad)
+{
+	struct urv_qp *qp = to_uqp(ibqp);
+	struct ur_recv_wr u;
+	int ret = 0;
+
+	ur_engine_qp_lock(&qp->uqp);
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list)) {
+			ret = -EINVAL;
+		} else {
+			u.wr_id = wr->wr_id;
+			u.sg_list = (const struct ur_sge *)wr->sg_list;
+			u.num_sge = (uint32_t)wr->num_sge;
+			ret = ur_qp_post_recv(&qp->uqp, &u);
+		}
+		if (ret) {
+			*bad = wr;
+			break;
+		}
+	}
+	ur_engine_qp_unlock(&qp->uqp);
+	ur_engine_qp_kick(qp->ctx->eng, &qp->uqp);
+	return -ret;
+}
+
+int __urv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad)
+{
+	*bad = wr;
+	return EOPNOTSUPP; /* no SRQs: ibv_create_srq fails first */
+}

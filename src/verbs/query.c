@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device, port, GID and P_Key queries. The attributes describe what the
+ * engine and transport really do; docs/verbs.md lists them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "urv.h"
+
+#undef ibv_query_port
+
+/* rxe-like capabilities, minus what we do not implement (SRQ resize, MW,
+ * memory management extensions). */
+#define URV_DEVICE_CAP_FLAGS                                                 \
+	(IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR |                \
+	 IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_UD_AV_PORT_ENFORCE |         \
+	 IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |           \
+	 IBV_DEVICE_RC_RNR_NAK_GEN)
+
+static void fill_device_attr(struct urv_device *dev, struct ibv_device_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "uroce 0.1");
+	a->node_guid = dev->guid;
+	a->sys_image_guid = dev->guid;
+	a->max_mr_size = UINT64_MAX;
+	a->page_size_cap = 0xfffff000;
+	a->vendor_id = URV_VENDOR_ID;
+	a->vendor_part_id = URV_VENDOR_PART_ID;
+	a->hw_ver = 0;
+	a->max_qp = URV_MAX_QP;
+	a->max_qp_wr = URV_MAX_QP_WR;
+	a->device_cap_flags = URV_DEVICE_CAP_FLAGS;
+	a->max_sge = URV_MAX_SGE;
+	a->max_sge_rd = URV_MAX_SGE;
+	a->max_cq = URV_MAX_CQ;
+	a->max_cqe = URV_MAX_CQE;
+	a->max_mr = URV_MAX_MR;
+	a->max_pd = URV_MAX_PD;
+	a->max_qp_rd_atom = URV_MAX_RD_ATOM;
+	a->max_ee_rd_atom = 0;
+	a->max_res_rd_atom = URV_MAX_RD_ATOM * URV_MAX_QP;
+	a->max_qp_init_rd_atom = URV_MAX_RD_ATOM;
+	a->max_ee_init_rd_atom = 0;
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_ah = URV_MAX_AH;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 15;
+	a->phys_port_cnt = 1;
+}
+
+URV_EXPORT int ibv_query_device(struct ibv_context *context,
+				struct ibv_device_attr *device_attr)
+{
+	if (!__urv_is_our_context(context) || !device_attr)
+		return EINVAL;
+	fill_device_attr(to_uctx(context)->dev, device_attr);
+	return 0;
+}
+
+int __urv_query_device_ex(struct ibv_context *ctx,
+			  const struct ibv_query_device_ex_input *in,
+			  struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex a;
+
+	if (in && in->comp_mask)
+		return EINVAL;
+	if (attr_size < sizeof(attr->orig_attr))
+		return EINVAL;
+	memset(&a, 0, sizeof(a));
+	fill_device_attr(to_uctx(ctx)->dev, &a.orig_attr);
+	a.device_cap_flags_ex = URV_DEVICE_CAP_FLAGS;
+	/* Completion timestamps are the engine's monotonic ns clock. */
+	a.completion_timestamp_mask = UINT64_MAX;
+	a.hca_core_clock = 1000000; /* kHz: 1 tick = 1 ns */
+	a.phys_port_cnt_ex = 1;
+	if (attr_size > sizeof(a))
+		attr_size = sizeof(a);
+	memset(attr, 0, attr_size);
+	memcpy(attr, &a, attr_size);
+	return 0;
+}
+
+static void fill_port_attr(struct urv_device *dev, struct ibv_port_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->state = IBV_PORT_ACTIVE;
+	a->max_mtu = IBV_MTU_4096;
+	a->active_mtu = dev->active_mtu;
+	a->gid_tbl_len = dev->num_gids;
+	a->port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
+	a->max_msg_sz = 1u << 31;
+	a->pkey_tbl_len = 1;
+	a->max_vl_num = 1;
+	a->active_width = 1;       /* 1X, as rxe */
+	a->active_speed = 1 << 5;  /* EDR, as rxe */
+	a->phys_state = 5;         /* LinkUp */
+	a->link_layer = IBV_LINK_LAYER_ETHERNET;
+}
+
+int __urv_query_port(struct ibv_context *ctx, uint8_t port,
+		     struct ibv_port_attr *attr, size_t attr_len)
+{
+	struct ibv_port_attr a;
+
+	if (port != 1)
+		return EINVAL;
+	fill_port_attr(to_uctx(ctx)->dev, &a);
+	if (attr_len > sizeof(a))
+		attr_len = sizeof(a);
+	memcpy(attr, &a, attr_len);
+	return 0;
+}
+
+/* The IBVERBS_1.1 entry point takes the pre-"flags" layout. */
+struct _compat_ibv_port_attr {
+	char bytes[offsetof(struct ibv_port_attr, flags)];
+};
+
+URV_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
+			      struct _compat_ibv_port_attr *port_attr)
+{
+	if (!__urv_is_our_context(context))
+		return EINVAL;
+	return __urv_query_port(context, port_num,
+				(struct ibv_port_attr *)port_attr,
+				sizeof(*port_attr));
+}
+
+URV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
+			     int index, union ibv_gid *gid)
+{
+	struct urv_device *dev;
+
+	if (!__urv_is_our_context(context) || port_num != 1)
+		return urv_err_int(-EINVAL);
+	dev = to_uctx(context)->dev;
+	if (index < 0 || index >= dev->num_gids)
+		return urv_err_int(-EINVAL);
+	*gid = dev->gids[index].gid;
+	return 0;
+}
+
+static void fill_gid_entry(struct urv_device *dev, int i,
+			   struct ibv_gid_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->gid = dev->gids[i].gid;
+	e->gid_index = i;
+	e->port_num = 1;
+	e->gid_type = IBV_GID_TYPE_ROCE_V2;
+	e->ndev_ifindex = dev->ifindex;
+}
+
+URV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
+				 uint32_t gid_index, struct ibv_gid_entry *entry,
+				 uint32_t flags, size_t entry_size)
+{
+	struct urv_device *dev;
+
+	if (!__urv_is_our_context(context) || !entry || flags ||
+	    entry_size < sizeof(*entry))
+		return EINVAL;
+	if (port_num != 1)
+		return EINVAL;
+	dev = to_uctx(context)->dev;
+	if (gid_index >= (uint32_t)dev->num_gids)
+		return ENODATA;
+	fill_gid_entry(dev, gid_index, entry);
+	return 0;
+}
+
+URV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
+					struct ibv_gid_entry *entries,
+					size_t max_entries, uint32_t flags,
+					size_t entry_size)
+{
+	struct urv_device *dev;
+
+	if (!__urv_is_our_context(context) || flags ||
+	    entry_size < sizeof(*entries))
+		return -EINVAL;
+	dev = to_uctx(context)->dev;
+	/* As the kernel: the array must hold every valid entry. */
+	if (max_entries < (size_t)dev->num_gids)
+		return -EINVAL;
+	if (dev->num_gids && !entries)
+		return -EINVAL;
+	for (int i = 0; i < dev->num_gids; i++)
+		fill_gid_entry(dev, i, (struct ibv_gid_entry *)
+			       ((char *)entries + (size_t)i * entry_size));
+	return dev->num_gids;
+}
+
+/* rdma-core driver.h's enum ibv_gid_type_sysfs. */
+enum urv_gid_type_sysfs {
+	URV_GID_TYPE_SYSFS_IB_ROCE_V1,
+	URV_GID_TYPE_SYSFS_ROCE_V2,
+};
+
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
+		       unsigned int index, enum urv_gid_type_sysfs *type);
+URV_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
+				  unsigned int index,
+				  enum urv_gid_type_sysfs *type)
+{
+	if (!__urv_is_our_context(context) || port_num != 1 || !type)
+		return urv_err_int(-EINVAL);
+	if (index >= (unsigned int)to_uctx(context)->dev->num_gids)
+		return urv_err_int(-ENODATA);
+	*type = URV_GID_TYPE_SYSFS_ROCE_V2;
+	return 0;
+}
+
+URV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
+			      int index, __be16 *pkey)
+{
+	if (!__urv_is_our_context(context) || port_num != 1 || index != 0)
+		return urv_err_int(-EINVAL);
+	*pkey = htobe16(0xffff);
+	return 0;
+}
+
+URV_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num,
+				  __be16 pkey)
+{
+	if (!__urv_is_our_context(context) || port_num != 1)
+		return urv_err_int(-EINVAL);
+	/* The default P_Key, full or limited member, is index 0. */
+	if ((be16toh(pkey) & 0x7fff) == 0x7fff)
+		return 0;
+	return urv_err_int(-ENOENT);
+}

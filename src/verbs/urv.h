@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uroce verbs layer: private objects of the drop-in libibverbs.so.1.
+ *
+ * Every ibverbs object the application sees is embedded in one of ours and
+ * found again with a to_*() container_of helper, as rdma-core providers do
+ * (providers/rxe/rxe.h). Internal functions return 0 or -errno; only the
+ * exported ibv_* functions convert to the ibverbs conventions.
+ */
+#ifndef URV_H
+#define URV_H
+
+#include <infiniband/verbs.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "ur_engine.h"
+#include "ur_transport.h"
+
+#define urv_container_of(ptr, type, member)                                  \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+#define URV_EXPORT __attribute__((visibility("default")))
+
+/* Device limits we advertise (docs/verbs.md). */
+enum {
+	URV_MAX_GID = 64,
+	URV_MAX_QP_WR = 16384,
+	URV_MAX_SGE = 16,
+	URV_MAX_CQE = 1 << 20,
+	URV_MAX_INLINE = 256,
+	URV_MAX_RD_ATOM = 128,
+	URV_MAX_QP = 1 << 16,
+	URV_MAX_CQ = 1 << 16,
+	URV_MAX_MR = 1 << 20,
+	URV_MAX_PD = 1 << 16,
+	URV_MAX_AH = 1 << 16,
+	URV_VENDOR_ID = 0xffffff, /* as rxe: no OUI */
+	URV_VENDOR_PART_ID = 0x5552, /* "UR" */
+	URV_ROCE_PORT = 4791,
+};
+
+/*
+ * ABI image of rdma-core 44's struct verbs_device (libibverbs/driver.h,
+ * which is not installed). Nothing outside reads past .device except
+ * provider libraries' verbs_get_device(dev)->ops checks (e.g.
+ * mlx5dv_is_supported), which must see a pointer that is not theirs.
+ */
+struct verbs_device {
+	struct ibv_device device; /* must be first */
+	const void *ops;
+	atomic_int refcount;
+	struct {
+		void *next, *prev;
+	} entry;
+	void *sysfs;
+	uint64_t core_support;
+};
+
+/* Same for struct verbs_cq / verbs_qp: the ibv object and its _ex form. */
+struct urv_gid {
+	union ibv_gid gid;
+	struct sockaddr_storage addr; /* the IP address behind it */
+};
+
+struct urv_device {
+	struct verbs_device vdev;
+	char ifname[IF_NAMESIZE];
+	unsigned int ifindex;   /* 0 when UROCE_IP names no local interface */
+	uint32_t if_mtu;        /* interface MTU, bytes */
+	enum ibv_mtu active_mtu;
+	__be64 guid;
+	int num_gids;
+	struct urv_gid gids[URV_MAX_GID];
+};
+
+struct urv_event {
+	struct urv_event *next;
+	struct ibv_async_event ev;    /* async queue */
+	struct ibv_cq *cq;            /* completion channel queue */
+};
+
+/* A FIFO of events behind a pollable eventfd (EFD_SEMAPHORE). */
+struct urv_evq {
+	pthread_mutex_t lock;
+	struct urv_event *head, **tail;
+	int fd;
+};
+
+struct urv_context {
+	struct verbs_context vctx;
+	struct urv_device *dev;
+	struct ur_engine *eng;
+	uint16_t udp_port;
+	struct urv_evq async;
+	atomic_int npd, ncq, nqp; /* live objects: close_device refuses if any */
+};
+
+struct urv_pd {
+	struct ibv_pd pd;
+	uint32_t pdn;
+	atomic_int users; /* MRs, QPs and AHs on it */
+};
+
+struct urv_mr {
+	struct ibv_mr mr;
+	struct ur_mr umr;
+	bool locked; /* mlock() succeeded */
+};
+
+struct urv_comp_channel {
+	struct ibv_comp_channel ch;
+	struct urv_evq q;
+	atomic_int ncq;
+};
+
+struct urv_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+	struct ur_cq ucq;
+	struct urv_context *ctx;
+	atomic_int nqp;              /* QPs using it */
+	uint32_t comp_events_reported; /* under cq.mutex */
+	uint64_t wc_flags;           /* ibv_create_cq_ex wc_flags */
+	struct ur_cqe cur;           /* current entry for the _ex poll API */
+};
+
+/* One WR being built between ibv_wr_start() and ibv_wr_complete(). */
+struct urv_wr_pending {
+	struct ur_send_wr wr;
+	struct ur_sge sge[URV_MAX_SGE];
+	struct ur_ah ah;
+	uint8_t *inl; /* inline data copy */
+};
+
+struct urv_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	struct ur_qp uqp;
+	struct urv_context *ctx;
+	uint32_t sq_sig_all;
+	uint32_t async_events_reported; /* under qp.mutex */
+	/* ibv_qp_ex builder state (single poster by contract). */
+	struct urv_wr_pending *pend;
+	size_t npend, cap_pend;
+	int wr_err; /* first error seen while building, -errno */
+	uint8_t inl_buf[URV_MAX_INLINE];
+};
+
+struct urv_ah {
+	struct ibv_ah ah;
+	struct ur_ah uah;
+};
+
+static inline struct urv_device *to_udev(struct ibv_device *d)
+{
+	return urv_container_of(d, struct urv_device, vdev.device);
+}
+static inline struct urv_context *to_uctx(struct ibv_context *c)
+{
+	return urv_container_of(c, struct urv_context, vctx.context);
+}
+static inline struct urv_pd *to_upd(struct ibv_pd *pd)
+{
+	return urv_container_of(pd, struct urv_pd, pd);
+}
+static inline struct urv_mr *to_umr(struct ibv_mr *mr)
+{
+	return urv_container_of(mr, struct urv_mr, mr);
+}
+static inline struct urv_cq *to_ucq(struct ibv_cq *cq)
+{
+	return urv_container_of(cq, struct urv_cq, cq);
+}
+static inline struct urv_cq *to_ucq_ex(struct ibv_cq_ex *cq)
+{
+	return urv_container_of(cq, struct urv_cq, cq_ex);
+}
+static inline struct urv_qp *to_uqp(struct ibv_qp *qp)
+{
+	return urv_container_of(qp, struct urv_qp, qp);
+}
+static inline struct urv_qp *to_uqp_ex(struct ibv_qp_ex *qp)
+{
+	return urv_container_of(qp, struct urv_qp, qp_ex);
+}
+static inline struct urv_ah *to_uah(struct ibv_ah *ah)
+{
+	return urv_container_of(ah, struct urv_ah, ah);
+}
+static inline struct urv_comp_channel *to_uch(struct ibv_comp_channel *ch)
+{
+	return urv_container_of(ch, struct urv_comp_channel, ch);
+}
+
+/* Set errno from a -errno and return NULL / -1 (API boundary helpers). */
+static inline void *urv_err_ptr(int neg)
+{
+	errno = -neg;
+	return NULL;
+}
+static inline int urv_err_int(int neg)
+{
+	errno = -neg;
+	return -1;
+}
+
+/* device.c */
+bool __urv_is_our_context(struct ibv_context *ctx);
+int __urv_gid_to_addr(const union ibv_gid *gid, struct ur_ipudp *p, bool dst);
+int __urv_find_gid(const struct urv_device *dev, const uint8_t ip[16], bool v6);
+void __urv_gid_from_ip(union ibv_gid *gid, const uint8_t ip[16], bool v6);
+/* qp.c: RoCEv2 address vector -> IP path (-EINVAL without a GRH). */
+int __urv_ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
+		     struct ur_ipudp *p);
+
+/* events.c */
+int __urv_evq_init(struct urv_evq *q);
+void __urv_evq_fini(struct urv_evq *q);
+void __urv_evq_push(struct urv_evq *q, struct urv_event *e);
+/* Blocking (per the fd's O_NONBLOCK) pop; -EAGAIN when non-blocking. */
+int __urv_evq_pop(struct urv_evq *q, struct urv_event **out);
+/* Drop queued events matching @match; returns how many. */
+int __urv_evq_drop(struct urv_evq *q, bool (*match)(struct urv_event *, void *),
+		   void *arg);
+extern const struct ur_engine_host_ops __urv_host_ops;
+
+/* query.c / cq.c / qp.c / ah.c: context ops. */
+int __urv_query_port(struct ibv_context *ctx, uint8_t port,
+		     struct ibv_port_attr *attr, size_t attr_len);
+int __urv_query_device_ex(struct ibv_context *ctx,
+			  const struct ibv_query_device_ex_input *in,
+			  struct ibv_device_attr_ex *attr, size_t attr_size);
+int __urv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int __urv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+struct ibv_cq_ex *__urv_create_cq_ex(struct ibv_context *ctx,
+				     struct ibv_cq_init_attr_ex *attr);
+struct ibv_qp *__urv_create_qp_ex(struct ibv_context *ctx,
+				  struct ibv_qp_init_attr_ex *attr);
+int __urv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad);
+int __urv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad);
+int __urv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad);
+void __urv_qp_ex_init(struct urv_qp *qp, uint64_t send_ops_flags);
+void __urv_qp_ex_fini(struct urv_qp *qp);
+
+#endif
