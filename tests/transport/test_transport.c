@@ -308,6 +308,572 @@ static void t_send_with_inv(void)
 	tfix_fini(&f);
 }
 
+
+/* Remote access errors: the requester sees REM_ACCESS_ERR, memory stays
+ * untouched, the rest of the send queue is flushed, both QPs go to ERR. */
+static void access_case(int which)
+{
+	struct tfix f;
+	struct ur_mr *ro, *other_pd;
+	uint64_t raddr;
+	uint32_t rkey, op = UR_WR_RDMA_WRITE, len = 100;
+	struct ur_cqe e;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	ro = tnet_mr(f.b.node, f.b.buf + 4096, 4096,
+		     UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_READ, 1);
+	other_pd = tnet_mr(f.b.node, f.b.buf + 8192, 4096, ACC_ALL, 2);
+	raddr = (uintptr_t)f.b.buf;
+	rkey = f.b.mr->rkey;
+	switch (which) {
+	case 0: rkey = 0xbad; break;                              /* bad rkey */
+	case 1: rkey = other_pd->rkey; raddr = other_pd->iova; break; /* PD */
+	case 2: rkey = ro->rkey; raddr = ro->iova; break;         /* access */
+	case 3: raddr = (uintptr_t)f.b.buf + TBUF - 50; break;    /* bounds */
+	case 4: rkey = ro->rkey; raddr = ro->iova; op = UR_WR_ATOMIC_FETCH_AND_ADD;
+		len = 8; break;                                  /* atomic */
+	case 5: raddr = (uintptr_t)f.b.buf + TBUF - 50; op = UR_WR_RDMA_READ;
+		break;                                           /* read bounds */
+	case 6: rkey = f.b.mr->lkey; break;                       /* lkey as rkey */
+	}
+	tfix_fill(f.a.buf, 4096, 1);
+	ASSERT_EQ(tfix_send(&f.a, op, 1, 0, len, raddr, rkey, UR_SEND_SIGNALED), 0);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, 2, 0, 10, 0, 0, 0), 0);
+	ASSERT_EQ(tfix_recv(&f.b, 50, 0, 100), 0);
+	RUN(&f);
+	e = tfix_cqe(&f.a.scq);
+	ASSERT_EQ(e.wr_id, 1);
+	ASSERT_EQ(e.status, UR_WC_REM_ACCESS_ERR);
+	e = tfix_cqe(&f.a.scq);
+	ASSERT_EQ(e.wr_id, 2); /* unsignaled, but flushed in error */
+	ASSERT_EQ(e.status, UR_WC_WR_FLUSH_ERR);
+	tfix_no_cqe(&f.a.scq);
+	e = tfix_cqe(&f.b.rcq);
+	ASSERT_EQ(e.status, UR_WC_WR_FLUSH_ERR);
+	for (uint32_t i = 0; i < TBUF; i++)
+		if (f.b.buf[i])
+			UR_FAIL("case %d: target byte %u written", which, i);
+	ASSERT_EQ(f.a.qp->state, UR_QPS_ERR);
+	ASSERT_EQ(f.b.qp->state, UR_QPS_ERR);
+	ASSERT_EQ(f.net.nodes[1].last_qp_event, UR_EVENT_QP_ACCESS_ERR);
+	/* Posting to a QP in ERR completes at once with a flush. */
+	ASSERT_EQ(tfix_recv(&f.b, 51, 0, 100), 0);
+	ASSERT_EQ(tfix_cqe(&f.b.rcq).status, UR_WC_WR_FLUSH_ERR);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, 3, 0, 10, 0, 0, 0), 0);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_WR_FLUSH_ERR);
+	tfix_fini(&f);
+}
+
+static void t_err_rem_access(void)
+{
+	for (int i = 0; i < 7; i++)
+		access_case(i);
+}
+
+/* QP without REMOTE_WRITE in its access flags. */
+static void t_err_qp_access(void)
+{
+	struct tfix f;
+	struct tconn_attr ca = { .mtu = 1024, .timeout = 14, .retry_cnt = 7,
+				 .rnr_retry = 7,
+				 .access = UR_ACCESS_REMOTE_READ };
+
+	tfix_init(&f, UR_QPT_RC, &ca);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, 1, 0, 10,
+			    (uintptr_t)f.b.buf, f.b.mr->rkey, UR_SEND_SIGNALED), 0);
+	RUN(&f);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_REM_ACCESS_ERR);
+	ASSERT_EQ(f.b.buf[0], 0);
+	tfix_fini(&f);
+}
+
+/* Receive buffer too small: LOC_LEN_ERR at the responder, REM_INV_REQ_ERR
+ * at the requester. */
+static void t_err_recv_too_small(void)
+{
+	struct tfix f;
+	struct ur_cqe e;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	ASSERT_EQ(tfix_recv(&f.b, 1, 0, 1500), 0);
+	ASSERT_EQ(tfix_recv(&f.b, 2, 0, 1500), 0);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, 9, 0, 3000, 0, 0, UR_SEND_SIGNALED), 0);
+	RUN(&f);
+	e = tfix_cqe(&f.b.rcq);
+	ASSERT_EQ(e.wr_id, 1);
+	ASSERT_EQ(e.status, UR_WC_LOC_LEN_ERR);
+	e = tfix_cqe(&f.b.rcq);
+	ASSERT_EQ(e.wr_id, 2);
+	ASSERT_EQ(e.status, UR_WC_WR_FLUSH_ERR);
+	e = tfix_cqe(&f.a.scq);
+	ASSERT_EQ(e.status, UR_WC_REM_INV_REQ_ERR);
+	ASSERT_EQ(f.net.nodes[1].last_qp_event, UR_EVENT_QP_REQ_ERR);
+	tfix_fini(&f);
+}
+
+/* A bad local key: LOC_PROT_ERR, nothing on the wire. */
+static void t_err_lkey(void)
+{
+	struct tfix f;
+	struct ur_sge sge;
+	struct ur_send_wr wr = {0};
+	struct ur_mr *ro;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	sge = (struct ur_sge){ (uintptr_t)f.a.buf, 10, 0x999 };
+	wr.opcode = UR_WR_SEND;
+	wr.flags = UR_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, f.net.now), 0);
+	RUN(&f);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_LOC_PROT_ERR);
+	ASSERT_EQ(f.net.nodes[0].dev.cnt.tx_packets, 0);
+	tfix_fini(&f);
+
+	/* READ into a region without LOCAL_WRITE. */
+	tfix_init(&f, UR_QPT_RC, NULL);
+	ro = tnet_mr(f.a.node, f.a.buf, 4096, UR_ACCESS_REMOTE_READ, 1);
+	sge = (struct ur_sge){ (uintptr_t)f.a.buf, 10, ro->lkey };
+	wr.opcode = UR_WR_RDMA_READ;
+	wr.remote_addr = (uintptr_t)f.b.buf;
+	wr.rkey = f.b.mr->rkey;
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, f.net.now), 0);
+	RUN(&f);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_LOC_PROT_ERR);
+	tfix_fini(&f);
+}
+
+/* No receive posted: RNR NAKs, retried rnr_retry times, then
+ * RNR_RETRY_EXC_ERR; with a receive posted in time, it succeeds. */
+static void t_err_rnr(void)
+{
+	struct tfix f;
+	struct tconn_attr ca = { .mtu = 1024, .timeout = 14, .retry_cnt = 7,
+				 .rnr_retry = 3, .min_rnr_timer = 4, /* 0.04 ms */
+				 .access = ACC_ALL };
+	uint64_t t0;
+
+	tfix_init(&f, UR_QPT_RC, &ca);
+	t0 = f.net.now;
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, 1, 0, 3000, 0, 0, UR_SEND_SIGNALED), 0);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, 2, 0, 10, 0, 0, UR_SEND_SIGNALED), 0);
+	RUN(&f);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_RNR_RETRY_EXC_ERR);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_WR_FLUSH_ERR);
+	ASSERT_EQ(f.net.nodes[0].dev.cnt.rx_nak_rnr, 4);
+	ASSERT_GE(f.net.now - t0, 3 * 40000);
+	ASSERT_EQ(f.a.qp->state, UR_QPS_ERR);
+	ASSERT_EQ(f.b.qp->state, UR_QPS_RTS);
+	tfix_fini(&f);
+
+	/* Recovery: post the receive during the RNR wait. */
+	tfix_init(&f, UR_QPT_RC, &ca);
+	tfix_fill(f.a.buf, 3000, 4);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, 1, 0, 3000, 0, 0, UR_SEND_SIGNALED), 0);
+	tnet_run_until(&f.net, f.net.now + 20000);
+	ASSERT_EQ(f.net.nodes[0].dev.cnt.rx_nak_rnr, 1);
+	ASSERT_EQ(tfix_recv(&f.b, 7, 0, 4000), 0);
+	RUN(&f);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_SUCCESS);
+	ASSERT_EQ(tfix_cqe(&f.b.rcq).byte_len, 3000);
+	ASSERT_MEM_EQ(f.b.buf, f.a.buf, 3000);
+	tfix_fini(&f);
+}
+
+/* Dead peer: RETRY_EXC_ERR after retry_cnt retransmissions, within
+ * (retry_cnt + 1) x 4 x timeout on the virtual clock. */
+static void t_err_dead_peer(void)
+{
+	struct tfix f;
+	struct tconn_attr ca = { .mtu = 1024, .timeout = 10, .retry_cnt = 3,
+				 .rnr_retry = 7, .access = ACC_ALL };
+	uint64_t t0, to = ur_timeout_ns(10), dt;
+
+	ASSERT_EQ(to, 4096ull * 1024);
+	ASSERT_EQ(ur_timeout_ns(0), 0);
+	tfix_init(&f, UR_QPT_RC, &ca);
+	f.net.f.loss = 1.0;
+	t0 = f.net.now;
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, 1, 0, 5000,
+			    (uintptr_t)f.b.buf, f.b.mr->rkey, 0), 0);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, 2, 0, 10, 0, 0, UR_SEND_SIGNALED), 0);
+	RUN(&f);
+	dt = f.net.now - t0;
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_RETRY_EXC_ERR);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_WR_FLUSH_ERR);
+	ASSERT_GE(dt, (3 + 1) * to);
+	ASSERT_LE(dt, (3 + 1) * 4 * to);
+	ASSERT_EQ(f.net.nodes[0].dev.cnt.tx_timeouts, 4);
+	ASSERT_EQ(f.a.qp->deadline, UINT64_MAX);
+	tfix_fini(&f);
+}
+
+/* Modify: required/optional masks per transition, wrong states. */
+static void t_qp_modify(void)
+{
+	struct tfix f;
+	struct ur_qp *qp;
+	struct ur_qp_caps caps = { 4, 4, 1, 1, 0 };
+	struct ur_qp_attr a = {0}, q;
+	uint32_t init = UR_QP_STATE | UR_QP_PKEY_INDEX | UR_QP_PORT |
+			UR_QP_ACCESS_FLAGS;
+	uint32_t rtr = UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
+		       UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+		       UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER;
+	uint32_t rts = UR_QP_STATE | UR_QP_SQ_PSN | UR_QP_TIMEOUT |
+		       UR_QP_RETRY_CNT | UR_QP_RNR_RETRY |
+		       UR_QP_MAX_QP_RD_ATOMIC;
+
+	tfix_init(&f, UR_QPT_UD, NULL);
+	qp = tnet_qp(f.a.node, UR_QPT_RC, 1, &caps, &f.a.scq, &f.a.rcq);
+	a.port_num = 1;
+	a.path_mtu = 1024;
+	/* RESET -> RTR skips INIT. */
+	a.qp_state = UR_QPS_RTR;
+	ASSERT_EQ(ur_qp_modify(qp, &a, rtr, 0), -EINVAL);
+	/* Missing ACCESS_FLAGS; then QKEY is not allowed for RC. */
+	a.qp_state = UR_QPS_INIT;
+	ASSERT_EQ(ur_qp_modify(qp, &a, init & ~UR_QP_ACCESS_FLAGS, 0), -EINVAL);
+	ASSERT_EQ(ur_qp_modify(qp, &a, init | UR_QP_QKEY, 0), -EINVAL);
+	ASSERT_EQ(ur_qp_post_recv(qp, &(struct ur_recv_wr){ 0 }), -EINVAL);
+	ASSERT_EQ(ur_qp_modify(qp, &a, init, 0), 0);
+	ASSERT_EQ(qp->state, UR_QPS_INIT);
+	/* Receives may be posted from INIT, sends not before RTS. */
+	ASSERT_EQ(ur_qp_post_recv(qp, &(struct ur_recv_wr){ 0 }), 0);
+	ASSERT_EQ(tfix_send(&(struct tside){ .node = f.a.node, .qp = qp,
+					     .buf = f.a.buf, .mr = f.a.mr },
+			    UR_WR_SEND, 0, 0, 1, 0, 0, 0), -EINVAL);
+	/* INIT -> RTR needs MIN_RNR_TIMER for RC. */
+	a.qp_state = UR_QPS_RTR;
+	ASSERT_EQ(ur_qp_modify(qp, &a, rtr & ~UR_QP_MIN_RNR_TIMER, 0), -EINVAL);
+	a.path_mtu = 1000;
+	ASSERT_EQ(ur_qp_modify(qp, &a, rtr, 0), -EINVAL);
+	a.path_mtu = 2048;
+	ASSERT_EQ(ur_qp_modify(qp, &a, rtr | UR_QP_SQ_PSN, 0), -EINVAL);
+	ASSERT_EQ(ur_qp_modify(qp, &a, rtr, 0), 0);
+	/* RTR -> RTS needs all five. */
+	a.qp_state = UR_QPS_RTS;
+	ASSERT_EQ(ur_qp_modify(qp, &a, rts & ~UR_QP_RETRY_CNT, 0), -EINVAL);
+	a.retry_cnt = 8;
+	ASSERT_EQ(ur_qp_modify(qp, &a, rts, 0), -EINVAL);
+	a.retry_cnt = 7;
+	a.sq_psn = 0x123456;
+	ASSERT_EQ(ur_qp_modify(qp, &a, rts, 0), 0);
+	ur_qp_query(qp, &q);
+	ASSERT_EQ(q.qp_state, UR_QPS_RTS);
+	ASSERT_EQ(q.path_mtu, 2048);
+	ASSERT_EQ(q.sq_psn, 0x123456);
+	/* RTS -> RTS may change MIN_RNR_TIMER, not PATH_MTU. */
+	ASSERT_EQ(ur_qp_modify(qp, &a, UR_QP_MIN_RNR_TIMER, 0), 0);
+	ASSERT_EQ(ur_qp_modify(qp, &a, UR_QP_PATH_MTU, 0), -EINVAL);
+	/* CUR_STATE must match. */
+	a.cur_qp_state = UR_QPS_RTR;
+	ASSERT_EQ(ur_qp_modify(qp, &a, UR_QP_STATE | UR_QP_CUR_STATE, 0), -EINVAL);
+	/* RTS -> SQD -> RTS. */
+	a.qp_state = UR_QPS_SQD;
+	ASSERT_EQ(ur_qp_modify(qp, &a, UR_QP_STATE | UR_QP_EN_SQD_ASYNC_NOTIFY, 0), 0);
+	ASSERT_EQ(f.net.nodes[0].last_qp_event, UR_EVENT_SQ_DRAINED);
+	ASSERT_EQ(qp->state, UR_QPS_SQD);
+	a.qp_state = UR_QPS_RTS;
+	ASSERT_EQ(ur_qp_modify(qp, &a, UR_QP_STATE, 0), 0);
+	/* Any -> ERR flushes, ERR -> RTS is not allowed, ERR -> RESET is. */
+	a.qp_state = UR_QPS_ERR;
+	ASSERT_EQ(ur_qp_modify(qp, &a, UR_QP_STATE, 0), 0);
+	ASSERT_EQ(tfix_cqe(&f.a.rcq).status, UR_WC_WR_FLUSH_ERR);
+	a.qp_state = UR_QPS_RTS;
+	ASSERT_EQ(ur_qp_modify(qp, &a, UR_QP_STATE | UR_QP_SQ_PSN, 0), -EINVAL);
+	a.qp_state = UR_QPS_RESET;
+	ASSERT_EQ(ur_qp_modify(qp, &a, UR_QP_STATE, 0), 0);
+	ASSERT_EQ(qp->state, UR_QPS_RESET);
+	/* UD: INIT needs QKEY, RTR and RTS need almost nothing. */
+	a.qp_state = UR_QPS_INIT;
+	ASSERT_EQ(ur_qp_modify(f.b.qp, &a, init, 0), -EINVAL);
+	ASSERT_EQ(ur_qp_modify(f.b.qp, &a, UR_QP_STATE | UR_QP_PKEY_INDEX |
+				      UR_QP_PORT | UR_QP_QKEY, 0), 0);
+	a.qp_state = UR_QPS_RTR;
+	ASSERT_EQ(ur_qp_modify(f.b.qp, &a, UR_QP_STATE, 0), 0);
+	a.qp_state = UR_QPS_RTS;
+	ASSERT_EQ(ur_qp_modify(f.b.qp, &a, UR_QP_STATE, 0), -EINVAL);
+	ASSERT_EQ(ur_qp_modify(f.b.qp, &a, UR_QP_STATE | UR_QP_SQ_PSN, 0), 0);
+	tfix_fini(&f);
+}
+
+/* Post validation: opcode per QP type, SGE count, full queue. */
+static void t_post_checks(void)
+{
+	struct tfix f;
+	struct ur_sge sge[5];
+	struct ur_send_wr wr = { .opcode = UR_WR_SEND, .sg_list = sge };
+	int i;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	for (i = 0; i < 5; i++)
+		sge[i] = (struct ur_sge){ (uintptr_t)f.a.buf, 1, f.a.mr->lkey };
+	wr.num_sge = 5;
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, 0), -EINVAL);
+	wr.num_sge = 1;
+	wr.opcode = UR_WR_TSO;
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, 0), -EINVAL);
+	wr.opcode = 99;
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, 0), -EINVAL);
+	wr.opcode = UR_WR_SEND;
+	f.net.f.loss = 1.0; /* keep them queued */
+	for (i = 0; i < 256; i++)
+		ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, 0), 0);
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, 0), -ENOMEM);
+	for (i = 0; i < 256; i++)
+		ASSERT_EQ(tfix_recv(&f.a, 0, 0, 1), 0);
+	ASSERT_EQ(tfix_recv(&f.a, 0, 0, 1), -ENOMEM);
+	tfix_fini(&f);
+
+	tfix_init(&f, UR_QPT_UC, NULL);
+	wr.opcode = UR_WR_RDMA_READ;
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, 0), -EINVAL);
+	wr.opcode = UR_WR_ATOMIC_FETCH_AND_ADD;
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, 0), -EINVAL);
+	tfix_fini(&f);
+}
+
+/* CQ: overflow is reported once and drops; arm fires once; resize. */
+static void t_cq(void)
+{
+	struct tfix f;
+	struct ur_cq small;
+	struct ur_cqe e[8];
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	ASSERT_EQ(ur_cq_init(&small, 2), 0);
+	f.a.qp->send_cq = &small;
+	ur_cq_arm(&small, false);
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(tfix_recv(&f.b, i, 0, 16), 0);
+		ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, i, 0, 1, 0, 0,
+				    UR_SEND_SIGNALED), 0);
+	}
+	RUN(&f);
+	ASSERT_EQ(f.net.nodes[0].cq_events, 1);
+	ASSERT_EQ(f.net.nodes[0].qp_events, 1);
+	ASSERT_EQ(f.net.nodes[0].last_qp_event, UR_EVENT_CQ_ERR);
+	ASSERT_EQ(f.net.nodes[0].dev.cnt.cq_overflow, 2);
+	ASSERT_EQ(ur_cq_resize(&small, 1), -EINVAL);
+	ASSERT_EQ(ur_cq_resize(&small, 8), 0);
+	ASSERT_EQ(ur_cq_poll(&small, e, 8), 2);
+	ASSERT_EQ(e[0].wr_id, 0);
+	ASSERT_EQ(e[1].wr_id, 1);
+	f.a.qp->send_cq = &f.a.scq;
+	ur_cq_fini(&small);
+	tfix_fini(&f);
+}
+
+/* UD: GRH slot with the IPv4 header, src_qp, Q_Key checks, MTU limit. */
+static void t_ud(void)
+{
+	struct tfix f;
+	struct ur_ah ah;
+	struct ur_sge sge;
+	struct ur_send_wr wr = {0};
+	struct ur_cqe e;
+	uint8_t *grh;
+
+	tfix_init(&f, UR_QPT_UD, NULL);
+	tnet_ud_up(f.a.qp, 0x1111);
+	tnet_ud_up(f.b.qp, 0x2222);
+	memset(&ah, 0, sizeof(ah));
+	tnet_addr(1, &ah.path);
+	ah.path.tos = 0x28;
+	tfix_fill(f.a.buf, 4096, 5);
+	sge = (struct ur_sge){ (uintptr_t)f.a.buf, 1000, f.a.mr->lkey };
+	wr.wr_id = 1;
+	wr.opcode = UR_WR_SEND_WITH_IMM;
+	wr.flags = UR_SEND_SIGNALED;
+	wr.imm_data = 0x01020304;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.ah = &ah;
+	wr.remote_qpn = f.b.qp->qpn;
+	wr.remote_qkey = 0x2222;
+	ASSERT_EQ(tfix_recv(&f.b, 10, 0, 2000), 0);
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, f.net.now), 0);
+	RUN(&f);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_SUCCESS);
+	e = tfix_cqe(&f.b.rcq);
+	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	ASSERT_EQ(e.byte_len, 1040);
+	ASSERT_EQ(e.src_qp, f.a.qp->qpn);
+	ASSERT_EQ(e.wc_flags, UR_WC_GRH | UR_WC_WITH_IMM);
+	ASSERT_EQ(e.imm_data, 0x01020304);
+	ASSERT_MEM_EQ(f.b.buf + 40, f.a.buf, 1000);
+	grh = f.b.buf;
+	for (int i = 0; i < 20; i++)
+		ASSERT_EQ(grh[i], 0);
+	ASSERT_EQ(grh[20], 0x45);
+	ASSERT_EQ(grh[21], 0x28);
+	/* total length: IP 20 + UDP 8 + BTH 12 + DETH 8 + ImmDt 4 + 1000 + ICRC 4 */
+	ASSERT_EQ(ur_get16(grh + 22), 20 + 8 + 12 + 8 + 4 + 1000 + 4);
+	ASSERT_EQ(grh[29], 17);
+	ASSERT_EQ(grh[32], 10);
+	ASSERT_EQ(grh[35], 1); /* source 10.0.0.1 */
+	ASSERT_EQ(grh[39], 2); /* destination 10.0.0.2 */
+	{ /* the header checksum verifies */
+		uint32_t s = 0;
+
+		for (int i = 20; i < 40; i += 2)
+			s += ur_get16(grh + i);
+		while (s >> 16)
+			s = (s & 0xffff) + (s >> 16);
+		ASSERT_EQ(s, 0xffff);
+	}
+	/* Wrong Q_Key: dropped. The QP's own Q_Key via the high bit. */
+	wr.remote_qkey = 0x3333;
+	ASSERT_EQ(tfix_recv(&f.b, 11, 0, 2000), 0);
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, f.net.now), 0);
+	RUN(&f);
+	tfix_no_cqe(&f.b.rcq);
+	ASSERT_EQ(f.net.nodes[1].dev.cnt.rx_drop_qkey, 1);
+	wr.remote_qkey = 0x80000000u;
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, f.net.now), 0);
+	RUN(&f);
+	tfix_no_cqe(&f.b.rcq); /* a's qkey 0x1111 != b's */
+	ASSERT_EQ(f.net.nodes[1].dev.cnt.rx_drop_qkey, 2);
+	/* Buffer too small for GRH + payload. */
+	wr.remote_qkey = 0x2222;
+	sge.length = 1990;
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, f.net.now), 0);
+	RUN(&f);
+	ASSERT_EQ(tfix_cqe(&f.b.rcq).status, UR_WC_LOC_LEN_ERR);
+	/* Payload above the MTU. */
+	sge.length = 4097;
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, f.net.now), -EINVAL);
+	wr.opcode = UR_WR_RDMA_WRITE;
+	sge.length = 10;
+	ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, f.net.now), -EINVAL);
+	tfix_fini(&f);
+}
+
+/* UC: SEND and WRITE without ACKs; a lost packet drops its message. */
+static void t_uc(void)
+{
+	struct tfix f;
+	struct ur_cqe e;
+
+	tfix_init(&f, UR_QPT_UC, NULL);
+	tfix_fill(f.a.buf, 8192, 6);
+	ASSERT_EQ(tfix_recv(&f.b, 1, 0, 8192), 0);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, 1, 0, 3000, 0, 0, UR_SEND_SIGNALED), 0);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, 2, 0, 5000,
+			    (uintptr_t)f.b.buf + 10000, f.b.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	RUN(&f);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).wr_id, 1);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).wr_id, 2);
+	e = tfix_cqe(&f.b.rcq);
+	ASSERT_EQ(e.byte_len, 3000);
+	ASSERT_MEM_EQ(f.b.buf, f.a.buf, 3000);
+	ASSERT_MEM_EQ(f.b.buf + 10000, f.a.buf, 5000);
+	ASSERT_EQ(f.net.nodes[1].dev.cnt.tx_packets, 0); /* no ACKs */
+	/* Lose the MIDDLE of a 3-packet SEND: that message is dropped, the
+	 * receive is used by the next one. */
+	f.net.f.drop_opcode = UR_OP_UC_SEND_MIDDLE;
+	f.net.f.drop_count = 1;
+	ASSERT_EQ(tfix_recv(&f.b, 2, 0, 8192), 0);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, 3, 0, 3000, 0, 0, UR_SEND_SIGNALED), 0);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, 4, 100, 500, 0, 0, UR_SEND_SIGNALED), 0);
+	RUN(&f);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_SUCCESS);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_SUCCESS);
+	e = tfix_cqe(&f.b.rcq);
+	ASSERT_EQ(e.wr_id, 2);
+	ASSERT_EQ(e.byte_len, 500);
+	ASSERT_MEM_EQ(f.b.buf, f.a.buf + 100, 500);
+	tfix_no_cqe(&f.b.rcq);
+	tfix_fini(&f);
+}
+
+/* Every request packet duplicated: SENDs delivered once, atomics executed
+ * once, WRITEs not re-executed. */
+static void t_duplicates(void)
+{
+	struct tfix f;
+	uint64_t *t, *res;
+	struct ur_sge sge;
+	struct ur_send_wr wr = {0};
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	f.net.f.dup = 1.0;
+	f.net.f.jitter_ns = 50000;
+	t = (uint64_t *)(void *)(f.b.buf + 64);
+	res = (uint64_t *)(void *)(f.a.buf + 4096);
+	for (int i = 0; i < 20; i++) {
+		ASSERT_EQ(tfix_recv(&f.b, i, 8192 + i * 4096, 4096), 0);
+		tfix_fill(f.a.buf, 3000, i);
+		ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, i, 0, 3000, 0, 0,
+				    UR_SEND_SIGNALED), 0);
+		sge = (struct ur_sge){ (uintptr_t)(res + i), 8, f.a.mr->lkey };
+		wr = (struct ur_send_wr){
+			.wr_id = 100 + i, .opcode = UR_WR_ATOMIC_FETCH_AND_ADD,
+			.flags = UR_SEND_SIGNALED, .remote_addr = (uintptr_t)t,
+			.rkey = f.b.mr->rkey, .compare_add = 1,
+			.sg_list = &sge, .num_sge = 1 };
+		ASSERT_EQ(ur_qp_post_send(f.a.qp, &wr, f.net.now), 0);
+		RUN(&f);
+		ASSERT_EQ(tfix_cqe(&f.a.scq).wr_id, i);
+		ASSERT_EQ(tfix_cqe(&f.a.scq).wr_id, 100 + i);
+		ASSERT_EQ(tfix_cqe(&f.b.rcq).wr_id, i);
+		ASSERT_MEM_EQ(f.b.buf + 8192 + i * 4096, f.a.buf, 3000);
+		ASSERT_EQ(res[i], i);
+		ASSERT_EQ(*t, i + 1);
+	}
+	tfix_no_cqe(&f.b.rcq);
+	ASSERT_GT(f.net.nodes[1].dev.cnt.rx_duplicate, 20);
+	tfix_fini(&f);
+}
+
+/* SQD: new WQEs wait, RTS resumes them. */
+static void t_sqd(void)
+{
+	struct tfix f;
+	struct ur_qp_attr a = {0};
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	a.qp_state = UR_QPS_SQD;
+	ASSERT_EQ(ur_qp_modify(f.a.qp, &a, UR_QP_STATE, f.net.now), 0);
+	ASSERT_EQ(tfix_recv(&f.b, 1, 0, 100), 0);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, 1, 0, 10, 0, 0, UR_SEND_SIGNALED), 0);
+	RUN(&f);
+	tfix_no_cqe(&f.a.scq);
+	a.qp_state = UR_QPS_RTS;
+	ASSERT_EQ(ur_qp_modify(f.a.qp, &a, UR_QP_STATE, f.net.now), 0);
+	RUN(&f);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_SUCCESS);
+	tfix_fini(&f);
+}
+
+/* The host runs out of packet buffers: sending resumes on progress. */
+static void t_backpressure(void)
+{
+	struct tfix f;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	tfix_fill(f.a.buf, 50000, 8);
+	f.net.nodes[0].pkt_budget = 3;
+	f.net.nodes[1].pkt_budget = 2;
+	ASSERT_EQ(tfix_recv(&f.b, 1, 0, 50000), 0);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, 1, 0, 50000, 0, 0, UR_SEND_SIGNALED), 0);
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_READ, 2, 100000, 50000,
+			    (uintptr_t)f.b.buf, f.b.mr->rkey, UR_SEND_SIGNALED), 0);
+	ASSERT_EQ(f.net.nodes[0].dev.cnt.tx_packets, 3);
+	tnet_run_until(&f.net, f.net.now + 1000000); /* < one timeout */
+	f.net.nodes[0].pkt_budget = -1;
+	f.net.nodes[1].pkt_budget = -1;
+	RUN(&f);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_SUCCESS);
+	ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_SUCCESS);
+	ASSERT_MEM_EQ(f.b.buf, f.a.buf, 50000);
+	ASSERT_MEM_EQ(f.a.buf + 100000, f.b.buf, 50000);
+	tfix_fini(&f);
+}
+
 static const struct ur_test_case tests[] = {
 	{ "send_sizes", t_send_sizes },
 	{ "send_multi_sge", t_send_multi_sge },
@@ -316,6 +882,20 @@ static const struct ur_test_case tests[] = {
 	{ "read", t_read },
 	{ "atomics", t_atomics },
 	{ "send_with_inv", t_send_with_inv },
+	{ "err_rem_access", t_err_rem_access },
+	{ "err_qp_access", t_err_qp_access },
+	{ "err_recv_too_small", t_err_recv_too_small },
+	{ "err_lkey", t_err_lkey },
+	{ "err_rnr", t_err_rnr },
+	{ "err_dead_peer", t_err_dead_peer },
+	{ "qp_modify", t_qp_modify },
+	{ "post_checks", t_post_checks },
+	{ "cq", t_cq },
+	{ "ud", t_ud },
+	{ "uc", t_uc },
+	{ "duplicates", t_duplicates },
+	{ "sqd", t_sqd },
+	{ "backpressure", t_backpressure },
 	{ NULL, NULL },
 };
 
