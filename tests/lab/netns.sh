@@ -105,8 +105,10 @@ lab_resolve() {
 	labs=$(ls "$LAB_STATE_ROOT" 2>/dev/null || true)
 	if [[ -z $labs ]]; then
 		lab_die "no lab is up (run: netns.sh up)"
+		return 1
 	elif [[ $(wc -w <<<"$labs") -ne 1 ]]; then
-		lab_die "several labs are up ($(echo $labs)); use --lab or UROCE_LAB"
+		lab_die "several labs are up (${labs//$'\n'/ }); use --lab or UROCE_LAB"
+		return 1
 	fi
 	UROCE_LAB=$labs
 }
@@ -148,8 +150,12 @@ lab_up() {
 	echo "$hosts" >"$(lab_state)/hosts"
 	echo "$mtu" >"$(lab_state)/mtu"
 
-	# Any failure below tears down what was built.
-	if ! __lab_build "$hosts" "$mtu"; then
+	# Any failure below tears down what was built. The build runs in its
+	# own bash so `set -e` holds there (bash ignores it in a function
+	# called from an `if`).
+	if ! UROCE_LAB=$UROCE_LAB LAB_SUBNET_PREFIX=$LAB_SUBNET_PREFIX \
+		bash -euo pipefail -c 'source "$1"; __lab_build "$2" "$3"' \
+		_ "$LAB_DIR_SELF/netns.sh" "$hosts" "$mtu"; then
 		lab_log "setup failed; cleaning up"
 		lab_down
 		return 1
@@ -158,8 +164,8 @@ lab_up() {
 	echo "export UROCE_LAB=$UROCE_LAB"
 }
 
-__lab_build() (
-	set -euo pipefail
+# __lab_build HOSTS MTU: run under `bash -e` by lab_up.
+__lab_build() {
 	local hosts=$1 mtu=$2 i h ns sw
 	sw=$(lab_ns sw)
 	ip netns add "$sw"
@@ -185,8 +191,9 @@ __lab_build() (
 		ip -n "$ns" link set eth0 up
 		ip -n "$sw" link set "$h" up
 		ip -n "$ns" route add default via "$LAB_SUBNET_PREFIX.$i.1"
-		# Software RX checksum checks on the host, so corrupted UDP
-		# payloads are dropped (UdpInCsumErrors) as on a real NIC.
+		# Host verifies UDP checksums in software. (NFQUEUE-mangled
+		# packets are CHECKSUM_NONE anyway; this keeps it so for any
+		# other path, e.g. TEE clones.)
 		ip netns exec "$ns" ethtool -K eth0 rx off >/dev/null 2>&1 || true
 	done
 	# Our own chains, so `clear` only touches lab rules.
@@ -194,7 +201,7 @@ __lab_build() (
 	ip netns exec "$sw" iptables -A FORWARD -j "$LAB_CHAIN"
 	ip netns exec "$sw" iptables -t mangle -N "$LAB_CHAIN"
 	ip netns exec "$sw" iptables -t mangle -A PREROUTING -j "$LAB_CHAIN"
-)
+}
 
 lab_info() {
 	local h i
@@ -393,10 +400,15 @@ lab_main() {
 	-h|--help|help) lab_usage; return 0 ;;
 	up) lab_up "$@"; return ;;
 	list) lab_list; return ;;
+	down)
+		# A named lab is removed even if its state dir is gone.
+		[[ -n ${UROCE_LAB:-} ]] || lab_resolve || return 1
+		lab_down
+		return
+		;;
 	esac
 	lab_resolve || return 1
 	case "$cmd" in
-	down) lab_down ;;
 	info) lab_info ;;
 	exec) [[ $# -ge 2 ]] || { lab_die "usage: exec HOST CMD..."; return 2; }; lab_exec "$@" ;;
 	ip) lab_ip "${1:?usage: ip HOST}" ;;

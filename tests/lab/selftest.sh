@@ -35,7 +35,7 @@ for t in python3 iptables nstat ping ethtool; do
 	command -v "$t" >/dev/null || { echo "FAIL: $t not installed"; exit 1; }
 done
 
-# shellcheck source=netns.sh
+# shellcheck source=SCRIPTDIR/netns.sh
 source "$HERE/netns.sh"
 
 WORK=$(mktemp -d /tmp/uroce-lab-selftest.XXXXXX)
@@ -75,13 +75,13 @@ check() { # check DESCRIPTION PYTHON-EXPRESSION
 
 # udp NAME SEND-ARGS...: receiver on h2, sender on h1; result in $WORK/NAME.json.
 udp() {
-	local name=$1 i
+	local name=$1
 	shift
 	rm -f "$WORK/ready"
 	lab_exec h2 python3 "$PROBE" recv --idle 0.7 --timeout 20 \
 		--ready "$WORK/ready" >"$WORK/$name.json" &
 	PIDS+=($!)
-	for i in $(seq 1 100); do [[ -e $WORK/ready ]] && break; sleep 0.02; done
+	for _ in $(seq 1 100); do [[ -e $WORK/ready ]] && break; sleep 0.02; done
 	lab_exec h1 python3 "$PROBE" send --dst "$H2" "$@" >"$WORK/$name.send.json"
 	wait "${PIDS[-1]}"
 	echo "  $name: $(cat "$WORK/$name.json")"
