@@ -260,6 +260,9 @@ static void comp_finish(struct ur_qp *qp, struct comp_ctx *cx, uint64_t now)
 		p->comp.rto_deadline = UINT64_MAX;
 		if (outstanding(qp))
 			__ur_comp_arm(qp, now);
+		/* Do not resend what the ACK just covered. */
+		if (ur_psn_diff(__ur_req_cursor_psn(qp), p->comp.psn) < 0)
+			__ur_req_go_back(qp, p->comp.psn);
 	}
 	__ur_sq_complete(qp, now);
 	if (qp->state == UR_QPS_SQD && p->sq_head == p->req.assigned &&

@@ -93,6 +93,7 @@ struct ur_resp {
 	uint32_t psn;       /* expected PSN (ePSN) */
 	uint32_t msn;       /* 24-bit message sequence number */
 	bool nak_sent;      /* one NAK per sequence error (9.7.5.1.2) */
+	bool dup_acked;     /* a duplicate was re-ACKed since the last new one */
 	bool uc_drop;       /* UC: drop until the next FIRST/ONLY */
 	uint8_t cur;        /* enum ur_resp_cur: multi-packet message in progress */
 	uint32_t off;       /* bytes of the current message so far */
@@ -244,6 +245,7 @@ uint32_t __ur_wr_wc_opcode(uint32_t opcode);
 void __ur_wqe_done(struct ur_qp *qp, struct ur_swqe *wqe, uint32_t status);
 void __ur_req_progress(struct ur_qp *qp, uint64_t now);
 void __ur_req_go_back(struct ur_qp *qp, uint32_t psn);
+uint32_t __ur_req_cursor_psn(const struct ur_qp *qp);
 void __ur_sq_complete(struct ur_qp *qp, uint64_t now);
 void __ur_req_reset(struct ur_qp *qp);
 

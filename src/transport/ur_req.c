@@ -165,6 +165,16 @@ void __ur_req_reset(struct ur_qp *qp)
 	req->idx = req->assigned = qp->priv->sq_head;
 }
 
+/* The PSN the transmit cursor will send next. */
+uint32_t __ur_req_cursor_psn(const struct ur_qp *qp)
+{
+	const struct ur_qp_priv *p = qp->priv;
+
+	if (p->req.idx == p->req.assigned)
+		return p->req.psn_next;
+	return ur_psn_add(ur_swqe_at(qp, p->req.idx)->first_psn, p->req.pkt);
+}
+
 /* Move the transmit cursor back to @psn (go-back-N, IBTA 9.7.4.1.3). */
 void __ur_req_go_back(struct ur_qp *qp, uint32_t psn)
 {
@@ -273,7 +283,11 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 			h.se = (wqe->flags & UR_SEND_SOLICITED) &&
 			       (wqe->opcode != UR_WR_RDMA_WRITE);
 		}
-		h.ackreq = last || (k + 1) % UR_ACKREQ_EVERY == 0;
+		/* Ask for an ACK at the end of a message, now and then in a
+		 * long one, and when this packet fills the send window. */
+		h.ackreq = last || (k + 1) % UR_ACKREQ_EVERY == 0 ||
+			   (uint32_t)ur_psn_diff(h.psn, p->comp.psn) + 1 >=
+				   p->req.window;
 	}
 	if (qp->type != UR_QPT_RC)
 		h.ackreq = false;

@@ -98,6 +98,7 @@ static enum resp_state check_psn(struct ur_qp *qp, struct resp_ctx *cx)
 	if (r->rd_active)
 		return RESP_DONE; /* still answering a READ: the requester resends */
 	r->nak_sent = false;
+	r->dup_acked = false;
 	return RESP_CHECK_OP_SEQ;
 }
 
@@ -478,9 +479,13 @@ static enum resp_state duplicate(struct ur_qp *qp, struct resp_ctx *cx,
 		}
 		return RESP_DONE;
 	}
-	if (pkt->h.ackreq)
+	/* C9-105: acknowledge again, without executing. Once per burst of
+	 * duplicates unless the requester asks. */
+	if (pkt->h.ackreq || !r->dup_acked) {
+		r->dup_acked = true;
 		__ur_tx_ack(qp, ur_aeth_ack(UR_AETH_CREDIT_INVALID),
 			    ur_psn_add(r->psn, UR_PSN_MASK));
+	}
 	return RESP_DONE;
 }
 
