@@ -109,6 +109,10 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		ur_engine_qp_lock(qp);
 		ur_qp_rx(qp, &pkt, ri, now);
 		ur_engine_qp_unlock(qp);
+		/* Send the ACK while the QP table is held: a completion the
+		 * application already sees must not be followed by an
+		 * ibv_destroy_qp that closes the port before its ACK left. */
+		__ur_tx_flush();
 	}
 	pthread_rwlock_unlock(&e->qp_lock);
 }
@@ -132,6 +136,7 @@ uint64_t __ur_engine_run_timers(struct ur_engine *e, uint64_t now)
 				next = qp->deadline;
 		}
 	}
+	__ur_tx_flush(); /* before a QP can be destroyed (see deliver) */
 	pthread_rwlock_unlock(&e->qp_lock);
 	return next;
 }

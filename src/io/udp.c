@@ -123,6 +123,19 @@ struct tx_batch {
 };
 
 static __thread struct tx_batch *tls_tx;
+static pthread_key_t tx_key;
+static pthread_once_t tx_once = PTHREAD_ONCE_INIT;
+
+/* A thread's batch is freed when the thread exits. */
+static void tx_free(void *p)
+{
+	free(p);
+}
+
+static void tx_key_init(void)
+{
+	pthread_key_create(&tx_key, tx_free);
+}
 
 static void fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
 		     uint16_t port, socklen_t *len)
@@ -210,10 +223,12 @@ struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len)
 	if (len > UR_IO_MAX_PKT)
 		return NULL;
 	if (!b) {
+		pthread_once(&tx_once, tx_key_init);
 		b = calloc(1, sizeof(*b));
 		if (!b)
 			return NULL;
 		tls_tx = b;
+		pthread_setspecific(tx_key, b);
 	}
 	if (b->used == UR_IO_TX_BATCH)
 		__ur_tx_flush();
