@@ -7,6 +7,7 @@
  * the socket, so packets of a QP are processed in arrival order).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -213,6 +214,8 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	if (!e->cfg.port)
 		e->cfg.port = UR_ROCEV2_PORT;
 	e->rx_fd = e->fwd_fd = e->ev_fd = e->ep_fd = -1;
+	for (int i = 0; i < 256; i++)
+		e->fwd_out[i] = -1;
 	e->local.v6 = cfg->addr.ss_family == AF_INET6;
 	if (e->local.v6)
 		memcpy(e->local.src,
@@ -261,6 +264,22 @@ err:
 	return ret < 0 ? ret : -ENOMEM;
 }
 
+/* UROCE_STATS=1: print the device counters when the context closes. */
+static void dump_counters(const struct ur_engine *e)
+{
+	const char *s = getenv("UROCE_STATS");
+
+	if (!s || !*s || *s == '0')
+		return;
+	fprintf(stderr, "uroce: slot %u counters:", e->slot);
+#define UR_X(n)                                                              \
+	if (e->dev.cnt.n)                                                    \
+		fprintf(stderr, " %s=%llu", #n, (unsigned long long)e->dev.cnt.n);
+	UR_COUNTERS(UR_X)
+#undef UR_X
+	fprintf(stderr, "\n");
+}
+
 void ur_engine_close(struct ur_engine *e)
 {
 	if (!e)
@@ -270,6 +289,7 @@ void ur_engine_close(struct ur_engine *e)
 		wake(e);
 		pthread_join(e->thread, NULL);
 	}
+	dump_counters(e);
 	__ur_tx_flush();
 	for (uint32_t i = 0; e->sports.b && i < e->sports.nb; i++)
 		for (struct ur_map_node *n = e->sports.b[i]; n; n = n->next) {
@@ -280,6 +300,7 @@ void ur_engine_close(struct ur_engine *e)
 		}
 	if (e->rx_fd >= 0)
 		close(e->rx_fd);
+	__ur_fwd_close(e);
 	if (e->fwd_fd >= 0)
 		close(e->fwd_fd);
 	if (e->ev_fd >= 0)

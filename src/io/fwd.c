@@ -3,13 +3,18 @@
  * Sibling forwarding. Processes that share an address all bind UDP 4791 with
  * SO_REUSEPORT, and the kernel picks one of them per flow. A QPN carries its
  * owner's slot in bits 16..23; a packet that reached the wrong process is
- * passed to the owner over an abstract unix datagram socket named after the
- * address and the slot. Binding that name is also how a process claims its
- * slot: the kernel frees it when the process dies.
+ * passed to the owner over a unix SOCK_SEQPACKET connection to the abstract
+ * name uroce/<port>/<addr>/<slot>. Listening on that name is also how a
+ * process claims its slot: the kernel frees it when the process dies.
+ *
+ * SEQPACKET, not DGRAM: a datagram socket's queue is capped at
+ * net.unix.max_dgram_qlen (10 by default) messages, which a burst of one
+ * message's packets overflows; a connected pair is bounded only by bytes.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -33,13 +38,25 @@ static socklen_t slot_name(const struct ur_engine *e, uint8_t slot,
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 }
 
+static int seqpacket(void)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			0);
+	int sz = 4 << 20;
+
+	if (fd >= 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	return fd;
+}
+
 int __ur_fwd_open(struct ur_engine *e)
 {
 	struct sockaddr_un un;
 	uint8_t start;
 	int fd;
 
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = seqpacket();
 	if (fd < 0)
 		return -errno;
 	if (getrandom(&start, 1, 0) != 1)
@@ -50,6 +67,8 @@ int __ur_fwd_open(struct ur_engine *e)
 		socklen_t len = slot_name(e, slot, &un);
 
 		if (!bind(fd, (struct sockaddr *)&un, len)) {
+			if (listen(fd, 64))
+				break;
 			e->slot = slot;
 			return fd;
 		}
@@ -60,50 +79,119 @@ int __ur_fwd_open(struct ur_engine *e)
 	return -EADDRINUSE;
 }
 
+void __ur_fwd_close(struct ur_engine *e)
+{
+	for (int i = 0; i < 256; i++)
+		if (e->fwd_out[i] >= 0)
+			close(e->fwd_out[i]);
+	for (int i = 0; i < e->fwd_nin; i++)
+		close(e->fwd_in[i]);
+	e->fwd_nin = 0;
+}
+
+static int out_conn(struct ur_engine *e, uint8_t slot)
+{
+	struct sockaddr_un un;
+	socklen_t len;
+	int fd;
+
+	if (e->fwd_out[slot] >= 0)
+		return e->fwd_out[slot];
+	fd = seqpacket();
+	if (fd < 0)
+		return -errno;
+	len = slot_name(e, slot, &un);
+	if (connect(fd, (struct sockaddr *)&un, len)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	e->fwd_out[slot] = fd;
+	return fd;
+}
+
 int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 		size_t len, const struct ur_rxinfo *ri)
 {
-	struct sockaddr_un un;
-	socklen_t ulen = slot_name(e, slot, &un);
 	struct iovec iov[2] = {
 		{ .iov_base = (void *)ri, .iov_len = sizeof(*ri) },
 		{ .iov_base = (void *)buf, .iov_len = len },
 	};
-	struct msghdr mh = {
-		.msg_name = &un, .msg_namelen = ulen,
-		.msg_iov = iov, .msg_iovlen = 2,
-	};
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
-	if (sendmsg(e->fwd_fd, &mh, MSG_DONTWAIT) < 0) {
-		/* No such process (it died): like a packet to a dead host. */
-		e->dev.cnt.rx_drop_no_qp++;
-		return -errno;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int fd = out_conn(e, slot);
+
+		if (fd < 0)
+			break; /* no such process: a packet to a dead host */
+		if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+			return 0;
+		if (errno == EAGAIN)
+			break; /* sibling is behind: dropped, as by a switch */
+		/* The sibling died (and maybe another took its slot). */
+		close(fd);
+		e->fwd_out[slot] = -1;
 	}
-	return 0;
+	e->dev.cnt.rx_drop_no_qp++;
+	return -EHOSTUNREACH;
+}
+
+static void accept_new(struct ur_engine *e)
+{
+	for (;;) {
+		int fd = accept4(e->fwd_fd, NULL, NULL,
+				 SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		if (fd < 0)
+			return;
+		if (e->fwd_nin == (int)(sizeof(e->fwd_in) / sizeof(e->fwd_in[0]))) {
+			close(fd);
+			continue;
+		}
+		e->fwd_in[e->fwd_nin++] = fd;
+		ev.data.fd = fd;
+		epoll_ctl(e->ep_fd, EPOLL_CTL_ADD, fd, &ev);
+	}
 }
 
 int __ur_fwd_drain(struct ur_engine *e, uint64_t now)
 {
 	int n = 0;
 
-	for (;;) {
-		struct ur_rxinfo ri;
-		struct iovec iov[2] = {
-			{ .iov_base = &ri, .iov_len = sizeof(ri) },
-			{ .iov_base = e->rxbuf[0], .iov_len = sizeof(e->rxbuf[0]) },
-		};
-		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
-		ssize_t r = recvmsg(e->fwd_fd, &mh, MSG_DONTWAIT);
+	accept_new(e);
+	for (int i = 0; i < e->fwd_nin; i++) {
+		for (;;) {
+			struct ur_rxinfo ri;
+			struct iovec iov[2] = {
+				{ .iov_base = &ri, .iov_len = sizeof(ri) },
+				{ .iov_base = e->rxbuf[0],
+				  .iov_len = sizeof(e->rxbuf[0]) },
+			};
+			struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+			ssize_t r = recvmsg(e->fwd_in[i], &mh, MSG_DONTWAIT);
 
-		if (r < 0)
-			break;
-		if ((size_t)r < sizeof(ri)) {
-			e->dev.cnt.rx_drop_malformed++;
-			continue;
+			if (r == 0 || (r < 0 && errno != EAGAIN &&
+				       errno != EINTR)) {
+				/* The sibling closed its end. */
+				epoll_ctl(e->ep_fd, EPOLL_CTL_DEL, e->fwd_in[i],
+					  NULL);
+				close(e->fwd_in[i]);
+				e->fwd_in[i--] = e->fwd_in[--e->fwd_nin];
+				break;
+			}
+			if (r < 0)
+				break;
+			if ((size_t)r < sizeof(ri)) {
+				e->dev.cnt.rx_drop_malformed++;
+				continue;
+			}
+			__ur_engine_deliver(e, e->rxbuf[0],
+					    (size_t)r - sizeof(ri), &ri, now,
+					    true);
+			n++;
 		}
-		__ur_engine_deliver(e, e->rxbuf[0], (size_t)r - sizeof(ri),
-				    &ri, now, true);
-		n++;
 	}
 	return n;
 }

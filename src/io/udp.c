@@ -268,8 +268,6 @@ void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
 	s->fd = ss ? ss->fd : e->rx_fd;
 	ur_icrc_store(pb->data + pb->len - UR_ICRC_LEN,
 		      ur_icrc(p, pb->data, pb->len - UR_ICRC_LEN));
-	e->dev.cnt.tx_packets++;
-	e->dev.cnt.tx_bytes += pb->len;
 	s->ready = true;
 	if (tls_tx->used == UR_IO_TX_BATCH)
 		__ur_tx_flush();

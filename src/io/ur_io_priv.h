@@ -51,7 +51,10 @@ struct ur_engine {
 	struct ur_engine_cfg cfg;
 	struct ur_ipudp local;  /* our address, as the ICRC sees it */
 	int rx_fd;              /* UDP <addr>:<port>, SO_REUSEPORT */
-	int fwd_fd;             /* abstract unix dgram: packets from siblings */
+	int fwd_fd;             /* unix seqpacket listener: claims our slot */
+	int fwd_out[256];       /* connections to siblings, by slot */
+	int fwd_in[256];        /* connections from siblings */
+	int fwd_nin;
 	int ev_fd;              /* eventfd: wake the engine thread */
 	int ep_fd;
 	uint8_t slot;           /* this process's slot on the address */
@@ -79,6 +82,7 @@ struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len);
 void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb);
 /* fwd.c */
 int __ur_fwd_open(struct ur_engine *e);
+void __ur_fwd_close(struct ur_engine *e);
 int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 		size_t len, const struct ur_rxinfo *ri);
 int __ur_fwd_drain(struct ur_engine *e, uint64_t now);
