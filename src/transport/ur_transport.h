@@ -140,9 +140,10 @@ struct ur_ah {
 };
 
 /*
- * A send WR as the host hands it over. Inline data has already been copied
- * by the host into `inline_buf` (the transport copies it again into the
- * queue slot, so the caller's buffer is free when post returns).
+ * A send WR as the host hands it over. With UR_SEND_INLINE the SGE
+ * addresses are host pointers whose bytes the transport copies into the
+ * queue slot at post time, so the caller's buffer is free when post returns.
+ * The host sets UR_SEND_SIGNALED itself for sq_sig_all QPs.
  */
 struct ur_send_wr {
 	uint64_t wr_id;
