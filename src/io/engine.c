@@ -93,12 +93,19 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		uint32_t dqpn = ur_bth_dqpn(buf);
 		uint8_t slot = (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT);
 
-		/* A plain UDP socket hides the IP ID: the check assumes the
-		 * ID 0 + DF that uroce senders use (docs/wire.md). */
-		if (ur_icrc(&ri->path, buf, len - UR_ICRC_LEN) ==
-		    ur_icrc_load(buf + len - UR_ICRC_LEN))
+		uint32_t want = ur_icrc_load(buf + len - UR_ICRC_LEN);
+
+		/* A plain UDP socket hides the IP ID: the check assumes what
+		 * uroce senders use, DF and ID 0, or the segment's index in a
+		 * GSO run (docs/wire.md). */
+		if (ur_icrc(&ri->path, buf, len - UR_ICRC_LEN) == want) {
 			ri->icrc_checked = true;
-		else
+		} else if (ri->path.ip_id) {
+			ri->path.ip_id = 0;
+			ri->icrc_checked = ur_icrc(&ri->path, buf,
+						   len - UR_ICRC_LEN) == want;
+		}
+		if (!ri->icrc_checked)
 			e->dev.cnt.rx_unverified_icrc++;
 		if (dqpn > 1 && slot != e->slot) {
 			__ur_fwd_to(e, slot, buf, len, ri);

@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/ip.h>
+#include <netinet/udp.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -77,6 +79,8 @@ static int open_bound(const struct ur_engine *e, uint16_t port, bool rx)
 			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 			setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
 		}
+		/* Best effort: fewer, larger receives (split in deliver_dgram). */
+		setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
 	} else {
 		int sz = 4 << 20, small = 4096;
 
@@ -106,6 +110,18 @@ int __ur_udp_open_tx(const struct ur_engine *e, uint16_t sport)
 }
 
 /* ---- transmit: a per-thread batch --------------------------------------- */
+/*
+ * Packets handed over by the transport wait in a per-thread batch until the
+ * caller flushes (end of a post, of a receive burst, of a timer run).
+ * Consecutive packets to the same destination from the same socket leave as
+ * one UDP GSO send (UDP_SEGMENT): the kernel cuts the buffer back into the
+ * same datagrams and gives segment i the IP ID base + i, where base is 0 for
+ * our unconnected DF sockets. The ICRC covers the ID, so it is computed here,
+ * once the packet's place in its GSO run is known.
+ */
+#define UR_IO_GSO_MAX_SEGS 32
+#define UR_IO_GSO_MAX_BYTES 65000 /* IPv4 total length minus IP/UDP headers */
+
 struct tx_slot {
 	struct ur_pktbuf pb;
 	struct ur_engine *e;
@@ -118,13 +134,16 @@ struct tx_batch {
 	unsigned int used; /* slots handed out */
 	struct tx_slot slot[UR_IO_TX_BATCH];
 	struct mmsghdr msg[UR_IO_TX_BATCH];
+	int msg_fd[UR_IO_TX_BATCH];
 	struct iovec iov[UR_IO_TX_BATCH];
 	struct sockaddr_storage to[UR_IO_TX_BATCH];
+	char ctl[UR_IO_TX_BATCH][CMSG_SPACE(sizeof(uint16_t))];
 };
 
 static __thread struct tx_batch *tls_tx;
 static pthread_key_t tx_key;
 static pthread_once_t tx_once = PTHREAD_ONCE_INIT;
+static atomic_bool gso_broken; /* the kernel refused UDP_SEGMENT once */
 
 /* A thread's batch is freed when the thread exits. */
 static void tx_free(void *p)
@@ -158,58 +177,102 @@ static void fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
 	}
 }
 
-static void send_run(struct tx_batch *b, unsigned int from, unsigned int to)
+static bool same_run(const struct tx_slot *a, const struct tx_slot *b)
 {
-	int fd = b->slot[from].fd;
+	return a->fd == b->fd && a->e == b->e &&
+	       a->pb.path.v6 == b->pb.path.v6 &&
+	       !memcmp(a->pb.path.dst, b->pb.path.dst, sizeof(a->pb.path.dst)) &&
+	       a->pb.path.tos == b->pb.path.tos;
+}
+
+static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
+{
 	unsigned int i = from;
 
 	while (i < to) {
-		int n = sendmmsg(fd, &b->msg[i], to - i, 0);
+		unsigned int run = 1;
+		int n;
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			/* EAGAIN/ENOBUFS/ECONNREFUSED: the packet is lost,
-			 * as on a wire; the transport's timers recover. */
-			i++;
+		while (i + run < to && b->msg_fd[i + run] == b->msg_fd[i])
+			run++;
+		n = sendmmsg(b->msg_fd[i], &b->msg[i], run, 0);
+		if (n > 0) {
+			i += (unsigned int)n;
 			continue;
 		}
-		i += (unsigned int)n;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && b->msg[i].msg_hdr.msg_controllen &&
+		    (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT))
+			atomic_store(&gso_broken, true); /* no GSO on this path */
+		/* This message is lost (EAGAIN, ENOBUFS, ECONNREFUSED, ...),
+		 * as on a wire; the transport's timers recover. */
+		i++;
 	}
 }
 
 void __ur_tx_flush(void)
 {
 	struct tx_batch *b = tls_tx;
-	unsigned int i, start, n = 0;
+	unsigned int i, n = 0;
+	bool gso = !atomic_load(&gso_broken);
 
 	if (!b || !b->used)
 		return;
-	/* Compact ready slots into the message array, in order. */
-	for (i = 0; i < b->used; i++) {
-		struct tx_slot *s = &b->slot[i];
+	for (i = 0; i < b->used;) {
+		struct tx_slot *first = &b->slot[i];
+		struct msghdr *mh;
+		unsigned int k, j = i, bytes = 0;
 		socklen_t alen;
 
-		if (!s->ready)
+		if (!first->ready) {
+			i++;
 			continue;
-		fill_dst(&b->to[n], &s->pb.path, s->e->cfg.port, &alen);
-		b->iov[n].iov_base = s->pb.data;
-		b->iov[n].iov_len = s->pb.len;
-		memset(&b->msg[n], 0, sizeof(b->msg[n]));
-		b->msg[n].msg_hdr.msg_name = &b->to[n];
-		b->msg[n].msg_hdr.msg_namelen = alen;
-		b->msg[n].msg_hdr.msg_iov = &b->iov[n];
-		b->msg[n].msg_hdr.msg_iovlen = 1;
-		/* fd per message: keep it next to the msg for grouping */
-		b->slot[n].fd = s->fd;
-		n++;
-	}
-	for (start = 0, i = 1; i <= n; i++) {
-		if (i == n || b->slot[i].fd != b->slot[start].fd) {
-			send_run(b, start, i);
-			start = i;
 		}
+		/* A GSO run: same socket and destination, equal sizes except
+		 * a shorter last one. */
+		while (j < b->used && b->slot[j].ready &&
+		       same_run(first, &b->slot[j]) &&
+		       j - i < (gso ? UR_IO_GSO_MAX_SEGS : 1) &&
+		       bytes + b->slot[j].pb.len <= UR_IO_GSO_MAX_BYTES &&
+		       b->slot[j].pb.len <= first->pb.len) {
+			bytes += b->slot[j].pb.len;
+			if (b->slot[j++].pb.len < first->pb.len)
+				break;
+		}
+		for (k = i; k < j; k++) {
+			struct ur_pktbuf *pb = &b->slot[k].pb;
+
+			pb->path.ip_id = (uint16_t)(k - i);
+			ur_icrc_store(pb->data + pb->len - UR_ICRC_LEN,
+				      ur_icrc(&pb->path, pb->data,
+					      pb->len - UR_ICRC_LEN));
+			b->iov[k].iov_base = pb->data;
+			b->iov[k].iov_len = pb->len;
+		}
+		mh = &b->msg[n].msg_hdr;
+		memset(&b->msg[n], 0, sizeof(b->msg[n]));
+		fill_dst(&b->to[n], &first->pb.path, first->e->cfg.port, &alen);
+		mh->msg_name = &b->to[n];
+		mh->msg_namelen = alen;
+		mh->msg_iov = &b->iov[i];
+		mh->msg_iovlen = j - i;
+		if (j - i > 1) {
+			struct cmsghdr *c;
+			uint16_t seg = (uint16_t)first->pb.len;
+
+			mh->msg_control = b->ctl[n];
+			mh->msg_controllen = sizeof(b->ctl[n]);
+			c = CMSG_FIRSTHDR(mh);
+			c->cmsg_level = SOL_UDP;
+			c->cmsg_type = UDP_SEGMENT;
+			c->cmsg_len = CMSG_LEN(sizeof(seg));
+			memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+		}
+		b->msg_fd[n++] = first->fd;
+		i = j;
 	}
+	send_msgs(b, 0, n);
 	for (i = 0; i < b->used; i++)
 		b->slot[i].ready = false;
 	b->used = 0;
@@ -252,11 +315,11 @@ void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
 	struct ur_sport_sock *ss = NULL;
 	struct ur_ipudp *p = &pb->path;
 
-	/* Fill what the kernel will put in the IP/UDP headers. */
+	/* Fill what the kernel will put in the IP/UDP headers; the ICRC is
+	 * computed at flush time, when the IP ID is known. */
 	p->v6 = e->local.v6;
 	memcpy(p->src, e->local.src, sizeof(p->src));
 	p->dport = e->cfg.port;
-	p->ip_id = 0;
 	p->ip_frag = 0x4000; /* DF */
 	if (p->sport) {
 		pthread_rwlock_rdlock(&e->qp_lock);
@@ -266,15 +329,13 @@ void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
 	if (!ss)
 		p->sport = e->cfg.port; /* falls back to the 4791 socket */
 	s->fd = ss ? ss->fd : e->rx_fd;
-	ur_icrc_store(pb->data + pb->len - UR_ICRC_LEN,
-		      ur_icrc(p, pb->data, pb->len - UR_ICRC_LEN));
 	s->ready = true;
 	if (tls_tx->used == UR_IO_TX_BATCH)
 		__ur_tx_flush();
 }
 
 /* ---- receive ------------------------------------------------------------- */
-static void parse_cmsg(struct msghdr *mh, struct ur_ipudp *p)
+static void parse_cmsg(struct msghdr *mh, struct ur_ipudp *p, int *gso)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
 		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
@@ -291,6 +352,9 @@ static void parse_cmsg(struct msghdr *mh, struct ur_ipudp *p)
 
 			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
 			memcpy(p->dst, &pi.ipi6_addr, 16);
+		} else if (c->cmsg_level == SOL_UDP &&
+			   c->cmsg_type == UDP_GRO) {
+			memcpy(gso, CMSG_DATA(c), sizeof(*gso));
 		} else if (c->cmsg_level == IPPROTO_IPV6 &&
 			   c->cmsg_type == IPV6_TCLASS) {
 			int tc;
@@ -303,7 +367,7 @@ static void parse_cmsg(struct msghdr *mh, struct ur_ipudp *p)
 
 /* Build the rxinfo of a datagram from its source address and cmsgs. */
 static void rxinfo_of(struct ur_engine *e, const struct sockaddr_storage *from,
-		      struct msghdr *mh, struct ur_rxinfo *ri)
+		      struct msghdr *mh, struct ur_rxinfo *ri, int *gso)
 {
 	struct ur_ipudp *p = &ri->path;
 
@@ -324,7 +388,28 @@ static void rxinfo_of(struct ur_engine *e, const struct sockaddr_storage *from,
 	p->dport = e->cfg.port;
 	p->ip_id = 0;
 	p->ip_frag = 0x4000;
-	parse_cmsg(mh, p);
+	parse_cmsg(mh, p, gso);
+}
+
+/*
+ * With UDP_GRO the kernel may hand us several datagrams of one flow glued
+ * together, with their common size in a cmsg: split them back. Packet k of a
+ * run most likely left as segment k of one GSO send, so its IP ID is tried
+ * as k before 0 when the ICRC is checked.
+ */
+static void deliver_dgram(struct ur_engine *e, uint8_t *buf, size_t len,
+			  struct ur_rxinfo *ri, int gso, uint64_t now)
+{
+	size_t seg = gso > 0 ? (size_t)gso : len;
+	uint16_t k = 0;
+
+	for (size_t off = 0; off < len; off += seg, k++) {
+		struct ur_rxinfo r = *ri;
+
+		r.path.ip_id = k;
+		__ur_engine_deliver(e, buf + off, len - off < seg ? len - off : seg,
+				    &r, now, false);
+	}
 }
 
 int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now)
@@ -354,14 +439,15 @@ int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now)
 			break;
 		for (int i = 0; i < n; i++) {
 			struct ur_rxinfo ri;
+			int gso = 0;
 
 			if (msg[i].msg_hdr.msg_flags & MSG_TRUNC) {
 				e->dev.cnt.rx_drop_malformed++;
 				continue;
 			}
-			rxinfo_of(e, &from[i], &msg[i].msg_hdr, &ri);
-			__ur_engine_deliver(e, e->rxbuf[i], msg[i].msg_len,
-					    &ri, now, false);
+			rxinfo_of(e, &from[i], &msg[i].msg_hdr, &ri, &gso);
+			deliver_dgram(e, e->rxbuf[i], msg[i].msg_len, &ri, gso,
+				      now);
 		}
 		total += n;
 		if (n < UR_IO_RX_BATCH)
@@ -369,4 +455,3 @@ int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now)
 	}
 	return total;
 }
-

@@ -10,7 +10,8 @@
 
 /* Largest IB part we send or accept: 4096 MTU + headers + ICRC. */
 #define UR_IO_MAX_PKT 4352
-#define UR_IO_RX_BATCH 32
+#define UR_IO_RX_BATCH 16
+#define UR_IO_RX_BUF 65536  /* a UDP GRO run of datagrams */
 #define UR_IO_TX_BATCH 64
 #define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 
@@ -70,7 +71,7 @@ struct ur_engine {
 	struct ur_map mrs;         /* key -> struct ur_mr */
 
 	/* rx buffers, used under rx_lock */
-	uint8_t (*rxbuf)[UR_IO_MAX_PKT + 64];
+	uint8_t (*rxbuf)[UR_IO_RX_BUF];
 };
 
 /* udp.c */

@@ -65,7 +65,8 @@ void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 
 	b->path = path ? *path : qp->priv->attr.path;
 	if (!b->path.sport)
-		b->path.sport = ur_rocev2_sport(qp->qpn); /* ECMP entropy, A17.3 */
+		b->path.sport = qp->sport ? qp->sport
+					   : ur_rocev2_sport(qp->qpn); /* ECMP entropy, A17.3 */
 	if (!b->path.dport)
 		b->path.dport = UR_ROCEV2_PORT;
 	qp->dev->cnt.tx_packets++;
