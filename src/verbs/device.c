@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -399,7 +400,9 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c = &ctx->vctx.context;
 	c->device = device;
 	c->ops = urv_ctx_ops;
-	c->cmd_fd = -1; /* no kernel: there is no uverbs command fd */
+	/* No kernel, so no uverbs command fd; a /dev/null placeholder lets
+	 * programs dup() it (ibv_import_device then fails, EOPNOTSUPP). */
+	c->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	c->async_fd = ctx->async.fd;
 	c->num_comp_vectors = 1;
 	pthread_mutex_init(&c->mutex, NULL);
@@ -421,6 +424,8 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	return c;
 
 err_evq:
+	if (c->cmd_fd >= 0)
+		close(c->cmd_fd);
 	__urv_evq_fini(&ctx->async);
 err_free:
 	free(ctx);
@@ -432,6 +437,8 @@ URV_EXPORT int ibv_close_device(struct ibv_context *context)
 	struct urv_context *ctx = to_uctx(context);
 
 	ur_engine_close(ctx->eng);
+	if (context->cmd_fd >= 0)
+		close(context->cmd_fd);
 	__urv_evq_fini(&ctx->async);
 	pthread_mutex_destroy(&context->mutex);
 	free(ctx);

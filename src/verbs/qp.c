@@ -47,7 +47,8 @@ static bool is_ours_cq(struct ibv_context *ctx, struct ibv_cq *cq)
 struct ibv_qp *__urv_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr)
 {
-	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
 	struct urv_context *ctx;
 	struct ur_qp_caps caps;
 	struct urv_qp *qp;
@@ -62,6 +63,11 @@ struct ibv_qp *__urv_create_qp_ex(struct ibv_context *context,
 	    attr->pd->context != context)
 		return urv_err_ptr(-EINVAL);
 	if (attr->comp_mask & ~known)
+		return urv_err_ptr(-EOPNOTSUPP);
+	/* No creation flag (scatter FCS, source QPN, ...) is offered; an
+	 * empty set is fine. */
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags)
 		return urv_err_ptr(-EOPNOTSUPP);
 	switch (attr->qp_type) {
 	case IBV_QPT_RC:

@@ -90,7 +90,9 @@ static void fill_port_attr(struct urv_device *dev, struct ibv_port_attr *a)
 	a->state = IBV_PORT_ACTIVE;
 	a->max_mtu = IBV_MTU_4096;
 	a->active_mtu = dev->active_mtu;
-	a->gid_tbl_len = dev->num_gids;
+	/* A fixed-size table as rxe has; entries past the addresses are
+	 * empty (ibv_query_gid_ex: ENODATA, ibv_query_gid: zero GID). */
+	a->gid_tbl_len = URV_MAX_GID;
 	a->port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
 	a->max_msg_sz = 1u << 31;
 	a->pkey_tbl_len = 1;
@@ -138,8 +140,12 @@ URV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
 	if (!__urv_is_our_context(context) || port_num != 1)
 		return urv_err_int(-EINVAL);
 	dev = to_uctx(context)->dev;
-	if (index < 0 || index >= dev->num_gids)
+	if (index < 0 || index >= URV_MAX_GID)
 		return urv_err_int(-EINVAL);
+	if (index >= dev->num_gids) { /* empty entry, as rdma-core reports it */
+		memset(gid, 0, sizeof(*gid));
+		return 0;
+	}
 	*gid = dev->gids[index].gid;
 	return 0;
 }
@@ -167,6 +173,8 @@ URV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 	if (port_num != 1)
 		return EINVAL;
 	dev = to_uctx(context)->dev;
+	if (gid_index >= URV_MAX_GID)
+		return EINVAL;
 	if (gid_index >= (uint32_t)dev->num_gids)
 		return ENODATA;
 	fill_gid_entry(dev, gid_index, entry);

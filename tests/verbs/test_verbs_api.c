@@ -86,21 +86,27 @@ static void t_query(void)
 	ASSERT_EQ(pa.link_layer, IBV_LINK_LAYER_ETHERNET);
 	ASSERT_EQ(pa.max_mtu, IBV_MTU_4096);
 	ASSERT_EQ(pa.active_mtu, IBV_MTU_4096); /* lo: MTU 65536 */
-	ASSERT_EQ(pa.gid_tbl_len, 1);
+	ASSERT_EQ(pa.gid_tbl_len, 64); /* fixed table, one address used */
 	ASSERT_EQ(pa.pkey_tbl_len, 1);
 	ASSERT_GE(pa.max_msg_sz, 1u << 30);
 	ASSERT_NE(ibv_query_port(ctx, 2, &pa), 0);
 
 	ASSERT_EQ(ibv_query_gid(ctx, 1, 0, &gid), 0);
 	ASSERT_MEM_EQ(gid.raw, want, 16);
+	/* An empty entry reads as the zero GID; past the table: EINVAL. */
+	memset(gid.raw, 0xff, sizeof(gid.raw));
+	ASSERT_EQ(ibv_query_gid(ctx, 1, 1, &gid), 0);
+	ASSERT_EQ(gid.global.interface_id, 0);
+	ASSERT_EQ(gid.global.subnet_prefix, 0);
 	errno = 0;
-	ASSERT_EQ(ibv_query_gid(ctx, 1, 1, &gid), -1);
+	ASSERT_EQ(ibv_query_gid(ctx, 1, 64, &gid), -1);
 	ASSERT_EQ(errno, EINVAL);
 
 	ASSERT_EQ(ibv_query_gid_ex(ctx, 1, 0, &ge[0], 0), 0);
 	ASSERT_EQ(ge[0].gid_type, IBV_GID_TYPE_ROCE_V2);
 	ASSERT_MEM_EQ(ge[0].gid.raw, want, 16);
 	ASSERT_EQ(ibv_query_gid_ex(ctx, 1, 1, &ge[0], 0), ENODATA);
+	ASSERT_EQ(ibv_query_gid_ex(ctx, 1, 64, &ge[0], 0), EINVAL);
 	ASSERT_EQ(ibv_query_gid_ex(ctx, 1, 0, &ge[0], 1), EINVAL);
 
 	ASSERT_EQ(ibv_query_gid_table(ctx, ge, 4, 0), 1);
