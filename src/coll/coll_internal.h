@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of liburoce_coll. Layers, bottom up:
+ *   boot.c    TCP rendezvous with rank 0, barrier, failure watch
+ *   comm.c    device, PD, CQ, one RC QP per peer, the staging region
+ *   p2p.c     chunked RDMA WRITE WITH IMM into the peer's staging slots,
+ *             credits, progress, deadline, signature check
+ *   reduce.c  reduction kernels (-O3, vectorised loops)
+ *   algo_*.c  the collectives, written as steps of __ur_xfer()
+ */
+#ifndef UR_COLL_INTERNAL_H
+#define UR_COLL_INTERNAL_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <infiniband/verbs.h>
+
+#include "uroce/coll.h"
+
+/* Wire-visible facts shared by all ranks of a job. */
+#define UR_COLL_MAGIC 0x75636f6cu /* "ucol" */
+#define UR_COLL_VERSION 1
+
+/* Collective kinds, carried in the immediate-data signature. */
+#define UR_COLL_KINDS(X)                                                     \
+	X(ALLREDUCE, "allreduce")                                            \
+	X(REDUCE, "reduce")                                                  \
+	X(BROADCAST, "broadcast")                                            \
+	X(ALLGATHER, "allgather")                                            \
+	X(REDUCESCATTER, "reducescatter")                                    \
+	X(ALLTOALL, "alltoall")                                              \
+	X(ALLTOALLV, "alltoallv")                                            \
+	X(BARRIER, "barrier")
+enum ur_coll_kind {
+#define X(e, s) UR_C_##e,
+	UR_COLL_KINDS(X)
+#undef X
+	UR_C_MAX
+};
+extern const char *const __ur_coll_kind_name[UR_C_MAX];
+
+/* Algorithms; UROCE_COLL_ALGO names one of these (or "auto"). */
+#define UR_ALGOS(X)                                                          \
+	X(AUTO, "auto")                                                      \
+	X(RING, "ring")                                                      \
+	X(RABENSEIFNER, "rabenseifner")                                      \
+	X(RECDOUBLING, "recursive_doubling")                                 \
+	X(TREE, "tree")                                                      \
+	X(PAIRWISE, "pairwise")                                              \
+	X(DISSEMINATION, "dissemination")                                    \
+	X(LOCAL, "local")
+enum ur_algo {
+#define X(e, s) UR_A_##e,
+	UR_ALGOS(X)
+#undef X
+	UR_A_MAX
+};
+extern const char *const __ur_algo_name[UR_A_MAX];
+
+/* Connection record one rank publishes for each peer (host byte order). */
+struct ur_conn_info {
+	uint32_t qpn;
+	uint32_t psn;
+	uint8_t gid[16];
+	uint64_t slots_addr;  /* my receive slots for this peer's data */
+	uint64_t credit_addr; /* where this peer writes what it consumed */
+	uint32_t rkey;
+	uint32_t mtu;         /* enum ibv_mtu */
+	uint16_t lid;
+	uint16_t pad[3];
+};
+
+struct ur_boot {
+	int rank, size;
+	int listen_fd;
+	int *fds;     /* rank 0: one per rank (fds[0] = -1); others: fds[0] */
+	int nfds;
+};
+
+struct ur_peer {
+	struct ibv_qp *qp;
+	/* Remote side. */
+	uint64_t r_slots;
+	uint64_t r_credit;
+	uint32_t rkey;
+	/* Local side, inside comm->region. */
+	char *rx;                 /* nslots * slot bytes the peer writes into */
+	char *tx;                 /* nslots * slot bytes we write from */
+	volatile uint64_t *credit; /* messages of ours the peer consumed */
+	uint64_t tx_posted, tx_done;
+	uint64_t rx_arrived, rx_consumed;
+	uint64_t credit_sent;     /* value of our last credit write */
+	int credit_inflight;
+	uint32_t *rx_imm, *rx_len; /* per slot */
+};
+
+struct uroce_comm {
+	int rank, size;
+	int timeout_ms;
+	int gid_index;
+	size_t slot;     /* bytes per staging slot */
+	unsigned nslots; /* slots per peer and direction */
+	enum ur_algo algo_override;
+	uint32_t seq;    /* collective call number (signature) */
+	int failed;      /* negative errno once broken */
+	char err[256];
+	const char *last_algo;
+
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	int cq_depth;
+	char *region;
+	size_t region_len;
+	struct ibv_mr *mr;
+	struct ur_peer *peers;
+	struct ur_boot boot;
+	uint64_t next_watch_ns;
+
+	/* Scratch for algorithms that need a second copy. */
+	void *scratch;
+	size_t scratch_len;
+};
+
+/* Signature of one message stream: collective, type, op, count, call. */
+uint32_t __ur_sig(struct uroce_comm *c, enum ur_coll_kind k,
+		  enum uroce_dtype dt, enum uroce_redop op, uint64_t count,
+		  int root);
+
+enum ur_xop_kind { UR_X_SEND, UR_X_RECV, UR_X_RECV_REDUCE };
+
+/* One stream of a step: bytes to or from one peer, chunked into slots. */
+struct ur_xop {
+	int kind;
+	int peer;
+	char *buf;
+	size_t bytes;
+	uint32_t sig;
+	/* progress */
+	size_t off;
+	uint64_t msgs, nmsgs;
+};
+
+static inline void __ur_xop(struct ur_xop *x, int kind, int peer, void *buf,
+			    size_t bytes, uint32_t sig)
+{
+	x->kind = kind;
+	x->peer = peer;
+	x->buf = buf;
+	x->bytes = bytes;
+	x->sig = sig;
+	x->off = 0;
+	x->msgs = 0;
+	x->nmsgs = 0;
+}
+
+/* Run the streams concurrently until all are done (or the comm fails). */
+int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
+	      enum uroce_dtype dt, enum uroce_redop op);
+/* Convenience: one send and/or one receive (peer -1 = none). */
+int __ur_sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
+		  size_t sbytes, int rpeer, void *rbuf, size_t rbytes,
+		  int rkind, uint32_t sig, enum uroce_dtype dt,
+		  enum uroce_redop op);
+int __ur_fail(struct uroce_comm *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void *__ur_scratch(struct uroce_comm *c, size_t len);
+uint64_t __ur_now_ns(void);
+
+/* boot.c */
+int __ur_boot_exchange(struct ur_boot *b, const char *addr, int port,
+		       int timeout_ms, const void *mine, size_t len,
+		       void *table);
+int __ur_boot_barrier(struct ur_boot *b, int timeout_ms);
+/* 0 while every bootstrap peer is alive, -EPIPE (with *who) when one closed. */
+int __ur_boot_watch(struct ur_boot *b, int *who);
+void __ur_boot_abort(struct ur_boot *b);
+void __ur_boot_close(struct ur_boot *b);
+
+/* reduce.c: dst[i] = dst[i] op src[i]; finish applies avg's division. */
+void __ur_reduce(void *dst, const void *src, size_t count,
+		 enum uroce_dtype dt, enum uroce_redop op);
+void __ur_reduce_finish(void *buf, size_t count, enum uroce_dtype dt,
+			enum uroce_redop op, int nranks);
+float __ur_half_to_float(uint16_t h);
+uint16_t __ur_float_to_half(float f);
+float __ur_bf16_to_float(uint16_t h);
+uint16_t __ur_float_to_bf16(float f);
+
+/* Algorithm selection (algo.c). */
+enum ur_algo __ur_pick(struct uroce_comm *c, enum ur_coll_kind k,
+		       size_t bytes);
+
+/* Blocks of a vector of count elements split into n parts. */
+static inline size_t __ur_blk_off(size_t count, int n, int i)
+{
+	size_t q = count / n, r = count % n;
+	return (size_t)i * q + ((size_t)i < r ? (size_t)i : r);
+}
+static inline size_t __ur_blk_len(size_t count, int n, int i)
+{
+	return count / n + ((size_t)i < count % n ? 1 : 0);
+}
+
+/* Building blocks shared by several collectives (algo_ring.c etc). */
+int __ur_ring_reduce_scatter(struct uroce_comm *c, char *buf, size_t count,
+			     int shift, uint32_t sig, enum uroce_dtype dt,
+			     enum uroce_redop op);
+int __ur_ring_allgather_blocks(struct uroce_comm *c, char *buf, size_t count,
+			       int shift, uint32_t sig, enum uroce_dtype dt);
+#endif

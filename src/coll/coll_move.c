@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Data-movement collectives: allgather and reduce-scatter (ring),
+ * all-to-all(v) (pairwise exchange), barrier (dissemination).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
+	       int root);
+
+static int overlaps(const void *a, size_t alen, const void *b, size_t blen)
+{
+	const char *x = a, *y = b;
+
+	return alen && blen && x < y + blen && y < x + alen;
+}
+
+int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		    size_t sendcount, enum uroce_dtype dt)
+{
+	int e = __ur_begin(c, dt, UROCE_SUM, 0);
+	size_t es = uroce_dtype_size(dt), bytes = sendcount * es;
+	char *mine;
+	uint32_t sig;
+
+	if (e)
+		return e;
+	if (sendcount && (!sendbuf || !recvbuf))
+		return -EINVAL;
+	if (!sendcount)
+		return 0;
+	sig = __ur_sig(c, UR_C_ALLGATHER, dt, UROCE_SUM, sendcount, 0);
+	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_ALLGATHER, bytes)];
+	mine = (char *)recvbuf + (size_t)c->rank * bytes;
+	if (mine != sendbuf)
+		memmove(mine, sendbuf, bytes);
+	if (c->size == 1)
+		return 0;
+	return __ur_ring_allgather_blocks(c, recvbuf, sendcount * (size_t)c->size,
+					  -1, sig, dt);
+}
+
+int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+			 size_t recvcount, enum uroce_dtype dt,
+			 enum uroce_redop op)
+{
+	int e = __ur_begin(c, dt, op, 0), n;
+	size_t es = uroce_dtype_size(dt), bytes = recvcount * es;
+	uint32_t sig;
+	char *work;
+
+	if (e)
+		return e;
+	if (recvcount && (!sendbuf || !recvbuf))
+		return -EINVAL;
+	if (!recvcount)
+		return 0;
+	n = c->size;
+	sig = __ur_sig(c, UR_C_REDUCESCATTER, dt, op, recvcount, 0);
+	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_REDUCESCATTER, bytes)];
+	/* Work on a copy: sendbuf is const and may hold recvbuf (in place). */
+	work = __ur_scratch(c, bytes * (size_t)n);
+	if (!work)
+		return -ENOMEM;
+	memcpy(work, sendbuf, bytes * (size_t)n);
+	if (n > 1)
+		e = __ur_ring_reduce_scatter(c, work, recvcount * (size_t)n, -1, sig, dt, op);
+	if (e)
+		return e;
+	__ur_reduce_finish(work + (size_t)c->rank * bytes, recvcount, dt, op, n);
+	memmove(recvbuf, work + (size_t)c->rank * bytes, bytes);
+	return 0;
+}
+
+/*
+ * Pairwise exchange: in step k rank r sends its block for r+k and receives
+ * the block from r-k; n-1 steps, each with one send and one receive. Each
+ * pair's signature carries that pair's count, so alltoallv catches a
+ * sendcounts/recvcounts disagreement.
+ */
+static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
+		    const size_t *scnt, const size_t *sdsp, char *rbuf,
+		    const size_t *rcnt, const size_t *rdsp, enum uroce_dtype dt)
+{
+	int n = c->size, r = c->rank;
+	size_t es = uroce_dtype_size(dt), extent = 0;
+	const char *src = sbuf;
+
+	for (int i = 0; i < n; i++)
+		if (scnt[i] && (sdsp[i] + scnt[i]) * es > extent)
+			extent = (sdsp[i] + scnt[i]) * es;
+	/* In place (or overlapping): a step would overwrite blocks that a
+	 * later step still has to send. */
+	size_t rext = 0;
+	for (int i = 0; i < n; i++)
+		if (rcnt[i] && (rdsp[i] + rcnt[i]) * es > rext)
+			rext = (rdsp[i] + rcnt[i]) * es;
+	if (overlaps(sbuf, extent, rbuf, rext)) {
+		char *tmp = __ur_scratch(c, extent);
+		if (!tmp)
+			return -ENOMEM;
+		memcpy(tmp, sbuf, extent);
+		src = tmp;
+	}
+	if (scnt[r] != rcnt[r])
+		return __ur_fail(c, -EINVAL, "alltoallv: sendcounts[%d]=%zu != recvcounts[%d]=%zu",
+				 r, scnt[r], r, rcnt[r]);
+	if (scnt[r])
+		memmove(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
+	for (int s = 1; s < n; s++) {
+		int to = (r + s) % n, from = (r - s + n) % n;
+		struct ur_xop x[2];
+
+		__ur_xop(&x[0], UR_X_SEND, to, (char *)src + sdsp[to] * es, scnt[to] * es,
+			 __ur_sig(c, k, dt, UROCE_SUM, scnt[to], 0));
+		__ur_xop(&x[1], UR_X_RECV, from, rbuf + rdsp[from] * es, rcnt[from] * es,
+			 __ur_sig(c, k, dt, UROCE_SUM, rcnt[from], 0));
+		int e = __ur_xfer(c, x, 2, dt, UROCE_SUM);
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
+int uroce_alltoall(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		   size_t count, enum uroce_dtype dt)
+{
+	int e = __ur_begin(c, dt, UROCE_SUM, 0), n;
+	size_t *v;
+
+	if (e)
+		return e;
+	if (count && (!sendbuf || !recvbuf))
+		return -EINVAL;
+	if (!count)
+		return 0;
+	n = c->size;
+	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_ALLTOALL, count * uroce_dtype_size(dt))];
+	v = malloc(sizeof(size_t) * 2 * (size_t)n);
+	if (!v)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		v[i] = count;
+		v[n + i] = (size_t)i * count;
+	}
+	e = pairwise(c, UR_C_ALLTOALL, sendbuf, v, v + n, recvbuf, v, v + n, dt);
+	free(v);
+	return e;
+}
+
+int uroce_alltoallv(uroce_comm_t *c, const void *sendbuf,
+		    const size_t *sendcounts, const size_t *sdispls,
+		    void *recvbuf, const size_t *recvcounts,
+		    const size_t *rdispls, enum uroce_dtype dt)
+{
+	int e = __ur_begin(c, dt, UROCE_SUM, 0);
+
+	if (e)
+		return e;
+	if (!sendcounts || !sdispls || !recvcounts || !rdispls)
+		return -EINVAL;
+	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_ALLTOALLV, 0)];
+	return pairwise(c, UR_C_ALLTOALLV, sendbuf, sendcounts, sdispls, recvbuf,
+			recvcounts, rdispls, dt);
+}
+
+/* Dissemination: ceil(log2 n) rounds of empty messages to r + 2^k. */
+int uroce_barrier(uroce_comm_t *c)
+{
+	int e = __ur_begin(c, UROCE_UINT8, UROCE_SUM, 0), n;
+	uint32_t sig;
+
+	if (e)
+		return e;
+	n = c->size;
+	sig = __ur_sig(c, UR_C_BARRIER, UROCE_UINT8, UROCE_SUM, 0, 0);
+	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_BARRIER, 0)];
+	for (int k = 1; k < n && !e; k <<= 1)
+		e = __ur_sendrecv(c, (c->rank + k) % n, NULL, 0, (c->rank - k + n) % n,
+				  NULL, 0, UR_X_RECV, sig, UROCE_UINT8, UROCE_SUM);
+	return e;
+}

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reducing collectives and broadcast: allreduce (ring, Rabenseifner,
+ * recursive doubling, tree), reduce (tree, ring), broadcast (tree,
+ * scatter + ring allgather).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
+	       int root);
+int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
+	       int root)
+{
+	if (!c)
+		return -EINVAL;
+	if (c->failed)
+		return c->failed;
+	if ((unsigned)dt >= UROCE_DTYPE_MAX || (unsigned)op >= UROCE_REDOP_MAX ||
+	    root < 0 || root >= c->size)
+		return -EINVAL;
+	c->seq++;
+	return 0;
+}
+
+static void move(void *dst, const void *src, size_t len)
+{
+	if (dst != src && len)
+		memmove(dst, src, len);
+}
+
+/* Rank layout for the power-of-two core: ranks below 2*rem pair up, the
+ * even one folds its data into the odd one and sits out. */
+struct pof2 {
+	int p2, rem, newrank;
+};
+
+static struct pof2 pof2_of(int n, int r)
+{
+	struct pof2 p = { 1, 0, 0 };
+
+	while (p.p2 * 2 <= n)
+		p.p2 *= 2;
+	p.rem = n - p.p2;
+	if (r < 2 * p.rem)
+		p.newrank = (r % 2) ? r / 2 : -1;
+	else
+		p.newrank = r - p.rem;
+	return p;
+}
+
+static int real_rank(const struct pof2 *p, int nr)
+{
+	return nr < p->rem ? nr * 2 + 1 : nr + p->rem;
+}
+
+static int fold_in(struct uroce_comm *c, const struct pof2 *p, char *buf,
+		   size_t bytes, uint32_t sig, enum uroce_dtype dt,
+		   enum uroce_redop op)
+{
+	int r = c->rank;
+
+	if (r >= 2 * p->rem)
+		return 0;
+	if (r % 2 == 0)
+		return __ur_sendrecv(c, r + 1, buf, bytes, -1, NULL, 0, 0, sig, dt, op);
+	return __ur_sendrecv(c, -1, NULL, 0, r - 1, buf, bytes, UR_X_RECV_REDUCE, sig, dt, op);
+}
+
+static int fold_out(struct uroce_comm *c, const struct pof2 *p, char *buf,
+		    size_t bytes, uint32_t sig, enum uroce_dtype dt)
+{
+	int r = c->rank;
+
+	if (r >= 2 * p->rem)
+		return 0;
+	if (r % 2 == 1)
+		return __ur_sendrecv(c, r - 1, buf, bytes, -1, NULL, 0, 0, sig, dt, UROCE_SUM);
+	return __ur_sendrecv(c, -1, NULL, 0, r + 1, buf, bytes, UR_X_RECV, sig, dt, UROCE_SUM);
+}
+
+static int allreduce_recdoubling(struct uroce_comm *c, char *buf, size_t count,
+				 uint32_t sig, enum uroce_dtype dt, enum uroce_redop op)
+{
+	size_t bytes = count * uroce_dtype_size(dt);
+	struct pof2 p = pof2_of(c->size, c->rank);
+	char *tmp = __ur_scratch(c, bytes);
+	int e;
+
+	if (!tmp)
+		return -ENOMEM;
+	e = fold_in(c, &p, buf, bytes, sig, dt, op);
+	for (int mask = 1; !e && p.newrank >= 0 && mask < p.p2; mask <<= 1) {
+		int peer = real_rank(&p, p.newrank ^ mask);
+		/* Send a snapshot: the receive reduces into buf meanwhile. */
+		memcpy(tmp, buf, bytes);
+		e = __ur_sendrecv(c, peer, tmp, bytes, peer, buf, bytes,
+				  UR_X_RECV_REDUCE, sig, dt, op);
+	}
+	return e ? e : fold_out(c, &p, buf, bytes, sig, dt);
+}
+
+/*
+ * Rabenseifner: reduce-scatter by recursive halving, then allgather by
+ * recursive doubling, over p2 blocks; the fold handles the other ranks.
+ */
+static int allreduce_rabenseifner(struct uroce_comm *c, char *buf, size_t count,
+				  uint32_t sig, enum uroce_dtype dt, enum uroce_redop op)
+{
+	size_t es = uroce_dtype_size(dt);
+	struct pof2 p = pof2_of(c->size, c->rank);
+	int lo = 0, nb = p.p2, e;
+
+#define OFF(b) (__ur_blk_off(count, p.p2, (b)) * es)
+	e = fold_in(c, &p, buf, count * es, sig, dt, op);
+	for (int mask = p.p2 / 2; !e && p.newrank >= 0 && mask >= 1; mask >>= 1) {
+		int peer = real_rank(&p, p.newrank ^ mask), half = nb / 2;
+		int keep = (p.newrank & mask) ? lo + half : lo;
+		int give = (p.newrank & mask) ? lo : lo + half;
+
+		e = __ur_sendrecv(c, peer, buf + OFF(give), OFF(give + half) - OFF(give),
+				  peer, buf + OFF(keep), OFF(keep + half) - OFF(keep),
+				  UR_X_RECV_REDUCE, sig, dt, op);
+		lo = keep;
+		nb = half;
+	}
+	for (int mask = 1; !e && p.newrank >= 0 && mask < p.p2; mask <<= 1) {
+		int peer = real_rank(&p, p.newrank ^ mask);
+		int theirs = (p.newrank & mask) ? lo - nb : lo + nb;
+
+		e = __ur_sendrecv(c, peer, buf + OFF(lo), OFF(lo + nb) - OFF(lo), peer,
+				  buf + OFF(theirs), OFF(theirs + nb) - OFF(theirs),
+				  UR_X_RECV, sig, dt, op);
+		lo = lo < theirs ? lo : theirs;
+		nb *= 2;
+	}
+#undef OFF
+	return e ? e : fold_out(c, &p, buf, count * es, sig, dt);
+}
+
+/* Binomial tree reduce into buf at root (buf is every rank's accumulator). */
+static int reduce_tree(struct uroce_comm *c, char *buf, size_t count, int root,
+		       uint32_t sig, enum uroce_dtype dt, enum uroce_redop op)
+{
+	int n = c->size, vr = (c->rank - root + n) % n;
+	size_t bytes = count * uroce_dtype_size(dt);
+
+	for (int mask = 1; mask < n; mask <<= 1) {
+		if (vr & mask)
+			return __ur_sendrecv(c, (vr - mask + root) % n, buf, bytes, -1,
+					     NULL, 0, 0, sig, dt, op);
+		if (vr + mask < n) {
+			int e = __ur_sendrecv(c, -1, NULL, 0, (vr + mask + root) % n, buf,
+					      bytes, UR_X_RECV_REDUCE, sig, dt, op);
+			if (e)
+				return e;
+		}
+	}
+	return 0;
+}
+
+/* Binomial tree broadcast: receive from the parent, send to all children
+ * at once. */
+static int bcast_tree(struct uroce_comm *c, char *buf, size_t bytes, int root,
+		      uint32_t sig, enum uroce_dtype dt)
+{
+	int n = c->size, vr = (c->rank - root + n) % n, mask = 1, nx = 0, e;
+	struct ur_xop x[32];
+
+	while (mask < n) {
+		if (vr & mask) {
+			e = __ur_sendrecv(c, -1, NULL, 0, (vr - mask + root) % n, buf, bytes,
+					  UR_X_RECV, sig, dt, UROCE_SUM);
+			if (e)
+				return e;
+			break;
+		}
+		mask <<= 1;
+	}
+	for (mask >>= 1; mask > 0; mask >>= 1)
+		if (vr + mask < n)
+			__ur_xop(&x[nx++], UR_X_SEND, (vr + mask + root) % n, buf, bytes, sig);
+	return nx ? __ur_xfer(c, x, nx, dt, UROCE_SUM) : 0;
+}
+
+/* Large broadcast: root scatters n blocks, then a ring allgather. */
+static int bcast_ring(struct uroce_comm *c, char *buf, size_t count, int root,
+		      uint32_t sig, enum uroce_dtype dt)
+{
+	int n = c->size, r = c->rank, nx = 0, e;
+	size_t es = uroce_dtype_size(dt);
+	struct ur_xop *x = __ur_scratch(c, sizeof(*x) * (size_t)n);
+
+	if (!x)
+		return -ENOMEM;
+	if (r == root) {
+		for (int i = 0; i < n; i++)
+			if (i != root)
+				__ur_xop(&x[nx++], UR_X_SEND, i,
+					 buf + __ur_blk_off(count, n, i) * es,
+					 __ur_blk_len(count, n, i) * es, sig);
+	} else {
+		__ur_xop(&x[nx++], UR_X_RECV, root, buf + __ur_blk_off(count, n, r) * es,
+			 __ur_blk_len(count, n, r) * es, sig);
+	}
+	e = __ur_xfer(c, x, nx, dt, UROCE_SUM);
+	return e ? e : __ur_ring_allgather_blocks(c, buf, count, -1, sig, dt);
+}
+
+int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		    size_t count, enum uroce_dtype dt, enum uroce_redop op)
+{
+	int e = __ur_begin(c, dt, op, 0);
+	size_t bytes = count * uroce_dtype_size(dt);
+	enum ur_algo a;
+	uint32_t sig;
+
+	if (e)
+		return e;
+	if (count && (!sendbuf || !recvbuf))
+		return -EINVAL;
+	if (!count)
+		return 0;
+	sig = __ur_sig(c, UR_C_ALLREDUCE, dt, op, count, 0);
+	a = __ur_pick(c, UR_C_ALLREDUCE, bytes);
+	c->last_algo = __ur_algo_name[a];
+	move(recvbuf, sendbuf, bytes);
+	switch (a) {
+	case UR_A_LOCAL:
+		break;
+	case UR_A_RECDOUBLING:
+		e = allreduce_recdoubling(c, recvbuf, count, sig, dt, op);
+		break;
+	case UR_A_RABENSEIFNER:
+		e = allreduce_rabenseifner(c, recvbuf, count, sig, dt, op);
+		break;
+	case UR_A_TREE:
+		e = reduce_tree(c, recvbuf, count, 0, sig, dt, op);
+		if (!e)
+			e = bcast_tree(c, recvbuf, bytes, 0, sig, dt);
+		break;
+	default:
+		e = __ur_ring_reduce_scatter(c, recvbuf, count, 0, sig, dt, op);
+		if (!e)
+			e = __ur_ring_allgather_blocks(c, recvbuf, count, 0, sig, dt);
+		break;
+	}
+	if (!e)
+		__ur_reduce_finish(recvbuf, count, dt, op, c->size);
+	return e;
+}
+
+int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		 size_t count, enum uroce_dtype dt, enum uroce_redop op, int root)
+{
+	int e = __ur_begin(c, dt, op, root), n;
+	size_t es = uroce_dtype_size(dt), bytes = count * es;
+	enum ur_algo a;
+	uint32_t sig;
+	char *work;
+
+	if (e)
+		return e;
+	if (count && (!sendbuf || (c->rank == root && !recvbuf)))
+		return -EINVAL;
+	if (!count)
+		return 0;
+	n = c->size;
+	sig = __ur_sig(c, UR_C_REDUCE, dt, op, count, root);
+	a = __ur_pick(c, UR_C_REDUCE, bytes);
+	c->last_algo = __ur_algo_name[a];
+	if (c->rank == root) {
+		work = recvbuf;
+	} else {
+		/* Non-roots accumulate in scratch (room for the xop list of the
+		 * ring's gather too). */
+		work = __ur_scratch(c, bytes + 64);
+		if (!work)
+			return -ENOMEM;
+	}
+	move(work, sendbuf, bytes);
+	if (a == UR_A_TREE) {
+		e = reduce_tree(c, work, count, root, sig, dt, op);
+	} else if (a == UR_A_RING) {
+		/* Ring reduce-scatter, then everyone sends its block to root. */
+		e = __ur_ring_reduce_scatter(c, work, count, 0, sig, dt, op);
+		if (!e && c->rank != root) {
+			int b = (c->rank + 1) % n;
+			e = __ur_sendrecv(c, root, work + __ur_blk_off(count, n, b) * es,
+					  __ur_blk_len(count, n, b) * es, -1, NULL, 0, 0, sig,
+					  dt, op);
+		} else if (!e) {
+			struct ur_xop x[n];
+			int nx = 0;
+			for (int i = 0; i < n; i++) {
+				int b = (i + 1) % n;
+				if (i != root)
+					__ur_xop(&x[nx++], UR_X_RECV, i,
+						 work + __ur_blk_off(count, n, b) * es,
+						 __ur_blk_len(count, n, b) * es, sig);
+			}
+			e = __ur_xfer(c, x, nx, dt, op);
+		}
+	}
+	if (!e && c->rank == root)
+		__ur_reduce_finish(recvbuf, count, dt, op, n);
+	return e;
+}
+
+int uroce_broadcast(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		    size_t count, enum uroce_dtype dt, int root)
+{
+	int e = __ur_begin(c, dt, UROCE_SUM, root);
+	size_t bytes = count * uroce_dtype_size(dt);
+	enum ur_algo a;
+	uint32_t sig;
+
+	if (e)
+		return e;
+	if (count && (!recvbuf || (c->rank == root && !sendbuf)))
+		return -EINVAL;
+	if (!count)
+		return 0;
+	sig = __ur_sig(c, UR_C_BROADCAST, dt, UROCE_SUM, count, root);
+	a = __ur_pick(c, UR_C_BROADCAST, bytes);
+	c->last_algo = __ur_algo_name[a];
+	if (c->rank == root)
+		move(recvbuf, sendbuf, bytes);
+	if (a == UR_A_TREE)
+		e = bcast_tree(c, recvbuf, bytes, root, sig, dt);
+	else if (a == UR_A_RING)
+		e = bcast_ring(c, recvbuf, count, root, sig, dt);
+	return e;
+}

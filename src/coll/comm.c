@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Communicator setup: rank/size from the caller or the launcher's env,
+ * device and GID, one RC QP per peer (full mesh), one registered region
+ * holding every peer's staging slots and credit words, rendezvous, connect.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "coll_internal.h"
+
+const char *const __ur_coll_kind_name[UR_C_MAX] = {
+#define X(e, s) [UR_C_##e] = s,
+	UR_COLL_KINDS(X)
+#undef X
+};
+
+const char *const __ur_algo_name[UR_A_MAX] = {
+#define X(e, s) [UR_A_##e] = s,
+	UR_ALGOS(X)
+#undef X
+};
+
+static int env_int(const char *const *names, int def)
+{
+	for (; *names; names++) {
+		const char *v = getenv(*names);
+		if (v && *v)
+			return atoi(v);
+	}
+	return def;
+}
+
+static const char *const rank_vars[] = { "RANK", "OMPI_COMM_WORLD_RANK",
+					 "PMI_RANK", "SLURM_PROCID", NULL };
+static const char *const size_vars[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE",
+					 "PMI_SIZE", "SLURM_NTASKS", NULL };
+
+int __ur_fail(struct uroce_comm *c, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->failed)
+		return c->failed;
+	c->failed = err < 0 ? err : -EIO;
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "uroce_coll: rank %d: %s\n", c->rank, c->err);
+	/* Tell everyone through the bootstrap sockets (rank 0 relays by
+	 * failing in turn), so nobody waits for the timeout. */
+	__ur_boot_abort(&c->boot);
+	return c->failed;
+}
+
+void *__ur_scratch(struct uroce_comm *c, size_t len)
+{
+	if (len > c->scratch_len) {
+		void *p = realloc(c->scratch, len);
+		if (!p)
+			return NULL;
+		c->scratch = p;
+		c->scratch_len = len;
+	}
+	return c->scratch ? c->scratch : (c->scratch = malloc(1));
+}
+
+static int parse_algo(enum ur_algo *out)
+{
+	const char *v = getenv("UROCE_COLL_ALGO");
+
+	*out = UR_A_AUTO;
+	if (!v || !*v)
+		return 0;
+	for (int i = 0; i < UR_A_MAX; i++)
+		if (!strcmp(v, __ur_algo_name[i])) {
+			*out = (enum ur_algo)i;
+			return 0;
+		}
+	fprintf(stderr, "uroce_coll: unknown UROCE_COLL_ALGO=%s; valid:", v);
+	for (int i = 0; i < UR_A_MAX; i++)
+		fprintf(stderr, " %s", __ur_algo_name[i]);
+	fprintf(stderr, "\n");
+	return -EINVAL;
+}
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int n = 0;
+
+	list = ibv_get_device_list(&n);
+	if (!list || !n) {
+		fprintf(stderr, "uroce_coll: no RDMA device (run under uroce-run/uroce-launch?)\n");
+		if (list)
+			ibv_free_device_list(list);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		if (name && strcmp(ibv_get_device_name(list[i]), name))
+			continue;
+		ctx = ibv_open_device(list[i]);
+		break;
+	}
+	if (!ctx)
+		fprintf(stderr, "uroce_coll: cannot open device %s\n",
+			name ? name : ibv_get_device_name(list[0]));
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static int qp_connect(struct uroce_comm *c, struct ur_peer *p,
+		      const struct ur_conn_info *mine,
+		      const struct ur_conn_info *rem, int port)
+{
+	struct ibv_qp_attr a;
+	int r;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = (uint8_t)port;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	r = ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (r)
+		return -r;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = (enum ibv_mtu)(mine->mtu < rem->mtu ? mine->mtu : rem->mtu);
+	a.dest_qp_num = rem->qpn;
+	a.rq_psn = rem->psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	memcpy(a.ah_attr.grh.dgid.raw, rem->gid, 16);
+	a.ah_attr.grh.sgid_index = (uint8_t)c->gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.dlid = rem->lid;
+	a.ah_attr.port_num = (uint8_t)port;
+	r = ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (r)
+		return -r;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = mine->psn;
+	a.max_rd_atomic = 1;
+	r = ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC);
+	return -r;
+}
+
+static int post_recvs(struct uroce_comm *c, int peer, unsigned n)
+{
+	struct ibv_recv_wr wr = { .wr_id = (uint64_t)peer, .num_sge = 0 };
+	struct ibv_recv_wr *bad;
+
+	for (unsigned i = 0; i < n; i++) {
+		int r = ibv_post_recv(c->peers[peer].qp, &wr, &bad);
+		if (r)
+			return -r;
+	}
+	return 0;
+}
+
+int __ur_repost_recv(struct uroce_comm *c, int peer);
+int __ur_repost_recv(struct uroce_comm *c, int peer)
+{
+	return post_recvs(c, peer, 1);
+}
+
+static void comm_free(struct uroce_comm *c)
+{
+	if (c->peers) {
+		for (int i = 0; i < c->size; i++) {
+			if (c->peers[i].qp)
+				ibv_destroy_qp(c->peers[i].qp);
+			free(c->peers[i].rx_imm);
+			free(c->peers[i].rx_len);
+		}
+		free(c->peers);
+	}
+	if (c->mr)
+		ibv_dereg_mr(c->mr);
+	free(c->region);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	if (c->ctx)
+		ibv_close_device(c->ctx);
+	__ur_boot_close(&c->boot);
+	free(c->scratch);
+	free(c);
+}
+
+int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
+{
+	struct uroce_comm_attr at = { .gid_index = -1 };
+	struct ur_conn_info *mine = NULL, *table = NULL;
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+	struct uroce_comm *c;
+	const char *addr;
+	int port = 1, r, mport;
+
+	*out = NULL;
+	if (attr)
+		at = *attr;
+	if (at.size <= 0) {
+		at.rank = env_int(rank_vars, -1);
+		at.size = env_int(size_vars, -1);
+		if (at.rank < 0 && at.size < 0) {
+			at.rank = 0; /* a single process: a job of one */
+			at.size = 1;
+		}
+	}
+	if (at.size <= 0 || at.rank < 0 || at.rank >= at.size) {
+		fprintf(stderr, "uroce_coll: bad rank %d / size %d (set RANK and WORLD_SIZE)\n",
+			at.rank, at.size);
+		return -EINVAL;
+	}
+	addr = at.master_addr ? at.master_addr : getenv("MASTER_ADDR");
+	if (!addr || !*addr)
+		addr = "127.0.0.1";
+	mport = at.master_port ? at.master_port : env_int((const char *const[]){ "MASTER_PORT", NULL }, 29500);
+	if (at.gid_index < 0)
+		at.gid_index = env_int((const char *const[]){ "UROCE_COLL_GID", NULL }, 0);
+	if (at.timeout_ms <= 0)
+		at.timeout_ms = env_int((const char *const[]){ "UROCE_COLL_TIMEOUT_MS", NULL }, 30000);
+	if (!at.dev_name)
+		at.dev_name = getenv("UROCE_COLL_DEV");
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->rank = at.rank;
+	c->size = at.size;
+	c->gid_index = at.gid_index;
+	c->timeout_ms = at.timeout_ms;
+	c->boot.rank = at.rank;
+	c->boot.size = at.size;
+	c->boot.listen_fd = -1;
+	c->last_algo = "none";
+	c->slot = (size_t)env_int((const char *const[]){ "UROCE_COLL_SLOT_KB", NULL }, 64) * 1024;
+	c->nslots = (unsigned)env_int((const char *const[]){ "UROCE_COLL_SLOTS", NULL }, 8);
+	if (c->slot < 1024 || c->slot > (64u << 20) || c->nslots < 1 || c->nslots > 1024) {
+		fprintf(stderr, "uroce_coll: bad UROCE_COLL_SLOT_KB/UROCE_COLL_SLOTS\n");
+		r = -EINVAL;
+		goto err;
+	}
+	r = parse_algo(&c->algo_override);
+	if (r)
+		goto err;
+
+	c->ctx = open_dev(at.dev_name);
+	if (!c->ctx) {
+		r = -ENODEV;
+		goto err;
+	}
+	if (ibv_query_port(c->ctx, (uint8_t)port, &pa) ||
+	    ibv_query_gid(c->ctx, (uint8_t)port, c->gid_index, &gid)) {
+		fprintf(stderr, "uroce_coll: cannot query port/GID %d\n", c->gid_index);
+		r = -ENODEV;
+		goto err;
+	}
+	c->pd = ibv_alloc_pd(c->ctx);
+	c->cq_depth = (int)(c->size * (2 * c->nslots + 4) + 16);
+	c->cq = ibv_create_cq(c->ctx, c->cq_depth, NULL, NULL, 0);
+	c->peers = calloc((size_t)c->size, sizeof(*c->peers));
+	mine = calloc((size_t)c->size, sizeof(*mine));
+	table = calloc((size_t)c->size * (size_t)c->size, sizeof(*table));
+	if (!c->pd || !c->cq || !c->peers || !mine || !table) {
+		fprintf(stderr, "uroce_coll: out of resources (PD/CQ)\n");
+		r = -ENOMEM;
+		goto err;
+	}
+
+	/* Per peer: rx slots, tx slots, a 64-byte credit line. */
+	size_t per = 2 * c->slot * c->nslots + 64;
+	c->region_len = per * (size_t)c->size;
+	if (posix_memalign((void **)&c->region, 4096, c->region_len)) {
+		r = -ENOMEM;
+		goto err;
+	}
+	memset(c->region, 0, c->region_len);
+	c->mr = ibv_reg_mr(c->pd, c->region, c->region_len,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!c->mr) {
+		fprintf(stderr, "uroce_coll: ibv_reg_mr(%zu): %s\n", c->region_len,
+			strerror(errno));
+		r = -errno;
+		goto err;
+	}
+
+	for (int i = 0; i < c->size; i++) {
+		struct ur_peer *p = &c->peers[i];
+		char *base = c->region + per * (size_t)i;
+
+		p->rx = base;
+		p->tx = base + c->slot * c->nslots;
+		p->credit = (volatile uint64_t *)(base + 2 * c->slot * c->nslots);
+		p->rx_imm = calloc(c->nslots, sizeof(uint32_t));
+		p->rx_len = calloc(c->nslots, sizeof(uint32_t));
+		if (!p->rx_imm || !p->rx_len) {
+			r = -ENOMEM;
+			goto err;
+		}
+		if (i == c->rank)
+			continue;
+		struct ibv_qp_init_attr qa = {
+			.send_cq = c->cq,
+			.recv_cq = c->cq,
+			.qp_type = IBV_QPT_RC,
+			.sq_sig_all = 1,
+			.cap = { .max_send_wr = c->nslots + 4,
+				 .max_recv_wr = c->nslots + 4,
+				 .max_send_sge = 1,
+				 .max_recv_sge = 1,
+				 .max_inline_data = 64 },
+		};
+		p->qp = ibv_create_qp(c->pd, &qa);
+		if (!p->qp) {
+			fprintf(stderr, "uroce_coll: ibv_create_qp: %s\n", strerror(errno));
+			r = -errno ? -errno : -ENOMEM;
+			goto err;
+		}
+		uint32_t psn;
+		if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
+			psn = (uint32_t)__ur_now_ns();
+		mine[i].qpn = p->qp->qp_num;
+		mine[i].psn = psn & 0xffffff;
+		memcpy(mine[i].gid, gid.raw, 16);
+		mine[i].slots_addr = (uint64_t)(uintptr_t)p->rx;
+		mine[i].credit_addr = (uint64_t)(uintptr_t)p->credit;
+		mine[i].rkey = c->mr->rkey;
+		mine[i].mtu = (uint32_t)pa.active_mtu;
+		mine[i].lid = pa.lid;
+	}
+
+	r = __ur_boot_exchange(&c->boot, addr, mport, c->timeout_ms, mine,
+			       sizeof(*mine) * (size_t)c->size, table);
+	if (r)
+		goto err;
+	for (int i = 0; i < c->size; i++) {
+		const struct ur_conn_info *rem = &table[(size_t)i * c->size + c->rank];
+		struct ur_peer *p = &c->peers[i];
+
+		if (i == c->rank)
+			continue;
+		p->r_slots = rem->slots_addr;
+		p->r_credit = rem->credit_addr;
+		p->rkey = rem->rkey;
+		r = qp_connect(c, p, &mine[i], rem, port);
+		if (!r)
+			r = post_recvs(c, i, c->nslots + 2);
+		if (r) {
+			fprintf(stderr, "uroce_coll: rank %d: connecting QP to rank %d: %s\n",
+				c->rank, i, strerror(-r));
+			goto err;
+		}
+	}
+	/* Nobody writes before every QP is at least RTR. */
+	r = __ur_boot_barrier(&c->boot, c->timeout_ms);
+	if (r) {
+		fprintf(stderr, "uroce_coll: rank %d: bootstrap barrier: %s\n",
+			c->rank, strerror(-r));
+		goto err;
+	}
+	free(mine);
+	free(table);
+	*out = c;
+	return 0;
+err:
+	free(mine);
+	free(table);
+	comm_free(c);
+	return r;
+}
+
+int uroce_comm_destroy(uroce_comm_t *c)
+{
+	int r = 0;
+
+	if (!c)
+		return 0;
+	/* Wait for everyone so no rank tears down a QP a peer still writes
+	 * to (our last credit writes, their last data). */
+	if (!c->failed) {
+		r = __ur_boot_barrier(&c->boot, c->timeout_ms);
+		/* Drain our own outstanding credit writes. */
+		for (int i = 0; i < 1000 && !r; i++) {
+			struct ibv_wc wc[16];
+			int busy = 0;
+			for (int p = 0; p < c->size; p++)
+				busy |= c->peers[p].credit_inflight;
+			if (!busy)
+				break;
+			int n = ibv_poll_cq(c->cq, 16, wc);
+			for (int k = 0; k < n; k++)
+				if ((wc[k].wr_id >> 8) < (uint64_t)c->size &&
+				    (wc[k].wr_id & 0xff) == 2)
+					c->peers[wc[k].wr_id >> 8].credit_inflight = 0;
+			if (n <= 0)
+				usleep(100);
+		}
+	}
+	comm_free(c);
+	return r;
+}
+
+int uroce_comm_rank(const uroce_comm_t *c)
+{
+	return c->rank;
+}
+
+int uroce_comm_size(const uroce_comm_t *c)
+{
+	return c->size;
+}
+
+const char *uroce_comm_strerror(const uroce_comm_t *c)
+{
+	return c->failed ? c->err : "no error";
+}
+
+const char *uroce_comm_last_algo(const uroce_comm_t *c)
+{
+	return c->last_algo;
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Point-to-point streams over RC QPs. Each ordered pair of ranks has
+ * nslots staging slots at the receiver; the sender copies a chunk into its
+ * own tx slot and RDMA-WRITEs it WITH IMMEDIATE into the same slot index at
+ * the receiver. The immediate carries the call's signature, so a peer in a
+ * different collective, type, op or count is caught on its first message.
+ * The receiver copies (or reduces) the slot into the destination and
+ * returns a credit: an inline RDMA WRITE of its consumed count into the
+ * sender's credit word. A sender may have nslots messages not yet consumed
+ * (credit) and not yet completed (tx slot reuse).
+ *
+ * Messages per stream = max(1, ceil(bytes / slot)), so empty streams still
+ * exchange one message and keep both sides in step.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+int __ur_repost_recv(struct uroce_comm *c, int peer);
+
+enum { WR_DATA = 1, WR_CREDIT = 2 };
+
+/*
+ * Signature layout: bits 0..7 call number, 8..11 collective, 12..15
+ * dtype, 16..18 op, 19..31 hash of (count, root).
+ */
+uint32_t __ur_sig(struct uroce_comm *c, enum ur_coll_kind k,
+		  enum uroce_dtype dt, enum uroce_redop op, uint64_t count,
+		  int root)
+{
+	uint64_t h = count * 0x9E3779B97F4A7C15ull ^ (uint64_t)(root + 1) * 0xC2B2AE3D27D4EB4Full;
+
+	h ^= h >> 29;
+	h *= 0xBF58476D1CE4E5B9ull;
+	h ^= h >> 32;
+	return (c->seq & 0xff) | ((uint32_t)k & 0xf) << 8 |
+	       ((uint32_t)dt & 0xf) << 12 | ((uint32_t)op & 7) << 16 |
+	       (uint32_t)(h & 0x1fff) << 19;
+}
+
+static int sig_mismatch(struct uroce_comm *c, int peer, uint32_t got,
+			uint32_t want)
+{
+	unsigned gk = (got >> 8) & 0xf, wk = (want >> 8) & 0xf;
+	unsigned gd = (got >> 12) & 0xf, wd = (want >> 12) & 0xf;
+	const char *gks = gk < UR_C_MAX ? __ur_coll_kind_name[gk] : "?";
+
+	if ((got & 0xff) != (want & 0xff))
+		return __ur_fail(c, -EPROTO,
+				 "mismatch: rank %d is at collective call #%u, we are at #%u (%s); a rank skipped or added a call",
+				 peer, got & 0xff, want & 0xff, __ur_coll_kind_name[wk]);
+	if (gk != wk)
+		return __ur_fail(c, -EPROTO, "mismatch: rank %d called %s, we called %s",
+				 peer, gks, __ur_coll_kind_name[wk]);
+	if (gd != wd)
+		return __ur_fail(c, -EPROTO, "mismatch in %s: rank %d uses type %s, we use %s",
+				 gks, peer, uroce_dtype_name(gd), uroce_dtype_name(wd));
+	if (((got >> 16) & 7) != ((want >> 16) & 7))
+		return __ur_fail(c, -EPROTO, "mismatch in %s: rank %d uses op %s, we use %s",
+				 gks, peer, uroce_redop_name((got >> 16) & 7),
+				 uroce_redop_name((want >> 16) & 7));
+	return __ur_fail(c, -EPROTO, "mismatch in %s: rank %d uses a different count (or root)",
+			 gks, peer);
+}
+
+static int post_credit(struct uroce_comm *c, int peer)
+{
+	struct ur_peer *p = &c->peers[peer];
+	uint64_t val = p->rx_consumed;
+	struct ibv_sge sge = { .addr = (uintptr_t)&val, .length = 8, .lkey = c->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = (uint64_t)peer << 8 | WR_CREDIT,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = p->r_credit, .rkey = p->rkey },
+	};
+	struct ibv_send_wr *bad;
+	int r = ibv_post_send(p->qp, &wr, &bad);
+
+	if (r)
+		return __ur_fail(c, -r, "posting a credit to rank %d: %s", peer, strerror(r));
+	p->credit_sent = val;
+	p->credit_inflight = 1;
+	return 0;
+}
+
+/* Poll completions; returns how many were handled or a negative error. */
+static int progress(struct uroce_comm *c)
+{
+	struct ibv_wc wc[32];
+	int n = ibv_poll_cq(c->cq, 32, wc);
+
+	if (n < 0)
+		return __ur_fail(c, -EIO, "ibv_poll_cq failed");
+	for (int i = 0; i < n; i++) {
+		struct ibv_wc *w = &wc[i];
+		int peer = (w->opcode & IBV_WC_RECV) ? (int)w->wr_id : (int)(w->wr_id >> 8);
+
+		if (peer < 0 || peer >= c->size)
+			return __ur_fail(c, -EIO, "completion with bad wr_id %llx",
+					 (unsigned long long)w->wr_id);
+		if (w->status != IBV_WC_SUCCESS)
+			return __ur_fail(c, -ECONNRESET,
+					 "QP to rank %d failed: %s (vendor err %u); the peer died or is unreachable",
+					 peer, ibv_wc_status_str(w->status), w->vendor_err);
+		struct ur_peer *p = &c->peers[peer];
+		if (w->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+			unsigned s = (unsigned)(p->rx_arrived % c->nslots);
+			if (p->rx_arrived - p->rx_consumed >= c->nslots)
+				return __ur_fail(c, -EPROTO, "rank %d overran its credits", peer);
+			p->rx_imm[s] = ntohl(w->imm_data);
+			p->rx_len[s] = w->byte_len;
+			p->rx_arrived++;
+			int r = __ur_repost_recv(c, peer);
+			if (r)
+				return __ur_fail(c, r, "reposting a receive for rank %d", peer);
+		} else if ((w->wr_id & 0xff) == WR_DATA) {
+			p->tx_done++;
+		} else if ((w->wr_id & 0xff) == WR_CREDIT) {
+			p->credit_inflight = 0;
+		}
+	}
+	/* Credits coalesce: at most one in flight per peer, with the latest
+	 * consumed count. */
+	for (int i = 0; i < c->size; i++) {
+		struct ur_peer *p = &c->peers[i];
+		if (i != c->rank && !p->credit_inflight && p->credit_sent != p->rx_consumed) {
+			int r = post_credit(c, i);
+			if (r)
+				return r;
+		}
+	}
+	return n;
+}
+
+static int send_some(struct uroce_comm *c, struct ur_xop *x)
+{
+	struct ur_peer *p = &c->peers[x->peer];
+	int moved = 0;
+
+	while (x->msgs < x->nmsgs) {
+		uint64_t credit = __atomic_load_n((const uint64_t *)p->credit, __ATOMIC_ACQUIRE);
+		if (p->tx_posted - credit >= c->nslots || p->tx_posted - p->tx_done >= c->nslots)
+			break;
+		unsigned s = (unsigned)(p->tx_posted % c->nslots);
+		size_t len = x->bytes - x->off < c->slot ? x->bytes - x->off : c->slot;
+		char *slot = p->tx + (size_t)s * c->slot;
+		struct ibv_sge sge = { .addr = (uintptr_t)slot, .length = (uint32_t)len,
+				       .lkey = c->mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = (uint64_t)x->peer << 8 | WR_DATA,
+			.sg_list = &sge,
+			.num_sge = len ? 1 : 0,
+			.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+			.send_flags = IBV_SEND_SIGNALED,
+			.imm_data = htonl(x->sig),
+			.wr.rdma = { .remote_addr = p->r_slots + (uint64_t)s * c->slot,
+				     .rkey = p->rkey },
+		};
+		struct ibv_send_wr *bad;
+
+		memcpy(slot, x->buf + x->off, len);
+		int r = ibv_post_send(p->qp, &wr, &bad);
+		if (r)
+			return __ur_fail(c, -r, "posting a write to rank %d: %s", x->peer, strerror(r));
+		p->tx_posted++;
+		x->off += len;
+		x->msgs++;
+		moved = 1;
+	}
+	return moved;
+}
+
+static int recv_some(struct uroce_comm *c, struct ur_xop *x,
+		     enum uroce_dtype dt, enum uroce_redop op)
+{
+	struct ur_peer *p = &c->peers[x->peer];
+	size_t es = uroce_dtype_size(dt);
+	int moved = 0;
+
+	while (x->msgs < x->nmsgs && p->rx_arrived > p->rx_consumed) {
+		unsigned s = (unsigned)(p->rx_consumed % c->nslots);
+		size_t len = x->bytes - x->off < c->slot ? x->bytes - x->off : c->slot;
+		const char *slot = p->rx + (size_t)s * c->slot;
+
+		if (p->rx_imm[s] != x->sig)
+			return sig_mismatch(c, x->peer, p->rx_imm[s], x->sig);
+		if (p->rx_len[s] != len)
+			return __ur_fail(c, -EPROTO,
+					 "mismatch in %s: rank %d sent %u bytes, we expect %zu (counts differ?)",
+					 __ur_coll_kind_name[(x->sig >> 8) & 0xf], x->peer,
+					 p->rx_len[s], len);
+		if (x->kind == UR_X_RECV_REDUCE)
+			__ur_reduce(x->buf + x->off, slot, len / es, dt, op);
+		else
+			memcpy(x->buf + x->off, slot, len);
+		p->rx_consumed++;
+		x->off += len;
+		x->msgs++;
+		moved = 1;
+	}
+	return moved;
+}
+
+static int check_alive(struct uroce_comm *c, uint64_t now)
+{
+	int who = -1;
+
+	if (now < c->next_watch_ns)
+		return 0;
+	c->next_watch_ns = now + 2000000; /* every 2 ms */
+	if (__ur_boot_watch(&c->boot, &who))
+		return __ur_fail(c, -EPIPE,
+				 who == 0 && c->rank != 0 ?
+				 "rank 0's bootstrap connection closed: a rank died or failed" :
+				 "rank %d died or failed (its bootstrap connection closed)", who);
+	return 0;
+}
+
+int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
+	      enum uroce_dtype dt, enum uroce_redop op)
+{
+	uint64_t timeout = (uint64_t)c->timeout_ms * 1000000ull;
+	uint64_t last = __ur_now_ns();
+	unsigned idle = 0;
+
+	if (c->failed)
+		return c->failed;
+	for (int i = 0; i < nops; i++) {
+		ops[i].off = 0;
+		ops[i].msgs = 0;
+		ops[i].nmsgs = ops[i].bytes ? (ops[i].bytes + c->slot - 1) / c->slot : 1;
+	}
+	for (;;) {
+		int pending = 0, moved = 0, r;
+
+		for (int i = 0; i < nops; i++) {
+			struct ur_xop *x = &ops[i];
+			int blocked = 0;
+
+			if (x->msgs == x->nmsgs)
+				continue;
+			pending = 1;
+			/* Streams to/from the same peer run in list order. */
+			for (int j = 0; j < i && !blocked; j++)
+				blocked = ops[j].peer == x->peer &&
+					  (ops[j].kind == UR_X_SEND) == (x->kind == UR_X_SEND) &&
+					  ops[j].msgs < ops[j].nmsgs;
+			if (blocked)
+				continue;
+			r = x->kind == UR_X_SEND ? send_some(c, x) : recv_some(c, x, dt, op);
+			if (r < 0)
+				return r;
+			moved |= r;
+		}
+		if (!pending)
+			return 0;
+		r = progress(c);
+		if (r < 0)
+			return r;
+		uint64_t now = __ur_now_ns();
+		if (moved || r > 0) {
+			last = now;
+			idle = 0;
+		} else {
+			if (now - last > timeout)
+				return __ur_fail(c, -ETIMEDOUT,
+						 "no progress for %d ms in %s (UROCE_COLL_TIMEOUT_MS); a peer is stuck or dead",
+						 c->timeout_ms, __ur_coll_kind_name[(ops[0].sig >> 8) & 0xf]);
+			if (++idle > 64)
+				sched_yield();
+		}
+		r = check_alive(c, now);
+		if (r)
+			return r;
+	}
+}
+
+int __ur_sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
+		  size_t sbytes, int rpeer, void *rbuf, size_t rbytes,
+		  int rkind, uint32_t sig, enum uroce_dtype dt,
+		  enum uroce_redop op)
+{
+	struct ur_xop x[2];
+	int n = 0;
+
+	if (speer >= 0)
+		__ur_xop(&x[n++], UR_X_SEND, speer, (void *)sbuf, sbytes, sig);
+	if (rpeer >= 0)
+		__ur_xop(&x[n++], rkind, rpeer, rbuf, rbytes, sig);
+	return __ur_xfer(c, x, n, dt, op);
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reduction kernels: dst[i] = dst[i] op src[i]. Compiled with -O3 so gcc
+ * vectorises the plain loops. Elements are loaded and stored with memcpy,
+ * so buffers need no alignment (the compiler emits unaligned vector
+ * accesses and never peels assuming element alignment). float16 and
+ * bfloat16 go through float: convert, operate, round to nearest even.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+float __ur_half_to_float(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+	uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
+	float f;
+
+	if (exp == 0x1f) {
+		u = sign | 0x7f800000u | man << 13; /* inf / NaN */
+	} else if (exp) {
+		u = sign | (exp + 112) << 23 | man << 13;
+	} else {
+		/* zero or subnormal: man * 2^-24 */
+		f = (float)man * 5.9604644775390625e-8f;
+		return sign ? -f : f;
+	}
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+uint16_t __ur_float_to_half(float f)
+{
+	uint32_t u, sign, exp, man;
+
+	memcpy(&u, &f, 4);
+	sign = (u >> 16) & 0x8000;
+	exp = (u >> 23) & 0xff;
+	man = u & 0x7fffff;
+	if (exp == 0xff)
+		return (uint16_t)(sign | 0x7c00 | (man ? 0x200 | man >> 13 : 0));
+	int e = (int)exp - 127 + 15;
+	if (e >= 0x1f)
+		return (uint16_t)(sign | 0x7c00);
+	if (e <= 0) {
+		if (e < -10)
+			return (uint16_t)sign;
+		man |= 0x800000;
+		int shift = 14 - e;
+		uint32_t half = man >> shift;
+		uint32_t rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+		if (rem > mid || (rem == mid && (half & 1)))
+			half++;
+		return (uint16_t)(sign | half);
+	}
+	uint32_t h = sign | (uint32_t)e << 10 | man >> 13;
+	uint32_t rem = man & 0x1fff;
+	if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+		h++; /* may carry into the exponent: correct, up to inf */
+	return (uint16_t)h;
+}
+
+float __ur_bf16_to_float(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+uint16_t __ur_float_to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	if ((u & 0x7fffffff) > 0x7f800000)
+		return (uint16_t)((u >> 16) | 0x40); /* quiet NaN */
+	u += 0x7fff + ((u >> 16) & 1);
+	return (uint16_t)(u >> 16);
+}
+
+#define LD(T, p, i) ({ T _v; memcpy(&_v, (p) + (i) * sizeof(T), sizeof(T)); _v; })
+#define ST(T, p, i, v) do { T _v = (v); memcpy((p) + (i) * sizeof(T), &_v, sizeof(T)); } while (0)
+
+#define KERNEL(name, T, EXPR)                                                \
+	static void name(char *restrict d, const char *restrict s, size_t n) \
+	{                                                                    \
+		for (size_t i = 0; i < n; i++) {                             \
+			T a = LD(T, d, i), b = LD(T, s, i);                  \
+			ST(T, d, i, EXPR);                                   \
+		}                                                            \
+	}
+
+#define MINMAX(tn, T)                                                        \
+	KERNEL(min_##tn, T, (b < a ? b : a))                                 \
+	KERNEL(max_##tn, T, (b > a ? b : a))
+#define KERNELS(tn, T)                                                       \
+	KERNEL(sum_##tn, T, (T)(a + b))                                      \
+	KERNEL(prod_##tn, T, (T)(a * b))                                     \
+	MINMAX(tn, T)
+
+KERNELS(f32, float)
+KERNELS(f64, double)
+KERNELS(u8, uint8_t)
+MINMAX(i32, int32_t)
+MINMAX(i64, int64_t)
+
+/* Integer sums/products wrap as two's complement (unsigned arithmetic),
+ * as MPI implementations do in practice; no signed-overflow UB. */
+KERNEL(wsum_i32, int32_t, (int32_t)((uint32_t)a + (uint32_t)b))
+KERNEL(wprod_i32, int32_t, (int32_t)((uint32_t)a * (uint32_t)b))
+KERNEL(wsum_i64, int64_t, (int64_t)((uint64_t)a + (uint64_t)b))
+KERNEL(wprod_i64, int64_t, (int64_t)((uint64_t)a * (uint64_t)b))
+
+#define HKERNEL(name, TO, FROM, EXPR)                                        \
+	static void name(char *restrict d, const char *restrict s, size_t n) \
+	{                                                                    \
+		for (size_t i = 0; i < n; i++) {                             \
+			float a = FROM(LD(uint16_t, d, i));                  \
+			float b = FROM(LD(uint16_t, s, i));                  \
+			ST(uint16_t, d, i, TO(EXPR));                        \
+		}                                                            \
+	}
+#define HKERNELS(tn, TO, FROM)                                               \
+	HKERNEL(sum_##tn, TO, FROM, a + b)                                   \
+	HKERNEL(prod_##tn, TO, FROM, a * b)                                  \
+	HKERNEL(min_##tn, TO, FROM, (b < a ? b : a))                         \
+	HKERNEL(max_##tn, TO, FROM, (b > a ? b : a))
+
+HKERNELS(f16, __ur_float_to_half, __ur_half_to_float)
+HKERNELS(bf16, __ur_float_to_bf16, __ur_bf16_to_float)
+
+typedef void (*kernel_fn)(char *restrict, const char *restrict, size_t);
+
+/* [dtype][op]; avg reduces as sum and divides in __ur_reduce_finish. */
+static const kernel_fn kernels[UROCE_DTYPE_MAX][UROCE_REDOP_MAX] = {
+	[UROCE_FLOAT32] = { sum_f32, prod_f32, min_f32, max_f32, sum_f32 },
+	[UROCE_FLOAT64] = { sum_f64, prod_f64, min_f64, max_f64, sum_f64 },
+	[UROCE_FLOAT16] = { sum_f16, prod_f16, min_f16, max_f16, sum_f16 },
+	[UROCE_BFLOAT16] = { sum_bf16, prod_bf16, min_bf16, max_bf16, sum_bf16 },
+	[UROCE_INT32] = { wsum_i32, wprod_i32, min_i32, max_i32, wsum_i32 },
+	[UROCE_INT64] = { wsum_i64, wprod_i64, min_i64, max_i64, wsum_i64 },
+	[UROCE_UINT8] = { sum_u8, prod_u8, min_u8, max_u8, sum_u8 },
+};
+
+void __ur_reduce(void *dst, const void *src, size_t count,
+		 enum uroce_dtype dt, enum uroce_redop op)
+{
+	kernels[dt][op](dst, src, count);
+}
+
+void __ur_reduce_finish(void *buf, size_t count, enum uroce_dtype dt,
+			enum uroce_redop op, int n)
+{
+	char *p = buf;
+
+	if (op != UROCE_AVG || n == 1)
+		return;
+	for (size_t i = 0; i < count; i++) {
+		switch (dt) {
+		case UROCE_FLOAT32: ST(float, p, i, LD(float, p, i) / (float)n); break;
+		case UROCE_FLOAT64: ST(double, p, i, LD(double, p, i) / n); break;
+		case UROCE_FLOAT16:
+			ST(uint16_t, p, i, __ur_float_to_half(__ur_half_to_float(LD(uint16_t, p, i)) / (float)n));
+			break;
+		case UROCE_BFLOAT16:
+			ST(uint16_t, p, i, __ur_float_to_bf16(__ur_bf16_to_float(LD(uint16_t, p, i)) / (float)n));
+			break;
+		case UROCE_INT32: ST(int32_t, p, i, LD(int32_t, p, i) / n); break;
+		case UROCE_INT64: ST(int64_t, p, i, LD(int64_t, p, i) / n); break;
+		case UROCE_UINT8: ST(uint8_t, p, i, (uint8_t)(LD(uint8_t, p, i) / n)); break;
+		default: break;
+		}
+	}
+}
