@@ -52,13 +52,15 @@ static void eng_qp_event(void *host, struct ur_qp *qp, enum ur_async_event ev)
 		e->cfg.host_ops->qp_event(e->cfg.host, qp, ev);
 }
 
+static const struct ur_mr *key_get(struct ur_engine *e, uint32_t key);
+
 /* Called by the transport under ur_engine_qp_lock(), which also read-holds
  * mr_lock: a region cannot be deregistered while a QP is using it. */
 static const struct ur_mr *eng_mr_lookup(void *host, uint32_t key)
 {
 	struct ur_engine *e = host;
 
-	return __ur_map_get(&e->mrs, key);
+	return key_get(e, key);
 }
 
 /* Called from __ur_engine_deliver with qp_lock read-held. */
@@ -484,25 +486,52 @@ void ur_engine_poll(struct ur_engine *e)
 }
 
 /* ---- memory keys ---------------------------------------------------------- */
+/*
+ * Keys are IB style: a 24-bit index (key >> 8, never 0) that the table is
+ * indexed by, and a key byte. A region's lkey and rkey are one key. A
+ * memory window is found by its index alone: the transport changes its
+ * key byte at each bind and checks the whole key under the window's lock.
+ */
+static const struct ur_mr *key_get(struct ur_engine *e, uint32_t key)
+{
+	const struct ur_mr *k = __ur_map_get(&e->mrs, key >> 8);
+
+	if (k && k->type == UR_KEY_MR && k->lkey != key)
+		return NULL;
+	return k;
+}
+
 int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr)
 {
+	uint32_t key;
 	int ret;
 
 	pthread_rwlock_wrlock(&e->mr_lock);
 	do {
-		mr->lkey = mr->rkey = rand32();
-		ret = mr->lkey ? __ur_map_put(&e->mrs, mr->lkey, mr) : -EEXIST;
+		key = rand32();
+		ret = key >> 8 ? __ur_map_put(&e->mrs, key >> 8, mr) : -EEXIST;
 	} while (ret == -EEXIST);
+	if (!ret) {
+		mr->rkey = key;
+		mr->lkey = mr->type == UR_KEY_MR ? key : 0;
+	}
 	pthread_rwlock_unlock(&e->mr_lock);
 	return ret;
 }
 
-void ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr)
+int ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr)
 {
-	/* The write lock waits for any access through the key to finish. */
+	int ret = 0;
+
+	/* The write lock waits for any access through the key to finish;
+	 * binds happen under the read lock, so nbound is stable here. */
 	pthread_rwlock_wrlock(&e->mr_lock);
-	__ur_map_del(&e->mrs, mr->lkey);
+	if (atomic_load(&mr->nbound))
+		ret = -EBUSY; /* windows are bound to the region */
+	else
+		__ur_map_del(&e->mrs, mr->rkey >> 8);
 	pthread_rwlock_unlock(&e->mr_lock);
+	return ret;
 }
 
 const struct ur_mr *ur_engine_mr_find(struct ur_engine *e, uint32_t key)
@@ -510,7 +539,7 @@ const struct ur_mr *ur_engine_mr_find(struct ur_engine *e, uint32_t key)
 	const struct ur_mr *mr;
 
 	pthread_rwlock_rdlock(&e->mr_lock);
-	mr = __ur_map_get(&e->mrs, key);
+	mr = key_get(e, key);
 	pthread_rwlock_unlock(&e->mr_lock);
 	return mr;
 }

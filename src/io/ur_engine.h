@@ -58,9 +58,11 @@ void ur_engine_qp_unlock(struct ur_qp *qp);
  * re-arm the QP's timer. */
 void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp);
 
-/* Memory keys: a fresh unpredictable key, and the key table. */
+/* Memory keys: a fresh unpredictable key, and the key table. A memory
+ * window (mr->type UR_KEY_MW1/2) gets an rkey only. Deleting a region that
+ * windows are bound to fails with -EBUSY. */
 int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr); /* sets keys */
-void ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr);
+int ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr);
 const struct ur_mr *ur_engine_mr_find(struct ur_engine *e, uint32_t key);
 
 /* Progress from an application thread (ibv_poll_cq on an empty CQ). */

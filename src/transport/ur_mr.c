@@ -20,7 +20,8 @@
 int ur_mr_check(const struct ur_mr *mr, uint32_t pdn, uint64_t va,
 		uint64_t len, uint32_t access, uint8_t **out)
 {
-	if (!mr || mr->pdn != pdn || (mr->access & access) != access)
+	if (!mr || mr->type != UR_KEY_MR || mr->pdn != pdn ||
+	    (mr->access & access) != access)
 		return -EACCES;
 	if (va < mr->iova || len > mr->length ||
 	    va - mr->iova > mr->length - len)

@@ -522,6 +522,10 @@ static int check_send_wr(const struct ur_qp *qp, const struct ur_send_wr *wr,
 
 	if (!__ur_wr_allowed(qp->type, wr->opcode))
 		return -EINVAL;
+	if (__ur_wr_is_local(wr->opcode)) { /* no data: SGEs ignored */
+		*total = 0;
+		return 0;
+	}
 	if (wr->num_sge > qp->caps.max_send_sge || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
 	for (uint32_t i = 0; i < wr->num_sge; i++)
@@ -586,6 +590,16 @@ int ur_qp_post_send(struct ur_qp *qp, const struct ur_send_wr *wr,
 	wqe->length = (uint32_t)total;
 	if (__ur_wr_is_rd_atomic(wr->opcode) && wr->opcode != UR_WR_RDMA_READ)
 		wqe->length = 8;
+	if (__ur_wr_is_local(wr->opcode)) {
+		if (wr->opcode == UR_WR_BIND_MW) {
+			wqe->imm = wr->bind.new_rkey;
+			wqe->remote_addr = wr->bind.addr;
+			wqe->compare_add = wr->bind.length;
+			wqe->swap = wr->bind.lkey |
+				    (uint64_t)wr->bind.access << 32;
+		}
+		goto queued;
+	}
 	if (wr->flags & UR_SEND_INLINE) {
 		uint8_t *dst = ur_swqe_inline(qp, idx);
 		uint32_t off = 0;
@@ -614,6 +628,7 @@ int ur_qp_post_send(struct ur_qp *qp, const struct ur_send_wr *wr,
 		wqe->ud_qkey = (wr->remote_qkey & 0x80000000u) ? p->attr.qkey
 							       : wr->remote_qkey;
 	}
+queued:
 	p->sq_tail++;
 	if (qp->state == UR_QPS_ERR) {
 		flush_sq(qp, now);

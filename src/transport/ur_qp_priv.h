@@ -42,6 +42,8 @@ struct ur_swqe {
 	uint32_t rkey;
 	uint64_t remote_addr;
 	uint64_t compare_add, swap;
+	/* BIND_MW: rkey = the window's key, imm = the new key, remote_addr /
+	 * compare_add = address / length, swap = lkey | access << 32. */
 	uint32_t num_sge;
 	uint32_t length;  /* total payload bytes */
 	uint32_t first_psn;
@@ -241,6 +243,7 @@ void __ur_recv_complete(struct ur_qp *qp, uint32_t status, uint32_t opcode,
 /* ur_req.c */
 bool __ur_wr_allowed(uint32_t qp_type, uint32_t opcode);
 bool __ur_wr_is_rd_atomic(uint32_t opcode);
+bool __ur_wr_is_local(uint32_t opcode); /* BIND_MW, LOCAL_INV */
 uint32_t __ur_wr_wc_opcode(uint32_t opcode);
 void __ur_wqe_done(struct ur_qp *qp, struct ur_swqe *wqe, uint32_t status);
 void __ur_req_progress(struct ur_qp *qp, uint64_t now);
@@ -258,6 +261,12 @@ void __ur_comp_arm(struct ur_qp *qp, uint64_t now);
 void __ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		  const struct ur_rxinfo *ri, uint64_t now);
 void __ur_resp_progress(struct ur_qp *qp, uint64_t now);
+
+/* ur_mw.c: memory windows; 0 or -EINVAL. */
+int __ur_mw_bind(struct ur_qp *qp, uint32_t mw_key, uint32_t new_rkey,
+		 uint32_t lkey, uint64_t addr, uint64_t length,
+		 uint32_t access);
+int __ur_mw_invalidate(struct ur_qp *qp, uint32_t key);
 
 /* ur_ud.c */
 void __ur_ud_rx(struct ur_qp *qp, const struct ur_pkt *pkt,

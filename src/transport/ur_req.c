@@ -21,6 +21,7 @@ struct ur_wr_info {
 	uint8_t wc;         /* enum ur_wc_opcode */
 	bool rd_atomic;     /* counts against max_rd_atomic */
 	bool has_payload;   /* payload comes from the SGEs */
+	bool local;         /* executed by the requester, no packets */
 	uint32_t local_access; /* needed on the local SGEs */
 };
 
@@ -77,6 +78,14 @@ static const struct ur_wr_info wr_info[] = {
 		.wc = UR_WC_FETCH_ADD, .rd_atomic = true,
 		.local_access = UR_ACCESS_LOCAL_WRITE,
 	},
+	[UR_WR_BIND_MW] = {
+		.valid = true, .qpts = QPT_RC | QPT_UC,
+		.wc = UR_WC_BIND_MW, .local = true,
+	},
+	[UR_WR_LOCAL_INV] = {
+		.valid = true, .qpts = QPT_RC | QPT_UC | QPT_UD,
+		.wc = UR_WC_LOCAL_INV, .local = true,
+	},
 	[UR_WR_ATOMIC_WRITE] = {
 		.valid = true, .qpts = QPT_RC,
 		.only = UR_OP_RC_ATOMIC_WRITE,
@@ -104,6 +113,28 @@ bool __ur_wr_is_rd_atomic(uint32_t opcode)
 	const struct ur_wr_info *wi = wr_lookup(opcode);
 
 	return wi && wi->rd_atomic;
+}
+
+bool __ur_wr_is_local(uint32_t opcode)
+{
+	const struct ur_wr_info *wi = wr_lookup(opcode);
+
+	return wi && wi->local;
+}
+
+/* Memory window operations run when the WQE starts, in send queue order
+ * (IBTA 10.6.7.2); a failure completes the WQE in error and the QP goes
+ * to ERR, as for a bad lkey. */
+static uint32_t exec_local(struct ur_qp *qp, struct ur_swqe *wqe)
+{
+	if (wqe->opcode == UR_WR_BIND_MW)
+		return __ur_mw_bind(qp, wqe->rkey, wqe->imm,
+				    (uint32_t)wqe->swap, wqe->remote_addr,
+				    wqe->compare_add,
+				    (uint32_t)(wqe->swap >> 32))
+			       ? UR_WC_MW_BIND_ERR : UR_WC_SUCCESS;
+	return __ur_mw_invalidate(qp, wqe->imm) ? UR_WC_LOC_QP_OP_ERR
+						: UR_WC_SUCCESS;
 }
 
 uint32_t __ur_wr_wc_opcode(uint32_t opcode)
@@ -359,6 +390,23 @@ void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 
 			if (!can_start(qp, wqe))
 				break;
+			if (wr_lookup(wqe->opcode)->local) {
+				uint32_t st = exec_local(qp, wqe);
+
+				/* No PSN: the completer never waits for it. */
+				wqe->first_psn = req->psn_next;
+				wqe->npkts = 0;
+				req->assigned++;
+				req->idx++;
+				req->pkt = 0;
+				__ur_wqe_done(qp, wqe, st);
+				if (st != UR_WC_SUCCESS) {
+					__ur_qp_error(qp, now);
+					return;
+				}
+				__ur_sq_complete(qp, now);
+				continue;
+			}
 			rc = wqe_resolve(qp, idx, wqe);
 			wqe->first_psn = req->psn_next;
 			wqe->npkts = ur_npkts(wqe->length, ur_qp_mtu(qp));

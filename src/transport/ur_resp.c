@@ -196,7 +196,6 @@ static enum resp_state check_rkey(struct ur_qp *qp, struct resp_ctx *cx)
 	const struct ur_pkt *pkt = cx->pkt;
 	uint32_t m = pkt->mask, access, rkey, len;
 	uint64_t va;
-	const struct ur_mr *mr;
 
 	if (m & UR_OPF_ATOMIC) {
 		va = pkt->atm.va;
@@ -226,9 +225,7 @@ static enum resp_state check_rkey(struct ur_qp *qp, struct resp_ctx *cx)
 	} else {
 		return RESP_EXECUTE;
 	}
-	mr = qp->dev->ops->mr_lookup(qp->dev->host, rkey);
-	if (!mr || mr->rkey != rkey ||
-	    ur_mr_check(mr, qp->pdn, va, len, access, &cx->host))
+	if (ur_rkey_check(qp, rkey, va, len, access, &cx->host))
 		return nak(cx, UR_NAK_REM_ACCESS_ERR);
 	return RESP_EXECUTE;
 }
@@ -258,8 +255,13 @@ static enum resp_state exec_send(struct ur_qp *qp, struct resp_ctx *cx)
 		flags = UR_WC_WITH_IMM;
 		imm = ur_imm_net(pkt->imm);
 	} else if (pkt->mask & UR_OPF_INV) {
-		flags = UR_WC_WITH_INV; /* the host invalidates the key */
+		flags = UR_WC_WITH_INV;
 		imm = pkt->ieth;
+		/* 10.6.7.2.3: a type 2 window of our PD is invalidated
+		 * before the receive completes. Other keys (regions) have
+		 * nothing to invalidate here and the receive completes as
+		 * usual (docs/transport.md). */
+		(void)__ur_mw_invalidate(qp, pkt->ieth);
 	}
 	__ur_recv_complete(qp, UR_WC_SUCCESS, UR_WC_RECV, r->off, imm, flags,
 			   0, pkt->h.se, cx->now);
@@ -451,18 +453,14 @@ static enum resp_state duplicate(struct ur_qp *qp, struct resp_ctx *cx,
 	uint32_t m = pkt->mask;
 
 	if (m & UR_OPF_READ) {
-		const struct ur_mr *mr;
 		uint8_t *host = NULL;
 
 		if (r->rd_active)
 			return RESP_DONE;
 		if (pkt->reth.len) {
-			mr = qp->dev->ops->mr_lookup(qp->dev->host,
-						     pkt->reth.rkey);
-			if (!mr || mr->rkey != pkt->reth.rkey ||
-			    ur_mr_check(mr, qp->pdn, pkt->reth.va,
-					pkt->reth.len, UR_ACCESS_REMOTE_READ,
-					&host))
+			if (ur_rkey_check(qp, pkt->reth.rkey, pkt->reth.va,
+					  pkt->reth.len, UR_ACCESS_REMOTE_READ,
+					  &host))
 				return RESP_DONE;
 		}
 		read_start(qp, host, pkt->reth.len, cx->psn, now);

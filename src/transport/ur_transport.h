@@ -44,6 +44,9 @@ enum ur_access { /* == enum ibv_access_flags */
 	UR_ACCESS_FLUSH_PERSISTENT = 1 << 9,
 };
 
+/* What a key names: a region, or a memory window (== enum ibv_mw_type). */
+enum ur_key_type { UR_KEY_MR = 0, UR_KEY_MW1 = 1, UR_KEY_MW2 = 2 };
+
 struct ur_mr {
 	uint64_t iova;      /* address the keys are valid for */
 	uint8_t *host;      /* host pointer for iova */
@@ -52,6 +55,21 @@ struct ur_mr {
 	uint32_t access;    /* enum ur_access */
 	uint32_t pdn;       /* owning PD; rkeys are scoped by PD */
 	void *owner;        /* the host's object (e.g. struct ibv_mr) */
+	/*
+	 * Memory windows (IBTA 10.6.7) are keys too: same struct, same
+	 * table. A window has no lkey; its iova/host/length/access/rkey
+	 * describe the current binding and change only in the transport
+	 * (BIND_MW, LOCAL_INV, SEND_WITH_INV), under mw_lock, so the host's
+	 * lookup must find a window by the index part of the key (key >> 8)
+	 * whatever its key byte. The host creates a window with type
+	 * UR_KEY_MW1/2, rkey, pdn and an empty binding (length 0).
+	 */
+	uint32_t type;         /* enum ur_key_type */
+	atomic_uint nbound;    /* region: windows bound to it */
+	atomic_flag mw_lock;
+	bool mw_valid;         /* window: bound, not invalidated */
+	uint32_t mw_qpn;       /* type 2 window: usable through this QP only */
+	struct ur_mr *mw_mr;   /* window: the region it is bound to */
 };
 
 /*
@@ -61,6 +79,14 @@ struct ur_mr {
  */
 int ur_mr_check(const struct ur_mr *mr, uint32_t pdn, uint64_t va,
 		uint64_t len, uint32_t access, uint8_t **out);
+/*
+ * Remote access through @rkey by @qp (IBTA 10.6.7.2, C9-88): a region in
+ * the QP's PD, or a bound window in it (a type 2 window only through the
+ * QP that bound it), granting @access over [va, va+len). Same returns as
+ * ur_mr_check. Takes the key's mw_lock; call under the host's table lock.
+ */
+int ur_rkey_check(struct ur_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
+		  uint32_t access, uint8_t **out);
 
 /* ---- completions ---------------------------------------------------------- */
 enum ur_wc_status { /* == enum ibv_wc_status */
@@ -153,6 +179,13 @@ struct ur_send_wr {
 	uint64_t remote_addr;
 	uint32_t rkey;
 	uint64_t compare_add, swap; /* atomics (ATOMIC_WRITE data comes via sg_list) */
+	/* BIND_MW: bind the window named by rkey (any key byte) with the new
+	 * key new_rkey to [addr, addr+length) of the region bind_lkey names
+	 * (length 0: unbind). LOCAL_INV: imm_data is the key to invalidate. */
+	struct {
+		uint32_t new_rkey, lkey, access;
+		uint64_t addr, length;
+	} bind;
 	const struct ur_sge *sg_list;
 	uint32_t num_sge;
 	const struct ur_ah *ah; /* UD */

@@ -375,7 +375,9 @@ static const struct ibv_context_ops urv_ctx_ops = {
 	.post_send = __urv_post_send,
 	.post_recv = __urv_post_recv,
 	.post_srq_recv = __urv_post_srq_recv,
-	/* alloc_mw/bind_mw/dealloc_mw: NULL = unsupported (docs/verbs.md). */
+	.alloc_mw = __urv_alloc_mw,
+	.dealloc_mw = __urv_dealloc_mw,
+	.bind_mw = __urv_bind_mw,
 };
 
 URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)

@@ -69,13 +69,13 @@ URV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 #define URV_ACCESS_SUPPORTED                                                 \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                   \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                  \
-	 IBV_ACCESS_ZERO_BASED | IBV_ACCESS_HUGETLB)
+	 IBV_ACCESS_ZERO_BASED | IBV_ACCESS_HUGETLB | IBV_ACCESS_MW_BIND)
 
 /* IBTA 10.6.3.1 (C10-xx): remote write or atomic access needs local write. */
 static int check_access(unsigned int access)
 {
 	access &= ~IBV_ACCESS_OPTIONAL_RANGE; /* hints: ignored */
-	if (access & (IBV_ACCESS_ON_DEMAND | IBV_ACCESS_MW_BIND))
+	if (access & IBV_ACCESS_ON_DEMAND)
 		return -EOPNOTSUPP;
 	if (access & ~URV_ACCESS_SUPPORTED)
 		return -EINVAL;
@@ -178,8 +178,11 @@ URV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	struct urv_context *ctx = to_uctx(ibmr->context);
 	void *ps;
 	size_t plen;
+	int ret;
 
-	ur_engine_mr_del(ctx->eng, &mr->umr);
+	ret = ur_engine_mr_del(ctx->eng, &mr->umr);
+	if (ret)
+		return -ret; /* EBUSY: memory windows are bound to it */
 	if (mr->umr.length) {
 		page_range(mr->umr.host, mr->umr.length, &ps, &plen);
 		/* Not reference counted: overlapping regions share the fate

@@ -94,8 +94,7 @@ struct ibv_qp *__urv_create_qp_ex(struct ibv_context *context,
 	    attr->cap.max_inline_data > URV_MAX_INLINE)
 		return urv_err_ptr(-EINVAL);
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	    (attr->send_ops_flags & (IBV_QP_EX_WITH_LOCAL_INV |
-				     IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_TSO)))
+	    (attr->send_ops_flags & IBV_QP_EX_WITH_TSO))
 		return urv_err_ptr(-EOPNOTSUPP);
 
 	pd = to_upd(attr->pd);
@@ -413,8 +412,15 @@ static int send_wr_convert(struct urv_qp *qp, const struct ibv_send_wr *wr,
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_SEND_WITH_INV:
 		break;
+	case IBV_WR_LOCAL_INV: /* imm_data is invalidate_rkey */
+		u->num_sge = 0;
+		return 0;
+	case IBV_WR_BIND_MW:
+		u->num_sge = 0;
+		return __urv_bind_wr(&qp->qp, wr->bind_mw.mw, wr->bind_mw.rkey,
+				     &wr->bind_mw.bind_info, u);
 	default:
-		return -EINVAL; /* LOCAL_INV, BIND_MW, TSO, DRIVER1, FLUSH */
+		return -EINVAL; /* TSO, DRIVER1, FLUSH */
 	}
 	if (qp->qp.qp_type == IBV_QPT_UD) {
 		if (!wr->wr.ud.ah)

@@ -268,6 +268,24 @@ static void urv_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
 	urv_wr_set_inline_data_list(ibqp, 1, &b);
 }
 
+static void urv_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
+			   uint32_t rkey, const struct ibv_mw_bind_info *bi)
+{
+	struct urv_qp *qp = to_uqp_ex(ibqp);
+	struct urv_wr_pending *p = wr_new(ibqp, UR_WR_BIND_MW);
+
+	if (p)
+		qp->wr_err = __urv_bind_wr(&qp->qp, mw, rkey, bi, &p->wr);
+}
+
+static void urv_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
+{
+	struct urv_wr_pending *p = wr_new(ibqp, UR_WR_LOCAL_INV);
+
+	if (p)
+		p->wr.imm_data = invalidate_rkey;
+}
+
 static void urv_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 			       uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -311,12 +329,16 @@ void __urv_qp_ex_init(struct urv_qp *qp, uint64_t ops)
 		x->wr_atomic_fetch_add = urv_wr_atomic_fetch_add;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
 		x->wr_atomic_write = urv_wr_atomic_write;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		x->wr_bind_mw = urv_wr_bind_mw;
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
+		x->wr_local_inv = urv_wr_local_inv;
 	x->wr_set_sge = urv_wr_set_sge;
 	x->wr_set_sge_list = urv_wr_set_sge_list;
 	x->wr_set_inline_data = urv_wr_set_inline_data;
 	x->wr_set_inline_data_list = urv_wr_set_inline_data_list;
 	if (qp->qp.qp_type == IBV_QPT_UD)
 		x->wr_set_ud_addr = urv_wr_set_ud_addr;
-	/* wr_bind_mw, wr_local_inv, wr_send_tso, wr_set_xrc_srqn, wr_flush:
-	 * NULL (create fails with EOPNOTSUPP if they are asked for). */
+	/* wr_send_tso, wr_set_xrc_srqn, wr_flush: NULL (create fails with
+	 * EOPNOTSUPP for TSO). */
 }

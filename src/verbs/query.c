@@ -11,13 +11,14 @@
 
 #undef ibv_query_port
 
-/* rxe-like capabilities, minus what we do not implement (SRQ resize, MW,
+/* rxe-like capabilities, minus what we do not implement (SRQ resize,
  * memory management extensions). */
 #define URV_DEVICE_CAP_FLAGS                                                 \
 	(IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR |                \
 	 IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_UD_AV_PORT_ENFORCE |         \
 	 IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |           \
-	 IBV_DEVICE_RC_RNR_NAK_GEN)
+	 IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_MEM_WINDOW |                  \
+	 IBV_DEVICE_MEM_WINDOW_TYPE_2B)
 
 static void fill_device_attr(struct urv_device *dev, struct ibv_device_attr *a)
 {
@@ -39,6 +40,7 @@ static void fill_device_attr(struct urv_device *dev, struct ibv_device_attr *a)
 	a->max_cqe = URV_MAX_CQE;
 	a->max_mr = URV_MAX_MR;
 	a->max_pd = URV_MAX_PD;
+	a->max_mw = URV_MAX_MR;
 	a->max_qp_rd_atom = URV_MAX_RD_ATOM;
 	a->max_ee_rd_atom = 0;
 	a->max_res_rd_atom = URV_MAX_RD_ATOM * URV_MAX_QP;

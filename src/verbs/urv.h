@@ -113,6 +113,11 @@ struct urv_mr {
 	bool locked; /* mlock() succeeded */
 };
 
+struct urv_mw {
+	struct ibv_mw mw;
+	struct ur_mr key; /* the window's key and binding (transport) */
+};
+
 struct urv_comp_channel {
 	struct ibv_comp_channel ch;
 	struct urv_evq q;
@@ -176,6 +181,10 @@ static inline struct urv_pd *to_upd(struct ibv_pd *pd)
 static inline struct urv_mr *to_umr(struct ibv_mr *mr)
 {
 	return urv_container_of(mr, struct urv_mr, mr);
+}
+static inline struct urv_mw *to_umw(struct ibv_mw *mw)
+{
+	return urv_container_of(mw, struct urv_mw, mw);
 }
 static inline struct urv_cq *to_ucq(struct ibv_cq *cq)
 {
@@ -253,6 +262,13 @@ int __urv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 int __urv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad);
 void __urv_qp_ex_init(struct urv_qp *qp, uint64_t send_ops_flags);
+/* mw.c */
+struct ibv_mw *__urv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int __urv_dealloc_mw(struct ibv_mw *mw);
+int __urv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
+int __urv_bind_wr(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey,
+		  const struct ibv_mw_bind_info *bi, struct ur_send_wr *u);
 void __urv_qp_ex_fini(struct urv_qp *qp);
 
 #endif
