@@ -9,6 +9,8 @@
 #define UROCE_UROCE_H
 
 #include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <sys/socket.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,6 +25,23 @@ extern "C" {
  * set (EINVAL: not a uroce context).
  */
 const char *uroce_query_icrc_mode(struct ibv_context *context);
+
+/*
+ * Private to uroce's librdmacm (src/rdmacm): QP1 of a context. The handler
+ * gets each received MAD (256 bytes) with the sender's address and UDP port
+ * and returns 0 (consumed), a slot (1..255) of a sibling process on the
+ * same address to forward it to, or -1 (forward to every sibling); a MAD
+ * forwarded by a sibling (@from_sibling) is never forwarded again. A NULL
+ * @fn detaches (and waits for a running handler). Return 0 or an errno.
+ */
+typedef int (*uroce_gsi_rx_fn)(void *arg, const uint8_t *mad, size_t len,
+			       const struct sockaddr *src, bool from_sibling);
+int uroce_gsi_attach(struct ibv_context *context, uroce_gsi_rx_fn fn,
+		     void *arg);
+int uroce_gsi_send(struct ibv_context *context, const struct sockaddr *dst,
+		   const void *mad, size_t len);
+/* The context's slot on its address (1..255), or -1 with errno. */
+int uroce_context_slot(struct ibv_context *context);
 
 #ifdef __cplusplus
 }

@@ -114,6 +114,10 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			return;
 		}
 	}
+	if (ur_bth_dqpn(buf) == 1) {
+		__ur_gsi_rx(e, buf, len, ri, from_sibling);
+		return;
+	}
 	pthread_rwlock_rdlock(&e->qp_lock);
 	if (!ur_dev_rx_classify(&e->dev, buf, len, ri, &pkt, &qp)) {
 		ur_engine_qp_lock(qp);
@@ -222,7 +226,8 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	e->cfg = *cfg;
 	if (!e->cfg.port)
 		e->cfg.port = UR_ROCEV2_PORT;
-	e->rx_fd = e->fwd_fd = e->ev_fd = e->ep_fd = -1;
+	e->rx_fd = e->fwd_fd = e->ev_fd = e->ep_fd = e->gsi_fd = -1;
+	pthread_mutex_init(&e->gsi_lock, NULL);
 	for (int i = 0; i < 256; i++)
 		e->fwd_out[i] = -1;
 	e->local.v6 = cfg->addr.ss_family == AF_INET6;
@@ -309,6 +314,9 @@ void ur_engine_close(struct ur_engine *e)
 		}
 	if (e->rx_fd >= 0)
 		close(e->rx_fd);
+	if (e->gsi_fd >= 0)
+		close(e->gsi_fd);
+	pthread_mutex_destroy(&e->gsi_lock);
 	__ur_fwd_close(e);
 	if (e->fwd_fd >= 0)
 		close(e->fwd_fd);
@@ -530,6 +538,26 @@ int ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr)
 		ret = -EBUSY; /* windows are bound to the region */
 	else
 		__ur_map_del(&e->mrs, mr->rkey >> 8);
+	pthread_rwlock_unlock(&e->mr_lock);
+	return ret;
+}
+
+int ur_engine_mr_update(struct ur_engine *e, struct ur_mr *mr,
+			const struct ur_mr *upd)
+{
+	int ret = 0;
+
+	/* Under the write lock no request is using the region. */
+	pthread_rwlock_wrlock(&e->mr_lock);
+	if (atomic_load(&mr->nbound)) {
+		ret = -EBUSY;
+	} else {
+		mr->iova = upd->iova;
+		mr->host = upd->host;
+		mr->length = upd->length;
+		mr->access = upd->access;
+		mr->pdn = upd->pdn;
+	}
 	pthread_rwlock_unlock(&e->mr_lock);
 	return ret;
 }

@@ -195,3 +195,33 @@ int __ur_fwd_drain(struct ur_engine *e, uint64_t now)
 	}
 	return n;
 }
+
+/*
+ * Forward a packet to every sibling on the address (a QP1 MAD whose owner
+ * the receiver cannot tell, e.g. a CM REQ for a service another process
+ * listens on). Slots without a process fail to connect at once.
+ */
+void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
+		  const struct ur_rxinfo *ri)
+{
+	struct iovec iov[2] = {
+		{ .iov_base = (void *)ri, .iov_len = sizeof(*ri) },
+		{ .iov_base = (void *)buf, .iov_len = len },
+	};
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+
+	for (int slot = 1; slot < 256; slot++) {
+		int fd;
+
+		if (slot == e->slot)
+			continue;
+		fd = out_conn(e, (uint8_t)slot);
+		if (fd < 0)
+			continue;
+		if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+		    errno != EAGAIN) {
+			close(fd);
+			e->fwd_out[slot] = -1;
+		}
+	}
+}

@@ -63,10 +63,31 @@ void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp);
  * windows are bound to fails with -EBUSY. */
 int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr); /* sets keys */
 int ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr);
+/* ibv_rereg_mr: take iova/host/length/access/pdn from @upd, keeping the
+ * keys, once no request uses the region; -EBUSY while windows are bound. */
+int ur_engine_mr_update(struct ur_engine *e, struct ur_mr *mr,
+			const struct ur_mr *upd);
 const struct ur_mr *ur_engine_mr_find(struct ur_engine *e, uint32_t key);
 
 /* Progress from an application thread (ibv_poll_cq on an empty CQ). */
 void ur_engine_poll(struct ur_engine *e);
+
+/*
+ * QP1 (GSI, src/io/gsi.c): MADs for the connection manager. The handler
+ * runs on whichever thread drains the socket (rx_lock held; it must not
+ * call ur_engine_poll) and returns UR_GSI_CONSUMED, a sibling's slot to
+ * forward the MAD to, or UR_GSI_BROADCAST (forward to every sibling on the
+ * address). A MAD that came from a sibling is never forwarded again.
+ * Without a handler every MAD is broadcast.
+ */
+enum { UR_GSI_CONSUMED = 0, UR_GSI_BROADCAST = -1 };
+typedef int (*ur_gsi_rx_fn)(void *arg, const uint8_t *mad, size_t len,
+			    const struct ur_rxinfo *ri, bool from_sibling);
+void ur_engine_set_gsi_handler(struct ur_engine *e, ur_gsi_rx_fn fn, void *arg);
+int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
+		       const void *mad, size_t len);
+/* This process's slot on the address (1..255). */
+uint8_t ur_engine_slot(const struct ur_engine *e);
 
 /* How incoming ICRCs are checked ("raw" sees IP headers, "udp-csum" relies
  * on the UDP checksum). */

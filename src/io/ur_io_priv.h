@@ -70,6 +70,14 @@ struct ur_engine {
 	pthread_rwlock_t mr_lock;
 	struct ur_map mrs;         /* key -> struct ur_mr */
 
+	/* QP1 (gsi.c): the CM's MAD handler, called under rx_lock */
+	ur_gsi_rx_fn gsi_fn;
+	void *gsi_arg;
+	pthread_mutex_t gsi_lock; /* gsi_fd, gsi_psn */
+	int gsi_fd;
+	uint16_t gsi_sport;
+	uint32_t gsi_psn;
+
 	/* rx buffers, used under rx_lock */
 	uint8_t (*rxbuf)[UR_IO_RX_BUF];
 };
@@ -87,6 +95,11 @@ void __ur_fwd_close(struct ur_engine *e);
 int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 		size_t len, const struct ur_rxinfo *ri);
 int __ur_fwd_drain(struct ur_engine *e, uint64_t now);
+void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
+		  const struct ur_rxinfo *ri);
+/* gsi.c */
+void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
+		 struct ur_rxinfo *ri, bool from_sibling);
 /* engine.c */
 void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling);

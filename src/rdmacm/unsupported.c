@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * librdmacm.so.1 stub. The connection manager is not implemented yet: every
- * call fails with EOPNOTSUPP in its own convention (-1/NULL with errno set),
- * so rping, ucmatose, perftest's -R mode and pyverbs.cmid load and fail
- * cleanly instead of reaching rdma-core's librdmacm, which would need the
- * kernel's rdma_cm and rdma-core's libibverbs. rdma_event_str() is real.
- * The export list comes from src/verbs/gen-map.sh (src/rdmacm/librdmacm.map).
+ * What uroce's librdmacm does not do: multicast (no multicast on uroce
+ * devices), ECE, and rsockets. Each fails with EOPNOTSUPP in its own
+ * convention (-1/NULL with errno set) so binaries that import them load and
+ * fail cleanly (docs/rdmacm.md). The export list comes from
+ * src/verbs/gen-map.sh (src/rdmacm/librdmacm.map).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -28,44 +27,6 @@
 		return NULL;                                                 \
 	} while (0)
 
-CM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void) { FAIL_PTR(); }
-CM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel) {}
-CM_EXPORT int rdma_create_id(struct rdma_event_channel *channel,
-			     struct rdma_cm_id **id, void *context,
-			     enum rdma_port_space ps) { FAIL_INT(int); }
-CM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
-			     struct ibv_pd *pd,
-			     struct ibv_qp_init_attr *qp_init_attr) { FAIL_INT(int); }
-CM_EXPORT void rdma_destroy_ep(struct rdma_cm_id *id) {}
-CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id) { FAIL_INT(int); }
-CM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr) { FAIL_INT(int); }
-CM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
-				struct sockaddr *dst_addr, int timeout_ms) { FAIL_INT(int); }
-CM_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms) { FAIL_INT(int); }
-CM_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
-			     struct ibv_qp_init_attr *qp_init_attr) { FAIL_INT(int); }
-CM_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id,
-				struct ibv_qp_init_attr_ex *qp_init_attr) { FAIL_INT(int); }
-CM_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id) {}
-CM_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
-			      struct ibv_srq_init_attr *attr) { FAIL_INT(int); }
-CM_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id,
-				 struct ibv_srq_init_attr_ex *attr) { FAIL_INT(int); }
-CM_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id) {}
-CM_EXPORT int rdma_connect(struct rdma_cm_id *id,
-			   struct rdma_conn_param *conn_param) { FAIL_INT(int); }
-CM_EXPORT int rdma_establish(struct rdma_cm_id *id) { FAIL_INT(int); }
-CM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog) { FAIL_INT(int); }
-CM_EXPORT int rdma_get_request(struct rdma_cm_id *listen,
-			       struct rdma_cm_id **id) { FAIL_INT(int); }
-CM_EXPORT int rdma_accept(struct rdma_cm_id *id,
-			  struct rdma_conn_param *conn_param) { FAIL_INT(int); }
-CM_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data,
-			  uint8_t private_data_len) { FAIL_INT(int); }
-CM_EXPORT int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data,
-			      uint8_t private_data_len) { FAIL_INT(int); }
-CM_EXPORT int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event) { FAIL_INT(int); }
-CM_EXPORT int rdma_disconnect(struct rdma_cm_id *id) { FAIL_INT(int); }
 CM_EXPORT int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
 				  void *context) { FAIL_INT(int); }
 CM_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id,
@@ -73,55 +34,8 @@ CM_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id,
 CM_EXPORT int rdma_join_multicast_ex(struct rdma_cm_id *id,
 				     struct rdma_cm_join_mc_attr_ex *mc_join_attr,
 				     void *context) { FAIL_INT(int); }
-CM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
-				struct rdma_cm_event **event) { FAIL_INT(int); }
-CM_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event) { FAIL_INT(int); }
-CM_EXPORT __be16 rdma_get_src_port(struct rdma_cm_id *id) { return 0; }
-CM_EXPORT __be16 rdma_get_dst_port(struct rdma_cm_id *id) { return 0; }
-CM_EXPORT struct ibv_context **rdma_get_devices(int *num_devices) { FAIL_PTR(); }
-CM_EXPORT void rdma_free_devices(struct ibv_context **list) {}
-CM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
-			      void *optval, size_t optlen) { FAIL_INT(int); }
-CM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
-			      struct rdma_event_channel *channel) { FAIL_INT(int); }
-CM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
-			       const struct rdma_addrinfo *hints,
-			       struct rdma_addrinfo **res)
-{
-	/* rdma_getaddrinfo returns -1 with errno, as getaddrinfo's RDMA twin. */
-	FAIL_INT(int);
-}
-CM_EXPORT void rdma_freeaddrinfo(struct rdma_addrinfo *res) {}
-CM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
-				int *qp_attr_mask) { FAIL_INT(int); }
 CM_EXPORT int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece) { FAIL_INT(int); }
 CM_EXPORT int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece) { FAIL_INT(int); }
-
-CM_EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)
-{
-	static const char *const names[] = {
-		[RDMA_CM_EVENT_ADDR_RESOLVED] = "RDMA_CM_EVENT_ADDR_RESOLVED",
-		[RDMA_CM_EVENT_ADDR_ERROR] = "RDMA_CM_EVENT_ADDR_ERROR",
-		[RDMA_CM_EVENT_ROUTE_RESOLVED] = "RDMA_CM_EVENT_ROUTE_RESOLVED",
-		[RDMA_CM_EVENT_ROUTE_ERROR] = "RDMA_CM_EVENT_ROUTE_ERROR",
-		[RDMA_CM_EVENT_CONNECT_REQUEST] = "RDMA_CM_EVENT_CONNECT_REQUEST",
-		[RDMA_CM_EVENT_CONNECT_RESPONSE] = "RDMA_CM_EVENT_CONNECT_RESPONSE",
-		[RDMA_CM_EVENT_CONNECT_ERROR] = "RDMA_CM_EVENT_CONNECT_ERROR",
-		[RDMA_CM_EVENT_UNREACHABLE] = "RDMA_CM_EVENT_UNREACHABLE",
-		[RDMA_CM_EVENT_REJECTED] = "RDMA_CM_EVENT_REJECTED",
-		[RDMA_CM_EVENT_ESTABLISHED] = "RDMA_CM_EVENT_ESTABLISHED",
-		[RDMA_CM_EVENT_DISCONNECTED] = "RDMA_CM_EVENT_DISCONNECTED",
-		[RDMA_CM_EVENT_DEVICE_REMOVAL] = "RDMA_CM_EVENT_DEVICE_REMOVAL",
-		[RDMA_CM_EVENT_MULTICAST_JOIN] = "RDMA_CM_EVENT_MULTICAST_JOIN",
-		[RDMA_CM_EVENT_MULTICAST_ERROR] = "RDMA_CM_EVENT_MULTICAST_ERROR",
-		[RDMA_CM_EVENT_ADDR_CHANGE] = "RDMA_CM_EVENT_ADDR_CHANGE",
-		[RDMA_CM_EVENT_TIMEWAIT_EXIT] = "RDMA_CM_EVENT_TIMEWAIT_EXIT",
-	};
-
-	if ((unsigned int)event < sizeof(names) / sizeof(names[0]))
-		return names[event];
-	return "UNKNOWN EVENT";
-}
 
 /* ---- rsockets ------------------------------------------------------------ */
 CM_EXPORT int rsocket(int domain, int type, int protocol) { FAIL_INT(int); }

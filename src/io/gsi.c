@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * QP1, the General Services Interface (IBTA vol. 1 13.5): the endpoint the
+ * connection manager's MADs travel through. It is not a transport QP: a
+ * MAD is a UD SEND_ONLY with Q_Key 0x80010000 from and to QP 1, so the
+ * engine sends it directly and hands received ones to a handler that the
+ * layer above registers (src/rdmacm).
+ *
+ * QPN 1 carries no slot, so a MAD that the kernel gave to the wrong process
+ * on a shared address is routed by the handler's answer: consumed, forward
+ * to one slot (the CM puts its slot in its comm IDs), or forward to every
+ * sibling (a REQ for a service another process listens on).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "ur_io_priv.h"
+
+void ur_engine_set_gsi_handler(struct ur_engine *e, ur_gsi_rx_fn fn, void *arg)
+{
+	pthread_mutex_lock(&e->rx_lock); /* not while a MAD is being handled */
+	e->gsi_arg = arg;
+	e->gsi_fn = fn;
+	pthread_mutex_unlock(&e->rx_lock);
+}
+
+uint8_t ur_engine_slot(const struct ur_engine *e)
+{
+	return e->slot;
+}
+
+/* Called from __ur_engine_deliver for DestQP 1 (rx_lock held). */
+void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
+		 struct ur_rxinfo *ri, bool from_sibling)
+{
+	struct ur_pkt pkt;
+	int to;
+
+	if (ur_pkt_decode(buf, len, &pkt) != UR_DEC_OK ||
+	    pkt.h.opcode != UR_OP_UD_SEND_ONLY || pkt.payload_len < UR_MAD_LEN) {
+		e->dev.cnt.rx_drop_malformed++;
+		return;
+	}
+	if (pkt.deth.qkey != UR_GSI_QKEY) {
+		e->dev.cnt.rx_drop_qkey++;
+		return;
+	}
+	e->dev.cnt.rx_packets++;
+	e->dev.cnt.rx_bytes += len;
+	to = e->gsi_fn ? e->gsi_fn(e->gsi_arg, pkt.payload, pkt.payload_len,
+				   ri, from_sibling)
+		       : UR_GSI_BROADCAST;
+	if (from_sibling || to == UR_GSI_CONSUMED)
+		return; /* a forwarded MAD is never forwarded again */
+	if (to == UR_GSI_BROADCAST)
+		__ur_fwd_all(e, buf, len, ri);
+	else if (to > 0 && to < 256 && to != e->slot)
+		__ur_fwd_to(e, (uint8_t)to, buf, len, ri);
+	else
+		e->dev.cnt.rx_drop_no_qp++;
+}
+
+/**
+ * ur_engine_gsi_send() - send one MAD from QP1 to QP1 of @dst.
+ * @dst: the peer's address (dst, v6); source, ports and IP fields are ours
+ *
+ * As Linux rxe: UDP source port ur_rocev2_sport(1), AckReq set, a PSN
+ * counting the MADs this engine sent, TTL 64, DF.
+ * Return: 0 or a negative errno (the MAD is lost; the CM retries).
+ */
+int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
+		       const void *mad, size_t len)
+{
+	uint8_t buf[UR_BTH_LEN + UR_DETH_LEN + UR_MAD_LEN + UR_ICRC_LEN];
+	struct ur_pkt pkt = {
+		.h = { .opcode = UR_OP_UD_SEND_ONLY, .pkey = UR_DEFAULT_PKEY,
+		       .dqpn = 1, .ackreq = true },
+		.deth = { .qkey = UR_GSI_QKEY, .sqpn = 1 },
+	};
+	struct ur_ipudp path = e->local;
+	struct sockaddr_storage ss = { 0 };
+	socklen_t slen;
+	int n, fd;
+
+	if (len != UR_MAD_LEN || dst->v6 != e->local.v6)
+		return -EINVAL;
+	pthread_mutex_lock(&e->gsi_lock);
+	if (e->gsi_fd < 0) {
+		uint16_t p = ur_rocev2_sport(1);
+
+		/* SO_REUSEPORT: every process on the address sends from
+		 * the same port, as the one QP1 of a NIC would. */
+		e->gsi_fd = __ur_udp_open_tx(e, p);
+		e->gsi_sport = p;
+	}
+	fd = e->gsi_fd;
+	pkt.h.psn = e->gsi_psn;
+	e->gsi_psn = (e->gsi_psn + 1) & 0xffffff;
+	pthread_mutex_unlock(&e->gsi_lock);
+	if (fd < 0)
+		return fd;
+	n = ur_pkt_encode(buf, sizeof(buf), &pkt, mad, UR_MAD_LEN);
+	if (n < 0)
+		return n;
+	memcpy(path.dst, dst->dst, sizeof(path.dst));
+	path.sport = e->gsi_sport;
+	path.dport = e->cfg.port;
+	path.ttl = 64;
+	path.tos = 0;
+	path.ip_id = 0;
+	path.ip_frag = 0x4000;
+	ur_icrc_store(buf + n - UR_ICRC_LEN,
+		      ur_icrc(&path, buf, (size_t)n - UR_ICRC_LEN));
+	if (path.v6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(e->cfg.port);
+		memcpy(&s6->sin6_addr, path.dst, 16);
+		slen = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(e->cfg.port);
+		memcpy(&s4->sin_addr, path.dst, 4);
+		slen = sizeof(*s4);
+	}
+	if (sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&ss, slen) < 0)
+		return -errno;
+	e->dev.cnt.tx_packets++;
+	e->dev.cnt.tx_bytes += (uint64_t)n;
+	return 0;
+}

@@ -1,0 +1,826 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The IB connection manager protocol (IBTA vol. 1 ch. 12) under rdma_cm
+ * (Annex A11): building and sending REQ/REP/RTU/REJ/MRA/DREQ/DREP and SIDR
+ * messages, the receive dispatch for MADs that reach our QP1, and the
+ * retransmission timers. Runs under cm.lock.
+ *
+ * Connection (12.9.6):  active  REQ_SENT --REP--> REP_RCVD --RTU--> ESTABLISHED
+ *                       passive REQ_RCVD --accept/REP--> REP_SENT --RTU--> ESTABLISHED
+ * Release:  DREQ_SENT --DREP--> DISCONNECTED;  ESTABLISHED --DREQ/DREP--> DISCONNECTED
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <uroce/uroce.h>
+
+#include "cm_priv.h"
+
+static uint32_t rand32(void)
+{
+	uint32_t v;
+
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = (uint32_t)__cm_now() * 2654435761u;
+	return v;
+}
+
+static struct cm_id *find_local(uint32_t local_id)
+{
+	for (struct cm_id *c = cm.ids; c; c = c->next)
+		if (c->local_id == local_id && c->state != CMS_IDLE)
+			return c;
+	return NULL;
+}
+
+/* A comm ID carries our slot in bits 16..23, as QPNs do (docs/rdmacm.md). */
+uint32_t __cm_alloc_local_id(const struct cm_dev *dev)
+{
+	uint32_t id;
+
+	do {
+		id = (rand32() & 0xff00ffffu) | ((uint32_t)dev->slot << 16);
+	} while (!id || find_local(id));
+	return id;
+}
+
+static int send_mad(struct cm_dev *dev, const struct sockaddr_storage *peer,
+		    const uint8_t *mad)
+{
+	int ret = uroce_gsi_send(dev->verbs, (const struct sockaddr *)peer, mad,
+				 UR_MAD_LEN);
+
+	cm.tx_mads++;
+	return -ret;
+}
+
+/* Send the message kept in c->mad and retransmit it until answered. */
+static int send_armed(struct cm_id *c)
+{
+	uint64_t now = __cm_now();
+
+	c->deadline = now + cm.resend_ns;
+	c->give_up = now + cm.timeout_ns;
+	c->resends = 0;
+	__cm_timer_kick();
+	send_mad(c->dev, &c->peer, c->mad);
+	return 0; /* a lost MAD is retried */
+}
+
+static void stop_timer(struct cm_id *c)
+{
+	c->deadline = c->give_up = 0;
+}
+
+static void put_pdata(uint8_t *mad, size_t skip, const void *pd, size_t plen)
+{
+	size_t len;
+	uint8_t *p = __cm_blob(mad, CMB_PDATA, &len);
+
+	if (pd && plen && p && skip + plen <= len)
+		memcpy(p + skip, pd, plen);
+}
+
+static int gid_index(const struct cm_id *c)
+{
+	for (int i = 0; i < c->dev->ngid; i++)
+		if (!memcmp(&c->dev->gid[i], &c->id.route.addr.addr.ibaddr.sgid,
+			    sizeof(union ibv_gid)))
+			return i;
+	return 0;
+}
+
+static uint8_t clamp_rd(uint8_t v, uint32_t max)
+{
+	return v == RDMA_MAX_RESP_RES || v > max ? (uint8_t)max : v;
+}
+
+/* ---- active side ------------------------------------------------------- */
+int __cm_send_req(struct cm_id *c, const struct rdma_conn_param *p)
+{
+	uint8_t *m = c->mad, *pd;
+	struct cma_hdr h = { 0 };
+	const struct sockaddr *src = &c->id.route.addr.src_addr;
+	const struct sockaddr *dst = &c->id.route.addr.dst_addr;
+	uint16_t sport = __cm_sa_port(src), dport = __cm_sa_port(dst);
+	size_t len;
+
+	if (p && p->private_data_len > 92 - CMA_HDR_LEN)
+		return -EINVAL;
+	c->local_id = __cm_alloc_local_id(c->dev);
+	c->tid = (uint64_t)c->dev->slot << 32 | c->local_id;
+	c->service_id = CMA_SID_PREFIX | (uint64_t)c->id.ps << 16 | dport;
+	c->local_qpn = c->id.qp ? c->id.qp->qp_num : (p ? p->qp_num : 0);
+	c->sq_psn = rand32() & 0xffffff;
+	c->resp_res = clamp_rd(p ? p->responder_resources : 0, c->dev->max_rd_atom);
+	c->init_depth = clamp_rd(p ? p->initiator_depth : 0, c->dev->max_rd_atom);
+	c->retry_cnt = p ? (p->retry_count > 7 ? 7 : p->retry_count) : 7;
+	c->rnr_retry = p ? (p->rnr_retry_count > 7 ? 7 : p->rnr_retry_count) : 7;
+	c->mtu = (uint8_t)c->dev->mtu;
+	c->timeout = c->ack_timeout_set ? c->ack_timeout : CM_ACK_TIMEOUT;
+	/* Linux rdma_cm's RoCE flow label: a hash of the two ports. */
+	c->flow_label = ((uint32_t)sport * 31 + dport) & 0xfffff;
+
+	__cm_mad_init(m, UR_CM_ATTR_REQ, c->tid);
+	__cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
+	__cm_set(m, CMF_SERVICE_ID, c->service_id);
+	__cm_set(m, CMF_LOCAL_CA_GUID, be64toh(c->dev->guid));
+	__cm_set(m, CMF_LOCAL_QKEY, 0);
+	__cm_set(m, CMF_LOCAL_QPN, c->local_qpn);
+	__cm_set(m, CMF_RESP_RES, c->resp_res);
+	__cm_set(m, CMF_INIT_DEPTH, c->init_depth);
+	__cm_set(m, CMF_REMOTE_CM_TIMEOUT, CM_RESPONSE_TIMEOUT);
+	__cm_set(m, CMF_SERVICE_TYPE, c->id.qp_type == IBV_QPT_UC ? 1 : 0);
+	__cm_set(m, CMF_FLOW_CTRL, p ? p->flow_control & 1 : 0);
+	__cm_set(m, CMF_STARTING_PSN, c->sq_psn);
+	__cm_set(m, CMF_LOCAL_CM_TIMEOUT, CM_RESPONSE_TIMEOUT);
+	__cm_set(m, CMF_RETRY_COUNT, c->retry_cnt);
+	__cm_set(m, CMF_PKEY, UR_DEFAULT_PKEY);
+	__cm_set(m, CMF_PATH_MTU, c->mtu);
+	__cm_set(m, CMF_RNR_RETRY, c->rnr_retry);
+	__cm_set(m, CMF_MAX_CM_RETRIES, CM_MAX_RETRIES);
+	__cm_set(m, CMF_SRQ, c->id.srq || (c->id.qp && c->id.qp->srq) ||
+				     (!c->id.qp && p && p->srq));
+	__cm_set(m, CMF_P_LOCAL_LID, 0xffff);
+	__cm_set(m, CMF_P_REMOTE_LID, 0xffff);
+	memcpy(__cm_blob(m, CMB_P_LOCAL_GID, &len),
+	       &c->id.route.addr.addr.ibaddr.sgid, 16);
+	memcpy(__cm_blob(m, CMB_P_REMOTE_GID, &len),
+	       &c->id.route.addr.addr.ibaddr.dgid, 16);
+	__cm_set(m, CMF_P_FLOW_LABEL, c->flow_label);
+	__cm_set(m, CMF_P_TCLASS, c->tos);
+	__cm_set(m, CMF_P_HOP_LIMIT, 64);
+	__cm_set(m, CMF_P_ACK_TIMEOUT, c->timeout);
+
+	h.ip_version = src->sa_family == AF_INET6 ? 6 : 4;
+	h.port = sport;
+	if (h.ip_version == 4) {
+		memcpy(h.src, &((const struct sockaddr_in *)src)->sin_addr, 4);
+		memcpy(h.dst, &((const struct sockaddr_in *)dst)->sin_addr, 4);
+	} else {
+		memcpy(h.src, &((const struct sockaddr_in6 *)src)->sin6_addr, 16);
+		memcpy(h.dst, &((const struct sockaddr_in6 *)dst)->sin6_addr, 16);
+	}
+	pd = __cm_blob(m, CMB_PDATA, &len);
+	__cma_hdr_put(pd, &h);
+	if (p)
+		put_pdata(m, CMA_HDR_LEN, p->private_data, p->private_data_len);
+	c->state = CMS_REQ_SENT;
+	return send_armed(c);
+}
+
+int __cm_send_rtu(struct cm_id *c)
+{
+	uint8_t m[UR_MAD_LEN];
+
+	__cm_mad_init(m, UR_CM_ATTR_RTU, c->tid);
+	__cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
+	__cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
+	return send_mad(c->dev, &c->peer, m);
+}
+
+int __cm_send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p)
+{
+	uint8_t *m = c->mad;
+	struct cma_hdr h = { 0 };
+	const struct sockaddr *src = &c->id.route.addr.src_addr;
+	const struct sockaddr *dst = &c->id.route.addr.dst_addr;
+	size_t len;
+
+	if (p && p->private_data_len > 216 - CMA_HDR_LEN)
+		return -EINVAL;
+	c->local_id = __cm_alloc_local_id(c->dev);
+	c->tid = (uint64_t)c->dev->slot << 32 | c->local_id;
+	c->service_id = CMA_SID_PREFIX | (uint64_t)c->id.ps << 16 |
+			__cm_sa_port(dst);
+	__cm_mad_init(m, UR_CM_ATTR_SIDR_REQ, c->tid);
+	__cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
+	__cm_set(m, CMF_PKEY, UR_DEFAULT_PKEY);
+	__cm_set(m, CMF_SERVICE_ID, c->service_id);
+	h.ip_version = src->sa_family == AF_INET6 ? 6 : 4;
+	h.port = __cm_sa_port(src);
+	if (h.ip_version == 4) {
+		memcpy(h.src, &((const struct sockaddr_in *)src)->sin_addr, 4);
+		memcpy(h.dst, &((const struct sockaddr_in *)dst)->sin_addr, 4);
+	} else {
+		memcpy(h.src, &((const struct sockaddr_in6 *)src)->sin6_addr, 16);
+		memcpy(h.dst, &((const struct sockaddr_in6 *)dst)->sin6_addr, 16);
+	}
+	__cma_hdr_put(__cm_blob(m, CMB_PDATA, &len), &h);
+	if (p)
+		put_pdata(m, CMA_HDR_LEN, p->private_data, p->private_data_len);
+	c->state = CMS_SIDR_REQ_SENT;
+	return send_armed(c);
+}
+
+/* ---- passive side ------------------------------------------------------- */
+int __cm_send_rep(struct cm_id *c, const struct rdma_conn_param *p)
+{
+	uint8_t *m = c->mad;
+
+	if (p && p->private_data_len > 196)
+		return -EINVAL;
+	__cm_mad_init(m, UR_CM_ATTR_REP, c->tid);
+	__cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
+	__cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
+	__cm_set(m, CMF_LOCAL_QKEY, 0);
+	__cm_set(m, CMF_LOCAL_QPN, c->local_qpn);
+	__cm_set(m, CMF_STARTING_PSN, c->sq_psn);
+	__cm_set(m, CMF_RESP_RES, c->resp_res);
+	__cm_set(m, CMF_INIT_DEPTH, c->init_depth);
+	__cm_set(m, CMF_TARGET_ACK_DELAY, CM_TARGET_ACK_DELAY);
+	__cm_set(m, CMF_FLOW_CTRL, p ? p->flow_control & 1 : 0);
+	__cm_set(m, CMF_RNR_RETRY,
+		 p ? (p->rnr_retry_count > 7 ? 7 : p->rnr_retry_count) : 7);
+	__cm_set(m, CMF_SRQ, c->id.srq || (c->id.qp && c->id.qp->srq) ||
+				     (!c->id.qp && p && p->srq));
+	__cm_set(m, CMF_LOCAL_CA_GUID, be64toh(c->dev->guid));
+	if (p)
+		put_pdata(m, 0, p->private_data, p->private_data_len);
+	c->state = CMS_REP_SENT;
+	return send_armed(c);
+}
+
+int __cm_send_sidr_rep(struct cm_id *c, int status, const void *pd,
+		       uint8_t plen)
+{
+	uint8_t m[UR_MAD_LEN];
+
+	if (plen > 136)
+		return -EINVAL;
+	__cm_mad_init(m, UR_CM_ATTR_SIDR_REP, c->tid);
+	__cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
+	__cm_set(m, CMF_SIDR_STATUS, (uint64_t)status);
+	__cm_set(m, CMF_QPN, status ? 0 : c->local_qpn);
+	__cm_set(m, CMF_SERVICE_ID, c->service_id);
+	__cm_set(m, CMF_QKEY, status ? 0 : c->qkey);
+	put_pdata(m, 0, pd, plen);
+	c->state = CMS_DISCONNECTED;
+	return send_mad(c->dev, &c->peer, m);
+}
+
+static int send_rej_raw(struct cm_dev *dev, const struct sockaddr_storage *peer,
+			uint64_t tid, uint32_t local_id, uint32_t remote_id,
+			int msg, uint16_t reason, const void *pd, uint8_t plen)
+{
+	uint8_t m[UR_MAD_LEN];
+
+	__cm_mad_init(m, UR_CM_ATTR_REJ, tid);
+	__cm_set(m, CMF_LOCAL_COMM_ID, local_id);
+	__cm_set(m, CMF_REMOTE_COMM_ID, remote_id);
+	__cm_set(m, CMF_MSG_REJECTED, (uint64_t)msg);
+	__cm_set(m, CMF_REJ_REASON, reason);
+	put_pdata(m, 0, pd, plen);
+	return send_mad(dev, peer, m);
+}
+
+int __cm_send_rej(struct cm_id *c, uint16_t reason, const void *pd,
+		  uint8_t plen)
+{
+	int msg = c->state == CMS_REQ_RCVD ? CM_MSG_REQ
+		  : c->state == CMS_REP_RCVD ? CM_MSG_REP : CM_MSG_OTHER;
+
+	if (plen > 148)
+		return -EINVAL;
+	stop_timer(c);
+	c->state = CMS_ERROR;
+	return send_rej_raw(c->dev, &c->peer, c->tid, c->local_id,
+			    c->remote_id, msg, reason, pd, plen);
+}
+
+static void send_mra(struct cm_id *c)
+{
+	uint8_t m[UR_MAD_LEN];
+
+	__cm_mad_init(m, UR_CM_ATTR_MRA, c->tid);
+	__cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
+	__cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
+	__cm_set(m, CMF_MSG_MRAED, CM_MSG_REQ);
+	__cm_set(m, CMF_SERVICE_TIMEOUT, CM_MRA_TIMEOUT);
+	send_mad(c->dev, &c->peer, m);
+}
+
+int __cm_send_dreq(struct cm_id *c)
+{
+	uint8_t *m = c->mad;
+
+	__cm_mad_init(m, UR_CM_ATTR_DREQ, c->tid);
+	__cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
+	__cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
+	__cm_set(m, CMF_REMOTE_QPN, c->remote_qpn);
+	c->state = CMS_DREQ_SENT;
+	return send_armed(c);
+}
+
+static void send_drep(struct cm_dev *dev, const struct sockaddr_storage *peer,
+		      uint64_t tid, uint32_t local_id, uint32_t remote_id)
+{
+	uint8_t m[UR_MAD_LEN];
+
+	__cm_mad_init(m, UR_CM_ATTR_DREP, tid);
+	__cm_set(m, CMF_LOCAL_COMM_ID, local_id);
+	__cm_set(m, CMF_REMOTE_COMM_ID, remote_id);
+	send_mad(dev, peer, m);
+}
+
+/* ---- QP attributes from the exchanged messages (ucma init_qp_attr) ------- */
+int __cm_init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
+{
+	enum ibv_qp_state s = a->qp_state;
+	bool ud = c->id.qp_type == IBV_QPT_UD;
+	bool known = c->state == CMS_REQ_RCVD || c->state == CMS_REP_RCVD ||
+		     c->state == CMS_REP_SENT || c->state == CMS_ESTABLISHED;
+
+	memset(a, 0, sizeof(*a));
+	a->qp_state = s;
+	switch (s) {
+	case IBV_QPS_INIT:
+		a->pkey_index = 0;
+		a->port_num = 1;
+		if (ud) {
+			a->qkey = c->qkey ? c->qkey : CMA_UDP_QKEY;
+			*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				IBV_QP_QKEY;
+		} else {
+			a->qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+					     IBV_ACCESS_REMOTE_WRITE |
+					     IBV_ACCESS_REMOTE_READ |
+					     IBV_ACCESS_REMOTE_ATOMIC;
+			*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				IBV_QP_ACCESS_FLAGS;
+		}
+		return 0;
+	case IBV_QPS_RTR:
+		if (ud) {
+			*mask = IBV_QP_STATE;
+			return 0;
+		}
+		if (!known)
+			return -EINVAL;
+		a->ah_attr.is_global = 1;
+		a->ah_attr.port_num = 1;
+		a->ah_attr.grh.dgid = c->id.route.addr.addr.ibaddr.dgid;
+		a->ah_attr.grh.sgid_index = (uint8_t)gid_index(c);
+		a->ah_attr.grh.hop_limit = 64;
+		a->ah_attr.grh.traffic_class = c->tos;
+		a->ah_attr.grh.flow_label = c->flow_label;
+		a->path_mtu = (enum ibv_mtu)c->mtu;
+		a->dest_qp_num = c->remote_qpn;
+		a->rq_psn = c->rq_psn;
+		a->max_dest_rd_atomic = c->resp_res;
+		a->min_rnr_timer = CM_MIN_RNR_TIMER;
+		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		return 0;
+	case IBV_QPS_RTS:
+		a->sq_psn = c->sq_psn;
+		if (ud) {
+			*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+			return 0;
+		}
+		if (!known)
+			return -EINVAL;
+		a->timeout = c->timeout;
+		a->retry_cnt = c->retry_cnt;
+		a->rnr_retry = c->rnr_retry;
+		a->max_rd_atomic = c->init_depth;
+		*mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+		return 0;
+	case IBV_QPS_ERR:
+	case IBV_QPS_RESET:
+		*mask = IBV_QP_STATE;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int __cm_modify_qp(struct cm_id *c, enum ibv_qp_state s)
+{
+	struct ibv_qp_attr a = { .qp_state = s };
+	int mask, ret;
+
+	if (!c->id.qp)
+		return 0;
+	ret = __cm_init_qp_attr(c, &a, &mask);
+	if (ret)
+		return ret;
+	return -ibv_modify_qp(c->id.qp, &a, mask);
+}
+
+/* ---- receive ------------------------------------------------------------- */
+static void conn_event(struct cm_id *c, enum rdma_cm_event_type type,
+		       int status, const uint8_t *mad, size_t skip,
+		       size_t max_len)
+{
+	struct cm_event *e;
+	size_t len = 0;
+	const uint8_t *pd = mad ? __cm_blob(mad, CMB_PDATA, &len) : NULL;
+
+	if (pd) {
+		pd += skip;
+		len -= skip;
+		if (max_len && len > max_len)
+			len = max_len;
+	}
+	if (__cm_queue_event(c, type, status, pd, len, &e))
+		return;
+	e->ev.param.conn.responder_resources = c->resp_res;
+	e->ev.param.conn.initiator_depth = c->init_depth;
+	e->ev.param.conn.retry_count = c->retry_cnt;
+	e->ev.param.conn.rnr_retry_count = c->rnr_retry;
+	e->ev.param.conn.qp_num = c->remote_qpn;
+}
+
+static struct cm_id *find_listener(struct cm_dev *dev, uint16_t ps,
+				   uint16_t port, const struct sockaddr *local)
+{
+	for (struct cm_id *l = cm.ids; l; l = l->next) {
+		const struct sockaddr *la = &l->id.route.addr.src_addr;
+
+		if (l->state != CMS_LISTEN || l->id.ps != ps ||
+		    __cm_sa_port(la) != port)
+			continue;
+		if (__cm_sa_is_any(la))
+			return l;
+		if (l->dev != dev || la->sa_family != local->sa_family)
+			continue;
+		if (la->sa_family == AF_INET &&
+		    ((const struct sockaddr_in *)la)->sin_addr.s_addr ==
+			    ((const struct sockaddr_in *)local)->sin_addr.s_addr)
+			return l;
+		if (la->sa_family == AF_INET6 &&
+		    !memcmp(&((const struct sockaddr_in6 *)la)->sin6_addr,
+			    &((const struct sockaddr_in6 *)local)->sin6_addr, 16))
+			return l;
+	}
+	return NULL;
+}
+
+static void sa_from_hdr(struct sockaddr_storage *ss, const struct cma_hdr *h,
+			const uint8_t *ip, uint16_t port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (h->ip_version == 4) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		memcpy(&s4->sin_addr, ip, 4);
+		s4->sin_port = htons(port);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		memcpy(&s6->sin6_addr, ip, 16);
+		s6->sin6_port = htons(port);
+	}
+}
+
+/* REQ or SIDR_REQ: find the listener and make the new ID. */
+static int rx_req(struct cm_dev *dev, const uint8_t *mad,
+		  const struct sockaddr_storage *src, bool from_sibling)
+{
+	uint16_t attr = __cm_mad_attr(mad);
+	bool sidr = attr == UR_CM_ATTR_SIDR_REQ;
+	uint32_t rid = (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID);
+	uint64_t sid = __cm_get(mad, CMF_SERVICE_ID);
+	uint16_t ps = (uint16_t)(sid >> 16), port = (uint16_t)sid;
+	struct sockaddr_storage local, remote;
+	struct cma_hdr h;
+	struct cm_id *l, *c;
+	size_t len;
+
+	if (__cma_hdr_get(__cm_blob(mad, CMB_PDATA, &len), &h)) {
+		cm.rx_malformed++;
+		return UR_GSI_CONSUMED;
+	}
+	/* A retransmitted REQ (12.9.6): answer from the state it left. */
+	for (c = cm.ids; c; c = c->next) {
+		if (c->remote_id != rid || !c->passive || c->dev != dev ||
+		    memcmp(&c->peer, src, sizeof(*src)))
+			continue;
+		if (c->state == CMS_REP_SENT)
+			send_mad(dev, &c->peer, c->mad);
+		else if (c->state == CMS_REQ_RCVD && !sidr)
+			send_mra(c);
+		return UR_GSI_CONSUMED;
+	}
+	sa_from_hdr(&local, &h, h.dst, port);
+	sa_from_hdr(&remote, &h, h.src, h.port);
+	l = (sid >> 24) == (CMA_SID_PREFIX >> 24)
+		    ? find_listener(dev, ps, port, (struct sockaddr *)&local)
+		    : NULL;
+	if (!l) {
+		if (from_sibling)
+			return UR_GSI_CONSUMED; /* another sibling serves it */
+		if (__cm_port_has_listener(ps, (struct sockaddr *)&local, port))
+			return UR_GSI_BROADCAST;
+		if (sidr) {
+			struct cm_id tmp = { .dev = dev, .peer = *src,
+					     .tid = __cm_mad_tid(mad),
+					     .remote_id = rid,
+					     .service_id = sid };
+
+			__cm_send_sidr_rep(&tmp, CM_SIDR_UNSUPPORTED, NULL, 0);
+		} else {
+			send_rej_raw(dev, src, __cm_mad_tid(mad), 0, rid,
+				     CM_MSG_REQ, CM_REJ_INVALID_SERVICE_ID,
+				     NULL, 0);
+		}
+		return UR_GSI_CONSUMED;
+	}
+	c = __cm_id_new(l->chan, l->id.context, l->id.ps,
+			sidr ? IBV_QPT_UD
+			     : (__cm_get(mad, CMF_SERVICE_TYPE) == 1
+					? IBV_QPT_UC : IBV_QPT_RC));
+	if (!c)
+		return UR_GSI_CONSUMED; /* the peer retries */
+	c->sync = l->sync;
+	c->dev = dev;
+	c->id.verbs = dev->verbs;
+	c->id.pd = l->id.pd ? l->id.pd : dev->pd;
+	c->id.port_num = 1;
+	c->listen = l;
+	c->passive = true;
+	c->tos = l->tos;
+	c->peer = *src;
+	c->remote_id = rid;
+	c->local_id = __cm_alloc_local_id(dev);
+	c->tid = __cm_mad_tid(mad);
+	c->service_id = sid;
+	memcpy(&c->id.route.addr.src_storage, &local, sizeof(local));
+	memcpy(&c->id.route.addr.dst_storage, &remote, sizeof(remote));
+	__cm_gid_from_sa(&c->id.route.addr.addr.ibaddr.sgid,
+			 (struct sockaddr *)&local);
+	__cm_gid_from_sa(&c->id.route.addr.addr.ibaddr.dgid,
+			 (struct sockaddr *)&remote);
+	c->id.route.addr.addr.ibaddr.pkey = htons(UR_DEFAULT_PKEY);
+	c->id.route.path_rec = &c->path;
+	c->id.route.num_paths = 1;
+	c->path.sgid = c->id.route.addr.addr.ibaddr.sgid;
+	c->path.dgid = c->id.route.addr.addr.ibaddr.dgid;
+	c->path.pkey = htons(UR_DEFAULT_PKEY);
+	c->path.hop_limit = 64;
+	if (sidr) {
+		c->state = CMS_SIDR_REQ_RCVD;
+		c->qkey = CMA_UDP_QKEY;
+		conn_event(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, mad,
+			   CMA_HDR_LEN, 0);
+		return UR_GSI_CONSUMED;
+	}
+	c->remote_qpn = (uint32_t)__cm_get(mad, CMF_LOCAL_QPN);
+	c->rq_psn = (uint32_t)__cm_get(mad, CMF_STARTING_PSN);
+	c->mtu = (uint8_t)__cm_get(mad, CMF_PATH_MTU);
+	if (c->mtu > dev->mtu || c->mtu < IBV_MTU_256)
+		c->mtu = (uint8_t)dev->mtu;
+	c->retry_cnt = (uint8_t)__cm_get(mad, CMF_RETRY_COUNT);
+	c->rnr_retry = (uint8_t)__cm_get(mad, CMF_RNR_RETRY);
+	c->timeout = (uint8_t)__cm_get(mad, CMF_P_ACK_TIMEOUT);
+	c->flow_label = (uint32_t)__cm_get(mad, CMF_P_FLOW_LABEL);
+	c->path.mtu = (enum ibv_mtu)c->mtu;
+	c->path.flow_label = htonl(c->flow_label);
+	/* Seen from here: the peer's initiator depth bounds our responder
+	 * resources and vice versa (rdma_cm's CONNECT_REQUEST convention). */
+	c->resp_res = (uint8_t)__cm_get(mad, CMF_INIT_DEPTH);
+	c->init_depth = (uint8_t)__cm_get(mad, CMF_RESP_RES);
+	c->state = CMS_REQ_RCVD;
+	conn_event(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, mad, CMA_HDR_LEN, 0);
+	return UR_GSI_CONSUMED;
+}
+
+static void rx_rep(struct cm_id *c, const uint8_t *mad)
+{
+	uint8_t rr = (uint8_t)__cm_get(mad, CMF_RESP_RES);
+	uint8_t id = (uint8_t)__cm_get(mad, CMF_INIT_DEPTH);
+
+	if (c->state == CMS_ESTABLISHED || c->state == CMS_REP_RCVD) {
+		if (c->state == CMS_ESTABLISHED)
+			__cm_send_rtu(c); /* our RTU was lost */
+		return;
+	}
+	if (c->state != CMS_REQ_SENT)
+		return;
+	stop_timer(c);
+	c->remote_id = (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID);
+	c->remote_qpn = (uint32_t)__cm_get(mad, CMF_LOCAL_QPN);
+	c->rq_psn = (uint32_t)__cm_get(mad, CMF_STARTING_PSN);
+	c->rnr_retry = (uint8_t)__cm_get(mad, CMF_RNR_RETRY);
+	/* Our reads are bounded by their responder resources. */
+	if (c->init_depth > rr)
+		c->init_depth = rr;
+	if (c->resp_res > id)
+		c->resp_res = id;
+	c->state = CMS_REP_RCVD;
+	if (!c->id.qp) {
+		/* The user moves the QP and calls rdma_establish(). */
+		conn_event(c, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, mad, 0, 0);
+		return;
+	}
+	if (__cm_modify_qp(c, IBV_QPS_RTR) || __cm_modify_qp(c, IBV_QPS_RTS)) {
+		__cm_send_rej(c, CM_REJ_CONSUMER_DEFINED, NULL, 0);
+		__cm_modify_qp(c, IBV_QPS_ERR);
+		conn_event(c, RDMA_CM_EVENT_CONNECT_ERROR, -EINVAL, NULL, 0, 0);
+		return;
+	}
+	__cm_send_rtu(c);
+	c->state = CMS_ESTABLISHED;
+	conn_event(c, RDMA_CM_EVENT_ESTABLISHED, 0, mad, 0, 0);
+}
+
+static void rx_rej(struct cm_id *c, const uint8_t *mad)
+{
+	uint16_t reason = (uint16_t)__cm_get(mad, CMF_REJ_REASON);
+
+	if (c->state != CMS_REQ_SENT && c->state != CMS_REP_SENT &&
+	    c->state != CMS_REP_RCVD && c->state != CMS_ESTABLISHED)
+		return;
+	stop_timer(c);
+	c->state = CMS_ERROR;
+	__cm_modify_qp(c, IBV_QPS_ERR);
+	conn_event(c, RDMA_CM_EVENT_REJECTED, reason, mad, 0, 0);
+}
+
+static void rx_dreq(struct cm_id *c, const uint8_t *mad)
+{
+	/* Answered at once (Linux answers when the user disconnects). */
+	send_drep(c->dev, &c->peer, __cm_mad_tid(mad), c->local_id,
+		  c->remote_id);
+	if (c->state != CMS_ESTABLISHED && c->state != CMS_REP_SENT &&
+	    c->state != CMS_DREQ_SENT)
+		return;
+	stop_timer(c);
+	c->state = CMS_DISCONNECTED;
+	__cm_modify_qp(c, IBV_QPS_ERR);
+	conn_event(c, RDMA_CM_EVENT_DISCONNECTED, 0, mad, 0, 0);
+}
+
+static void rx_sidr_rep(struct cm_id *c, const uint8_t *mad)
+{
+	int status = (int)__cm_get(mad, CMF_SIDR_STATUS);
+	struct cm_event *e;
+	size_t len;
+	const uint8_t *pd = __cm_blob(mad, CMB_PDATA, &len);
+
+	if (c->state != CMS_SIDR_REQ_SENT)
+		return;
+	stop_timer(c);
+	c->state = status ? CMS_ERROR : CMS_ESTABLISHED;
+	if (__cm_queue_event(c, status ? RDMA_CM_EVENT_UNREACHABLE
+				       : RDMA_CM_EVENT_ESTABLISHED,
+			     status, pd, len, &e))
+		return;
+	e->ev.param.ud.qp_num = (uint32_t)__cm_get(mad, CMF_QPN);
+	e->ev.param.ud.qkey = (uint32_t)__cm_get(mad, CMF_QKEY);
+	e->ev.param.ud.ah_attr.is_global = 1;
+	e->ev.param.ud.ah_attr.port_num = 1;
+	e->ev.param.ud.ah_attr.grh.dgid = c->id.route.addr.addr.ibaddr.dgid;
+	e->ev.param.ud.ah_attr.grh.sgid_index = (uint8_t)gid_index(c);
+	e->ev.param.ud.ah_attr.grh.hop_limit = 64;
+	e->ev.param.ud.ah_attr.grh.traffic_class = c->tos;
+}
+
+/**
+ * __cm_gsi_rx() - a MAD arrived on QP1 of @arg (a struct cm_dev).
+ * Return: UR_GSI_CONSUMED, a sibling slot, or UR_GSI_BROADCAST (see
+ * uroce_gsi_attach()).
+ */
+int __cm_gsi_rx(void *arg, const uint8_t *mad, size_t len,
+		const struct sockaddr *src, bool from_sibling)
+{
+	struct cm_dev *dev = arg;
+	struct sockaddr_storage peer = { 0 };
+	uint16_t attr;
+	uint32_t rcid;
+	struct cm_id *c;
+	int ret = UR_GSI_CONSUMED;
+
+	memcpy(&peer, src, __cm_sa_len(src));
+	__cm_sa_set_port((struct sockaddr *)&peer, 0);
+	pthread_mutex_lock(&cm.lock);
+	cm.rx_mads++;
+	if (!__cm_mad_valid(mad, len)) {
+		cm.rx_malformed++;
+		goto out;
+	}
+	attr = __cm_mad_attr(mad);
+	if (attr == UR_CM_ATTR_REQ || attr == UR_CM_ATTR_SIDR_REQ) {
+		ret = rx_req(dev, mad, &peer, from_sibling);
+		goto out;
+	}
+	rcid = (uint32_t)__cm_get(mad, CMF_REMOTE_COMM_ID);
+	c = rcid ? find_local(rcid) : NULL;
+	if (c && c->dev != dev)
+		c = NULL;
+	if (!c) {
+		uint8_t slot = (uint8_t)(rcid >> 16);
+
+		if (!from_sibling && slot != dev->slot && rcid) {
+			ret = slot; /* its owner shares our address */
+			goto out;
+		}
+		cm.rx_unknown_id++;
+		/* A DREQ for a connection we no longer have: DREP (12.9.7). */
+		if (attr == UR_CM_ATTR_DREQ)
+			send_drep(dev, &peer, __cm_mad_tid(mad), rcid,
+				  (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID));
+		goto out;
+	}
+	switch (attr) {
+	case UR_CM_ATTR_REP:
+		rx_rep(c, mad);
+		break;
+	case UR_CM_ATTR_RTU:
+		if (c->state == CMS_REP_SENT) {
+			stop_timer(c);
+			c->state = CMS_ESTABLISHED;
+			conn_event(c, RDMA_CM_EVENT_ESTABLISHED, 0, mad, 0, 0);
+		}
+		break;
+	case UR_CM_ATTR_REJ:
+		rx_rej(c, mad);
+		break;
+	case UR_CM_ATTR_MRA:
+		if (c->state == CMS_REQ_SENT || c->state == CMS_REP_SENT) {
+			uint64_t t = 4096ull << __cm_get(mad, CMF_SERVICE_TIMEOUT);
+
+			c->deadline = __cm_now() + t + cm.resend_ns;
+			c->give_up = c->deadline + cm.timeout_ns;
+		}
+		break;
+	case UR_CM_ATTR_DREQ:
+		rx_dreq(c, mad);
+		break;
+	case UR_CM_ATTR_DREP:
+		if (c->state == CMS_DREQ_SENT) {
+			stop_timer(c);
+			c->state = CMS_DISCONNECTED;
+			conn_event(c, RDMA_CM_EVENT_DISCONNECTED, 0, mad, 0, 0);
+		}
+		break;
+	case UR_CM_ATTR_SIDR_REP:
+		rx_sidr_rep(c, mad);
+		break;
+	default:
+		break;
+	}
+out:
+	pthread_mutex_unlock(&cm.lock);
+	return ret;
+}
+
+/* ---- timers (cm.lock held) ---------------------------------------------- */
+static void timed_out(struct cm_id *c)
+{
+	enum cm_state s = c->state;
+
+	stop_timer(c);
+	switch (s) {
+	case CMS_REQ_SENT:
+	case CMS_REP_SENT:
+		__cm_send_rej(c, CM_REJ_TIMEOUT, NULL, 0);
+		__cm_modify_qp(c, IBV_QPS_ERR);
+		conn_event(c, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, 0, 0);
+		break;
+	case CMS_SIDR_REQ_SENT:
+		c->state = CMS_ERROR;
+		conn_event(c, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, 0, 0);
+		break;
+	case CMS_DREQ_SENT:
+		c->state = CMS_DISCONNECTED;
+		conn_event(c, RDMA_CM_EVENT_DISCONNECTED, -ETIMEDOUT, NULL, 0,
+			   0);
+		break;
+	default:
+		break;
+	}
+}
+
+uint64_t __cm_run_timers(uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (struct cm_id *c = cm.ids; c; c = c->next) {
+		if (!c->deadline)
+			continue;
+		if (c->deadline <= now) {
+			if (now >= c->give_up) {
+				timed_out(c);
+				continue;
+			}
+			cm.resent++;
+			c->resends++;
+			send_mad(c->dev, &c->peer, c->mad);
+			c->deadline = now + cm.resend_ns;
+			if (c->deadline > c->give_up)
+				c->deadline = c->give_up;
+		}
+		if (c->deadline && c->deadline < next)
+			next = c->deadline;
+	}
+	return next;
+}

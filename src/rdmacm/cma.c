@@ -1,0 +1,1296 @@
+// SPDX-License-Identifier: MIT
+/*
+ * librdmacm.so.1 over uroce: the rdma_cm API (rdma/rdma_cma.h of rdma-core
+ * 44) on top of our own IB CM (cm_proto.c), which speaks CM MADs on QP1 of
+ * each uroce device. Event channels are eventfds with a queue behind them;
+ * an ID without a channel is synchronous (its calls wait for their event,
+ * as librdmacm's ucma_complete()). Retransmissions run on one timer thread.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/rdma_verbs.h>
+#include <uroce/uroce.h>
+
+#include "cm_priv.h"
+
+struct cm_global cm = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.timer_cond = PTHREAD_COND_INITIALIZER,
+};
+static pthread_once_t cm_once = PTHREAD_ONCE_INIT;
+
+uint64_t __cm_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t env_ms(const char *name, uint64_t def)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return def * 1000000ull;
+	v = strtoull(s, &end, 0);
+	return (*end || !v ? def : v) * 1000000ull;
+}
+
+static void cm_init(void)
+{
+	const char *p = getenv("UROCE_PORT");
+
+	cm.timeout_ns = env_ms("UROCE_CM_TIMEOUT_MS", 5000);
+	cm.resend_ns = env_ms("UROCE_CM_RESEND_MS", 1000);
+	cm.udp_port = p && atoi(p) > 0 ? (uint16_t)atoi(p) : UR_ROCEV2_PORT;
+}
+
+static void cm_global_init(void)
+{
+	pthread_once(&cm_once, cm_init);
+}
+
+/* ---- timer thread ------------------------------------------------------- */
+static void *timer_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&cm.lock);
+	for (;;) {
+		uint64_t next = __cm_run_timers(__cm_now());
+
+		if (next == UINT64_MAX) {
+			pthread_cond_wait(&cm.timer_cond, &cm.lock);
+		} else {
+			struct timespec ts;
+			uint64_t now = __cm_now(), d = next > now ? next - now : 0;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			d += (uint64_t)ts.tv_nsec;
+			ts.tv_sec += (time_t)(d / 1000000000ull);
+			ts.tv_nsec = (long)(d % 1000000000ull);
+			pthread_cond_timedwait(&cm.timer_cond, &cm.lock, &ts);
+		}
+	}
+	return NULL;
+}
+
+/* A message with a deadline was sent (cm.lock held). */
+void __cm_timer_kick(void)
+{
+	if (!cm.timer_started) {
+		pthread_condattr_t ca;
+		pthread_attr_t ta;
+		pthread_t t;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_destroy(&cm.timer_cond);
+		pthread_cond_init(&cm.timer_cond, &ca);
+		pthread_attr_init(&ta);
+		pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+		if (!pthread_create(&t, &ta, timer_main, NULL))
+			cm.timer_started = true;
+		pthread_attr_destroy(&ta);
+	}
+	pthread_cond_signal(&cm.timer_cond);
+}
+
+/* ---- devices ------------------------------------------------------------ */
+/* Open every uroce device once; they stay open while the library is loaded
+ * (as librdmacm's). cm.lock held. */
+int __cm_devs_open(void)
+{
+	struct ibv_device **list;
+	int n;
+
+	if (cm.devs_open)
+		return 0;
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return -ENODEV;
+	cm.devs = calloc((size_t)n + 1, sizeof(*cm.devs));
+	if (!cm.devs) {
+		ibv_free_device_list(list);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		struct cm_dev *d = &cm.devs[cm.ndevs];
+		struct ibv_port_attr pa;
+		struct ibv_device_attr da;
+
+		d->verbs = ibv_open_device(list[i]);
+		if (!d->verbs)
+			continue;
+		if (ibv_query_port(d->verbs, 1, &pa) ||
+		    ibv_query_device(d->verbs, &da)) {
+			ibv_close_device(d->verbs);
+			continue;
+		}
+		d->mtu = pa.active_mtu;
+		d->max_rd_atom = (uint32_t)da.max_qp_rd_atom;
+		d->guid = ibv_get_device_guid(list[i]);
+		d->slot = uroce_context_slot(d->verbs);
+		for (int g = 0; g < pa.gid_tbl_len && d->ngid < 8; g++) {
+			if (ibv_query_gid(d->verbs, 1, g, &d->gid[d->ngid]))
+				break;
+			__cm_sa_from_gid(&d->addr[d->ngid], &d->gid[d->ngid]);
+			d->ngid++;
+		}
+		d->pd = ibv_alloc_pd(d->verbs);
+		if (!d->pd || d->slot < 0 ||
+		    uroce_gsi_attach(d->verbs, __cm_gsi_rx, d)) {
+			if (d->pd)
+				ibv_dealloc_pd(d->pd);
+			ibv_close_device(d->verbs);
+			continue;
+		}
+		cm.ndevs++;
+	}
+	ibv_free_device_list(list);
+	cm.devs_open = true;
+	return cm.ndevs ? 0 : -ENODEV;
+}
+
+static bool same_ip(const struct sockaddr *a, const struct sockaddr_storage *b)
+{
+	if (a->sa_family != b->ss_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+}
+
+struct cm_dev *__cm_dev_by_ip(const struct sockaddr *sa, int *gid_index)
+{
+	for (int i = 0; i < cm.ndevs; i++)
+		for (int g = 0; g < cm.devs[i].ngid; g++)
+			if (same_ip(sa, &cm.devs[i].addr[g])) {
+				if (gid_index)
+					*gid_index = g;
+				return &cm.devs[i];
+			}
+	return NULL;
+}
+
+CM_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
+{
+	struct ibv_context **l;
+
+	cm_global_init();
+	pthread_mutex_lock(&cm.lock);
+	__cm_devs_open();
+	l = calloc((size_t)cm.ndevs + 1, sizeof(*l));
+	for (int i = 0; l && i < cm.ndevs; i++)
+		l[i] = cm.devs[i].verbs;
+	if (num_devices)
+		*num_devices = l ? cm.ndevs : 0;
+	pthread_mutex_unlock(&cm.lock);
+	if (!l)
+		errno = ENOMEM;
+	return l;
+}
+
+CM_EXPORT void rdma_free_devices(struct ibv_context **list)
+{
+	free(list);
+}
+
+/* ---- event channels ------------------------------------------------------ */
+static struct cm_chan *chan_new(void)
+{
+	struct cm_chan *ch = calloc(1, sizeof(*ch));
+
+	if (!ch)
+		return NULL;
+	ch->ch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (ch->ch.fd < 0) {
+		free(ch);
+		return NULL;
+	}
+	ch->tail = &ch->head;
+	return ch;
+}
+
+static void chan_free(struct cm_chan *ch)
+{
+	while (ch->head) {
+		struct cm_event *e = ch->head;
+
+		ch->head = e->next;
+		free(e);
+	}
+	close(ch->ch.fd);
+	free(ch);
+}
+
+CM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
+{
+	struct cm_chan *ch;
+
+	cm_global_init();
+	pthread_mutex_lock(&cm.lock);
+	if (__cm_devs_open()) {
+		pthread_mutex_unlock(&cm.lock);
+		errno = ENODEV;
+		return NULL;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	ch = chan_new();
+	if (!ch) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return &ch->ch;
+}
+
+CM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
+{
+	if (channel)
+		chan_free(cm_container_of(channel, struct cm_chan, ch));
+}
+
+int __cm_queue_event(struct cm_id *c, enum rdma_cm_event_type type,
+		     int status, const uint8_t *pdata, size_t plen,
+		     struct cm_event **out)
+{
+	struct cm_event *e = calloc(1, sizeof(*e));
+	uint64_t one = 1;
+
+	if (!e)
+		return -ENOMEM;
+	e->owner = c;
+	e->ev.id = &c->id;
+	e->ev.listen_id = type == RDMA_CM_EVENT_CONNECT_REQUEST && c->listen
+				  ? &c->listen->id : NULL;
+	e->ev.event = type;
+	e->ev.status = status;
+	if (pdata && plen) {
+		if (plen > sizeof(e->pdata))
+			plen = sizeof(e->pdata);
+		memcpy(e->pdata, pdata, plen);
+		e->ev.param.conn.private_data = e->pdata;
+		e->ev.param.conn.private_data_len = (uint8_t)plen;
+	}
+	c->events++;
+	*c->chan->tail = e;
+	c->chan->tail = &e->next;
+	if (write(c->chan->ch.fd, &one, sizeof(one)) < 0)
+		(void)0;
+	if (out)
+		*out = e;
+	return 0;
+}
+
+CM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
+				struct rdma_cm_event **event)
+{
+	struct cm_chan *ch;
+
+	if (!channel || !event) {
+		errno = EINVAL;
+		return -1;
+	}
+	ch = cm_container_of(channel, struct cm_chan, ch);
+	for (;;) {
+		struct cm_event *e;
+		uint64_t v;
+
+		if (read(ch->ch.fd, &v, sizeof(v)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1; /* EAGAIN on a non-blocking channel */
+		}
+		pthread_mutex_lock(&cm.lock);
+		e = ch->head;
+		if (e) {
+			ch->head = e->next;
+			if (!ch->head)
+				ch->tail = &ch->head;
+		}
+		pthread_mutex_unlock(&cm.lock);
+		if (e) {
+			*event = &e->ev;
+			return 0;
+		}
+		/* The event's ID was destroyed: its count is stale. */
+	}
+}
+
+CM_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
+{
+	struct cm_event *e;
+
+	if (!event) {
+		errno = EINVAL;
+		return -1;
+	}
+	e = cm_container_of(event, struct cm_event, ev);
+	pthread_mutex_lock(&cm.lock);
+	e->owner->events--;
+	pthread_cond_broadcast(&e->owner->cond);
+	pthread_mutex_unlock(&cm.lock);
+	free(e);
+	return 0;
+}
+
+/* ---- IDs ------------------------------------------------------------------ */
+struct cm_id *__cm_id_new(struct cm_chan *chan, void *context,
+			  enum rdma_port_space ps, enum ibv_qp_type qpt)
+{
+	struct cm_id *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	if (!chan) {
+		chan = chan_new();
+		if (!chan) {
+			free(c);
+			return NULL;
+		}
+		c->sync = true;
+	}
+	c->chan = chan;
+	chan->nids++;
+	c->port_fd = -1;
+	pthread_cond_init(&c->cond, NULL);
+	c->id.channel = &chan->ch;
+	c->id.context = context;
+	c->id.ps = ps;
+	c->id.qp_type = qpt;
+	c->next = cm.ids;
+	cm.ids = c;
+	return c;
+}
+
+static int cm_err(int ret)
+{
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return 0;
+}
+
+static enum ibv_qp_type ps_qp_type(enum rdma_port_space ps)
+{
+	return ps == RDMA_PS_UDP || ps == RDMA_PS_IPOIB ? IBV_QPT_UD
+						       : IBV_QPT_RC;
+}
+
+static int create_id(struct rdma_event_channel *channel,
+		     struct rdma_cm_id **id, void *context,
+		     enum rdma_port_space ps, enum ibv_qp_type qpt)
+{
+	struct cm_id *c;
+	int ret;
+
+	if (!id)
+		return cm_err(-EINVAL);
+	if (ps != RDMA_PS_TCP && ps != RDMA_PS_UDP && ps != RDMA_PS_IB &&
+	    ps != RDMA_PS_IPOIB)
+		return cm_err(-EINVAL);
+	cm_global_init();
+	pthread_mutex_lock(&cm.lock);
+	ret = __cm_devs_open();
+	c = ret ? NULL
+		: __cm_id_new(channel ? cm_container_of(channel, struct cm_chan,
+							ch)
+				      : NULL,
+			      context, ps, qpt);
+	pthread_mutex_unlock(&cm.lock);
+	if (!c)
+		return cm_err(ret ? ret : -ENOMEM);
+	*id = &c->id;
+	return 0;
+}
+
+CM_EXPORT int rdma_create_id(struct rdma_event_channel *channel,
+			     struct rdma_cm_id **id, void *context,
+			     enum rdma_port_space ps)
+{
+	return create_id(channel, id, context, ps, ps_qp_type(ps));
+}
+
+/* Drop events of @c not yet handed out (cm.lock held). */
+static void purge_events(struct cm_id *c)
+{
+	struct cm_event **pp = &c->chan->head, *e;
+
+	c->chan->tail = &c->chan->head;
+	while ((e = *pp)) {
+		if (e->owner == c) {
+			*pp = e->next;
+			c->events--;
+			free(e);
+			continue;
+		}
+		c->chan->tail = &e->next;
+		pp = &e->next;
+	}
+}
+
+static void ack_stored_event(struct cm_id *c)
+{
+	if (c->id.event) {
+		rdma_ack_cm_event(c->id.event);
+		c->id.event = NULL;
+	}
+}
+
+CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
+{
+	struct cm_id *c, **pp;
+
+	if (!id)
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	ack_stored_event(c);
+	pthread_mutex_lock(&cm.lock);
+	c->destroying = true;
+	/* Tell the peer (12.9.6): the connection or request is gone. */
+	switch (c->state) {
+	case CMS_ESTABLISHED:
+		__cm_send_dreq(c);
+		break;
+	case CMS_REQ_SENT:
+	case CMS_REP_SENT:
+	case CMS_REP_RCVD:
+		__cm_send_rej(c, CM_REJ_TIMEOUT, NULL, 0);
+		break;
+	case CMS_REQ_RCVD:
+		__cm_send_rej(c, CM_REJ_CONSUMER_DEFINED, NULL, 0);
+		break;
+	case CMS_SIDR_REQ_RCVD:
+		__cm_send_sidr_rep(c, CM_SIDR_REJECT, NULL, 0);
+		break;
+	default:
+		break;
+	}
+	c->deadline = 0;
+	purge_events(c);
+	while (c->events > 0)
+		pthread_cond_wait(&c->cond, &cm.lock);
+	for (pp = &cm.ids; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	for (struct cm_id *o = cm.ids; o; o = o->next)
+		if (o->listen == c)
+			o->listen = NULL;
+	c->chan->nids--;
+	pthread_mutex_unlock(&cm.lock);
+	__cm_port_release(c);
+	if (c->sync)
+		chan_free(c->chan);
+	free(c->qp_init);
+	pthread_cond_destroy(&c->cond);
+	free(c);
+	return 0;
+}
+
+/* Synchronous IDs: wait for the operation's event (librdmacm's
+ * ucma_complete): kept in id->event until the next call. */
+static int sync_wait(struct cm_id *c)
+{
+	struct rdma_cm_event *ev;
+
+	if (!c->sync)
+		return 0;
+	if (rdma_get_cm_event(c->id.channel, &ev))
+		return -1;
+	c->id.event = ev;
+	if (ev->status) {
+		if (ev->event == RDMA_CM_EVENT_REJECTED)
+			errno = ECONNREFUSED;
+		else
+			errno = ev->status < 0 ? -ev->status : ev->status;
+		return -1;
+	}
+	return 0;
+}
+
+static void set_src(struct cm_id *c, struct cm_dev *dev, int gid)
+{
+	c->dev = dev;
+	c->id.verbs = dev->verbs;
+	c->id.port_num = 1;
+	if (!c->id.pd)
+		c->id.pd = dev->pd;
+	c->id.route.addr.addr.ibaddr.sgid = dev->gid[gid];
+	c->id.route.addr.addr.ibaddr.pkey = htons(UR_DEFAULT_PKEY);
+}
+
+static int bind_locked(struct cm_id *c, const struct sockaddr *addr)
+{
+	struct cm_dev *dev = NULL;
+	int gid = 0, ret;
+	bool any;
+
+	if (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	if (c->state != CMS_IDLE || c->bound)
+		return -EINVAL;
+	any = __cm_sa_is_any(addr);
+	if (!any) {
+		dev = __cm_dev_by_ip(addr, &gid);
+		if (!dev)
+			return -EADDRNOTAVAIL;
+	}
+	memset(&c->id.route.addr.src_storage, 0, sizeof(struct sockaddr_storage));
+	memcpy(&c->id.route.addr.src_storage, addr, __cm_sa_len(addr));
+	ret = __cm_port_reserve(c, addr, any);
+	if (ret)
+		return ret;
+	if (dev)
+		set_src(c, dev, gid);
+	c->state = CMS_BOUND;
+	return 0;
+}
+
+CM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	int ret;
+
+	if (!id || !addr)
+		return cm_err(-EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	ret = bind_locked(to_cid(id), addr);
+	pthread_mutex_unlock(&cm.lock);
+	return cm_err(ret);
+}
+
+/* Pick our address for @dst: the routing table's source if it is one of
+ * our devices' addresses, else the only device (UROCE_IP). */
+static int pick_src(const struct sockaddr *dst, struct sockaddr_storage *src)
+{
+	struct sockaddr_storage r;
+
+	if (!__cm_route_src(dst, &r) && __cm_dev_by_ip((struct sockaddr *)&r,
+						       NULL)) {
+		*src = r;
+	} else if (cm.ndevs == 1) {
+		for (int g = 0; g < cm.devs[0].ngid; g++)
+			if (cm.devs[0].addr[g].ss_family == dst->sa_family) {
+				*src = cm.devs[0].addr[g];
+				goto found;
+			}
+		return -EADDRNOTAVAIL;
+	} else {
+		return -ENETUNREACH;
+	}
+found:
+	__cm_sa_set_port((struct sockaddr *)src, 0);
+	return 0;
+}
+
+CM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
+				struct sockaddr *dst_addr, int timeout_ms)
+{
+	struct cm_id *c;
+	struct sockaddr_storage src;
+	int ret = 0;
+
+	(void)timeout_ms; /* resolution is local and immediate */
+	if (!id || !dst_addr ||
+	    (dst_addr->sa_family != AF_INET && dst_addr->sa_family != AF_INET6))
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	ack_stored_event(c);
+	pthread_mutex_lock(&cm.lock);
+	if (!c->bound) {
+		if (src_addr && src_addr->sa_family) {
+			memset(&src, 0, sizeof(src));
+			memcpy(&src, src_addr, __cm_sa_len(src_addr));
+		} else {
+			ret = pick_src(dst_addr, &src);
+		}
+		if (!ret)
+			ret = bind_locked(c, (struct sockaddr *)&src);
+	} else if (!c->dev) {
+		ret = -EINVAL; /* bound to a wildcard: which device? */
+	}
+	if (!ret && c->id.route.addr.src_addr.sa_family != dst_addr->sa_family)
+		ret = -EAFNOSUPPORT;
+	if (ret) {
+		pthread_mutex_unlock(&cm.lock);
+		return cm_err(ret);
+	}
+	memset(&c->id.route.addr.dst_storage, 0, sizeof(struct sockaddr_storage));
+	memcpy(&c->id.route.addr.dst_storage, dst_addr, __cm_sa_len(dst_addr));
+	__cm_gid_from_sa(&c->id.route.addr.addr.ibaddr.dgid, dst_addr);
+	c->peer = c->id.route.addr.dst_storage;
+	__cm_sa_set_port((struct sockaddr *)&c->peer, 0);
+	c->state = CMS_ADDR_RESOLVED;
+	__cm_queue_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0, NULL);
+	pthread_mutex_unlock(&cm.lock);
+	return sync_wait(c);
+}
+
+CM_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
+{
+	struct cm_id *c;
+
+	(void)timeout_ms;
+	if (!id)
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	ack_stored_event(c);
+	pthread_mutex_lock(&cm.lock);
+	if (c->state != CMS_ADDR_RESOLVED) {
+		pthread_mutex_unlock(&cm.lock);
+		return cm_err(-EINVAL);
+	}
+	c->path.sgid = c->id.route.addr.addr.ibaddr.sgid;
+	c->path.dgid = c->id.route.addr.addr.ibaddr.dgid;
+	c->path.pkey = htons(UR_DEFAULT_PKEY);
+	c->path.hop_limit = 64;
+	c->path.traffic_class = c->tos;
+	c->path.mtu = c->dev->mtu;
+	c->path.mtu_selector = 2; /* exactly */
+	c->path.packet_life_time = CM_ACK_TIMEOUT - 1;
+	c->path.reversible = 1;
+	c->path.numb_path = 1;
+	c->id.route.path_rec = &c->path;
+	c->id.route.num_paths = 1;
+	c->state = CMS_ROUTE_RESOLVED;
+	__cm_queue_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0, NULL);
+	pthread_mutex_unlock(&cm.lock);
+	return sync_wait(c);
+}
+
+CM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
+{
+	struct cm_id *c;
+	int ret = 0;
+
+	(void)backlog;
+	if (!id)
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	pthread_mutex_lock(&cm.lock);
+	if (!c->bound) {
+		struct sockaddr_in any = { .sin_family = AF_INET };
+
+		ret = bind_locked(c, (struct sockaddr *)&any);
+	}
+	if (!ret && c->state != CMS_BOUND)
+		ret = -EINVAL;
+	if (!ret)
+		ret = __cm_port_listen(c);
+	if (!ret)
+		c->state = CMS_LISTEN;
+	pthread_mutex_unlock(&cm.lock);
+	return cm_err(ret);
+}
+
+CM_EXPORT int rdma_connect(struct rdma_cm_id *id,
+			   struct rdma_conn_param *conn_param)
+{
+	struct cm_id *c;
+	int ret;
+
+	if (!id)
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	ack_stored_event(c);
+	pthread_mutex_lock(&cm.lock);
+	if (c->state != CMS_ROUTE_RESOLVED)
+		ret = -EINVAL;
+	else if (c->id.qp_type == IBV_QPT_UD)
+		ret = __cm_send_sidr_req(c, conn_param);
+	else
+		ret = __cm_send_req(c, conn_param);
+	pthread_mutex_unlock(&cm.lock);
+	if (ret)
+		return cm_err(ret);
+	return sync_wait(c);
+}
+
+CM_EXPORT int rdma_establish(struct rdma_cm_id *id)
+{
+	struct cm_id *c;
+	int ret = 0;
+
+	if (!id)
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	pthread_mutex_lock(&cm.lock);
+	if (c->state != CMS_REP_RCVD) {
+		ret = -EINVAL;
+	} else {
+		__cm_send_rtu(c);
+		c->state = CMS_ESTABLISHED;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return cm_err(ret);
+}
+
+CM_EXPORT int rdma_accept(struct rdma_cm_id *id,
+			  struct rdma_conn_param *conn_param)
+{
+	struct cm_id *c;
+	int ret;
+
+	if (!id)
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	ack_stored_event(c);
+	pthread_mutex_lock(&cm.lock);
+	if (c->state == CMS_SIDR_REQ_RCVD) {
+		c->local_qpn = c->id.qp ? c->id.qp->qp_num
+					: (conn_param ? conn_param->qp_num : 0);
+		ret = __cm_send_sidr_rep(c, CM_SIDR_SUCCESS,
+					 conn_param ? conn_param->private_data
+						    : NULL,
+					 conn_param ? conn_param->private_data_len
+						    : 0);
+		pthread_mutex_unlock(&cm.lock);
+		return cm_err(ret);
+	}
+	if (c->state != CMS_REQ_RCVD) {
+		pthread_mutex_unlock(&cm.lock);
+		return cm_err(-EINVAL);
+	}
+	if (conn_param && conn_param->responder_resources != RDMA_MAX_RESP_RES)
+		c->resp_res = conn_param->responder_resources;
+	if (conn_param && conn_param->initiator_depth != RDMA_MAX_INIT_DEPTH)
+		c->init_depth = conn_param->initiator_depth;
+	if (c->resp_res > c->dev->max_rd_atom)
+		c->resp_res = (uint8_t)c->dev->max_rd_atom;
+	if (c->init_depth > c->dev->max_rd_atom)
+		c->init_depth = (uint8_t)c->dev->max_rd_atom;
+	if (conn_param && conn_param->rnr_retry_count < c->rnr_retry)
+		c->rnr_retry = conn_param->rnr_retry_count;
+	c->local_qpn = c->id.qp ? c->id.qp->qp_num
+				: (conn_param ? conn_param->qp_num : 0);
+	c->sq_psn = (uint32_t)__cm_alloc_local_id(c->dev) & 0xffffff;
+	ret = __cm_modify_qp(c, IBV_QPS_RTR);
+	if (!ret)
+		ret = __cm_modify_qp(c, IBV_QPS_RTS);
+	if (!ret)
+		ret = __cm_send_rep(c, conn_param);
+	if (ret) {
+		__cm_send_rej(c, CM_REJ_NO_QP, NULL, 0);
+		__cm_modify_qp(c, IBV_QPS_ERR);
+	}
+	pthread_mutex_unlock(&cm.lock);
+	if (ret)
+		return cm_err(ret);
+	return sync_wait(c);
+}
+
+static int reject(struct rdma_cm_id *id, const void *pd, uint8_t plen)
+{
+	struct cm_id *c;
+	int ret;
+
+	if (!id)
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	ack_stored_event(c);
+	pthread_mutex_lock(&cm.lock);
+	if (c->state == CMS_SIDR_REQ_RCVD)
+		ret = __cm_send_sidr_rep(c, CM_SIDR_REJECT, pd, plen);
+	else if (c->state == CMS_REQ_RCVD)
+		ret = __cm_send_rej(c, CM_REJ_CONSUMER_DEFINED, pd, plen);
+	else
+		ret = -EINVAL;
+	pthread_mutex_unlock(&cm.lock);
+	return cm_err(ret);
+}
+
+CM_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data,
+			  uint8_t private_data_len)
+{
+	return reject(id, private_data, private_data_len);
+}
+
+CM_EXPORT int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data,
+			      uint8_t private_data_len)
+{
+	return reject(id, private_data, private_data_len);
+}
+
+CM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
+{
+	struct cm_id *c;
+	int ret = 0;
+
+	if (!id)
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	ack_stored_event(c);
+	pthread_mutex_lock(&cm.lock);
+	switch (c->state) {
+	case CMS_ESTABLISHED:
+	case CMS_REP_SENT:
+		__cm_modify_qp(c, IBV_QPS_ERR);
+		__cm_send_dreq(c);
+		break;
+	case CMS_DREQ_SENT:
+	case CMS_DISCONNECTED:
+		__cm_modify_qp(c, IBV_QPS_ERR);
+		break;
+	default:
+		ret = -EINVAL;
+		break;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return cm_err(ret);
+}
+
+CM_EXPORT int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
+{
+	struct cm_id *c;
+
+	if (!id)
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	pthread_mutex_lock(&cm.lock);
+	/* Data arrived before the RTU: the connection is up (12.9.6). */
+	if (event == IBV_EVENT_COMM_EST && c->state == CMS_REP_SENT) {
+		c->deadline = 0;
+		c->state = CMS_ESTABLISHED;
+		__cm_queue_event(c, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0,
+				 NULL);
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return 0;
+}
+
+CM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id,
+				struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
+{
+	int ret;
+
+	if (!id || !qp_attr || !qp_attr_mask)
+		return cm_err(-EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	ret = __cm_init_qp_attr(to_cid(id), qp_attr, qp_attr_mask);
+	pthread_mutex_unlock(&cm.lock);
+	return cm_err(ret);
+}
+
+CM_EXPORT int rdma_get_request(struct rdma_cm_id *listen,
+			       struct rdma_cm_id **id)
+{
+	struct cm_id *l, *c;
+	struct rdma_cm_event *ev;
+	struct cm_chan *ch;
+
+	if (!listen || !id)
+		return cm_err(-EINVAL);
+	l = to_cid(listen);
+	if (!l->sync)
+		return cm_err(-EINVAL);
+	for (;;) {
+		if (rdma_get_cm_event(listen->channel, &ev))
+			return -1;
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && !ev->status)
+			break;
+		rdma_ack_cm_event(ev);
+	}
+	c = to_cid(ev->id);
+	/* The new ID gets its own channel, as a synchronous ID. */
+	ch = chan_new();
+	pthread_mutex_lock(&cm.lock);
+	if (ch) {
+		c->chan->nids--;
+		c->chan = ch;
+		ch->nids++;
+		c->id.channel = &ch->ch;
+		c->sync = true;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	c->id.event = ev;
+	if (l->qp_init) {
+		struct ibv_qp_init_attr_ex a = *l->qp_init;
+
+		a.pd = listen->pd ? listen->pd : c->id.pd;
+		if (rdma_create_qp_ex(&c->id, &a)) {
+			int err = errno;
+
+			rdma_reject(&c->id, NULL, 0);
+			rdma_destroy_id(&c->id);
+			errno = err;
+			return -1;
+		}
+	}
+	*id = &c->id;
+	return 0;
+}
+
+CM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
+			      struct rdma_event_channel *channel)
+{
+	struct cm_id *c;
+	struct cm_chan *to, *from;
+	struct cm_event **pp, *e, *moved = NULL, **mt = &moved;
+
+	if (!id)
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	to = channel ? cm_container_of(channel, struct cm_chan, ch) : chan_new();
+	if (!to)
+		return cm_err(-ENOMEM);
+	pthread_mutex_lock(&cm.lock);
+	from = c->chan;
+	/* Move the ID's queued events along. */
+	pp = &from->head;
+	from->tail = &from->head;
+	while ((e = *pp)) {
+		if (e->owner == c) {
+			uint64_t v;
+
+			*pp = e->next;
+			e->next = NULL;
+			*mt = e;
+			mt = &e->next;
+			if (read(from->ch.fd, &v, sizeof(v)) < 0)
+				(void)0;
+			continue;
+		}
+		from->tail = &e->next;
+		pp = &e->next;
+	}
+	for (e = moved; e; e = moved) {
+		uint64_t one = 1;
+
+		moved = e->next;
+		e->next = NULL;
+		*to->tail = e;
+		to->tail = &e->next;
+		if (write(to->ch.fd, &one, sizeof(one)) < 0)
+			(void)0;
+	}
+	from->nids--;
+	to->nids++;
+	c->chan = to;
+	c->id.channel = &to->ch;
+	pthread_mutex_unlock(&cm.lock);
+	if (c->sync && from != to)
+		chan_free(from);
+	c->sync = !channel;
+	return 0;
+}
+
+/* ---- QPs ------------------------------------------------------------------ */
+static void destroy_cqs(struct cm_id *c)
+{
+	if (!c->own_cqs)
+		return;
+	if (c->id.send_cq && c->id.send_cq != c->id.recv_cq)
+		ibv_destroy_cq(c->id.send_cq);
+	if (c->id.recv_cq)
+		ibv_destroy_cq(c->id.recv_cq);
+	if (c->id.send_cq_channel)
+		ibv_destroy_comp_channel(c->id.send_cq_channel);
+	if (c->id.recv_cq_channel)
+		ibv_destroy_comp_channel(c->id.recv_cq_channel);
+	c->id.send_cq = c->id.recv_cq = NULL;
+	c->id.send_cq_channel = c->id.recv_cq_channel = NULL;
+	c->own_cqs = false;
+}
+
+/* librdmacm's ucma_create_cqs: a CQ and a channel per direction, for
+ * the rdma_verbs.h helpers (rdma_get_send_comp/rdma_get_recv_comp). */
+static int create_cqs(struct cm_id *c, uint32_t send_size, uint32_t recv_size)
+{
+	struct ibv_context *v = c->id.verbs;
+
+	c->own_cqs = true;
+	c->id.recv_cq_channel = ibv_create_comp_channel(v);
+	c->id.send_cq_channel = ibv_create_comp_channel(v);
+	if (!c->id.recv_cq_channel || !c->id.send_cq_channel)
+		goto err;
+	c->id.recv_cq = ibv_create_cq(v, (int)(recv_size ? recv_size : 1),
+				      &c->id, c->id.recv_cq_channel, 0);
+	c->id.send_cq = ibv_create_cq(v, (int)(send_size ? send_size : 1),
+				      &c->id, c->id.send_cq_channel, 0);
+	if (!c->id.recv_cq || !c->id.send_cq)
+		goto err;
+	return 0;
+err:
+	destroy_cqs(c);
+	return -ENOMEM;
+}
+
+CM_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id,
+				struct ibv_qp_init_attr_ex *attr)
+{
+	struct cm_id *c;
+	struct ibv_qp *qp;
+	struct ibv_qp_attr a;
+	int mask, ret;
+
+	if (!id || !attr || !id->verbs)
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	if (id->qp)
+		return cm_err(-EINVAL);
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+		attr->pd = id->pd;
+		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
+	}
+	if (!attr->pd || attr->pd->context != id->verbs)
+		return cm_err(-EINVAL);
+	if (!attr->qp_type)
+		attr->qp_type = id->qp_type;
+	if (!attr->srq)
+		attr->srq = id->srq;
+	if (!attr->send_cq && !attr->recv_cq) {
+		ret = create_cqs(c, attr->cap.max_send_wr, attr->cap.max_recv_wr);
+		if (ret)
+			return cm_err(ret);
+		attr->send_cq = id->send_cq;
+		attr->recv_cq = id->recv_cq;
+	} else if (!attr->send_cq || !attr->recv_cq) {
+		return cm_err(-EINVAL);
+	}
+	qp = ibv_create_qp_ex(id->verbs, attr);
+	if (!qp) {
+		ret = -errno;
+		goto err_cqs;
+	}
+	id->qp = qp;
+	id->pd = attr->pd;
+	/* Ready to post receives (and, unconnected, sends). */
+	pthread_mutex_lock(&cm.lock);
+	a.qp_state = IBV_QPS_INIT;
+	ret = __cm_init_qp_attr(c, &a, &mask);
+	if (!ret)
+		ret = -ibv_modify_qp(qp, &a, mask);
+	if (!ret && id->qp_type == IBV_QPT_UD) {
+		ret = __cm_modify_qp(c, IBV_QPS_RTR);
+		if (!ret)
+			ret = __cm_modify_qp(c, IBV_QPS_RTS);
+	}
+	pthread_mutex_unlock(&cm.lock);
+	if (ret)
+		goto err_qp;
+	return 0;
+err_qp:
+	id->qp = NULL;
+	ibv_destroy_qp(qp);
+err_cqs:
+	destroy_cqs(c);
+	return cm_err(ret);
+}
+
+CM_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
+			     struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct ibv_qp_init_attr_ex a;
+	int ret;
+
+	if (!id || !qp_init_attr)
+		return cm_err(-EINVAL);
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, qp_init_attr, sizeof(*qp_init_attr));
+	a.comp_mask = IBV_QP_INIT_ATTR_PD;
+	a.pd = pd ? pd : id->pd;
+	ret = rdma_create_qp_ex(id, &a);
+	if (!ret) {
+		qp_init_attr->send_cq = a.send_cq;
+		qp_init_attr->recv_cq = a.recv_cq;
+		qp_init_attr->srq = a.srq;
+		qp_init_attr->qp_type = a.qp_type;
+		qp_init_attr->cap = a.cap;
+	}
+	return ret;
+}
+
+CM_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
+{
+	if (!id || !id->qp)
+		return;
+	ibv_destroy_qp(id->qp);
+	id->qp = NULL;
+	destroy_cqs(to_cid(id));
+}
+
+CM_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id,
+				 struct ibv_srq_init_attr_ex *attr)
+{
+	struct ibv_srq *srq;
+
+	if (!id || !attr || !id->verbs)
+		return cm_err(-EINVAL);
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
+		attr->pd = id->pd;
+		attr->comp_mask |= IBV_SRQ_INIT_ATTR_PD;
+	}
+	srq = ibv_create_srq_ex(id->verbs, attr);
+	if (!srq)
+		return -1;
+	id->srq = srq;
+	return 0;
+}
+
+CM_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
+			      struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq *srq;
+
+	if (!id || !attr || !(pd ? pd : id->pd))
+		return cm_err(-EINVAL);
+	srq = ibv_create_srq(pd ? pd : id->pd, attr);
+	if (!srq)
+		return -1;
+	id->srq = srq;
+	return 0;
+}
+
+CM_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id)
+{
+	if (id && id->srq) {
+		ibv_destroy_srq(id->srq);
+		id->srq = NULL;
+	}
+}
+
+/* ---- endpoints (rdma_verbs.h style) ------------------------------------ */
+CM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
+			     struct ibv_pd *pd,
+			     struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct rdma_cm_id *cid;
+	struct cm_id *c;
+	int ret;
+
+	if (!id || !res)
+		return cm_err(-EINVAL);
+	ret = create_id(NULL, &cid, NULL, (enum rdma_port_space)res->ai_port_space,
+			(enum ibv_qp_type)res->ai_qp_type);
+	if (ret)
+		return ret;
+	c = to_cid(cid);
+	if (res->ai_flags & RAI_PASSIVE) {
+		ret = rdma_bind_addr(cid, res->ai_src_addr);
+	} else {
+		ret = rdma_resolve_addr(cid, res->ai_src_addr, res->ai_dst_addr,
+					5000);
+		if (!ret)
+			ret = rdma_resolve_route(cid, 5000);
+	}
+	if (ret)
+		goto err;
+	if (pd)
+		cid->pd = pd;
+	if (qp_init_attr) {
+		if (res->ai_flags & RAI_PASSIVE) {
+			c->qp_init = calloc(1, sizeof(*c->qp_init));
+			if (!c->qp_init) {
+				errno = ENOMEM;
+				ret = -1;
+				goto err;
+			}
+			memcpy(c->qp_init, qp_init_attr, sizeof(*qp_init_attr));
+		} else {
+			ret = rdma_create_qp(cid, pd, qp_init_attr);
+			if (ret)
+				goto err;
+		}
+	}
+	*id = cid;
+	return 0;
+err:
+	ret = errno;
+	rdma_destroy_id(cid);
+	errno = ret;
+	return -1;
+}
+
+CM_EXPORT void rdma_destroy_ep(struct rdma_cm_id *id)
+{
+	if (!id)
+		return;
+	rdma_destroy_qp(id);
+	rdma_destroy_srq(id);
+	rdma_destroy_id(id);
+}
+
+/* ---- misc ------------------------------------------------------------------ */
+CM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
+			      void *optval, size_t optlen)
+{
+	struct cm_id *c;
+
+	if (!id || !optval)
+		return cm_err(-EINVAL);
+	c = to_cid(id);
+	if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH)
+		return 0; /* our route is the IP route */
+	if (level != RDMA_OPTION_ID)
+		return cm_err(-ENOSYS);
+	switch (optname) {
+	case RDMA_OPTION_ID_TOS:
+		if (optlen != sizeof(uint8_t))
+			return cm_err(-EINVAL);
+		c->tos = *(uint8_t *)optval;
+		c->tos_set = true;
+		return 0;
+	case RDMA_OPTION_ID_REUSEADDR:
+		return optlen == sizeof(int) ? 0 : cm_err(-EINVAL);
+	case RDMA_OPTION_ID_AFONLY:
+		if (optlen != sizeof(int))
+			return cm_err(-EINVAL);
+		c->afonly = *(int *)optval != 0;
+		return 0;
+	case RDMA_OPTION_ID_ACK_TIMEOUT:
+		if (optlen != sizeof(uint8_t))
+			return cm_err(-EINVAL);
+		c->ack_timeout = *(uint8_t *)optval;
+		c->ack_timeout_set = true;
+		return 0;
+	default:
+		return cm_err(-ENOSYS);
+	}
+}
+
+CM_EXPORT __be16 rdma_get_src_port(struct rdma_cm_id *id)
+{
+	return id ? htons(__cm_sa_port(&id->route.addr.src_addr)) : 0;
+}
+
+CM_EXPORT __be16 rdma_get_dst_port(struct rdma_cm_id *id)
+{
+	return id ? htons(__cm_sa_port(&id->route.addr.dst_addr)) : 0;
+}
+
+CM_EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)
+{
+	static const char *const names[] = {
+		[RDMA_CM_EVENT_ADDR_RESOLVED] = "RDMA_CM_EVENT_ADDR_RESOLVED",
+		[RDMA_CM_EVENT_ADDR_ERROR] = "RDMA_CM_EVENT_ADDR_ERROR",
+		[RDMA_CM_EVENT_ROUTE_RESOLVED] = "RDMA_CM_EVENT_ROUTE_RESOLVED",
+		[RDMA_CM_EVENT_ROUTE_ERROR] = "RDMA_CM_EVENT_ROUTE_ERROR",
+		[RDMA_CM_EVENT_CONNECT_REQUEST] = "RDMA_CM_EVENT_CONNECT_REQUEST",
+		[RDMA_CM_EVENT_CONNECT_RESPONSE] = "RDMA_CM_EVENT_CONNECT_RESPONSE",
+		[RDMA_CM_EVENT_CONNECT_ERROR] = "RDMA_CM_EVENT_CONNECT_ERROR",
+		[RDMA_CM_EVENT_UNREACHABLE] = "RDMA_CM_EVENT_UNREACHABLE",
+		[RDMA_CM_EVENT_REJECTED] = "RDMA_CM_EVENT_REJECTED",
+		[RDMA_CM_EVENT_ESTABLISHED] = "RDMA_CM_EVENT_ESTABLISHED",
+		[RDMA_CM_EVENT_DISCONNECTED] = "RDMA_CM_EVENT_DISCONNECTED",
+		[RDMA_CM_EVENT_DEVICE_REMOVAL] = "RDMA_CM_EVENT_DEVICE_REMOVAL",
+		[RDMA_CM_EVENT_MULTICAST_JOIN] = "RDMA_CM_EVENT_MULTICAST_JOIN",
+		[RDMA_CM_EVENT_MULTICAST_ERROR] = "RDMA_CM_EVENT_MULTICAST_ERROR",
+		[RDMA_CM_EVENT_ADDR_CHANGE] = "RDMA_CM_EVENT_ADDR_CHANGE",
+		[RDMA_CM_EVENT_TIMEWAIT_EXIT] = "RDMA_CM_EVENT_TIMEWAIT_EXIT",
+	};
+
+	if ((unsigned int)event < sizeof(names) / sizeof(names[0]))
+		return names[event];
+	return "UNKNOWN EVENT";
+}
