@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Failure behaviour, under uroce-launch: coll_fail MODE
+ *   die       the last rank _exit(0)s in the middle of an allreduce loop
+ *   hang      the last rank stops calling (sleeps the timeout + 2 s, then exits)
+ *   count     rank 1 passes count+1
+ *   type      rank 1 passes int32 instead of float32
+ *   coll      rank 1 calls allgather instead of allreduce
+ * Every other rank must get an error (never hang) and prints
+ * "detected in N ms: <reason>"; exit 0 then, 1 if nothing was detected.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uroce/coll.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "die";
+	size_t count = 50000;
+	uroce_comm_t *comm;
+	int e = uroce_comm_init(&comm, NULL);
+
+	if (e)
+		return 1;
+	int r = uroce_comm_rank(comm), n = uroce_comm_size(comm), victim = n - 1;
+	float *a = calloc(count + 1, sizeof(float)), *b = calloc((count + 1) * n, sizeof(float));
+	double t0 = now_ms();
+
+	for (int it = 0; it < 1000; it++) {
+		if (it == 3) {
+			if (!strcmp(mode, "die") && r == victim)
+				_exit(0);
+			if (!strcmp(mode, "hang") && r == victim) {
+				sleep((unsigned)(atoi(getenv("UROCE_COLL_TIMEOUT_MS") ?: "30000") / 1000 + 2));
+				_exit(0);
+			}
+			t0 = now_ms();
+			if (r == 1 && !strcmp(mode, "count"))
+				e = uroce_allreduce(comm, a, b, count + 1, UROCE_FLOAT32, UROCE_SUM);
+			else if (r == 1 && !strcmp(mode, "type"))
+				e = uroce_allreduce(comm, a, b, count, UROCE_INT32, UROCE_SUM);
+			else if (r == 1 && !strcmp(mode, "coll"))
+				e = uroce_allgather(comm, a, b, count, UROCE_FLOAT32);
+			else
+				e = uroce_allreduce(comm, a, b, count, UROCE_FLOAT32, UROCE_SUM);
+		} else {
+			e = uroce_allreduce(comm, a, b, count, UROCE_FLOAT32, UROCE_SUM);
+		}
+		if (e) {
+			printf("rank %d: detected in %.0f ms: %s\n", r, now_ms() - t0,
+			       uroce_comm_strerror(comm));
+			uroce_comm_destroy(comm);
+			return 0;
+		}
+	}
+	printf("rank %d: NOT detected\n", r);
+	uroce_comm_destroy(comm);
+	return 1;
+}

@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A dead, stuck or mismatched rank makes the others fail with an error,
+# never hang; uroce-launch forwards statuses and enforces --timeout.
+#   coll_failures.sh BINDIR TESTDIR
+set -u
+bin=$1 tests=$2
+launch=$bin/uroce-launch
+fail=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+expect() { # NAME WANT_RC CMD...: run, check status, keep output in $log
+	name=$1 want=$2
+	shift 2
+	t0=$(date +%s)
+	"$@" >"$log" 2>&1
+	rc=$?
+	dt=$(($(date +%s) - t0))
+	if [ "$rc" != "$want" ]; then
+		echo "FAIL: $name: status $rc, want $want ($dt s)"; cat "$log"; fail=1
+		return 1
+	fi
+	echo "ok: $name ($dt s)"
+}
+
+detected() { # NAME N: N ranks printed "detected"
+	got=$(grep -c "detected in" "$log")
+	if [ "$got" -lt "$2" ]; then
+		echo "FAIL: $1: $got ranks detected the failure, want $2"; cat "$log"; fail=1
+	else
+		grep "detected in" "$log" | sed 's/^/    /' | head -4
+	fi
+}
+
+export UROCE_COLL_TIMEOUT_MS=3000
+expect "dead rank (4 ranks)" 0 "$launch" -n 4 --timeout 40 "$tests/coll_fail" die && detected die 3
+expect "stuck rank (3 ranks, timeout 3 s)" 0 "$launch" -n 3 --timeout 40 "$tests/coll_fail" hang && detected hang 2
+for m in count type coll; do
+	expect "mismatched $m (3 ranks)" 0 "$launch" -n 3 --timeout 40 "$tests/coll_fail" $m &&
+		detected $m 3 && { grep -q "mismatch" "$log" || { echo "FAIL: $m: no mismatch message"; fail=1; }; }
+done
+expect "unknown UROCE_COLL_ALGO" 1 env UROCE_COLL_ALGO=bogus "$launch" -n 2 --timeout 20 "$tests/coll_fail" die &&
+	{ grep -q "valid: auto ring" "$log" || { echo "FAIL: no list of algorithms"; cat "$log"; fail=1; }; }
+expect "launch: status forwarded" 3 "$launch" -n 3 --timeout 20 sh -c '[ "$RANK" = 1 ] && exit 3; sleep 30'
+expect "launch: --timeout" 124 "$launch" -n 2 --timeout 1 sleep 30
+expect "launch: env and prefix" 0 "$launch" -n 2 sh -c 'echo "env $RANK/$WORLD_SIZE $UROCE_IP $MASTER_ADDR"'
+grep -q '^\[1\] env 1/2 127.0.1.2 127.0.1.1' "$log" || { echo "FAIL: env/prefix"; cat "$log"; fail=1; }
+expect "launch: --help" 0 "$launch" --help
+expect "launch: bad flag" 2 "$launch" --bogus
+exit $fail

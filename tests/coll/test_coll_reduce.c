@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reduction kernels and float16/bfloat16 conversions (no network).
+ */
+#include <math.h>
+
+#include "coll_internal.h"
+#include "ur_test.h"
+
+static void test_half_roundtrip(void)
+{
+	/* Every finite half converts to float and back unchanged. */
+	for (uint32_t h = 0; h < 0x10000; h++) {
+		if ((h & 0x7c00) == 0x7c00)
+			continue;
+		ASSERT_EQ(__ur_float_to_half(__ur_half_to_float((uint16_t)h)), h);
+	}
+	ASSERT_EQ(__ur_float_to_half(1.0f), 0x3c00);
+	ASSERT_EQ(__ur_float_to_half(65504.0f), 0x7bff);
+	ASSERT_EQ(__ur_float_to_half(65520.0f), 0x7c00); /* rounds to inf */
+	ASSERT_EQ(__ur_float_to_half(1.0f + 0x1p-11f), 0x3c00); /* tie to even */
+	ASSERT_EQ(__ur_float_to_half(1.0f + 3 * 0x1p-11f), 0x3c02);
+	ASSERT_EQ(__ur_float_to_half(0x1p-24f), 0x0001); /* smallest subnormal */
+	ASSERT(__ur_half_to_float(0x0001) == 0x1p-24f);
+}
+
+static void test_bf16_roundtrip(void)
+{
+	for (uint32_t h = 0; h < 0x10000; h++) {
+		if ((h & 0x7f80) == 0x7f80)
+			continue;
+		ASSERT_EQ(__ur_float_to_bf16(__ur_bf16_to_float((uint16_t)h)), h);
+	}
+	ASSERT_EQ(__ur_float_to_bf16(1.0f), 0x3f80);
+	ASSERT_EQ(__ur_float_to_bf16(1.0f + 0x1p-8f), 0x3f80); /* tie to even */
+	ASSERT_EQ(__ur_float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);
+}
+
+/* Every type and op on a misaligned buffer against a scalar reference. */
+static void test_kernels(void)
+{
+	enum { N = 1037 };
+	static char a[N * 8 + 16], b[N * 8 + 16];
+
+	for (int dt = 0; dt < UROCE_DTYPE_MAX; dt++) {
+		for (int op = 0; op < UROCE_REDOP_MAX; op++) {
+			char *x = a + 3, *y = b + 5;
+			for (size_t i = 0; i < N; i++) {
+				uroce_dtype_set(dt, x, i, (double)((int)(i % 7) - 3));
+				uroce_dtype_set(dt, y, i, (double)((int)(i % 5) - 1));
+			}
+			if (dt == UROCE_UINT8)
+				for (size_t i = 0; i < N; i++) {
+					uroce_dtype_set(dt, x, i, (double)(i % 6 + 250));
+					uroce_dtype_set(dt, y, i, (double)(i % 5));
+				}
+			__ur_reduce(x, y, N, dt, op);
+			__ur_reduce_finish(x, N, dt, op, 2);
+			for (size_t i = 0; i < N; i++) {
+				double p = dt == UROCE_UINT8 ? (double)(i % 6 + 250) : (double)((int)(i % 7) - 3);
+				double q = dt == UROCE_UINT8 ? (double)(i % 5) : (double)((int)(i % 5) - 1);
+				double w = op == UROCE_PROD ? p * q : op == UROCE_MIN ? fmin(p, q) :
+					   op == UROCE_MAX ? fmax(p, q) : p + q;
+				if (dt == UROCE_UINT8)
+					w = fmod(w, 256);
+				if (op == UROCE_AVG)
+					w = dt >= UROCE_INT32 ? trunc(w / 2) : w / 2;
+				double g = uroce_dtype_get(dt, x, i);
+				if (g != w)
+					UR_FAIL("%s %s element %zu: %g want %g", uroce_dtype_name(dt),
+						uroce_redop_name(op), i, g, w);
+			}
+		}
+	}
+}
+
+static const struct ur_test_case tests[] = {
+	{ "half_roundtrip", test_half_roundtrip },
+	{ "bf16_roundtrip", test_bf16_roundtrip },
+	{ "kernels", test_kernels },
+	{ NULL, NULL },
+};
+UR_TEST_MAIN(tests)
