@@ -562,26 +562,6 @@ int ur_engine_mr_update(struct ur_engine *e, struct ur_mr *mr,
 	return ret;
 }
 
-int ur_engine_mr_update(struct ur_engine *e, struct ur_mr *mr,
-			const struct ur_mr *upd)
-{
-	int ret = 0;
-
-	/* Under the write lock no request is using the region. */
-	pthread_rwlock_wrlock(&e->mr_lock);
-	if (atomic_load(&mr->nbound)) {
-		ret = -EBUSY;
-	} else {
-		mr->iova = upd->iova;
-		mr->host = upd->host;
-		mr->length = upd->length;
-		mr->access = upd->access;
-		mr->pdn = upd->pdn;
-	}
-	pthread_rwlock_unlock(&e->mr_lock);
-	return ret;
-}
-
 const struct ur_mr *ur_engine_mr_find(struct ur_engine *e, uint32_t key)
 {
 	const struct ur_mr *mr;

@@ -75,6 +75,23 @@ int ur_cq_resize(struct ur_cq *cq, uint32_t cqe)
 	return 0;
 }
 
+int ur_cq_clean(struct ur_cq *cq, uint32_t qpn)
+{
+	uint32_t n, kept = 0;
+
+	cq_lock(cq);
+	n = cq->tail - cq->head;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ur_cqe *e = &cq->ring[(cq->head + i) % cq->cqe];
+
+		if (e->qp_num != qpn)
+			cq->ring[(cq->head + kept++) % cq->cqe] = *e;
+	}
+	cq->tail = cq->head + kept;
+	cq_unlock(cq);
+	return (int)(n - kept);
+}
+
 int ur_cq_poll(struct ur_cq *cq, struct ur_cqe *out, int n)
 {
 	int got = 0;

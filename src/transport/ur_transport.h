@@ -135,6 +135,10 @@ struct ur_cq {
 int ur_cq_init(struct ur_cq *cq, uint32_t cqe); /* allocates ring */
 void ur_cq_fini(struct ur_cq *cq);
 int ur_cq_resize(struct ur_cq *cq, uint32_t cqe);
+/* Drop every entry of QP @qpn (in order, the rest kept); returns how many.
+ * Hosts call it when a QP goes to RESET, as mlx4/mlx5 providers do.
+ * Thread-safe. */
+int ur_cq_clean(struct ur_cq *cq, uint32_t qpn);
 /* Poll up to n entries; returns how many. Thread-safe. */
 int ur_cq_poll(struct ur_cq *cq, struct ur_cqe *out, int n);
 void ur_cq_arm(struct ur_cq *cq, bool solicited_only);

@@ -126,6 +126,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	mr->umr.host = addr;
 	mr->umr.length = length;
 	mr->umr.access = access & URV_ACCESS_SUPPORTED;
+	mr->access = access;
 	mr->umr.pdn = pd->pdn;
 	mr->umr.owner = &mr->mr;
 	ret = ur_engine_mr_add(to_uctx(ibpd->context)->eng, &mr->umr);
@@ -196,9 +197,105 @@ URV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	return 0;
 }
 
-URV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+/* Pin (best effort) and protect from fork the pages of [addr, addr+len). */
+static bool pin(void *addr, size_t len)
+{
+	void *ps;
+	size_t plen;
+	bool locked;
+
+	if (!len)
+		return false;
+	page_range(addr, len, &ps, &plen);
+	locked = !mlock(ps, plen);
+	(void)madvise(ps, plen, MADV_DONTFORK);
+	return locked;
+}
+
+static void unpin(void *addr, size_t len, bool locked)
+{
+	void *ps;
+	size_t plen;
+
+	if (!len)
+		return;
+	page_range(addr, len, &ps, &plen);
+	(void)madvise(ps, plen, MADV_DOFORK);
+	if (locked)
+		munlock(ps, plen);
+}
+
+/*
+ * IBTA 11.2.8.? Reregister: new PD, access and/or translation, same keys.
+ * The region is updated once no request uses it (the engine's key table
+ * lock), so a request sees the old or the new region, never a mix.
+ * Errors as rdma-core: IBV_REREG_MR_ERR_INPUT for bad arguments,
+ * IBV_REREG_MR_ERR_CMD when the device refuses (EBUSY: windows bound).
+ */
+URV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 			    void *addr, size_t length, int access)
 {
-	errno = EOPNOTSUPP;
+	struct urv_mr *mr;
+	struct ur_mr upd;
+	unsigned int acc;
+	bool locked = false;
+	int ret;
+
+	if (!ibmr || !__urv_is_our_context(ibmr->context) || !flags ||
+	    (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED))
+		goto einval;
+	if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length))
+		goto einval;
+	if (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS))
+		goto einval;
+	if ((flags & IBV_REREG_MR_CHANGE_PD) &&
+	    (!pd || pd->context != ibmr->context))
+		goto einval;
+	mr = to_umr(ibmr);
+	upd = mr->umr;
+	acc = (flags & IBV_REREG_MR_CHANGE_ACCESS) ? (unsigned int)access
+						  : mr->access;
+	ret = check_access(acc);
+	if (ret) {
+		errno = -ret;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	upd.access = acc & URV_ACCESS_SUPPORTED;
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		upd.pdn = to_upd(pd)->pdn;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		upd.host = addr;
+		upd.length = length;
+		upd.iova = (uintptr_t)addr;
+		locked = pin(addr, length);
+	}
+	if ((acc ^ mr->access) & IBV_ACCESS_ZERO_BASED ||
+	    (flags & IBV_REREG_MR_CHANGE_TRANSLATION))
+		upd.iova = (acc & IBV_ACCESS_ZERO_BASED) ? 0
+							: (uintptr_t)upd.host;
+
+	ret = ur_engine_mr_update(to_uctx(ibmr->context)->eng, &mr->umr, &upd);
+	if (ret) {
+		if (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
+			unpin(addr, length, locked);
+		errno = -ret;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	mr->access = acc;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		unpin(ibmr->addr, ibmr->length, mr->locked);
+		mr->locked = locked;
+		ibmr->addr = addr;
+		ibmr->length = length;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		atomic_fetch_add(&to_upd(pd)->users, 1);
+		atomic_fetch_sub(&to_upd(ibmr->pd)->users, 1);
+		ibmr->pd = pd;
+	}
+	return 0;
+
+einval:
+	errno = EINVAL;
 	return IBV_REREG_MR_ERR_INPUT;
 }

@@ -274,6 +274,13 @@ URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	ur_engine_qp_kick(qp->ctx->eng, &qp->uqp);
 	if (mask & IBV_QP_STATE)
 		ibqp->state = attr->qp_state;
+	/* A reset QP starts afresh: its old completions (flushes) leave its
+	 * CQs, as the mlx4/mlx5 providers do. */
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		ur_cq_clean(&to_ucq(ibqp->send_cq)->ucq, ibqp->qp_num);
+		if (ibqp->recv_cq != ibqp->send_cq)
+			ur_cq_clean(&to_ucq(ibqp->recv_cq)->ucq, ibqp->qp_num);
+	}
 	return 0;
 }
 

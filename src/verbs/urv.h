@@ -111,6 +111,7 @@ struct urv_mr {
 	struct ibv_mr mr;
 	struct ur_mr umr;
 	bool locked; /* mlock() succeeded */
+	unsigned int access; /* as registered (ibv_rereg_mr keeps it) */
 };
 
 struct urv_mw {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Memory windows over real UDP (UROCE_IP=127.0.0.9, RC QPs in one
- * process): type 1 (ibv_bind_mw) and type 2B (IBV_WR_BIND_MW, LOCAL_INV,
+ * Memory keys over real UDP (UROCE_IP=127.0.0.9, RC QPs in one process):
+ * ibv_rereg_mr (access, PD, translation; every input error), the CQ clean
+ * of a QP moved to RESET, and memory windows: type 1 (ibv_bind_mw) and type 2B (IBV_WR_BIND_MW, LOCAL_INV,
  * SEND_WITH_INV, ibv_wr_bind_mw), the access and range a window grants,
  * and the exact completion status / return code of every error: bind
  * errors (MW_BIND_ERR), invalidating what cannot be invalidated
@@ -531,6 +532,117 @@ static void t_errors(void)
 	}
 }
 
+static void t_rereg(void)
+{
+	struct side a, b;
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+	uint32_t lkey, rkey;
+	uint8_t *nb = aligned_alloc(4096, BUF);
+	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+	ASSERT(pd2 && nb);
+	memset(nb, 0, BUF);
+	pair(&a, &b, (unsigned int)rw | IBV_ACCESS_MW_BIND);
+	lkey = a.mr->lkey;
+	rkey = a.mr->rkey;
+	/* Input errors: IBV_REREG_MR_ERR_INPUT, errno EINVAL. */
+	errno = 0;
+	ASSERT_EQ(ibv_rereg_mr(a.mr, 0, NULL, NULL, 0, 0), IBV_REREG_MR_ERR_INPUT);
+	ASSERT_EQ(errno, EINVAL);
+	errno = 0;
+	ASSERT_EQ(ibv_rereg_mr(a.mr, 8, NULL, NULL, 0, 0), IBV_REREG_MR_ERR_INPUT);
+	ASSERT_EQ(errno, EINVAL);
+	errno = 0;
+	ASSERT_EQ(ibv_rereg_mr(a.mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+			       NULL, 64, 0), IBV_REREG_MR_ERR_INPUT);
+	ASSERT_EQ(errno, EINVAL);
+	errno = 0;
+	ASSERT_EQ(ibv_rereg_mr(a.mr, IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0, rw),
+		  IBV_REREG_MR_ERR_INPUT);
+	ASSERT_EQ(errno, EINVAL);
+	errno = 0;
+	ASSERT_EQ(ibv_rereg_mr(a.mr, IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0, 0),
+		  IBV_REREG_MR_ERR_INPUT);
+	ASSERT_EQ(errno, EINVAL);
+	errno = 0;
+	ASSERT_EQ(ibv_rereg_mr(a.mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			       IBV_ACCESS_REMOTE_WRITE), IBV_REREG_MR_ERR_INPUT);
+	ASSERT_EQ(errno, EINVAL);
+	/* Refused while a window is bound: IBV_REREG_MR_ERR_CMD, EBUSY. */
+	{
+		struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+
+		bind2(&a, mw, ibv_inc_rkey(mw->rkey), a.mr, (uintptr_t)a.buf,
+		      64, IBV_ACCESS_REMOTE_WRITE);
+		expect(a.cq, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+		errno = 0;
+		ASSERT_EQ(ibv_rereg_mr(a.mr, IBV_REREG_MR_CHANGE_ACCESS, NULL,
+				       NULL, 0, rw), IBV_REREG_MR_ERR_CMD);
+		ASSERT_EQ(errno, EBUSY);
+		ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	}
+	/* New translation, same keys: a write lands in the new buffer. */
+	ASSERT_EQ(ibv_rereg_mr(a.mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, nb,
+			       BUF, 0), 0);
+	ASSERT(a.mr->addr == nb);
+	ASSERT_EQ(a.mr->length, BUF);
+	ASSERT_EQ(a.mr->lkey, lkey);
+	ASSERT_EQ(a.mr->rkey, rkey);
+	memset(b.buf, 0x77, 16);
+	write_via(&b, rkey, (uintptr_t)nb + 32, 16);
+	expect(b.cq, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	ASSERT_EQ(nb[32], 0x77);
+	ASSERT_EQ(a.buf[32], 0);
+	/* The old range is no longer the region's. */
+	write_via(&b, rkey, (uintptr_t)a.buf + 32, 16);
+	expect(b.cq, IBV_WC_REM_ACCESS_ERR, 0);
+	ASSERT_EQ(ibv_rereg_mr(a.mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+			       a.buf, BUF, 0), 0);
+	unpair(&a, &b);
+
+	/* Access: without remote write the peer's write fails. */
+	pair(&a, &b, (unsigned int)rw);
+	ASSERT_EQ(ibv_rereg_mr(a.mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			       IBV_ACCESS_LOCAL_WRITE), 0);
+	write_via(&b, a.mr->rkey, (uintptr_t)a.buf, 8);
+	expect(b.cq, IBV_WC_REM_ACCESS_ERR, 0);
+	unpair(&a, &b);
+
+	/* PD: the region moves (its old PD may go, the new one may not). */
+	pair(&a, &b, (unsigned int)rw);
+	ASSERT_EQ(ibv_rereg_mr(a.mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0), 0);
+	ASSERT(a.mr->pd == pd2);
+	ASSERT_EQ(ibv_dealloc_pd(pd2), EBUSY);
+	write_via(&b, a.mr->rkey, (uintptr_t)a.buf, 8); /* QP in pd */
+	expect(b.cq, IBV_WC_REM_ACCESS_ERR, 0);
+	ASSERT_EQ(ibv_rereg_mr(a.mr, IBV_REREG_MR_CHANGE_PD, pd, NULL, 0, 0), 0);
+	unpair(&a, &b);
+	ASSERT_EQ(ibv_dealloc_pd(pd2), 0);
+	free(nb);
+}
+
+/* Moving a QP to RESET removes its completions (flushes) from its CQs. */
+static void t_reset_cleans_cq(void)
+{
+	struct side a, b;
+	struct ibv_recv_wr rw = { .wr_id = 1 }, *bad;
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+
+	pair(&a, &b, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_EQ(ibv_post_recv(a.qp, &rw, &bad), 0);
+	ASSERT_EQ(ibv_post_recv(b.qp, &rw, &bad), 0);
+	ASSERT_EQ(ibv_modify_qp(a.qp, &qa, IBV_QP_STATE), 0);
+	ASSERT_EQ(ibv_modify_qp(b.qp, &qa, IBV_QP_STATE), 0);
+	qa.qp_state = IBV_QPS_RESET;
+	ASSERT_EQ(ibv_modify_qp(a.qp, &qa, IBV_QP_STATE), 0);
+	ASSERT_EQ(ibv_poll_cq(a.cq, 1, &wc), 0);
+	/* b was not reset: its flush is still there. */
+	ASSERT_EQ(ibv_poll_cq(b.cq, 1, &wc), 1);
+	ASSERT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+	unpair(&a, &b);
+}
+
 static void setup(void)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -553,12 +665,16 @@ static void t_alloc_case(void) { setup(); t_alloc(); teardown(); }
 static void t_type1_case(void) { setup(); t_type1(); teardown(); }
 static void t_type2_case(void) { setup(); t_type2(); teardown(); }
 static void t_errors_case(void) { setup(); t_errors(); teardown(); }
+static void t_rereg_case(void) { setup(); t_rereg(); teardown(); }
+static void t_reset_case(void) { setup(); t_reset_cleans_cq(); teardown(); }
 
 static const struct ur_test_case tests[] = {
 	{ "alloc", t_alloc_case },
 	{ "type1", t_type1_case },
 	{ "type2", t_type2_case },
 	{ "errors", t_errors_case },
+	{ "rereg", t_rereg_case },
+	{ "reset_cleans_cq", t_reset_case },
 	{ NULL, NULL },
 };
 
