@@ -89,8 +89,10 @@ static enum comp_state check_psn(struct ur_qp *qp, struct comp_ctx *cx)
 		qp->dev->cnt.rx_duplicate++;
 		return COMP_DROP; /* old response or ACK */
 	}
-	if (ur_psn_diff(cx->psn, p->req.psn_max) >= 0)
+	if (ur_psn_diff(cx->psn, p->req.psn_max) >= 0) {
+		qp->dev->cnt.rx_drop_psn++;
 		return COMP_DROP; /* for a PSN never sent */
+	}
 	return COMP_CHECK_ACK;
 }
 

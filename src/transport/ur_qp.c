@@ -130,6 +130,15 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		 uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
 		 struct ur_cq *send_cq, struct ur_cq *recv_cq)
 {
+	return ur_qp_create_ex(dev, qp, type, qpn, pdn, caps, send_cq, recv_cq,
+			       NULL);
+}
+
+int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
+		    uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
+		    struct ur_cq *send_cq, struct ur_cq *recv_cq,
+		    struct ur_srq *srq)
+{
 	struct ur_qp_priv *p;
 	size_t ssge, rsge;
 
@@ -152,8 +161,15 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 
 	p->sq_cap = caps->max_send_wr;
 	p->rq_cap = caps->max_recv_wr;
+	if (srq) {
+		/* One private slot for the WQE taken from the SRQ. */
+		qp->srq = srq;
+		qp->caps.max_recv_wr = 0;
+		qp->caps.max_recv_sge = srq->max_sge;
+		p->rq_cap = 1;
+	}
 	ssge = caps->max_send_sge ? caps->max_send_sge : 1;
-	rsge = caps->max_recv_sge ? caps->max_recv_sge : 1;
+	rsge = qp->caps.max_recv_sge ? qp->caps.max_recv_sge : 1;
 	if (p->sq_cap) {
 		p->sq = calloc(p->sq_cap, sizeof(*p->sq));
 		p->sq_sge = calloc(p->sq_cap * ssge, sizeof(*p->sq_sge));
@@ -308,6 +324,7 @@ static void flush_sq(struct ur_qp *qp, uint64_t now)
 void __ur_qp_error(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
+	bool was_err = qp->state == UR_QPS_ERR;
 
 	qp->state = UR_QPS_ERR;
 	p->req.rnr_wait = false;
@@ -317,6 +334,10 @@ void __ur_qp_error(struct ur_qp *qp, uint64_t now)
 	flush_sq(qp, now);
 	flush_rq(qp, now);
 	qp->deadline = UINT64_MAX;
+	/* 11.6.2: an SRQ-attached QP in ERR takes no more WQEs. */
+	if (qp->srq && !was_err && qp->dev->ops->qp_event)
+		qp->dev->ops->qp_event(qp->dev->host, qp,
+				       UR_EVENT_QP_LAST_WQE_REACHED);
 }
 
 void __ur_qp_update_deadline(struct ur_qp *qp)
@@ -646,7 +667,7 @@ int ur_qp_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr)
 	struct ur_qsge *sge;
 	uint64_t len = 0;
 
-	if (qp->state == UR_QPS_RESET)
+	if (qp->state == UR_QPS_RESET || qp->srq)
 		return -EINVAL;
 	if (wr->num_sge > qp->caps.max_recv_sge || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;

@@ -262,6 +262,10 @@ void __ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		  const struct ur_rxinfo *ri, uint64_t now);
 void __ur_resp_progress(struct ur_qp *qp, uint64_t now);
 
+/* ur_srq.c: true when the QP has a receive WQE at rq_head, taking one
+ * from its SRQ if needed. */
+bool __ur_rq_ready(struct ur_qp *qp);
+
 /* ur_mw.c: memory windows; 0 or -EINVAL. */
 int __ur_mw_bind(struct ur_qp *qp, uint32_t mw_key, uint32_t new_rkey,
 		 uint32_t lkey, uint64_t addr, uint64_t length,

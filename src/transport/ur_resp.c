@@ -167,7 +167,7 @@ static enum resp_state check_resource(struct ur_qp *qp, struct resp_ctx *cx)
 
 	if (!need || r->rwqe_taken)
 		return RESP_CHECK_RKEY;
-	if (p->rq_head == p->rq_tail) {
+	if (!__ur_rq_ready(qp)) {
 		if (!is_rc(qp)) {
 			qp->dev->cnt.rx_drop_no_recv++;
 			uc_abort(qp);

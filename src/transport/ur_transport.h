@@ -29,6 +29,7 @@
 struct ur_dev;
 struct ur_qp;
 struct ur_cq;
+struct ur_srq;
 
 /* ---- memory regions ----------------------------------------------------- */
 enum ur_access { /* == enum ibv_access_flags */
@@ -202,6 +203,40 @@ struct ur_recv_wr {
 	uint32_t num_sge;
 };
 
+/* ---- shared receive queues (IBTA 10.2.9, 11.2.3) ------------------------ */
+enum ur_srq_attr_mask { UR_SRQ_MAX_WR = 1, UR_SRQ_LIMIT = 2 }; /* == ibv */
+
+/*
+ * A receive queue shared by QPs (ur_qp_create_ex). A QP takes the head WQE
+ * when a SEND (or WRITE_WITH_IMM) needs one, so the QPs may be driven from
+ * different threads: the ring has its own spinlock, like the CQ. Posting
+ * never blocks on a QP. When a take leaves fewer than @limit WQEs (limit
+ * armed, != 0), the transport disarms it and reports
+ * UR_EVENT_SRQ_LIMIT_REACHED once through ops->qp_event with the QP that
+ * took the WQE (its ->srq is the SRQ).
+ */
+struct ur_srq {
+	atomic_flag lock;
+	uint32_t max_wr, max_sge; /* ring slots, SGEs per WQE */
+	uint32_t limit;          /* armed limit, 0 = not armed */
+	uint32_t head, tail;     /* free-running; count = tail - head */
+	uint32_t pdn;
+	struct ur_srq_priv *priv; /* the ring (private) */
+	void *owner;             /* host object */
+};
+int ur_srq_init(struct ur_srq *srq, uint32_t pdn, uint32_t max_wr,
+		uint32_t max_sge, uint32_t limit);
+void ur_srq_fini(struct ur_srq *srq);
+/* -EINVAL bad WR (too many SGEs), -ENOMEM full. Thread-safe. */
+int ur_srq_post_recv(struct ur_srq *srq, const struct ur_recv_wr *wr);
+/* UR_SRQ_MAX_WR grows the ring (never below the WQEs queued: -EINVAL);
+ * UR_SRQ_LIMIT arms (or, with 0, disarms) the limit; a limit above
+ * max_wr is -EINVAL. Thread-safe. */
+int ur_srq_modify(struct ur_srq *srq, uint32_t max_wr, uint32_t limit,
+		  uint32_t mask);
+/* WQEs currently queued. */
+uint32_t ur_srq_count(struct ur_srq *srq);
+
 /* ---- queue pairs ------------------------------------------------------- */
 enum ur_qp_type { UR_QPT_RC = 2, UR_QPT_UC = 3, UR_QPT_UD = 4 }; /* == ibv */
 enum ur_qp_state { /* == enum ibv_qp_state */
@@ -264,6 +299,7 @@ struct ur_qp {
 	uint32_t pdn;
 	struct ur_qp_caps caps;
 	struct ur_cq *send_cq, *recv_cq;
+	struct ur_srq *srq; /* receives come from here (ur_qp_create_ex) */
 	struct ur_dev *dev;
 	void *owner;        /* host object */
 	void *io_priv;      /* the I/O host's per-QP state (lock, timer) */
@@ -352,6 +388,14 @@ int ur_dev_rx(struct ur_dev *dev, const uint8_t *buf, size_t len,
 int ur_qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		 uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
 		 struct ur_cq *send_cq, struct ur_cq *recv_cq);
+/* The same with a shared receive queue (NULL: none). With an SRQ the QP
+ * has no receive queue of its own: caps->max_recv_wr is ignored,
+ * ur_qp_post_recv() fails with -EINVAL, and entering ERR reports
+ * UR_EVENT_QP_LAST_WQE_REACHED (11.6.2: no further WQE will be taken). */
+int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
+		    uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
+		    struct ur_cq *send_cq, struct ur_cq *recv_cq,
+		    struct ur_srq *srq);
 void ur_qp_destroy(struct ur_qp *qp);
 /* IBTA 10.3 / 11.2.4.2: validates the transition and the attribute mask
  * for it; -EINVAL on a wrong mask or state. Moving to ERR flushes. */

@@ -68,7 +68,7 @@ void __ur_ud_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		qp->dev->cnt.rx_drop_qkey++;
 		return;
 	}
-	if (p->rq_head == p->rq_tail) {
+	if (!__ur_rq_ready(qp)) {
 		qp->dev->cnt.rx_drop_no_recv++;
 		return;
 	}
