@@ -69,14 +69,17 @@ URV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 #define URV_ACCESS_SUPPORTED                                                 \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                   \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                  \
-	 IBV_ACCESS_ZERO_BASED | IBV_ACCESS_HUGETLB | IBV_ACCESS_MW_BIND)
+	 IBV_ACCESS_ZERO_BASED | IBV_ACCESS_HUGETLB | IBV_ACCESS_MW_BIND |    \
+	 IBV_ACCESS_ON_DEMAND)
+
+#define URV_ACCESS_REMOTE                                                    \
+	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |                   \
+	 IBV_ACCESS_REMOTE_ATOMIC)
 
 /* IBTA 10.6.3.1 (C10-xx): remote write or atomic access needs local write. */
 static int check_access(unsigned int access)
 {
 	access &= ~IBV_ACCESS_OPTIONAL_RANGE; /* hints: ignored */
-	if (access & IBV_ACCESS_ON_DEMAND)
-		return -EOPNOTSUPP;
 	if (access & ~URV_ACCESS_SUPPORTED)
 		return -EINVAL;
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
@@ -100,8 +103,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 {
 	struct urv_pd *pd;
 	struct urv_mr *mr;
-	void *ps;
-	size_t plen;
+	void *ps = NULL;
+	size_t plen = 0;
 	int ret;
 
 	if (!ibpd || !__urv_is_our_context(ibpd->context))
@@ -110,13 +113,24 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	ret = check_access(access);
 	if (ret)
 		return urv_err_ptr(ret);
-	if (!addr && length)
+	/* Implicit ODP (addr NULL, length SIZE_MAX): the whole address space,
+	 * for local access only, since a remote peer could name any address
+	 * and the engine cannot fault in or refuse an unmapped page. */
+	if (!addr && length == SIZE_MAX && (access & IBV_ACCESS_ON_DEMAND)) {
+		if (access & URV_ACCESS_REMOTE)
+			return urv_err_ptr(-EOPNOTSUPP);
+		iova = 0;
+	} else if (!addr && length) {
 		return urv_err_ptr(-EINVAL);
+	}
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return urv_err_ptr(-ENOMEM);
 
-	if (length) {
+	/* On-demand paging: nothing to pin or protect, the engine reads the
+	 * pages through the process's own mappings whenever they are. */
+	mr->odp = access & IBV_ACCESS_ON_DEMAND;
+	if (length && !mr->odp) {
 		page_range(addr, length, &ps, &plen);
 		mr->locked = !mlock(ps, plen); /* best effort, see above */
 		(void)madvise(ps, plen, MADV_DONTFORK);
@@ -144,7 +158,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	return &mr->mr;
 
 err_unpin:
-	if (length) {
+	if (length && !mr->odp) {
 		(void)madvise(ps, plen, MADV_DOFORK);
 		if (mr->locked)
 			munlock(ps, plen);
@@ -184,7 +198,7 @@ URV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	ret = ur_engine_mr_del(ctx->eng, &mr->umr);
 	if (ret)
 		return -ret; /* EBUSY: memory windows are bound to it */
-	if (mr->umr.length) {
+	if (mr->umr.length && !mr->odp) {
 		page_range(mr->umr.host, mr->umr.length, &ps, &plen);
 		/* Not reference counted: overlapping regions share the fate
 		 * of the last dereg (docs/verbs.md). */
@@ -267,7 +281,8 @@ URV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 		upd.host = addr;
 		upd.length = length;
 		upd.iova = (uintptr_t)addr;
-		locked = pin(addr, length);
+		if (!mr->odp)
+			locked = pin(addr, length);
 	}
 	if ((acc ^ mr->access) & IBV_ACCESS_ZERO_BASED ||
 	    (flags & IBV_REREG_MR_CHANGE_TRANSLATION))
@@ -276,14 +291,15 @@ URV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 
 	ret = ur_engine_mr_update(to_uctx(ibmr->context)->eng, &mr->umr, &upd);
 	if (ret) {
-		if (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
+		if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && !mr->odp)
 			unpin(addr, length, locked);
 		errno = -ret;
 		return IBV_REREG_MR_ERR_CMD;
 	}
 	mr->access = acc;
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-		unpin(ibmr->addr, ibmr->length, mr->locked);
+		if (!mr->odp)
+			unpin(ibmr->addr, ibmr->length, mr->locked);
 		mr->locked = locked;
 		ibmr->addr = addr;
 		ibmr->length = length;
@@ -298,4 +314,54 @@ URV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 einval:
 	errno = EINVAL;
 	return IBV_REREG_MR_ERR_INPUT;
+}
+
+/*
+ * ibv_advise_mr: uroce never pins, so every region behaves as on-demand
+ * paging and prefetching only warms the pages (MADV_WILLNEED, or
+ * MADV_POPULATE_WRITE for PREFETCH_WRITE where the kernel has it).
+ * EINVAL for an unknown advice or flag, no SGE, or an SGE that is not
+ * inside an ODP region of @pd (PREFETCH_WRITE: with local write).
+ */
+int __urv_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	struct urv_context *ctx = to_uctx(pd->context);
+
+	if (advice != IBV_ADVISE_MR_ADVICE_PREFETCH &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return EINVAL;
+	if ((flags & ~(uint32_t)IBV_ADVISE_MR_FLAG_FLUSH) || !num_sge ||
+	    !sg_list)
+		return EINVAL;
+	for (uint32_t i = 0; i < num_sge; i++) {
+		const struct ur_mr *k = ur_engine_mr_find(ctx->eng, sg_list[i].lkey);
+		uint32_t need = advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE
+					? UR_ACCESS_LOCAL_WRITE : 0;
+
+		if (!k || k->lkey != sg_list[i].lkey ||
+		    !(k->access & UR_ACCESS_ON_DEMAND) ||
+		    ur_mr_check(k, to_upd(pd)->pdn, sg_list[i].addr,
+				sg_list[i].length, need, NULL))
+			return EINVAL;
+	}
+	if (advice == IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return 0; /* map nothing that is not mapped already */
+	for (uint32_t i = 0; i < num_sge; i++) {
+		void *ps;
+		size_t plen;
+
+		if (!sg_list[i].length)
+			continue;
+		page_range((void *)(uintptr_t)sg_list[i].addr,
+			   sg_list[i].length, &ps, &plen);
+#ifdef MADV_POPULATE_WRITE
+		if (advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+		    !madvise(ps, plen, MADV_POPULATE_WRITE))
+			continue;
+#endif
+		(void)madvise(ps, plen, MADV_WILLNEED);
+	}
+	return 0;
 }

@@ -79,6 +79,19 @@ int __urv_query_device_ex(struct ibv_context *ctx,
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = 1000000; /* kHz: 1 tick = 1 ns */
 	a.phys_port_cnt_ex = 1;
+	/* Nothing is ever pinned: every region can be on-demand, explicit
+	 * or implicit (docs/verbs.md "Memory"). No XRC. */
+	a.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	a.odp_caps.per_transport_caps.rc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+		IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+	a.odp_caps.per_transport_caps.uc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;
+	a.odp_caps.per_transport_caps.ud_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_SRQ_RECV;
 	if (attr_size > sizeof(a))
 		attr_size = sizeof(a);
 	memset(attr, 0, attr_size);

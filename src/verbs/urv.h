@@ -112,6 +112,7 @@ struct urv_mr {
 	struct ur_mr umr;
 	bool locked; /* mlock() succeeded */
 	unsigned int access; /* as registered (ibv_rereg_mr keeps it) */
+	bool odp;            /* IBV_ACCESS_ON_DEMAND: nothing pinned */
 };
 
 struct urv_mw {
@@ -263,6 +264,9 @@ int __urv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 int __urv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad);
 void __urv_qp_ex_init(struct urv_qp *qp, uint64_t send_ops_flags);
+/* mr.c */
+int __urv_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 /* mw.c */
 struct ibv_mw *__urv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int __urv_dealloc_mw(struct ibv_mw *mw);

@@ -2,7 +2,8 @@
 /*
  * Memory keys over real UDP (UROCE_IP=127.0.0.9, RC QPs in one process):
  * ibv_rereg_mr (access, PD, translation; every input error), the CQ clean
- * of a QP moved to RESET, and memory windows: type 1 (ibv_bind_mw) and type 2B (IBV_WR_BIND_MW, LOCAL_INV,
+ * of a QP moved to RESET, on-demand paging (caps, implicit regions,
+ * ibv_advise_mr errors), and memory windows: type 1 (ibv_bind_mw) and type 2B (IBV_WR_BIND_MW, LOCAL_INV,
  * SEND_WITH_INV, ibv_wr_bind_mw), the access and range a window grants,
  * and the exact completion status / return code of every error: bind
  * errors (MW_BIND_ERR), invalidating what cannot be invalidated
@@ -11,6 +12,7 @@
  * (LOC_PROT_ERR), deregistering a region with bound windows (EBUSY).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -643,6 +645,99 @@ static void t_reset_cleans_cq(void)
 	unpair(&a, &b);
 }
 
+/* On-demand paging: caps, explicit and implicit regions, ibv_advise_mr. */
+static void t_odp(void)
+{
+	struct ibv_device_attr_ex dx;
+	struct ibv_sge sge;
+	struct ibv_mr *mr, *imr, *plain;
+	uint8_t *buf = aligned_alloc(4096, BUF);
+	const int odp = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND;
+
+	ASSERT(buf);
+	ASSERT_EQ(ibv_query_device_ex(ctx, NULL, &dx), 0);
+	ASSERT(dx.odp_caps.general_caps & IBV_ODP_SUPPORT);
+	ASSERT(dx.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT);
+	ASSERT(dx.odp_caps.per_transport_caps.rc_odp_caps & IBV_ODP_SUPPORT_WRITE);
+	mr = ibv_reg_mr(pd, buf, BUF, odp | IBV_ACCESS_REMOTE_WRITE);
+	ASSERT(mr);
+	imr = ibv_reg_mr(pd, NULL, SIZE_MAX, odp);
+	ASSERT(imr);
+	/* Implicit with remote access: not offered. */
+	errno = 0;
+	ASSERT(!ibv_reg_mr(pd, NULL, SIZE_MAX, odp | IBV_ACCESS_REMOTE_READ));
+	ASSERT_EQ(errno, EOPNOTSUPP);
+	/* NULL address without ON_DEMAND / SIZE_MAX: EINVAL. */
+	errno = 0;
+	ASSERT(!ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_LOCAL_WRITE));
+	ASSERT_EQ(errno, EINVAL);
+	plain = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT(plain);
+
+	sge = (struct ibv_sge){ (uintptr_t)buf, BUF, mr->lkey };
+	ASSERT_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+				IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1), 0);
+	ASSERT_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sge, 1), 0);
+	ASSERT_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT, 0,
+				&sge, 1), 0);
+	sge.lkey = imr->lkey; /* any address of an implicit region */
+	ASSERT_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sge, 1), 0);
+	/* Errors: EINVAL. */
+	ASSERT_EQ(ibv_advise_mr(pd, (enum ibv_advise_mr_advice)7, 0, &sge, 1),
+		  EINVAL);
+	ASSERT_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 2, &sge, 1),
+		  EINVAL);
+	ASSERT_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sge, 0),
+		  EINVAL);
+	sge = (struct ibv_sge){ (uintptr_t)buf, BUF, plain->lkey }; /* not ODP */
+	ASSERT_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sge, 1),
+		  EINVAL);
+	sge = (struct ibv_sge){ (uintptr_t)buf + 1, BUF, mr->lkey }; /* range */
+	ASSERT_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sge, 1),
+		  EINVAL);
+	sge = (struct ibv_sge){ (uintptr_t)buf, 8, mr->lkey ^ 0x100 }; /* key */
+	ASSERT_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sge, 1),
+		  EINVAL);
+	{
+		struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+
+		sge = (struct ibv_sge){ (uintptr_t)buf, 8, mr->lkey };
+		ASSERT_EQ(ibv_advise_mr(pd2, IBV_ADVISE_MR_ADVICE_PREFETCH, 0,
+					&sge, 1), EINVAL); /* other PD */
+		ASSERT_EQ(ibv_dealloc_pd(pd2), 0);
+	}
+	ASSERT_EQ(ibv_dereg_mr(plain), 0);
+	ASSERT_EQ(ibv_dereg_mr(imr), 0);
+	ASSERT_EQ(ibv_dereg_mr(mr), 0);
+
+	/* Traffic through an ODP region and an implicit one. */
+	{
+		struct side a, b;
+		struct ibv_mr *ib;
+
+		pair(&a, &b, (unsigned int)odp | IBV_ACCESS_REMOTE_WRITE);
+		ib = ibv_reg_mr(pd, NULL, SIZE_MAX, odp);
+		ASSERT(ib);
+		memset(b.buf, 0x66, 32);
+		{
+			struct ibv_sge s2 = { (uintptr_t)b.buf, 32, ib->lkey };
+			struct ibv_send_wr wr = {
+				.wr_id = 5, .sg_list = &s2, .num_sge = 1,
+				.opcode = IBV_WR_RDMA_WRITE,
+				.send_flags = IBV_SEND_SIGNALED,
+				.wr.rdma = { (uintptr_t)a.buf + 64, a.mr->rkey },
+			};
+
+			post(&b, &wr);
+		}
+		expect(b.cq, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+		ASSERT_EQ(a.buf[64], 0x66);
+		ASSERT_EQ(ibv_dereg_mr(ib), 0);
+		unpair(&a, &b);
+	}
+	free(buf);
+}
+
 static void setup(void)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -667,6 +762,7 @@ static void t_type2_case(void) { setup(); t_type2(); teardown(); }
 static void t_errors_case(void) { setup(); t_errors(); teardown(); }
 static void t_rereg_case(void) { setup(); t_rereg(); teardown(); }
 static void t_reset_case(void) { setup(); t_reset_cleans_cq(); teardown(); }
+static void t_odp_case(void) { setup(); t_odp(); teardown(); }
 
 static const struct ur_test_case tests[] = {
 	{ "alloc", t_alloc_case },
@@ -675,6 +771,7 @@ static const struct ur_test_case tests[] = {
 	{ "errors", t_errors_case },
 	{ "rereg", t_rereg_case },
 	{ "reset_cleans_cq", t_reset_case },
+	{ "odp", t_odp_case },
 	{ NULL, NULL },
 };
 
