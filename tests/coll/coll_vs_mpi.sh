@@ -23,10 +23,11 @@ for np in $nps; do
 		echo "FAIL: mpirun -np $np coll_ref_mpi"; cat "$dir/mpi.log"; fail=1; continue
 	fi
 	t1=$(date +%s.%N)
+	mpit=$(echo "$t1 - $t0" | bc)
 	for algo in ${COLL_ALGOS:-auto}; do
 		if UROCE_COLL_ALGO=$algo "$bin/uroce-launch" -n "$np" --timeout "$to" \
 			"$tests/coll_check" "$cases" "$dir/$np" "$seed" >"$dir/u.log" 2>&1; then
-			echo "ok: $np ranks, algo $algo: $(grep coll_check "$dir/u.log" | sed 's/^\[0\] //') (mpi $(echo "$t1 - $t0" | bc) s, uroce $(echo "$(date +%s.%N) - $t1" | bc) s)"
+			echo "ok: $np ranks, algo $algo: $(grep coll_check "$dir/u.log" | sed 's/^\[0\] //') (mpi $mpit s, uroce $(echo "$(date +%s.%N) - $t1" | bc) s)"
 		else
 			echo "FAIL: $np ranks, algo $algo"; cat "$dir/u.log"; fail=1
 		fi

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# liburoce_coll vs Open MPI (TCP BTL) on this machine: allreduce and
+# alltoall bus bandwidth at 2 and 4 ranks, 4 KiB .. 64 MiB (x4), one run.
+#   bench/coll.sh [ITERS]      (default 5 timed iterations, 1 warm-up)
+#   bench/coll.sh --plot bench/results/<date>-coll.md   (redraw the PNG)
+# Writes bench/results/<date>-coll.md and <date>-coll.png (gnuplot).
+# uroce: uroce-launch + uroce-coll-perf (each rank its own loopback address
+# and uroce device). MPI: mpirun --mca btl tcp,self --mca pml ob1 +
+# coll-mpi-perf (bench/coll_mpi_perf.c), same sizes, type float32 sum.
+set -uo pipefail
+[ "${1:-}" = --plot ] && set -- --plot "$(realpath "$2")"
+cd "$(dirname "$0")/.."
+B=build/bin
+
+# plot DATDIR PNG DAY: busbw vs size from DATDIR/{uroce,mpi}-OP-NP.dat.
+plot() {
+	gnuplot <<GP
+set terminal pngcairo size 1100,450 font ",10"
+set termoption noenhanced
+set output "$2"
+set multiplot layout 1,2 title "liburoce_coll vs Open MPI (tcp): busbw, $3"
+set logscale xy 2
+set xlabel "size (bytes)"
+set ylabel "busbw (GB/s)"
+set xtics ("4K" 4096, "16K" 16384, "64K" 65536, "256K" 262144, "1M" 1048576, "4M" 4194304, "16M" 16777216, "64M" 67108864)
+set xrange [3000:90000000]
+set key left top
+set grid
+do for [op in "allreduce alltoall"] {
+  set title op
+  plot "$1/uroce-".op."-2.dat" u 1:3 w lp t "uroce 2 ranks", \\
+       "$1/uroce-".op."-4.dat" u 1:3 w lp t "uroce 4 ranks", \\
+       "$1/mpi-".op."-2.dat" u 1:3 w lp dt 2 t "Open MPI 2 ranks", \\
+       "$1/mpi-".op."-4.dat" u 1:3 w lp dt 2 t "Open MPI 4 ranks"
+}
+unset multiplot
+GP
+}
+
+# bench/coll.sh --plot RESULT.md: redraw RESULT.png from its tables.
+if [ "${1:-}" = --plot ]; then
+	tmp=$(mktemp -d)
+	awk -v d="$tmp" '/^## / {op=$2; sub(",", "", op); np=$3; next}
+		/^\| [0-9]/ {gsub(/\|/, " "); print $1, $2, $3 > (d "/uroce-" op "-" np ".dat");
+			print $1, $4, $5 > (d "/mpi-" op "-" np ".dat")}' "$2"
+	plot "$tmp" "${2%.md}.png" "$(basename "$2" -coll.md)"
+	rm -rf "$tmp"
+	exit 0
+fi
+ITERS=${1:-5}
+for t in uroce-launch uroce-coll-perf coll-mpi-perf; do
+	[ -x $B/$t ] || { echo "coll.sh: build $B/$t first (cmake --build build)"; exit 1; }
+done
+command -v mpirun >/dev/null || { echo "coll.sh: apt-get install openmpi-bin libopenmpi-dev"; exit 1; }
+day=$(date +%F)
+md=bench/results/$day-coll.md
+png=bench/results/$day-coll.png
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+sizes="-b 4K -e 64M -f 4"
+
+for op in allreduce alltoall; do
+	for np in 2 4; do
+		echo "== $op, $np ranks"
+		timeout 1200 $B/uroce-launch -n $np --timeout 1200 --no-prefix $B/uroce-coll-perf \
+			$sizes -n "$ITERS" -w 1 -o $op | tee "$tmp/u.log"
+		awk '!/^#/ && NF >= 9 {print $1, $6, $8}' "$tmp/u.log" >"$tmp/uroce-$op-$np.dat"
+		timeout 1200 mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self --mca pml ob1 \
+			-np $np $B/coll-mpi-perf $sizes -n "$ITERS" -w 1 -o $op | tee "$tmp/m.log"
+		awk '!/^#/ && NF >= 5 {print $1, $3, $5}' "$tmp/m.log" >"$tmp/mpi-$op-$np.dat"
+	done
+done
+
+{
+	echo "# Collectives: liburoce_coll vs Open MPI ($day)"
+	echo
+	echo "\`bench/coll.sh $ITERS\` at $(git rev-parse --short HEAD), $(nproc) cores ($(uname -r)),"
+	echo "$(mpirun --version | head -1). One run, $ITERS timed iterations after 1 warm-up,"
+	echo "float32 sum, out of place; time = slowest rank's average per iteration."
+	echo "busbw (GB/s) with the nccl-tests factors: allreduce 2(n-1)/n, alltoall (n-1)/n."
+	echo "uroce: every rank is its own uroce device on 127.0.1.x (RoCEv2 in UDP over"
+	echo "loopback, software transport); Open MPI: \`--mca btl tcp,self --mca pml ob1\`"
+	echo "(plain TCP sockets over loopback). All ranks share the machine's cores with"
+	echo "the engine threads (and whatever else ran at the time)."
+	for op in allreduce alltoall; do
+		for np in 2 4; do
+			echo
+			echo "## $op, $np ranks"
+			echo
+			echo "| size (B) | uroce time (us) | uroce busbw | MPI time (us) | MPI busbw | uroce/MPI |"
+			echo "|---:|---:|---:|---:|---:|---:|"
+			join "$tmp/uroce-$op-$np.dat" "$tmp/mpi-$op-$np.dat" |
+				awk '{printf "| %s | %.1f | %.4f | %.1f | %.4f | %.2f |\n", $1, $2, $3, $4, $5, ($5 > 0 ? $3 / $5 : 0)}'
+		done
+	done
+	echo
+	echo "![busbw vs size]($day-coll.png)"
+} >"$md"
+
+plot "$tmp" "$png" "$day"
+echo "wrote $md and $png"

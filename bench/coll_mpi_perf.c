@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The MPI side of bench/coll.sh: allreduce / alltoall bandwidth with the
+ * same conventions and columns as uroce-coll-perf (nccl-tests style).
+ *   mpirun -np N coll-mpi-perf -b 4K -e 64M -f 4 -n 5 -w 1 -o allreduce
+ * float32, sum, out of place; time is the slowest rank's average.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static size_t parse_size(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	switch (*end) {
+	case 'G': case 'g': v *= 1024; /* fall through */
+	case 'M': case 'm': v *= 1024; /* fall through */
+	case 'K': case 'k': v *= 1024; break;
+	default: break;
+	}
+	return (size_t)v;
+}
+
+int main(int argc, char **argv)
+{
+	size_t minb = 4096, maxb = 1 << 20;
+	int iters = 20, warm = 5, ch, n, r, a2a = 0;
+	double factor = 2;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_size(MPI_COMM_WORLD, &n);
+	MPI_Comm_rank(MPI_COMM_WORLD, &r);
+	while ((ch = getopt(argc, argv, "b:e:f:n:w:o:")) != -1) {
+		switch (ch) {
+		case 'b': minb = parse_size(optarg); break;
+		case 'e': maxb = parse_size(optarg); break;
+		case 'f': factor = atof(optarg); break;
+		case 'n': iters = atoi(optarg); break;
+		case 'w': warm = atoi(optarg); break;
+		case 'o': a2a = !strcmp(optarg, "alltoall"); break;
+		default:
+			fprintf(stderr, "usage: coll-mpi-perf -b MIN -e MAX -f F -n IT -w WU -o allreduce|alltoall\n");
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+	}
+	float *s = calloc(maxb / 4 + n, 4), *d = calloc(maxb / 4 + n, 4);
+	double bus = a2a ? (double)(n - 1) / n : 2.0 * (n - 1) / n;
+	if (!r)
+		printf("# coll-mpi-perf: %s, %d ranks, float32 sum, iters %d, warmup %d\n"
+		       "#%11s %12s %12s %9s %9s\n", a2a ? "alltoall" : "allreduce", n, iters,
+		       warm, "size(B)", "count", "time(us)", "algbw", "busbw");
+	for (size_t sz = minb; sz <= maxb; sz = (size_t)(sz * factor)) {
+		int count = (int)(sz / 4 / (a2a ? n : 1));
+		for (int i = 0; i < warm + iters; i++) {
+			static double t0;
+			if (i == warm) {
+				MPI_Barrier(MPI_COMM_WORLD);
+				t0 = MPI_Wtime();
+			}
+			if (a2a)
+				MPI_Alltoall(s, count, MPI_FLOAT, d, count, MPI_FLOAT, MPI_COMM_WORLD);
+			else
+				MPI_Allreduce(s, d, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+			if (i == warm + iters - 1) {
+				double t = (MPI_Wtime() - t0) / iters * 1e6, tm;
+				MPI_Allreduce(&t, &tm, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+				size_t bytes = (size_t)count * 4 * (a2a ? n : 1);
+				if (!r)
+					printf("%12zu %12d %12.1f %9.4f %9.4f\n", bytes, count, tm,
+					       bytes / tm / 1e3, bytes / tm / 1e3 * bus);
+			}
+		}
+		fflush(stdout);
+	}
+	free(s);
+	free(d);
+	MPI_Finalize();
+	return 0;
+}
