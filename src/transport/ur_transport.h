@@ -247,7 +247,7 @@ enum ur_async_event { /* == enum ibv_event_type where one exists */
 	UR_EVENT_CQ_ERR = 0, UR_EVENT_QP_FATAL = 1, UR_EVENT_QP_REQ_ERR = 2,
 	UR_EVENT_QP_ACCESS_ERR = 3, UR_EVENT_COMM_EST = 4,
 	UR_EVENT_SQ_DRAINED = 5, UR_EVENT_QP_LAST_WQE_REACHED = 16,
-	UR_EVENT_SRQ_LIMIT_REACHED = 17,
+	UR_EVENT_SRQ_LIMIT_REACHED = 15,
 };
 
 /* Capabilities requested at create time; queues are sized by these. */

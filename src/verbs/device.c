@@ -414,6 +414,7 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.query_device_ex = __urv_query_device_ex;
 	ctx->vctx.create_cq_ex = __urv_create_cq_ex;
 	ctx->vctx.create_qp_ex = __urv_create_qp_ex;
+	ctx->vctx.create_srq_ex = __urv_create_srq_ex;
 	ctx->vctx.advise_mr = __urv_advise_mr;
 
 	cfg.addr = dev->gids[0].addr;

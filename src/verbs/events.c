@@ -129,7 +129,9 @@ static void urv_qp_event(void *host, struct ur_qp *uqp, enum ur_async_event type
 	if (!e)
 		return;
 	e->ev.event_type = (enum ibv_event_type)type;
-	if (type == UR_EVENT_CQ_ERR)
+	if (type == UR_EVENT_SRQ_LIMIT_REACHED && uqp->srq)
+		e->ev.element.srq = &((struct urv_srq *)uqp->srq->owner)->srq;
+	else if (type == UR_EVENT_CQ_ERR)
 		e->ev.element.cq = uqp->send_cq ?
 			&((struct urv_cq *)uqp->send_cq->owner)->cq : NULL;
 	else
@@ -234,6 +236,15 @@ URV_EXPORT int ibv_get_async_event(struct ibv_context *context,
 		pthread_mutex_unlock(&qp->qp.mutex);
 		break;
 	}
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED: {
+		struct urv_srq *srq = to_usrq(event->element.srq);
+
+		pthread_mutex_lock(&srq->srq.mutex);
+		srq->async_events_reported++;
+		pthread_mutex_unlock(&srq->srq.mutex);
+		break;
+	}
 	default:
 		break;
 	}
@@ -258,6 +269,16 @@ URV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 		qp->events_completed++;
 		pthread_cond_signal(&qp->cond);
 		pthread_mutex_unlock(&qp->mutex);
+		break;
+	}
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED: {
+		struct ibv_srq *srq = event->element.srq;
+
+		pthread_mutex_lock(&srq->mutex);
+		srq->events_completed++;
+		pthread_cond_signal(&srq->cond);
+		pthread_mutex_unlock(&srq->mutex);
 		break;
 	}
 	default:

@@ -82,15 +82,15 @@ struct ibv_qp *__urv_create_qp_ex(struct ibv_context *context,
 	default:
 		return urv_err_ptr(-EINVAL);
 	}
-	if (attr->srq)
-		return urv_err_ptr(-EOPNOTSUPP);
+	if (attr->srq && attr->srq->context != context)
+		return urv_err_ptr(-EINVAL);
 	if (!is_ours_cq(context, attr->send_cq) ||
 	    !is_ours_cq(context, attr->recv_cq))
 		return urv_err_ptr(-EINVAL);
 	if (attr->cap.max_send_wr > URV_MAX_QP_WR ||
-	    attr->cap.max_recv_wr > URV_MAX_QP_WR ||
+	    (!attr->srq && attr->cap.max_recv_wr > URV_MAX_QP_WR) ||
 	    attr->cap.max_send_sge > URV_MAX_SGE ||
-	    attr->cap.max_recv_sge > URV_MAX_SGE ||
+	    (!attr->srq && attr->cap.max_recv_sge > URV_MAX_SGE) ||
 	    attr->cap.max_inline_data > URV_MAX_INLINE)
 		return urv_err_ptr(-EINVAL);
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
@@ -109,9 +109,10 @@ struct ibv_qp *__urv_create_qp_ex(struct ibv_context *context,
 	caps.max_inline_data = URV_MAX_INLINE; /* every QP gets the maximum */
 
 	qpn = ur_engine_alloc_qpn(ctx->eng);
-	ret = ur_qp_create(ur_engine_dev(ctx->eng), &qp->uqp, attr->qp_type, qpn,
-			   pd->pdn, &caps, &to_ucq(attr->send_cq)->ucq,
-			   &to_ucq(attr->recv_cq)->ucq);
+	ret = ur_qp_create_ex(ur_engine_dev(ctx->eng), &qp->uqp, attr->qp_type,
+			      qpn, pd->pdn, &caps, &to_ucq(attr->send_cq)->ucq,
+			      &to_ucq(attr->recv_cq)->ucq,
+			      attr->srq ? &to_usrq(attr->srq)->usrq : NULL);
 	if (ret)
 		goto err_free;
 	qp->uqp.owner = qp;
@@ -121,6 +122,7 @@ struct ibv_qp *__urv_create_qp_ex(struct ibv_context *context,
 	qp->qp.pd = attr->pd;
 	qp->qp.send_cq = attr->send_cq;
 	qp->qp.recv_cq = attr->recv_cq;
+	qp->qp.srq = attr->srq;
 	qp->qp.handle = qp->uqp.qpn;
 	qp->qp.qp_num = qp->uqp.qpn;
 	qp->qp.state = IBV_QPS_RESET;
@@ -141,6 +143,10 @@ struct ibv_qp *__urv_create_qp_ex(struct ibv_context *context,
 	attr->cap.max_send_sge = qp->uqp.caps.max_send_sge;
 	attr->cap.max_recv_sge = qp->uqp.caps.max_recv_sge;
 	attr->cap.max_inline_data = qp->uqp.caps.max_inline_data;
+	if (attr->srq) {
+		attr->cap.max_recv_sge = 0; /* the SRQ's */
+		atomic_fetch_add(&to_usrq(attr->srq)->nqp, 1);
+	}
 
 	atomic_fetch_add(&to_ucq(attr->send_cq)->nqp, 1);
 	atomic_fetch_add(&to_ucq(attr->recv_cq)->nqp, 1);
@@ -377,6 +383,8 @@ URV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	ur_qp_destroy(&qp->uqp);
 	atomic_fetch_sub(&to_ucq(ibqp->send_cq)->nqp, 1);
 	atomic_fetch_sub(&to_ucq(ibqp->recv_cq)->nqp, 1);
+	if (ibqp->srq)
+		atomic_fetch_sub(&to_usrq(ibqp->srq)->nqp, 1);
 	atomic_fetch_sub(&to_upd(ibqp->pd)->users, 1);
 	atomic_fetch_sub(&ctx->nqp, 1);
 	__urv_qp_ex_fini(qp);
@@ -487,11 +495,4 @@ int __urv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	ur_engine_qp_unlock(&qp->uqp);
 	ur_engine_qp_kick(qp->ctx->eng, &qp->uqp);
 	return -ret;
-}
-
-int __urv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
-			struct ibv_recv_wr **bad)
-{
-	*bad = wr;
-	return EOPNOTSUPP; /* no SRQs: ibv_create_srq fails first */
 }

@@ -48,6 +48,9 @@ static void fill_device_attr(struct urv_device *dev, struct ibv_device_attr *a)
 	a->max_ee_init_rd_atom = 0;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = URV_MAX_AH;
+	a->max_srq = URV_MAX_SRQ;
+	a->max_srq_wr = URV_MAX_SRQ_WR;
+	a->max_srq_sge = URV_MAX_SGE;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = 1;

@@ -34,31 +34,6 @@ URV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 	return EOPNOTSUPP;
 }
 
-URV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
-					  struct ibv_srq_init_attr *srq_init_attr)
-{
-	return urv_err_ptr(-EOPNOTSUPP);
-}
-
-URV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
-			      int srq_attr_mask)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
-}
-
-URV_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
-}
-
-URV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
-}
-
 URV_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 {
 	return urv_err_ptr(-EOPNOTSUPP);

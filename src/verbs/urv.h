@@ -40,6 +40,8 @@ enum {
 	URV_MAX_MR = 1 << 20,
 	URV_MAX_PD = 1 << 16,
 	URV_MAX_AH = 1 << 16,
+	URV_MAX_SRQ = 1 << 16,
+	URV_MAX_SRQ_WR = 16384,
 	URV_VENDOR_ID = 0xffffff, /* as rxe: no OUI */
 	URV_VENDOR_PART_ID = 0x5552, /* "UR" */
 	URV_ROCE_PORT = 4791,
@@ -163,6 +165,14 @@ struct urv_qp {
 	uint8_t inl_buf[URV_MAX_INLINE];
 };
 
+struct urv_srq {
+	struct ibv_srq srq;
+	struct ur_srq usrq;
+	struct urv_context *ctx;
+	atomic_int nqp;                 /* QPs attached: destroy is EBUSY */
+	uint32_t async_events_reported; /* under srq.mutex */
+};
+
 struct urv_ah {
 	struct ibv_ah ah;
 	struct ur_ah uah;
@@ -203,6 +213,10 @@ static inline struct urv_qp *to_uqp(struct ibv_qp *qp)
 static inline struct urv_qp *to_uqp_ex(struct ibv_qp_ex *qp)
 {
 	return urv_container_of(qp, struct urv_qp, qp_ex);
+}
+static inline struct urv_srq *to_usrq(struct ibv_srq *srq)
+{
+	return urv_container_of(srq, struct urv_srq, srq);
 }
 static inline struct urv_ah *to_uah(struct ibv_ah *ah)
 {
@@ -261,8 +275,11 @@ int __urv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad);
 int __urv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad);
+/* srq.c */
 int __urv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad);
+struct ibv_srq *__urv_create_srq_ex(struct ibv_context *ctx,
+				    struct ibv_srq_init_attr_ex *attr);
 void __urv_qp_ex_init(struct urv_qp *qp, uint64_t send_ops_flags);
 /* mr.c */
 int __urv_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,

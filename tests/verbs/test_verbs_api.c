@@ -326,11 +326,37 @@ static void t_qp_errors(void)
 	ASSERT(!ibv_create_qp(pd, &ia));
 	ASSERT_EQ(errno, EINVAL);
 	ia.cap.max_send_sge = 1;
-	ia.srq = (struct ibv_srq *)1;
-	errno = 0;
-	ASSERT(!ibv_create_qp(pd, &ia));
-	ASSERT_EQ(errno, EOPNOTSUPP);
-	ia.srq = NULL;
+	/* A QP on an SRQ: the SRQ cannot go while the QP uses it. */
+	{
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8,
+							  .max_sge = 2,
+							  .srq_limit = 2 } };
+		struct ibv_srq_attr q;
+		struct ibv_recv_wr *sbad;
+		struct ibv_qp *sqp;
+		struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+
+		ASSERT(srq);
+		ASSERT_EQ(ibv_query_srq(srq, &q), 0);
+		ASSERT_EQ(q.max_wr, 8);
+		ASSERT_EQ(q.max_sge, 2);
+		ASSERT_EQ(q.srq_limit, 2);
+		q.srq_limit = 9;
+		ASSERT_EQ(ibv_modify_srq(srq, &q, IBV_SRQ_LIMIT), EINVAL);
+		q.max_wr = 16;
+		ASSERT_EQ(ibv_modify_srq(srq, &q, IBV_SRQ_MAX_WR), 0);
+		ASSERT_EQ(ibv_query_srq(srq, &q), 0);
+		ASSERT_EQ(q.max_wr, 16);
+		ASSERT_EQ(ibv_post_srq_recv(srq, &rwr, &sbad), 0);
+		ia.srq = srq;
+		sqp = ibv_create_qp(pd, &ia);
+		ASSERT(sqp);
+		ASSERT_EQ(sqp->srq, srq);
+		ASSERT_EQ(ibv_destroy_srq(srq), EBUSY);
+		ASSERT_EQ(ibv_destroy_qp(sqp), 0);
+		ASSERT_EQ(ibv_destroy_srq(srq), 0);
+		ia.srq = NULL;
+	}
 
 	/* Query reflects the state and the caps. */
 	{
@@ -428,11 +454,13 @@ static void t_unsupported(void)
 {
 	struct ibv_context *ctx = open_ctx();
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1, .max_sge = 1 } };
+	struct ibv_srq_init_attr_ex sa = { .attr = { .max_wr = 1, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE,
+		.srq_type = IBV_SRQT_XRC, .pd = pd };
 	struct ibv_xrcd_init_attr xa = { 0 };
 
 	errno = 0;
-	ASSERT(!ibv_create_srq(pd, &sa));
+	ASSERT(!ibv_create_srq_ex(ctx, &sa));
 	ASSERT_EQ(errno, EOPNOTSUPP);
 	errno = 0;
 	ASSERT(!ibv_open_xrcd(ctx, &xa));
