@@ -107,6 +107,10 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			ri->icrc_checked = ur_icrc(&ri->path, buf,
 						   len - UR_ICRC_LEN) == want;
 		}
+		if (!__ur_icrc_accept(e->icrc, &ri->path, ri->icrc_checked)) {
+			e->dev.cnt.rx_drop_icrc++;
+			return;
+		}
 		if (!ri->icrc_checked)
 			e->dev.cnt.rx_unverified_icrc++;
 		if (dqpn > 1 && slot != e->slot) {
@@ -171,15 +175,26 @@ static void *engine_main(void *arg)
 	struct ur_engine *e = arg;
 
 	while (!atomic_load(&e->stop)) {
-		uint64_t now = ur_now(), next;
+		uint64_t now = ur_now(), next, polled;
 		struct epoll_event ev[4];
 		struct timespec ts, *tsp = NULL;
-		int got = drain_all(e, now);
+		bool app_polls;
+		int got, epfd;
 
+		/* While an application thread polls its CQ it drains the
+		 * socket itself (ur_engine_poll); the engine then only runs
+		 * timers, so the two do not race for each packet and the
+		 * poller pays no thread wake-up. */
+		polled = atomic_load(&e->last_poll);
+		app_polls = polled && now - polled < UR_IO_APP_POLL_NS;
+		got = app_polls ? 0 : drain_all(e, now);
 		next = __ur_engine_run_timers(e, ur_now());
 		__ur_tx_flush();
 		if (got)
 			continue;
+		if (app_polls && next > polled + UR_IO_APP_POLL_NS)
+			next = polled + UR_IO_APP_POLL_NS; /* look again then */
+		epfd = app_polls ? e->ep_timer_fd : e->ep_fd;
 		atomic_store(&e->sleep_until, next);
 		now = ur_now();
 		if (next != UINT64_MAX) {
@@ -189,7 +204,7 @@ static void *engine_main(void *arg)
 			ts.tv_nsec = (long)(d % 1000000000ull);
 			tsp = &ts;
 		}
-		int n = epoll_pwait2(e->ep_fd, ev, 4, tsp, NULL);
+		int n = epoll_pwait2(epfd, ev, 4, tsp, NULL);
 
 		for (int i = 0; i < n; i++) {
 			if (ev[i].data.fd == e->ev_fd) {
@@ -227,6 +242,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	if (!e->cfg.port)
 		e->cfg.port = UR_ROCEV2_PORT;
 	e->rx_fd = e->fwd_fd = e->ev_fd = e->ep_fd = e->gsi_fd = -1;
+	e->ep_timer_fd = -1;
 	pthread_mutex_init(&e->gsi_lock, NULL);
 	for (int i = 0; i < 256; i++)
 		e->fwd_out[i] = -1;
@@ -247,7 +263,8 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	    __ur_map_init(&e->mrs, 1024))
 		goto err;
 	e->rxbuf = calloc(UR_IO_RX_BATCH, sizeof(*e->rxbuf));
-	if (!e->rxbuf)
+	e->icrc = __ur_icrc_learn_new(__ur_icrc_policy_env());
+	if (!e->rxbuf || !e->icrc)
 		goto err;
 	ret = e->fwd_fd = __ur_fwd_open(e);
 	if (ret < 0)
@@ -267,6 +284,12 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	epoll_ctl(e->ep_fd, EPOLL_CTL_ADD, e->fwd_fd, &ev);
 	ev.data.fd = e->ev_fd;
 	epoll_ctl(e->ep_fd, EPOLL_CTL_ADD, e->ev_fd, &ev);
+	e->ep_timer_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (e->ep_timer_fd < 0) {
+		ret = -errno;
+		goto err;
+	}
+	epoll_ctl(e->ep_timer_fd, EPOLL_CTL_ADD, e->ev_fd, &ev);
 	ret = -pthread_create(&e->thread, NULL, engine_main, e);
 	if (ret)
 		goto err;
@@ -324,10 +347,13 @@ void ur_engine_close(struct ur_engine *e)
 		close(e->ev_fd);
 	if (e->ep_fd >= 0)
 		close(e->ep_fd);
+	if (e->ep_timer_fd >= 0)
+		close(e->ep_timer_fd);
 	__ur_map_fini(&e->qps);
 	__ur_map_fini(&e->sports);
 	__ur_map_fini(&e->mrs);
 	free(e->rxbuf);
+	__ur_icrc_learn_free(e->icrc);
 	pthread_mutex_destroy(&e->rx_lock);
 	pthread_rwlock_destroy(&e->qp_lock);
 	pthread_rwlock_destroy(&e->mr_lock);
@@ -485,6 +511,13 @@ void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
 
 void ur_engine_poll(struct ur_engine *e)
 {
+	uint64_t now = ur_now(), prev = atomic_exchange(&e->prev_poll, now);
+
+	/* Two empty polls within 10 us: a thread is spinning on its CQ. An
+	 * event-driven program polls once and then blocks, and must not keep
+	 * the engine from receiving for it. */
+	if (now - prev < 10000)
+		atomic_store(&e->last_poll, now);
 	if (pthread_mutex_trylock(&e->rx_lock))
 		return;
 	__ur_udp_drain(e, e->rx_fd, ur_now());

@@ -13,7 +13,9 @@
 #define UR_IO_RX_BATCH 16
 #define UR_IO_RX_BUF 65536  /* a UDP GRO run of datagrams */
 #define UR_IO_TX_BATCH 64
-#define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
+#define UR_IO_SLOT_SHIFT 16
+/* An application that polled within this window drains the socket itself. */
+#define UR_IO_APP_POLL_NS 100000ull   /* QPN = slot << 16 | random 16 bits */
 
 /* A tiny chained hash from a 32-bit key to a pointer. */
 struct ur_map_node {
@@ -58,6 +60,9 @@ struct ur_engine {
 	int fwd_nin;
 	int ev_fd;              /* eventfd: wake the engine thread */
 	int ep_fd;
+	int ep_timer_fd;        /* only the wake-up eventfd: timers alone */
+	atomic_uint_fast64_t last_poll; /* when an app thread last spun */
+	atomic_uint_fast64_t prev_poll; /* previous empty poll */
 	uint8_t slot;           /* this process's slot on the address */
 	pthread_t thread;
 	atomic_bool stop;
@@ -80,7 +85,19 @@ struct ur_engine {
 
 	/* rx buffers, used under rx_lock */
 	uint8_t (*rxbuf)[UR_IO_RX_BUF];
+	struct ur_icrc_learn *icrc; /* ICRC policy + peers, under rx_lock */
 };
+
+/* icrc.c: what an ICRC mismatch means (UROCE_ICRC). */
+enum ur_icrc_policy { UR_ICRC_AUTO, UR_ICRC_STRICT, UR_ICRC_OFF };
+struct ur_icrc_learn;
+enum ur_icrc_policy __ur_icrc_policy_env(void);
+const char *__ur_icrc_policy_name(enum ur_icrc_policy p);
+struct ur_icrc_learn *__ur_icrc_learn_new(enum ur_icrc_policy p);
+void __ur_icrc_learn_free(struct ur_icrc_learn *l);
+/* True: deliver the packet; false: drop it (a corrupted packet). */
+bool __ur_icrc_accept(struct ur_icrc_learn *l, const struct ur_ipudp *path,
+		      bool verified);
 
 /* udp.c */
 int __ur_udp_open_rx(struct ur_engine *e);
