@@ -144,6 +144,17 @@ static __thread struct tx_batch *tls_tx;
 static pthread_key_t tx_key;
 static pthread_once_t tx_once = PTHREAD_ONCE_INIT;
 static atomic_bool gso_broken; /* the kernel refused UDP_SEGMENT once */
+static pthread_once_t gso_once = PTHREAD_ONCE_INIT;
+
+/* UROCE_GSO=0 sends every packet on its own (e.g. for captures on lo,
+ * where a GSO run is seen as one large datagram). */
+static void gso_env(void)
+{
+	const char *v = getenv("UROCE_GSO");
+
+	if (v && *v == '0')
+		atomic_store(&gso_broken, true);
+}
 
 /* A thread's batch is freed when the thread exits. */
 static void tx_free(void *p)
@@ -287,6 +298,7 @@ struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len)
 		return NULL;
 	if (!b) {
 		pthread_once(&tx_once, tx_key_init);
+		pthread_once(&gso_once, gso_env);
 		b = calloc(1, sizeof(*b));
 		if (!b)
 			return NULL;
