@@ -1,82 +1,137 @@
 #!/usr/bin/env bash
-# uroce data-path benchmark against peers measured in the same run.
+# uroce data-path benchmark against peers measured in the same run (issue 5).
 #   bench/run.sh [RUNS]   (default 5 runs per metric; medians reported)
-# Prints one table (metric, uroce, peer, ratio) and writes it with its date to
-# bench/results/. Loopback only: uroce peers on 127.0.0.2 <-> 127.0.0.3.
+# Loopback only. uroce runs unmodified perftest between 127.0.0.2 and
+# 127.0.0.3 through uroce-run; peers: iperf3 (kernel TCP), sockperf (UDP),
+# UCX ucx_perftest over tcp, libfabric fi_pingpong over tcp;ofi_rxm (the only
+# libfabric benchmark Debian ships: a ping-pong, so half duplex).
+# Prints one table and writes it, with the date, to bench/results/, plus a
+# PNG plot of bandwidth against message size.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-5}
-B=build/bin
-RUN=$B/uroce-run
+RUN=build/bin/uroce-run
 out=$(mktemp -d)
 trap 'pkill -P $$ 2>/dev/null; rm -rf "$out"' EXIT
+export UCX_TLS=tcp UCX_NET_DEVICES=lo
+port=$((40000 + $$ % 10000))
+np() { port=$((port + 1)); echo $port; }
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"; exit} m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m}'; }
 
-# --- peers ---------------------------------------------------------------
-iperf_tcp() { # Gbit/s, single stream
-  iperf3 -s -1 -B 127.0.0.1 -p 5299 >/dev/null 2>&1 &
+# ---- peers (each prints one number) ------------------------------------------
+iperf_tcp() { # $1 write size; Gbit/s, single stream
+  local p; p=$(np)
+  iperf3 -s -1 -B 127.0.0.1 -p $p >/dev/null 2>&1 &
   sleep 0.3
-  iperf3 -c 127.0.0.1 -p 5299 -t 3 -J 2>/dev/null |
+  iperf3 -c 127.0.0.1 -p $p -t 3 -l "${1:-128K}" -J 2>/dev/null |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9)'
   wait
 }
-sockperf_udp() { # median one-way latency, usec (sockperf reports RTT/2)
-  sockperf server -i 127.0.0.1 -p 5298 >/dev/null 2>&1 &
+sockperf_udp() { # median latency (half round trip), usec
+  local p; p=$(np)
+  sockperf server -i 127.0.0.1 -p $p >/dev/null 2>&1 &
   local s=$!
   sleep 0.3
-  sockperf pp -i 127.0.0.1 -p 5298 -t 3 -m 14 2>/dev/null | awk '/percentile 50.000/ {print $NF}'
+  sockperf pp -i 127.0.0.1 -p $p -t 3 -m 14 2>/dev/null | awk '/percentile 50.000/ {print $NF}'
   kill $s 2>/dev/null; wait $s 2>/dev/null
 }
+ucx() { # $1 test $2 size -> ucx_perftest "Final:" line
+  local p; p=$(np)
+  timeout 60 ucx_perftest -p $p >/dev/null 2>&1 &
+  sleep 0.5
+  timeout 60 ucx_perftest 127.0.0.1 -p $p -t "$1" -s "$2" -n "${3:-20000}" 2>/dev/null | awk '/^Final:/'
+  wait
+}
+ucx_put_gbps() { ucx ucp_put_bw "${1:-65536}" | awk '{printf "%.3f\n", $7*8*1.048576/1000}'; } # MB/s (2^20) -> Gbit/s
+ucx_tag_lat() { ucx tag_lat 8 | awk '{print $3}'; }                 # typical, usec
+fi_pp_gbps() { # libfabric ping-pong bandwidth, Gbit/s
+  local p; p=$(np)
+  timeout 60 fi_pingpong -p "tcp;ofi_rxm" -e rdm -d lo -S 65536 -I 2000 -B $p >/dev/null 2>&1 &
+  sleep 0.5
+  timeout 60 fi_pingpong -p "tcp;ofi_rxm" -e rdm -d lo -S 65536 -I 2000 -P $p 127.0.0.1 2>/dev/null |
+    awk '$1=="64k" {printf "%.3f\n", $6*8/1000}'
+  wait
+}
 
-# --- uroce through unmodified perftest -----------------------------------------
-uroce_pair() { # $1 tool, rest args; prints the client's output
-  local tool=$1; shift
-  UROCE_IP=127.0.0.2 timeout 60 $RUN $tool "$@" >"$out/srv" 2>&1 &
+# ---- uroce through unmodified perftest ----------------------------------------
+uroce_pair() { # tool args... -> client output
+  local tool=$1 p; shift; p=$(np)
+  UROCE_IP=127.0.0.2 timeout 60 $RUN $tool -p $p "$@" >"$out/srv" 2>&1 &
   local s=$!
   sleep 0.5
-  UROCE_IP=127.0.0.3 timeout 60 $RUN $tool "$@" 127.0.0.2 2>&1
+  UROCE_IP=127.0.0.3 timeout 60 $RUN $tool -p $p "$@" 127.0.0.2 2>&1
   wait $s
 }
-uroce_write_bw() { # Gbit/s, 64 KiB RC WRITE
-  uroce_pair ib_write_bw -x 0 -s 65536 -n 20000 -F --report_gbits |
-    awk '$1=="65536" {print $4}'
+uroce_write_gbps() { # $1 size
+  local sz=${1:-65536} n=20000
+  [ "$sz" -ge 1048576 ] && n=3000
+  uroce_pair ib_write_bw -x 0 -s "$sz" -n $n -F --report_gbits | awk -v s="$sz" '$1==s {print $4}'
 }
-uroce_send_lat() { # median (t_typical) usec, 8-byte SEND
-  uroce_pair ib_send_lat -x 0 -s 8 -n 20000 -F | awk '$1=="8" {print $5}'
-}
-uroce_write_lat() {
-  uroce_pair ib_write_lat -x 0 -s 8 -n 20000 -F | awk '$1=="8" {print $5}'
-}
+uroce_send_lat() { uroce_pair ib_send_lat -x 0 -s 8 -n 20000 -F | awk '$1=="8" {print $5}'; }
+uroce_write_lat() { uroce_pair ib_write_lat -x 0 -s 8 -n 20000 -F | awk '$1=="8" {print $5}'; }
 
 declare -A V
-measure() { # name function
-  local name=$1 fn=$2 vals=()
+measure() { # name fn args...
+  local name=$1 fn=$2 vals=() v; shift 2
   for ((i = 0; i < RUNS; i++)); do
-    v=$($fn | tail -n1)
+    v=$($fn "$@" | tail -n1)
     [ -n "$v" ] && vals+=("$v")
   done
   V[$name]=$(printf '%s\n' "${vals[@]}" | grep -E '^[0-9.]+$' | median)
   echo "  $name: ${vals[*]:-none} -> median ${V[$name]}" >&2
 }
 
-echo "measuring ($RUNS runs each; interleaved peers)..." >&2
-measure tcp_gbps iperf_tcp
-measure uroce_write_gbps uroce_write_bw
-measure udp_lat_us sockperf_udp
-measure uroce_send_lat_us uroce_send_lat
-measure uroce_write_lat_us uroce_write_lat
+echo "measuring ($RUNS runs each)..." >&2
+measure tcp iperf_tcp
+measure w1m uroce_write_gbps 1048576
+measure ucx64 ucx_put_gbps 65536
+measure fi64 fi_pp_gbps
+measure w64 uroce_write_gbps 65536
+measure udp_lat sockperf_udp
+measure ucx_lat ucx_tag_lat
+measure send_lat uroce_send_lat
+measure write_lat uroce_write_lat
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a+0 > 0 && b+0 > 0) printf "%.2f", a/b; else print "n/a" }'; }
 table=$(cat <<T
-| metric | uroce | peer | peer value | uroce/peer |
-|---|---|---|---|---|
-| RC WRITE 64 KiB bandwidth (Gbit/s) | ${V[uroce_write_gbps]} | iperf3 TCP 1 stream | ${V[tcp_gbps]} | $(ratio "${V[uroce_write_gbps]}" "${V[tcp_gbps]}") |
-| 8 B SEND latency, median (us) | ${V[uroce_send_lat_us]} | sockperf UDP ping-pong | ${V[udp_lat_us]} | $(ratio "${V[uroce_send_lat_us]}" "${V[udp_lat_us]}") |
-| 8 B WRITE latency, median (us) | ${V[uroce_write_lat_us]} | sockperf UDP ping-pong | ${V[udp_lat_us]} | $(ratio "${V[uroce_write_lat_us]}" "${V[udp_lat_us]}") |
+| metric | uroce | peer | peer value | uroce/peer | target |
+|---|---|---|---|---|---|
+| RC WRITE 1 MiB (Gbit/s) | ${V[w1m]} | iperf3 TCP, 1 stream | ${V[tcp]} | $(ratio "${V[w1m]}" "${V[tcp]}") | >= 1.0 |
+| RC WRITE 64 KiB (Gbit/s) | ${V[w64]} | UCX ucp_put_bw (tcp) | ${V[ucx64]} | $(ratio "${V[w64]}" "${V[ucx64]}") | >= 1.0 |
+| RC WRITE 64 KiB (Gbit/s) | ${V[w64]} | libfabric fi_pingpong tcp;ofi_rxm | ${V[fi64]} | $(ratio "${V[w64]}" "${V[fi64]}") | >= 1.0 |
+| 8 B ib_send_lat median (us) | ${V[send_lat]} | UCX tag_lat (tcp) | ${V[ucx_lat]} | $(ratio "${V[send_lat]}" "${V[ucx_lat]}") | <= 1.0 |
+| 8 B ib_send_lat median (us) | ${V[send_lat]} | sockperf UDP ping-pong | ${V[udp_lat]} | $(ratio "${V[send_lat]}" "${V[udp_lat]}") | <= 1.2 |
+| 8 B ib_write_lat median (us) | ${V[write_lat]} | UCX tag_lat (tcp) | ${V[ucx_lat]} | $(ratio "${V[write_lat]}" "${V[ucx_lat]}") | <= 1.0 |
+| 8 B ib_write_lat median (us) | ${V[write_lat]} | sockperf UDP ping-pong | ${V[udp_lat]} | $(ratio "${V[write_lat]}" "${V[udp_lat]}") | <= 1.2 |
 T
 )
 echo "$table"
+
+# ---- bandwidth against message size (one run each) -------------------------
+csv=bench/results/bw_vs_size.csv
+echo "size,uroce_write_gbps,ucx_put_gbps,iperf3_tcp_gbps" >"$csv"
+for sz in 4096 16384 65536 262144 1048576; do
+  u=$(uroce_write_gbps $sz | tail -n1); x=$(ucx_put_gbps $sz | tail -n1); t=$(iperf_tcp $sz | tail -n1)
+  echo "$sz,${u:-nan},${x:-nan},${t:-nan}" >>"$csv"
+done
+if command -v gnuplot >/dev/null; then
+  gnuplot <<G
+set terminal png size 900,540
+set output 'bench/results/bw_vs_size.png'
+set datafile separator ','
+set key top left
+set logscale x 2
+set xlabel 'message size (bytes)'
+set ylabel 'Gbit/s'
+set title 'Loopback bandwidth, $(date -u +%Y-%m-%d), $(nproc) cores'
+plot '$csv' every ::1 using 1:2 with linespoints title 'uroce RC WRITE (ib\_write\_bw)', \
+     '' every ::1 using 1:3 with linespoints title 'UCX ucp\_put\_bw (tcp)', \
+     '' every ::1 using 1:4 with linespoints title 'iperf3 TCP (write size)'
+G
+fi
 f=bench/results/$(date -u +%Y-%m-%d)-datapath.md
-{ echo "# Data path, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $RUNS runs, medians"; echo; echo "$table"; } >"$f"
+{ echo "# Data path, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $RUNS runs, medians"
+  echo; echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"; echo; echo "$table"
+  echo; echo "Bandwidth against size: bw_vs_size.csv / bw_vs_size.png"; } >"$f"
 echo "written $f" >&2

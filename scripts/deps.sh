@@ -8,7 +8,7 @@ PKGS=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
   libibverbs-dev librdmacm-dev ibverbs-utils perftest rdmacm-utils python3-pyverbs
   libpcap-dev zlib1g-dev libssl-dev libnetfilter-queue-dev
-  tshark iproute2 iptables iputils-ping ethtool iperf3 sockperf
+  tshark iproute2 iptables iputils-ping ethtool iperf3 sockperf gnuplot-nox ucx-utils libfabric-bin
 )
 missing=()
 for p in "${PKGS[@]}"; do
