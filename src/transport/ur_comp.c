@@ -207,13 +207,16 @@ static enum comp_state do_nak(struct ur_qp *qp, struct comp_ctx *cx)
 		comp_advance(qp, cx, cx->psn);
 	if (ur_aeth_kind(syn) == UR_AETH_RNR_NAK) {
 		qp->dev->cnt.rx_nak_rnr++;
+		qp->cnt.rx_nak_rnr++;
 		return COMP_RNR;
 	}
 	if (code == UR_NAK_PSN_SEQ_ERR) {
 		qp->dev->cnt.rx_nak_seq++;
+		qp->cnt.rx_nak_seq++;
 		return qp->priv->req.rnr_wait ? COMP_DONE : COMP_RETRY;
 	}
 	qp->dev->cnt.rx_nak_other++;
+	qp->cnt.rx_nak_other++;
 	cx->status = code < sizeof(nak_status) && nak_status[code]
 			     ? nak_status[code] : UR_WC_REM_OP_ERR;
 	return COMP_ERROR;

@@ -47,14 +47,16 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 		dev->cnt.rx_drop_pkey++;
 		return -EACCES;
 	}
-	if (pkt->mask & UR_OPF_CNP) {
-		dev->cnt.rx_cnp++; /* congestion control is not done here yet */
-		return -ENOMSG;
-	}
+	if (pkt->mask & UR_OPF_CNP)
+		dev->cnt.rx_cnp++; /* for the sender's QP (A17.9.3) */
 	qp = dev->ops->qp_lookup(dev->host, pkt->h.dqpn);
 	if (!qp) {
 		dev->cnt.rx_drop_no_qp++;
 		return -ENOENT;
+	}
+	if ((pkt->mask & UR_OPF_CNP) && qp->type != UR_QPT_UD) {
+		*qpp = qp;
+		return 0;
 	}
 	if (opcode_qp_type(pkt->h.opcode) != qp->type) {
 		dev->cnt.rx_drop_opcode++;
@@ -75,13 +77,26 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		qp->dev->cnt.rx_drop_bad_state++;
 		return;
 	}
-	if (pkt->mask & UR_OPF_REQ) {
+	qp->cnt.rx_packets++;
+	qp->cnt.rx_bytes += pkt->payload_len;
+	if (pkt->mask & UR_OPF_CNP) {
+		__ur_cc_rx_cnp(qp, now);
+	} else if (pkt->mask & UR_OPF_REQ) {
+		/* ECN CE (RFC 3168): this QP is the notification point. */
+		if (ri && (ri->path.tos & 3) == 3)
+			__ur_cc_rx_ce(qp, now);
 		if (qp->type == UR_QPT_UD)
 			__ur_ud_rx(qp, pkt, ri, now);
 		else
 			__ur_resp_rx(qp, pkt, ri, now);
 	} else if (pkt->mask & UR_OPF_ACK) {
+		uint32_t acked = qp->priv->comp.psn;
+		int32_t d;
+
 		__ur_comp_rx(qp, pkt, now);
+		d = ur_psn_diff(qp->priv->comp.psn, acked);
+		if (d > 0)
+			__ur_cc_acked(qp, (uint32_t)d * ur_qp_mtu(qp), now);
 	}
 	__ur_qp_update_deadline(qp);
 }

@@ -194,6 +194,7 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		goto err;
 	p->req.window = UR_DEFAULT_TX_WINDOW;
 	p->comp.rto_deadline = UINT64_MAX;
+	__ur_cc_qp_init(qp, 0);
 	return 0;
 err:
 	qp_free(p);
@@ -347,6 +348,8 @@ void __ur_qp_update_deadline(struct ur_qp *qp)
 
 	if (p->req.rnr_wait && p->req.rnr_deadline < d)
 		d = p->req.rnr_deadline;
+	if (p->cc.wait && p->cc.wait_until < d)
+		d = p->cc.wait_until; /* the pacer lets the next packet go */
 	qp->deadline = d;
 }
 
@@ -368,6 +371,7 @@ static void qp_reset(struct ur_qp *qp)
 		p->resp.n_atomics = n;
 	}
 	memset(&p->attr, 0, sizeof(p->attr));
+	__ur_cc_qp_reset(qp);
 	qp->deadline = UINT64_MAX;
 }
 
@@ -450,7 +454,7 @@ static void apply_attrs(struct ur_qp *qp, const struct ur_qp_attr *a,
 	if (mask & UR_QP_MAX_DEST_RD_ATOMIC)
 		q->max_dest_rd_atomic = a->max_dest_rd_atomic;
 	if (mask & UR_QP_RATE_LIMIT)
-		q->rate_limit = a->rate_limit;
+		ur_qp_set_rate_limit(qp, a->rate_limit, 0);
 }
 
 int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,

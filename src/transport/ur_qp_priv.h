@@ -113,6 +113,17 @@ struct ur_resp {
 	uint32_t n_atomics, atomic_next;
 };
 
+/* Congestion control and shaping of a QP (ur_cc.c). */
+struct ur_qp_cc {
+	struct ur_cc cc;
+	struct ur_pacer pace;     /* min(algorithm rate, limit_bps) */
+	uint64_t limit_bps, limit_burst; /* UR_QP_RATE_LIMIT */
+	uint64_t last_cnp;        /* notification point */
+	bool cnp_sent;
+	bool wait;                /* the pacer holds the requester ... */
+	uint64_t wait_until;      /* ... until then */
+};
+
 struct ur_qp_priv {
 	struct ur_qp_attr attr;
 	uint32_t sq_cap, rq_cap;  /* slots (caps.max_*_wr) */
@@ -127,6 +138,7 @@ struct ur_qp_priv {
 	struct ur_req req;
 	struct ur_comp comp;
 	struct ur_resp resp;
+	struct ur_qp_cc cc;
 };
 
 static inline struct ur_qp_priv *ur_priv(const struct ur_qp *qp)
@@ -199,7 +211,7 @@ static inline uint32_t ur_imm_net(uint32_t host_order)
 /* ur_xmit.c: build and send one packet. */
 struct ur_txhdr {
 	uint8_t opcode;
-	bool se, ackreq;
+	bool se, ackreq, becn;
 	uint32_t dqpn, psn;
 	struct ur_reth reth;
 	struct ur_atmeth atm;
@@ -271,6 +283,15 @@ int __ur_mw_bind(struct ur_qp *qp, uint32_t mw_key, uint32_t new_rkey,
 		 uint32_t lkey, uint64_t addr, uint64_t length,
 		 uint32_t access);
 int __ur_mw_invalidate(struct ur_qp *qp, uint32_t key);
+
+/* ur_cc.c */
+void __ur_cc_qp_init(struct ur_qp *qp, uint64_t now);
+void __ur_cc_qp_reset(struct ur_qp *qp);
+bool __ur_cc_may_send(struct ur_qp *qp, uint64_t now);
+void __ur_cc_sent(struct ur_qp *qp, uint32_t bytes, uint64_t now);
+void __ur_cc_acked(struct ur_qp *qp, uint32_t bytes, uint64_t now);
+void __ur_cc_rx_cnp(struct ur_qp *qp, uint64_t now);
+void __ur_cc_rx_ce(struct ur_qp *qp, uint64_t now);
 
 /* ur_ud.c */
 void __ur_ud_rx(struct ur_qp *qp, const struct ur_pkt *pkt,

@@ -267,7 +267,7 @@ static uint8_t pkt_opcode(const struct ur_qp *qp, const struct ur_wr_info *wi,
 
 /* Build and send packet @k of the WQE at @idx. -EAGAIN: no buffer. */
 static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
-		    uint32_t k)
+		    uint32_t k, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 	const struct ur_wr_info *wi = wr_lookup(wqe->opcode);
@@ -335,8 +335,10 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 	if (len)
 		__ur_sge_copy_out(ur_swqe_sge(qp, idx), wqe->num_sge, off,
 				  __ur_tx_payload(b, h.opcode), len);
-	if (ur_psn_diff(h.psn, p->req.psn_max) < 0)
+	if (ur_psn_diff(h.psn, p->req.psn_max) < 0) {
 		qp->dev->cnt.tx_retransmit++;
+		qp->cnt.tx_retransmit++;
+	}
 	/* A READ request stands for all its response PSNs. */
 	end = wqe->opcode == UR_WR_RDMA_READ
 		      ? ur_psn_add(wqe->first_psn, wqe->npkts)
@@ -344,6 +346,8 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 	if (ur_psn_diff(end, p->req.psn_max) > 0)
 		p->req.psn_max = end;
 	__ur_tx_send(qp, b, &h, len, path);
+	__ur_cc_sent(qp, (uint32_t)ur_pkt_hdr_len(h.opcode) + len + UR_ICRC_LEN,
+		     now);
 	return 0;
 }
 
@@ -378,6 +382,7 @@ void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_req *req = &p->req;
 
+	p->cc.wait = false;
 	if ((qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD) ||
 	    req->rnr_wait)
 		return;
@@ -433,7 +438,9 @@ void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 		}
 		if (!in_window(qp, ur_psn_add(wqe->first_psn, req->pkt)))
 			break;
-		if (send_pkt(qp, idx, wqe, req->pkt))
+		if (!__ur_cc_may_send(qp, now))
+			break; /* paced: qp->deadline says when */
+		if (send_pkt(qp, idx, wqe, req->pkt, now))
 			break;
 		if (wqe->opcode == UR_WR_RDMA_READ)
 			req->pkt = wqe->npkts; /* one request asks for all */

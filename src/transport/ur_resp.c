@@ -89,10 +89,12 @@ static enum resp_state check_psn(struct ur_qp *qp, struct resp_ctx *cx)
 	}
 	if (d > 0) {
 		qp->dev->cnt.rx_out_of_seq++;
+		qp->cnt.rx_out_of_seq++;
 		return r->nak_sent ? RESP_DONE : RESP_NAK_SEQ;
 	}
 	if (d < 0) {
 		qp->dev->cnt.rx_duplicate++;
+		qp->cnt.rx_duplicate++;
 		return RESP_DUPLICATE;
 	}
 	if (r->rd_active)

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ur_cc.h"
 #include "ur_wire.h"
 
 struct ur_dev;
@@ -286,6 +287,19 @@ struct ur_qp_attr {
 	uint32_t rate_limit;  /* kbps, 0 = unlimited */
 };
 
+/* Per-QP counters (the host publishes them, e.g. uroce-stat). */
+#define UR_QP_COUNTERS(X)                                                    \
+	X(tx_packets) X(tx_bytes) X(rx_packets) X(rx_bytes)                  \
+	X(tx_retransmit) X(rx_nak_seq) X(rx_nak_rnr) X(rx_nak_other)         \
+	X(rx_duplicate) X(rx_out_of_seq) X(tx_cnp) X(rx_cnp) X(rx_ecn_ce)    \
+	X(cc_cuts) X(tx_paced)
+
+struct ur_qp_counters {
+#define UR_X(n) uint64_t n;
+	UR_QP_COUNTERS(UR_X)
+#undef UR_X
+};
+
 /*
  * The transport's QP. The host embeds it in its own QP object. Internals
  * are private to src/transport (see ur_qp_priv.h); the host reads only the
@@ -307,6 +321,7 @@ struct ur_qp {
 			     * packet; ur_qp_create sets ur_rocev2_sport(qpn),
 			     * the host may override (ECMP entropy) */
 	uint64_t deadline;  /* next timer, UINT64_MAX = none */
+	struct ur_qp_counters cnt; /* written under the QP's lock */
 	/* private: everything else */
 	struct ur_qp_priv *priv;
 };
@@ -352,7 +367,8 @@ struct ur_rxinfo {
 	X(tx_retransmit) X(tx_timeouts) X(rx_nak_seq) X(rx_nak_rnr)          \
 	X(rx_nak_other) X(tx_nak_seq) X(tx_nak_rnr) X(tx_nak_other)          \
 	X(rx_unverified_icrc) X(rx_cnp) X(rx_drop_opcode)                    \
-	X(rx_drop_no_recv) X(cq_overflow)
+	X(rx_drop_no_recv) X(cq_overflow)                                    \
+	X(tx_cnp) X(rx_ecn_ce) X(cc_cuts) X(tx_paced)
 
 struct ur_counters {
 #define UR_X(n) uint64_t n;
@@ -365,6 +381,12 @@ struct ur_dev {
 	void *host;
 	struct ur_counters cnt;
 	uint32_t max_mtu;     /* active MTU, bytes */
+	/* Congestion control defaults for new QPs (ur_cc.h; all zero: the
+	 * defaults, DCQCN on) and the device-wide rate limit (bits/s, 0 =
+	 * none; burst bytes, 0 = default), a token bucket shared by all QPs. */
+	struct ur_cc_params cc;
+	uint64_t rate_bps, rate_burst;
+	_Atomic uint64_t rate_t;
 };
 
 /*
@@ -424,6 +446,18 @@ static inline uint16_t ur_rocev2_sport(uint32_t qpn)
 /* Send window of an RC QP in packets (PSNs), default 256; -EINVAL if 0
  * or >= 2^23. */
 int ur_qp_set_tx_window(struct ur_qp *qp, uint32_t pkts);
+
+/*
+ * Congestion control and shaping (ur_cc.c, docs/cc.md). A QP starts with
+ * its device's dev->cc; ur_qp_set_cc replaces them (-ERANGE/-EINVAL, see
+ * ur_cc_params_check). ur_qp_set_rate_limit: kbps (0 = none) and burst
+ * bytes (0 = default); UR_QP_RATE_LIMIT in ur_qp_modify does the same.
+ * ur_qp_cc_rate: the algorithm's current rate in bits/s, 0 = not limited.
+ */
+int ur_qp_set_cc(struct ur_qp *qp, const struct ur_cc_params *p, uint64_t now);
+void ur_qp_get_cc(const struct ur_qp *qp, struct ur_cc_params *p);
+int ur_qp_set_rate_limit(struct ur_qp *qp, uint32_t kbps, uint32_t burst);
+uint64_t ur_qp_cc_rate(const struct ur_qp *qp);
 
 /* Timeout code -> nanoseconds: 4.096 us * 2^t (IBTA 11.2.4.2); 0 = infinite. */
 uint64_t ur_timeout_ns(uint8_t code);

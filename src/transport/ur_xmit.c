@@ -40,6 +40,7 @@ void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 	uint32_t pad = pad_of(payload_len);
 	struct ur_bth bth = {
 		.opcode = h->opcode, .se = h->se, .ackreq = h->ackreq,
+		.becn = h->becn,
 		.pad = (uint8_t)pad, .pkey = UR_DEFAULT_PKEY,
 		.dqpn = h->dqpn, .psn = h->psn & UR_PSN_MASK,
 	};
@@ -69,8 +70,15 @@ void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 					   : ur_rocev2_sport(qp->qpn); /* ECMP entropy, A17.3 */
 	if (!b->path.dport)
 		b->path.dport = UR_ROCEV2_PORT;
+	/* Requests of RC/UC QPs under congestion control are ECN-capable,
+	 * ECT(0) (RFC 3168; DCQCN section 3). */
+	if ((info->mask & UR_OPF_REQ) && qp->type != UR_QPT_UD &&
+	    qp->priv->cc.cc.p.algo != UR_CC_NONE)
+		b->path.tos = (uint8_t)((b->path.tos & ~3u) | 2u);
 	qp->dev->cnt.tx_packets++;
 	qp->dev->cnt.tx_bytes += b->len;
+	qp->cnt.tx_packets++;
+	qp->cnt.tx_bytes += b->len;
 	qp->dev->ops->pkt_send(qp->dev->host, b);
 }
 

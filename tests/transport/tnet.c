@@ -140,6 +140,8 @@ static void op_send(void *host, struct ur_pktbuf *b)
 		free(b);
 		return;
 	}
+	if (f->ce && (b->path.tos & 3) && tnet_frand(net) < f->ce)
+		b->path.tos |= 3; /* ECN CE */
 	if (f->reorder && tnet_frand(net) < f->reorder)
 		extra = tnet_rand(net) % (f->jitter_ns + 1);
 	enqueue(net, dst, b, extra);

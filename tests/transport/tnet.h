@@ -44,6 +44,7 @@ struct tfault {
 	/* Drop every packet whose opcode is @drop_opcode (if set) once
 	 * @drop_count times. */
 	int drop_opcode, drop_count;
+	double ce; /* mark this fraction of ECN-capable packets CE (a switch) */
 };
 
 struct tnet {

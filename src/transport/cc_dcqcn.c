@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DCQCN reaction point (Zhu et al., "Congestion Control for Large-Scale
+ * RDMA Deployments", SIGCOMM 2015, section 3.1 and Figure 5), with the
+ * parameters of mlx5 firmware where the paper leaves them open
+ * (docs/cc.md cites each default).
+ *
+ *   CNP:          RT = RC; RC = RC (1 - alpha/2); alpha = (1-g) alpha + g;
+ *                 timer, byte counter and both stage counts restart.
+ *   alpha timer:  every K without a CNP, alpha = (1-g) alpha.
+ *   rate events:  every T (timer) and every B bytes sent (byte counter);
+ *                 while both stage counts are <= F: fast recovery;
+ *                 one above F: additive increase RT += R_AI;
+ *                 both above F: hyper increase RT += i R_HAI
+ *                 (i = min count - F); then RC = (RT + RC) / 2.
+ *
+ * The limiter starts inactive: a QP sends as fast as the path takes it
+ * until its first CNP, which cuts from the rate the path was delivering
+ * (ACKed bytes) rather than from an assumed line rate. When recovery brings
+ * RC above the most the path ever delivered, the limiter switches off again.
+ * Timers are evaluated lazily (on_timer catches up every expiry up to now in
+ * order), so a QP with nothing to send costs no wake-ups.
+ */
+#include <string.h>
+
+#include "ur_cc.h"
+
+#define MBIT 1e6
+#define DCQCN_FALLBACK_BPS 10e9 /* first CNP with nothing measured */
+#define DCQCN_MAX_BPS 1e12
+
+static void dq_init(struct ur_cc *cc, uint64_t now)
+{
+	struct ur_dcqcn *d = &cc->u.dcqcn;
+
+	(void)now;
+	memset(d, 0, sizeof(*d));
+	d->alpha = cc->p.initial_alpha / 1024.0;
+}
+
+static double min_rate(const struct ur_cc *cc)
+{
+	return cc->p.min_rate_mbps * MBIT;
+}
+
+/* One rate-increase event (timer or byte counter). */
+static void increase(struct ur_cc *cc)
+{
+	struct ur_dcqcn *d = &cc->u.dcqcn;
+	uint32_t f = cc->p.f;
+
+	if (d->t_stage > f && d->b_stage > f) {
+		uint32_t i = (d->t_stage < d->b_stage ? d->t_stage : d->b_stage) - f;
+
+		d->rt += i * (cc->p.hai_mbps * MBIT); /* hyper increase */
+	} else if (d->t_stage > f || d->b_stage > f) {
+		d->rt += cc->p.ai_mbps * MBIT; /* additive increase */
+	} /* else fast recovery: RT unchanged */
+	if (d->rt > DCQCN_MAX_BPS)
+		d->rt = DCQCN_MAX_BPS;
+	d->rc = (d->rt + d->rc) / 2;
+	/* Back above what the path delivered: the limiter is off. */
+	if ((d->line > 0 && d->rc >= d->line) || d->rc >= DCQCN_MAX_BPS)
+		d->active = false;
+}
+
+static uint64_t dq_timer(struct ur_cc *cc, uint64_t now)
+{
+	struct ur_dcqcn *d = &cc->u.dcqcn;
+	uint64_t k = (uint64_t)cc->p.alpha_timer_us * 1000;
+	uint64_t t = (uint64_t)cc->p.rate_timer_us * 1000;
+	double g = 1.0 / cc->p.g_recip;
+
+	for (unsigned int n = 0; d->active && n < 1000000; n++) {
+		if (d->alpha_next <= d->rate_next && d->alpha_next <= now) {
+			d->alpha *= 1 - g;
+			if (d->alpha < 1e-9)
+				d->alpha = 0;
+			d->alpha_next += k;
+		} else if (d->rate_next <= now) {
+			d->t_stage++;
+			d->rate_next += t;
+			increase(cc);
+		} else {
+			break;
+		}
+	}
+	if (!d->active)
+		return UINT64_MAX;
+	return d->alpha_next < d->rate_next ? d->alpha_next : d->rate_next;
+}
+
+static void line_update(struct ur_dcqcn *d, double bps)
+{
+	if (bps > d->line)
+		d->line = bps;
+}
+
+static void dq_sent(struct ur_cc *cc, uint32_t bytes, uint64_t now)
+{
+	struct ur_dcqcn *d = &cc->u.dcqcn;
+
+	__ur_rate_est_add(&d->sent, bytes, now);
+	if (!d->acked.bps)
+		line_update(d, d->sent.bps); /* no ACKs (UC): what left */
+	if (!d->active)
+		return;
+	d->bytes += bytes;
+	while (d->active && d->bytes >= cc->p.byte_counter) {
+		d->bytes -= cc->p.byte_counter;
+		d->b_stage++;
+		increase(cc);
+	}
+}
+
+static void dq_ack(struct ur_cc *cc, uint32_t bytes, uint64_t now)
+{
+	struct ur_dcqcn *d = &cc->u.dcqcn;
+
+	__ur_rate_est_add(&d->acked, bytes, now);
+	line_update(d, d->acked.bps);
+}
+
+static void dq_cnp(struct ur_cc *cc, uint64_t now)
+{
+	struct ur_dcqcn *d = &cc->u.dcqcn;
+	double g = 1.0 / cc->p.g_recip, rc, floor;
+
+	dq_timer(cc, now);
+	if (!d->active) {
+		/* Start from what the path delivered, not an assumed rate. */
+		if (cc->p.first_cnp_mbps)
+			rc = cc->p.first_cnp_mbps * MBIT;
+		else if (d->acked.bps)
+			rc = d->acked.bps;
+		else if (d->sent.bps)
+			rc = d->sent.bps;
+		else
+			rc = d->line ? d->line : DCQCN_FALLBACK_BPS;
+		d->rc = rc;
+		d->active = true;
+	}
+	d->rt = d->rc;
+	rc = d->rc * (1 - d->alpha / 2);
+	floor = d->rc * (cc->p.min_dec_pct / 100.0);
+	if (rc < floor)
+		rc = floor;
+	if (rc < min_rate(cc))
+		rc = min_rate(cc);
+	d->rc = rc;
+	d->alpha = (1 - g) * d->alpha + g;
+	d->t_stage = d->b_stage = 0;
+	d->bytes = 0;
+	d->alpha_next = now + (uint64_t)cc->p.alpha_timer_us * 1000;
+	d->rate_next = now + (uint64_t)cc->p.rate_timer_us * 1000;
+	cc->cuts++;
+}
+
+static uint64_t dq_rate(const struct ur_cc *cc)
+{
+	const struct ur_dcqcn *d = &cc->u.dcqcn;
+
+	return d->active ? (uint64_t)d->rc : 0;
+}
+
+const struct ur_cc_ops ur_cc_dcqcn_ops = {
+	.name = "dcqcn",
+	.init = dq_init,
+	.on_sent = dq_sent,
+	.on_ack = dq_ack,
+	.on_cnp = dq_cnp,
+	.on_timer = dq_timer,
+	.rate = dq_rate,
+};

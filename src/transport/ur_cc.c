@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Congestion control and shaping glue (docs/cc.md): the parameter table,
+ * the per-QP reaction point (an algorithm from ur_cc_ops + a token-bucket
+ * pacer that also enforces the QP's and the device's rate limits), and the
+ * notification point, which answers an ECN CE-marked request with a CNP
+ * (IBTA Annex A17.9) at most once per cnp_interval_us per QP.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "ur_qp_priv.h"
+
+const struct ur_cc_param_info ur_cc_param_table[] = {
+#define UR_CC_X(env, f, def, lo, hi, src)                                    \
+	{ #env, #f, offsetof(struct ur_cc_params, f), def, lo, hi, src },
+	UR_CC_PARAMS(UR_CC_X)
+#undef UR_CC_X
+};
+const unsigned int ur_cc_param_count =
+	sizeof(ur_cc_param_table) / sizeof(ur_cc_param_table[0]);
+
+void ur_cc_params_default(struct ur_cc_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->algo = UR_CC_DCQCN;
+	for (unsigned int i = 0; i < ur_cc_param_count; i++)
+		*(uint32_t *)((char *)p + ur_cc_param_table[i].off) =
+			ur_cc_param_table[i].def;
+}
+
+int ur_cc_params_check(const struct ur_cc_params *p,
+		       const struct ur_cc_param_info **bad)
+{
+	if (bad)
+		*bad = NULL;
+	if (p->algo != UR_CC_NONE && p->algo != UR_CC_DCQCN)
+		return -EINVAL;
+	for (unsigned int i = 0; i < ur_cc_param_count; i++) {
+		const struct ur_cc_param_info *r = &ur_cc_param_table[i];
+		uint32_t v = *(const uint32_t *)((const char *)p + r->off);
+
+		if (v < r->min || v > r->max) {
+			if (bad)
+				*bad = r;
+			return -ERANGE;
+		}
+	}
+	return 0;
+}
+
+const struct ur_cc_ops *ur_cc_ops_of(uint32_t algo)
+{
+	return algo == UR_CC_DCQCN ? &ur_cc_dcqcn_ops : &ur_cc_none_ops;
+}
+
+void ur_cc_init(struct ur_cc *cc, const struct ur_cc_params *p, uint64_t now)
+{
+	memset(cc, 0, sizeof(*cc));
+	cc->p = *p;
+	cc->ops = ur_cc_ops_of(p->algo);
+	cc->ops->init(cc, now);
+}
+
+/* ---- rate estimator ------------------------------------------------------- */
+#define UR_EST_WINDOW_NS 1000000ull  /* one sample per >= 1 ms */
+#define UR_EST_IDLE_NS 50000000ull   /* a longer gap restarts the window */
+
+void __ur_rate_est_add(struct ur_rate_est *e, uint32_t bytes, uint64_t now)
+{
+	if (!e->start || now - e->start > UR_EST_IDLE_NS) {
+		/* These bytes left (or were delivered) before the window. */
+		e->start = now;
+		e->bytes = 0;
+		return;
+	}
+	e->bytes += bytes;
+	if (now - e->start >= UR_EST_WINDOW_NS) {
+		double s = (double)e->bytes * 8e9 / (double)(now - e->start);
+
+		e->bps = e->bps ? (e->bps + s) / 2 : s;
+		e->start = now;
+		e->bytes = 0;
+	}
+}
+
+/* ---- token bucket --------------------------------------------------------- */
+static uint64_t bytes_ns(uint64_t bytes, uint64_t bps)
+{
+	return (uint64_t)((double)bytes * 8e9 / (double)bps);
+}
+
+bool ur_pacer_ok(const struct ur_pacer *pc, uint64_t now, uint64_t *when)
+{
+	if (!pc->bps || pc->t <= now)
+		return true;
+	*when = pc->t;
+	return false;
+}
+
+void ur_pacer_sent(struct ur_pacer *pc, uint32_t bytes, uint64_t now)
+{
+	uint64_t b = bytes_ns(pc->burst, pc->bps);
+
+	if (!pc->bps)
+		return;
+	if (pc->t + b < now)
+		pc->t = now - b; /* a full bucket holds `burst` bytes */
+	pc->t += bytes_ns(bytes, pc->bps);
+}
+
+/* Default burst: 200 us at the rate, at least two 4 KiB packets. */
+static uint64_t default_burst(uint64_t bps)
+{
+	uint64_t b = (uint64_t)((double)bps * 200e-6 / 8);
+
+	return b < 8192 ? 8192 : b;
+}
+
+/* ---- per QP ---------------------------------------------------------------- */
+static void qcc_state_init(struct ur_qp *qp, const struct ur_cc_params *p,
+			   uint64_t now)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+
+	ur_cc_init(&c->cc, p, now);
+	memset(&c->pace, 0, sizeof(c->pace));
+	c->wait = false;
+	c->cnp_sent = false;
+}
+
+void __ur_cc_qp_init(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_cc_params p = qp->dev->cc;
+
+	/* A host that configured nothing gets the defaults (DCQCN on). */
+	if (!p.g_recip || ur_cc_params_check(&p, NULL))
+		ur_cc_params_default(&p);
+	qcc_state_init(qp, &p, now);
+	qp->priv->cc.limit_bps = 0;
+	qp->priv->cc.limit_burst = 0;
+}
+
+void __ur_cc_qp_reset(struct ur_qp *qp)
+{
+	struct ur_cc_params p = qp->priv->cc.cc.p;
+
+	qcc_state_init(qp, &p, 0);
+	qp->priv->cc.limit_bps = 0;
+	qp->priv->cc.limit_burst = 0;
+}
+
+int ur_qp_set_cc(struct ur_qp *qp, const struct ur_cc_params *p, uint64_t now)
+{
+	int rc = ur_cc_params_check(p, NULL);
+
+	if (rc)
+		return rc;
+	qcc_state_init(qp, p, now);
+	return 0;
+}
+
+void ur_qp_get_cc(const struct ur_qp *qp, struct ur_cc_params *p)
+{
+	*p = qp->priv->cc.cc.p;
+}
+
+int ur_qp_set_rate_limit(struct ur_qp *qp, uint32_t kbps, uint32_t burst)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+
+	c->limit_bps = (uint64_t)kbps * 1000;
+	c->limit_burst = burst;
+	c->pace.bps = 0; /* recomputed at the next send */
+	qp->priv->attr.rate_limit = kbps;
+	return 0;
+}
+
+uint64_t ur_qp_cc_rate(const struct ur_qp *qp)
+{
+	const struct ur_cc *cc = &qp->priv->cc.cc;
+
+	return cc->ops->rate(cc);
+}
+
+/* The pacer's rate: the lower of the algorithm's and the QP's limit. */
+static void pace_update(struct ur_qp *qp)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+	uint64_t bps = c->cc.ops->rate(&c->cc), burst;
+
+	if (c->limit_bps && (!bps || c->limit_bps < bps))
+		bps = c->limit_bps;
+	if (bps == c->pace.bps)
+		return;
+	burst = c->limit_burst && bps == c->limit_bps ? c->limit_burst
+						      : default_burst(bps);
+	if (burst < 2 * ur_qp_mtu(qp))
+		burst = 2 * ur_qp_mtu(qp);
+	c->pace.bps = bps;
+	c->pace.burst = burst;
+}
+
+bool __ur_cc_may_send(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+	struct ur_dev *dev = qp->dev;
+	uint64_t when = 0;
+	bool ok;
+
+	c->cc.ops->on_timer(&c->cc, now);
+	pace_update(qp);
+	ok = ur_pacer_ok(&c->pace, now, &when);
+	if (dev->rate_bps) {
+		uint64_t t = atomic_load_explicit(&dev->rate_t,
+						  memory_order_relaxed);
+
+		if (t > now) {
+			ok = false;
+			if (t > when)
+				when = t;
+		}
+	}
+	if (!ok) {
+		c->wait = true;
+		c->wait_until = when;
+		dev->cnt.tx_paced++;
+		qp->cnt.tx_paced++;
+	}
+	return ok;
+}
+
+void __ur_cc_sent(struct ur_qp *qp, uint32_t bytes, uint64_t now)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+	struct ur_dev *dev = qp->dev;
+
+	c->cc.ops->on_sent(&c->cc, bytes, now);
+	ur_pacer_sent(&c->pace, bytes, now);
+	if (dev->rate_bps) {
+		uint64_t b = bytes_ns(dev->rate_burst ? dev->rate_burst
+						      : default_burst(dev->rate_bps),
+				      dev->rate_bps);
+		uint64_t t = atomic_load(&dev->rate_t), n;
+
+		do {
+			n = t + b < now ? now - b : t;
+			n += bytes_ns(bytes, dev->rate_bps);
+		} while (!atomic_compare_exchange_weak(&dev->rate_t, &t, n));
+	}
+}
+
+void __ur_cc_acked(struct ur_qp *qp, uint32_t bytes, uint64_t now)
+{
+	struct ur_cc *cc = &qp->priv->cc.cc;
+
+	cc->ops->on_ack(cc, bytes, now);
+}
+
+/* Reaction point: a CNP for this QP (A17.9.3). */
+void __ur_cc_rx_cnp(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_cc *cc = &qp->priv->cc.cc;
+	uint64_t before = cc->cuts;
+
+	qp->cnt.rx_cnp++;
+	cc->ops->on_cnp(cc, now);
+	if (cc->cuts != before) {
+		qp->dev->cnt.cc_cuts++;
+		qp->cnt.cc_cuts++;
+	}
+}
+
+/* Notification point: a request arrived with CE (A17.9.2). The CNP goes to
+ * the sender's QP, at most once per interval per QP. */
+void __ur_cc_rx_ce(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+	uint64_t gap = (uint64_t)c->cc.p.cnp_interval_us * 1000;
+	struct ur_txhdr h = {
+		.opcode = UR_OP_CNP,
+		.becn = true,
+		.dqpn = qp->priv->attr.dest_qp_num,
+	};
+	struct ur_pktbuf *b;
+
+	qp->dev->cnt.rx_ecn_ce++;
+	qp->cnt.rx_ecn_ce++;
+	if (qp->type == UR_QPT_UD)
+		return;
+	if (c->cnp_sent && now - c->last_cnp < gap)
+		return;
+	b = __ur_tx_alloc(qp, h.opcode, UR_CNP_PAYLOAD_LEN);
+	if (!b)
+		return;
+	memset(__ur_tx_payload(b, h.opcode), 0, UR_CNP_PAYLOAD_LEN);
+	c->last_cnp = now;
+	c->cnp_sent = true;
+	qp->dev->cnt.tx_cnp++;
+	qp->cnt.tx_cnp++;
+	__ur_tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
+}

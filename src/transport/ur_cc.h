@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Congestion control: the reaction point's algorithm is a const ops table
+ * (one algorithm per file, as picoquic's newreno.c / cubic.c): cc_none.c,
+ * cc_dcqcn.c. Pure like the rest of the transport: events and `now` in, a
+ * rate out. The glue (per-QP state, the token-bucket pacer, the
+ * notification point that sends CNPs) is ur_cc.c; docs/cc.md.
+ *
+ * A rate of 0 means "not limited": with no ECN marks an algorithm never
+ * throttles, so a QP sends at whatever the path takes.
+ */
+#ifndef UR_CC_H
+#define UR_CC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum ur_cc_algo { UR_CC_NONE = 0, UR_CC_DCQCN = 1 };
+
+/*
+ * Parameters: X(ENV_SUFFIX, field, default, min, max, source). Every one is
+ * settable per device (env UROCE_DCQCN_<ENV_SUFFIX>) and per QP
+ * (uroce_qp_set_cc). Sources are explained in docs/cc.md.
+ */
+#define UR_CC_PARAMS(X)                                                      \
+	X(G_RECIP, g_recip, 256, 1, 65536, "paper: g = 1/256")               \
+	X(ALPHA_TIMER_US, alpha_timer_us, 55, 1, 131071, "paper: K = 55 us") \
+	X(RATE_TIMER_US, rate_timer_us, 300, 1, 10000000,                    \
+	  "mlx5 rpg_time_reset = 300 us")                                    \
+	X(BYTE_COUNTER, byte_counter, 10485760, 1024, 1073741824,            \
+	  "paper: B = 10 MB")                                                \
+	X(F, f, 5, 1, 64, "paper: F = 5 fast recovery stages")               \
+	X(AI_MBPS, ai_mbps, 5, 1, 100000, "mlx5 rpg_ai_rate = 5 Mb/s")       \
+	X(HAI_MBPS, hai_mbps, 50, 1, 100000, "mlx5 rpg_hai_rate = 50 Mb/s")  \
+	X(MIN_RATE_MBPS, min_rate_mbps, 1, 1, 100000,                        \
+	  "mlx5 rpg_min_rate = 1 Mb/s")                                      \
+	X(MIN_DEC_PCT, min_dec_pct, 50, 0, 100,                              \
+	  "mlx5 rpg_min_dec_fac = 50 %")                                     \
+	X(INITIAL_ALPHA, initial_alpha, 1024, 0, 1024,                       \
+	  "paper: alpha = 1 (x/1024); mlx5 initial_alpha_value 1023")        \
+	X(CNP_INTERVAL_US, cnp_interval_us, 50, 0, 1000000,                  \
+	  "paper: N = 50 us between CNPs of a QP")                           \
+	X(FIRST_CNP_MBPS, first_cnp_mbps, 0, 0, 1000000,                     \
+	  "mlx5 rate_to_set_on_first_cnp = 0 (measured rate)")
+
+struct ur_cc_params {
+	uint32_t algo; /* enum ur_cc_algo */
+#define UR_CC_X(env, f, def, lo, hi, src) uint32_t f;
+	UR_CC_PARAMS(UR_CC_X)
+#undef UR_CC_X
+};
+
+/* One row per parameter: name, where it lives, range, default, source. */
+struct ur_cc_param_info {
+	const char *env;     /* suffix of UROCE_DCQCN_ */
+	const char *field;
+	size_t off;          /* offsetof(struct ur_cc_params, field) */
+	uint32_t def, min, max;
+	const char *source;
+};
+extern const struct ur_cc_param_info ur_cc_param_table[];
+extern const unsigned int ur_cc_param_count;
+/* Defaults (DCQCN on). */
+void ur_cc_params_default(struct ur_cc_params *p);
+/* 0, or -ERANGE with the offending row in *bad (-EINVAL: unknown algo). */
+int ur_cc_params_check(const struct ur_cc_params *p,
+		       const struct ur_cc_param_info **bad);
+
+/* A windowed rate estimator (bits per second). */
+struct ur_rate_est {
+	uint64_t start, bytes;
+	double bps;
+};
+
+/* DCQCN reaction point state (cc_dcqcn.c). Rates in bits per second. */
+struct ur_dcqcn {
+	bool active;        /* the limiter is engaged (after a CNP) */
+	double rc, rt;      /* current and target rate */
+	double alpha;
+	double line;        /* the most the path delivered (0: unknown) */
+	uint64_t alpha_next, rate_next; /* timer deadlines while active */
+	uint32_t t_stage, b_stage;      /* timer / byte counter events since the cut */
+	uint64_t bytes;     /* toward the byte counter */
+	struct ur_rate_est sent, acked;
+};
+
+struct ur_cc {
+	const struct ur_cc_ops *ops;
+	struct ur_cc_params p;
+	uint64_t cuts;      /* rate decreases */
+	union {
+		struct ur_dcqcn dcqcn;
+	} u;
+};
+
+struct ur_cc_ops {
+	const char *name;
+	void (*init)(struct ur_cc *cc, uint64_t now);
+	void (*on_sent)(struct ur_cc *cc, uint32_t bytes, uint64_t now);
+	void (*on_ack)(struct ur_cc *cc, uint32_t bytes, uint64_t now);
+	void (*on_cnp)(struct ur_cc *cc, uint64_t now);
+	/* Run the timers that expired by @now; returns the next deadline
+	 * (UINT64_MAX: none). */
+	uint64_t (*on_timer)(struct ur_cc *cc, uint64_t now);
+	/* Allowed rate in bits/s, 0 = unlimited. */
+	uint64_t (*rate)(const struct ur_cc *cc);
+};
+
+extern const struct ur_cc_ops ur_cc_none_ops;
+extern const struct ur_cc_ops ur_cc_dcqcn_ops;
+const struct ur_cc_ops *ur_cc_ops_of(uint32_t algo);
+/* Set up @cc with @p (already checked) and its algorithm's ops. */
+void ur_cc_init(struct ur_cc *cc, const struct ur_cc_params *p, uint64_t now);
+
+/* Rate estimator helper (ur_cc.c). */
+void __ur_rate_est_add(struct ur_rate_est *e, uint32_t bytes, uint64_t now);
+
+/*
+ * Token bucket: at most @burst bytes at once, then @bps. `t` is when the
+ * bucket is empty; a packet may leave while t <= now.
+ */
+struct ur_pacer {
+	uint64_t bps;       /* 0 = unlimited */
+	uint64_t burst;     /* bytes */
+	uint64_t t;
+};
+bool ur_pacer_ok(const struct ur_pacer *pc, uint64_t now, uint64_t *when);
+void ur_pacer_sent(struct ur_pacer *pc, uint32_t bytes, uint64_t now);
+
+#endif

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DCQCN and shaping on virtual time: the reaction point's state machine
+ * against the paper's equations (Zhu et al., SIGCOMM 2015, section 3.1),
+ * parameter ranges, the token bucket, and the notification point and
+ * pacing through a connected pair on the in-memory network (tnet).
+ */
+#include <errno.h>
+#include <math.h>
+
+#include "tfix.h"
+#include "ur_cc.h"
+#include "ur_test.h"
+
+#define US 1000ull
+#define MS 1000000ull
+#define MBIT 1e6
+
+static void near(double got, double want, double tol, const char *what)
+{
+	if (fabs(got - want) > tol * (fabs(want) > 1 ? fabs(want) : 1))
+		UR_FAIL("%s: got %.6g want %.6g", what, got, want);
+}
+
+/* A DCQCN instance that has seen the path deliver @bps for 10 ms. */
+static void warm(struct ur_cc *cc, const struct ur_cc_params *p, double bps,
+		 uint64_t *now)
+{
+	uint32_t pkt = 1024;
+	uint64_t gap = (uint64_t)(pkt * 8e9 / bps);
+
+	ur_cc_init(cc, p, *now);
+	for (int i = 0; i < (int)(10 * MS / gap); i++) {
+		*now += gap;
+		cc->ops->on_sent(cc, pkt, *now);
+		cc->ops->on_ack(cc, pkt, *now);
+		cc->ops->on_timer(cc, *now);
+	}
+}
+
+static void test_params(void)
+{
+	struct ur_cc_params p;
+	const struct ur_cc_param_info *bad;
+
+	ur_cc_params_default(&p);
+	ASSERT_EQ(p.algo, UR_CC_DCQCN);
+	ASSERT_EQ(p.g_recip, 256);
+	ASSERT_EQ(p.alpha_timer_us, 55);
+	ASSERT_EQ(p.rate_timer_us, 300);
+	ASSERT_EQ(p.byte_counter, 10485760);
+	ASSERT_EQ(p.f, 5);
+	ASSERT_EQ(p.cnp_interval_us, 50);
+	ASSERT_EQ(ur_cc_params_check(&p, &bad), 0);
+	for (unsigned int i = 0; i < ur_cc_param_count; i++) {
+		const struct ur_cc_param_info *r = &ur_cc_param_table[i];
+		struct ur_cc_params q = p;
+		uint32_t *v = (uint32_t *)((char *)&q + r->off);
+
+		if (r->max == UINT32_MAX && r->min == 0)
+			continue;
+		*v = r->max + 1;
+		if (r->max != UINT32_MAX) {
+			ASSERT_EQ(ur_cc_params_check(&q, &bad), -ERANGE);
+			ASSERT_STR_EQ(bad->env, r->env);
+		}
+		if (r->min > 0) {
+			*v = r->min - 1;
+			ASSERT_EQ(ur_cc_params_check(&q, &bad), -ERANGE);
+			ASSERT_STR_EQ(bad->env, r->env);
+		}
+		*v = r->min;
+		ASSERT_EQ(ur_cc_params_check(&q, &bad), 0);
+	}
+	p.algo = 9;
+	ASSERT_EQ(ur_cc_params_check(&p, &bad), -EINVAL);
+}
+
+/* Without marks the limiter never engages: the rate is the path's. */
+static void test_no_marks_no_limit(void)
+{
+	struct ur_cc cc;
+	struct ur_cc_params p;
+	uint64_t now = 1 * MS;
+
+	ur_cc_params_default(&p);
+	warm(&cc, &p, 10e9, &now);
+	ASSERT_EQ(cc.ops->rate(&cc), 0);
+	ASSERT_EQ(cc.cuts, 0);
+	ur_cc_init(&cc, &(struct ur_cc_params){ .algo = UR_CC_NONE }, 0);
+	cc.ops->on_cnp(&cc, 5);
+	ASSERT_EQ(cc.ops->rate(&cc), 0);
+}
+
+/* CNP: RT = RC, RC = RC (1 - a/2), a = (1-g) a + g; the first cut starts
+ * from the measured rate. */
+static void test_cut(void)
+{
+	struct ur_cc cc;
+	struct ur_cc_params p;
+	struct ur_dcqcn *d = &cc.u.dcqcn;
+	uint64_t now = 1 * MS;
+	double g = 1.0 / 256, rc, a;
+
+	ur_cc_params_default(&p);
+	p.initial_alpha = 512; /* 0.5: so the cut is not just a halving */
+	warm(&cc, &p, 400 * MBIT, &now);
+	near(d->acked.bps, 400 * MBIT, 0.02, "measured");
+	rc = d->acked.bps;
+	a = 0.5;
+	cc.ops->on_cnp(&cc, now);
+	near(d->rt, rc, 1e-12, "RT = RC");
+	near(d->rc, rc * (1 - a / 2), 1e-12, "RC cut");
+	a = (1 - g) * a + g;
+	near(d->alpha, a, 1e-12, "alpha up");
+	ASSERT_EQ(cc.ops->rate(&cc), (uint64_t)d->rc);
+	/* A second CNP within K: the same equations from the new state. */
+	rc = d->rc;
+	now += 10 * US;
+	cc.ops->on_cnp(&cc, now);
+	near(d->rt, rc, 1e-12, "RT = RC (2)");
+	near(d->rc, rc * (1 - a / 2), 1e-12, "RC cut (2)");
+	near(d->alpha, (1 - g) * a + g, 1e-12, "alpha up (2)");
+	ASSERT_EQ(cc.cuts, 2);
+}
+
+/* Every K without a CNP: a = (1-g) a. */
+static void test_alpha_timer(void)
+{
+	struct ur_cc cc;
+	struct ur_cc_params p;
+	struct ur_dcqcn *d = &cc.u.dcqcn;
+	uint64_t now = 1 * MS, t0;
+	double a;
+
+	ur_cc_params_default(&p);
+	p.rate_timer_us = 1000000; /* keep rate events out of the way */
+	warm(&cc, &p, 400 * MBIT, &now);
+	cc.ops->on_cnp(&cc, now);
+	t0 = now;
+	a = d->alpha;
+	for (int n = 1; n <= 40; n++) {
+		cc.ops->on_timer(&cc, t0 + n * 55 * US - 1);
+		near(d->alpha, a * pow(1 - 1.0 / 256, n - 1), 1e-12, "before K");
+		cc.ops->on_timer(&cc, t0 + n * 55 * US);
+		near(d->alpha, a * pow(1 - 1.0 / 256, n), 1e-12, "after K");
+	}
+	/* Lazy catch-up: 100 periods at once. */
+	cc.ops->on_timer(&cc, t0 + 140 * 55 * US);
+	near(d->alpha, a * pow(1 - 1.0 / 256, 140), 1e-12, "catch-up");
+}
+
+/* Timer events: F fast-recovery stages, then additive increase. */
+static void test_recovery(void)
+{
+	struct ur_cc cc;
+	struct ur_cc_params p;
+	struct ur_dcqcn *d = &cc.u.dcqcn;
+	uint64_t now = 1 * MS, t0;
+	double rt, rc;
+
+	ur_cc_params_default(&p);
+	warm(&cc, &p, 400 * MBIT, &now);
+	d->line = 10e9; /* the path could take more: the limiter stays on */
+	cc.ops->on_cnp(&cc, now);
+	t0 = now;
+	rt = d->rt;
+	rc = d->rc;
+	for (int k = 1; k <= 5; k++) {
+		cc.ops->on_timer(&cc, t0 + k * 300 * US);
+		rc = (rt + rc) / 2;
+		near(d->rt, rt, 1e-12, "FR keeps RT");
+		near(d->rc, rc, 1e-9, "FR halves the gap");
+		ASSERT_EQ(d->t_stage, k);
+	}
+	for (int k = 6; k <= 9; k++) {
+		cc.ops->on_timer(&cc, t0 + k * 300 * US);
+		rt += 5 * MBIT;
+		rc = (rt + rc) / 2;
+		near(d->rt, rt, 1e-9, "AI: RT += R_AI");
+		near(d->rc, rc, 1e-9, "AI: RC = (RT+RC)/2");
+	}
+}
+
+/* Both counters past F: hyper increase RT += i R_HAI. */
+static void test_hyper(void)
+{
+	struct ur_cc cc;
+	struct ur_cc_params p;
+	struct ur_dcqcn *d = &cc.u.dcqcn;
+	uint64_t now = 1 * MS, t0;
+	double rt, rc;
+
+	ur_cc_params_default(&p);
+	p.byte_counter = 65536;
+	p.alpha_timer_us = 131071;
+	warm(&cc, &p, 400 * MBIT, &now);
+	d->line = 10e9;
+	cc.ops->on_cnp(&cc, now);
+	t0 = now;
+	/* Six byte-counter events right away (b_stage 1..6, t_stage 0). */
+	for (int k = 1; k <= 6; k++)
+		cc.ops->on_sent(&cc, 65536, t0);
+	ASSERT_EQ(d->b_stage, 6);
+	rt = d->rt;
+	rc = d->rc;
+	/* Timer events 1..5: b_stage > F alone: additive. */
+	for (int k = 1; k <= 5; k++) {
+		cc.ops->on_timer(&cc, t0 + k * 300 * US);
+		rt += 5 * MBIT;
+		rc = (rt + rc) / 2;
+		near(d->rt, rt, 1e-9, "AI while t_stage <= F");
+	}
+	/* Timer event 6: both > F, i = min(6, 6) - 5 = 1. */
+	cc.ops->on_timer(&cc, t0 + 6 * 300 * US);
+	rt += 1 * 50 * MBIT;
+	rc = (rt + rc) / 2;
+	near(d->rt, rt, 1e-9, "HAI i=1");
+	near(d->rc, rc, 1e-9, "HAI rc");
+	/* One more byte event: b_stage 7, t_stage 6: i = 1 again. */
+	cc.ops->on_sent(&cc, 65536, t0 + 6 * 300 * US + 1);
+	rt += 1 * 50 * MBIT;
+	near(d->rt, rt, 1e-9, "HAI i=1 (bytes)");
+	cc.ops->on_timer(&cc, t0 + 7 * 300 * US);
+	rt += 2 * 50 * MBIT; /* min(7, 7) - 5 = 2 */
+	near(d->rt, rt, 1e-9, "HAI i=2");
+}
+
+/* Recovery ends where the path's capacity is: the limiter switches off. */
+static void test_switch_off(void)
+{
+	struct ur_cc cc;
+	struct ur_cc_params p;
+	uint64_t now = 1 * MS, t;
+
+	ur_cc_params_default(&p);
+	warm(&cc, &p, 400 * MBIT, &now);
+	cc.ops->on_cnp(&cc, now);
+	ASSERT_GT(cc.ops->rate(&cc), 0);
+	for (t = now; cc.ops->rate(&cc) && t < now + 10000 * MS; t += 300 * US) {
+		cc.ops->on_timer(&cc, t);
+		if (cc.ops->rate(&cc))
+			ASSERT_LT(cc.ops->rate(&cc), 405 * MBIT);
+	}
+	ASSERT_EQ(cc.ops->rate(&cc), 0);
+	ASSERT_LT(t - now, 5000 * MS);
+}
+
+/* Bounds: a cut never goes below min_dec_pct of the rate nor min_rate. */
+static void test_clamps(void)
+{
+	struct ur_cc cc;
+	struct ur_cc_params p;
+	uint64_t now = 1 * MS;
+	double before;
+
+	ur_cc_params_default(&p);
+	p.min_dec_pct = 80;
+	p.min_rate_mbps = 10;
+	warm(&cc, &p, 400 * MBIT, &now);
+	cc.ops->on_cnp(&cc, now);
+	near(cc.u.dcqcn.rc, cc.u.dcqcn.rt * 0.8, 1e-12, "min_dec_pct");
+	for (int i = 0; i < 200; i++) {
+		before = cc.u.dcqcn.rc;
+		cc.ops->on_cnp(&cc, now += 1 * US);
+		ASSERT(cc.u.dcqcn.rc >= before * 0.8 - 1);
+	}
+	near(cc.u.dcqcn.rc, 10 * MBIT, 1e-12, "min_rate");
+	/* first_cnp_mbps replaces the measured rate. */
+	p.first_cnp_mbps = 100;
+	p.min_dec_pct = 50;
+	ur_cc_init(&cc, &p, 0);
+	cc.ops->on_cnp(&cc, 1);
+	near(cc.u.dcqcn.rt, 100 * MBIT, 1e-12, "first CNP rate");
+	near(cc.u.dcqcn.rc, 50 * MBIT, 1e-12, "first CNP cut");
+}
+
+/* Token bucket: long-run rate exact, at most `burst` bytes at once. */
+static void test_pacer(void)
+{
+	struct ur_pacer pc = { .bps = 100000000, .burst = 8192 };
+	uint64_t now = 10 * MS, end = now + 100 * MS, when, sent = 0;
+	int first = 0;
+
+	/* Idle bucket: burst + one packet leave at once. */
+	while (ur_pacer_ok(&pc, now, &when)) {
+		ur_pacer_sent(&pc, 1000, now);
+		first += 1000;
+	}
+	ASSERT_GE(first, 8192);
+	ASSERT_LE(first, 8192 + 1000);
+	sent = (uint64_t)first;
+	while (now < end) {
+		if (ur_pacer_ok(&pc, now, &when)) {
+			ur_pacer_sent(&pc, 1000, now);
+			sent += 1000;
+		} else {
+			ASSERT_GT(when, now);
+			now = when + 7 * US; /* a late timer */
+		}
+	}
+	/* 100 Mbit/s for 100 ms = 1.25 MB, plus the initial burst. */
+	near((double)sent, 1250000 + 8192, 0.01, "paced bytes");
+}
+
+/* ---- through the transport -------------------------------------------- */
+static uint64_t pump(struct tfix *f, uint64_t dur, uint32_t len)
+{
+	uint64_t end = f->net.now + dur, bytes = 0;
+	struct ur_cqe e[16];
+	int inflight = 0, n;
+
+	while (f->net.now < end) {
+		while (inflight < 8) {
+			ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_WRITE, 1, 0, len,
+					    (uintptr_t)f->b.buf, f->b.mr->rkey,
+					    UR_SEND_SIGNALED), 0);
+			inflight++;
+		}
+		tnet_run_until(&f->net, f->net.now + 20 * US);
+		while ((n = ur_cq_poll(&f->a.scq, e, 16)) > 0) {
+			for (int i = 0; i < n; i++)
+				ASSERT_EQ(e[i].status, UR_WC_SUCCESS);
+			inflight -= n;
+			bytes += (uint64_t)n * len;
+		}
+	}
+	return bytes;
+}
+
+/* Every request CE-marked: the receiver answers with CNPs, at most one per
+ * 50 us, the sender's QP cuts its rate and paces. */
+static void test_np_rp(void)
+{
+	struct tfix f;
+	uint64_t t0;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	f.net.f.delay_ns = 5 * US;
+	pump(&f, 2 * MS, 65536); /* unmarked: no CNP, no limit */
+	ASSERT_EQ(f.b.qp->cnt.tx_cnp, 0);
+	ASSERT_EQ(ur_qp_cc_rate(f.a.qp), 0);
+	f.net.f.ce = 1.0;
+	t0 = f.net.now;
+	pump(&f, 5 * MS, 65536);
+	ASSERT_GT(f.b.qp->cnt.rx_ecn_ce, 0);
+	ASSERT_GT(f.b.qp->cnt.tx_cnp, 10);
+	ASSERT_LE(f.b.qp->cnt.tx_cnp, (f.net.now - t0) / (50 * US) + 1);
+	ASSERT_EQ(f.b.node->dev.cnt.tx_cnp, f.b.qp->cnt.tx_cnp);
+	ASSERT_EQ(f.a.qp->cnt.rx_cnp, f.b.qp->cnt.tx_cnp);
+	ASSERT_EQ(f.a.node->dev.cnt.rx_cnp, f.a.qp->cnt.rx_cnp);
+	ASSERT_GT(f.a.qp->cnt.cc_cuts, 0);
+	ASSERT_GT(ur_qp_cc_rate(f.a.qp), 0);
+	ASSERT_GT(f.a.qp->cnt.tx_paced, 0);
+	tfix_fini(&f);
+}
+
+/* UROCE_CC=none: requests are not ECN-capable, so nothing is marked. */
+static void test_none_not_ect(void)
+{
+	struct tfix f;
+	struct ur_cc_params p = { .algo = UR_CC_NONE };
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	ur_cc_params_default(&p);
+	p.algo = UR_CC_NONE;
+	ASSERT_EQ(ur_qp_set_cc(f.a.qp, &p, 0), 0);
+	f.net.f.ce = 1.0;
+	pump(&f, 2 * MS, 65536);
+	ASSERT_EQ(f.b.qp->cnt.rx_ecn_ce, 0);
+	ASSERT_EQ(f.b.qp->cnt.tx_cnp, 0);
+	p.rate_timer_us = 0;
+	ASSERT_EQ(ur_qp_set_cc(f.a.qp, &p, 0), -ERANGE);
+	tfix_fini(&f);
+}
+
+/* IBV_QP_RATE_LIMIT: the requester is paced to the limit (virtual time). */
+static void test_rate_limit(void)
+{
+	static const uint32_t mbps[] = { 100, 1000, 5000 };
+
+	for (unsigned int i = 0; i < 3; i++) {
+		struct tfix f;
+		struct ur_qp_attr a = { .rate_limit = mbps[i] * 1000 };
+		uint64_t bytes, dur = 50 * MS;
+		double got;
+
+		tfix_init(&f, UR_QPT_RC, NULL);
+		f.net.f.delay_ns = 2 * US;
+		ASSERT_EQ(ur_qp_modify(f.a.qp, &a, UR_QP_RATE_LIMIT, 0), 0);
+		pump(&f, 1 * MS, 8192); /* fill the pipe */
+		bytes = pump(&f, dur, 8192);
+		got = (double)bytes * 8e9 / (double)dur;
+		/* Payload rate: limit less the headers (BTH/RETH/ICRC). */
+		near(got, mbps[i] * MBIT * 1024 / 1044, 0.05, "rate limit");
+		tfix_fini(&f);
+	}
+}
+
+static const struct ur_test_case tests[] = {
+	{ "params", test_params },
+	{ "no_marks_no_limit", test_no_marks_no_limit },
+	{ "cut", test_cut },
+	{ "alpha_timer", test_alpha_timer },
+	{ "recovery", test_recovery },
+	{ "hyper", test_hyper },
+	{ "switch_off", test_switch_off },
+	{ "clamps", test_clamps },
+	{ "pacer", test_pacer },
+	{ "np_rp", test_np_rp },
+	{ "none_not_ect", test_none_not_ect },
+	{ "rate_limit", test_rate_limit },
+	{ NULL, NULL },
+};
+
+UR_TEST_MAIN(tests)
