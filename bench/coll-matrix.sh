@@ -3,6 +3,8 @@
 # The full correctness matrix vs Open MPI (long: minutes; ctest label
 # "long" with -DUROCE_LONG_TESTS=ON, or by hand):
 #   bench/coll-matrix.sh [BINDIR TESTDIR]
+# Env: COLL_NPS (rank counts, default 1..8), COLL_ALGO_NPS (default "3 5 8";
+# empty skips the forced-algorithm pass), COLL_SEED.
 # Every op x type x redop, counts 0, 1, 3, 17, 1023, 65537, 262147, plus
 # 64 MiB allreduce/allgather/alltoall/reduce-scatter/broadcast; ranks 1..8;
 # then every algorithm forced at 3, 5 and 8 ranks on the smaller cases.
@@ -39,7 +41,8 @@ done >>"$small"
 	echo "alltoallv int64 sum 1048576 0"
 } >"$cases"
 fail=0
-sh "$here/../tests/coll/coll_vs_mpi.sh" "$bin" "$tests" "$cases" "1 2 3 4 5 6 7 8" 900 || fail=1
-COLL_ALGOS="ring rabenseifner recursive_doubling tree" \
-	sh "$here/../tests/coll/coll_vs_mpi.sh" "$bin" "$tests" "$small" "3 5 8" 900 || fail=1
+sh "$here/../tests/coll/coll_vs_mpi.sh" "$bin" "$tests" "$cases" "${COLL_NPS-1 2 3 4 5 6 7 8}" 900 || fail=1
+[ -z "${COLL_ALGO_NPS-3 5 8}" ] ||
+	COLL_ALGOS="ring rabenseifner recursive_doubling tree" \
+	sh "$here/../tests/coll/coll_vs_mpi.sh" "$bin" "$tests" "$small" "${COLL_ALGO_NPS-3 5 8}" 900 || fail=1
 exit $fail
