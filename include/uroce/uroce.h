@@ -38,8 +38,10 @@ typedef int (*uroce_gsi_rx_fn)(void *arg, const uint8_t *mad, size_t len,
 			       const struct sockaddr *src, bool from_sibling);
 int uroce_gsi_attach(struct ibv_context *context, uroce_gsi_rx_fn fn,
 		     void *arg);
+/* @slot: the sibling process the MAD is for when @dst is the context's own
+ * address (0: unknown). */
 int uroce_gsi_send(struct ibv_context *context, const struct sockaddr *dst,
-		   const void *mad, size_t len);
+		   uint8_t slot, const void *mad, size_t len);
 /* The context's slot on its address (1..255), or -1 with errno. */
 int uroce_context_slot(struct ibv_context *context);
 

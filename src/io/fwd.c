@@ -225,3 +225,29 @@ void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
 		}
 	}
 }
+
+/*
+ * Deliver one packet to a sibling over a connection of its own, from any
+ * thread (the cached connections belong to the receive path): used for QP1
+ * MADs to a process on our own address (see gsi.c).
+ */
+int __ur_fwd_once(const struct ur_engine *e, uint8_t slot, const uint8_t *buf,
+		  size_t len, const struct ur_rxinfo *ri)
+{
+	struct iovec iov[2] = {
+		{ .iov_base = (void *)ri, .iov_len = sizeof(*ri) },
+		{ .iov_base = (void *)buf, .iov_len = len },
+	};
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+	struct sockaddr_un un;
+	socklen_t ulen = slot_name(e, slot, &un);
+	int fd = seqpacket(), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&un, ulen) ||
+	    sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}

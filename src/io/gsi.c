@@ -64,13 +64,17 @@ void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 /**
  * ur_engine_gsi_send() - send one MAD from QP1 to QP1 of @dst.
  * @dst: the peer's address (dst, v6); source, ports and IP fields are ours
+ * @slot: the sibling the MAD is for when @dst is our own address (0: unknown)
  *
  * As Linux rxe: UDP source port ur_rocev2_sport(1), AckReq set, a PSN
- * counting the MADs this engine sent, TTL 64, DF.
+ * counting the MADs this engine sent, TTL 64, DF. To a sibling on our own
+ * address the MAD goes straight to its unix socket: every MAD between
+ * processes of one address has the same UDP 4-tuple, so the kernel queues
+ * them all at one process, and one that exits drops what it had queued.
  * Return: 0 or a negative errno (the MAD is lost; the CM retries).
  */
 int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
-		       const void *mad, size_t len)
+		       uint8_t slot, const void *mad, size_t len)
 {
 	uint8_t buf[UR_BTH_LEN + UR_DETH_LEN + UR_MAD_LEN + UR_ICRC_LEN];
 	struct ur_pkt pkt = {
@@ -112,6 +116,13 @@ int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
 	path.ip_frag = 0x4000;
 	ur_icrc_store(buf + n - UR_ICRC_LEN,
 		      ur_icrc(&path, buf, (size_t)n - UR_ICRC_LEN));
+	if (slot && slot != e->slot &&
+	    !memcmp(path.dst, path.src, path.v6 ? 16 : 4)) {
+		struct ur_rxinfo ri = { .path = path, .icrc_checked = true };
+
+		if (!__ur_fwd_once(e, slot, buf, (size_t)n, &ri))
+			goto sent;
+	}
 	if (path.v6) {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 
@@ -129,6 +140,7 @@ int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
 	}
 	if (sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&ss, slen) < 0)
 		return -errno;
+sent:
 	e->dev.cnt.tx_packets++;
 	e->dev.cnt.tx_bytes += (uint64_t)n;
 	return 0;

@@ -85,7 +85,7 @@ typedef int (*ur_gsi_rx_fn)(void *arg, const uint8_t *mad, size_t len,
 			    const struct ur_rxinfo *ri, bool from_sibling);
 void ur_engine_set_gsi_handler(struct ur_engine *e, ur_gsi_rx_fn fn, void *arg);
 int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
-		       const void *mad, size_t len);
+		       uint8_t slot, const void *mad, size_t len);
 /* This process's slot on the address (1..255). */
 uint8_t ur_engine_slot(const struct ur_engine *e);
 

@@ -114,6 +114,8 @@ int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 int __ur_fwd_drain(struct ur_engine *e, uint64_t now);
 void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
 		  const struct ur_rxinfo *ri);
+int __ur_fwd_once(const struct ur_engine *e, uint8_t slot, const uint8_t *buf,
+		  size_t len, const struct ur_rxinfo *ri);
 /* gsi.c */
 void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 		 struct ur_rxinfo *ri, bool from_sibling);

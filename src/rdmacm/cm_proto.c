@@ -49,8 +49,13 @@ uint32_t __cm_alloc_local_id(const struct cm_dev *dev)
 static int send_mad(struct cm_dev *dev, const struct sockaddr_storage *peer,
 		    const uint8_t *mad)
 {
-	int ret = uroce_gsi_send(dev->verbs, (const struct sockaddr *)peer, mad,
-				 UR_MAD_LEN);
+	uint16_t attr = __cm_mad_attr(mad);
+	/* The owner of the comm ID we answer (for a peer on our address). */
+	uint8_t slot = __cm_has(attr, CMF_REMOTE_COMM_ID)
+			       ? (uint8_t)(__cm_get(mad, CMF_REMOTE_COMM_ID) >> 16)
+			       : 0;
+	int ret = uroce_gsi_send(dev->verbs, (const struct sockaddr *)peer,
+				 slot, mad, UR_MAD_LEN);
 
 	cm.tx_mads++;
 	return -ret;
@@ -516,10 +521,11 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 		    ? find_listener(dev, ps, port, (struct sockaddr *)&local)
 		    : NULL;
 	if (!l) {
-		if (from_sibling)
-			return UR_GSI_CONSUMED; /* another sibling serves it */
+		/* Someone else on the address listens: they get it (a MAD
+		 * from a sibling was sent to all of them). Nobody does: every
+		 * CM that sees it answers, duplicate REJs are harmless. */
 		if (__cm_port_has_listener(ps, (struct sockaddr *)&local, port))
-			return UR_GSI_BROADCAST;
+			return from_sibling ? UR_GSI_CONSUMED : UR_GSI_BROADCAST;
 		if (sidr) {
 			struct cm_id tmp = { .dev = dev, .peer = *src,
 					     .tid = __cm_mad_tid(mad),
@@ -588,6 +594,9 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 	 * resources and vice versa (rdma_cm's CONNECT_REQUEST convention). */
 	c->resp_res = (uint8_t)__cm_get(mad, CMF_INIT_DEPTH);
 	c->init_depth = (uint8_t)__cm_get(mad, CMF_RESP_RES);
+	/* Chosen now: a user who moves the QP itself (rdma_init_qp_attr)
+	 * does so before rdma_accept() sends the REP. */
+	c->sq_psn = rand32() & 0xffffff;
 	c->state = CMS_REQ_RCVD;
 	conn_event(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, mad, CMA_HDR_LEN, 0);
 	return UR_GSI_CONSUMED;

@@ -774,7 +774,6 @@ CM_EXPORT int rdma_accept(struct rdma_cm_id *id,
 		c->rnr_retry = conn_param->rnr_retry_count;
 	c->local_qpn = c->id.qp ? c->id.qp->qp_num
 				: (conn_param ? conn_param->qp_num : 0);
-	c->sq_psn = (uint32_t)__cm_alloc_local_id(c->dev) & 0xffffff;
 	ret = __cm_modify_qp(c, IBV_QPS_RTR);
 	if (!ret)
 		ret = __cm_modify_qp(c, IBV_QPS_RTS);

@@ -79,8 +79,8 @@ URV_EXPORT int uroce_gsi_attach(struct ibv_context *context,
 }
 
 URV_EXPORT int uroce_gsi_send(struct ibv_context *context,
-			      const struct sockaddr *dst, const void *mad,
-			      size_t len)
+			      const struct sockaddr *dst, uint8_t slot,
+			      const void *mad, size_t len)
 {
 	struct ur_ipudp p = { 0 };
 
@@ -94,7 +94,8 @@ URV_EXPORT int uroce_gsi_send(struct ibv_context *context,
 	} else {
 		return EAFNOSUPPORT;
 	}
-	return -ur_engine_gsi_send(to_uctx(context)->eng, &p, mad, len);
+	return -ur_engine_gsi_send(to_uctx(context)->eng, &p, slot, mad,
+				   len);
 }
 
 URV_EXPORT int uroce_context_slot(struct ibv_context *context)
