@@ -165,6 +165,7 @@ static int drain_all(struct ur_engine *e, uint64_t now)
 
 	pthread_mutex_lock(&e->rx_lock);
 	n = __ur_udp_drain(e, e->rx_fd, now);
+	__ur_fwd_accept(e); /* new siblings: only the engine thread looks */
 	n += __ur_fwd_drain(e, now);
 	pthread_mutex_unlock(&e->rx_lock);
 	return n;
@@ -520,8 +521,9 @@ void ur_engine_poll(struct ur_engine *e)
 		atomic_store(&e->last_poll, now);
 	if (pthread_mutex_trylock(&e->rx_lock))
 		return;
-	__ur_udp_drain(e, e->rx_fd, ur_now());
-	__ur_fwd_drain(e, ur_now());
+	__ur_udp_drain(e, e->rx_fd, now);
+	if (e->fwd_nin) /* a system call per poll only when siblings exist */
+		__ur_fwd_drain(e, now);
 	pthread_mutex_unlock(&e->rx_lock);
 	__ur_tx_flush();
 }

@@ -137,7 +137,7 @@ int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 	return -EHOSTUNREACH;
 }
 
-static void accept_new(struct ur_engine *e)
+void __ur_fwd_accept(struct ur_engine *e)
 {
 	for (;;) {
 		int fd = accept4(e->fwd_fd, NULL, NULL,
@@ -160,7 +160,6 @@ int __ur_fwd_drain(struct ur_engine *e, uint64_t now)
 {
 	int n = 0;
 
-	accept_new(e);
 	for (int i = 0; i < e->fwd_nin; i++) {
 		for (;;) {
 			struct ur_rxinfo ri;

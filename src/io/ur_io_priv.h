@@ -13,9 +13,9 @@
 #define UR_IO_RX_BATCH 16
 #define UR_IO_RX_BUF 65536  /* a UDP GRO run of datagrams */
 #define UR_IO_TX_BATCH 64
-#define UR_IO_SLOT_SHIFT 16
+#define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 /* An application that polled within this window drains the socket itself. */
-#define UR_IO_APP_POLL_NS 100000ull   /* QPN = slot << 16 | random 16 bits */
+#define UR_IO_APP_POLL_NS 100000ull
 
 /* A tiny chained hash from a 32-bit key to a pointer. */
 struct ur_map_node {
@@ -112,6 +112,7 @@ void __ur_fwd_close(struct ur_engine *e);
 int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 		size_t len, const struct ur_rxinfo *ri);
 int __ur_fwd_drain(struct ur_engine *e, uint64_t now);
+void __ur_fwd_accept(struct ur_engine *e);
 void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
 		  const struct ur_rxinfo *ri);
 int __ur_fwd_once(const struct ur_engine *e, uint8_t slot, const uint8_t *buf,
