@@ -18,6 +18,9 @@
 
 #include "ur_io_priv.h"
 
+/* Set while this thread drains the socket from ur_engine_poll. */
+static __thread bool tls_polling;
+
 uint64_t ur_now(void)
 {
 	struct timespec ts;
@@ -127,10 +130,13 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		ur_engine_qp_lock(qp);
 		ur_qp_rx(qp, &pkt, ri, now);
 		ur_engine_qp_unlock(qp);
-		/* Send the ACK while the QP table is held: a completion the
-		 * application already sees must not be followed by an
-		 * ibv_destroy_qp that closes the port before its ACK left. */
-		__ur_tx_flush();
+		/* The engine thread sends the ACK while the QP table is held:
+		 * a completion the application already sees must not be
+		 * followed by an ibv_destroy_qp that closes the port before
+		 * the ACK left. A polling thread defers it (ur_engine_poll);
+		 * ur_engine_qp_del flushes what it deferred. */
+		if (!tls_polling)
+			__ur_tx_flush();
 	}
 	pthread_rwlock_unlock(&e->qp_lock);
 }
@@ -159,11 +165,24 @@ uint64_t __ur_engine_run_timers(struct ur_engine *e, uint64_t now)
 	return next;
 }
 
+/* Send what polling threads deferred; rx_lock held. */
+static void flush_poll_tx(struct ur_engine *e)
+{
+	struct tx_batch *prev;
+
+	if (!__ur_tx_pending(e->poll_tx))
+		return;
+	prev = __ur_tx_switch(e->poll_tx);
+	__ur_tx_flush();
+	__ur_tx_switch(prev);
+}
+
 static int drain_all(struct ur_engine *e, uint64_t now)
 {
 	int n;
 
 	pthread_mutex_lock(&e->rx_lock);
+	flush_poll_tx(e);
 	n = __ur_udp_drain(e, e->rx_fd, now);
 	__ur_fwd_accept(e); /* new siblings: only the engine thread looks */
 	n += __ur_fwd_drain(e, now);
@@ -193,8 +212,8 @@ static void *engine_main(void *arg)
 		__ur_tx_flush();
 		if (got)
 			continue;
-		if (app_polls && next > polled + UR_IO_APP_POLL_NS)
-			next = polled + UR_IO_APP_POLL_NS; /* look again then */
+		if (app_polls && next > now + UR_IO_APP_RECHECK_NS)
+			next = now + UR_IO_APP_RECHECK_NS; /* look again then */
 		epfd = app_polls ? e->ep_timer_fd : e->ep_fd;
 		atomic_store(&e->sleep_until, next);
 		now = ur_now();
@@ -265,7 +284,8 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 		goto err;
 	e->rxbuf = calloc(UR_IO_RX_BATCH, sizeof(*e->rxbuf));
 	e->icrc = __ur_icrc_learn_new(__ur_icrc_policy_env());
-	if (!e->rxbuf || !e->icrc)
+	e->poll_tx = __ur_tx_batch_new();
+	if (!e->rxbuf || !e->icrc || !e->poll_tx)
 		goto err;
 	ret = e->fwd_fd = __ur_fwd_open(e);
 	if (ret < 0)
@@ -328,6 +348,10 @@ void ur_engine_close(struct ur_engine *e)
 		pthread_join(e->thread, NULL);
 	}
 	dump_counters(e);
+	if (e->poll_tx) {
+		flush_poll_tx(e);
+		free(e->poll_tx);
+	}
 	__ur_tx_flush();
 	for (uint32_t i = 0; e->sports.b && i < e->sports.nb; i++)
 		for (struct ur_map_node *n = e->sports.b[i]; n; n = n->next) {
@@ -460,6 +484,10 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
 
+	/* ACKs a polling thread deferred may use the QP's port. */
+	pthread_mutex_lock(&e->rx_lock);
+	flush_poll_tx(e);
+	pthread_mutex_unlock(&e->rx_lock);
 	/* The write lock waits out any receive or timer using the QP. */
 	pthread_rwlock_wrlock(&e->qp_lock);
 	if (__ur_map_get(&e->qps, qp->qpn) == qp)
@@ -504,6 +532,11 @@ void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
 	ur_qp_progress(qp, ur_now());
 	ur_engine_qp_unlock(qp);
 	__ur_tx_flush();
+	/* Then the ACKs deferred by the last poll: after our request. */
+	if (__ur_tx_pending(e->poll_tx) && !pthread_mutex_trylock(&e->rx_lock)) {
+		flush_poll_tx(e);
+		pthread_mutex_unlock(&e->rx_lock);
+	}
 	/* Wake the engine if this QP now needs it earlier than planned. */
 	sleep = atomic_load(&e->sleep_until);
 	if (sleep && qp->deadline < sleep)
@@ -513,6 +546,7 @@ void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
 void ur_engine_poll(struct ur_engine *e)
 {
 	uint64_t now = ur_now(), prev = atomic_exchange(&e->prev_poll, now);
+	struct tx_batch *prev_tx;
 
 	/* Two empty polls within 10 us: a thread is spinning on its CQ. An
 	 * event-driven program polls once and then blocks, and must not keep
@@ -521,11 +555,18 @@ void ur_engine_poll(struct ur_engine *e)
 		atomic_store(&e->last_poll, now);
 	if (pthread_mutex_trylock(&e->rx_lock))
 		return;
+	/* ACKs made here wait in the engine's poll batch until the caller
+	 * has its completion: they leave with its next post or poll, or
+	 * from the engine thread, not on the latency path. */
+	flush_poll_tx(e);
+	prev_tx = __ur_tx_switch(e->poll_tx);
+	tls_polling = true;
 	__ur_udp_drain(e, e->rx_fd, now);
 	if (e->fwd_nin) /* a system call per poll only when siblings exist */
 		__ur_fwd_drain(e, now);
+	tls_polling = false;
+	__ur_tx_switch(prev_tx);
 	pthread_mutex_unlock(&e->rx_lock);
-	__ur_tx_flush();
 }
 
 /* ---- memory keys ---------------------------------------------------------- */

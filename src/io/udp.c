@@ -222,6 +222,30 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 	}
 }
 
+/*
+ * The batch this thread fills. A polling application thread fills the
+ * engine's poll batch instead (ur_engine_poll), so that the ACKs it
+ * generates leave after its completion has been returned, not before.
+ */
+struct tx_batch *__ur_tx_batch_new(void)
+{
+	pthread_once(&gso_once, gso_env);
+	return calloc(1, sizeof(struct tx_batch));
+}
+
+bool __ur_tx_pending(const struct tx_batch *b)
+{
+	return b && b->used;
+}
+
+struct tx_batch *__ur_tx_switch(struct tx_batch *b)
+{
+	struct tx_batch *old = tls_tx;
+
+	tls_tx = b;
+	return old;
+}
+
 void __ur_tx_flush(void)
 {
 	struct tx_batch *b = tls_tx;
@@ -298,8 +322,7 @@ struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len)
 		return NULL;
 	if (!b) {
 		pthread_once(&tx_once, tx_key_init);
-		pthread_once(&gso_once, gso_env);
-		b = calloc(1, sizeof(*b));
+		b = __ur_tx_batch_new();
 		if (!b)
 			return NULL;
 		tls_tx = b;

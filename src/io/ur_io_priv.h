@@ -16,6 +16,9 @@
 #define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 /* An application that polled within this window drains the socket itself. */
 #define UR_IO_APP_POLL_NS 100000ull
+/* How often the engine looks whether the application still spins: each
+ * look is a wake-up that takes a core from a spinning program. */
+#define UR_IO_APP_RECHECK_NS 1000000ull
 
 /* A tiny chained hash from a 32-bit key to a pointer. */
 struct ur_map_node {
@@ -69,6 +72,7 @@ struct ur_engine {
 	atomic_uint_fast64_t sleep_until; /* engine thread's wake-up time */
 
 	pthread_mutex_t rx_lock;   /* one thread drains the sockets at a time */
+	struct tx_batch *poll_tx;  /* ACKs made by polling threads (rx_lock) */
 	pthread_rwlock_t qp_lock;  /* qps + sports */
 	struct ur_map qps;         /* qpn -> struct ur_qp */
 	struct ur_map sports;      /* sport -> struct ur_sport_sock */
@@ -104,6 +108,10 @@ int __ur_udp_open_rx(struct ur_engine *e);
 int __ur_udp_open_tx(const struct ur_engine *e, uint16_t sport);
 int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now);
 void __ur_tx_flush(void);
+struct tx_batch;
+struct tx_batch *__ur_tx_batch_new(void);
+struct tx_batch *__ur_tx_switch(struct tx_batch *b);
+bool __ur_tx_pending(const struct tx_batch *b);
 struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len);
 void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb);
 /* fwd.c */
