@@ -58,7 +58,7 @@ void __urv_evq_push(struct urv_evq *q, struct urv_event *e)
 int __urv_evq_pop(struct urv_evq *q, struct urv_event **out)
 {
 	uint64_t v;
-	struct urv_event *e;
+	struct urv_event *e = NULL;
 
 	for (;;) {
 		if (read(q->fd, &v, sizeof(v)) != sizeof(v))
@@ -109,7 +109,7 @@ int __urv_evq_drop(struct urv_evq *q, bool (*match)(struct urv_event *, void *),
 static void urv_cq_event(void *host, struct ur_cq *ucq)
 {
 	struct urv_cq *cq = ucq->owner;
-	struct urv_event *e;
+	struct urv_event *e = NULL;
 
 	if (!cq || !cq->cq.channel)
 		return;
@@ -181,7 +181,7 @@ URV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 URV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel,
 				struct ibv_cq **cq, void **cq_context)
 {
-	struct urv_event *e;
+	struct urv_event *e = NULL;
 	struct urv_cq *ucq;
 	int ret;
 
@@ -211,7 +211,7 @@ URV_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 URV_EXPORT int ibv_get_async_event(struct ibv_context *context,
 				   struct ibv_async_event *event)
 {
-	struct urv_event *e;
+	struct urv_event *e = NULL;
 	int ret;
 
 	if (!__urv_is_our_context(context))
