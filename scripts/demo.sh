@@ -1,12 +1,29 @@
 #!/usr/bin/env bash
 # The main job: installs dependencies, builds, decodes the golden rxe
-# captures with uroce-decode, then runs unmodified ibv_rc_pingpong between two
-# processes on two loopback addresses through uroce-run.
+# captures with uroce-decode, then runs unmodified RDMA programs on uroce
+# over loopback: ibv_rc_pingpong, perftest ib_write_bw, rping over rdma_cm,
+# and an allreduce across 4 ranks with the collectives library.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh release
 shared=${UROCE_SHARED_DIR:-../shared}
+run=build/bin/uroce-run
+slog=$(mktemp)
+trap 'rm -f "$slog"' EXIT
+pair() { # PORT server_cmd... -- client_cmd...: server on 127.0.0.2, client on .3
+  local port=$1 srv=() cli=(); shift
+  while [ "$1" != -- ]; do srv+=("$1"); shift; done; shift
+  cli=("$@")
+  UROCE_IP=127.0.0.2 timeout 60 $run "${srv[@]}" >"$slog" 2>&1 &
+  local s=$!
+  # Wait until the server listens on its TCP port (perftest, pingpong).
+  if [ "$port" = 0 ]; then sleep 1; else
+    for _ in $(seq 50); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.1; done
+  fi
+  UROCE_IP=127.0.0.3 timeout 60 $run "${cli[@]}"
+  wait $s || { echo "server failed:"; cat "$slog"; return 1; }
+}
 
 echo "== uroce-decode: golden Linux rxe captures =="
 for f in "$shared"/wire/rxe/*.pcap; do
@@ -14,9 +31,18 @@ for f in "$shared"/wire/rxe/*.pcap; do
 done
 
 echo
-echo "== ibv_rc_pingpong (Debian ibverbs-utils) on uroce, 127.0.0.2 <-> 127.0.0.3 =="
-UROCE_IP=127.0.0.2 build/bin/uroce-run ibv_rc_pingpong -g 0 -n 1000 -s 4096 &
-srv=$!
-sleep 0.5
-UROCE_IP=127.0.0.3 build/bin/uroce-run ibv_rc_pingpong -g 0 -n 1000 -s 4096 127.0.0.2
-wait $srv
+echo "== ibv_rc_pingpong (Debian ibverbs-utils), 127.0.0.2 <-> 127.0.0.3 =="
+pair 18610 ibv_rc_pingpong -g 0 -p 18610 -n 1000 -s 4096 -- ibv_rc_pingpong -g 0 -p 18610 -n 1000 -s 4096 127.0.0.2
+
+echo
+echo "== ib_write_bw (Debian perftest), 64 KiB RDMA WRITE =="
+pair 18611 ib_write_bw -x 0 -p 18611 -s 65536 -n 5000 -F --report_gbits -- \
+     ib_write_bw -x 0 -p 18611 -s 65536 -n 5000 -F --report_gbits 127.0.0.2
+
+echo
+echo "== rping (Debian rdmacm-utils) over uroce's librdmacm =="
+pair 0 rping -s -a 127.0.0.2 -C 10 -- rping -c -a 127.0.0.2 -C 10 -v
+
+echo
+echo "== allreduce over 4 ranks (liburoce_coll, checked with -c) =="
+timeout 120 build/bin/uroce-launch -n 4 build/bin/uroce-coll-perf -b 4K -e 16M -f 8 -o allreduce -d float32 -c 1
