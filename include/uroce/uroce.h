@@ -27,6 +27,49 @@ extern "C" {
 const char *uroce_query_icrc_mode(struct ibv_context *context);
 
 /*
+ * Congestion control (docs/cc.md). DCQCN is on by default; every parameter
+ * can be set per device (environment UROCE_CC=dcqcn|none and
+ * UROCE_DCQCN_<NAME>, e.g. UROCE_DCQCN_RATE_TIMER_US) and per QP here.
+ * Ranges and defaults are in the comments: (min..max, default).
+ */
+enum uroce_cc_algo { UROCE_CC_NONE = 0, UROCE_CC_DCQCN = 1 };
+
+struct uroce_cc_params {
+	uint32_t algo;            /* enum uroce_cc_algo */
+	uint32_t g_recip;         /* G_RECIP: g = 1/g_recip (1..65536, 256) */
+	uint32_t alpha_timer_us;  /* ALPHA_TIMER_US: K (1..131071, 55) */
+	uint32_t rate_timer_us;   /* RATE_TIMER_US: T (1..10000000, 300) */
+	uint32_t byte_counter;    /* BYTE_COUNTER: B (1024..2^30, 10485760) */
+	uint32_t f;               /* F: fast recovery stages (1..64, 5) */
+	uint32_t ai_mbps;         /* AI_MBPS: additive increase (1..100000, 5) */
+	uint32_t hai_mbps;        /* HAI_MBPS: hyper increase (1..100000, 50) */
+	uint32_t min_rate_mbps;   /* MIN_RATE_MBPS (1..100000, 1) */
+	uint32_t min_dec_pct;     /* MIN_DEC_PCT: a cut keeps >= this % (0..100, 50) */
+	uint32_t initial_alpha;   /* INITIAL_ALPHA: x/1024 (0..1024, 1024) */
+	uint32_t cnp_interval_us; /* CNP_INTERVAL_US: receiver side (0..1000000, 50) */
+	uint32_t first_cnp_mbps;  /* FIRST_CNP_MBPS: 0 = the measured rate (0..1000000, 0) */
+};
+
+/**
+ * uroce_qp_query_cc - A QP's congestion-control parameters
+ * @qp: a uroce QP
+ * @params: filled on success
+ *
+ * Returns 0 or an errno (EINVAL: not a uroce QP).
+ */
+int uroce_qp_query_cc(struct ibv_qp *qp, struct uroce_cc_params *params);
+/**
+ * uroce_qp_set_cc - Replace a QP's congestion-control parameters
+ * @qp: a uroce QP
+ * @params: all fields (start from uroce_qp_query_cc)
+ *
+ * Restarts the QP's rate limiter. Returns 0, EINVAL (not a uroce QP,
+ * unknown algorithm) or ERANGE (a parameter out of range: a message naming
+ * it and its range goes to stderr).
+ */
+int uroce_qp_set_cc(struct ibv_qp *qp, const struct uroce_cc_params *params);
+
+/*
  * Private to uroce's librdmacm (src/rdmacm): QP1 of a context. The handler
  * gets each received MAD (256 bytes) with the sender's address and UDP port
  * and returns 0 (consumed), a slot (1..255) of a sibling process on the

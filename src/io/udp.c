@@ -137,7 +137,9 @@ struct tx_batch {
 	int msg_fd[UR_IO_TX_BATCH];
 	struct iovec iov[UR_IO_TX_BATCH];
 	struct sockaddr_storage to[UR_IO_TX_BATCH];
-	char ctl[UR_IO_TX_BATCH][CMSG_SPACE(sizeof(uint16_t))];
+	/* UDP_SEGMENT, then IP_TOS / IPV6_TCLASS (ECN bits of the run) */
+	char ctl[UR_IO_TX_BATCH][CMSG_SPACE(sizeof(uint16_t)) +
+				 CMSG_SPACE(sizeof(int))];
 };
 
 static __thread struct tx_batch *tls_tx;
@@ -213,7 +215,7 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && b->msg[i].msg_hdr.msg_controllen &&
+		if (n < 0 && b->msg[i].msg_hdr.msg_iovlen > 1 &&
 		    (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT))
 			atomic_store(&gso_broken, true); /* no GSO on this path */
 		/* This message is lost (EAGAIN, ENOBUFS, ECONNREFUSED, ...),
@@ -292,18 +294,31 @@ void __ur_tx_flush(void)
 		mh->msg_namelen = alen;
 		mh->msg_iov = &b->iov[i];
 		mh->msg_iovlen = j - i;
+		mh->msg_control = b->ctl[n];
 		if (j - i > 1) {
-			struct cmsghdr *c;
+			struct cmsghdr *c = (void *)b->ctl[n];
 			uint16_t seg = (uint16_t)first->pb.len;
 
-			mh->msg_control = b->ctl[n];
-			mh->msg_controllen = sizeof(b->ctl[n]);
-			c = CMSG_FIRSTHDR(mh);
 			c->cmsg_level = SOL_UDP;
 			c->cmsg_type = UDP_SEGMENT;
 			c->cmsg_len = CMSG_LEN(sizeof(seg));
 			memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+			mh->msg_controllen = CMSG_SPACE(sizeof(seg));
 		}
+		if (first->pb.path.tos) {
+			/* Per run: requests carry ECT(0) (docs/cc.md). */
+			struct cmsghdr *c = (void *)(b->ctl[n] + mh->msg_controllen);
+			int tos = first->pb.path.tos;
+			bool v6 = first->pb.path.v6;
+
+			c->cmsg_level = v6 ? IPPROTO_IPV6 : IPPROTO_IP;
+			c->cmsg_type = v6 ? IPV6_TCLASS : IP_TOS;
+			c->cmsg_len = CMSG_LEN(sizeof(tos));
+			memcpy(CMSG_DATA(c), &tos, sizeof(tos));
+			mh->msg_controllen += CMSG_SPACE(sizeof(tos));
+		}
+		if (!mh->msg_controllen)
+			mh->msg_control = NULL;
 		b->msg_fd[n++] = first->fd;
 		i = j;
 	}

@@ -109,12 +109,18 @@ void ur_pacer_sent(struct ur_pacer *pc, uint32_t bytes, uint64_t now)
 	pc->t += bytes_ns(bytes, pc->bps);
 }
 
-/* Default burst: 200 us at the rate, at least two 4 KiB packets. */
-static uint64_t default_burst(uint64_t bps)
+/*
+ * Default bursts. A configured limit (QP or device) gets 1 ms at the rate,
+ * at least 64 KiB: a software NIC's timers fire late on a busy host, and
+ * tokens that overflow a small bucket are lost for good. Congestion control
+ * gets 200 us, at least 16 KiB, so the switch queue sees small bursts.
+ */
+static uint64_t default_burst(uint64_t bps, bool limit)
 {
-	uint64_t b = (uint64_t)((double)bps * 200e-6 / 8);
+	uint64_t b = (uint64_t)((double)bps * (limit ? 1e-3 : 200e-6) / 8);
+	uint64_t lo = limit ? 65536 : 16384;
 
-	return b < 8192 ? 8192 : b;
+	return b < lo ? lo : b;
 }
 
 /* ---- per QP ---------------------------------------------------------------- */
@@ -193,8 +199,10 @@ static void pace_update(struct ur_qp *qp)
 		bps = c->limit_bps;
 	if (bps == c->pace.bps)
 		return;
-	burst = c->limit_burst && bps == c->limit_bps ? c->limit_burst
-						      : default_burst(bps);
+	if (bps == c->limit_bps)
+		burst = c->limit_burst ? c->limit_burst : default_burst(bps, true);
+	else
+		burst = default_burst(bps, false);
 	if (burst < 2 * ur_qp_mtu(qp))
 		burst = 2 * ur_qp_mtu(qp);
 	c->pace.bps = bps;
@@ -239,7 +247,7 @@ void __ur_cc_sent(struct ur_qp *qp, uint32_t bytes, uint64_t now)
 	ur_pacer_sent(&c->pace, bytes, now);
 	if (dev->rate_bps) {
 		uint64_t b = bytes_ns(dev->rate_burst ? dev->rate_burst
-						      : default_burst(dev->rate_bps),
+						      : default_burst(dev->rate_bps, true),
 				      dev->rate_bps);
 		uint64_t t = atomic_load(&dev->rate_t), n;
 

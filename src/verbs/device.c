@@ -416,6 +416,7 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.create_qp_ex = __urv_create_qp_ex;
 	ctx->vctx.create_srq_ex = __urv_create_srq_ex;
 	ctx->vctx.advise_mr = __urv_advise_mr;
+	ctx->vctx.modify_qp_rate_limit = __urv_modify_qp_rate_limit;
 
 	cfg.addr = dev->gids[0].addr;
 	cfg.port = ctx->udp_port;
@@ -425,6 +426,11 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ret = ur_engine_open(&cfg, &ctx->eng);
 	if (ret)
 		goto err_evq;
+	ret = __urv_cc_dev_init(ur_engine_dev(ctx->eng));
+	if (ret) {
+		ur_engine_close(ctx->eng);
+		goto err_evq;
+	}
 	return c;
 
 err_evq:

@@ -267,6 +267,10 @@ URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	    attr->max_dest_rd_atomic > URV_MAX_RD_ATOM)
 		return EINVAL;
 	ua.rate_limit = attr->rate_limit;
+	if ((mask & IBV_QP_RATE_LIMIT) && attr->rate_limit &&
+	    (attr->rate_limit < URV_PP_RATE_MIN_KBPS ||
+	     attr->rate_limit > URV_PP_RATE_MAX_KBPS))
+		return EINVAL;
 	if ((mask & IBV_QP_CAP) &&
 	    (attr->cap.max_send_wr > qp->uqp.caps.max_send_wr ||
 	     attr->cap.max_recv_wr > qp->uqp.caps.max_recv_wr))

@@ -95,6 +95,11 @@ int __urv_query_device_ex(struct ibv_context *ctx,
 	a.odp_caps.per_transport_caps.ud_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		IBV_ODP_SUPPORT_SRQ_RECV;
+	/* Packet pacing: a token bucket per QP (docs/cc.md). */
+	a.packet_pacing_caps.qp_rate_limit_min = URV_PP_RATE_MIN_KBPS;
+	a.packet_pacing_caps.qp_rate_limit_max = URV_PP_RATE_MAX_KBPS;
+	a.packet_pacing_caps.supported_qpts =
+		1u << IBV_QPT_RC | 1u << IBV_QPT_UC | 1u << IBV_QPT_UD;
 	if (attr_size > sizeof(a))
 		attr_size = sizeof(a);
 	memset(attr, 0, attr_size);

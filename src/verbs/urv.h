@@ -42,6 +42,8 @@ enum {
 	URV_MAX_AH = 1 << 16,
 	URV_MAX_SRQ = 1 << 16,
 	URV_MAX_SRQ_WR = 16384,
+	URV_PP_RATE_MIN_KBPS = 1,         /* packet pacing (docs/cc.md) */
+	URV_PP_RATE_MAX_KBPS = 100000000, /* 100 Gbit/s */
 	URV_VENDOR_ID = 0xffffff, /* as rxe: no OUI */
 	URV_VENDOR_PART_ID = 0x5552, /* "UR" */
 	URV_ROCE_PORT = 4791,
@@ -241,6 +243,10 @@ static inline int urv_err_int(int neg)
 
 /* device.c */
 bool __urv_is_our_context(struct ibv_context *ctx);
+/* cc.c: congestion control and pacing (docs/cc.md) */
+int __urv_cc_dev_init(struct ur_dev *dev);
+int __urv_modify_qp_rate_limit(struct ibv_qp *qp,
+			       struct ibv_qp_rate_limit_attr *attr);
 int __urv_gid_to_addr(const union ibv_gid *gid, struct ur_ipudp *p, bool dst);
 int __urv_find_gid(const struct urv_device *dev, const uint8_t ip[16], bool v6);
 void __urv_gid_from_ip(union ibv_gid *gid, const uint8_t ip[16], bool v6);
