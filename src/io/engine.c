@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ur_io_priv.h"
+#include "ur_stats.h"
 
 /* Set while this thread drains the socket from ur_engine_poll. */
 static __thread bool tls_polling;
@@ -209,6 +210,12 @@ static void *engine_main(void *arg)
 		app_polls = polled && now - polled < UR_IO_APP_POLL_NS;
 		got = app_polls ? 0 : drain_all(e, now);
 		next = __ur_engine_run_timers(e, ur_now());
+		{
+			uint64_t s = __ur_stats_publish(e, ur_now());
+
+			if (s < next)
+				next = s; /* uroce-stat sees the last counts */
+		}
 		__ur_tx_flush();
 		if (got)
 			continue;
@@ -311,6 +318,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 		goto err;
 	}
 	epoll_ctl(e->ep_timer_fd, EPOLL_CTL_ADD, e->ev_fd, &ev);
+	__ur_stats_open(e, cfg->name);
 	ret = -pthread_create(&e->thread, NULL, engine_main, e);
 	if (ret)
 		goto err;
@@ -347,6 +355,7 @@ void ur_engine_close(struct ur_engine *e)
 		wake(e);
 		pthread_join(e->thread, NULL);
 	}
+	__ur_stats_close(e);
 	dump_counters(e);
 	if (e->poll_tx) {
 		flush_poll_tx(e);

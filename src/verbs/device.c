@@ -421,6 +421,7 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	cfg.addr = dev->gids[0].addr;
 	cfg.port = ctx->udp_port;
 	cfg.mtu = 128u << dev->active_mtu;
+	cfg.name = device->name;
 	cfg.host_ops = &__urv_host_ops;
 	cfg.host = ctx;
 	ret = ur_engine_open(&cfg, &ctx->eng);

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The counters file of a running uroce device context (docs/cc.md
+ * "Counters"): /dev/shm/uroce-<pid>-<devname>, written by the engine
+ * (src/io/stats.c) about every 10 ms while it is busy and removed when the
+ * context closes; read by uroce-stat. Self-describing: counter names travel
+ * with the values. A writer makes `seq` odd while it updates the file; a
+ * reader retries until it sees the same even value before and after.
+ */
+#ifndef UROCE_STAT_H
+#define UROCE_STAT_H
+
+#include <stdint.h>
+
+#define UROCE_STAT_MAGIC 0x31545345434f5255ull /* "UROCEST1" */
+#define UROCE_STAT_VERSION 1
+#define UROCE_STAT_PREFIX "uroce-"
+#define UROCE_STAT_NAME_LEN 32
+#define UROCE_STAT_MAX_DEV 64   /* device counters */
+#define UROCE_STAT_MAX_QPC 32   /* per-QP counters */
+#define UROCE_STAT_MAX_QPS 256  /* QPs listed (the first ones found) */
+
+struct uroce_stat_qp {
+	uint32_t qpn, type, state, dest_qpn;
+	uint64_t cc_rate_bps;   /* DCQCN's current rate, 0 = not limited */
+	uint64_t rate_limit_bps; /* configured limit, 0 = none */
+	uint64_t v[UROCE_STAT_MAX_QPC];
+};
+
+struct uroce_stat_file {
+	uint64_t magic;
+	uint32_t version, pid;
+	char dev[64], addr[64], cc[16];
+	uint64_t seq;           /* odd while being written */
+	uint64_t time_ns;       /* CLOCK_MONOTONIC of the snapshot */
+	uint32_t n_dev, n_qpc, n_qps, qps_total;
+	char dev_names[UROCE_STAT_MAX_DEV][UROCE_STAT_NAME_LEN];
+	char qp_names[UROCE_STAT_MAX_QPC][UROCE_STAT_NAME_LEN];
+	uint64_t dev_v[UROCE_STAT_MAX_DEV];
+	struct uroce_stat_qp qps[UROCE_STAT_MAX_QPS];
+};
+
+#endif

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* src/io/stats.c: the counters file for uroce-stat (include/uroce/stat.h). */
+#ifndef UR_STATS_H
+#define UR_STATS_H
+
+#include <stdint.h>
+
+struct ur_engine;
+
+void __ur_stats_open(struct ur_engine *e, const char *devname);
+/* Copy the counters if the last copy is older than the period; returns
+ * when the engine should call again (UINT64_MAX: only when busy). */
+uint64_t __ur_stats_publish(struct ur_engine *e, uint64_t now);
+void __ur_stats_close(struct ur_engine *e);
+
+#endif

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uroce-stat: the counters of every running uroce device context, as
+ * `rdma statistic show` / `ethtool -S` show a NIC's. Each context publishes
+ * them in /dev/shm/uroce-<pid>-<devname> (include/uroce/stat.h).
+ *
+ *   uroce-stat                 device and QP counters (non-zero ones)
+ *   uroce-stat -a              all counters
+ *   uroce-stat -w [-i 0.5]     every interval: rates per second
+ *   uroce-stat -w --csv        per QP: time,pid,dev,qpn,tx/rx bit/s, DCQCN
+ *                              rate, CNPs (for plots)
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uroce/stat.h>
+
+#define MAX_FILES 64
+
+struct snap {
+	char name[256];
+	struct uroce_stat_file f; /* a consistent copy */
+};
+
+static bool opt_all, opt_csv;
+static int opt_pid;
+static const char *opt_dev;
+
+static void usage(FILE *o)
+{
+	fprintf(o,
+"Usage: uroce-stat [OPTIONS]\n"
+"Show the counters of every running uroce process (device and per QP).\n"
+"\n"
+"  -a, --all            show counters that are zero too\n"
+"  -p, --pid PID        only this process\n"
+"  -d, --dev NAME       only this device (e.g. uroce0)\n"
+"  -w, --watch          repeat every interval and print rates per second\n"
+"  -i, --interval SEC   interval for --watch (default 1, e.g. 0.1)\n"
+"  -c, --count N        stop after N intervals\n"
+"      --csv            with --watch: one CSV row per QP and interval:\n"
+"                       time_s,pid,dev,qpn,tx_bps,rx_bps,cc_rate_bps,\n"
+"                       tx_cnp,rx_cnp,rx_ecn_ce,tx_retransmit\n"
+"  -h, --help           this help\n"
+"\n"
+"Files: /dev/shm/uroce-<pid>-<dev>, written by each device context about\n"
+"every 10 ms while it is busy; those of dead processes are ignored.\n");
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Copy a file's contents consistently (seqlock). */
+static int read_one(const char *path, struct uroce_stat_file *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const struct uroce_stat_file *f;
+	struct stat st;
+	int ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(*f)) {
+		close(fd);
+		return -1;
+	}
+	f = mmap(NULL, sizeof(*f), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (f == MAP_FAILED)
+		return -1;
+	for (int tries = 0; tries < 1000; tries++) {
+		uint64_t s1 = __atomic_load_n(&f->seq, __ATOMIC_ACQUIRE), s2;
+
+		if (s1 & 1) {
+			usleep(50);
+			continue;
+		}
+		memcpy(out, f, sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&f->seq, __ATOMIC_ACQUIRE);
+		if (s1 == s2) {
+			ret = 0;
+			break;
+		}
+	}
+	munmap((void *)f, sizeof(*f));
+	if (!ret && (out->magic != UROCE_STAT_MAGIC ||
+		     out->version != UROCE_STAT_VERSION ||
+		     out->n_dev > UROCE_STAT_MAX_DEV ||
+		     out->n_qpc > UROCE_STAT_MAX_QPC ||
+		     out->n_qps > UROCE_STAT_MAX_QPS))
+		ret = -1;
+	return ret;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(((const struct snap *)a)->name,
+		      ((const struct snap *)b)->name);
+}
+
+/* Every live process's file, sorted by name. */
+static int scan(struct snap *s, int max)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		char path[300];
+		int pid;
+
+		if (sscanf(de->d_name, UROCE_STAT_PREFIX "%d-", &pid) != 1 ||
+		    pid <= 0)
+			continue;
+		if (kill(pid, 0) && errno == ESRCH)
+			continue; /* stale: its process is gone */
+		if (opt_pid && pid != opt_pid)
+			continue;
+		snprintf(path, sizeof(path), "/dev/shm/%s", de->d_name);
+		if (read_one(path, &s[n].f))
+			continue;
+		if (opt_dev && strcmp(opt_dev, s[n].f.dev))
+			continue;
+		snprintf(s[n].name, sizeof(s[n].name), "%s", de->d_name);
+		n++;
+	}
+	closedir(d);
+	qsort(s, (size_t)n, sizeof(*s), cmp_name);
+	return n;
+}
+
+static const char *qpt(uint32_t t)
+{
+	return t == 2 ? "RC" : t == 3 ? "UC" : t == 4 ? "UD" : "?";
+}
+
+static const char *qps(uint32_t s)
+{
+	static const char *const n[] = { "RESET", "INIT", "RTR", "RTS",
+					 "SQD", "SQE", "ERR" };
+
+	return s < 7 ? n[s] : "?";
+}
+
+static void print_rate(const char *what, uint64_t bps)
+{
+	if (bps)
+		printf(" %s %.1f Mbit/s", what, bps / 1e6);
+	else
+		printf(" %s -", what);
+}
+
+static void show(const struct snap *s, int n)
+{
+	if (!n)
+		printf("no running uroce process found\n");
+	for (int i = 0; i < n; i++) {
+		const struct uroce_stat_file *f = &s[i].f;
+		int col = 0;
+
+		printf("%s: pid %u dev %s addr %s cc %s qps %u\n", s[i].name,
+		       f->pid, f->dev, f->addr, f->cc, f->qps_total);
+		for (uint32_t k = 0; k < f->n_dev; k++) {
+			if (!opt_all && !f->dev_v[k])
+				continue;
+			printf("%s%s %" PRIu64, col++ % 4 ? "  " : "    ",
+			       f->dev_names[k], f->dev_v[k]);
+			if (col % 4 == 0)
+				printf("\n");
+		}
+		if (col % 4)
+			printf("\n");
+		for (uint32_t q = 0; q < f->n_qps; q++) {
+			const struct uroce_stat_qp *p = &f->qps[q];
+
+			printf("  qp 0x%06x %s %s -> 0x%06x", p->qpn, qpt(p->type),
+			       qps(p->state), p->dest_qpn);
+			print_rate("dcqcn", p->cc_rate_bps);
+			print_rate("limit", p->rate_limit_bps);
+			printf("\n");
+			col = 0;
+			for (uint32_t k = 0; k < f->n_qpc; k++) {
+				if (!opt_all && !p->v[k])
+					continue;
+				printf("%s%s %" PRIu64,
+				       col++ % 4 ? "  " : "      ",
+				       f->qp_names[k], p->v[k]);
+				if (col % 4 == 0)
+					printf("\n");
+			}
+			if (col % 4)
+				printf("\n");
+		}
+	}
+}
+
+static int qidx(const struct uroce_stat_file *f, const char *name)
+{
+	for (uint32_t k = 0; k < f->n_qpc; k++)
+		if (!strcmp(f->qp_names[k], name))
+			return (int)k;
+	return -1;
+}
+
+static const struct snap *prev_of(const struct snap *p, int np,
+				  const struct snap *s)
+{
+	for (int i = 0; i < np; i++)
+		if (!strcmp(p[i].name, s->name))
+			return &p[i];
+	return NULL;
+}
+
+static const struct uroce_stat_qp *prev_qp(const struct uroce_stat_file *f,
+					   uint32_t qpn)
+{
+	for (uint32_t q = 0; q < f->n_qps; q++)
+		if (f->qps[q].qpn == qpn)
+			return &f->qps[q];
+	return NULL;
+}
+
+static void watch_rates(const struct snap *p, int np, const struct snap *s,
+			int n, double t, double dt)
+{
+	for (int i = 0; i < n; i++) {
+		const struct snap *o = prev_of(p, np, &s[i]);
+		const struct uroce_stat_file *f = &s[i].f;
+		int itx = qidx(f, "tx_bytes"), irx = qidx(f, "rx_bytes");
+		int icnp = qidx(f, "tx_cnp"), ircnp = qidx(f, "rx_cnp");
+		int ice = qidx(f, "rx_ecn_ce"), irt = qidx(f, "tx_retransmit");
+
+		if (!o)
+			continue;
+		if (opt_csv) {
+			for (uint32_t q = 0; q < f->n_qps; q++) {
+				const struct uroce_stat_qp *c = &f->qps[q];
+				const struct uroce_stat_qp *b =
+					prev_qp(&o->f, c->qpn);
+
+				if (!b || itx < 0 || irx < 0)
+					continue;
+				printf("%.3f,%u,%s,0x%06x,%.0f,%.0f,%" PRIu64
+				       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+				       ",%" PRIu64 "\n",
+				       t, f->pid, f->dev, c->qpn,
+				       (c->v[itx] - b->v[itx]) * 8 / dt,
+				       (c->v[irx] - b->v[irx]) * 8 / dt,
+				       c->cc_rate_bps, c->v[icnp], c->v[ircnp],
+				       c->v[ice], c->v[irt]);
+			}
+			continue;
+		}
+		printf("%s (per second):", s[i].name);
+		for (uint32_t k = 0; k < f->n_dev; k++) {
+			uint64_t d = f->dev_v[k] - o->f.dev_v[k];
+
+			if (d || opt_all)
+				printf(" %s %.0f", f->dev_names[k], d / dt);
+		}
+		printf("\n");
+		for (uint32_t q = 0; q < f->n_qps; q++) {
+			const struct uroce_stat_qp *c = &f->qps[q];
+			const struct uroce_stat_qp *b = prev_qp(&o->f, c->qpn);
+
+			if (!b)
+				continue;
+			printf("  qp 0x%06x", c->qpn);
+			print_rate("dcqcn", c->cc_rate_bps);
+			for (uint32_t k = 0; k < f->n_qpc; k++) {
+				uint64_t d = c->v[k] - b->v[k];
+
+				if (d || opt_all)
+					printf(" %s %.0f", f->qp_names[k], d / dt);
+			}
+			printf("\n");
+		}
+	}
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "dev", required_argument, NULL, 'd' },
+		{ "watch", no_argument, NULL, 'w' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "csv", no_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct snap a[MAX_FILES], b[MAX_FILES];
+	struct snap *cur = a, *prev = b;
+	double interval = 1, t0, tp;
+	bool watch = false;
+	long count = -1;
+	int c, n, np;
+
+	while ((c = getopt_long(argc, argv, "ap:d:wi:c:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'a': opt_all = true; break;
+		case 'p': opt_pid = atoi(optarg); break;
+		case 'd': opt_dev = optarg; break;
+		case 'w': watch = true; break;
+		case 'i': interval = atof(optarg); break;
+		case 'c': count = atol(optarg); break;
+		case 'C': opt_csv = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc || interval < 0.001 || interval > 3600) {
+		usage(stderr);
+		return 2;
+	}
+	if (!watch) {
+		show(a, scan(a, MAX_FILES));
+		return 0;
+	}
+	if (opt_csv)
+		printf("time_s,pid,dev,qpn,tx_bps,rx_bps,cc_rate_bps,tx_cnp,"
+		       "rx_cnp,rx_ecn_ce,tx_retransmit\n");
+	t0 = tp = mono();
+	np = scan(prev, MAX_FILES);
+	while (count < 0 || count-- > 0) {
+		double now, next = tp + interval;
+		struct snap *tmp;
+
+		while ((now = mono()) < next)
+			usleep((useconds_t)((next - now) * 1e6) + 1);
+		n = scan(cur, MAX_FILES);
+		watch_rates(prev, np, cur, n, now - t0, now - tp);
+		tp = now;
+		tmp = prev;
+		prev = cur;
+		cur = tmp;
+		np = n;
+	}
+	return 0;
+}
