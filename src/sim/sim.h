@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uroce-sim: a packet-level discrete-event simulator that runs the real
+ * transport (src/transport) on simulated hosts (docs/sim.md).
+ *
+ * Time is uint64 nanoseconds. One event heap ordered by (time, insertion
+ * order), one seeded generator: the same configuration and seed give the
+ * same run, event for event.
+ *
+ * The simulator is a transport host like src/io: each simulated host is a
+ * struct ur_dev whose ops put packets on its NIC's egress queue; links,
+ * switches (shared buffer, egress FIFOs, RED/ECN, PFC, ECMP) carry the real
+ * IB bytes the transport built.
+ */
+#ifndef UR_SIM_H
+#define UR_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ur_cc.h"
+
+struct sim;
+
+enum sim_topo { SIM_TOPO_FATTREE, SIM_TOPO_LEAFSPINE };
+/* Load balancing of a host's packets over the fabric's paths. */
+enum sim_lb {
+	SIM_LB_SINGLE,   /* one UDP source port per QP (today's RoCE) */
+	SIM_LB_SPRAY,    /* round-robin over K source ports per packet */
+	SIM_LB_ADAPTIVE, /* K source ports weighted by delay and ECN */
+};
+enum sim_work {
+	SIM_WORK_NONE, SIM_WORK_RING, SIM_WORK_ALLTOALL, SIM_WORK_PERM,
+	SIM_WORK_INCAST, SIM_WORK_TRACE,
+};
+
+#define SIM_MAX_LINKCFG 64
+
+/* A failed (rate 0) or degraded link between two named nodes. */
+struct sim_linkcfg {
+	char a[16], b[16];
+	uint64_t bps;      /* 0: failed */
+	double loss;
+	int line;          /* config line, for errors */
+};
+
+struct sim_cfg {
+	uint64_t seed;
+	/* topology */
+	uint32_t topo;             /* enum sim_topo */
+	uint32_t k;                /* fat-tree arity (k^3/4 hosts) */
+	uint32_t leaves, spines, hosts_per_leaf; /* leaf-spine */
+	uint64_t host_bps, fabric_bps;
+	uint64_t link_delay_ns;
+	double link_loss;          /* every link (Bernoulli per packet) */
+	struct sim_linkcfg links[SIM_MAX_LINKCFG];
+	uint32_t n_links;
+	/* switches */
+	uint64_t buffer_bytes;     /* shared buffer per switch */
+	double dt_alpha;           /* dynamic threshold of a queue (no PFC) */
+	bool ecn;
+	uint32_t kmin, kmax;       /* bytes */
+	double pmax;
+	bool pfc;
+	uint32_t pfc_xoff, pfc_xon, pfc_headroom; /* bytes per ingress port+prio */
+	/* hosts and transport */
+	uint32_t mtu;
+	struct ur_cc_params cc;    /* algo + DCQCN parameters (dcqcn_<field>) */
+	uint32_t window;           /* send window, packets */
+	uint8_t timeout;           /* IBTA timeout code */
+	uint32_t nic_queue;        /* NIC egress bytes before back-pressure */
+	/* load balancing */
+	uint32_t lb;               /* enum sim_lb */
+	uint32_t paths;            /* K source ports per QP (spray/adaptive) */
+	uint64_t reseq_ns;         /* NIC reorder buffer timeout (spray) */
+	/* workload */
+	uint32_t work;             /* enum sim_work */
+	uint64_t bytes;            /* per message (ring: the whole vector) */
+	uint32_t chunks;           /* ring: pipelined chunks per step */
+	uint32_t ranks;            /* hosts taking part (0: all) */
+	bool random_placement;     /* ring/alltoall rank -> host shuffled */
+	uint32_t incast_senders;
+	uint32_t iterations;       /* alltoall rounds */
+	char trace[256];
+	/* run */
+	uint64_t end_ns;           /* stop here (0: when the workload ends) */
+	bool progress;             /* a progress line on stderr */
+	uint64_t sample_ns;        /* queue sampling period for the CSV */
+};
+
+/* Defaults: 100 Gb/s, 1 us links, 4 KiB MTU, DCQCN, ECN and PFC on. */
+void sim_cfg_default(struct sim_cfg *c);
+/* Parse "key value" lines (# comments). Returns 0, or -1 with a message
+ * naming @path and the line in @err. */
+int sim_cfg_load(struct sim_cfg *c, const char *path, char *err, size_t n);
+/* One "key value" setting (the CLI's --set); -1 with @err. */
+int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
+		char *err, size_t n);
+
+/* A flow: one message from src to dst (an RDMA WRITE with immediate). */
+struct sim_flow {
+	uint32_t src, dst;
+	uint64_t bytes;
+	uint64_t t_start;     /* earliest start */
+	uint64_t t_post, t_done; /* posted; last byte received (0: not yet) */
+	uint32_t deps;        /* flows that must finish first */
+	uint32_t child;       /* flow that waits for this one (UINT32_MAX) */
+	uint32_t next_pend;   /* per-QP list of flows waiting for a slot */
+};
+
+struct sim_result {
+	uint64_t hosts, switches, qps, flows, flows_done;
+	uint64_t t_first, t_last;      /* first post, last completion (ns) */
+	double fct_mean_us, fct_p50_us, fct_p99_us;
+	double host_util;              /* mean host-link tx utilisation */
+	double fabric_util;            /* mean switch-switch link utilisation */
+	double max_link_util;
+	uint64_t drops, ecn_marks, pause_frames, retransmits, timeouts;
+	uint64_t cnps, nak_seq;
+	uint64_t paused_ns;            /* summed over ports */
+	uint64_t max_queue;            /* bytes */
+	uint64_t events, hops;
+	double wall_s;
+	uint64_t max_rss_kb;
+};
+
+struct sim *sim_create(const struct sim_cfg *c, char *err, size_t n);
+void sim_destroy(struct sim *s);
+/* Build the workload's flows (from the config, or the trace file);
+ * 0 or -1 with @err. */
+int sim_workload(struct sim *s, char *err, size_t n);
+/* Add one flow by hand (tests); returns its index. */
+uint32_t sim_add_flow(struct sim *s, uint32_t src, uint32_t dst,
+		      uint64_t bytes, uint64_t t_start);
+/* Run until the workload is done, the queue is empty, or @until. */
+void sim_run(struct sim *s, uint64_t until);
+void sim_result(struct sim *s, struct sim_result *r);
+uint64_t sim_now(const struct sim *s);
+uint32_t sim_hosts(const struct sim *s);
+const struct sim_flow *sim_flows(const struct sim *s, uint32_t *n);
+
+/* Output (sim_out.c). */
+void sim_print_result(const struct sim_result *r, FILE *f);
+int sim_write_csv(struct sim *s, const char *prefix);
+
+/* Introspection for tests: a node by name ("h0", "e1", "a2", "c3") and
+ * the egress port of @node towards @peer; -1 if none. */
+int sim_node_by_name(const struct sim *s, const char *name);
+int sim_port_to(const struct sim *s, int node, int peer);
+uint64_t sim_port_tx_bytes(const struct sim *s, int node, int port);
+uint64_t sim_port_max_queue(const struct sim *s, int node, int port);
+/* Queue-length trace of one egress port (time, bytes) at every change. */
+void sim_trace_port(struct sim *s, int node, int port,
+		    void (*fn)(void *arg, uint64_t t, uint32_t bytes),
+		    void *arg);
+/* ECMP: the egress port switch @node picks for a UDP source port towards
+ * host @dst from host @src (the fabric's hash of the 5-tuple). */
+int sim_ecmp_port(const struct sim *s, int node, uint32_t src, uint32_t dst,
+		  uint16_t sport);
+/* Current DCQCN rate (bits/s, 0 = unlimited) of host @src's QP to @dst. */
+uint64_t sim_qp_rate(const struct sim *s, uint32_t src, uint32_t dst);
+
+#endif

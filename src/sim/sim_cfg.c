@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Configuration: defaults and a "key value" text format, one setting per
+ * line, '#' starts a comment. Every error names the file and line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_priv.h"
+
+void sim_cfg_default(struct sim_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->seed = 1;
+	c->topo = SIM_TOPO_FATTREE;
+	c->k = 4;
+	c->leaves = 4;
+	c->spines = 2;
+	c->hosts_per_leaf = 4;
+	c->host_bps = 100000000000ull;
+	c->fabric_bps = 100000000000ull;
+	c->link_delay_ns = 1000;
+	c->buffer_bytes = 12u << 20;
+	c->dt_alpha = 1.0;
+	c->ecn = true;
+	c->kmin = 100 << 10;
+	c->kmax = 400 << 10;
+	c->pmax = 0.2;
+	c->pfc = true;
+	c->pfc_xoff = 128 << 10;
+	c->pfc_xon = 96 << 10;
+	c->pfc_headroom = 48 << 10;
+	c->mtu = 4096;
+	ur_cc_params_default(&c->cc);
+	c->cc.algo = UR_CC_DCQCN;
+	c->window = 256;
+	c->timeout = 10; /* 4.2 ms */
+	c->nic_queue = 16 << 10;
+	c->lb = SIM_LB_SINGLE;
+	c->paths = 8;
+	c->reseq_ns = 50000;
+	c->work = SIM_WORK_NONE;
+	c->bytes = 1 << 20;
+	c->chunks = 1;
+	c->incast_senders = 8;
+	c->iterations = 1;
+}
+
+static int num(const char *v, uint64_t *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno || end == v || d < 0)
+		return -1;
+	switch (toupper((unsigned char)*end)) {
+	case 'K': d *= 1024; end++; break;
+	case 'M': d *= 1024 * 1024; end++; break;
+	case 'G': d *= 1024.0 * 1024 * 1024; end++; break;
+	}
+	if (*end)
+		return -1;
+	*out = (uint64_t)d;
+	return 0;
+}
+
+static int onoff(const char *v, bool *out)
+{
+	if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "yes"))
+		*out = true;
+	else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "no"))
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+static int pick(const char *v, const char *const *names, uint32_t n,
+		uint32_t *out)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (names[i] && !strcmp(v, names[i])) {
+			*out = i;
+			return 0;
+		}
+	return -1;
+}
+
+static const char *const topo_names[] = { "fattree", "leafspine" };
+static const char *const lb_names[] = { "single", "spray", "adaptive" };
+static const char *const work_names[] = { "none", "ring", "alltoall",
+					  "permutation", "incast", "trace" };
+
+int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
+		char *err, size_t n)
+{
+	uint64_t u = 0;
+	bool b;
+	int bad = 0;
+
+#define U(name, field, scale)                                              \
+	if (!strcmp(key, name)) {                                          \
+		bad = num(val, &u);                                        \
+		c->field = (__typeof__(c->field))(u * (scale));            \
+		goto done;                                                 \
+	}
+#define D(name, field)                                                     \
+	if (!strcmp(key, name)) {                                          \
+		char *e;                                                   \
+		c->field = strtod(val, &e);                                \
+		bad = *e != 0 || e == val;                                 \
+		goto done;                                                 \
+	}
+#define B(name, field)                                                     \
+	if (!strcmp(key, name)) {                                          \
+		bad = onoff(val, &b);                                      \
+		c->field = b;                                              \
+		goto done;                                                 \
+	}
+	U("seed", seed, 1)
+	U("k", k, 1)
+	U("leaves", leaves, 1)
+	U("spines", spines, 1)
+	U("hosts_per_leaf", hosts_per_leaf, 1)
+	U("host_gbps", host_bps, 1000000000ull)
+	U("fabric_gbps", fabric_bps, 1000000000ull)
+	U("link_delay_ns", link_delay_ns, 1)
+	D("link_loss", link_loss)
+	U("buffer_kb", buffer_bytes, 1024)
+	D("dt_alpha", dt_alpha)
+	B("ecn", ecn)
+	U("kmin_kb", kmin, 1024)
+	U("kmax_kb", kmax, 1024)
+	D("pmax", pmax)
+	B("pfc", pfc)
+	U("pfc_xoff_kb", pfc_xoff, 1024)
+	U("pfc_xon_kb", pfc_xon, 1024)
+	U("pfc_headroom_kb", pfc_headroom, 1024)
+	U("mtu", mtu, 1)
+	U("window", window, 1)
+	U("timeout", timeout, 1)
+	U("nic_queue_kb", nic_queue, 1024)
+	U("paths", paths, 1)
+	U("reseq_us", reseq_ns, 1000)
+	U("bytes", bytes, 1)
+	U("chunks", chunks, 1)
+	U("ranks", ranks, 1)
+	U("incast_senders", incast_senders, 1)
+	U("iterations", iterations, 1)
+	U("end_us", end_ns, 1000)
+	U("sample_us", sample_ns, 1000)
+	B("progress", progress)
+	if (!strcmp(key, "topology")) {
+		bad = pick(val, topo_names, 2, &c->topo);
+		goto done;
+	}
+	if (!strcmp(key, "lb")) {
+		bad = pick(val, lb_names, 3, &c->lb);
+		goto done;
+	}
+	if (!strcmp(key, "workload")) {
+		bad = pick(val, work_names, 6, &c->work);
+		goto done;
+	}
+	if (!strcmp(key, "cc")) {
+		if (!strcmp(val, "dcqcn"))
+			c->cc.algo = UR_CC_DCQCN;
+		else if (!strcmp(val, "none"))
+			c->cc.algo = UR_CC_NONE;
+		else
+			bad = 1;
+		goto done;
+	}
+	if (!strcmp(key, "placement")) {
+		if (!strcmp(val, "random"))
+			c->random_placement = true;
+		else if (!strcmp(val, "linear"))
+			c->random_placement = false;
+		else
+			bad = 1;
+		goto done;
+	}
+	if (!strcmp(key, "trace")) {
+		snprintf(c->trace, sizeof(c->trace), "%s", val);
+		goto done;
+	}
+	if (!strcmp(key, "fail") || !strcmp(key, "degrade")) {
+		struct sim_linkcfg *l;
+		char a[32], bn[32];
+		double gbps = 0, loss = 0;
+		int k;
+
+		if (c->n_links == SIM_MAX_LINKCFG) {
+			snprintf(err, n, "too many fail/degrade lines (max %d)",
+				 SIM_MAX_LINKCFG);
+			return -1;
+		}
+		l = &c->links[c->n_links];
+		k = sscanf(val, "%31s %31s %lf %lf", a, bn, &gbps, &loss);
+		if (k < 2 || strlen(a) >= sizeof(l->a) || strlen(bn) >= sizeof(l->b) ||
+		    (key[0] == 'd' && (k < 3 || gbps <= 0 || loss < 0 || loss >= 1))) {
+			snprintf(err, n, "%s: expected '%s'", key,
+				 key[0] == 'f' ? "fail NODE NODE"
+					       : "degrade NODE NODE GBPS [LOSS]");
+			return -1;
+		}
+		strcpy(l->a, a);
+		strcpy(l->b, bn);
+		l->bps = key[0] == 'f' ? 0 : (uint64_t)(gbps * 1e9);
+		l->loss = loss;
+		c->n_links++;
+		goto done;
+	}
+	if (!strncmp(key, "dcqcn_", 6)) {
+		for (unsigned int i = 0; i < ur_cc_param_count; i++) {
+			const struct ur_cc_param_info *pi = &ur_cc_param_table[i];
+
+			if (strcmp(key + 6, pi->field))
+				continue;
+			bad = num(val, &u) || u < pi->min || u > pi->max;
+			if (!bad)
+				*(uint32_t *)((char *)&c->cc + pi->off) = (uint32_t)u;
+			goto done;
+		}
+	}
+	snprintf(err, n, "unknown key '%s'", key);
+	return -1;
+done:
+	if (bad) {
+		snprintf(err, n, "bad value '%s' for '%s'", val, key);
+		return -1;
+	}
+	if (!strcmp(key, "mtu") && c->mtu != 1024 && c->mtu != 2048 &&
+	    c->mtu != 4096 && c->mtu != 512 && c->mtu != 256) {
+		snprintf(err, n, "mtu must be 256..4096, a power of two");
+		return -1;
+	}
+	if (!strcmp(key, "paths") && (c->paths < 1 || c->paths > SIM_MAXK)) {
+		snprintf(err, n, "paths must be 1..%d", SIM_MAXK);
+		return -1;
+	}
+	return 0;
+#undef U
+#undef D
+#undef B
+}
+
+int sim_cfg_load(struct sim_cfg *c, const char *path, char *err, size_t n)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], msg[256];
+	int ln = 0;
+
+	if (!f) {
+		snprintf(err, n, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *key, *val, *hash = strchr(line, '#');
+
+		ln++;
+		if (hash)
+			*hash = 0;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			continue;
+		key = p;
+		while (*p && !isspace((unsigned char)*p))
+			p++;
+		if (*p)
+			*p++ = 0;
+		while (isspace((unsigned char)*p))
+			p++;
+		val = p;
+		for (p = val + strlen(val); p > val && isspace((unsigned char)p[-1]);)
+			*--p = 0;
+		if (!*val) {
+			snprintf(err, n, "%s:%d: '%s' needs a value", path, ln, key);
+			fclose(f);
+			return -1;
+		}
+		if (sim_cfg_set(c, key, val, msg, sizeof(msg))) {
+			snprintf(err, n, "%s:%d: %s", path, ln, msg);
+			fclose(f);
+			return -1;
+		}
+		if (!strcmp(key, "fail") || !strcmp(key, "degrade"))
+			c->links[c->n_links - 1].line = ln;
+	}
+	fclose(f);
+	return 0;
+}

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The discrete-event engine: a binary min-heap of events ordered by
+ * (time, insertion sequence) so ties resolve in the order events were
+ * scheduled (as libuv's timer heap), a seeded xorshift generator, the
+ * packet pool and the main loop.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "sim_priv.h"
+
+/* ---- heap ------------------------------------------------------------- */
+static inline bool ev_before(const struct sim_ev *a, const struct sim_ev *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+void __sim_push(struct sim *s, uint64_t t, uint32_t type, void *ptr,
+		uint32_t arg)
+{
+	struct sim_heap *h = &s->heap;
+	struct sim_ev e = { .t = t, .seq = h->seq++, .ptr = ptr, .type = type,
+			    .arg = arg };
+	size_t i;
+
+	if (h->n == h->cap) {
+		h->cap = h->cap ? h->cap * 2 : 1024;
+		h->a = realloc(h->a, h->cap * sizeof(*h->a));
+		if (!h->a)
+			abort();
+	}
+	i = h->n++;
+	while (i > 0) {
+		size_t up = (i - 1) / 2;
+
+		if (!ev_before(&e, &h->a[up]))
+			break;
+		h->a[i] = h->a[up];
+		i = up;
+	}
+	h->a[i] = e;
+}
+
+static struct sim_ev heap_pop(struct sim_heap *h)
+{
+	struct sim_ev top = h->a[0], last = h->a[--h->n];
+	size_t i = 0, n = h->n;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m;
+
+		if (l >= n)
+			break;
+		m = l;
+		if (l + 1 < n && ev_before(&h->a[l + 1], &h->a[l]))
+			m = l + 1;
+		if (!ev_before(&h->a[m], &last))
+			break;
+		h->a[i] = h->a[m];
+		i = m;
+	}
+	if (n)
+		h->a[i] = last;
+	return top;
+}
+
+/* ---- random ----------------------------------------------------------- */
+uint64_t __sim_rand(struct sim *s)
+{
+	uint64_t x = s->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	s->rng = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+double __sim_frand(struct sim *s)
+{
+	return (double)(__sim_rand(s) >> 11) / (double)(1ull << 53);
+}
+
+/* ---- packet pool: two size classes, slabs, free lists ------------------ */
+struct sim_pkt *__sim_pkt_get(struct sim *s, uint32_t len)
+{
+	struct sim_pool *pl = &s->pool;
+	int c = len > pl->cap[0];
+	struct sim_pkt *p;
+
+	if (!pl->free[c]) {
+		size_t sz = sizeof(struct sim_pkt) + pl->cap[c];
+		uint32_t n = c ? 64 : 256;
+		uint8_t *slab;
+
+		sz = (sz + 15) & ~(size_t)15;
+		slab = malloc(sz * n);
+		if (!slab)
+			abort();
+		if (pl->nslabs == pl->capslabs) {
+			pl->capslabs = pl->capslabs ? 2 * pl->capslabs : 64;
+			pl->slabs = realloc(pl->slabs,
+					    pl->capslabs * sizeof(*pl->slabs));
+			if (!pl->slabs)
+				abort();
+		}
+		pl->slabs[pl->nslabs++] = slab;
+		for (uint32_t i = 0; i < n; i++) {
+			p = (struct sim_pkt *)(slab + i * sz);
+			p->big = (uint8_t)c;
+			p->next = pl->free[c];
+			pl->free[c] = p;
+		}
+		pl->allocated += n;
+	}
+	p = pl->free[c];
+	pl->free[c] = p->next;
+	p->next = NULL;
+	p->b.data = p->data;
+	p->b.cap = pl->cap[c];
+	p->b.len = 0;
+	p->b.host_priv = p;
+	p->accounted = 0;
+	if (++pl->live > pl->peak)
+		pl->peak = pl->live;
+	return p;
+}
+
+void __sim_pkt_put(struct sim *s, struct sim_pkt *p)
+{
+	struct sim_pool *pl = &s->pool;
+
+	p->next = pl->free[p->big];
+	pl->free[p->big] = p;
+	pl->live--;
+}
+
+/* ---- life cycle ----------------------------------------------------------- */
+static double wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+struct sim *sim_create(const struct sim_cfg *c, char *err, size_t n)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		snprintf(err, n, "out of memory");
+		return NULL;
+	}
+	s->c = *c;
+	s->rng = c->seed * 0x9E3779B97F4A7C15ull + 0x1234567;
+	s->now = 0;
+	s->pool.cap[0] = 128;
+	s->pool.cap[1] = c->mtu + 128;
+	s->wall0 = wall();
+	if (__sim_topo_build(s, err, n) || __sim_hosts_init(s, err, n)) {
+		sim_destroy(s);
+		return NULL;
+	}
+	if (c->sample_ns)
+		__sim_push(s, c->sample_ns, SIM_EV_SAMPLE, NULL, 0);
+	return s;
+}
+
+void sim_destroy(struct sim *s)
+{
+	if (!s)
+		return;
+	__sim_hosts_fini(s);
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		free(s->nodes[i].ports);
+	free(s->nodes);
+	free(s->host_node);
+	free(s->dist);
+	free(s->heap.a);
+	for (size_t i = 0; i < s->pool.nslabs; i++)
+		free(s->pool.slabs[i]);
+	free(s->pool.slabs);
+	free(s->flows);
+	free(s);
+}
+
+uint64_t sim_now(const struct sim *s) { return s->now; }
+uint32_t sim_hosts(const struct sim *s) { return s->nhosts; }
+
+const struct sim_flow *sim_flows(const struct sim *s, uint32_t *n)
+{
+	*n = s->nflows;
+	return s->flows;
+}
+
+uint32_t sim_add_flow(struct sim *s, uint32_t src, uint32_t dst,
+		      uint64_t bytes, uint64_t t_start)
+{
+	struct sim_flow *f;
+
+	if (s->nflows == s->capflows) {
+		s->capflows = s->capflows ? 2 * s->capflows : 1024;
+		s->flows = realloc(s->flows, s->capflows * sizeof(*s->flows));
+		if (!s->flows)
+			abort();
+	}
+	f = &s->flows[s->nflows];
+	memset(f, 0, sizeof(*f));
+	f->src = src;
+	f->dst = dst;
+	f->bytes = bytes;
+	f->t_start = t_start;
+	f->child = SIM_NONE;
+	f->next_pend = SIM_NONE;
+	return s->nflows++;
+}
+
+static void progress_line(struct sim *s)
+{
+	double w = wall() - s->wall0;
+
+	fprintf(stderr, "\r[sim] t=%.3f ms  flows %u/%u  events %.1fM  "
+		"%.2f Mev/s  pkts live %lu   ", s->now / 1e6, s->flows_done,
+		s->nflows, s->events / 1e6, w > 0 ? s->events / w / 1e6 : 0,
+		(unsigned long)s->pool.live);
+}
+
+static void start_flows(struct sim *s)
+{
+	uint64_t max = 4096;
+
+	for (uint32_t i = 0; i < s->nflows; i++)
+		if (s->flows[i].bytes > max)
+			max = s->flows[i].bytes;
+	/* One region on every host: contents do not matter, only that the
+	 * transport may copy the largest message in and out of it. */
+	s->buf = calloc(1, max);
+	if (!s->buf)
+		abort();
+	s->mr.host = s->buf;
+	s->mr.length = max;
+	for (uint32_t i = 0; i < s->nflows; i++)
+		if (!s->flows[i].deps && !s->flows[i].t_post)
+			__sim_push(s, s->flows[i].t_start, SIM_EV_FLOW, NULL, i);
+}
+
+void sim_run(struct sim *s, uint64_t until)
+{
+	uint64_t end = s->c.end_ns ? s->c.end_ns : UINT64_MAX;
+
+	if (until < end)
+		end = until;
+	if (!s->events)
+		start_flows(s);
+	while (s->heap.n) {
+		struct sim_ev e;
+
+		if (s->heap.a[0].t > end)
+			break;
+		if (s->nflows && s->flows_done == s->nflows &&
+		    s->heap.a[0].type == SIM_EV_SAMPLE)
+			break;
+		e = heap_pop(&s->heap);
+		s->now = e.t;
+		s->events++;
+		switch (e.type) {
+		case SIM_EV_ARRIVE:
+			__sim_arrive(s, e.ptr);
+			break;
+		case SIM_EV_TXDONE:
+			__sim_txdone(s, e.ptr);
+			break;
+		case SIM_EV_PFC:
+			__sim_pfc(s, e.ptr, e.arg);
+			break;
+		case SIM_EV_QPTIMER:
+			__sim_qp_timer(s, e.ptr);
+			break;
+		case SIM_EV_RESEQ:
+			__sim_reseq_timer(s, e.ptr);
+			break;
+		case SIM_EV_FEEDBACK:
+			__sim_feedback(s, e.ptr, e.arg);
+			break;
+		case SIM_EV_FLOW:
+			__sim_flow_start(s, e.arg);
+			break;
+		case SIM_EV_SAMPLE:
+			__sim_push(s, s->now + s->c.sample_ns, SIM_EV_SAMPLE,
+				   NULL, 0);
+			break;
+		}
+		if (s->c.progress && !(s->events & 0xfffff)) {
+			double w = wall();
+
+			if (w >= s->wall0 + s->progress_next) {
+				s->progress_next += 2;
+				progress_line(s);
+			}
+		}
+	}
+	if (s->c.progress)
+		fprintf(stderr, "\n");
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void sim_result(struct sim *s, struct sim_result *r)
+{
+	uint64_t *fct = malloc((s->nflows + 1) * sizeof(*fct));
+	uint64_t n = 0, host_bytes = 0, fab_bytes = 0, host_cap = 0,
+		 fab_cap = 0;
+	double sum = 0, span;
+	struct rusage ru;
+
+	memset(r, 0, sizeof(*r));
+	r->hosts = s->nhosts;
+	r->switches = s->nnodes - s->nhosts;
+	r->qps = 2 * s->ncon;
+	r->flows = s->nflows;
+	r->flows_done = s->flows_done;
+	r->t_first = s->t_first;
+	r->t_last = s->t_last;
+	for (uint32_t i = 0; i < s->nflows; i++) {
+		const struct sim_flow *f = &s->flows[i];
+
+		if (!f->t_done)
+			continue;
+		fct[n] = f->t_done - f->t_post;
+		sum += fct[n++];
+	}
+	if (n) {
+		qsort(fct, n, sizeof(*fct), cmp_u64);
+		r->fct_mean_us = sum / n / 1e3;
+		r->fct_p50_us = fct[n / 2] / 1e3;
+		r->fct_p99_us = fct[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] / 1e3;
+	}
+	free(fct);
+	span = s->t_last > s->t_first ? (double)(s->t_last - s->t_first) : 0;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		struct sim_node *nd = &s->nodes[i];
+
+		r->drops += nd->drops;
+		for (uint32_t j = 0; j < nd->nports; j++) {
+			struct sim_port *pt = &nd->ports[j];
+			double u;
+
+			r->ecn_marks += pt->marks;
+			r->pause_frames += pt->pause_frames;
+			r->paused_ns += pt->paused_ns;
+			if (pt->qmax > r->max_queue)
+				r->max_queue = pt->qmax;
+			if (!pt->up || !span)
+				continue;
+			u = pt->tx_bytes * 8e9 / ((double)pt->bps * span);
+			if (u > r->max_link_util)
+				r->max_link_util = u;
+			if (nd->kind == SIM_HOST ||
+			    pt->peer->node->kind == SIM_HOST) {
+				if (nd->kind == SIM_HOST) {
+					host_bytes += pt->tx_bytes;
+					host_cap += pt->bps;
+				}
+			} else {
+				fab_bytes += pt->tx_bytes;
+				fab_cap += pt->bps;
+			}
+		}
+	}
+	if (span && host_cap)
+		r->host_util = host_bytes * 8e9 / ((double)host_cap * span);
+	if (span && fab_cap)
+		r->fabric_util = fab_bytes * 8e9 / ((double)fab_cap * span);
+	for (uint32_t i = 0; i < s->nhosts; i++) {
+		struct ur_counters *c = &s->hosts[i].dev.cnt;
+
+		r->retransmits += c->tx_retransmit;
+		r->timeouts += c->tx_timeouts;
+		r->cnps += c->tx_cnp;
+		r->nak_seq += c->tx_nak_seq;
+	}
+	r->events = s->events;
+	r->hops = s->hops;
+	r->wall_s = wall() - s->wall0;
+	getrusage(RUSAGE_SELF, &ru);
+	r->max_rss_kb = (uint64_t)ru.ru_maxrss;
+}

@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Simulated hosts: a struct ur_dev each, whose ops lend packets from the
+ * simulator's pool and queue them on the host's NIC port. The NIC accepts
+ * data packets while its egress queue is below cfg.nic_queue bytes; a QP
+ * refused a buffer waits in a FIFO and is progressed when the queue drains
+ * (the NIC's round-robin QP scheduler). ACKs/NAKs/CNPs are never refused.
+ *
+ * QPs are real RC QPs (ur_qp_create/modify), connected pairwise when a
+ * flow first needs the pair; each QP's deadline is an event in the heap.
+ * Flows are RDMA WRITE with immediate (the immediate names the flow) into
+ * one region shared by every host: contents do not matter.
+ *
+ * Spraying: the NIC rewrites the UDP source port per packet (K ports per
+ * QP). Because the transport is go-back-N, the receiving NIC puts request
+ * packets back in PSN order in a small reorder buffer (timeout
+ * cfg.reseq_ns) before the transport sees them.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_priv.h"
+
+static void after(struct sim *s, struct sim_qp *q);
+
+/* ---- device ops ----------------------------------------------------------- */
+static void block(struct sim_host *h, struct sim_qp *q)
+{
+	if (!q || q->blocked)
+		return;
+	q->blocked = true;
+	q->bnext = NULL;
+	if (h->btail)
+		h->btail->bnext = q;
+	else
+		h->bhead = q;
+	h->btail = q;
+}
+
+static struct ur_pktbuf *op_alloc(void *host, uint32_t len)
+{
+	struct sim_host *h = host;
+	struct sim *s = h->s;
+	struct sim_pkt *p;
+
+	if (len > 64 && h->node->ports[0].qbytes[0] >= s->c.nic_queue) {
+		block(h, h->cur);
+		return NULL;
+	}
+	p = __sim_pkt_get(s, len);
+	return &p->b;
+}
+
+static uint16_t path_sport(const struct sim_qp *q, uint32_t i)
+{
+	return (uint16_t)(0xc000 | ((q->qp.sport + i * 0x2f1bu) & 0x3fff));
+}
+
+static uint32_t pick_path(struct sim *s, struct sim_qp *q)
+{
+	uint32_t k = s->c.paths, a, b;
+
+	if (s->c.lb == SIM_LB_SPRAY)
+		return q->rr++ % k;
+	/* Adaptive: the better of two (power of two choices) by score. */
+	a = q->rr++ % k;
+	b = (uint32_t)(__sim_rand(s) % k);
+	return q->score[b] < q->score[a] ? b : a;
+}
+
+static void op_send(void *host, struct ur_pktbuf *b)
+{
+	struct sim_host *h = host;
+	struct sim *s = h->s;
+	struct sim_pkt *p = b->host_priv;
+	uint8_t op = b->data[0];
+
+	p->src = h->id;
+	p->dst = __sim_addr_host(b->path.dst);
+	__sim_host_addr(h->id, b->path.src);
+	p->prio = (op == UR_OP_RC_ACKNOWLEDGE || op == UR_OP_CNP) ? 1 : 0;
+	p->pathi = 0;
+	if (s->c.lb != SIM_LB_SINGLE && h->cur && s->c.paths > 1) {
+		p->pathi = (uint8_t)pick_path(s, h->cur);
+		b->path.sport = path_sport(h->cur, p->pathi);
+	}
+	p->t0 = s->now;
+	__sim_port_enqueue(s, &h->node->ports[0], p);
+}
+
+static void op_cq_event(void *host, struct ur_cq *cq)
+{
+}
+
+static void op_qp_event(void *host, struct ur_qp *qp, enum ur_async_event ev)
+{
+	fprintf(stderr, "sim: host %u qp 0x%x async event %d\n",
+		((struct sim_host *)host)->id, qp->qpn, ev);
+}
+
+static const struct ur_mr *op_mr_lookup(void *host, uint32_t key)
+{
+	struct sim *s = ((struct sim_host *)host)->s;
+
+	return key == s->mr.lkey || key == s->mr.rkey ? &s->mr : NULL;
+}
+
+static struct ur_qp *op_qp_lookup(void *host, uint32_t qpn)
+{
+	struct sim_host *h = host;
+	uint32_t i = qpn - SIM_QPN0;
+
+	return i < h->nqps ? &h->qps[i]->qp : NULL;
+}
+
+static const struct ur_dev_ops sim_dev_ops = {
+	.pkt_alloc = op_alloc,
+	.pkt_send = op_send,
+	.cq_event = op_cq_event,
+	.qp_event = op_qp_event,
+	.mr_lookup = op_mr_lookup,
+	.qp_lookup = op_qp_lookup,
+};
+
+int __sim_hosts_init(struct sim *s, char *err, size_t n)
+{
+	s->hosts = calloc(s->nhosts, sizeof(*s->hosts));
+	if (!s->hosts) {
+		snprintf(err, n, "out of memory (hosts)");
+		return -1;
+	}
+	for (uint32_t i = 0; i < s->nhosts; i++) {
+		struct sim_host *h = &s->hosts[i];
+
+		h->s = s;
+		h->id = i;
+		h->node = &s->nodes[s->host_node[i]];
+		h->node->host = h;
+		h->dev.ops = &sim_dev_ops;
+		h->dev.host = h;
+		h->dev.max_mtu = s->c.mtu;
+		h->dev.cc = s->c.cc;
+		if (ur_cq_init(&h->cq, 4096)) {
+			snprintf(err, n, "out of memory (CQ)");
+			return -1;
+		}
+	}
+	s->mr.iova = 0x10000;
+	s->mr.lkey = 0x101;
+	s->mr.rkey = 0x10101;
+	s->mr.access = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE;
+	s->mr.pdn = 1;
+	s->mr.type = UR_KEY_MR;
+	return 0;
+}
+
+void __sim_hosts_fini(struct sim *s)
+{
+	if (!s->hosts)
+		return;
+	for (uint32_t i = 0; i < s->nhosts; i++) {
+		struct sim_host *h = &s->hosts[i];
+
+		for (uint32_t j = 0; j < h->nqps; j++) {
+			ur_qp_destroy(&h->qps[j]->qp);
+			free(h->qps[j]);
+		}
+		free(h->qps);
+		ur_cq_fini(&h->cq);
+	}
+	free(s->hosts);
+	free(s->ckey);
+	free(s->cval);
+	free(s->buf);
+}
+
+/* ---- connections ------------------------------------------------------------ */
+static size_t ckey_slot(const struct sim *s, uint64_t key)
+{
+	uint64_t x = key * 0x9E3779B97F4A7C15ull;
+	size_t i = (size_t)(x >> 20) & (s->ccap - 1);
+
+	while (s->ckey[i] && s->ckey[i] != key)
+		i = (i + 1) & (s->ccap - 1);
+	return i;
+}
+
+struct sim_qp *__sim_conn_find(const struct sim *s, uint32_t a, uint32_t b)
+{
+	uint64_t key = ((uint64_t)(a + 1) << 32) | (b + 1);
+	size_t i;
+
+	if (!s->ccap)
+		return NULL;
+	i = ckey_slot(s, key);
+	return s->ckey[i] ? s->cval[i] : NULL;
+}
+
+static void cput(struct sim *s, uint32_t a, uint32_t b, struct sim_qp *q)
+{
+	uint64_t key = ((uint64_t)(a + 1) << 32) | (b + 1);
+	size_t i;
+
+	if (2 * (s->ncon + 1) > s->ccap) {
+		uint64_t *ok = s->ckey;
+		struct sim_qp **ov = s->cval;
+		size_t oc = s->ccap;
+
+		s->ccap = oc ? 2 * oc : 1024;
+		s->ckey = calloc(s->ccap, sizeof(*s->ckey));
+		s->cval = calloc(s->ccap, sizeof(*s->cval));
+		if (!s->ckey || !s->cval)
+			abort();
+		for (size_t j = 0; j < oc; j++)
+			if (ok[j]) {
+				size_t k = ckey_slot(s, ok[j]);
+
+				s->ckey[k] = ok[j];
+				s->cval[k] = ov[j];
+			}
+		free(ok);
+		free(ov);
+	}
+	i = ckey_slot(s, key);
+	s->ckey[i] = key;
+	s->cval[i] = q;
+	s->ncon++;
+}
+
+static struct sim_qp *qp_new(struct sim *s, struct sim_host *h, uint32_t peer)
+{
+	bool adaptive = s->c.lb == SIM_LB_ADAPTIVE;
+	struct sim_qp *q = calloc(1, sizeof(*q) + (adaptive ? s->c.paths * sizeof(float) : 0));
+	struct ur_qp_caps caps = {
+		.max_send_wr = s->c.chunks > 2 ? 2 * s->c.chunks : 4,
+		.max_send_sge = 1, .max_recv_sge = 1,
+	};
+
+	if (!q)
+		abort();
+	caps.max_recv_wr = caps.max_send_wr;
+	if (h->nqps == h->capqps) {
+		h->capqps = h->capqps ? 2 * h->capqps : 8;
+		h->qps = realloc(h->qps, h->capqps * sizeof(*h->qps));
+		if (!h->qps)
+			abort();
+	}
+	if (ur_qp_create(&h->dev, &q->qp, UR_QPT_RC, SIM_QPN0 + h->nqps, 1,
+			 &caps, &h->cq, &h->cq))
+		abort();
+	h->qps[h->nqps++] = q;
+	if (adaptive)
+		q->score = (float *)(q + 1);
+	q->qp.owner = q;
+	q->qp.sport = (uint16_t)(0xc000 | (__sim_rand(s) & 0x3fff));
+	q->h = h;
+	q->peer_hid = peer;
+	q->armed = UINT64_MAX;
+	q->pend_head = q->pend_tail = SIM_NONE;
+	if (s->c.window)
+		ur_qp_set_tx_window(&q->qp, s->c.window);
+	return q;
+}
+
+static void qp_up(struct sim *s, struct sim_qp *q)
+{
+	struct ur_qp_attr a;
+	struct ur_recv_wr rw = { 0 };
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = UR_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE;
+	rc = ur_qp_modify(&q->qp, &a, UR_QP_STATE | UR_QP_PKEY_INDEX |
+				      UR_QP_PORT | UR_QP_ACCESS_FLAGS, s->now);
+	a.qp_state = UR_QPS_RTR;
+	__sim_host_addr(q->peer_hid, a.path.dst);
+	__sim_host_addr(q->h->id, a.path.src);
+	a.path.dport = UR_ROCEV2_PORT;
+	a.path.ttl = 64;
+	a.path_mtu = s->c.mtu;
+	a.dest_qp_num = q->peer->qp.qpn;
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	rc |= ur_qp_modify(&q->qp, &a, UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
+				       UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+				       UR_QP_MAX_DEST_RD_ATOMIC |
+				       UR_QP_MIN_RNR_TIMER, s->now);
+	a.qp_state = UR_QPS_RTS;
+	a.sq_psn = 0;
+	a.timeout = s->c.timeout;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	rc |= ur_qp_modify(&q->qp, &a, UR_QP_STATE | UR_QP_SQ_PSN |
+				       UR_QP_TIMEOUT | UR_QP_RETRY_CNT |
+				       UR_QP_RNR_RETRY | UR_QP_MAX_QP_RD_ATOMIC,
+			   s->now);
+	if (rc)
+		abort();
+	for (uint32_t i = 0; i < q->qp.caps.max_recv_wr; i++)
+		ur_qp_post_recv(&q->qp, &rw);
+}
+
+struct sim_qp *__sim_conn(struct sim *s, uint32_t a, uint32_t b)
+{
+	struct sim_qp *qa = __sim_conn_find(s, a, b), *qb;
+
+	if (qa)
+		return qa;
+	qa = qp_new(s, &s->hosts[a], b);
+	qb = qp_new(s, &s->hosts[b], a);
+	qa->peer = qb;
+	qb->peer = qa;
+	qp_up(s, qa);
+	qp_up(s, qb);
+	cput(s, a, b, qa);
+	cput(s, b, a, qb);
+	return qa;
+}
+
+/* ---- flows ------------------------------------------------------------------ */
+static int post_flow(struct sim *s, struct sim_qp *q, uint32_t f)
+{
+	const struct sim_flow *fl = &s->flows[f];
+	struct ur_sge sge = { .addr = s->mr.iova, .length = (uint32_t)fl->bytes,
+			      .lkey = s->mr.lkey };
+	struct ur_send_wr wr = {
+		.wr_id = f,
+		.opcode = UR_WR_RDMA_WRITE_WITH_IMM,
+		.flags = UR_SEND_SIGNALED,
+		.imm_data = htonl(f),
+		.remote_addr = s->mr.iova,
+		.rkey = s->mr.rkey,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	struct sim_qp *prev = q->h->cur;
+	int rc;
+
+	q->h->cur = q;
+	rc = ur_qp_post_send(&q->qp, &wr, s->now);
+	q->h->cur = prev;
+	if (!rc)
+		q->outstanding++;
+	return rc;
+}
+
+void __sim_flow_start(struct sim *s, uint32_t f)
+{
+	struct sim_flow *fl = &s->flows[f];
+	struct sim_qp *q = __sim_conn(s, fl->src, fl->dst);
+
+	fl->t_post = s->now ? s->now : 1;
+	if (!s->t_first || s->now < s->t_first)
+		s->t_first = s->now;
+	if (q->pend_head == SIM_NONE && q->outstanding < q->qp.caps.max_send_wr &&
+	    !post_flow(s, q, f)) {
+		after(s, q);
+		return;
+	}
+	fl->next_pend = SIM_NONE;
+	if (q->pend_tail != SIM_NONE)
+		s->flows[q->pend_tail].next_pend = f;
+	else
+		q->pend_head = f;
+	q->pend_tail = f;
+}
+
+static void flow_done(struct sim *s, uint32_t f)
+{
+	struct sim_flow *fl = &s->flows[f];
+
+	if (f >= s->nflows || fl->t_done)
+		return;
+	fl->t_done = s->now;
+	s->flows_done++;
+	if (s->now > s->t_last)
+		s->t_last = s->now;
+	if (fl->child != SIM_NONE) {
+		struct sim_flow *c = &s->flows[fl->child];
+
+		if (c->deps && !--c->deps) {
+			if (c->t_start > s->now)
+				__sim_push(s, c->t_start, SIM_EV_FLOW, NULL, fl->child);
+			else
+				__sim_flow_start(s, fl->child);
+		}
+	}
+}
+
+/* Hand completions to the workload; repost receives, post waiting flows. */
+static void drain(struct sim *s, struct sim_host *h)
+{
+	struct ur_cqe e[32];
+	int n;
+
+	while ((n = ur_cq_poll(&h->cq, e, 32)) > 0) {
+		for (int i = 0; i < n; i++) {
+			struct sim_qp *q = h->qps[e[i].qp_num - SIM_QPN0];
+
+			if (e[i].status != UR_WC_SUCCESS) {
+				fprintf(stderr, "sim: host %u qp 0x%x wc status %u\n",
+					h->id, e[i].qp_num, e[i].status);
+				continue;
+			}
+			if (e[i].opcode & UR_WC_RECV) {
+				struct ur_recv_wr rw = { 0 };
+
+				ur_qp_post_recv(&q->qp, &rw);
+				flow_done(s, ntohl(e[i].imm_data));
+				continue;
+			}
+			q->outstanding--;
+			while (q->pend_head != SIM_NONE &&
+			       q->outstanding < q->qp.caps.max_send_wr) {
+				uint32_t f = q->pend_head;
+
+				if (post_flow(s, q, f))
+					break;
+				q->pend_head = s->flows[f].next_pend;
+				if (q->pend_head == SIM_NONE)
+					q->pend_tail = SIM_NONE;
+			}
+			after(s, q);
+		}
+	}
+}
+
+/* After every transport call on @q: keep its deadline in the heap, take
+ * the completions. */
+static void after(struct sim *s, struct sim_qp *q)
+{
+	uint64_t d = q->qp.deadline;
+
+	if (d != UINT64_MAX && d < q->armed) {
+		if (d < s->now)
+			d = s->now;
+		q->armed = d;
+		__sim_push(s, d, SIM_EV_QPTIMER, q, 0);
+	}
+	if (q->h->cq.head != q->h->cq.tail)
+		drain(s, q->h);
+}
+
+void __sim_qp_timer(struct sim *s, struct sim_qp *q)
+{
+	if (s->now != q->armed)
+		return; /* superseded by an earlier deadline */
+	q->armed = UINT64_MAX;
+	if (q->qp.deadline <= s->now) {
+		q->h->cur = q;
+		ur_qp_timer(&q->qp, s->now);
+		q->h->cur = NULL;
+	}
+	after(s, q);
+}
+
+void __sim_host_txdone(struct sim *s, struct sim_host *h)
+{
+	struct sim_port *pt = &h->node->ports[0];
+
+	while (h->bhead && pt->qbytes[0] < s->c.nic_queue) {
+		struct sim_qp *q = h->bhead;
+
+		h->bhead = q->bnext;
+		if (!h->bhead)
+			h->btail = NULL;
+		q->blocked = false;
+		h->cur = q;
+		ur_qp_progress(&q->qp, s->now);
+		h->cur = NULL;
+		after(s, q);
+	}
+}
+
+/* ---- receive ------------------------------------------------------------------ */
+static void deliver(struct sim *s, struct sim_host *h, struct sim_pkt *p)
+{
+	struct ur_rxinfo ri = { .path = p->b.path, .icrc_checked = true };
+	struct ur_pkt pkt;
+	struct ur_qp *qp;
+
+	if (!ur_dev_rx_classify(&h->dev, p->data, p->b.len, &ri, &pkt, &qp)) {
+		struct sim_qp *q = qp->owner;
+
+		h->cur = q;
+		ur_qp_rx(qp, &pkt, &ri, s->now);
+		h->cur = NULL;
+		after(s, q);
+	}
+	__sim_pkt_put(s, p);
+}
+
+static void reseq_drain(struct sim *s, struct sim_host *h, struct sim_qp *q)
+{
+	while (q->rs_held &&
+	       ur_psn_diff(ur_bth_psn(q->rs_held->data), q->rs_psn) <= 0) {
+		struct sim_pkt *p = q->rs_held;
+
+		if (ur_bth_psn(p->data) == q->rs_psn)
+			q->rs_psn = ur_psn_add(q->rs_psn, 1);
+		q->rs_held = p->next;
+		q->rs_n--;
+		deliver(s, h, p);
+	}
+}
+
+static void reseq_flush(struct sim *s, struct sim_host *h, struct sim_qp *q)
+{
+	while (q->rs_held) {
+		struct sim_pkt *p = q->rs_held;
+
+		q->rs_held = p->next;
+		q->rs_n--;
+		deliver(s, h, p);
+	}
+}
+
+static void reseq(struct sim *s, struct sim_host *h, struct sim_qp *q,
+		  struct sim_pkt *p)
+{
+	uint32_t psn = ur_bth_psn(p->data);
+	int32_t d = ur_psn_diff(psn, q->rs_psn);
+	struct sim_pkt **pp;
+
+	if (d < 0) {
+		deliver(s, h, p);
+		return;
+	}
+	if (d == 0) {
+		q->rs_psn = ur_psn_add(q->rs_psn, 1);
+		deliver(s, h, p);
+		reseq_drain(s, h, q);
+		return;
+	}
+	for (pp = &q->rs_held; *pp; pp = &(*pp)->next) {
+		int32_t e = ur_psn_diff(ur_bth_psn((*pp)->data), psn);
+
+		if (e == 0) {
+			__sim_pkt_put(s, p); /* duplicate */
+			return;
+		}
+		if (e > 0)
+			break;
+	}
+	p->t0 = s->now;
+	p->next = *pp;
+	*pp = p;
+	if (++q->rs_n > 4 * q->qp.caps.max_send_wr * 1024u) {
+		reseq_flush(s, h, q);
+		return;
+	}
+	if (!q->rs_armed) {
+		q->rs_armed = true;
+		__sim_push(s, s->now + s->c.reseq_ns, SIM_EV_RESEQ, q, 0);
+	}
+}
+
+void __sim_reseq_timer(struct sim *s, struct sim_qp *q)
+{
+	uint64_t oldest = UINT64_MAX;
+
+	q->rs_armed = false;
+	for (struct sim_pkt *p = q->rs_held; p; p = p->next)
+		if (p->t0 < oldest)
+			oldest = p->t0;
+	if (oldest == UINT64_MAX)
+		return;
+	if (s->now >= oldest + s->c.reseq_ns) {
+		/* Give up on the gap: the transport NAKs it (go-back-N). */
+		reseq_flush(s, q->h, q);
+		return;
+	}
+	q->rs_armed = true;
+	__sim_push(s, oldest + s->c.reseq_ns, SIM_EV_RESEQ, q, 0);
+}
+
+void __sim_feedback(struct sim *s, struct sim_qp *q, uint32_t arg)
+{
+	uint32_t i = arg & 31;
+	bool ce = arg & 32;
+	float sample = (float)((arg >> 6) << 4) + (ce ? 20000.0f : 0.0f);
+
+	if (q->score && i < s->c.paths)
+		q->score[i] = 0.75f * q->score[i] + 0.25f * sample;
+}
+
+void __sim_host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p)
+{
+	uint8_t op = p->data[0];
+
+	if (s->c.lb != SIM_LB_SINGLE && op <= UR_OP_RC_RDMA_WRITE_ONLY_IMM &&
+	    p->b.len >= UR_BTH_LEN) {
+		uint32_t i = ur_bth_dqpn(p->data) - SIM_QPN0;
+		struct sim_qp *q = i < h->nqps ? h->qps[i] : NULL;
+
+		if (q) {
+			if (q->peer && q->peer->score) {
+				uint64_t dl = (s->now - p->t0) >> 4;
+				uint32_t arg = p->pathi |
+					       ((p->b.path.tos & 3) == 3 ? 32u : 0) |
+					       (uint32_t)((dl > 0x3ffffff ? 0x3ffffff : dl) << 6);
+
+				__sim_push(s, s->now + (s->now - p->t0),
+					   SIM_EV_FEEDBACK, q->peer, arg);
+			}
+			reseq(s, h, q, p);
+			return;
+		}
+	}
+	deliver(s, h, p);
+}
+
+uint64_t sim_qp_rate(const struct sim *s, uint32_t src, uint32_t dst)
+{
+	struct sim_qp *q = __sim_conn_find(s, src, dst);
+
+	return q ? ur_qp_cc_rate(&q->qp) : 0;
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fabric: egress FIFOs per port and priority (control strictly before
+ * data), serialisation at the link rate, propagation delay, Bernoulli loss,
+ * switch shared buffers with a dynamic threshold per queue, RED/ECN marking
+ * on the egress queue (CE in the packet's path.tos, which the receiving
+ * transport's notification point reads), PFC per ingress port and priority
+ * (XOFF/XON thresholds; a pause frame takes one link delay) and ECMP by a
+ * salted hash of the 5-tuple over the shortest-path next hops.
+ */
+#include <string.h>
+
+#include "sim_priv.h"
+
+void __sim_host_addr(uint32_t hid, uint8_t ip[4])
+{
+	uint32_t v = hid + 1;
+
+	ip[0] = 10;
+	ip[1] = (uint8_t)(v >> 16);
+	ip[2] = (uint8_t)(v >> 8);
+	ip[3] = (uint8_t)v;
+}
+
+uint32_t __sim_addr_host(const uint8_t ip[4])
+{
+	return (((uint32_t)ip[1] << 16) | ((uint32_t)ip[2] << 8) | ip[3]) - 1;
+}
+
+static inline uint64_t ser_ns(const struct sim_port *pt, uint32_t len)
+{
+	return ((uint64_t)(len + SIM_WIRE_OVH) * 8000000000ull + pt->bps - 1) /
+	       pt->bps;
+}
+
+uint32_t __sim_hash(const struct ur_ipudp *p, uint32_t salt)
+{
+	uint64_t x = ((uint64_t)ur_get32(p->src) << 32) | ur_get32(p->dst);
+	uint64_t y = ((((uint64_t)p->sport << 16) | p->dport) << 8) | 17;
+
+	x ^= y * 0x9E3779B97F4A7C15ull;
+	x ^= (uint64_t)salt * 0xC2B2AE3D27D4EB4Full;
+	/* murmur3 fmix64 */
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return (uint32_t)(x >> 32);
+}
+
+int __sim_route(const struct sim *s, const struct sim_node *n, uint32_t dst,
+		const struct ur_ipudp *path)
+{
+	const uint8_t *d = &s->dist[(size_t)dst * s->nnodes];
+	uint8_t my = d[n->id];
+	uint16_t cand[256];
+	uint32_t nc = 0;
+
+	for (uint32_t j = 0; j < n->nports; j++) {
+		const struct sim_port *pt = &n->ports[j];
+
+		if (pt->up && d[pt->peer->node->id] + 1 == my)
+			cand[nc++] = (uint16_t)j;
+	}
+	if (!nc)
+		return -1;
+	if (nc == 1)
+		return cand[0];
+	return cand[__sim_hash(path, n->salt) % nc];
+}
+
+static void qtrace(struct sim *s, struct sim_port *pt)
+{
+	uint32_t q = pt->qbytes[0] + pt->qbytes[1];
+
+	if (q > pt->qmax)
+		pt->qmax = q;
+	if (pt->trace)
+		pt->trace(pt->trace_arg, s->now, q);
+}
+
+static void send_pfc(struct sim *s, struct sim_port *in, int pr, bool on)
+{
+	in->pause_sent[pr] = on;
+	in->pause_frames++;
+	__sim_push(s, s->now + ser_ns(in, 64 - SIM_WIRE_OVH + 20) + in->delay,
+		   SIM_EV_PFC, in->peer, (uint32_t)pr | (on ? 0x100u : 0));
+}
+
+static void start_tx(struct sim *s, struct sim_port *pt)
+{
+	struct sim_pkt *p = NULL;
+	int pr;
+	uint64_t t;
+
+	for (pr = SIM_NPRIO - 1; pr >= 0; pr--)
+		if (pt->qh[pr] && !pt->paused[pr]) {
+			p = pt->qh[pr];
+			break;
+		}
+	if (!p)
+		return;
+	pt->qh[pr] = p->next;
+	if (!pt->qh[pr])
+		pt->qt[pr] = NULL;
+	pt->qbytes[pr] -= p->b.len;
+	qtrace(s, pt);
+	if (p->accounted) {
+		struct sim_port *in = p->in;
+
+		pt->node->buf_used -= p->b.len;
+		in->in_bytes[pr] -= p->b.len;
+		if (in->pause_sent[pr] && in->in_bytes[pr] <= s->c.pfc_xon)
+			send_pfc(s, in, pr, false);
+	}
+	pt->busy = true;
+	t = ser_ns(pt, p->b.len);
+	__sim_push(s, s->now + t, SIM_EV_TXDONE, pt, 0);
+	pt->tx_bytes += p->b.len + SIM_WIRE_OVH;
+	pt->tx_pkts++;
+	s->hops++;
+	if (pt->loss > 0 && __sim_frand(s) < pt->loss) {
+		pt->drops++;
+		pt->node->drops++;
+		__sim_pkt_put(s, p);
+		return;
+	}
+	p->in = pt->peer;
+	p->accounted = 0;
+	__sim_push(s, s->now + t + pt->delay, SIM_EV_ARRIVE, p, 0);
+}
+
+void __sim_port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p)
+{
+	int pr = p->prio;
+
+	p->next = NULL;
+	if (pt->qt[pr])
+		pt->qt[pr]->next = p;
+	else
+		pt->qh[pr] = p;
+	pt->qt[pr] = p;
+	pt->qbytes[pr] += p->b.len;
+	qtrace(s, pt);
+	if (!pt->busy)
+		start_tx(s, pt);
+}
+
+void __sim_txdone(struct sim *s, struct sim_port *pt)
+{
+	pt->busy = false;
+	start_tx(s, pt);
+	if (pt->node->kind == SIM_HOST)
+		__sim_host_txdone(s, pt->node->host);
+}
+
+void __sim_pfc(struct sim *s, struct sim_port *pt, uint32_t arg)
+{
+	int pr = arg & 0xff;
+	bool on = arg & 0x100;
+
+	if (on == pt->paused[pr])
+		return;
+	pt->paused[pr] = on;
+	if (on) {
+		pt->paused_at[pr] = s->now;
+	} else {
+		pt->paused_ns += s->now - pt->paused_at[pr];
+		if (!pt->busy)
+			start_tx(s, pt);
+	}
+}
+
+static void drop(struct sim *s, struct sim_node *n, struct sim_port *out,
+		 struct sim_pkt *p)
+{
+	n->drops++;
+	if (out)
+		out->drops++;
+	__sim_pkt_put(s, p);
+}
+
+void __sim_arrive(struct sim *s, struct sim_pkt *p)
+{
+	struct sim_port *in = p->in, *out;
+	struct sim_node *n = in->node;
+	const struct sim_cfg *c = &s->c;
+	uint32_t len = p->b.len;
+	int pr = p->prio, e;
+
+	if (n->kind == SIM_HOST) {
+		__sim_host_rx(s, n->host, p);
+		return;
+	}
+	e = __sim_route(s, n, p->dst, &p->b.path);
+	if (e < 0) {
+		drop(s, n, NULL, p);
+		return;
+	}
+	out = &n->ports[e];
+	if (n->buf_used + len > c->buffer_bytes) {
+		drop(s, n, out, p); /* with PFC: headroom exhausted */
+		return;
+	}
+	if (!c->pfc && out->qbytes[pr] + len >
+			       c->dt_alpha * (double)(c->buffer_bytes - n->buf_used)) {
+		drop(s, n, out, p);
+		return;
+	}
+	n->buf_used += len;
+	in->in_bytes[pr] += len;
+	p->accounted = 1;
+	if (c->pfc && !in->pause_sent[pr] && in->in_bytes[pr] >= c->pfc_xoff)
+		send_pfc(s, in, pr, true);
+	if (c->ecn && pr == 0 && (p->b.path.tos & 3) && (p->b.path.tos & 3) != 3) {
+		uint32_t q = out->qbytes[0];
+		double pm = 0;
+
+		if (q >= c->kmax)
+			pm = 1;
+		else if (q > c->kmin)
+			pm = c->pmax * (q - c->kmin) / (double)(c->kmax - c->kmin);
+		if (pm > 0 && (pm >= 1 || __sim_frand(s) < pm)) {
+			p->b.path.tos |= 3;
+			out->marks++;
+		}
+	}
+	__sim_port_enqueue(s, out, p);
+}
+
+/* ---- introspection -------------------------------------------------------- */
+int sim_node_by_name(const struct sim *s, const char *name)
+{
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		if (!strcmp(s->nodes[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+int sim_port_to(const struct sim *s, int node, int peer)
+{
+	const struct sim_node *n = &s->nodes[node];
+
+	for (uint32_t j = 0; j < n->nports; j++)
+		if ((int)n->ports[j].peer->node->id == peer)
+			return (int)j;
+	return -1;
+}
+
+uint64_t sim_port_tx_bytes(const struct sim *s, int node, int port)
+{
+	return s->nodes[node].ports[port].tx_bytes;
+}
+
+uint64_t sim_port_max_queue(const struct sim *s, int node, int port)
+{
+	return s->nodes[node].ports[port].qmax;
+}
+
+void sim_trace_port(struct sim *s, int node, int port,
+		    void (*fn)(void *arg, uint64_t t, uint32_t bytes), void *arg)
+{
+	s->nodes[node].ports[port].trace = fn;
+	s->nodes[node].ports[port].trace_arg = arg;
+}
+
+int sim_ecmp_port(const struct sim *s, int node, uint32_t src, uint32_t dst,
+		  uint16_t sport)
+{
+	struct ur_ipudp p;
+
+	memset(&p, 0, sizeof(p));
+	__sim_host_addr(src, p.src);
+	__sim_host_addr(dst, p.dst);
+	p.sport = sport;
+	p.dport = UR_ROCEV2_PORT;
+	return __sim_route(s, &s->nodes[node], dst, &p);
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals of the simulator shared by its files (not installed). */
+#ifndef UR_SIM_PRIV_H
+#define UR_SIM_PRIV_H
+
+#include "sim.h"
+#include "ur_transport.h"
+
+#define SIM_NPRIO 2     /* 0: requests (data), 1: ACK/NAK/CNP (strict) */
+#define SIM_MAXK 16     /* source ports per QP when spraying */
+#define SIM_WIRE_OVH 66 /* Eth 14 + FCS 4 + IPv4 20 + UDP 8 + preamble/IFG 20 */
+#define SIM_NONE UINT32_MAX
+
+enum sim_ev_type {
+	SIM_EV_ARRIVE,   /* ptr: packet, arriving at pkt->in */
+	SIM_EV_TXDONE,   /* ptr: port finished serialising */
+	SIM_EV_PFC,      /* ptr: upstream egress port; arg: prio | on << 8 */
+	SIM_EV_QPTIMER,  /* ptr: sim_qp */
+	SIM_EV_RESEQ,    /* ptr: sim_qp, reorder buffer timeout */
+	SIM_EV_FEEDBACK, /* ptr: sim_qp (sender); arg: path | ce | delay */
+	SIM_EV_FLOW,     /* arg: flow index, start time reached */
+	SIM_EV_SAMPLE,   /* periodic queue sampling */
+};
+
+struct sim_ev {
+	uint64_t t, seq;
+	void *ptr;
+	uint32_t type, arg;
+};
+
+struct sim_heap {
+	struct sim_ev *a;
+	size_t n, cap;
+	uint64_t seq;
+};
+
+struct sim_port;
+
+struct sim_pkt {
+	struct ur_pktbuf b;
+	struct sim_pkt *next;
+	struct sim_port *in;  /* where it arrives / arrived (PFC accounting) */
+	uint64_t t0;          /* left the sender's NIC queue */
+	uint32_t src, dst;    /* host ids */
+	uint8_t prio, pathi, big, accounted;
+	uint8_t data[];
+};
+
+struct sim_node;
+
+struct sim_port {
+	struct sim_node *node;
+	struct sim_port *peer;
+	uint64_t bps;
+	uint32_t delay;
+	uint16_t idx;
+	bool up;
+	double loss;
+	/* egress */
+	struct sim_pkt *qh[SIM_NPRIO], *qt[SIM_NPRIO];
+	uint32_t qbytes[SIM_NPRIO];
+	bool busy;
+	bool paused[SIM_NPRIO];     /* by the peer's PFC */
+	uint64_t paused_at[SIM_NPRIO];
+	/* ingress (this port's bytes in the switch buffer) */
+	uint32_t in_bytes[SIM_NPRIO];
+	bool pause_sent[SIM_NPRIO];
+	/* stats */
+	uint64_t tx_bytes, tx_pkts, drops, marks, pause_frames, paused_ns;
+	uint32_t qmax;
+	void (*trace)(void *arg, uint64_t t, uint32_t bytes);
+	void *trace_arg;
+};
+
+enum sim_kind { SIM_HOST, SIM_EDGE, SIM_AGG, SIM_CORE };
+
+struct sim_node {
+	uint32_t id;          /* node index */
+	uint32_t hid;         /* host id (hosts) */
+	uint8_t kind;
+	uint16_t nports;
+	struct sim_port *ports;
+	uint64_t buf_used;
+	uint32_t salt;        /* ECMP hash seed */
+	uint64_t drops;
+	struct sim_host *host;
+	char name[12];
+};
+
+struct sim_qp {
+	struct ur_qp qp;
+	struct sim_host *h;
+	struct sim_qp *peer;
+	struct sim_qp *bnext;  /* NIC scheduler's blocked list */
+	uint64_t armed;        /* timer event pending at (UINT64_MAX none) */
+	uint32_t peer_hid;
+	uint32_t pend_head, pend_tail; /* flows waiting for a send slot */
+	uint32_t outstanding;
+	bool blocked;
+	uint8_t rr;            /* spray round-robin */
+	/* adaptive: per-path score (EWMA one-way delay ns + ECN penalty) */
+	float *score;
+	/* NIC reorder buffer of incoming requests (spray/adaptive) */
+	bool rs_valid, rs_armed;
+	uint32_t rs_psn;       /* next PSN to hand to the transport */
+	struct sim_pkt *rs_held; /* sorted by PSN */
+	uint32_t rs_n;
+};
+
+struct sim_host {
+	struct ur_dev dev;
+	struct sim *s;
+	struct sim_node *node;
+	struct ur_cq cq;
+	struct sim_qp *cur;         /* QP the transport is running for */
+	struct sim_qp *bhead, *btail;
+	uint32_t id;
+	uint32_t nqps;
+	struct sim_qp **qps;        /* by qpn - SIM_QPN0 */
+	uint32_t capqps;
+};
+
+#define SIM_QPN0 0x100
+
+struct sim_pool {
+	struct sim_pkt *free[2];
+	uint32_t cap[2];
+	uint64_t live, peak, allocated;
+	void **slabs;
+	size_t nslabs, capslabs;
+};
+
+struct sim {
+	struct sim_cfg c;
+	struct sim_heap heap;
+	uint64_t now, rng;
+	uint64_t events, hops;
+	struct sim_node *nodes;
+	uint32_t nnodes, nhosts;
+	uint32_t *host_node;        /* host id -> node index */
+	uint8_t *dist;              /* [host][node] hops to the host */
+	struct sim_host *hosts;
+	struct sim_pool pool;
+	struct ur_mr mr;            /* one region, same keys on every host */
+	uint8_t *buf;
+	/* connections: open addressing on (a << 32 | b) */
+	uint64_t *ckey;
+	struct sim_qp **cval;
+	size_t ccap, ncon;
+	/* workload */
+	struct sim_flow *flows;
+	uint32_t nflows, capflows, flows_done;
+	uint64_t t_first, t_last;
+	/* stats */
+	uint64_t drops, timeouts_seen;
+	uint64_t progress_next;
+	double wall0;
+};
+
+/* sim_core.c */
+void __sim_push(struct sim *s, uint64_t t, uint32_t type, void *ptr,
+		uint32_t arg);
+uint64_t __sim_rand(struct sim *s);
+double __sim_frand(struct sim *s);
+struct sim_pkt *__sim_pkt_get(struct sim *s, uint32_t len);
+void __sim_pkt_put(struct sim *s, struct sim_pkt *p);
+
+/* sim_net.c */
+void __sim_port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p);
+void __sim_arrive(struct sim *s, struct sim_pkt *p);
+void __sim_txdone(struct sim *s, struct sim_port *pt);
+void __sim_pfc(struct sim *s, struct sim_port *pt, uint32_t arg);
+uint32_t __sim_hash(const struct ur_ipudp *p, uint32_t salt);
+int __sim_route(const struct sim *s, const struct sim_node *n, uint32_t dst,
+		const struct ur_ipudp *path);
+void __sim_host_addr(uint32_t hid, uint8_t ip[4]);
+uint32_t __sim_addr_host(const uint8_t ip[4]);
+
+/* sim_topo.c */
+int __sim_topo_build(struct sim *s, char *err, size_t n);
+
+/* sim_host.c */
+int __sim_hosts_init(struct sim *s, char *err, size_t n);
+void __sim_hosts_fini(struct sim *s);
+struct sim_qp *__sim_conn(struct sim *s, uint32_t a, uint32_t b);
+struct sim_qp *__sim_conn_find(const struct sim *s, uint32_t a, uint32_t b);
+void __sim_host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p);
+void __sim_host_txdone(struct sim *s, struct sim_host *h);
+void __sim_qp_timer(struct sim *s, struct sim_qp *q);
+void __sim_reseq_timer(struct sim *s, struct sim_qp *q);
+void __sim_feedback(struct sim *s, struct sim_qp *q, uint32_t arg);
+void __sim_flow_start(struct sim *s, uint32_t f);
+
+#endif

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Topologies: a k-ary three-tier fat-tree (k^3/4 hosts, k pods of k/2 edge
+ * and k/2 aggregation switches, (k/2)^2 cores) and a two-tier leaf-spine
+ * (oversubscription = hosts_per_leaf * host rate / (spines * fabric rate)).
+ * Failed and degraded links from the configuration, then hop distances to
+ * every host over the links that are up (the ECMP next hops).
+ *
+ * Nodes: hosts first (node index = host id), named h<i>; then edge/leaf
+ * switches e<i>, aggregation a<i>, core/spine c<i>.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_priv.h"
+
+struct link {
+	uint32_t a, b;
+	uint64_t bps;
+};
+
+struct builder {
+	struct link *l;
+	uint32_t n, cap;
+};
+
+static void add_link(struct builder *b, uint32_t x, uint32_t y, uint64_t bps)
+{
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 1024;
+		b->l = realloc(b->l, b->cap * sizeof(*b->l));
+		if (!b->l)
+			abort();
+	}
+	b->l[b->n++] = (struct link){ x, y, bps };
+}
+
+static void add_nodes(struct sim *s, uint32_t n, uint8_t kind, char pfx,
+		      uint32_t *counter)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct sim_node *nd = &s->nodes[s->nnodes];
+
+		nd->id = s->nnodes++;
+		nd->kind = kind;
+		snprintf(nd->name, sizeof(nd->name), "%c%u", pfx, (*counter)++);
+	}
+}
+
+static int bfs(struct sim *s, uint32_t h, uint32_t *queue)
+{
+	uint8_t *d = &s->dist[(size_t)h * s->nnodes];
+	uint32_t qh = 0, qt = 0;
+
+	memset(d, 0xff, s->nnodes);
+	d[s->host_node[h]] = 0;
+	queue[qt++] = s->host_node[h];
+	while (qh < qt) {
+		struct sim_node *n = &s->nodes[queue[qh++]];
+
+		if (n->kind == SIM_HOST && d[n->id] != 0)
+			continue; /* hosts do not forward */
+		for (uint32_t j = 0; j < n->nports; j++) {
+			struct sim_port *pt = &n->ports[j];
+			uint32_t m = pt->peer->node->id;
+
+			if (!pt->up || d[m] != 0xff)
+				continue;
+			d[m] = (uint8_t)(d[n->id] + 1);
+			queue[qt++] = m;
+		}
+	}
+	return 0;
+}
+
+int __sim_topo_build(struct sim *s, char *err, size_t en)
+{
+	const struct sim_cfg *c = &s->c;
+	struct builder b = { 0 };
+	uint32_t nh, ne, na, nc, ch = 0, ce = 0, ca = 0, cc = 0;
+	uint32_t *deg, *queue;
+
+	if (c->topo == SIM_TOPO_FATTREE) {
+		uint32_t k = c->k, h2 = k / 2;
+
+		if (k < 2 || k % 2 || k > 64) {
+			snprintf(err, en, "fat-tree: k must be even, 2..64 (got %u)", k);
+			return -1;
+		}
+		nh = k * k * k / 4;
+		ne = k * h2;
+		na = k * h2;
+		nc = h2 * h2;
+		/* host h on edge h / h2; edge (p, j) = p*h2+j; agg (p, m) =
+		 * p*h2+m; agg m of each pod to cores m*h2 .. m*h2+h2-1. */
+		for (uint32_t h = 0; h < nh; h++)
+			add_link(&b, h, nh + h / h2, c->host_bps);
+		for (uint32_t p = 0; p < k; p++)
+			for (uint32_t j = 0; j < h2; j++)
+				for (uint32_t m = 0; m < h2; m++)
+					add_link(&b, nh + p * h2 + j,
+						 nh + ne + p * h2 + m, c->fabric_bps);
+		for (uint32_t p = 0; p < k; p++)
+			for (uint32_t m = 0; m < h2; m++)
+				for (uint32_t i = 0; i < h2; i++)
+					add_link(&b, nh + ne + p * h2 + m,
+						 nh + ne + na + m * h2 + i,
+						 c->fabric_bps);
+	} else {
+		if (!c->leaves || !c->spines || !c->hosts_per_leaf) {
+			snprintf(err, en, "leaf-spine: leaves, spines and hosts_per_leaf must be > 0");
+			return -1;
+		}
+		nh = c->leaves * c->hosts_per_leaf;
+		ne = c->leaves;
+		na = 0;
+		nc = c->spines;
+		for (uint32_t h = 0; h < nh; h++)
+			add_link(&b, h, nh + h / c->hosts_per_leaf, c->host_bps);
+		for (uint32_t l = 0; l < ne; l++)
+			for (uint32_t sp = 0; sp < nc; sp++)
+				add_link(&b, nh + l, nh + ne + sp, c->fabric_bps);
+	}
+	s->nhosts = nh;
+	s->nodes = calloc(nh + ne + na + nc, sizeof(*s->nodes));
+	s->host_node = calloc(nh, sizeof(*s->host_node));
+	deg = calloc(nh + ne + na + nc, sizeof(*deg));
+	if (!s->nodes || !s->host_node || !deg)
+		abort();
+	add_nodes(s, nh, SIM_HOST, 'h', &ch);
+	add_nodes(s, ne, SIM_EDGE, 'e', &ce);
+	add_nodes(s, na, SIM_AGG, 'a', &ca);
+	add_nodes(s, nc, SIM_CORE, 'c', &cc);
+	for (uint32_t h = 0; h < nh; h++) {
+		s->host_node[h] = h;
+		s->nodes[h].hid = h;
+	}
+	for (uint32_t i = 0; i < b.n; i++) {
+		deg[b.l[i].a]++;
+		deg[b.l[i].b]++;
+	}
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		s->nodes[i].ports = calloc(deg[i] ? deg[i] : 1, sizeof(struct sim_port));
+		if (!s->nodes[i].ports)
+			abort();
+		s->nodes[i].salt = (uint32_t)__sim_rand(s);
+	}
+	for (uint32_t i = 0; i < b.n; i++) {
+		struct sim_node *x = &s->nodes[b.l[i].a], *y = &s->nodes[b.l[i].b];
+		struct sim_port *px = &x->ports[x->nports], *py = &y->ports[y->nports];
+
+		px->node = x;
+		py->node = y;
+		px->idx = x->nports++;
+		py->idx = y->nports++;
+		px->peer = py;
+		py->peer = px;
+		px->bps = py->bps = b.l[i].bps;
+		px->delay = py->delay = (uint32_t)c->link_delay_ns;
+		px->loss = py->loss = c->link_loss;
+		px->up = py->up = true;
+	}
+	free(b.l);
+	free(deg);
+	/* Failed and degraded links. */
+	for (uint32_t i = 0; i < c->n_links; i++) {
+		const struct sim_linkcfg *lc = &c->links[i];
+		int x = sim_node_by_name(s, lc->a), y = sim_node_by_name(s, lc->b);
+		int px = x >= 0 && y >= 0 ? sim_port_to(s, x, y) : -1;
+		struct sim_port *p;
+
+		if (px < 0) {
+			snprintf(err, en, "line %d: no link between '%s' and '%s'",
+				 lc->line, lc->a, lc->b);
+			return -1;
+		}
+		p = &s->nodes[x].ports[px];
+		if (!lc->bps) {
+			p->up = p->peer->up = false;
+		} else {
+			p->bps = p->peer->bps = lc->bps;
+			p->loss = p->peer->loss = lc->loss;
+		}
+	}
+	/* Sanity of the switch configuration. */
+	if (c->pfc) {
+		uint32_t maxports = 0;
+
+		for (uint32_t i = nh; i < s->nnodes; i++)
+			if (s->nodes[i].nports > maxports)
+				maxports = s->nodes[i].nports;
+		if (c->pfc_xon > c->pfc_xoff) {
+			snprintf(err, en, "pfc_xon (%u) above pfc_xoff (%u)",
+				 c->pfc_xon, c->pfc_xoff);
+			return -1;
+		}
+		if ((uint64_t)(c->pfc_xoff + c->pfc_headroom) * SIM_NPRIO * maxports >
+		    c->buffer_bytes) {
+			snprintf(err, en, "pfc: (xoff %u + headroom %u) x %u priorities x %u ports exceeds the %lu-byte buffer (not lossless)",
+				 c->pfc_xoff, c->pfc_headroom, SIM_NPRIO, maxports,
+				 (unsigned long)c->buffer_bytes);
+			return -1;
+		}
+	}
+	if (c->ecn && c->kmin > c->kmax) {
+		snprintf(err, en, "kmin (%u) above kmax (%u)", c->kmin, c->kmax);
+		return -1;
+	}
+	/* Distances to every host. */
+	s->dist = malloc((size_t)nh * s->nnodes);
+	queue = malloc(s->nnodes * sizeof(*queue));
+	if (!s->dist || !queue)
+		abort();
+	for (uint32_t h = 0; h < nh; h++)
+		bfs(s, h, queue);
+	free(queue);
+	for (uint32_t h = 1; h < nh; h++)
+		if (s->dist[(size_t)h * s->nnodes + s->host_node[0]] == 0xff) {
+			snprintf(err, en, "failed links disconnect host %u from host 0", h);
+			return -1;
+		}
+	return 0;
+}
