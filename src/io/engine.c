@@ -111,6 +111,9 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			ri->icrc_checked = ur_icrc(&ri->path, buf,
 						   len - UR_ICRC_LEN) == want;
 		}
+		if (!ri->icrc_checked && __ur_icrc_would_drop(e->icrc, &ri->path))
+			ri->icrc_checked = __ur_icrc_search(&ri->path, buf, len,
+							    want);
 		if (!__ur_icrc_accept(e->icrc, &ri->path, ri->icrc_checked)) {
 			e->dev.cnt.rx_drop_icrc++;
 			return;

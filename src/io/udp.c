@@ -119,7 +119,6 @@ int __ur_udp_open_tx(const struct ur_engine *e, uint16_t sport)
  * our unconnected DF sockets. The ICRC covers the ID, so it is computed here,
  * once the packet's place in its GSO run is known.
  */
-#define UR_IO_GSO_MAX_SEGS 32
 #define UR_IO_GSO_MAX_BYTES 65000 /* IPv4 total length minus IP/UDP headers */
 
 struct tx_slot {

@@ -13,6 +13,7 @@
 #define UR_IO_RX_BATCH 16
 #define UR_IO_RX_BUF 65536  /* a UDP GRO run of datagrams */
 #define UR_IO_TX_BATCH 64
+#define UR_IO_GSO_MAX_SEGS 32 /* segments per UDP GSO send (IP IDs 0..31) */
 #define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 /* An application that polled within this window drains the socket itself. */
 #define UR_IO_APP_POLL_NS 100000ull
@@ -102,6 +103,11 @@ void __ur_icrc_learn_free(struct ur_icrc_learn *l);
 /* True: deliver the packet; false: drop it (a corrupted packet). */
 bool __ur_icrc_accept(struct ur_icrc_learn *l, const struct ur_ipudp *path,
 		      bool verified);
+/* Is it worth searching the IP ID for this sender (a uroce peer)? Then
+ * __ur_icrc_search tries every GSO segment index. */
+bool __ur_icrc_would_drop(struct ur_icrc_learn *l, const struct ur_ipudp *path);
+bool __ur_icrc_search(const struct ur_ipudp *path, const uint8_t *buf,
+		      size_t len, uint32_t want);
 
 /* udp.c */
 int __ur_udp_open_rx(struct ur_engine *e);
