@@ -130,8 +130,8 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), "%s_summary.csv", out);
 		f = fopen(path, "w");
 		if (f) {
-			fprintf(f, "hosts,flows,flows_done,completion_us,fct_mean_us,fct_p99_us,host_util,fabric_util,max_link_util,drops,ecn_marks,cnps,pause_frames,paused_us,max_queue_bytes,retransmits,timeouts,events,hops,wall_s,max_rss_kb\n");
-			fprintf(f, "%lu,%lu,%lu,%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%lu,%lu,%lu,%lu,%.2f,%lu,%lu,%lu,%lu,%lu,%.2f,%lu\n",
+			fprintf(f, "hosts,flows,flows_done,completion_us,fct_mean_us,fct_p99_us,host_util,fabric_util,max_link_util,drops,ecn_marks,cnps,pause_frames,paused_us,max_queue_bytes,retransmits,timeouts,events,hops,wall_s,cpu_s,max_rss_kb\n");
+			fprintf(f, "%lu,%lu,%lu,%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%lu,%lu,%lu,%lu,%.2f,%lu,%lu,%lu,%lu,%lu,%.2f,%.2f,%lu\n",
 				(unsigned long)r.hosts, (unsigned long)r.flows,
 				(unsigned long)r.flows_done,
 				(r.t_last - r.t_first) / 1e3, r.fct_mean_us,
@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 				(unsigned long)r.max_queue,
 				(unsigned long)r.retransmits,
 				(unsigned long)r.timeouts, (unsigned long)r.events,
-				(unsigned long)r.hops, r.wall_s,
+				(unsigned long)r.hops, r.wall_s, r.cpu_s,
 				(unsigned long)r.max_rss_kb);
 			fclose(f);
 		}

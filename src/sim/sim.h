@@ -121,7 +121,7 @@ struct sim_result {
 	uint64_t paused_ns;            /* summed over ports */
 	uint64_t max_queue;            /* bytes */
 	uint64_t events, hops;
-	double wall_s;
+	double wall_s, cpu_s;          /* wall clock; user+system CPU time */
 	uint64_t max_rss_kb;
 };
 
@@ -160,5 +160,7 @@ int sim_ecmp_port(const struct sim *s, int node, uint32_t src, uint32_t dst,
 		  uint16_t sport);
 /* Current DCQCN rate (bits/s, 0 = unlimited) of host @src's QP to @dst. */
 uint64_t sim_qp_rate(const struct sim *s, uint32_t src, uint32_t dst);
+/* Payload bytes host @src's QP to @dst has transmitted so far (0: none). */
+uint64_t sim_qp_tx_bytes(const struct sim *s, uint32_t src, uint32_t dst);
 
 #endif

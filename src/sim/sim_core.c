@@ -394,4 +394,6 @@ void sim_result(struct sim *s, struct sim_result *r)
 	r->wall_s = wall() - s->wall0;
 	getrusage(RUSAGE_SELF, &ru);
 	r->max_rss_kb = (uint64_t)ru.ru_maxrss;
+	r->cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+		   ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
 }

@@ -615,6 +615,13 @@ void __sim_host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p)
 	deliver(s, h, p);
 }
 
+uint64_t sim_qp_tx_bytes(const struct sim *s, uint32_t src, uint32_t dst)
+{
+	struct sim_qp *q = __sim_conn_find(s, src, dst);
+
+	return q ? q->qp.cnt.tx_bytes : 0;
+}
+
 uint64_t sim_qp_rate(const struct sim *s, uint32_t src, uint32_t dst)
 {
 	struct sim_qp *q = __sim_conn_find(s, src, dst);

@@ -25,10 +25,10 @@ void sim_print_result(const struct sim_result *r, FILE *f)
 	fprintf(f, "retransmits %lu timeouts %lu nak_seq %lu\n",
 		(unsigned long)r->retransmits, (unsigned long)r->timeouts,
 		(unsigned long)r->nak_seq);
-	fprintf(f, "events %lu hops %lu wall_s %.2f events_per_s %.3gM hops_per_s %.3gM max_rss_mb %.0f\n",
+	fprintf(f, "events %lu hops %lu wall_s %.2f cpu_s %.2f events_per_cpu_s %.3gM hops_per_cpu_s %.3gM max_rss_mb %.0f\n",
 		(unsigned long)r->events, (unsigned long)r->hops, r->wall_s,
-		r->wall_s > 0 ? r->events / r->wall_s / 1e6 : 0,
-		r->wall_s > 0 ? r->hops / r->wall_s / 1e6 : 0,
+		r->cpu_s, r->cpu_s > 0 ? r->events / r->cpu_s / 1e6 : 0,
+		r->cpu_s > 0 ? r->hops / r->cpu_s / 1e6 : 0,
 		r->max_rss_kb / 1024.0);
 }
 

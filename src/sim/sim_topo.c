@@ -170,8 +170,12 @@ int __sim_topo_build(struct sim *s, char *err, size_t en)
 		struct sim_port *p;
 
 		if (px < 0) {
-			snprintf(err, en, "line %d: no link between '%s' and '%s'",
-				 lc->line, lc->a, lc->b);
+			if (lc->line)
+				snprintf(err, en, "line %d: no link between '%s' and '%s'",
+					 lc->line, lc->a, lc->b);
+			else
+				snprintf(err, en, "no link between '%s' and '%s'",
+					 lc->a, lc->b);
 			return -1;
 		}
 		p = &s->nodes[x].ports[px];

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uroce-sim at small scale: determinism, DCQCN fair share on one
+ * bottleneck, ECMP max path load vs balls into bins, incast queue growth vs
+ * arithmetic, PFC losslessness, config and trace errors with line numbers.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim.h"
+#include "ur_test.h"
+
+static struct sim *mk(struct sim_cfg *c)
+{
+	char err[256];
+	struct sim *s = sim_create(c, err, sizeof(err));
+
+	if (!s)
+		UR_FAIL("sim_create: %s", err);
+	if (sim_workload(s, err, sizeof(err)))
+		UR_FAIL("sim_workload: %s", err);
+	return s;
+}
+
+/* Same seed, same everything; another seed, a different run. */
+static void test_deterministic(void)
+{
+	uint64_t t_last[3], events[3];
+	uint64_t sum[3] = { 0 };
+
+	for (int i = 0; i < 3; i++) {
+		struct sim_cfg c;
+		struct sim_result r;
+		const struct sim_flow *f;
+		uint32_t n;
+		struct sim *s;
+
+		sim_cfg_default(&c);
+		c.k = 4;
+		c.work = SIM_WORK_ALLTOALL;
+		c.bytes = 32 << 10;
+		c.lb = SIM_LB_ADAPTIVE;
+		c.random_placement = true;
+		c.seed = i < 2 ? 7 : 8;
+		s = mk(&c);
+		sim_run(s, UINT64_MAX);
+		sim_result(s, &r);
+		ASSERT_EQ(r.flows_done, r.flows);
+		f = sim_flows(s, &n);
+		for (uint32_t j = 0; j < n; j++)
+			sum[i] = sum[i] * 31 + f[j].t_done;
+		t_last[i] = r.t_last;
+		events[i] = r.events;
+		sim_destroy(s);
+	}
+	ASSERT_EQ_U64(t_last[0], t_last[1]);
+	ASSERT_EQ_U64(events[0], events[1]);
+	ASSERT_EQ_U64(sum[0], sum[1]);
+	ASSERT(sum[0] != sum[2]);
+}
+
+/* Two long DCQCN flows through one bottleneck (a leaf-spine with
+ * one spine, 25 Gb/s, the paper's marking Kmin 5 KB, Kmax 200 KB, Pmax 1 %;
+ * both senders behind leaf 0, the receiver behind leaf 1; the second flow
+ * starts 1 ms later): over the last part of the run each gets
+ * close to half, and together they fill the link. */
+static void test_dcqcn_fair(void)
+{
+	struct sim_cfg c;
+	struct sim *s;
+	uint64_t a0, b0, a1, b1, t0 = 40000000, t1 = 60000000;
+	double x, y, jain;
+
+	sim_cfg_default(&c);
+	c.topo = SIM_TOPO_LEAFSPINE;
+	c.leaves = 2;
+	c.spines = 1;
+	c.hosts_per_leaf = 2;
+	c.pfc = false; /* only ECN/DCQCN acts */
+	c.buffer_bytes = 8 << 20;
+	/* The paper's timers (K = T = 55 us) and R_AI = 40 Mb/s: with the
+	 * mlx5 defaults (300 us, 5 Mb/s) recovery takes far longer. */
+	c.host_bps = c.fabric_bps = 25000000000ull;
+	c.kmin = 5 << 10;
+	c.kmax = 200 << 10;
+	c.pmax = 0.01;
+	c.cc.rate_timer_us = 55;
+	c.cc.ai_mbps = 40;
+	c.cc.hai_mbps = 200;
+	s = mk(&c);
+	sim_add_flow(s, 0, 2, 1u << 30, 0);
+	sim_add_flow(s, 1, 2, 1u << 30, 1000000);
+	sim_run(s, t0);
+	a0 = sim_qp_tx_bytes(s, 0, 2);
+	b0 = sim_qp_tx_bytes(s, 1, 2);
+	sim_run(s, t1);
+	a1 = sim_qp_tx_bytes(s, 0, 2);
+	b1 = sim_qp_tx_bytes(s, 1, 2);
+	x = (double)(a1 - a0) * 8 / ((t1 - t0) / 1e9) / 1e9;
+	y = (double)(b1 - b0) * 8 / ((t1 - t0) / 1e9) / 1e9;
+	jain = (x + y) * (x + y) / (2 * (x * x + y * y));
+	printf("dcqcn: flow A %.1f Gb/s, flow B %.1f Gb/s, Jain %.3f, rates %.1f / %.1f\n",
+	       x, y, jain, sim_qp_rate(s, 0, 2) / 1e9, sim_qp_rate(s, 1, 2) / 1e9);
+	ASSERT(jain > 0.95);
+	ASSERT(x + y > 15); /* of 25 Gb/s of wire, ~24.6 of payload */
+	sim_destroy(s);
+}
+
+/* ECMP: N flows hashed over M equal paths (a leaf's M spine uplinks). The
+ * most loaded path over many trials matches balls into bins (uniform
+ * random bins, same N and M). */
+static void test_ecmp_bins(void)
+{
+	const uint32_t nflows = 32, trials = 400;
+	struct sim_cfg c;
+	struct sim *s;
+	uint64_t rng = 12345;
+	double hash_max = 0, ideal_max = 0;
+	int leaf;
+	uint32_t m;
+
+	sim_cfg_default(&c);
+	c.topo = SIM_TOPO_LEAFSPINE;
+	c.leaves = 2;
+	c.spines = 8;
+	c.hosts_per_leaf = 32;
+	c.pfc = false;
+	m = c.spines;
+	s = mk(&c);
+	leaf = sim_node_by_name(s, "e0");
+	ASSERT(leaf >= 0);
+	for (uint32_t t = 0; t < trials; t++) {
+		uint32_t load[64] = { 0 }, ideal[64] = { 0 }, mx = 0, mi = 0;
+
+		for (uint32_t f = 0; f < nflows; f++) {
+			int p;
+
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			p = sim_ecmp_port(s, leaf, f, 32 + f,
+					  (uint16_t)(0xc000 | (rng & 0x3fff)));
+			ASSERT(p >= 32 && p < 32 + (int)m); /* an uplink */
+			load[p - 32]++;
+			ideal[(rng >> 20) % m]++;
+		}
+		for (uint32_t i = 0; i < m; i++) {
+			mx = load[i] > mx ? load[i] : mx;
+			mi = ideal[i] > mi ? ideal[i] : mi;
+		}
+		hash_max += mx;
+		ideal_max += mi;
+	}
+	hash_max /= trials;
+	ideal_max /= trials;
+	printf("ecmp: %u flows over %u paths: mean max load %.2f (balls into bins %.2f, perfect %.1f)\n",
+	       nflows, m, hash_max, ideal_max, (double)nflows / m);
+	ASSERT(fabs(hash_max - ideal_max) / ideal_max < 0.08);
+	ASSERT(hash_max > (double)nflows / m + 1); /* collisions do happen */
+	sim_destroy(s);
+}
+
+struct qtrace {
+	uint64_t t_half;
+	uint32_t at_half, max;
+};
+
+static void on_q(void *arg, uint64_t t, uint32_t bytes)
+{
+	struct qtrace *q = arg;
+
+	if (t <= q->t_half)
+		q->at_half = bytes;
+	if (bytes > q->max)
+		q->max = bytes;
+}
+
+/* Incast: N senders at line rate into one 100 Gb/s port; no PFC, no ECN,
+ * no CC, room for everything. The queue grows at (N-1) x line rate while
+ * all send: when they finish it holds (N-1) x what one sent. */
+static void test_incast_queue(void)
+{
+	const uint32_t n = 4, bytes = 256 << 10, mtu = 4096;
+	struct sim_cfg c;
+	struct sim *s;
+	struct qtrace q = { 0 };
+	uint32_t pkts = bytes / mtu;
+	double pkt_len = mtu + 12 + 16 + 4 + 4; /* BTH RETH ImmDt ICRC (first/only carry more) */
+	double wire = pkt_len + 66, t_all, expect;
+	int leaf, port;
+
+	sim_cfg_default(&c);
+	c.topo = SIM_TOPO_LEAFSPINE;
+	c.leaves = 1;
+	c.spines = 1;
+	c.hosts_per_leaf = n + 1;
+	c.pfc = false;
+	c.ecn = false;
+	c.cc.algo = UR_CC_NONE;
+	c.buffer_bytes = 64 << 20;
+	c.dt_alpha = 100;
+	c.link_delay_ns = 500;
+	c.work = SIM_WORK_INCAST;
+	c.incast_senders = n;
+	c.bytes = bytes;
+	s = mk(&c);
+	leaf = sim_node_by_name(s, "e0");
+	port = sim_port_to(s, leaf, sim_node_by_name(s, "h0"));
+	/* Each sender puts one packet on the wire every wire*8/100 ns. */
+	t_all = pkts * wire * 8 / 100.0;
+	q.t_half = (uint64_t)(t_all / 2) + 1000; /* + first packet's way */
+	sim_trace_port(s, leaf, port, on_q, &q);
+	sim_run(s, UINT64_MAX);
+	expect = (n - 1) * pkt_len * pkts; /* n x sent - 1 x drained */
+	printf("incast: max queue %u B (arithmetic %.0f), at T/2 %u B (%.0f)\n",
+	       q.max, expect, q.at_half, expect / 2);
+	ASSERT(fabs(q.max - expect) / expect < 0.05);
+	ASSERT(fabs(q.at_half - expect / 2) / (expect / 2) < 0.10);
+	sim_destroy(s);
+}
+
+/* PFC: a 16-to-1 incast through a small buffer drops nothing with PFC on,
+ * and drops without it. */
+static void test_pfc_lossless(void)
+{
+	for (int pfc = 1; pfc >= 0; pfc--) {
+		struct sim_cfg c;
+		struct sim_result r;
+		struct sim *s;
+
+		sim_cfg_default(&c);
+		c.k = 4;
+		c.topo = SIM_TOPO_LEAFSPINE;
+		c.leaves = 2;
+		c.spines = 2;
+		c.hosts_per_leaf = 9;
+		c.buffer_bytes = 1 << 20;
+		c.pfc = pfc;
+		c.pfc_xoff = 20 << 10;
+		c.pfc_xon = 10 << 10;
+		c.pfc_headroom = 24 << 10;
+		c.cc.algo = UR_CC_NONE;
+		c.ecn = false;
+		c.work = SIM_WORK_INCAST;
+		c.incast_senders = 16;
+		c.bytes = 512 << 10;
+		c.timeout = 8;
+		s = mk(&c);
+		sim_run(s, UINT64_MAX);
+		sim_result(s, &r);
+		printf("pfc %s: drops %lu pause frames %lu retransmits %lu done %lu/%lu\n",
+		       pfc ? "on" : "off", (unsigned long)r.drops,
+		       (unsigned long)r.pause_frames,
+		       (unsigned long)r.retransmits, (unsigned long)r.flows_done,
+		       (unsigned long)r.flows);
+		ASSERT_EQ(r.flows_done, r.flows);
+		if (pfc) {
+			ASSERT_EQ(r.drops, 0);
+			ASSERT_EQ(r.retransmits, 0);
+			ASSERT_GT(r.pause_frames, 0);
+		} else {
+			ASSERT_GT(r.drops, 0);
+		}
+		sim_destroy(s);
+	}
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ASSERT(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A bad config or trace names its line. */
+static void test_errors(void)
+{
+	char cfg[] = "/tmp/ur_sim_cfgXXXXXX", tr[] = "/tmp/ur_sim_trXXXXXX";
+	char err[512];
+	struct sim_cfg c;
+	struct sim *s;
+
+	close(mkstemp(cfg));
+	close(mkstemp(tr));
+	sim_cfg_default(&c);
+	write_file(cfg, "# comment\ntopology fattree\nk 4\nlb sprya\n");
+	ASSERT_EQ(sim_cfg_load(&c, cfg, err, sizeof(err)), -1);
+	ASSERT(strstr(err, ":4:"));
+	sim_cfg_default(&c);
+	write_file(cfg, "k 4\n\nfail e0 c3\n");
+	ASSERT_EQ(sim_cfg_load(&c, cfg, err, sizeof(err)), 0);
+	ASSERT(!sim_create(&c, err, sizeof(err)));
+	ASSERT(strstr(err, "line 3"));
+	sim_cfg_default(&c);
+	write_file(cfg, "k 4\nfail h0 e0\n");
+	ASSERT_EQ(sim_cfg_load(&c, cfg, err, sizeof(err)), 0);
+	ASSERT(!sim_create(&c, err, sizeof(err)));
+	ASSERT(strstr(err, "disconnect"));
+	sim_cfg_default(&c);
+	write_file(tr, "# t src dst bytes\n0 1 2 4096\n100 3 99 4096\n");
+	snprintf(c.trace, sizeof(c.trace), "%s", tr);
+	c.work = SIM_WORK_TRACE;
+	s = sim_create(&c, err, sizeof(err));
+	ASSERT(s);
+	ASSERT_EQ(sim_workload(s, err, sizeof(err)), -1);
+	ASSERT(strstr(err, ":3:"));
+	sim_destroy(s);
+	unlink(cfg);
+	unlink(tr);
+}
+
+/* A trace runs; a failed core link is routed around and a degraded link
+ * still carries traffic. */
+static void test_trace_and_failures(void)
+{
+	char tr[] = "/tmp/ur_sim_trXXXXXX";
+	struct sim_cfg c;
+	struct sim_result r;
+	struct sim *s;
+	char err[256];
+
+	close(mkstemp(tr));
+	write_file(tr, "0 0 15 65536\n1000 4 11 131072\n2000 8 3 4096\n");
+	sim_cfg_default(&c);
+	snprintf(c.trace, sizeof(c.trace), "%s", tr);
+	c.work = SIM_WORK_TRACE;
+	ASSERT_EQ(sim_cfg_set(&c, "fail", "a0 c0", err, sizeof(err)), 0);
+	ASSERT_EQ(sim_cfg_set(&c, "degrade", "a1 c2 10 0.001", err, sizeof(err)), 0);
+	s = mk(&c);
+	sim_run(s, UINT64_MAX);
+	sim_result(s, &r);
+	ASSERT_EQ(r.flows_done, 3);
+	ASSERT_EQ(sim_port_tx_bytes(s, sim_node_by_name(s, "a0"),
+				    sim_port_to(s, sim_node_by_name(s, "a0"),
+						sim_node_by_name(s, "c0"))), 0);
+	sim_destroy(s);
+	unlink(tr);
+}
+
+static const struct ur_test_case tests[] = {
+	{ "deterministic", test_deterministic },
+	{ "dcqcn_fair", test_dcqcn_fair },
+	{ "ecmp_bins", test_ecmp_bins },
+	{ "incast_queue", test_incast_queue },
+	{ "pfc_lossless", test_pfc_lossless },
+	{ "errors", test_errors },
+	{ "trace_and_failures", test_trace_and_failures },
+	{ NULL, NULL },
+};
+
+UR_TEST_MAIN(tests)
