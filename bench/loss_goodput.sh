@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Goodput of uroce under random loss as a fraction of the loss-free goodput,
+# in the namespace lab (tests/lab/netns.sh, 1500-byte veths, loss applied in
+# the switch to both directions). Each point is one ur_integrity transfer
+# (SEND + WRITE streams, every byte verified; --no-read, see docs/faults.md)
+# from h1 to h2; the table lists the median of REPS runs.
+#   bench/loss_goodput.sh [BINDIR] [MIB] [REPS]     (root)
+# Prints a markdown table; bench/results/loss_goodput.md is a saved run.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BIN=$(cd "${1:-$HERE/../build/bin}" && pwd)
+MIB=${2:-64}
+REPS=${3:-3}
+LOSSES=${LOSSES:-"0 0.1 1 2 5"}
+[[ $(id -u) -eq 0 ]] || { echo "needs root (network namespaces)"; exit 77; }
+source "$HERE/../tests/lab/netns.sh"
+lab_up --hosts 2 --mtu 1500 >/dev/null 2>&1 || exit 1
+trap lab_down EXIT
+IP1=$(lab_ip h1); IP2=$(lab_ip h2)
+PORT=$((21000 + $$ % 1000))
+WORK=$(mktemp -d)
+
+run() { # -> Mbit/s retransmits
+	PORT=$((PORT + 1))
+	UROCE_STATS=1 UROCE_IP=$IP2 lab_exec h2 timeout 300 "$BIN/uroce-run" "$BIN/ur_integrity" -p $PORT \
+		>"$WORK/s" 2>&1 &
+	local spid=$!
+	sleep 0.3
+	UROCE_STATS=1 UROCE_IP=$IP1 lab_exec h1 timeout 300 "$BIN/uroce-run" "$BIN/ur_integrity" -p $PORT \
+		-m "$MIB" --no-read "$IP2" >"$WORK/c" 2>&1 || kill $spid 2>/dev/null
+	wait $spid
+	local m r
+	m=$(sed -n 's/.*= \([0-9.]*\) Mbit\/s.*all verified/\1/p' "$WORK/c")
+	r=$(grep -o 'tx_retransmit=[0-9]*' "$WORK/c" | cut -d= -f2)
+	echo "${m:-FAIL} ${r:-0}"
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "FAIL") }'; }
+
+echo "uroce goodput under loss: $MIB MiB SEND+WRITE per run, median of $REPS, $(nproc) CPUs, $(uname -r), lab MTU 1500 (path MTU 1024)"
+echo
+echo "| loss % | goodput Mbit/s | fraction of loss-free | client retransmits (median) |"
+echo "|---|---|---|---|"
+base=
+for l in $LOSSES; do
+	lab_clear >/dev/null 2>&1
+	[[ $l != 0 ]] && lab_loss "$l" 2>/dev/null
+	: >"$WORK/g"; : >"$WORK/r"
+	for ((i = 0; i < REPS; i++)); do
+		read -r m r < <(run)
+		[[ $m != FAIL ]] && echo "$m" >>"$WORK/g"
+		echo "$r" >>"$WORK/r"
+	done
+	g=$(median <"$WORK/g"); rt=$(median <"$WORK/r")
+	[[ $l == 0 ]] && base=$g
+	frac=$(awk -v g="$g" -v b="$base" 'BEGIN { if (g == "FAIL" || b == "" || b == "FAIL") print "-"; else printf "%.2f", g / b }')
+	echo "| $l | $g | $frac | $rt |"
+done
+rm -rf "$WORK"
