@@ -51,7 +51,7 @@ static void usage(FILE *o)
 "  -i, --interval SEC   interval for --watch (default 1, e.g. 0.1)\n"
 "  -c, --count N        stop after N intervals\n"
 "      --csv            with --watch: one CSV row per QP and interval:\n"
-"                       time_s,pid,dev,qpn,tx_bps,rx_bps,cc_rate_bps,\n"
+"                       time_s,pid,dev,addr,qpn,tx_bps,rx_bps,cc_rate_bps,\n"
 "                       tx_cnp,rx_cnp,rx_ecn_ce,tx_retransmit\n"
 "  -h, --help           this help\n"
 "\n"
@@ -260,10 +260,10 @@ static void watch_rates(const struct snap *p, int np, const struct snap *s,
 
 				if (!b || itx < 0 || irx < 0)
 					continue;
-				printf("%.3f,%u,%s,0x%06x,%.0f,%.0f,%" PRIu64
+				printf("%.3f,%u,%s,%s,0x%06x,%.0f,%.0f,%" PRIu64
 				       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 				       ",%" PRIu64 "\n",
-				       t, f->pid, f->dev, c->qpn,
+				       t, f->pid, f->dev, f->addr, c->qpn,
 				       (c->v[itx] - b->v[itx]) * 8 / dt,
 				       (c->v[irx] - b->v[irx]) * 8 / dt,
 				       c->cc_rate_bps, c->v[icnp], c->v[ircnp],
@@ -341,7 +341,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (opt_csv)
-		printf("time_s,pid,dev,qpn,tx_bps,rx_bps,cc_rate_bps,tx_cnp,"
+		printf("time_s,pid,dev,addr,qpn,tx_bps,rx_bps,cc_rate_bps,tx_cnp,"
 		       "rx_cnp,rx_ecn_ce,tx_retransmit\n");
 	t0 = tp = mono();
 	np = scan(prev, MAX_FILES);
