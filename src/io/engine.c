@@ -85,6 +85,8 @@ static const struct ur_dev_ops engine_dev_ops = {
 };
 
 /* ---- receive path ------------------------------------------------------- */
+static void timer_moved(struct ur_engine *e, uint64_t before, uint64_t after);
+
 void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling)
 {
@@ -131,9 +133,13 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 	}
 	pthread_rwlock_rdlock(&e->qp_lock);
 	if (!ur_dev_rx_classify(&e->dev, buf, len, ri, &pkt, &qp)) {
+		uint64_t before;
+
 		ur_engine_qp_lock(qp);
+		before = qp->deadline;
 		ur_qp_rx(qp, &pkt, ri, now);
 		ur_engine_qp_unlock(qp);
+		timer_moved(e, before, qp->deadline);
 		/* The engine thread sends the ACK while the QP table is held:
 		 * a completion the application already sees must not be
 		 * followed by an ibv_destroy_qp that closes the port before
@@ -226,6 +232,11 @@ static void *engine_main(void *arg)
 			next = now + UR_IO_APP_RECHECK_NS; /* look again then */
 		epfd = app_polls ? e->ep_timer_fd : e->ep_fd;
 		atomic_store(&e->sleep_until, next);
+		if (atomic_exchange(&e->timer_dirty, false)) {
+			/* A timer moved while we scanned: scan again. */
+			atomic_store(&e->sleep_until, 0);
+			continue;
+		}
 		now = ur_now();
 		if (next != UINT64_MAX) {
 			uint64_t d = next > now ? next - now : 0;
@@ -256,6 +267,25 @@ static void wake(struct ur_engine *e)
 
 	if (write(e->ev_fd, &one, sizeof(one)) < 0)
 		(void)0;
+}
+
+/*
+ * A QP's timer moved earlier (any thread may arm one: a post, or a poll
+ * that processed an ACK). Dekker-style with the engine loop: we publish
+ * timer_dirty, then read sleep_until; the engine publishes sleep_until,
+ * then reads timer_dirty. One of the two sees the other, so the engine
+ * never sleeps past a deadline it did not scan.
+ */
+static void timer_moved(struct ur_engine *e, uint64_t before, uint64_t after)
+{
+	uint64_t sleep;
+
+	if (after >= before)
+		return;
+	atomic_store(&e->timer_dirty, true);
+	sleep = atomic_load(&e->sleep_until);
+	if (sleep && after < sleep)
+		wake(e);
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -538,9 +568,10 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 
 void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
 {
-	uint64_t sleep;
+	uint64_t before;
 
 	ur_engine_qp_lock(qp);
+	before = qp->deadline;
 	ur_qp_progress(qp, ur_now());
 	ur_engine_qp_unlock(qp);
 	__ur_tx_flush();
@@ -549,10 +580,7 @@ void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
 		flush_poll_tx(e);
 		pthread_mutex_unlock(&e->rx_lock);
 	}
-	/* Wake the engine if this QP now needs it earlier than planned. */
-	sleep = atomic_load(&e->sleep_until);
-	if (sleep && qp->deadline < sleep)
-		wake(e);
+	timer_moved(e, before, qp->deadline);
 }
 
 void ur_engine_poll(struct ur_engine *e)

@@ -134,6 +134,7 @@ struct tx_batch {
 	struct tx_slot slot[UR_IO_TX_BATCH];
 	struct mmsghdr msg[UR_IO_TX_BATCH];
 	int msg_fd[UR_IO_TX_BATCH];
+	struct ur_engine *msg_e[UR_IO_TX_BATCH];
 	struct iovec iov[UR_IO_TX_BATCH];
 	struct sockaddr_storage to[UR_IO_TX_BATCH];
 	/* UDP_SEGMENT, then IP_TOS / IPV6_TCLASS (ECN bits of the run) */
@@ -219,6 +220,7 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 			atomic_store(&gso_broken, true); /* no GSO on this path */
 		/* This message is lost (EAGAIN, ENOBUFS, ECONNREFUSED, ...),
 		 * as on a wire; the transport's timers recover. */
+		b->msg_e[i]->dev.cnt.tx_drop_io += b->msg[i].msg_hdr.msg_iovlen;
 		i++;
 	}
 }
@@ -318,6 +320,7 @@ void __ur_tx_flush(void)
 		}
 		if (!mh->msg_controllen)
 			mh->msg_control = NULL;
+		b->msg_e[n] = first->e;
 		b->msg_fd[n++] = first->fd;
 		i = j;
 	}

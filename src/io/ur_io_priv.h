@@ -71,6 +71,7 @@ struct ur_engine {
 	pthread_t thread;
 	atomic_bool stop;
 	atomic_uint_fast64_t sleep_until; /* engine thread's wake-up time */
+	atomic_bool timer_dirty;  /* a QP timer moved earlier since the scan */
 
 	pthread_mutex_t rx_lock;   /* one thread drains the sockets at a time */
 	struct tx_batch *poll_tx;  /* ACKs made by polling threads (rx_lock) */

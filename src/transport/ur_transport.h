@@ -368,7 +368,8 @@ struct ur_rxinfo {
 	X(rx_nak_other) X(tx_nak_seq) X(tx_nak_rnr) X(tx_nak_other)          \
 	X(rx_unverified_icrc) X(rx_cnp) X(rx_drop_opcode)                    \
 	X(rx_drop_no_recv) X(cq_overflow)                                    \
-	X(tx_cnp) X(rx_ecn_ce) X(cc_cuts) X(tx_paced)
+	X(tx_cnp) X(rx_ecn_ce) X(cc_cuts) X(tx_paced)                        \
+	X(tx_drop_io)
 
 struct ur_counters {
 #define UR_X(n) uint64_t n;
