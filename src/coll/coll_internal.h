@@ -100,6 +100,7 @@ struct uroce_comm {
 	int gid_index;
 	size_t slot;     /* bytes per staging slot */
 	unsigned nslots; /* slots per peer and direction */
+	unsigned credit_batch; /* consumed messages per credit write */
 	enum ur_algo algo_override;
 	uint32_t seq;    /* collective call number (signature) */
 	int failed;      /* negative errno once broken */
@@ -109,6 +110,11 @@ struct uroce_comm {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
+	struct ibv_comp_channel *chan; /* wakes a blocked waiter */
+	unsigned cq_events;  /* events taken, not yet acknowledged */
+	uint64_t spin_ns;    /* spin this long without progress, then block */
+	uint64_t block_ns;   /* longest block before draining ourselves */
+	int qp_timeout;      /* ibv_qp_attr.timeout (local ACK timeout) */
 	int cq_depth;
 	char *region;
 	size_t region_len;

@@ -116,6 +116,34 @@ static struct ibv_context *open_dev(const char *name)
 	return ctx;
 }
 
+/*
+ * Hybrid polling. A waiting rank spins on its CQ (the spinning thread
+ * drains the socket itself, no wake-ups) for spin_ns without progress, then
+ * arms the CQ and sleeps on the completion channel for at most block_ns
+ * before draining again itself. With more ranks than cores a spinning rank
+ * takes the core the rank it waits for needs, so it spins briefly.
+ */
+static void wait_params(struct uroce_comm *c)
+{
+	int local = env_int((const char *const[]){ "LOCAL_WORLD_SIZE",
+				"OMPI_COMM_WORLD_LOCAL_SIZE", NULL }, c->size);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int spin = local > cores ? 20 : 100;
+
+	spin = env_int((const char *const[]){ "UROCE_COLL_SPIN_US", NULL }, spin);
+	c->spin_ns = (uint64_t)(spin < 0 ? 0 : spin) * 1000;
+	/* Local ACK timeout 4.096 us * 2^t: a lost ACK stalls a stream this
+	 * long, and 8 times this without an ACK breaks the QP. */
+	c->qp_timeout = env_int((const char *const[]){ "UROCE_COLL_QP_TIMEOUT", NULL }, 14);
+	if (c->qp_timeout < 1 || c->qp_timeout > 31)
+		c->qp_timeout = 14;
+	c->block_ns = (uint64_t)env_int((const char *const[]){ "UROCE_COLL_BLOCK_US", NULL }, 200) * 1000;
+	if (c->block_ns < 1000)
+		c->block_ns = 1000;
+	if (c->block_ns > 1000000) /* the failure watch runs every 2 ms */
+		c->block_ns = 1000000;
+}
+
 static int qp_connect(struct uroce_comm *c, struct ur_peer *p,
 		      const struct ur_conn_info *mine,
 		      const struct ur_conn_info *rem, int port)
@@ -154,7 +182,7 @@ static int qp_connect(struct uroce_comm *c, struct ur_peer *p,
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
+	a.timeout = (uint8_t)c->qp_timeout;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = mine->psn;
@@ -198,8 +226,13 @@ static void comm_free(struct uroce_comm *c)
 	if (c->mr)
 		ibv_dereg_mr(c->mr);
 	free(c->region);
-	if (c->cq)
+	if (c->cq) {
+		if (c->cq_events)
+			ibv_ack_cq_events(c->cq, c->cq_events);
 		ibv_destroy_cq(c->cq);
+	}
+	if (c->chan)
+		ibv_destroy_comp_channel(c->chan);
 	if (c->pd)
 		ibv_dealloc_pd(c->pd);
 	if (c->ctx)
@@ -257,13 +290,15 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	c->boot.size = at.size;
 	c->boot.listen_fd = -1;
 	c->last_algo = "none";
-	c->slot = (size_t)env_int((const char *const[]){ "UROCE_COLL_SLOT_KB", NULL }, 64) * 1024;
+	c->slot = (size_t)env_int((const char *const[]){ "UROCE_COLL_SLOT_KB", NULL }, 256) * 1024;
 	c->nslots = (unsigned)env_int((const char *const[]){ "UROCE_COLL_SLOTS", NULL }, 8);
 	if (c->slot < 1024 || c->slot > (64u << 20) || c->nslots < 1 || c->nslots > 1024) {
 		fprintf(stderr, "uroce_coll: bad UROCE_COLL_SLOT_KB/UROCE_COLL_SLOTS\n");
 		r = -EINVAL;
 		goto err;
 	}
+	c->credit_batch = c->nslots / 2 ? c->nslots / 2 : 1;
+	wait_params(c);
 	r = parse_algo(&c->algo_override);
 	if (r)
 		goto err;
@@ -281,7 +316,8 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	}
 	c->pd = ibv_alloc_pd(c->ctx);
 	c->cq_depth = (int)(c->size * (2 * c->nslots + 4) + 16);
-	c->cq = ibv_create_cq(c->ctx, c->cq_depth, NULL, NULL, 0);
+	c->chan = ibv_create_comp_channel(c->ctx);
+	c->cq = c->chan ? ibv_create_cq(c->ctx, c->cq_depth, NULL, c->chan, 0) : NULL;
 	c->peers = calloc((size_t)c->size, sizeof(*c->peers));
 	mine = calloc((size_t)c->size, sizeof(*mine));
 	table = calloc((size_t)c->size * (size_t)c->size, sizeof(*table));

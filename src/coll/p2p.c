@@ -6,8 +6,9 @@
  * the receiver. The immediate carries the call's signature, so a peer in a
  * different collective, type, op or count is caught on its first message.
  * The receiver copies (or reduces) the slot into the destination and
- * returns a credit: an inline RDMA WRITE of its consumed count into the
- * sender's credit word. A sender may have nslots messages not yet consumed
+ * returns a credit: an inline RDMA WRITE WITH IMMEDIATE of its consumed
+ * count into the sender's credit word (the immediate wakes a sender that
+ * sleeps on its completion channel), once per half window. A sender may have nslots messages not yet consumed
  * (credit) and not yet completed (tx slot reuse).
  *
  * Messages per stream = max(1, ceil(bytes / slot)), so empty streams still
@@ -15,7 +16,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <sched.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,11 @@
 int __ur_repost_recv(struct uroce_comm *c, int peer);
 
 enum { WR_DATA = 1, WR_CREDIT = 2 };
+
+/* Immediate of a credit write: collective nibble 0xf, which no signature
+ * carries (UR_C_MAX < 15). Credits carry an immediate so that they wake a
+ * sender blocked on the completion channel. */
+#define UR_CREDIT_IMM 0xffffffffu
 
 /*
  * Signature layout: bits 0..7 call number, 8..11 collective, 12..15
@@ -77,8 +83,9 @@ static int post_credit(struct uroce_comm *c, int peer)
 		.wr_id = (uint64_t)peer << 8 | WR_CREDIT,
 		.sg_list = &sge,
 		.num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
 		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
+		.imm_data = htonl(UR_CREDIT_IMM),
 		.wr.rdma = { .remote_addr = p->r_credit, .rkey = p->rkey },
 	};
 	struct ibv_send_wr *bad;
@@ -111,7 +118,13 @@ static int progress(struct uroce_comm *c)
 					 "QP to rank %d failed: %s (vendor err %u); the peer died or is unreachable",
 					 peer, ibv_wc_status_str(w->status), w->vendor_err);
 		struct ur_peer *p = &c->peers[peer];
-		if (w->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		if (w->opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+		    ntohl(w->imm_data) == UR_CREDIT_IMM) {
+			/* The credit word is written; just recycle the receive. */
+			int r = __ur_repost_recv(c, peer);
+			if (r)
+				return __ur_fail(c, r, "reposting a receive for rank %d", peer);
+		} else if (w->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 			unsigned s = (unsigned)(p->rx_arrived % c->nslots);
 			if (p->rx_arrived - p->rx_consumed >= c->nslots)
 				return __ur_fail(c, -EPROTO, "rank %d overran its credits", peer);
@@ -128,10 +141,13 @@ static int progress(struct uroce_comm *c)
 		}
 	}
 	/* Credits coalesce: at most one in flight per peer, with the latest
-	 * consumed count. */
+	 * consumed count, and only once half the window is unreported (a
+	 * credit is a packet, an ACK and two completions). A blocked sender
+	 * has the whole window outstanding, so its credit always comes. */
 	for (int i = 0; i < c->size; i++) {
 		struct ur_peer *p = &c->peers[i];
-		if (i != c->rank && !p->credit_inflight && p->credit_sent != p->rx_consumed) {
+		if (i != c->rank && !p->credit_inflight &&
+		    p->rx_consumed - p->credit_sent >= c->credit_batch) {
 			int r = post_credit(c, i);
 			if (r)
 				return r;
@@ -224,12 +240,45 @@ static int check_alive(struct uroce_comm *c, uint64_t now)
 	return 0;
 }
 
+/*
+ * Nothing moved since `last`: keep spinning for spin_ns, then arm the CQ,
+ * poll once more (a completion may have raced the arming) and sleep on the
+ * channel until a completion event or block_ns. The engine thread drains
+ * the socket while we sleep; if it is not looking (it leaves the socket to
+ * a thread that spun recently), the timeout makes us drain it ourselves.
+ */
+static int wait_idle(struct uroce_comm *c, uint64_t now, uint64_t last)
+{
+	struct pollfd pfd = { .fd = c->chan->fd, .events = POLLIN };
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)c->block_ns };
+	struct ibv_cq *cq;
+	void *ctx;
+	int n;
+
+	if (now - last < c->spin_ns)
+		return 0;
+	if (ibv_req_notify_cq(c->cq, 0))
+		return __ur_fail(c, -EIO, "ibv_req_notify_cq failed");
+	n = progress(c);
+	if (n)
+		return n;
+	n = ppoll(&pfd, 1, &ts, NULL);
+	if (n > 0 && (pfd.revents & POLLIN)) {
+		if (ibv_get_cq_event(c->chan, &cq, &ctx))
+			return __ur_fail(c, -EIO, "ibv_get_cq_event failed");
+		if (++c->cq_events >= 256) {
+			ibv_ack_cq_events(c->cq, c->cq_events);
+			c->cq_events = 0;
+		}
+	}
+	return 0;
+}
+
 int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 	      enum uroce_dtype dt, enum uroce_redop op)
 {
 	uint64_t timeout = (uint64_t)c->timeout_ms * 1000000ull;
 	uint64_t last = __ur_now_ns();
-	unsigned idle = 0;
 
 	if (c->failed)
 		return c->failed;
@@ -268,14 +317,16 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 		uint64_t now = __ur_now_ns();
 		if (moved || r > 0) {
 			last = now;
-			idle = 0;
 		} else {
 			if (now - last > timeout)
 				return __ur_fail(c, -ETIMEDOUT,
 						 "no progress for %d ms in %s (UROCE_COLL_TIMEOUT_MS); a peer is stuck or dead",
 						 c->timeout_ms, __ur_coll_kind_name[(ops[0].sig >> 8) & 0xf]);
-			if (++idle > 64)
-				sched_yield();
+			r = wait_idle(c, now, last);
+			if (r < 0)
+				return r;
+			if (r > 0)
+				last = __ur_now_ns();
 		}
 		r = check_alive(c, now);
 		if (r)
