@@ -5,9 +5,17 @@
  * retransmission timer and the RNR wait.
  *
  * An acknowledgement for PSN p acknowledges every request before it
- * (coalesced ACKs, 9.7.5.1.1). An ACK or a later response that passes an
- * unfinished READ/atomic means its response was lost: retry (9.7.5.2.?
- * "implied NAK"). Retries are go-back-N from the oldest unacked PSN.
+ * (coalesced ACKs, 9.7.5.1.1). Retries are go-back-N from the oldest
+ * unacked PSN (timeout, NAK-sequence error).
+ *
+ * READ responses that arrive ahead of the expected one (reordering, a
+ * loss) are kept, up to 63 PSNs ahead; the READ request is sent again for
+ * the rest (9.7.4.1.4) only when the response with its last PSN arrives
+ * with a gap, or once per gap when an ACK or a response passes the
+ * unfinished READ/atomic ("implied NAK"). Such a request alone is sent
+ * again, without go-back-N; requests after it whose answers were dropped
+ * meanwhile are resent once the READ/atomic completes. None of this
+ * consumes the retry budget or rearms the timer: only progress does.
  */
 #include <string.h>
 
@@ -15,7 +23,7 @@
 
 #define COMP_STATES(X)                                                       \
 	X(CHECK_PSN) X(CHECK_ACK) X(READ) X(ATOMIC) X(COMPLETE) X(NAK)       \
-	X(RETRY) X(RNR) X(ERROR) X(DONE) X(DROP)
+	X(RETRY) X(RNR) X(ERROR) X(DONE) X(DROP) X(READ_AHEAD) X(PASSED)
 
 enum comp_state {
 #define UR_X(n) COMP_##n,
@@ -72,11 +80,28 @@ void __ur_comp_arm(struct ur_qp *qp, uint64_t now)
 static void comp_advance(struct ur_qp *qp, struct comp_ctx *cx, uint32_t psn)
 {
 	struct ur_comp *c = &qp->priv->comp;
+	int32_t d = ur_psn_diff(psn, c->psn);
 
-	if (ur_psn_diff(psn, c->psn) > 0) {
+	if (d > 0) {
 		c->psn = psn;
+		c->rd_seen = d < 64 ? c->rd_seen >> d : 0;
 		cx->progress = true;
+		/* READ responses already here. */
+		while (c->rd_seen & 1) {
+			c->rd_seen >>= 1;
+			c->psn = ur_psn_add(c->psn, 1);
+		}
 	}
+}
+
+/* Ask for the head READ/atomic again, from the oldest missing PSN. */
+static void comp_ask(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_comp *c = &qp->priv->comp;
+
+	c->rd_asked = true;
+	c->rd_ask_psn = c->psn;
+	__ur_req_resend_one(qp, qp->priv->sq_head, c->psn, now);
 }
 
 static enum comp_state check_psn(struct ur_qp *qp, struct comp_ctx *cx)
@@ -128,39 +153,82 @@ static enum comp_state check_ack(struct ur_qp *qp, struct comp_ctx *cx)
 		return COMP_DROP;
 	if (is_nak)
 		return COMP_NAK;
-	if (wqe->opcode == UR_WR_RDMA_READ && (m & UR_OPF_READ_RESP)) {
-		if (cx->psn == p->comp.psn &&
-		    ur_psn_diff(cx->psn, wqe_last_psn(wqe)) <= 0)
+	if (wqe->opcode == UR_WR_RDMA_READ && (m & UR_OPF_READ_RESP) &&
+	    ur_psn_diff(cx->psn, wqe_last_psn(wqe)) <= 0) {
+		if (cx->psn == p->comp.psn)
 			return COMP_READ;
-		return ur_psn_diff(cx->psn, p->comp.psn) > 0 ? COMP_RETRY
+		return ur_psn_diff(cx->psn, p->comp.psn) > 0 ? COMP_READ_AHEAD
 							    : COMP_DROP;
 	}
 	if (wqe->opcode != UR_WR_RDMA_READ &&
 	    pkt->h.opcode == UR_OP_RC_ATOMIC_ACKNOWLEDGE &&
 	    cx->psn == wqe->first_psn)
 		return COMP_ATOMIC;
-	/* An ACK (or response) that passes an unanswered READ/atomic:
-	 * its response was lost. */
-	return COMP_RETRY;
+	/* An ACK (or response) that passes an unfinished READ/atomic:
+	 * (part of) its response was lost or is late. */
+	return COMP_PASSED;
 }
 
-static enum comp_state do_read(struct ur_qp *qp, struct comp_ctx *cx)
+/* Copy the READ response at @cx->psn into place; false if malformed. */
+static bool read_store(struct ur_qp *qp, struct comp_ctx *cx)
 {
 	struct ur_swqe *wqe = cx->wqe;
 	uint32_t k = (uint32_t)ur_psn_diff(cx->psn, wqe->first_psn);
 	uint32_t mtu = ur_qp_mtu(qp), off = k * mtu;
 	uint32_t want = wqe->length - off < mtu ? wqe->length - off : mtu;
-	uint32_t idx = qp->priv->sq_head;
 
 	if (wqe->length == 0)
 		want = 0;
 	if (cx->pkt->payload_len != want)
-		return COMP_DROP; /* malformed response; the timer retries */
+		return false; /* malformed response; the timer retries */
 	if (want)
-		__ur_sge_copy_in(ur_swqe_sge(qp, idx), wqe->num_sge, off,
-				 cx->pkt->payload, want);
+		__ur_sge_copy_in(ur_swqe_sge(qp, qp->priv->sq_head),
+				 wqe->num_sge, off, cx->pkt->payload, want);
+	return true;
+}
+
+/* A response of the head READ ahead of the expected PSN: keep it. When
+ * the last one arrives with a gap, the responder has sent everything it
+ * was asked for: ask for the rest (once per response stream). */
+static enum comp_state do_read_ahead(struct ur_qp *qp, struct comp_ctx *cx,
+				     uint64_t now)
+{
+	struct ur_comp *c = &qp->priv->comp;
+	uint32_t i = (uint32_t)ur_psn_diff(cx->psn, c->psn);
+
+	if (i < 64) {
+		if (!read_store(qp, cx))
+			return COMP_DROP;
+		c->rd_seen |= 1ull << i;
+	}
+	if (cx->psn == wqe_last_psn(cx->wqe))
+		comp_ask(qp, now);
+	return COMP_DONE;
+}
+
+/* The responder answered something after the head READ/atomic, which is
+ * unfinished: ask for it once per gap. */
+static enum comp_state do_passed(struct ur_qp *qp, struct comp_ctx *cx,
+				 uint64_t now)
+{
+	struct ur_comp *c = &qp->priv->comp;
+
+	(void)cx;
+	if (!(c->rd_asked && c->rd_ask_psn == c->psn))
+		comp_ask(qp, now);
+	c->rd_beyond = true;
+	return COMP_DONE;
+}
+
+static enum comp_state do_read(struct ur_qp *qp, struct comp_ctx *cx)
+{
+	struct ur_swqe *wqe = cx->wqe;
+
+	if (!read_store(qp, cx))
+		return COMP_DROP;
 	comp_advance(qp, cx, ur_psn_add(cx->psn, 1));
-	return k == wqe->npkts - 1 ? COMP_COMPLETE : COMP_DONE;
+	return ur_psn_diff(qp->priv->comp.psn, wqe_last_psn(wqe)) > 0
+		       ? COMP_COMPLETE : COMP_DONE;
 }
 
 static enum comp_state do_atomic(struct ur_qp *qp, struct comp_ctx *cx)
@@ -182,6 +250,11 @@ static enum comp_state do_complete(struct ur_qp *qp, struct comp_ctx *cx)
 
 	__ur_wqe_done(qp, wqe, UR_WC_SUCCESS);
 	comp_advance(qp, cx, ur_psn_add(last, 1));
+	if (qp->priv->comp.rd_beyond) {
+		/* Answers to later requests were dropped meanwhile. */
+		qp->priv->comp.rd_beyond = false;
+		__ur_req_go_back(qp, qp->priv->comp.psn);
+	}
 	/* A coalesced ACK may cover further WQEs. */
 	if (ur_psn_diff(cx->psn, last) > 0)
 		return COMP_CHECK_ACK;
@@ -228,6 +301,7 @@ static enum comp_state do_retry(struct ur_qp *qp, struct comp_ctx *cx,
 	struct ur_comp *c = &qp->priv->comp;
 
 	__ur_req_go_back(qp, c->psn);
+	c->rd_beyond = false; /* everything from c->psn goes again */
 	c->rto_deadline = UINT64_MAX;
 	__ur_comp_arm(qp, now);
 	return COMP_DONE;
@@ -312,6 +386,12 @@ void __ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		case COMP_RETRY:
 			s = do_retry(qp, &cx, now);
 			break;
+		case COMP_READ_AHEAD:
+			s = do_read_ahead(qp, &cx, now);
+			break;
+		case COMP_PASSED:
+			s = do_passed(qp, &cx, now);
+			break;
 		case COMP_RNR:
 			s = do_rnr(qp, &cx, now);
 			break;
@@ -353,6 +433,7 @@ void __ur_comp_timer(struct ur_qp *qp, uint64_t now)
 			}
 			c->retry_left--;
 			__ur_req_go_back(qp, c->psn);
+			c->rd_beyond = false;
 			__ur_comp_arm(qp, now);
 			__ur_req_progress(qp, now);
 		}

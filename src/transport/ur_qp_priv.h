@@ -86,6 +86,16 @@ struct ur_comp {
 	uint64_t rto_deadline; /* UINT64_MAX: not armed */
 	uint8_t retry_left, rnr_left;
 	bool drained_sent;  /* SQ_DRAINED reported */
+	/* READ responses that arrived ahead of psn, kept: bit i is psn + i
+	 * (1 <= i < 64); only for the READ at the head of the send queue. */
+	uint64_t rd_seen;
+	/* The head READ/atomic was asked for again from rd_ask_psn (one
+	 * request, no go-back-N); not again for the same gap. */
+	bool rd_asked;
+	uint32_t rd_ask_psn;
+	/* Responses or ACKs for later requests were dropped while the head
+	 * READ/atomic was unfinished: go back to them once it completes. */
+	bool rd_beyond;
 };
 
 enum ur_resp_cur { UR_CUR_NONE, UR_CUR_SEND, UR_CUR_WRITE };
@@ -260,6 +270,8 @@ uint32_t __ur_wr_wc_opcode(uint32_t opcode);
 void __ur_wqe_done(struct ur_qp *qp, struct ur_swqe *wqe, uint32_t status);
 void __ur_req_progress(struct ur_qp *qp, uint64_t now);
 void __ur_req_go_back(struct ur_qp *qp, uint32_t psn);
+void __ur_req_resend_one(struct ur_qp *qp, uint32_t idx, uint32_t psn,
+			 uint64_t now);
 uint32_t __ur_req_cursor_psn(const struct ur_qp *qp);
 void __ur_sq_complete(struct ur_qp *qp, uint64_t now);
 void __ur_req_reset(struct ur_qp *qp);

@@ -351,6 +351,22 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 	return 0;
 }
 
+/* Send the request of the READ/atomic at @idx again, for the rest from
+ * @psn (9.7.4.1.4), without moving the cursor: the requests after it
+ * need not be resent. Without a buffer the retransmission timer retries. */
+void __ur_req_resend_one(struct ur_qp *qp, uint32_t idx, uint32_t psn,
+			 uint64_t now)
+{
+	struct ur_swqe *wqe = ur_swqe_at(qp, idx);
+	int32_t k = ur_psn_diff(psn, wqe->first_psn);
+
+	if (wqe->done || k < 0 || (uint32_t)k >= wqe->npkts)
+		return;
+	if (wqe->opcode != UR_WR_RDMA_READ)
+		k = 0;
+	(void)send_pkt(qp, idx, wqe, (uint32_t)k, now);
+}
+
 /* May the WQE at the cursor start now? (window, 9.5.4 limits, fence) */
 static bool can_start(struct ur_qp *qp, struct ur_swqe *wqe)
 {

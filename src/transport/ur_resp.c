@@ -97,8 +97,13 @@ static enum resp_state check_psn(struct ur_qp *qp, struct resp_ctx *cx)
 		qp->cnt.rx_duplicate++;
 		return RESP_DUPLICATE;
 	}
-	if (r->rd_active)
-		return RESP_DONE; /* still answering a READ: the requester resends */
+	if (r->rd_active) {
+		/* Answer the READ first (responses go in request order);
+		 * still out of buffers: drop, the requester resends. */
+		__ur_resp_progress(qp, cx->now);
+		if (r->rd_active)
+			return RESP_DONE;
+	}
 	r->nak_sent = false;
 	r->dup_acked = false;
 	return RESP_CHECK_OP_SEQ;
@@ -457,8 +462,10 @@ static enum resp_state duplicate(struct ur_qp *qp, struct resp_ctx *cx,
 	if (m & UR_OPF_READ) {
 		uint8_t *host = NULL;
 
-		if (r->rd_active)
-			return RESP_DONE;
+		/* 9.7.5.1.5: serve the duplicate from its PSN, for what it
+		 * asks (the rest only). A READ job still in progress (out of
+		 * buffers) is abandoned: this is the one the requester is
+		 * waiting for, and it asks again for the other. */
 		if (pkt->reth.len) {
 			if (ur_rkey_check(qp, pkt->reth.rkey, pkt->reth.va,
 					  pkt->reth.len, UR_ACCESS_REMOTE_READ,

@@ -14,10 +14,10 @@ BIN=$(cd "$1" && pwd)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MIB=${FAULTS_MIB:-64}
 CASES=${FAULTS_CASES:-"clean loss0.1 loss1 loss5 reorder dup1 corrupt deadpeer rc_pingpong ud_pingpong srq_pingpong"}
-# Known transport bug: READ responses under reordering / heavy loss end in
-# RETRY_EXC_ERR (docs/faults.md "Fault suite"). These cases run twice: with
-# --no-read (must pass) and with READs (XFAIL unless FAULTS_STRICT=1).
-READ_XFAIL=" loss5 reorder corrupt "
+# Cases listed here run twice: with --no-read (must pass) and with READs
+# (XFAIL unless FAULTS_STRICT=1). Empty since issue 4 (READs under
+# reordering / loss / corruption ended in RETRY_EXC_ERR) was fixed.
+READ_XFAIL=" "
 
 [[ $(id -u) -eq 0 ]] || { echo "SKIP: the fault suite needs root"; exit 77; }
 command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "SKIP: ip netns unavailable"; exit 77; }

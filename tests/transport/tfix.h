@@ -6,7 +6,7 @@
 #include "tnet.h"
 #include "ur_test.h"
 
-#define TBUF (1u << 20)
+#define TBUF (2u << 20)
 #define ACC_ALL (UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE |            \
 		 UR_ACCESS_REMOTE_READ | UR_ACCESS_REMOTE_ATOMIC)
 

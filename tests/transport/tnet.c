@@ -140,10 +140,22 @@ static void op_send(void *host, struct ur_pktbuf *b)
 		free(b);
 		return;
 	}
+	if (f->rate_bps) {
+		uint64_t start = n->link_free > net->now ? n->link_free : net->now;
+
+		if (start - net->now > f->queue_ns) {
+			net->dropped++;
+			free(b);
+			return; /* tail drop */
+		}
+		n->link_free = start + (uint64_t)b->len * 8 * 1000000000ull /
+					       f->rate_bps;
+		extra = n->link_free - net->now;
+	}
 	if (f->ce && (b->path.tos & 3) && tnet_frand(net) < f->ce)
 		b->path.tos |= 3; /* ECN CE */
 	if (f->reorder && tnet_frand(net) < f->reorder)
-		extra = tnet_rand(net) % (f->jitter_ns + 1);
+		extra += tnet_rand(net) % (f->jitter_ns + 1);
 	enqueue(net, dst, b, extra);
 	if (f->dup && tnet_frand(net) < f->dup)
 		enqueue(net, dst, b, tnet_rand(net) % (f->jitter_ns + 1));

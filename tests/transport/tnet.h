@@ -27,6 +27,7 @@ struct tnode {
 	int cq_events, qp_events;
 	int last_qp_event;
 	int pkt_budget;       /* <0: unlimited; else buffers left */
+	uint64_t link_free;   /* the bottleneck link is busy until then */
 };
 
 struct tpkt {
@@ -45,6 +46,10 @@ struct tfault {
 	 * @drop_count times. */
 	int drop_opcode, drop_count;
 	double ce; /* mark this fraction of ECN-capable packets CE (a switch) */
+	/* A bottleneck link per sending node (0: infinitely fast): packets
+	 * leave one after the other at @rate_bps; one that would wait longer
+	 * than @queue_ns is tail-dropped. */
+	uint64_t rate_bps, queue_ns;
 };
 
 struct tnet {
