@@ -78,7 +78,7 @@ int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 
 /*
  * Pairwise exchange: in step k rank r sends its block for r+k and receives
- * the block from r-k; n-1 steps, each with one send and one receive. Each
+ * the block from r-k; the n-1 steps all run at once (one __ur_xfer). Each
  * pair's signature carries that pair's count, so alltoallv catches a
  * sendcounts/recvcounts disagreement.
  */
@@ -111,19 +111,29 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 				 r, scnt[r], r, rcnt[r]);
 	if (scnt[r])
 		memmove(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
+	if (n == 1)
+		return 0;
+	/* All steps at once: one step per peer pair, listed in pairwise
+	 * order (rank r first serves r+1 and r-1, and so on), so that each
+	 * peer's streams start staggered, but no step waits for the one before
+	 * it (n-2 fewer round trips, and the ranks that are slow to arrive
+	 * don't hold up the others). */
+	struct ur_xop *x = malloc(sizeof(*x) * 2 * (size_t)(n - 1));
+	int nx = 0, e;
+
+	if (!x)
+		return -ENOMEM;
 	for (int s = 1; s < n; s++) {
 		int to = (r + s) % n, from = (r - s + n) % n;
-		struct ur_xop x[2];
 
-		__ur_xop(&x[0], UR_X_SEND, to, (char *)src + sdsp[to] * es, scnt[to] * es,
+		__ur_xop(&x[nx++], UR_X_SEND, to, (char *)src + sdsp[to] * es, scnt[to] * es,
 			 __ur_sig(c, k, dt, UROCE_SUM, scnt[to], 0));
-		__ur_xop(&x[1], UR_X_RECV, from, rbuf + rdsp[from] * es, rcnt[from] * es,
+		__ur_xop(&x[nx++], UR_X_RECV, from, rbuf + rdsp[from] * es, rcnt[from] * es,
 			 __ur_sig(c, k, dt, UROCE_SUM, rcnt[from], 0));
-		int e = __ur_xfer(c, x, 2, dt, UROCE_SUM);
-		if (e)
-			return e;
 	}
-	return 0;
+	e = __ur_xfer(c, x, nx, dt, UROCE_SUM);
+	free(x);
+	return e;
 }
 
 int uroce_alltoall(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
