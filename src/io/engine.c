@@ -218,6 +218,12 @@ static void *engine_main(void *arg)
 		polled = atomic_load(&e->last_poll);
 		app_polls = polled && now - polled < UR_IO_APP_POLL_NS;
 		got = app_polls ? 0 : drain_all(e, now);
+		if (app_polls && !pthread_mutex_trylock(&e->rx_lock)) {
+			/* The poller drains sibling connections, but only
+			 * the engine accepts new ones. */
+			__ur_fwd_accept(e);
+			pthread_mutex_unlock(&e->rx_lock);
+		}
 		next = __ur_engine_run_timers(e, ur_now());
 		{
 			uint64_t s = __ur_stats_publish(e, ur_now());
@@ -317,6 +323,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	e->dev.host = e;
 	e->dev.max_mtu = cfg->mtu ? cfg->mtu : 1024;
 	pthread_mutex_init(&e->rx_lock, NULL);
+	pthread_mutex_init(&e->fwd_lock, NULL);
 	pthread_rwlock_init(&e->qp_lock, NULL);
 	pthread_rwlock_init(&e->mr_lock, NULL);
 	if (__ur_map_init(&e->qps, 1024) || __ur_map_init(&e->sports, 256) ||
@@ -351,6 +358,8 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 		goto err;
 	}
 	epoll_ctl(e->ep_timer_fd, EPOLL_CTL_ADD, e->ev_fd, &ev);
+	ev.data.fd = e->fwd_fd; /* a new sibling connects: accept it */
+	epoll_ctl(e->ep_timer_fd, EPOLL_CTL_ADD, e->fwd_fd, &ev);
 	__ur_stats_open(e, cfg->name);
 	ret = -pthread_create(&e->thread, NULL, engine_main, e);
 	if (ret)
@@ -422,6 +431,7 @@ void ur_engine_close(struct ur_engine *e)
 	free(e->rxbuf);
 	__ur_icrc_learn_free(e->icrc);
 	pthread_mutex_destroy(&e->rx_lock);
+	pthread_mutex_destroy(&e->fwd_lock);
 	pthread_rwlock_destroy(&e->qp_lock);
 	pthread_rwlock_destroy(&e->mr_lock);
 	free(e);

@@ -120,19 +120,23 @@ int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 	};
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
+	pthread_mutex_lock(&e->fwd_lock);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		int fd = out_conn(e, slot);
 
 		if (fd < 0)
 			break; /* no such process: a packet to a dead host */
-		if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+		if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) {
+			pthread_mutex_unlock(&e->fwd_lock);
 			return 0;
+		}
 		if (errno == EAGAIN)
 			break; /* sibling is behind: dropped, as by a switch */
 		/* The sibling died (and maybe another took its slot). */
 		close(fd);
 		e->fwd_out[slot] = -1;
 	}
+	pthread_mutex_unlock(&e->fwd_lock);
 	e->dev.cnt.rx_drop_no_qp++;
 	return -EHOSTUNREACH;
 }
@@ -209,6 +213,7 @@ void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
 	};
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
+	pthread_mutex_lock(&e->fwd_lock);
 	for (int slot = 1; slot < 256; slot++) {
 		int fd;
 
@@ -223,6 +228,7 @@ void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
 			e->fwd_out[slot] = -1;
 		}
 	}
+	pthread_mutex_unlock(&e->fwd_lock);
 }
 
 /*

@@ -249,6 +249,31 @@ struct tx_batch *__ur_tx_switch(struct tx_batch *b)
 	return old;
 }
 
+/*
+ * A packet to a sibling process on our own address goes straight to its
+ * unix socket: through UDP the kernel may hand it to any process bound to
+ * the address, and if that one is exiting the packet is lost (an ACK to a
+ * peer that is still waiting for it, say).
+ */
+static bool to_sibling(struct tx_slot *s)
+{
+	struct ur_engine *e = s->e;
+	struct ur_pktbuf *pb = &s->pb;
+	struct ur_rxinfo ri = { .icrc_checked = true };
+	uint32_t dqpn = ur_bth_dqpn(pb->data);
+	uint8_t slot = (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT);
+
+	if (dqpn <= 1 || slot == e->slot || pb->path.v6 != e->local.v6 ||
+	    memcmp(pb->path.dst, e->local.src, e->local.v6 ? 16 : 4))
+		return false;
+	pb->path.ip_id = 0;
+	ur_icrc_store(pb->data + pb->len - UR_ICRC_LEN,
+		      ur_icrc(&pb->path, pb->data, pb->len - UR_ICRC_LEN));
+	ri.path = pb->path;
+	__ur_fwd_to(e, slot, pb->data, pb->len, &ri);
+	return true;
+}
+
 void __ur_tx_flush(void)
 {
 	struct tx_batch *b = tls_tx;
@@ -257,6 +282,10 @@ void __ur_tx_flush(void)
 
 	if (!b || !b->used)
 		return;
+	/* Packets for siblings on our own address leave by unix socket. */
+	for (i = 0; i < b->used; i++)
+		if (b->slot[i].ready && to_sibling(&b->slot[i]))
+			b->slot[i].ready = false;
 	for (i = 0; i < b->used;) {
 		struct tx_slot *first = &b->slot[i];
 		struct msghdr *mh;

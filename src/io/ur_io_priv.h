@@ -60,6 +60,7 @@ struct ur_engine {
 	int rx_fd;              /* UDP <addr>:<port>, SO_REUSEPORT */
 	int fwd_fd;             /* unix seqpacket listener: claims our slot */
 	int fwd_out[256];       /* connections to siblings, by slot */
+	pthread_mutex_t fwd_lock; /* fwd_out: any thread may send to a sibling */
 	int fwd_in[256];        /* connections from siblings */
 	int fwd_nin;
 	int ev_fd;              /* eventfd: wake the engine thread */
