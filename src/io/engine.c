@@ -187,6 +187,15 @@ static void flush_poll_tx(struct ur_engine *e)
 	__ur_tx_switch(prev);
 }
 
+void __ur_engine_flush_deferred(struct ur_engine *e)
+{
+	if (!__ur_tx_pending(e->poll_tx))
+		return;
+	pthread_mutex_lock(&e->rx_lock);
+	flush_poll_tx(e);
+	pthread_mutex_unlock(&e->rx_lock);
+}
+
 static int drain_all(struct ur_engine *e, uint64_t now)
 {
 	int n;
@@ -537,9 +546,7 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 	struct ur_eqp *q = qp->io_priv;
 
 	/* ACKs a polling thread deferred may use the QP's port. */
-	pthread_mutex_lock(&e->rx_lock);
-	flush_poll_tx(e);
-	pthread_mutex_unlock(&e->rx_lock);
+	__ur_engine_flush_deferred(e);
 	/* The write lock waits out any receive or timer using the QP. */
 	pthread_rwlock_wrlock(&e->qp_lock);
 	if (__ur_map_get(&e->qps, qp->qpn) == qp)

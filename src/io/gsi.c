@@ -89,6 +89,9 @@ int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
 
 	if (len != UR_MAD_LEN || dst->v6 != e->local.v6)
 		return -EINVAL;
+	/* ACKs deferred by a polling thread leave before this MAD (a DREQ
+	 * must not overtake the ACK of the peer's last SEND). */
+	__ur_engine_flush_deferred(e);
 	pthread_mutex_lock(&e->gsi_lock);
 	if (e->gsi_fd < 0) {
 		uint16_t p = ur_rocev2_sport(1);

@@ -664,7 +664,8 @@ static void rx_dreq(struct cm_id *c, const uint8_t *mad)
 		return;
 	stop_timer(c);
 	c->state = CMS_DISCONNECTED;
-	__cm_modify_qp(c, IBV_QPS_ERR);
+	/* The QP is left alone, as Linux does: the peer's last SENDs may
+	 * still be completing; rdma_disconnect() moves it to ERR. */
 	conn_event(c, RDMA_CM_EVENT_DISCONNECTED, 0, mad, 0, 0);
 }
 
