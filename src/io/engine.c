@@ -626,6 +626,14 @@ void ur_engine_poll(struct ur_engine *e)
 	pthread_mutex_unlock(&e->rx_lock);
 }
 
+void ur_engine_app_blocks(struct ur_engine *e)
+{
+	if (!atomic_exchange(&e->last_poll, 0))
+		return;
+	atomic_store(&e->prev_poll, 0);
+	wake(e); /* it may sleep on timers alone (app_polls) */
+}
+
 /* ---- memory keys ---------------------------------------------------------- */
 /*
  * Keys are IB style: a 24-bit index (key >> 8, never 0) that the table is

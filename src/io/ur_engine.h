@@ -72,6 +72,9 @@ const struct ur_mr *ur_engine_mr_find(struct ur_engine *e, uint32_t key);
 
 /* Progress from an application thread (ibv_poll_cq on an empty CQ). */
 void ur_engine_poll(struct ur_engine *e);
+/* An application thread stops spinning (it armed a CQ to block on its
+ * channel): the engine resumes receiving at once. */
+void ur_engine_app_blocks(struct ur_engine *e);
 
 /*
  * QP1 (GSI, src/io/gsi.c): MADs for the connection manager. The handler

@@ -84,7 +84,12 @@ int __urv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 
 int __urv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
-	ur_cq_arm(&to_ucq(ibcq)->ucq, solicited_only != 0);
+	struct urv_cq *cq = to_ucq(ibcq);
+
+	ur_cq_arm(&cq->ucq, solicited_only != 0);
+	/* The caller is about to block on its channel: the engine receives
+	 * for it from now on, even if it was spinning until a moment ago. */
+	ur_engine_app_blocks(cq->ctx->eng);
 	return 0;
 }
 
