@@ -89,6 +89,17 @@ pingpong() {
 	crc=$?
 	wait $spid
 	src=$?
+	# Under loss the ACK of the server's last SEND may be dropped after
+	# the client has finished and exited; nothing can resend it, so the
+	# server's last SEND ends in "retry counter exceeded", as it would on a
+	# hardware NIC. Accepted only in that exact form: the client completed
+	# every iteration and the server's sole error is its final SEND.
+	if [[ $crc == 0 && $src != 0 ]] && grep -q "iters in" "$cl" &&
+	   [[ $(grep -c "Failed status" "$sl") == 1 ]] &&
+	   grep -q "Failed status transport retry counter exceeded (12) for wr_id 2$" "$sl"; then
+		echo "note: $name: the final ACK was lost after the client exited (server: retry exceeded on its last SEND)"
+		src=0
+	fi
 	if [[ $crc != 0 || $src != 0 ]] || ! grep -q "iters in" "$cl"; then
 		echo "FAIL: $name: $prog $* (client rc=$crc, server rc=$src)"
 		echo "--- server"; cat "$sl"; echo "--- client"; cat "$cl"
