@@ -225,7 +225,9 @@ static void *engine_main(void *arg)
 		 * timers, so the two do not race for each packet and the
 		 * poller pays no thread wake-up. */
 		polled = atomic_load(&e->last_poll);
-		app_polls = polled && now - polled < UR_IO_APP_POLL_NS;
+		/* (polled may be a little after now: the poller is ahead) */
+		app_polls = polled && (polled > now ||
+				       now - polled < UR_IO_APP_POLL_NS);
 		got = app_polls ? 0 : drain_all(e, now);
 		if (app_polls && !pthread_mutex_trylock(&e->rx_lock)) {
 			/* The poller drains sibling connections, but only
@@ -585,10 +587,7 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 
 void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
 {
-	uint64_t before;
-
 	ur_engine_qp_lock(qp);
-	before = qp->deadline;
 	ur_qp_progress(qp, ur_now());
 	ur_engine_qp_unlock(qp);
 	__ur_tx_flush();
@@ -597,7 +596,9 @@ void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
 		flush_poll_tx(e);
 		pthread_mutex_unlock(&e->rx_lock);
 	}
-	timer_moved(e, before, qp->deadline);
+	/* The post before this kick may have armed the timer already, so
+	 * compare with "none", not with the deadline before the kick. */
+	timer_moved(e, UINT64_MAX, qp->deadline);
 }
 
 void ur_engine_poll(struct ur_engine *e)
