@@ -120,8 +120,8 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			e->dev.cnt.rx_drop_icrc++;
 			return;
 		}
-		if (!ri->icrc_checked)
-			e->dev.cnt.rx_unverified_icrc++;
+		/* Unverified packets are counted once, by the transport's
+		 * classification (also for those forwarded to a sibling). */
 		if (dqpn > 1 && slot != e->slot) {
 			__ur_fwd_to(e, slot, buf, len, ri);
 			return;
