@@ -23,7 +23,8 @@
 
 #define COMP_STATES(X)                                                       \
 	X(CHECK_PSN) X(CHECK_ACK) X(READ) X(ATOMIC) X(COMPLETE) X(NAK)       \
-	X(RETRY) X(RNR) X(ERROR) X(DONE) X(DROP) X(READ_AHEAD) X(PASSED)
+	X(RETRY) X(RNR) X(ERROR) X(DONE) X(DROP) X(READ_AHEAD) X(PASSED)     \
+	X(SR_RESEND)
 
 enum comp_state {
 #define UR_X(n) COMP_##n,
@@ -286,7 +287,10 @@ static enum comp_state do_nak(struct ur_qp *qp, struct comp_ctx *cx)
 	if (code == UR_NAK_PSN_SEQ_ERR) {
 		qp->dev->cnt.rx_nak_seq++;
 		qp->cnt.rx_nak_seq++;
-		return qp->priv->req.rnr_wait ? COMP_DONE : COMP_RETRY;
+		if (qp->priv->req.rnr_wait)
+			return COMP_DONE;
+		/* Selective repeat: the responder holds what follows. */
+		return __ur_sr_marked(qp, cx->pkt) ? COMP_SR_RESEND : COMP_RETRY;
 	}
 	qp->dev->cnt.rx_nak_other++;
 	qp->cnt.rx_nak_other++;
@@ -302,6 +306,20 @@ static enum comp_state do_retry(struct ur_qp *qp, struct comp_ctx *cx,
 
 	__ur_req_go_back(qp, c->psn);
 	c->rd_beyond = false; /* everything from c->psn goes again */
+	c->rto_deadline = UINT64_MAX;
+	__ur_comp_arm(qp, now);
+	return COMP_DONE;
+}
+
+/* A selective NAK (docs/transport.md "Selective repeat"): resend the
+ * named PSN alone; the timer restarts as for a go-back-N retry. */
+static enum comp_state do_sr_resend(struct ur_qp *qp, struct comp_ctx *cx,
+				    uint64_t now)
+{
+	struct ur_comp *c = &qp->priv->comp;
+
+	qp->dev->cnt.rx_sr_nak++;
+	__ur_req_resend_psn(qp, cx->psn, now);
 	c->rto_deadline = UINT64_MAX;
 	__ur_comp_arm(qp, now);
 	return COMP_DONE;
@@ -363,6 +381,8 @@ void __ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	if (qp->type != UR_QPT_RC ||
 	    (qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD))
 		return;
+	if (__ur_sr_marked(qp, pkt))
+		qp->priv->sr.tx_peer = true;
 	for (;;) {
 		switch (s) {
 		case COMP_CHECK_PSN:
@@ -385,6 +405,9 @@ void __ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 			break;
 		case COMP_RETRY:
 			s = do_retry(qp, &cx, now);
+			break;
+		case COMP_SR_RESEND:
+			s = do_sr_resend(qp, &cx, now);
 			break;
 		case COMP_READ_AHEAD:
 			s = do_read_ahead(qp, &cx, now);

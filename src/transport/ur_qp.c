@@ -194,6 +194,9 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		goto err;
 	p->req.window = UR_DEFAULT_TX_WINDOW;
 	p->comp.rto_deadline = UINT64_MAX;
+	p->sr.gap_deadline = UINT64_MAX;
+	if (type == UR_QPT_RC && dev->sr.enable)
+		(void)ur_qp_set_sr(qp, &dev->sr);
 	__ur_cc_qp_init(qp, 0);
 	return 0;
 err:
@@ -204,6 +207,8 @@ err:
 
 void ur_qp_destroy(struct ur_qp *qp)
 {
+	if (qp->priv)
+		__ur_sr_release(qp);
 	qp_free(qp->priv);
 	qp->priv = NULL;
 }
@@ -332,6 +337,7 @@ void __ur_qp_error(struct ur_qp *qp, uint64_t now)
 	p->comp.rto_deadline = UINT64_MAX;
 	p->resp.rd_active = false;
 	p->resp.cur = UR_CUR_NONE;
+	__ur_sr_release(qp);
 	flush_sq(qp, now);
 	flush_rq(qp, now);
 	qp->deadline = UINT64_MAX;
@@ -350,6 +356,8 @@ void __ur_qp_update_deadline(struct ur_qp *qp)
 		d = p->req.rnr_deadline;
 	if (p->cc.wait && p->cc.wait_until < d)
 		d = p->cc.wait_until; /* the pacer lets the next packet go */
+	if (p->sr.gap_deadline < d)
+		d = p->sr.gap_deadline; /* NAK a gap (selective repeat) */
 	qp->deadline = d;
 }
 
@@ -371,6 +379,14 @@ static void qp_reset(struct ur_qp *qp)
 		p->resp.n_atomics = n;
 	}
 	memset(&p->attr, 0, sizeof(p->attr));
+	__ur_sr_release(qp);
+	{
+		struct ur_sr_params sp = p->sr.p;
+
+		memset(&p->sr, 0, sizeof(p->sr));
+		p->sr.p = sp;
+		p->sr.gap_deadline = UINT64_MAX;
+	}
 	__ur_cc_qp_reset(qp);
 	qp->deadline = UINT64_MAX;
 }
@@ -698,8 +714,11 @@ int ur_qp_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr)
 
 void ur_qp_progress(struct ur_qp *qp, uint64_t now)
 {
-	if (qp->type == UR_QPT_RC)
+	if (qp->type == UR_QPT_RC) {
 		__ur_resp_progress(qp, now);
+		if (qp->priv->sr.held)
+			__ur_sr_drain(qp, now); /* a READ job held them up */
+	}
 	__ur_req_progress(qp, now);
 	__ur_qp_update_deadline(qp);
 }
@@ -708,5 +727,7 @@ void ur_qp_timer(struct ur_qp *qp, uint64_t now)
 {
 	if (qp->state == UR_QPS_RTS || qp->state == UR_QPS_SQD)
 		__ur_comp_timer(qp, now);
+	if (qp->priv->sr.gap_deadline <= now)
+		__ur_sr_timer(qp, now);
 	ur_qp_progress(qp, now);
 }

@@ -134,6 +134,29 @@ struct ur_qp_cc {
 	uint64_t wait_until;      /* ... until then */
 };
 
+/* A request held by a selective-repeat responder (ur_sr.c): the packet's
+ * bytes (BTH .. ICRC) in a slot of the device's pool. */
+struct ur_sr_slot {
+	struct ur_sr_slot *next;  /* the QP's held list, by PSN; or free list */
+	uint32_t psn, len;
+	uint64_t t;               /* arrival */
+	uint8_t data[];
+};
+
+/* Selective repeat of a QP (ur_sr.c). */
+struct ur_sr {
+	struct ur_sr_params p;    /* p.enable: this QP may use it */
+	/* responder */
+	bool rx_peer;             /* requests carry the bit: echo it */
+	bool draining;
+	bool gbn_sent;            /* a plain NAK for this ePSN (could not hold) */
+	struct ur_sr_slot *held;  /* requests ahead of ePSN, sorted by PSN */
+	uint32_t nheld;
+	uint64_t gap_deadline;    /* NAK the gap at ePSN then; UINT64_MAX none */
+	/* requester */
+	bool tx_peer;             /* answers carry the bit */
+};
+
 struct ur_qp_priv {
 	struct ur_qp_attr attr;
 	uint32_t sq_cap, rq_cap;  /* slots (caps.max_*_wr) */
@@ -149,6 +172,7 @@ struct ur_qp_priv {
 	struct ur_comp comp;
 	struct ur_resp resp;
 	struct ur_qp_cc cc;
+	struct ur_sr sr;
 };
 
 static inline struct ur_qp_priv *ur_priv(const struct ur_qp *qp)
@@ -222,6 +246,7 @@ static inline uint32_t ur_imm_net(uint32_t host_order)
 struct ur_txhdr {
 	uint8_t opcode;
 	bool se, ackreq, becn;
+	bool no_sr;         /* an answer that must not carry UR_BTH_EXT_SR */
 	uint32_t dqpn, psn;
 	struct ur_reth reth;
 	struct ur_atmeth atm;
@@ -243,6 +268,8 @@ void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 		  const struct ur_ipudp *path);
 /* Send an ACK/NAK with @syndrome for @psn (responder). */
 void __ur_tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
+/* The same, without the selective-repeat bit (a plain go-back-N NAK). */
+void __ur_tx_ack_plain(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
 
 /* ur_cq.c */
 void __ur_cq_push(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *e,
@@ -285,6 +312,25 @@ void __ur_comp_arm(struct ur_qp *qp, uint64_t now);
 void __ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		  const struct ur_rxinfo *ri, uint64_t now);
 void __ur_resp_progress(struct ur_qp *qp, uint64_t now);
+
+/* ur_sr.c: selective repeat */
+static inline bool __ur_sr_marked(const struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	return qp->priv->sr.p.enable && qp->type == UR_QPT_RC &&
+	       ur_bth_ext_sr(pkt->bth);
+}
+/* Hold request @pkt, @d PSNs ahead of ePSN (responder). */
+void __ur_sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
+		  uint64_t now);
+/* Execute the held requests that are now in order. */
+void __ur_sr_drain(struct ur_qp *qp, uint64_t now);
+void __ur_sr_timer(struct ur_qp *qp, uint64_t now);
+/* Return every held request to the pool (error, reset, destroy). */
+void __ur_sr_release(struct ur_qp *qp);
+/* Requester: resend the one request packet at @psn (a selective NAK). */
+void __ur_req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now);
+/* ur_resp.c: run one request through the responder's state machine. */
+void __ur_resp_run(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
 
 /* ur_srq.c: true when the QP has a receive WQE at rq_head, taking one
  * from its SRQ if needed. */

@@ -367,6 +367,37 @@ void __ur_req_resend_one(struct ur_qp *qp, uint32_t idx, uint32_t psn,
 	(void)send_pkt(qp, idx, wqe, (uint32_t)k, now);
 }
 
+/* Selective repeat: the responder holds what follows @psn and misses
+ * @psn alone. Send that one packet again (a READ from there, as above),
+ * unless it was never sent or the cursor is about to send it anyway. */
+void __ur_req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+
+	if (ur_psn_diff(psn, p->req.psn_max) >= 0 ||
+	    ur_psn_diff(psn, __ur_req_cursor_psn(qp)) >= 0)
+		return;
+	for (uint32_t i = p->sq_head; i != p->req.assigned; i++) {
+		struct ur_swqe *wqe = ur_swqe_at(qp, i);
+		int32_t k = ur_psn_diff(psn, wqe->first_psn);
+
+		if (k < 0)
+			return;
+		if ((uint32_t)k >= wqe->npkts)
+			continue;
+		if (wqe->done)
+			return;
+		qp->dev->cnt.tx_sr_resend++;
+		qp->cnt.tx_sr_resend++;
+		if (wqe->opcode == UR_WR_RDMA_READ ||
+		    __ur_wr_is_rd_atomic(wqe->opcode))
+			__ur_req_resend_one(qp, i, psn, now);
+		else
+			(void)send_pkt(qp, i, wqe, (uint32_t)k, now);
+		return;
+	}
+}
+
 /* May the WQE at the cursor start now? (window, 9.5.4 limits, fence) */
 static bool can_start(struct ur_qp *qp, struct ur_swqe *wqe)
 {

@@ -90,6 +90,11 @@ static enum resp_state check_psn(struct ur_qp *qp, struct resp_ctx *cx)
 	if (d > 0) {
 		qp->dev->cnt.rx_out_of_seq++;
 		qp->cnt.rx_out_of_seq++;
+		if (__ur_sr_marked(qp, cx->pkt)) {
+			/* Selective repeat: keep it for when the gap fills. */
+			__ur_sr_hold(qp, cx->pkt, (uint32_t)d, cx->now);
+			return RESP_DONE;
+		}
 		return r->nak_sent ? RESP_DONE : RESP_NAK_SEQ;
 	}
 	if (d < 0) {
@@ -519,6 +524,18 @@ static void resp_error(struct ur_qp *qp, struct resp_ctx *cx, uint64_t now)
 
 void __ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		  const struct ur_rxinfo *ri, uint64_t now)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+
+	(void)ri;
+	if (__ur_sr_marked(qp, pkt))
+		sr->rx_peer = true;
+	__ur_resp_run(qp, pkt, now);
+	if (sr->held)
+		__ur_sr_drain(qp, now);
+}
+
+void __ur_resp_run(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
 	struct resp_ctx cx = { .pkt = pkt, .psn = pkt->h.psn, .now = now };
 	enum resp_state s = RESP_CHECK_PSN;

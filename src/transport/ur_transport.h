@@ -292,7 +292,7 @@ struct ur_qp_attr {
 	X(tx_packets) X(tx_bytes) X(rx_packets) X(rx_bytes)                  \
 	X(tx_retransmit) X(rx_nak_seq) X(rx_nak_rnr) X(rx_nak_other)         \
 	X(rx_duplicate) X(rx_out_of_seq) X(tx_cnp) X(rx_cnp) X(rx_ecn_ce)    \
-	X(cc_cuts) X(tx_paced)
+	X(cc_cuts) X(tx_paced) X(rx_sr_held) X(tx_sr_nak) X(tx_sr_resend)
 
 struct ur_qp_counters {
 #define UR_X(n) uint64_t n;
@@ -369,13 +369,36 @@ struct ur_rxinfo {
 	X(rx_unverified_icrc) X(rx_cnp) X(rx_drop_opcode)                    \
 	X(rx_drop_no_recv) X(cq_overflow)                                    \
 	X(tx_cnp) X(rx_ecn_ce) X(cc_cuts) X(tx_paced)                        \
-	X(tx_drop_io)
+	X(tx_drop_io) X(rx_sr_held) X(rx_sr_drop) X(tx_sr_nak)               \
+	X(rx_sr_nak) X(tx_sr_resend)
 
 struct ur_counters {
 #define UR_X(n) uint64_t n;
 	UR_COUNTERS(UR_X)
 #undef UR_X
 };
+
+/*
+ * Selective repeat, a uroce extension negotiated per QP (docs/transport.md
+ * "Selective repeat", docs/wire.md "Extensions"). Off unless enabled; with
+ * it a QP marks its requests with UR_BTH_EXT_SR, and its responder holds
+ * requests that arrive ahead of the expected PSN from a requester that
+ * marks them, executing them in PSN order once the gap fills, and asks for
+ * a missing PSN alone (a NAK carrying the bit). A peer that does not mark
+ * (any standard RoCEv2 device) sees plain go-back-N.
+ */
+struct ur_sr_params {
+	uint32_t enable;     /* 0: off (standard RoCEv2), 1: on */
+	uint32_t window;     /* request PSNs ahead of the expected one that
+			      * the responder holds (1..65536; 0 = 256) */
+	uint32_t reorder_ns; /* a gap with later requests held is NAKed once
+			      * it is this old (0: at once) */
+	uint32_t pool_pkts;  /* device level: packets held over all QPs
+			      * (0 = 8192); read when the pool is created */
+};
+/* enable 1, window 256, reorder 20 us, pool 8192. */
+void ur_sr_params_default(struct ur_sr_params *p);
+struct ur_sr_pool;
 
 struct ur_dev {
 	const struct ur_dev_ops *ops;
@@ -388,7 +411,16 @@ struct ur_dev {
 	struct ur_cc_params cc;
 	uint64_t rate_bps, rate_burst;
 	_Atomic uint64_t rate_t;
+	/* Selective repeat defaults for new QPs (all zero: off), and the
+	 * buffer of held requests shared by the device's QPs, created on
+	 * first use; ur_dev_fini frees it. */
+	struct ur_sr_params sr;
+	struct ur_sr_pool *_Atomic sr_pool;
 };
+
+/* Free what the transport allocated for the device (the selective-repeat
+ * pool), after its last QP was destroyed. */
+void ur_dev_fini(struct ur_dev *dev);
 
 /*
  * Receive, step 1 (device level, no QP lock): decode one UDP payload (the IB
@@ -459,6 +491,18 @@ int ur_qp_set_cc(struct ur_qp *qp, const struct ur_cc_params *p, uint64_t now);
 void ur_qp_get_cc(const struct ur_qp *qp, struct ur_cc_params *p);
 int ur_qp_set_rate_limit(struct ur_qp *qp, uint32_t kbps, uint32_t burst);
 uint64_t ur_qp_cc_rate(const struct ur_qp *qp);
+
+/*
+ * Selective repeat of a QP (RC only; -EINVAL otherwise or on a bad value).
+ * A QP starts with its device's dev->sr. Enable it on both ends of a
+ * connection before traffic flows; turning it off again is allowed at any
+ * time (held requests stay until executed or the QP resets).
+ * ur_qp_sr_state: bit 0 = enabled, bit 1 = the peer's answers carried the
+ * extension bit (it holds our requests), bit 2 = the peer's requests did.
+ */
+int ur_qp_set_sr(struct ur_qp *qp, const struct ur_sr_params *p);
+void ur_qp_get_sr(const struct ur_qp *qp, struct ur_sr_params *p);
+uint32_t ur_qp_sr_state(const struct ur_qp *qp);
 
 /* Timeout code -> nanoseconds: 4.096 us * 2^t (IBTA 11.2.4.2); 0 = infinite. */
 uint64_t ur_timeout_ns(uint8_t code);

@@ -46,6 +46,14 @@ void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 	};
 
 	ur_bth_encode(p, &bth);
+	if (qp->type == UR_QPT_RC && qp->priv->sr.p.enable) {
+		/* Selective repeat (docs/wire.md "Extensions"): every request
+		 * offers it; answers confirm it once the peer's requests did. */
+		if ((info->mask & UR_OPF_REQ) ||
+		    ((info->mask & UR_OPF_ACK) && qp->priv->sr.rx_peer &&
+		     !h->no_sr))
+			p[4] |= UR_BTH_EXT_SR;
+	}
 	if (info->mask & UR_HDR_RETH)
 		ur_reth_encode(p + info->off[UR_ETH_RETH], &h->reth);
 	if (info->mask & UR_HDR_ATMETH)
@@ -82,10 +90,12 @@ void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 	qp->dev->ops->pkt_send(qp->dev->host, b);
 }
 
-void __ur_tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
+static void tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn,
+		   bool no_sr)
 {
 	struct ur_txhdr h = {
 		.opcode = UR_OP_RC_ACKNOWLEDGE,
+		.no_sr = no_sr,
 		.dqpn = qp->priv->attr.dest_qp_num,
 		.psn = psn,
 		.aeth = { .syndrome = syndrome, .msn = qp->priv->resp.msn },
@@ -108,4 +118,14 @@ void __ur_tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 		break;
 	}
 	__ur_tx_send(qp, b, &h, 0, NULL);
+}
+
+void __ur_tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	tx_ack(qp, syndrome, psn, false);
+}
+
+void __ur_tx_ack_plain(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	tx_ack(qp, syndrome, psn, true);
 }

@@ -186,6 +186,17 @@ static inline bool ur_bth_becn(const uint8_t *b) { return b[4] & 0x40; }
 static inline uint32_t ur_bth_dqpn(const uint8_t *b) { return ur_get24(b + 5); }
 static inline bool ur_bth_ackreq(const uint8_t *b) { return b[8] & 0x80; }
 static inline uint32_t ur_bth_psn(const uint8_t *b) { return ur_get24(b + 9); }
+/*
+ * uroce extension (docs/wire.md "Extensions"): bit 5 of BTH byte 4, the
+ * first of the six reserved bits after FECN/BECN. Set only on QPs where
+ * selective repeat was enabled locally; the ICRC masks the whole byte, and
+ * a standard peer ignores reserved bits. On a request: "the requester can
+ * repeat selectively". On an ACK/NAK/READ response/atomic ACK: "the
+ * responder holds out-of-order requests of this QP"; a NAK (PSN sequence
+ * error) carrying it asks for that one PSN only.
+ */
+#define UR_BTH_EXT_SR 0x20
+static inline bool ur_bth_ext_sr(const uint8_t *b) { return b[4] & UR_BTH_EXT_SR; }
 
 /* Decoded view of a BTH (for encoders and printers). */
 struct ur_bth {

@@ -240,6 +240,7 @@ void tnet_fini(struct tnet *net)
 				free(n->qps[j]);
 			}
 		}
+		ur_dev_fini(&n->dev);
 	}
 }
 

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Selective repeat, the responder's half and the device's buffer
+ * (docs/transport.md "Selective repeat", docs/wire.md "Extensions").
+ *
+ * A request that arrives ahead of the expected PSN (ePSN) from a requester
+ * that marks its requests with UR_BTH_EXT_SR, on a QP where selective
+ * repeat is enabled, is kept instead of NAKed: its bytes go into a slot of
+ * a pool shared by the device's QPs, on the QP's list sorted by PSN. When
+ * ePSN arrives the held requests that follow it run through the ordinary
+ * responder state machine, in PSN order, so placement, receive completions,
+ * READ responses, atomics and ACKs are exactly those of in-order arrival.
+ *
+ * A gap is not NAKed at once (spraying reorders): once the oldest request
+ * held behind it is reorder_ns old, one NAK (PSN sequence error) with the
+ * bit set names ePSN, and the requester resends that PSN alone. A request
+ * that cannot be held (beyond the window, pool exhausted) gets one plain
+ * NAK: go-back-N, which is always correct.
+ *
+ * The pool grows by chunks up to pool_pkts slots and is shared by QPs that
+ * may be driven from different threads, so it has its own small spinlock
+ * (like the CQ ring). Nothing is allocated per packet once it is warm.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ur_qp_priv.h"
+
+#define SR_CHUNK 64
+#define SR_DEFAULT_WINDOW 256
+#define SR_DEFAULT_POOL 8192
+#define SR_SLOT_HDR 64 /* largest header set + pad + ICRC, rounded up */
+
+struct ur_sr_pool {
+	atomic_flag lock;
+	uint32_t slot_bytes;   /* data bytes per slot */
+	uint32_t n, cap;       /* slots allocated / allowed */
+	struct ur_sr_slot *free;
+	void **chunks;
+	uint32_t nchunks, capchunks;
+};
+
+void ur_sr_params_default(struct ur_sr_params *p)
+{
+	p->enable = 1;
+	p->window = SR_DEFAULT_WINDOW;
+	p->reorder_ns = 20000;
+	p->pool_pkts = SR_DEFAULT_POOL;
+}
+
+static void pool_lock(struct ur_sr_pool *pl)
+{
+	while (atomic_flag_test_and_set_explicit(&pl->lock, memory_order_acquire))
+		;
+}
+
+static void pool_unlock(struct ur_sr_pool *pl)
+{
+	atomic_flag_clear_explicit(&pl->lock, memory_order_release);
+}
+
+static struct ur_sr_pool *pool_of(struct ur_dev *dev)
+{
+	struct ur_sr_pool *pl = atomic_load(&dev->sr_pool), *none = NULL;
+
+	if (pl)
+		return pl;
+	pl = calloc(1, sizeof(*pl));
+	if (!pl)
+		return NULL;
+	atomic_flag_clear(&pl->lock);
+	pl->slot_bytes = (dev->max_mtu ? dev->max_mtu : 4096) + SR_SLOT_HDR;
+	pl->cap = dev->sr.pool_pkts ? dev->sr.pool_pkts : SR_DEFAULT_POOL;
+	if (!atomic_compare_exchange_strong(&dev->sr_pool, &none, pl)) {
+		free(pl); /* another thread made it first */
+		return none;
+	}
+	return pl;
+}
+
+static size_t slot_size(const struct ur_sr_pool *pl)
+{
+	return (sizeof(struct ur_sr_slot) + pl->slot_bytes + 15) & ~(size_t)15;
+}
+
+/* Under the lock: add a chunk of slots to the free list. */
+static bool pool_grow(struct ur_sr_pool *pl)
+{
+	uint32_t k = pl->cap - pl->n < SR_CHUNK ? pl->cap - pl->n : SR_CHUNK;
+	size_t sz = slot_size(pl);
+	uint8_t *c;
+
+	if (!k)
+		return false;
+	if (pl->nchunks == pl->capchunks) {
+		uint32_t nc = pl->capchunks ? 2 * pl->capchunks : 16;
+		void **a = realloc(pl->chunks, nc * sizeof(*a));
+
+		if (!a)
+			return false;
+		pl->chunks = a;
+		pl->capchunks = nc;
+	}
+	c = malloc(sz * k);
+	if (!c)
+		return false;
+	pl->chunks[pl->nchunks++] = c;
+	for (uint32_t i = 0; i < k; i++) {
+		struct ur_sr_slot *s = (struct ur_sr_slot *)(void *)(c + sz * i);
+
+		s->next = pl->free;
+		pl->free = s;
+	}
+	pl->n += k;
+	return true;
+}
+
+static struct ur_sr_slot *slot_get(struct ur_dev *dev, uint32_t len)
+{
+	struct ur_sr_pool *pl = pool_of(dev);
+	struct ur_sr_slot *s = NULL;
+
+	if (!pl || len > pl->slot_bytes)
+		return NULL;
+	pool_lock(pl);
+	if (pl->free || pool_grow(pl)) {
+		s = pl->free;
+		pl->free = s->next;
+	}
+	pool_unlock(pl);
+	return s;
+}
+
+static void slot_put(struct ur_dev *dev, struct ur_sr_slot *s)
+{
+	struct ur_sr_pool *pl = atomic_load(&dev->sr_pool);
+
+	pool_lock(pl);
+	s->next = pl->free;
+	pl->free = s;
+	pool_unlock(pl);
+}
+
+void ur_dev_fini(struct ur_dev *dev)
+{
+	struct ur_sr_pool *pl = atomic_exchange(&dev->sr_pool, NULL);
+
+	if (!pl)
+		return;
+	for (uint32_t i = 0; i < pl->nchunks; i++)
+		free(pl->chunks[i]);
+	free(pl->chunks);
+	free(pl);
+}
+
+/* ---- per QP ------------------------------------------------------------- */
+int ur_qp_set_sr(struct ur_qp *qp, const struct ur_sr_params *p)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+
+	if (!p || p->enable > 1 || p->window > 65536 ||
+	    (p->enable && qp->type != UR_QPT_RC))
+		return -EINVAL;
+	sr->p = *p;
+	if (!sr->p.window)
+		sr->p.window = SR_DEFAULT_WINDOW;
+	return 0;
+}
+
+void ur_qp_get_sr(const struct ur_qp *qp, struct ur_sr_params *p)
+{
+	*p = qp->priv->sr.p;
+}
+
+uint32_t ur_qp_sr_state(const struct ur_qp *qp)
+{
+	const struct ur_sr *sr = &qp->priv->sr;
+
+	return (sr->p.enable ? 1u : 0) | (sr->tx_peer ? 2u : 0) |
+	       (sr->rx_peer ? 4u : 0);
+}
+
+void __ur_sr_release(struct ur_qp *qp)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+
+	while (sr->held) {
+		struct ur_sr_slot *s = sr->held;
+
+		sr->held = s->next;
+		slot_put(qp->dev, s);
+	}
+	sr->nheld = 0;
+	sr->gap_deadline = UINT64_MAX;
+	sr->draining = false;
+}
+
+/* The selective NAK: ePSN is missing, the requests after it are held. */
+static void sr_nak(struct ur_qp *qp)
+{
+	struct ur_qp_priv *p = qp->priv;
+
+	p->resp.nak_sent = true;
+	p->sr.gap_deadline = UINT64_MAX;
+	qp->dev->cnt.tx_sr_nak++;
+	qp->cnt.tx_sr_nak++;
+	__ur_tx_ack(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR), p->resp.psn);
+}
+
+/* When to NAK the gap at ePSN: reorder_ns after the oldest held request
+ * arrived; at once if that has passed. */
+static void gap_arm(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_sr *sr = &p->sr;
+	uint64_t oldest = UINT64_MAX;
+
+	sr->gap_deadline = UINT64_MAX;
+	if (!sr->held || p->resp.nak_sent)
+		return;
+	for (struct ur_sr_slot *s = sr->held; s; s = s->next)
+		if (s->t < oldest)
+			oldest = s->t;
+	if (oldest + sr->p.reorder_ns <= now)
+		sr_nak(qp);
+	else
+		sr->gap_deadline = oldest + sr->p.reorder_ns;
+}
+
+/* A request we cannot hold: one plain NAK for ePSN (go-back-N). */
+static void sr_cannot_hold(struct ur_qp *qp)
+{
+	struct ur_qp_priv *p = qp->priv;
+
+	qp->dev->cnt.rx_sr_drop++;
+	if (p->sr.gbn_sent)
+		return;
+	p->sr.gbn_sent = true;
+	p->resp.nak_sent = true;
+	p->sr.gap_deadline = UINT64_MAX;
+	__ur_tx_ack_plain(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR), p->resp.psn);
+}
+
+void __ur_sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
+		  uint64_t now)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+	uint32_t len = (uint32_t)(pkt->payload - pkt->bth) + pkt->payload_len +
+		       pkt->h.pad + UR_ICRC_LEN;
+	struct ur_sr_slot **pp, *s;
+
+	if (d >= sr->p.window) {
+		sr_cannot_hold(qp);
+		return;
+	}
+	for (pp = &sr->held; *pp; pp = &(*pp)->next) {
+		int32_t e = ur_psn_diff((*pp)->psn, pkt->h.psn);
+
+		if (e == 0) { /* already held: a duplicate */
+			qp->dev->cnt.rx_duplicate++;
+			qp->cnt.rx_duplicate++;
+			return;
+		}
+		if (e > 0)
+			break;
+	}
+	s = slot_get(qp->dev, len);
+	if (!s) {
+		sr_cannot_hold(qp);
+		return;
+	}
+	memcpy(s->data, pkt->bth, len);
+	s->len = len;
+	s->psn = pkt->h.psn;
+	s->t = now;
+	s->next = *pp;
+	*pp = s;
+	sr->nheld++;
+	qp->dev->cnt.rx_sr_held++;
+	qp->cnt.rx_sr_held++;
+	if (sr->gap_deadline == UINT64_MAX)
+		gap_arm(qp, now);
+}
+
+static bool receives(const struct ur_qp *qp)
+{
+	return qp->state == UR_QPS_RTR || qp->state == UR_QPS_RTS ||
+	       qp->state == UR_QPS_SQD;
+}
+
+void __ur_sr_drain(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_sr *sr = &p->sr;
+	uint32_t epsn = p->resp.psn;
+
+	if (sr->draining)
+		return;
+	sr->draining = true;
+	while (sr->held && receives(qp) && !p->resp.rd_active) {
+		struct ur_sr_slot *s = sr->held;
+		int32_t d = ur_psn_diff(s->psn, p->resp.psn);
+		struct ur_pkt pkt;
+
+		if (d > 0)
+			break;
+		sr->held = s->next;
+		sr->nheld--;
+		if (d == 0 && ur_pkt_decode(s->data, s->len, &pkt) == UR_DEC_OK)
+			__ur_resp_run(qp, &pkt, now);
+		/* else: overtaken (a resent copy ran first) */
+		slot_put(qp->dev, s);
+	}
+	sr->draining = false;
+	if (!receives(qp)) {
+		__ur_sr_release(qp);
+		return;
+	}
+	if (p->resp.psn != epsn)
+		sr->gbn_sent = false;
+	gap_arm(qp, now);
+}
+
+void __ur_sr_timer(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+
+	if (sr->gap_deadline > now)
+		return;
+	sr->gap_deadline = UINT64_MAX;
+	__ur_sr_drain(qp, now); /* re-arms, or NAKs the gap */
+}

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Selective repeat (docs/transport.md "Selective repeat", docs/wire.md
+ * "Extensions") on the virtual network: what one loss costs, that pure
+ * reordering costs nothing, and the negotiation: a QP that offers it to a
+ * standard peer (either direction) stays plain go-back-N RoCEv2, and the
+ * extension bit appears on the wire only where both ends enabled it.
+ * The randomized byte-exact checks under loss/reorder/duplication are the
+ * stress_sr_* groups of test_transport_stress.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "tfix.h"
+
+#define MSG (64u * 1024) /* 64 packets at MTU 1024 */
+
+/* What the tap saw: packets per node, and how many carried the bit. */
+struct wire {
+	uint64_t req[2], req_sr[2], ans[2], ans_sr[2];
+};
+
+struct sr_run {
+	struct tfix f;
+	struct wire w;
+	uint32_t qpn_a, qpn_b;
+};
+
+static void tap2(struct tnet *net, const uint8_t *d, uint32_t len, void *arg)
+{
+	struct sr_run *r = arg;
+	struct ur_pkt pkt;
+	int from;
+	bool sr;
+
+	(void)net;
+	if (ur_pkt_decode(d, len, &pkt) != UR_DEC_OK)
+		return;
+	from = pkt.h.dqpn == r->qpn_b ? 0 : 1; /* a sends to b's QP */
+	sr = ur_bth_ext_sr(d);
+	if (pkt.mask & UR_OPF_REQ) {
+		r->w.req[from]++;
+		r->w.req_sr[from] += sr;
+	} else {
+		r->w.ans[from]++;
+		r->w.ans_sr[from] += sr;
+	}
+}
+
+static void run_init(struct sr_run *r, bool sr_a, bool sr_b,
+		     uint32_t reorder_ns)
+{
+	struct ur_sr_params sp;
+
+	memset(r, 0, sizeof(*r));
+	tfix_init(&r->f, UR_QPT_RC, NULL);
+	r->qpn_a = r->f.a.qp->qpn;
+	r->qpn_b = r->f.b.qp->qpn;
+	r->f.net.tap = tap2;
+	r->f.net.tap_arg = r;
+	r->f.net.f.delay_ns = 2000;
+	ur_sr_params_default(&sp);
+	sp.reorder_ns = reorder_ns;
+	if (sr_a)
+		ASSERT_EQ(ur_qp_set_sr(r->f.a.qp, &sp), 0);
+	if (sr_b)
+		ASSERT_EQ(ur_qp_set_sr(r->f.b.qp, &sp), 0);
+	tfix_fill(r->f.a.buf, TBUF, (uint32_t)ur_test_seed);
+	tfix_fill(r->f.b.buf, TBUF, (uint32_t)ur_test_seed + 7);
+}
+
+/* a WRITEs MSG bytes to b and b WRITEs MSG bytes to a; both must land. */
+static void run_writes(struct sr_run *r)
+{
+	struct tfix *f = &r->f;
+	struct ur_cqe e;
+
+	ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_WRITE, 1, 0, MSG,
+			    (uintptr_t)f->b.buf + MSG, f->b.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	ASSERT_EQ(tfix_send(&f->b, UR_WR_RDMA_WRITE, 2, 0, MSG,
+			    (uintptr_t)f->a.buf + MSG, f->a.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	tnet_run(&f->net, 10ull * 1000 * 1000 * 1000);
+	e = tfix_cqe(&f->a.scq);
+	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	ASSERT_EQ(e.wr_id, 1);
+	e = tfix_cqe(&f->b.scq);
+	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	ASSERT_EQ(e.wr_id, 2);
+	ASSERT_MEM_EQ(f->b.buf + MSG, f->a.buf, MSG);
+	ASSERT_MEM_EQ(f->a.buf + MSG, f->b.buf, MSG);
+	ASSERT_EQ(f->a.qp->state, UR_QPS_RTS);
+	ASSERT_EQ(f->b.qp->state, UR_QPS_RTS);
+}
+
+/* One packet lost in the middle of a 64-packet WRITE: one packet is sent
+ * again, not the 62 after it; go-back-N resends them all. */
+static void t_single_loss(void)
+{
+	struct sr_run r;
+	uint64_t sr_rtx, gbn_rtx;
+
+	run_init(&r, true, true, 20000);
+	r.f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	r.f.net.f.drop_count = 1;
+	run_writes(&r);
+	sr_rtx = r.f.a.qp->cnt.tx_retransmit + r.f.b.qp->cnt.tx_retransmit;
+	printf("  selective repeat: %llu retransmitted, %llu held, %llu "
+	       "selective NAKs, %llu timeouts\n", (unsigned long long)sr_rtx,
+	       (unsigned long long)r.f.b.qp->cnt.rx_sr_held,
+	       (unsigned long long)r.f.b.qp->cnt.tx_sr_nak,
+	       (unsigned long long)(r.f.a.node->dev.cnt.tx_timeouts +
+				    r.f.b.node->dev.cnt.tx_timeouts));
+	ASSERT_EQ_U64(sr_rtx, 1);
+	ASSERT_EQ_U64(r.f.a.qp->cnt.tx_sr_resend, 1);
+	ASSERT_EQ_U64(r.f.b.qp->cnt.tx_sr_nak, 1);
+	ASSERT_EQ_U64(r.f.b.qp->cnt.rx_sr_held, MSG / 1024 - 2);
+	ASSERT_EQ_U64(r.f.a.node->dev.cnt.tx_timeouts, 0);
+	ASSERT_EQ(ur_qp_sr_state(r.f.a.qp), 7);
+	ASSERT_EQ(ur_qp_sr_state(r.f.b.qp), 7);
+	tfix_fini(&r.f);
+
+	run_init(&r, false, false, 0);
+	r.f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	r.f.net.f.drop_count = 1;
+	run_writes(&r);
+	gbn_rtx = r.f.a.qp->cnt.tx_retransmit + r.f.b.qp->cnt.tx_retransmit;
+	printf("  go-back-N: %llu retransmitted\n", (unsigned long long)gbn_rtx);
+	ASSERT_GT(gbn_rtx, 30);
+	ASSERT_EQ_U64(r.w.req_sr[0] + r.w.req_sr[1] + r.w.ans_sr[0] +
+		      r.w.ans_sr[1], 0);
+	tfix_fini(&r.f);
+}
+
+/* Reordering within the reorder window and no loss: nothing is sent
+ * twice with selective repeat (go-back-N NAKs every gap). */
+static void t_reorder_free(void)
+{
+	struct sr_run r;
+	uint64_t rtx;
+
+	run_init(&r, true, true, 50000);
+	r.f.net.f.reorder = 0.3;
+	r.f.net.f.jitter_ns = 20000;
+	run_writes(&r);
+	rtx = r.f.a.qp->cnt.tx_retransmit + r.f.b.qp->cnt.tx_retransmit;
+	printf("  selective repeat: %llu held, %llu retransmitted\n",
+	       (unsigned long long)(r.f.a.qp->cnt.rx_sr_held +
+				    r.f.b.qp->cnt.rx_sr_held),
+	       (unsigned long long)rtx);
+	ASSERT_GT(r.f.b.qp->cnt.rx_sr_held, 0);
+	ASSERT_EQ_U64(rtx, 0);
+	tfix_fini(&r.f);
+
+	run_init(&r, false, false, 0);
+	r.f.net.f.reorder = 0.3;
+	r.f.net.f.jitter_ns = 20000;
+	run_writes(&r);
+	rtx = r.f.a.qp->cnt.tx_retransmit + r.f.b.qp->cnt.tx_retransmit;
+	printf("  go-back-N: %llu retransmitted\n", (unsigned long long)rtx);
+	ASSERT_GT(rtx, 0);
+	tfix_fini(&r.f);
+}
+
+/* Negotiation. @sr_a/@sr_b: which ends enabled it. */
+static void negotiate(bool sr_a, bool sr_b)
+{
+	struct sr_run r;
+	bool both = sr_a && sr_b;
+	uint64_t rtx;
+
+	run_init(&r, sr_a, sr_b, 20000);
+	r.f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	r.f.net.f.drop_count = 2; /* two of a's WRITE packets */
+	run_writes(&r);
+	rtx = r.f.a.qp->cnt.tx_retransmit + r.f.b.qp->cnt.tx_retransmit;
+	printf("  a %s, b %s: %llu retransmitted; requests with the bit "
+	       "%llu/%llu, %llu/%llu; answers %llu/%llu, %llu/%llu\n",
+	       sr_a ? "SR" : "standard", sr_b ? "SR" : "standard",
+	       (unsigned long long)rtx,
+	       (unsigned long long)r.w.req_sr[0], (unsigned long long)r.w.req[0],
+	       (unsigned long long)r.w.req_sr[1], (unsigned long long)r.w.req[1],
+	       (unsigned long long)r.w.ans_sr[0], (unsigned long long)r.w.ans[0],
+	       (unsigned long long)r.w.ans_sr[1], (unsigned long long)r.w.ans[1]);
+	/* Requests carry the bit exactly when their sender enabled it. */
+	ASSERT_EQ_U64(r.w.req_sr[0], sr_a ? r.w.req[0] : 0);
+	ASSERT_EQ_U64(r.w.req_sr[1], sr_b ? r.w.req[1] : 0);
+	/* Answers only when both did (a standard peer never sees it on an
+	 * answer, and a standard requester's requests are never held). */
+	ASSERT_EQ_U64(r.w.ans_sr[0], both ? r.w.ans[0] : 0);
+	ASSERT_EQ_U64(r.w.ans_sr[1], both ? r.w.ans[1] : 0);
+	ASSERT_EQ(ur_qp_sr_state(r.f.a.qp), sr_a ? (both ? 7u : 1u) : 0u);
+	ASSERT_EQ(ur_qp_sr_state(r.f.b.qp), sr_b ? (both ? 7u : 1u) : 0u);
+	if (both) {
+		ASSERT_EQ_U64(rtx, 2);
+		ASSERT_GT(r.f.a.qp->cnt.rx_sr_held + r.f.b.qp->cnt.rx_sr_held, 0);
+	} else {
+		ASSERT_GT(rtx, 60); /* go-back-N both ways */
+		ASSERT_EQ_U64(r.f.a.qp->cnt.rx_sr_held + r.f.b.qp->cnt.rx_sr_held, 0);
+		ASSERT_EQ_U64(r.f.a.qp->cnt.tx_sr_nak + r.f.b.qp->cnt.tx_sr_nak, 0);
+	}
+	tfix_fini(&r.f);
+}
+
+static void t_negotiate(void)
+{
+	negotiate(false, false);
+	negotiate(true, false);
+	negotiate(false, true);
+	negotiate(true, true);
+}
+
+/* A responder that may hold only a few requests (small window) falls
+ * back to one plain NAK (go-back-N) for what it could not hold, and the
+ * transfer still completes byte-exact. */
+static void t_small_window(void)
+{
+	struct sr_run r;
+	struct ur_sr_params sp;
+
+	run_init(&r, true, true, 20000);
+	ur_sr_params_default(&sp);
+	sp.window = 4;
+	ASSERT_EQ(ur_qp_set_sr(r.f.b.qp, &sp), 0);
+	r.f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	r.f.net.f.drop_count = 1;
+	run_writes(&r);
+	ASSERT_GT(r.f.b.node->dev.cnt.rx_sr_drop, 0);
+	tfix_fini(&r.f);
+}
+
+/* Parameters: SR is RC only; bad values refused; reset keeps them. */
+static void t_params(void)
+{
+	struct tfix f;
+	struct ur_sr_params sp, got;
+	struct ur_qp_attr a = { .qp_state = UR_QPS_RESET };
+
+	tfix_init(&f, UR_QPT_UC, NULL);
+	ur_sr_params_default(&sp);
+	ASSERT_EQ(ur_qp_set_sr(f.a.qp, &sp), -EINVAL);
+	sp.enable = 0;
+	ASSERT_EQ(ur_qp_set_sr(f.a.qp, &sp), 0);
+	tfix_fini(&f);
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	ur_qp_get_sr(f.a.qp, &got);
+	ASSERT_EQ(got.enable, 0); /* off unless asked for */
+	ur_sr_params_default(&sp);
+	sp.window = 70000;
+	ASSERT_EQ(ur_qp_set_sr(f.a.qp, &sp), -EINVAL);
+	sp.window = 0;
+	ASSERT_EQ(ur_qp_set_sr(f.a.qp, &sp), 0);
+	ur_qp_get_sr(f.a.qp, &got);
+	ASSERT_EQ(got.window, 256);
+	ASSERT_EQ(ur_qp_modify(f.a.qp, &a, UR_QP_STATE, 0), 0);
+	ur_qp_get_sr(f.a.qp, &got);
+	ASSERT_EQ(got.enable, 1);
+	tfix_fini(&f);
+
+	/* The device default applies to new RC QPs. */
+	{
+		struct tnet net;
+		struct ur_cq cq;
+		struct ur_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4,
+					   .max_send_sge = 1, .max_recv_sge = 1 };
+		struct ur_qp *qp;
+
+		tnet_init(&net, 1, 1);
+		ASSERT_EQ(ur_cq_init(&cq, 16), 0);
+		ur_sr_params_default(&net.nodes[0].dev.sr);
+		qp = tnet_qp(&net.nodes[0], UR_QPT_RC, 1, &caps, &cq, &cq);
+		ASSERT_EQ(ur_qp_sr_state(qp), 1);
+		qp = tnet_qp(&net.nodes[0], UR_QPT_UD, 1, &caps, &cq, &cq);
+		ASSERT_EQ(ur_qp_sr_state(qp), 0);
+		tnet_fini(&net);
+		ur_cq_fini(&cq);
+	}
+}
+
+static const struct ur_test_case tests[] = {
+	{ "sr_single_loss", t_single_loss },
+	{ "sr_reorder_free", t_reorder_free },
+	{ "sr_negotiate", t_negotiate },
+	{ "sr_small_window", t_small_window },
+	{ "sr_params", t_params },
+	{ NULL, NULL },
+};
+
+UR_TEST_MAIN(tests)
