@@ -17,7 +17,7 @@
  * that cannot be held (beyond the window, pool exhausted) gets one plain
  * NAK: go-back-N, which is always correct.
  *
- * The pool grows by chunks up to pool_pkts slots and is shared by QPs that
+ * The pool grows by chunks (8 slots, doubling up to 256) to pool_pkts slots and is shared by QPs that
  * may be driven from different threads, so it has its own small spinlock
  * (like the CQ ring). Nothing is allocated per packet once it is warm.
  */
@@ -26,7 +26,7 @@
 
 #include "ur_qp_priv.h"
 
-#define SR_CHUNK 64
+#define SR_CHUNK_MAX 256 /* slots per chunk; chunks double from 8 */
 #define SR_DEFAULT_WINDOW 256
 #define SR_DEFAULT_POOL 8192
 #define SR_SLOT_HDR 64 /* largest header set + pad + ICRC, rounded up */
@@ -86,10 +86,12 @@ static size_t slot_size(const struct ur_sr_pool *pl)
 /* Under the lock: add a chunk of slots to the free list. */
 static bool pool_grow(struct ur_sr_pool *pl)
 {
-	uint32_t k = pl->cap - pl->n < SR_CHUNK ? pl->cap - pl->n : SR_CHUNK;
+	uint32_t k = pl->n < 8 ? 8 : pl->n > SR_CHUNK_MAX ? SR_CHUNK_MAX : pl->n;
 	size_t sz = slot_size(pl);
 	uint8_t *c;
 
+	if (k > pl->cap - pl->n)
+		k = pl->cap - pl->n;
 	if (!k)
 		return false;
 	if (pl->nchunks == pl->capchunks) {
