@@ -24,7 +24,7 @@ static void usage(FILE *f)
 		"keys: see docs/sim.md (topology k leaves spines hosts_per_leaf host_gbps fabric_gbps\n"
 		"      link_delay_ns link_loss fail degrade buffer_kb ecn kmin_kb kmax_kb pmax pfc\n"
 		"      pfc_xoff_kb pfc_xon_kb pfc_headroom_kb mtu cc window timeout nic_queue_kb lb\n"
-		"      paths reseq_us workload bytes chunks ranks placement incast_senders trace end_us)\n");
+		"      paths sr reseq_us workload bytes chunks ranks placement incast_senders trace end_us)\n");
 }
 
 static int set(struct sim_cfg *c, const char *key, const char *val)

@@ -24,6 +24,10 @@
 struct sim;
 
 enum sim_topo { SIM_TOPO_FATTREE, SIM_TOPO_LEAFSPINE };
+/* Selective repeat (docs/transport.md) on the simulated QPs: auto = on
+ * for spray/adaptive, off (plain go-back-N RoCEv2) for single. */
+enum sim_sr { SIM_SR_AUTO, SIM_SR_ON, SIM_SR_OFF };
+
 /* Load balancing of a host's packets over the fabric's paths. */
 enum sim_lb {
 	SIM_LB_SINGLE,   /* one UDP source port per QP (today's RoCE) */
@@ -73,7 +77,8 @@ struct sim_cfg {
 	/* load balancing */
 	uint32_t lb;               /* enum sim_lb */
 	uint32_t paths;            /* K source ports per QP (spray/adaptive) */
-	uint64_t reseq_ns;         /* NIC reorder buffer timeout (spray) */
+	uint32_t sr;               /* enum sim_sr: the transport's selective repeat */
+	uint64_t reseq_ns;         /* its reorder window: a gap is NAKed then */
 	/* workload */
 	uint32_t work;             /* enum sim_work */
 	uint64_t bytes;            /* per message (ring: the whole vector) */
@@ -118,6 +123,8 @@ struct sim_result {
 	double max_link_util;
 	uint64_t drops, ecn_marks, pause_frames, retransmits, timeouts;
 	uint64_t cnps, nak_seq;
+	uint64_t sr_held, sr_naks;     /* selective repeat: requests held,
+					* selective NAKs sent */
 	uint64_t paused_ns;            /* summed over ports */
 	uint64_t max_queue;            /* bytes */
 	uint64_t events, hops;

@@ -280,9 +280,6 @@ void sim_run(struct sim *s, uint64_t until)
 		case SIM_EV_QPTIMER:
 			__sim_qp_timer(s, e.ptr);
 			break;
-		case SIM_EV_RESEQ:
-			__sim_reseq_timer(s, e.ptr);
-			break;
 		case SIM_EV_FEEDBACK:
 			__sim_feedback(s, e.ptr, e.arg);
 			break;
@@ -387,6 +384,8 @@ void sim_result(struct sim *s, struct sim_result *r)
 		r->timeouts += c->tx_timeouts;
 		r->cnps += c->tx_cnp;
 		r->nak_seq += c->tx_nak_seq;
+		r->sr_held += c->rx_sr_held;
+		r->sr_naks += c->tx_sr_nak;
 	}
 	r->events = s->events;
 	r->hops = s->hops;

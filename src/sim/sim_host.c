@@ -12,9 +12,10 @@
  * one region shared by every host: contents do not matter.
  *
  * Spraying: the NIC rewrites the UDP source port per packet (K ports per
- * QP). Because the transport is go-back-N, the receiving NIC puts request
- * packets back in PSN order in a small reorder buffer (timeout
- * cfg.reseq_ns) before the transport sees them.
+ * QP). The NIC does not reorder anything: with spraying the QPs use the
+ * transport's selective repeat (cfg.sr, negotiated like on real devices:
+ * both ends enable it), whose responder holds requests that arrive early
+ * and NAKs a gap after cfg.reseq_ns; single-path QPs are plain RoCEv2.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -167,6 +168,7 @@ void __sim_hosts_fini(struct sim *s)
 			free(h->qps[j]);
 		}
 		free(h->qps);
+		ur_dev_fini(&h->dev);
 		ur_cq_fini(&h->cq);
 	}
 	free(s->hosts);
@@ -260,6 +262,19 @@ static struct sim_qp *qp_new(struct sim *s, struct sim_host *h, uint32_t peer)
 	q->pend_head = q->pend_tail = SIM_NONE;
 	if (s->c.window)
 		ur_qp_set_tx_window(&q->qp, s->c.window);
+	if (s->c.sr == SIM_SR_ON ||
+	    (s->c.sr == SIM_SR_AUTO && s->c.lb != SIM_LB_SINGLE)) {
+		struct ur_sr_params sp;
+
+		ur_sr_params_default(&sp);
+		sp.window = s->c.window > 64 ? s->c.window : 64;
+		if (sp.window > 65536)
+			sp.window = 65536;
+		sp.reorder_ns = (uint32_t)(s->c.reseq_ns < UINT32_MAX
+						   ? s->c.reseq_ns : UINT32_MAX);
+		if (ur_qp_set_sr(&q->qp, &sp))
+			abort();
+	}
 	return q;
 }
 
@@ -495,90 +510,6 @@ static void deliver(struct sim *s, struct sim_host *h, struct sim_pkt *p)
 	__sim_pkt_put(s, p);
 }
 
-static void reseq_drain(struct sim *s, struct sim_host *h, struct sim_qp *q)
-{
-	while (q->rs_held &&
-	       ur_psn_diff(ur_bth_psn(q->rs_held->data), q->rs_psn) <= 0) {
-		struct sim_pkt *p = q->rs_held;
-
-		if (ur_bth_psn(p->data) == q->rs_psn)
-			q->rs_psn = ur_psn_add(q->rs_psn, 1);
-		q->rs_held = p->next;
-		q->rs_n--;
-		deliver(s, h, p);
-	}
-}
-
-static void reseq_flush(struct sim *s, struct sim_host *h, struct sim_qp *q)
-{
-	while (q->rs_held) {
-		struct sim_pkt *p = q->rs_held;
-
-		q->rs_held = p->next;
-		q->rs_n--;
-		deliver(s, h, p);
-	}
-}
-
-static void reseq(struct sim *s, struct sim_host *h, struct sim_qp *q,
-		  struct sim_pkt *p)
-{
-	uint32_t psn = ur_bth_psn(p->data);
-	int32_t d = ur_psn_diff(psn, q->rs_psn);
-	struct sim_pkt **pp;
-
-	if (d < 0) {
-		deliver(s, h, p);
-		return;
-	}
-	if (d == 0) {
-		q->rs_psn = ur_psn_add(q->rs_psn, 1);
-		deliver(s, h, p);
-		reseq_drain(s, h, q);
-		return;
-	}
-	for (pp = &q->rs_held; *pp; pp = &(*pp)->next) {
-		int32_t e = ur_psn_diff(ur_bth_psn((*pp)->data), psn);
-
-		if (e == 0) {
-			__sim_pkt_put(s, p); /* duplicate */
-			return;
-		}
-		if (e > 0)
-			break;
-	}
-	p->t0 = s->now;
-	p->next = *pp;
-	*pp = p;
-	if (++q->rs_n > 4 * q->qp.caps.max_send_wr * 1024u) {
-		reseq_flush(s, h, q);
-		return;
-	}
-	if (!q->rs_armed) {
-		q->rs_armed = true;
-		__sim_push(s, s->now + s->c.reseq_ns, SIM_EV_RESEQ, q, 0);
-	}
-}
-
-void __sim_reseq_timer(struct sim *s, struct sim_qp *q)
-{
-	uint64_t oldest = UINT64_MAX;
-
-	q->rs_armed = false;
-	for (struct sim_pkt *p = q->rs_held; p; p = p->next)
-		if (p->t0 < oldest)
-			oldest = p->t0;
-	if (oldest == UINT64_MAX)
-		return;
-	if (s->now >= oldest + s->c.reseq_ns) {
-		/* Give up on the gap: the transport NAKs it (go-back-N). */
-		reseq_flush(s, q->h, q);
-		return;
-	}
-	q->rs_armed = true;
-	__sim_push(s, oldest + s->c.reseq_ns, SIM_EV_RESEQ, q, 0);
-}
-
 void __sim_feedback(struct sim *s, struct sim_qp *q, uint32_t arg)
 {
 	uint32_t i = arg & 31;
@@ -593,23 +524,19 @@ void __sim_host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p)
 {
 	uint8_t op = p->data[0];
 
-	if (s->c.lb != SIM_LB_SINGLE && op <= UR_OP_RC_RDMA_WRITE_ONLY_IMM &&
+	if (s->c.lb == SIM_LB_ADAPTIVE && op <= UR_OP_RC_RDMA_WRITE_ONLY_IMM &&
 	    p->b.len >= UR_BTH_LEN) {
 		uint32_t i = ur_bth_dqpn(p->data) - SIM_QPN0;
 		struct sim_qp *q = i < h->nqps ? h->qps[i] : NULL;
 
-		if (q) {
-			if (q->peer && q->peer->score) {
-				uint64_t dl = (s->now - p->t0) >> 4;
-				uint32_t arg = p->pathi |
-					       ((p->b.path.tos & 3) == 3 ? 32u : 0) |
-					       (uint32_t)((dl > 0x3ffffff ? 0x3ffffff : dl) << 6);
+		if (q && q->peer && q->peer->score) {
+			uint64_t dl = (s->now - p->t0) >> 4;
+			uint32_t arg = p->pathi |
+				       ((p->b.path.tos & 3) == 3 ? 32u : 0) |
+				       (uint32_t)((dl > 0x3ffffff ? 0x3ffffff : dl) << 6);
 
-				__sim_push(s, s->now + (s->now - p->t0),
-					   SIM_EV_FEEDBACK, q->peer, arg);
-			}
-			reseq(s, h, q, p);
-			return;
+			__sim_push(s, s->now + (s->now - p->t0),
+				   SIM_EV_FEEDBACK, q->peer, arg);
 		}
 	}
 	deliver(s, h, p);

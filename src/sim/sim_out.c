@@ -22,9 +22,10 @@ void sim_print_result(const struct sim_result *r, FILE *f)
 		(unsigned long)r->drops, (unsigned long)r->ecn_marks,
 		(unsigned long)r->cnps, (unsigned long)r->pause_frames,
 		r->paused_ns / 1e3, r->max_queue / 1024.0);
-	fprintf(f, "retransmits %lu timeouts %lu nak_seq %lu\n",
+	fprintf(f, "retransmits %lu timeouts %lu nak_seq %lu sr_held %lu sr_naks %lu\n",
 		(unsigned long)r->retransmits, (unsigned long)r->timeouts,
-		(unsigned long)r->nak_seq);
+		(unsigned long)r->nak_seq, (unsigned long)r->sr_held,
+		(unsigned long)r->sr_naks);
 	fprintf(f, "events %lu hops %lu wall_s %.2f cpu_s %.2f events_per_cpu_s %.3gM hops_per_cpu_s %.3gM max_rss_mb %.0f\n",
 		(unsigned long)r->events, (unsigned long)r->hops, r->wall_s,
 		r->cpu_s, r->cpu_s > 0 ? r->events / r->cpu_s / 1e6 : 0,

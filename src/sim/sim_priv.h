@@ -16,7 +16,6 @@ enum sim_ev_type {
 	SIM_EV_TXDONE,   /* ptr: port finished serialising */
 	SIM_EV_PFC,      /* ptr: upstream egress port; arg: prio | on << 8 */
 	SIM_EV_QPTIMER,  /* ptr: sim_qp */
-	SIM_EV_RESEQ,    /* ptr: sim_qp, reorder buffer timeout */
 	SIM_EV_FEEDBACK, /* ptr: sim_qp (sender); arg: path | ce | delay */
 	SIM_EV_FLOW,     /* arg: flow index, start time reached */
 	SIM_EV_SAMPLE,   /* periodic queue sampling */
@@ -100,11 +99,6 @@ struct sim_qp {
 	uint8_t rr;            /* spray round-robin */
 	/* adaptive: per-path score (EWMA one-way delay ns + ECN penalty) */
 	float *score;
-	/* NIC reorder buffer of incoming requests (spray/adaptive) */
-	bool rs_valid, rs_armed;
-	uint32_t rs_psn;       /* next PSN to hand to the transport */
-	struct sim_pkt *rs_held; /* sorted by PSN */
-	uint32_t rs_n;
 };
 
 struct sim_host {
@@ -187,7 +181,6 @@ struct sim_qp *__sim_conn_find(const struct sim *s, uint32_t a, uint32_t b);
 void __sim_host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p);
 void __sim_host_txdone(struct sim *s, struct sim_host *h);
 void __sim_qp_timer(struct sim *s, struct sim_qp *q);
-void __sim_reseq_timer(struct sim *s, struct sim_qp *q);
 void __sim_feedback(struct sim *s, struct sim_qp *q, uint32_t arg);
 void __sim_flow_start(struct sim *s, uint32_t f);
 
