@@ -70,6 +70,42 @@ int uroce_qp_query_cc(struct ibv_qp *qp, struct uroce_cc_params *params);
 int uroce_qp_set_cc(struct ibv_qp *qp, const struct uroce_cc_params *params);
 
 /*
+ * Selective repeat, a uroce wire extension (docs/wire.md "Extensions",
+ * docs/transport.md "Selective repeat"). Off by default: a QP speaks plain
+ * go-back-N RoCEv2. Enabled on both ends of an RC connection, a receiver
+ * keeps requests that arrive out of order and the sender repeats only what
+ * was lost; enabled on one end only (or against rxe or a hardware RNIC) it
+ * changes nothing but one reserved BTH bit on that end's requests, which
+ * standard peers ignore. UROCE_SR=1 enables it for every new RC QP of a
+ * context (UROCE_SR_WINDOW, UROCE_SR_REORDER_US tune it).
+ */
+struct uroce_sr_params {
+	uint32_t enable;      /* 0 off, 1 on */
+	uint32_t window;      /* PSNs held ahead of the expected one (1..65536, 0 = 256) */
+	uint32_t reorder_ns;  /* a gap is NAKed once this old (0: at once) */
+	uint32_t pool_pkts;   /* ignored per QP (device: UROCE_SR_POOL) */
+};
+/**
+ * uroce_qp_query_sr - A QP's selective-repeat parameters and state
+ * @qp: a uroce QP
+ * @params: filled on success
+ * @state: if not NULL: bit 0 enabled, bit 1 the peer holds our requests,
+ *         bit 2 the peer's requests offer it
+ *
+ * Returns 0 or EINVAL (not a uroce QP).
+ */
+int uroce_qp_query_sr(struct ibv_qp *qp, struct uroce_sr_params *params,
+		      uint32_t *state);
+/**
+ * uroce_qp_set_sr - Enable, disable or tune selective repeat on an RC QP
+ * @qp: a uroce RC QP (before it carries traffic, on both ends)
+ * @params: all fields (start from uroce_qp_query_sr)
+ *
+ * Returns 0 or EINVAL (not a uroce RC QP, a value out of range).
+ */
+int uroce_qp_set_sr(struct ibv_qp *qp, const struct uroce_sr_params *params);
+
+/*
  * Private to uroce's librdmacm (src/rdmacm): QP1 of a context. The handler
  * gets each received MAD (256 bytes) with the sender's address and UDP port
  * and returns 0 (consumed), a slot (1..255) of a sibling process on the

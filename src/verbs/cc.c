@@ -57,6 +57,42 @@ static int env_u64(const char *name, unsigned long long *out)
 	return 0;
 }
 
+/* Selective repeat (include/uroce/uroce.h): off unless UROCE_SR=1. */
+static int sr_dev_init(struct ur_dev *dev)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+		unsigned long long lo, hi, scale;
+	} k[] = {
+		{ "UROCE_SR", offsetof(struct ur_sr_params, enable), 0, 1, 1 },
+		{ "UROCE_SR_WINDOW", offsetof(struct ur_sr_params, window), 1, 65536, 1 },
+		{ "UROCE_SR_REORDER_US", offsetof(struct ur_sr_params, reorder_ns), 0, 4000000, 1000 },
+		{ "UROCE_SR_POOL", offsetof(struct ur_sr_params, pool_pkts), 1, 1u << 20, 1 },
+	};
+	struct ur_sr_params p;
+	unsigned long long v;
+	int rc;
+
+	ur_sr_params_default(&p);
+	p.enable = 0;
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		rc = env_u64(k[i].name, &v);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			continue;
+		if (v < k[i].lo || v > k[i].hi) {
+			fprintf(stderr, "uroce: %s=%llu out of range: must be in "
+				"[%llu, %llu]\n", k[i].name, v, k[i].lo, k[i].hi);
+			return -ERANGE;
+		}
+		*(uint32_t *)((char *)&p + k[i].off) = (uint32_t)(v * k[i].scale);
+	}
+	dev->sr = p;
+	return 0;
+}
+
 int __urv_cc_dev_init(struct ur_dev *dev)
 {
 	const char *algo = getenv("UROCE_CC");
@@ -116,7 +152,7 @@ int __urv_cc_dev_init(struct ur_dev *dev)
 		}
 		dev->rate_burst = v;
 	}
-	return 0;
+	return sr_dev_init(dev);
 }
 
 static bool our_qp(struct ibv_qp *qp)
@@ -159,6 +195,43 @@ URV_EXPORT int uroce_qp_set_cc(struct ibv_qp *ibqp,
 		return -rc;
 	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);
 	rc = ur_qp_set_cc(&to_uqp(ibqp)->uqp, &p, ur_now());
+	ur_engine_qp_unlock(&to_uqp(ibqp)->uqp);
+	return -rc;
+}
+
+_Static_assert(sizeof(struct uroce_sr_params) == sizeof(struct ur_sr_params),
+	       "sr params");
+
+URV_EXPORT int uroce_qp_query_sr(struct ibv_qp *ibqp,
+				 struct uroce_sr_params *params,
+				 uint32_t *state)
+{
+	struct ur_sr_params p;
+	uint32_t st;
+
+	if (!our_qp(ibqp) || !params)
+		return EINVAL;
+	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);
+	ur_qp_get_sr(&to_uqp(ibqp)->uqp, &p);
+	st = ur_qp_sr_state(&to_uqp(ibqp)->uqp);
+	ur_engine_qp_unlock(&to_uqp(ibqp)->uqp);
+	memcpy(params, &p, sizeof(*params));
+	if (state)
+		*state = st;
+	return 0;
+}
+
+URV_EXPORT int uroce_qp_set_sr(struct ibv_qp *ibqp,
+			       const struct uroce_sr_params *params)
+{
+	struct ur_sr_params p;
+	int rc;
+
+	if (!our_qp(ibqp) || !params)
+		return EINVAL;
+	memcpy(&p, params, sizeof(p));
+	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);
+	rc = ur_qp_set_sr(&to_uqp(ibqp)->uqp, &p);
 	ur_engine_qp_unlock(&to_uqp(ibqp)->uqp);
 	return -rc;
 }
