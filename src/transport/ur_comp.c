@@ -45,6 +45,7 @@ struct comp_ctx {
 	struct ur_swqe *wqe;
 	uint32_t status;
 	bool progress;
+	uint64_t now;
 };
 
 static uint32_t wqe_last_psn(const struct ur_swqe *wqe)
@@ -256,9 +257,12 @@ static enum comp_state do_complete(struct ur_qp *qp, struct comp_ctx *cx)
 		qp->priv->comp.rd_beyond = false;
 		__ur_req_go_back(qp, qp->priv->comp.psn);
 	}
-	/* A coalesced ACK may cover further WQEs. */
-	if (ur_psn_diff(cx->psn, last) > 0)
+	/* A coalesced ACK may cover further WQEs (9.7.5.1.2): retire this
+	 * one so that check_ack looks at the next. */
+	if (ur_psn_diff(cx->psn, last) > 0) {
+		__ur_sq_complete(qp, cx->now);
 		return COMP_CHECK_ACK;
+	}
 	return COMP_DONE;
 }
 
@@ -375,7 +379,7 @@ static void comp_finish(struct ur_qp *qp, struct comp_ctx *cx, uint64_t now)
 
 void __ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
-	struct comp_ctx cx = { .pkt = pkt, .psn = pkt->h.psn };
+	struct comp_ctx cx = { .pkt = pkt, .psn = pkt->h.psn, .now = now };
 	enum comp_state s = COMP_CHECK_PSN;
 
 	if (qp->type != UR_QPT_RC ||

@@ -874,6 +874,30 @@ static void t_backpressure(void)
 	tfix_fini(&f);
 }
 
+/* One ACK covers every message before it (9.7.5.1.2): real RNICs and rxe
+ * coalesce, and uroce's own engine keeps only the newest ACK of a batch.
+ * Lose all but the last of ten ACKs: all ten complete at once, with no
+ * timeout and nothing sent again. */
+static void t_coalesced_ack(void)
+{
+	struct tfix f;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	f.net.f.drop_opcode = UR_OP_RC_ACKNOWLEDGE;
+	f.net.f.drop_count = 9;
+	for (int i = 0; i < 10; i++) {
+		ASSERT_EQ(tfix_recv(&f.b, i, i * 64, 64), 0);
+		ASSERT_EQ(tfix_send(&f.a, UR_WR_SEND, i, i * 64, 64, 0, 0,
+				    UR_SEND_SIGNALED), 0);
+	}
+	tnet_run_until(&f.net, f.net.now + 1000000); /* < one timeout */
+	for (int i = 0; i < 10; i++)
+		ASSERT_EQ(tfix_cqe(&f.a.scq).wr_id, i);
+	ASSERT_EQ(f.net.nodes[0].dev.cnt.tx_timeouts, 0);
+	ASSERT_EQ(f.net.nodes[0].dev.cnt.tx_retransmit, 0);
+	tfix_fini(&f);
+}
+
 static const struct ur_test_case tests[] = {
 	{ "send_sizes", t_send_sizes },
 	{ "send_multi_sge", t_send_multi_sge },
@@ -896,6 +920,7 @@ static const struct ur_test_case tests[] = {
 	{ "duplicates", t_duplicates },
 	{ "sqd", t_sqd },
 	{ "backpressure", t_backpressure },
+	{ "coalesced_ack", t_coalesced_ack },
 	{ NULL, NULL },
 };
 
