@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <time.h>
@@ -172,6 +173,7 @@ uint64_t __ur_engine_run_timers(struct ur_engine *e, uint64_t now)
 	}
 	__ur_tx_flush(); /* before a QP can be destroyed (see deliver) */
 	pthread_rwlock_unlock(&e->qp_lock);
+	atomic_store(&e->next_deadline, next);
 	return next;
 }
 
@@ -200,19 +202,51 @@ static int drain_all(struct ur_engine *e, uint64_t now)
 {
 	int n;
 
+	struct tx_batch *prev;
+
 	pthread_mutex_lock(&e->rx_lock);
 	flush_poll_tx(e);
-	n = __ur_udp_drain(e, e->rx_fd, now);
+	/* In the poll batch, so that the ACKs of a receive batch coalesce
+	 * and ur_engine_qp_del finds any still unsent. */
+	prev = __ur_tx_switch(e->poll_tx);
+	tls_polling = true;
+	n = __ur_udp_drain(e, e->rx_fd, now, true);
+	tls_polling = false;
+	__ur_tx_switch(prev);
 	__ur_fwd_accept(e); /* new siblings: only the engine thread looks */
 	n += __ur_fwd_drain(e, now);
 	pthread_mutex_unlock(&e->rx_lock);
 	return n;
 }
 
+/*
+ * The engine plays the NIC: it must run soon after a packet arrives even
+ * when application threads spin on every CPU (ib_write_lat's receiver
+ * spins on memory and calls nothing). Under EEVDF (Linux >= 6.12) a
+ * thread that asks for a short slice preempts a spinning one at wake-up
+ * instead of waiting out the spinner's slice (about 1 ms). Best effort,
+ * unprivileged; older kernels ignore or refuse it.
+ */
+static void short_slice(void)
+{
+	struct {
+		uint32_t size, policy;
+		uint64_t flags;
+		int32_t nice;
+		uint32_t prio;
+		uint64_t runtime, deadline, period;
+	} a = { .size = 48, .policy = 0 /* SCHED_OTHER */,
+		.runtime = UR_IO_ENGINE_SLICE_NS };
+
+	if (syscall(SYS_sched_setattr, 0, &a, 0))
+		(void)0;
+}
+
 static void *engine_main(void *arg)
 {
 	struct ur_engine *e = arg;
 
+	short_slice();
 	while (!atomic_load(&e->stop)) {
 		uint64_t now = ur_now(), next, polled;
 		struct epoll_event ev[4];
@@ -299,6 +333,14 @@ static void timer_moved(struct ur_engine *e, uint64_t before, uint64_t after)
 
 	if (after >= before)
 		return;
+	{
+		uint64_t nd = atomic_load(&e->next_deadline);
+
+		while (after < nd &&
+		       !atomic_compare_exchange_weak(&e->next_deadline, &nd,
+						     after))
+			;
+	}
 	atomic_store(&e->timer_dirty, true);
 	sleep = atomic_load(&e->sleep_until);
 	if (sleep && after < sleep)
@@ -579,6 +621,12 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
 
+	/* A QP's packets leave in the order it made them: another thread
+	 * taking the lock next (a post, a timer, a poll) must not send later
+	 * PSNs before these, or the peer sees a sequence error and go-back-N
+	 * resends (9.7.4.1.3). Only plain ACKs from a polling thread wait. */
+	if (!tls_polling || __ur_tx_ordered_pending())
+		__ur_tx_flush();
 	if (q) {
 		pthread_rwlock_unlock(&q->e->mr_lock);
 		pthread_mutex_unlock(&q->lock);
@@ -589,13 +637,14 @@ void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
 {
 	ur_engine_qp_lock(qp);
 	ur_qp_progress(qp, ur_now());
-	ur_engine_qp_unlock(qp);
-	__ur_tx_flush();
-	/* Then the ACKs deferred by the last poll: after our request. */
+	/* Then the ACKs deferred by the last poll, after our request and in
+	 * the same system call (the unlock below flushes). */
 	if (__ur_tx_pending(e->poll_tx) && !pthread_mutex_trylock(&e->rx_lock)) {
-		flush_poll_tx(e);
+		__ur_tx_adopt(e->poll_tx);
 		pthread_mutex_unlock(&e->rx_lock);
 	}
+	ur_engine_qp_unlock(qp);
+	__ur_tx_flush();
 	/* The post before this kick may have armed the timer already, so
 	 * compare with "none", not with the deadline before the kick. */
 	timer_moved(e, UINT64_MAX, qp->deadline);
@@ -619,12 +668,16 @@ void ur_engine_poll(struct ur_engine *e)
 	flush_poll_tx(e);
 	prev_tx = __ur_tx_switch(e->poll_tx);
 	tls_polling = true;
-	__ur_udp_drain(e, e->rx_fd, now);
+	__ur_udp_drain(e, e->rx_fd, now, false);
 	if (e->fwd_nin) /* a system call per poll only when siblings exist */
 		__ur_fwd_drain(e, now);
 	tls_polling = false;
 	__ur_tx_switch(prev_tx);
 	pthread_mutex_unlock(&e->rx_lock);
+	/* Due timers (a paced send, a retransmission): on 2 CPUs with this
+	 * thread spinning, the engine thread may wait milliseconds for one. */
+	if (atomic_load(&e->next_deadline) <= now)
+		__ur_engine_run_timers(e, now);
 }
 
 void ur_engine_app_blocks(struct ur_engine *e)

@@ -131,6 +131,7 @@ struct tx_slot {
 
 struct tx_batch {
 	unsigned int used; /* slots handed out */
+	bool ordered;      /* holds a packet whose order on the wire matters */
 	struct tx_slot slot[UR_IO_TX_BATCH];
 	struct mmsghdr msg[UR_IO_TX_BATCH];
 	int msg_fd[UR_IO_TX_BATCH];
@@ -239,6 +240,46 @@ struct tx_batch *__ur_tx_batch_new(void)
 bool __ur_tx_pending(const struct tx_batch *b)
 {
 	return b && b->used;
+}
+
+bool __ur_tx_ordered_pending(void)
+{
+	return tls_tx && tls_tx->used && tls_tx->ordered;
+}
+
+/*
+ * Append @from's packets (the ACKs a poll deferred) to this thread's batch,
+ * so that they leave in the same system call as what it made: the pingpong
+ * case, where the answer to a message is posted right after its completion.
+ * ACKs are small; copying them costs less than a second sendmmsg.
+ */
+void __ur_tx_adopt(struct tx_batch *from)
+{
+	struct tx_batch *b = tls_tx;
+	unsigned int i;
+
+	if (!b || !from || !from->used)
+		return;
+	for (i = 0; i < from->used && b->used < UR_IO_TX_BATCH; i++) {
+		struct tx_slot *f = &from->slot[i], *t;
+
+		if (!f->ready)
+			continue;
+		t = &b->slot[b->used++];
+		t->pb = f->pb;
+		t->pb.data = t->data;
+		t->pb.host_priv = t;
+		memcpy(t->data, f->data, f->pb.len);
+		t->e = f->e;
+		t->fd = f->fd;
+		t->ready = true;
+		f->ready = false;
+	}
+	b->ordered |= from->ordered;
+	if (i == from->used) {
+		from->used = 0;
+		from->ordered = false;
+	}
 }
 
 struct tx_batch *__ur_tx_switch(struct tx_batch *b)
@@ -357,6 +398,7 @@ void __ur_tx_flush(void)
 	for (i = 0; i < b->used; i++)
 		b->slot[i].ready = false;
 	b->used = 0;
+	b->ordered = false;
 }
 
 struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len)
@@ -389,6 +431,39 @@ struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len)
 	return &s->pb;
 }
 
+/* An ACK that only acknowledges (9.7.5.1), no NAK: a later one from the
+ * same QP supersedes it. */
+static bool plain_ack(const struct ur_pktbuf *pb)
+{
+	const uint8_t *d = pb->data;
+
+	return pb->len == UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN &&
+	       ur_bth_opcode(d) == UR_OP_RC_ACKNOWLEDGE &&
+	       ur_aeth_kind(d[UR_BTH_LEN]) == UR_AETH_ACK;
+}
+
+/* Drop an older plain ACK of the same QP still waiting in the batch: the
+ * requester takes the newest one for all (ACKs are cumulative, 9.7.5.1.2). */
+static void coalesce_ack(struct tx_batch *b, const struct tx_slot *s)
+{
+	uint32_t dqpn = ur_bth_dqpn(s->pb.data);
+
+	for (unsigned int i = b->used - 1; i-- > 0;) {
+		struct tx_slot *o = &b->slot[i];
+
+		if (!o->ready || o->fd != s->fd || o->e != s->e ||
+		    !plain_ack(&o->pb) || ur_bth_dqpn(o->pb.data) != dqpn ||
+		    o->pb.data[4] != s->pb.data[4] || /* BECN, extension bits */
+		    o->pb.path.v6 != s->pb.path.v6 ||
+		    memcmp(o->pb.path.dst, s->pb.path.dst,
+			   sizeof(o->pb.path.dst)))
+			continue;
+		o->ready = false;
+		s->e->dev.cnt.tx_ack_coalesced++;
+		return;
+	}
+}
+
 void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
 {
 	struct ur_engine *e = host;
@@ -411,6 +486,12 @@ void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
 		p->sport = e->cfg.port; /* falls back to the 4791 socket */
 	s->fd = ss ? ss->fd : e->rx_fd;
 	s->ready = true;
+	/* A plain ACK may leave late (a stale one is ignored, 9.7.5.1.2);
+	 * requests and responses carrying data may not pass one another. */
+	if (plain_ack(pb))
+		coalesce_ack(tls_tx, s);
+	else
+		tls_tx->ordered = true;
 	if (tls_tx->used == UR_IO_TX_BATCH)
 		__ur_tx_flush();
 }
@@ -493,7 +574,7 @@ static void deliver_dgram(struct ur_engine *e, uint8_t *buf, size_t len,
 	}
 }
 
-int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now)
+int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush)
 {
 	struct mmsghdr msg[UR_IO_RX_BATCH];
 	struct iovec iov[UR_IO_RX_BATCH];
@@ -531,6 +612,10 @@ int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now)
 				      now);
 		}
 		total += n;
+		/* One coalesced ACK per QP per receive batch, not one per
+		 * packet, and none held while the socket stays busy. */
+		if (flush)
+			__ur_tx_flush();
 		if (n < UR_IO_RX_BATCH)
 			break;
 	}

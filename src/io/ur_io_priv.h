@@ -16,6 +16,7 @@
 #define UR_IO_GSO_MAX_SEGS 32 /* segments per UDP GSO send (IP IDs 0..31) */
 #define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 /* An application that polled within this window drains the socket itself. */
+#define UR_IO_ENGINE_SLICE_NS 100000ull /* EEVDF slice asked for */
 #define UR_IO_APP_POLL_NS 100000ull
 /* How often the engine looks whether the application still spins: each
  * look is a wake-up that takes a core from a spinning program. */
@@ -73,6 +74,10 @@ struct ur_engine {
 	atomic_bool stop;
 	atomic_uint_fast64_t sleep_until; /* engine thread's wake-up time */
 	atomic_bool timer_dirty;  /* a QP timer moved earlier since the scan */
+	/* Earliest QP deadline known (a hint: the engine thread stays the
+	 * one that never misses a timer); a spinning poller runs due timers
+	 * itself rather than wait for the engine thread to be scheduled. */
+	atomic_uint_fast64_t next_deadline;
 
 	pthread_mutex_t rx_lock;   /* one thread drains the sockets at a time */
 	struct tx_batch *poll_tx;  /* ACKs made by polling threads (rx_lock) */
@@ -114,12 +119,16 @@ bool __ur_icrc_search(const struct ur_ipudp *path, const uint8_t *buf,
 /* udp.c */
 int __ur_udp_open_rx(struct ur_engine *e);
 int __ur_udp_open_tx(const struct ur_engine *e, uint16_t sport);
-int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now);
+/* @flush: send what each receive batch made (the engine thread). */
+int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush);
 void __ur_tx_flush(void);
 struct tx_batch;
 struct tx_batch *__ur_tx_batch_new(void);
 struct tx_batch *__ur_tx_switch(struct tx_batch *b);
 bool __ur_tx_pending(const struct tx_batch *b);
+/* This thread's batch holds packets other than plain ACKs. */
+bool __ur_tx_ordered_pending(void);
+void __ur_tx_adopt(struct tx_batch *from);
 struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len);
 void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb);
 /* fwd.c */
