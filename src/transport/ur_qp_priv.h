@@ -78,6 +78,10 @@ struct ur_req {
 	uint32_t window;    /* send window in PSNs */
 	bool rnr_wait;      /* paused until rnr_deadline */
 	uint64_t rnr_deadline;
+	/* Selective repeat: a PSN asked for by a selective NAK that found
+	 * no transmit buffer; sent before anything new. */
+	bool sr_resend;
+	uint32_t sr_resend_psn;
 };
 
 /* Completer (ur_comp.c). */
@@ -297,8 +301,8 @@ uint32_t __ur_wr_wc_opcode(uint32_t opcode);
 void __ur_wqe_done(struct ur_qp *qp, struct ur_swqe *wqe, uint32_t status);
 void __ur_req_progress(struct ur_qp *qp, uint64_t now);
 void __ur_req_go_back(struct ur_qp *qp, uint32_t psn);
-void __ur_req_resend_one(struct ur_qp *qp, uint32_t idx, uint32_t psn,
-			 uint64_t now);
+int __ur_req_resend_one(struct ur_qp *qp, uint32_t idx, uint32_t psn,
+			uint64_t now);
 uint32_t __ur_req_cursor_psn(const struct ur_qp *qp);
 void __ur_sq_complete(struct ur_qp *qp, uint64_t now);
 void __ur_req_reset(struct ur_qp *qp);

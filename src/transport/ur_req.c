@@ -354,48 +354,65 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 /* Send the request of the READ/atomic at @idx again, for the rest from
  * @psn (9.7.4.1.4), without moving the cursor: the requests after it
  * need not be resent. Without a buffer the retransmission timer retries. */
-void __ur_req_resend_one(struct ur_qp *qp, uint32_t idx, uint32_t psn,
-			 uint64_t now)
+int __ur_req_resend_one(struct ur_qp *qp, uint32_t idx, uint32_t psn,
+			uint64_t now)
 {
 	struct ur_swqe *wqe = ur_swqe_at(qp, idx);
 	int32_t k = ur_psn_diff(psn, wqe->first_psn);
 
 	if (wqe->done || k < 0 || (uint32_t)k >= wqe->npkts)
-		return;
+		return 0;
 	if (wqe->opcode != UR_WR_RDMA_READ)
 		k = 0;
-	(void)send_pkt(qp, idx, wqe, (uint32_t)k, now);
+	return send_pkt(qp, idx, wqe, (uint32_t)k, now);
 }
 
 /* Selective repeat: the responder holds what follows @psn and misses
  * @psn alone. Send that one packet again (a READ from there, as above),
  * unless it was never sent or the cursor is about to send it anyway. */
-void __ur_req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
+static int resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 
-	if (ur_psn_diff(psn, p->req.psn_max) >= 0 ||
+	if (ur_psn_diff(psn, p->comp.psn) < 0 ||
+	    ur_psn_diff(psn, p->req.psn_max) >= 0 ||
 	    ur_psn_diff(psn, __ur_req_cursor_psn(qp)) >= 0)
-		return;
+		return 0;
 	for (uint32_t i = p->sq_head; i != p->req.assigned; i++) {
 		struct ur_swqe *wqe = ur_swqe_at(qp, i);
 		int32_t k = ur_psn_diff(psn, wqe->first_psn);
 
+		int rc;
+
 		if (k < 0)
-			return;
+			return 0;
 		if ((uint32_t)k >= wqe->npkts)
 			continue;
 		if (wqe->done)
-			return;
-		qp->dev->cnt.tx_sr_resend++;
-		qp->cnt.tx_sr_resend++;
+			return 0;
 		if (wqe->opcode == UR_WR_RDMA_READ ||
 		    __ur_wr_is_rd_atomic(wqe->opcode))
-			__ur_req_resend_one(qp, i, psn, now);
+			rc = __ur_req_resend_one(qp, i, psn, now);
 		else
-			(void)send_pkt(qp, i, wqe, (uint32_t)k, now);
-		return;
+			rc = send_pkt(qp, i, wqe, (uint32_t)k, now);
+		if (!rc) {
+			qp->dev->cnt.tx_sr_resend++;
+			qp->cnt.tx_sr_resend++;
+		}
+		return rc;
 	}
+	return 0;
+}
+
+/* Without a transmit buffer the resend waits for the next progress call
+ * (ahead of new packets), not for the timeout. One is enough: the
+ * responder NAKs only its current ePSN, so a newer NAK supersedes. */
+void __ur_req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
+{
+	struct ur_req *req = &qp->priv->req;
+
+	req->sr_resend = resend_psn(qp, psn, now) != 0;
+	req->sr_resend_psn = psn;
 }
 
 /* May the WQE at the cursor start now? (window, 9.5.4 limits, fence) */
@@ -433,6 +450,11 @@ void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 	if ((qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD) ||
 	    req->rnr_wait)
 		return;
+	if (req->sr_resend) {
+		req->sr_resend = resend_psn(qp, req->sr_resend_psn, now) != 0;
+		if (req->sr_resend)
+			return; /* still no buffer */
+	}
 	while (req->idx != p->sq_tail) {
 		uint32_t idx = req->idx;
 		struct ur_swqe *wqe = ur_swqe_at(qp, idx);

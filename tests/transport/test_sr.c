@@ -133,6 +133,38 @@ static void t_single_loss(void)
 	tfix_fini(&r.f);
 }
 
+/* The selective NAK arrives while the requester has no transmit buffer:
+ * the resend waits for the next progress call, not for the timeout. */
+static void t_resend_no_buffer(void)
+{
+	struct sr_run r;
+	struct tfix *f;
+	struct ur_cqe e;
+
+	run_init(&r, true, true, 20000);
+	f = &r.f;
+	f->net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	f->net.f.drop_count = 1;
+	ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_WRITE, 1, 0, MSG,
+			    (uintptr_t)f->b.buf + MSG, f->b.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	tnet_run_until(&f->net, f->net.now + 10000); /* all sent, 62 held */
+	f->a.node->pkt_budget = 0;
+	tnet_run_until(&f->net, f->net.now + 100000); /* the selective NAK came */
+	ASSERT_EQ_U64(f->a.node->dev.cnt.rx_sr_nak, 1);
+	ASSERT_EQ_U64(f->a.qp->cnt.tx_sr_resend, 0);
+	f->a.node->pkt_budget = -1;
+	ur_qp_progress(f->a.qp, f->net.now);
+	ASSERT_EQ_U64(f->a.qp->cnt.tx_sr_resend, 1);
+	tnet_run(&f->net, 10ull * 1000 * 1000 * 1000);
+	e = tfix_cqe(&f->a.scq);
+	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	ASSERT_MEM_EQ(f->b.buf + MSG, f->a.buf, MSG);
+	ASSERT_EQ_U64(f->a.qp->cnt.tx_retransmit, 1);
+	ASSERT_EQ_U64(f->a.node->dev.cnt.tx_timeouts, 0);
+	tfix_fini(f);
+}
+
 /* Reordering within the reorder window and no loss: nothing is sent
  * twice with selective repeat (go-back-N NAKs every gap). */
 static void t_reorder_free(void)
@@ -281,6 +313,7 @@ static void t_params(void)
 
 static const struct ur_test_case tests[] = {
 	{ "sr_single_loss", t_single_loss },
+	{ "sr_resend_no_buffer", t_resend_no_buffer },
 	{ "sr_reorder_free", t_reorder_free },
 	{ "sr_negotiate", t_negotiate },
 	{ "sr_small_window", t_small_window },
