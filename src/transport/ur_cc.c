@@ -85,6 +85,8 @@ void __ur_rate_est_add(struct ur_rate_est *e, uint32_t bytes, uint64_t now)
 }
 
 /* ---- token bucket --------------------------------------------------------- */
+#define UR_PACE_QUANTUM_MAX 32768u /* bytes released per pacer wake-up, at most */
+
 static uint64_t bytes_ns(uint64_t bytes, uint64_t bps)
 {
 	return (uint64_t)((double)bytes * 8e9 / (double)bps);
@@ -110,14 +112,17 @@ void ur_pacer_sent(struct ur_pacer *pc, uint32_t bytes, uint64_t now)
 }
 
 /*
- * Default bursts. A configured limit (QP or device) gets 1 ms at the rate,
- * at least 64 KiB: a software NIC's timers fire late on a busy host, and
- * tokens that overflow a small bucket are lost for good. Congestion control
- * gets 200 us, at least 16 KiB, so the switch queue sees small bursts.
+ * Default bursts. A configured limit (QP or device) gets 4 ms at the rate,
+ * at least 64 KiB: a software NIC on a busy host stalls for milliseconds
+ * (scheduling, a window waiting for ACKs), and tokens that overflow a small
+ * bucket are lost for good. With 1 ms, ib_write_bw under a 5 Gbit/s limit
+ * reached 65-81 % of it on 2 CPUs; with 4 ms, 98 % (docs/cc.md). Congestion
+ * control gets 200 us, at least 16 KiB, so the switch queue sees small
+ * bursts.
  */
 static uint64_t default_burst(uint64_t bps, bool limit)
 {
-	uint64_t b = (uint64_t)((double)bps * (limit ? 1e-3 : 200e-6) / 8);
+	uint64_t b = (uint64_t)((double)bps * (limit ? 4e-3 : 200e-6) / 8);
 	uint64_t lo = limit ? 65536 : 16384;
 
 	return b < lo ? lo : b;
@@ -230,6 +235,17 @@ bool __ur_cc_may_send(struct ur_qp *qp, uint64_t now)
 		}
 	}
 	if (!ok) {
+		/* Wait for a quantum of tokens, not one packet's: a software
+		 * NIC pays a wake-up and a system call per release, and a
+		 * release of several packets leaves as one GSO send. The
+		 * average rate is unchanged while the quantum is well inside
+		 * the bucket. */
+		uint64_t q = c->pace.burst / 4;
+
+		if (q > UR_PACE_QUANTUM_MAX)
+			q = UR_PACE_QUANTUM_MAX;
+		if (c->pace.bps && q > ur_qp_mtu(qp))
+			when += bytes_ns(q - ur_qp_mtu(qp), c->pace.bps);
 		c->wait = true;
 		c->wait_until = when;
 		dev->cnt.tx_paced++;
