@@ -478,6 +478,7 @@ void ur_engine_close(struct ur_engine *e)
 		close(e->ep_fd);
 	if (e->ep_timer_fd >= 0)
 		close(e->ep_timer_fd);
+	ur_dev_fini(&e->dev); /* the selective-repeat pool, if any */
 	__ur_map_fini(&e->qps);
 	__ur_map_fini(&e->sports);
 	__ur_map_fini(&e->mrs);
