@@ -12,10 +12,15 @@
  * sibling (a REQ for a service another process listens on).
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "ur_io_priv.h"
+
+/* This thread runs the handler: it drains the socket, rx_lock held. */
+static __thread bool tls_in_handler;
+#define UR_GSI_FLUSH_TRIES 20
 
 void ur_engine_set_gsi_handler(struct ur_engine *e, ur_gsi_rx_fn fn, void *arg)
 {
@@ -48,9 +53,11 @@ void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 	}
 	e->dev.cnt.rx_packets++;
 	e->dev.cnt.rx_bytes += len;
+	tls_in_handler = true;
 	to = e->gsi_fn ? e->gsi_fn(e->gsi_arg, pkt.payload, pkt.payload_len,
 				   ri, from_sibling)
 		       : UR_GSI_BROADCAST;
+	tls_in_handler = false;
 	if (from_sibling || to == UR_GSI_CONSUMED)
 		return; /* a forwarded MAD is never forwarded again */
 	if (to == UR_GSI_BROADCAST)
@@ -59,6 +66,36 @@ void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 		__ur_fwd_to(e, (uint8_t)to, buf, len, ri);
 	else
 		e->dev.cnt.rx_drop_no_qp++;
+}
+
+/*
+ * ACKs that a polling thread deferred leave before a MAD: a DREQ must not
+ * overtake the ACK of the peer's last SEND. Never by waiting for rx_lock:
+ * the CM sends under its own lock, and the thread that holds rx_lock to
+ * drain the socket takes the CM's lock to hand it a MAD (or is this very
+ * thread, answering a MAD from the handler). A thread that drains sent
+ * what was deferred before it started (drain_all, ur_engine_poll), so a
+ * few tries to catch one that has the lock but not yet flushed suffice.
+ */
+static void flush_before_mad(struct ur_engine *e)
+{
+	if (tls_in_handler) {
+		__ur_tx_flush(); /* our batch: what we deferred so far */
+		return;
+	}
+	for (int i = 0; __ur_tx_pending(e->poll_tx); i++) {
+		if (!pthread_mutex_trylock(&e->rx_lock)) {
+			struct tx_batch *prev = __ur_tx_switch(e->poll_tx);
+
+			__ur_tx_flush();
+			__ur_tx_switch(prev);
+			pthread_mutex_unlock(&e->rx_lock);
+			return;
+		}
+		if (i == UR_GSI_FLUSH_TRIES)
+			return;
+		sched_yield();
+	}
 }
 
 /**
@@ -89,9 +126,7 @@ int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
 
 	if (len != UR_MAD_LEN || dst->v6 != e->local.v6)
 		return -EINVAL;
-	/* ACKs deferred by a polling thread leave before this MAD (a DREQ
-	 * must not overtake the ACK of the peer's last SEND). */
-	__ur_engine_flush_deferred(e);
+	flush_before_mad(e);
 	pthread_mutex_lock(&e->gsi_lock);
 	if (e->gsi_fd < 0) {
 		uint16_t p = ur_rocev2_sport(1);
