@@ -33,6 +33,12 @@ enum { UR_GSI_CONSUMED = 0, UR_GSI_BROADCAST = -1 };
 #define CM_TARGET_ACK_DELAY 15
 #define CM_MIN_RNR_TIMER 12        /* 0.64 ms, local policy */
 #define CM_MRA_TIMEOUT 23          /* ~34 s: "the user has not accepted yet" */
+/* A REQ whose port nobody listens on waits this long for its listener
+ * before REJ "invalid service ID", looking every CM_PARK_POLL_NS; at most
+ * CM_MAX_PARKED wait at once (more are rejected at once). */
+#define CM_LISTEN_WAIT_MS 100
+#define CM_PARK_POLL_NS 1000000ull
+#define CM_MAX_PARKED 64
 
 /* A device as the CM sees it: an open context whose QP1 is ours. */
 struct cm_dev {
@@ -111,6 +117,17 @@ struct cm_id {
 	int resends;
 };
 
+/* A REQ that found no listener on its port, held for a moment in case the
+ * listener is about to appear (cm_proto.c, park_req). */
+struct cm_parked {
+	struct cm_parked *next;
+	struct cm_dev *dev;
+	struct sockaddr_storage src;  /* the sender's address (port 0) */
+	bool from_sibling;
+	uint64_t since;
+	uint8_t mad[UR_MAD_LEN];
+};
+
 static inline struct cm_id *to_cid(struct rdma_cm_id *id)
 {
 	return cm_container_of(id, struct cm_id, id);
@@ -121,6 +138,8 @@ struct cm_global {
 	pthread_cond_t timer_cond;
 	bool timer_started;
 	struct cm_id *ids;
+	struct cm_parked *parked;     /* REQs waiting for their listener */
+	int nparked;
 	int ndevs;
 	struct cm_dev *devs;
 	bool devs_open;
@@ -128,7 +147,7 @@ struct cm_global {
 	uint64_t resend_ns;           /* UROCE_CM_RESEND_MS, default 1000 */
 	uint16_t udp_port;
 	/* counters (docs/rdmacm.md) */
-	uint64_t rx_mads, rx_malformed, rx_unknown_id, tx_mads, resent;
+	uint64_t rx_mads, rx_malformed, rx_unknown_id, rx_stale, tx_mads, resent;
 };
 extern struct cm_global cm;
 

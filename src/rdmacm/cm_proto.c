@@ -11,6 +11,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -115,6 +116,7 @@ int __cm_send_req(struct cm_id *c, const struct rdma_conn_param *p)
 	if (p && p->private_data_len > 92 - CMA_HDR_LEN)
 		return -EINVAL;
 	c->local_id = __cm_alloc_local_id(c->dev);
+	c->remote_id = 0; /* until the REP */
 	c->tid = (uint64_t)c->dev->slot << 32 | c->local_id;
 	c->service_id = CMA_SID_PREFIX | (uint64_t)c->id.ps << 16 | dport;
 	c->local_qpn = c->id.qp ? c->id.qp->qp_num : (p ? p->qp_num : 0);
@@ -486,6 +488,152 @@ static void sa_from_hdr(struct sockaddr_storage *ss, const struct cma_hdr *h,
 	}
 }
 
+/* Nobody listens on the service of a REQ: REJ "invalid service ID"
+ * (12.6.7), SIDR REP "unsupported" for a SIDR REQ (12.11.2). */
+static void reject_no_listener(struct cm_dev *dev, const uint8_t *mad,
+			       const struct sockaddr_storage *src)
+{
+	uint32_t rid = (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID);
+
+	if (__cm_mad_attr(mad) == UR_CM_ATTR_SIDR_REQ) {
+		struct cm_id tmp = { .dev = dev, .peer = *src,
+				     .tid = __cm_mad_tid(mad), .remote_id = rid,
+				     .service_id = __cm_get(mad, CMF_SERVICE_ID) };
+
+		__cm_send_sidr_rep(&tmp, CM_SIDR_UNSUPPORTED, NULL, 0);
+	} else {
+		send_rej_raw(dev, src, __cm_mad_tid(mad), 0, rid, CM_MSG_REQ,
+			     CM_REJ_INVALID_SERVICE_ID, NULL, 0);
+	}
+}
+
+static bool same_ip(const struct sockaddr_storage *a, const struct sockaddr *b)
+{
+	if (a->ss_family != b->sa_family)
+		return false;
+	if (b->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+}
+
+static bool is_our_addr(const struct cm_dev *dev,
+			const struct sockaddr_storage *sa)
+{
+	for (int i = 0; i < dev->ngid; i++)
+		if (same_ip(sa, (const struct sockaddr *)&dev->addr[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Our own REQ, back from the address we share with its listener (the
+ * kernel, or a sibling without a CM, handed it to us) after it was
+ * answered. While it waits for its REP it goes on like any REQ; after
+ * that it is a stale copy, and a REJ for it would name our live comm ID.
+ */
+static bool own_stale_req(struct cm_dev *dev, const uint8_t *mad,
+			  const struct sockaddr_storage *src)
+{
+	struct cm_id *c = find_local((uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID));
+
+	return c && !c->passive && c->dev == dev &&
+	       c->state != CMS_REQ_SENT && c->state != CMS_SIDR_REQ_SENT &&
+	       same_ip(src, &c->id.route.addr.src_addr);
+}
+
+/*
+ * A REQ for a port nobody listens on yet is held for CM_LISTEN_WAIT_MS
+ * before it is rejected: a program may send its REQ a moment before its
+ * peer's rdma_listen() (perftest -R: the server listens only after an
+ * exchange whose last message the client has just received). The timer
+ * thread looks for the listener every CM_PARK_POLL_NS (parked_try).
+ * Return 0 if held (or already held), else a negative errno.
+ */
+static int park_req(struct cm_dev *dev, const uint8_t *mad,
+		    const struct sockaddr_storage *src, bool from_sibling)
+{
+	uint32_t rid = (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID);
+	struct cm_parked *p;
+
+	for (p = cm.parked; p; p = p->next)
+		if (p->dev == dev && (uint32_t)__cm_get(p->mad, CMF_LOCAL_COMM_ID) ==
+					     rid &&
+		    !memcmp(&p->src, src, sizeof(*src)))
+			return 0; /* a retransmission of a held REQ */
+	if (cm.nparked >= CM_MAX_PARKED)
+		return -ENOSPC;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->dev = dev;
+	p->src = *src;
+	p->from_sibling = from_sibling;
+	p->since = __cm_now();
+	memcpy(p->mad, mad, UR_MAD_LEN);
+	p->next = cm.parked;
+	cm.parked = p;
+	cm.nparked++;
+	__cm_timer_kick();
+	return 0;
+}
+
+static int rx_req(struct cm_dev *dev, const uint8_t *mad,
+		  const struct sockaddr_storage *src, bool from_sibling);
+
+/* A held REQ: true to keep holding it. */
+static bool parked_try(struct cm_parked *p, uint64_t now)
+{
+	uint64_t sid = __cm_get(p->mad, CMF_SERVICE_ID);
+	uint16_t ps = (uint16_t)(sid >> 16), port = (uint16_t)sid;
+	struct sockaddr_storage local;
+	struct cma_hdr h;
+	size_t len;
+
+	if (__cma_hdr_get(__cm_blob(p->mad, CMB_PDATA, &len), &h) ||
+	    own_stale_req(p->dev, p->mad, &p->src))
+		return false; /* (the header was checked when it arrived) */
+	sa_from_hdr(&local, &h, h.dst, port);
+	if (find_listener(p->dev, ps, port, (struct sockaddr *)&local)) {
+		rx_req(p->dev, p->mad, &p->src, p->from_sibling);
+		return false;
+	}
+	if (__cm_port_has_listener(ps, (struct sockaddr *)&local, port)) {
+		/* A sibling on the address listens now. A REQ that the
+		 * kernel gave us from our own address goes back to the
+		 * address as it came (same 4-tuple: the same process gets
+		 * it and, seeing the listener, passes it on). Any other is
+		 * left to the sender's retransmission: forwarded from here
+		 * it would carry our address as its source. */
+		if (!p->from_sibling && is_our_addr(p->dev, &p->src))
+			send_mad(p->dev, &p->src, p->mad);
+		return false;
+	}
+	if (now - p->since < CM_LISTEN_WAIT_MS * 1000000ull)
+		return true;
+	reject_no_listener(p->dev, p->mad, &p->src);
+	return false;
+}
+
+static uint64_t run_parked(uint64_t now)
+{
+	struct cm_parked **pp = &cm.parked, *p;
+	uint64_t next = UINT64_MAX;
+
+	while ((p = *pp)) {
+		if (parked_try(p, now)) {
+			next = now + CM_PARK_POLL_NS;
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		cm.nparked--;
+		free(p);
+	}
+	return next;
+}
+
 /* REQ or SIDR_REQ: find the listener and make the new ID. */
 static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 		  const struct sockaddr_storage *src, bool from_sibling)
@@ -498,6 +646,7 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 	struct sockaddr_storage local, remote;
 	struct cma_hdr h;
 	struct cm_id *l, *c;
+	bool cma;
 	size_t len;
 
 	if (__cma_hdr_get(__cm_blob(mad, CMB_PDATA, &len), &h)) {
@@ -515,29 +664,24 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 			send_mra(c);
 		return UR_GSI_CONSUMED;
 	}
+	if (own_stale_req(dev, mad, src)) {
+		cm.rx_stale++;
+		return UR_GSI_CONSUMED;
+	}
 	sa_from_hdr(&local, &h, h.dst, port);
 	sa_from_hdr(&remote, &h, h.src, h.port);
-	l = (sid >> 24) == (CMA_SID_PREFIX >> 24)
-		    ? find_listener(dev, ps, port, (struct sockaddr *)&local)
-		    : NULL;
+	cma = (sid >> 24) == (CMA_SID_PREFIX >> 24);
+	l = cma ? find_listener(dev, ps, port, (struct sockaddr *)&local) : NULL;
 	if (!l) {
 		/* Someone else on the address listens: they get it (a MAD
-		 * from a sibling was sent to all of them). Nobody does: every
-		 * CM that sees it answers, duplicate REJs are harmless. */
-		if (__cm_port_has_listener(ps, (struct sockaddr *)&local, port))
+		 * from a sibling was sent to all of them). Nobody does (yet):
+		 * held for a moment, then every CM that saw it answers;
+		 * duplicate REJs are harmless. */
+		if (cma && __cm_port_has_listener(ps, (struct sockaddr *)&local,
+						  port))
 			return from_sibling ? UR_GSI_CONSUMED : UR_GSI_BROADCAST;
-		if (sidr) {
-			struct cm_id tmp = { .dev = dev, .peer = *src,
-					     .tid = __cm_mad_tid(mad),
-					     .remote_id = rid,
-					     .service_id = sid };
-
-			__cm_send_sidr_rep(&tmp, CM_SIDR_UNSUPPORTED, NULL, 0);
-		} else {
-			send_rej_raw(dev, src, __cm_mad_tid(mad), 0, rid,
-				     CM_MSG_REQ, CM_REJ_INVALID_SERVICE_ID,
-				     NULL, 0);
-		}
+		if (!cma || park_req(dev, mad, src, from_sibling))
+			reject_no_listener(dev, mad, src);
 		return UR_GSI_CONSUMED;
 	}
 	c = __cm_id_new(l->chan, l->id.context, l->id.ps,
@@ -694,6 +838,27 @@ static void rx_sidr_rep(struct cm_id *c, const uint8_t *mad)
 	e->ev.param.ud.ah_attr.grh.traffic_class = c->tos;
 }
 
+/*
+ * Does @mad come from @c's peer? Once we know the peer's comm ID, its
+ * messages carry it as their local comm ID; a MAD that names our comm ID
+ * but not the peer's is a stale or misrouted copy (Linux's CM matches
+ * both IDs likewise). A REJ of a REQ may come before we know the peer's
+ * ID, and only means something while our REQ waits for an answer
+ * (12.6.7, 12.9.6): a REJ for a late copy of our REQ, from a process
+ * without the listener, must not tear down the connection its REP made.
+ */
+static bool from_peer(const struct cm_id *c, uint16_t attr,
+		      const uint8_t *mad)
+{
+	if (attr == UR_CM_ATTR_REJ &&
+	    __cm_get(mad, CMF_MSG_REJECTED) == CM_MSG_REQ)
+		return c->state == CMS_REQ_SENT;
+	if (attr == UR_CM_ATTR_SIDR_REP)
+		return true; /* SIDR has no comm IDs, only the request ID */
+	return !c->remote_id ||
+	       (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID) == c->remote_id;
+}
+
 /**
  * __cm_gsi_rx() - a MAD arrived on QP1 of @arg (a struct cm_dev).
  * Return: UR_GSI_CONSUMED, a sibling slot, or UR_GSI_BROADCAST (see
@@ -726,14 +891,21 @@ int __cm_gsi_rx(void *arg, const uint8_t *mad, size_t len,
 	c = rcid ? find_local(rcid) : NULL;
 	if (c && c->dev != dev)
 		c = NULL;
-	if (!c) {
-		uint8_t slot = (uint8_t)(rcid >> 16);
-
-		if (!from_sibling && slot != dev->slot && rcid) {
-			ret = slot; /* its owner shares our address */
-			goto out;
-		}
+	if (!c && (uint8_t)(rcid >> 16) != dev->slot) {
+		/* Its owner shares our address: forward it there, unless a
+		 * sibling did already (then every process got a copy, and
+		 * the owner answers its own). */
+		if (!from_sibling && rcid)
+			ret = (uint8_t)(rcid >> 16);
+		goto out;
+	}
+	if (c && !from_peer(c, attr, mad)) {
+		cm.rx_stale++;
+		c = NULL; /* not for this connection: as if unknown */
+	} else if (!c) {
 		cm.rx_unknown_id++;
+	}
+	if (!c) {
 		/* A DREQ for a connection we no longer have: DREP (12.9.7). */
 		if (attr == UR_CM_ATTR_DREQ)
 			send_drep(dev, &peer, __cm_mad_tid(mad), rcid,
@@ -812,7 +984,7 @@ static void timed_out(struct cm_id *c)
 
 uint64_t __cm_run_timers(uint64_t now)
 {
-	uint64_t next = UINT64_MAX;
+	uint64_t next = cm.parked ? run_parked(now) : UINT64_MAX;
 
 	for (struct cm_id *c = cm.ids; c; c = c->next) {
 		if (!c->deadline)

@@ -690,6 +690,8 @@ CM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 		ret = __cm_port_listen(c);
 	if (!ret)
 		c->state = CMS_LISTEN;
+	if (!ret && cm.parked)
+		__cm_timer_kick(); /* a REQ that came a moment early */
 	pthread_mutex_unlock(&cm.lock);
 	return cm_err(ret);
 }

@@ -54,14 +54,7 @@ for cip in 127.0.0.3 127.0.0.2; do
 	pair ucmatose 7471 ucmatose -- ucmatose -s 127.0.0.2
 	expect="rdma_client: end 0"
 	pair rdma_client 7471 rdma_server -- rdma_client -s 127.0.0.2
-	# KNOWN BUG: perftest -R with client and server on ONE shared address
-	# fails about 1 run in 3 at its final data exchange (the client's QP
-	# is flushed, status 5). Two addresses are reliable. Until it is
-	# fixed, the shared-address perftest cases run only with
-	# UROCE_TEST_SHARED_PERFTEST_CM=1 (see the closing notes).
-	if [ "$cip" = 127.0.0.2 ] && [ "${UROCE_TEST_SHARED_PERFTEST_CM:-0}" != 1 ]; then
-		echo "skip: perftest -R on one shared address (known bug)"
-	elif command -v ib_write_bw >/dev/null; then
+	if command -v ib_write_bw >/dev/null; then
 		expect="^ 65536"
 		pair ib_write_bw 18515 ib_write_bw -R -n 500 -- ib_write_bw -R -n 500 127.0.0.2
 		pair ib_read_bw 18515 ib_read_bw -R -n 500 -- ib_read_bw -R -n 500 127.0.0.2

@@ -6,8 +6,10 @@
  * and our REQ/RTU/DREQ must equal rxe's byte for byte once the fields that
  * differ per connection (comm IDs, QPN, PSN, GUID, GIDs, ports, MTU, flow
  * label, TID) are copied over. Also: a retransmitted REQ gets the same REP,
- * a REQ for a port nobody listens on gets REJ "invalid service ID", and
- * malformed MADs get no answer.
+ * a REQ for a port nobody listens on gets REJ "invalid service ID" (after
+ * waiting a moment for a listener that may be about to appear), malformed
+ * MADs get no answer, and MADs that name our comm ID but not our peer's
+ * leave an established connection alone.
  *
  * Environment (set by CMake): UROCE_IP=127.0.0.2 (our side), UROCE_PORT
  * (a test port; the fake peer is 127.0.0.3 on the same port).
@@ -454,10 +456,221 @@ static void t_unreachable(void)
 	rdma_destroy_event_channel(ch);
 }
 
+/* The golden REQ as rxe would send it from the fake peer to our @port. */
+static void peer_req(uint8_t *req, uint16_t port, uint32_t comm_id)
+{
+	struct cma_hdr h;
+	size_t len;
+
+	memcpy(req, g[0].mad, UR_MAD_LEN);
+	set_gid(req, CMB_P_LOCAL_GID, PEER);
+	set_gid(req, CMB_P_REMOTE_GID, US);
+	ASSERT_EQ(__cma_hdr_get(__cm_blob(req, CMB_PDATA, &len), &h), 0);
+	inet_pton(AF_INET, PEER, h.src);
+	inet_pton(AF_INET, US, h.dst);
+	__cma_hdr_put(__cm_blob(req, CMB_PDATA, &len), &h);
+	__cm_set(req, CMF_SERVICE_ID, 0x0000000001060000ull | port);
+	__cm_set(req, CMF_LOCAL_COMM_ID, comm_id);
+	set_tid(req, 0x4200000000ull | comm_id);
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	ASSERT_EQ(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
+	return a.qp_state;
+}
+
+static void *connect_main(void *arg)
+{
+	struct client *c = arg;
+	struct rdma_conn_param cp = {
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+
+	c->connect_ret = rdma_connect(c->id, &cp);
+	c->connect_errno = errno;
+	return NULL;
+}
+
+/*
+ * MADs that name our comm ID but are not from our peer leave an
+ * established connection alone (12.6.7, 12.9.6). The first is what broke
+ * perftest -R on a shared address: a late copy of our own REQ reached a
+ * process whose listener was gone, and its REJ "invalid service ID" (a REJ
+ * of the REQ, no local comm ID) flushed our live QP.
+ */
+static void t_stale(void)
+{
+	struct client c = { 0 };
+	struct sockaddr_in dst = { .sin_family = AF_INET,
+				   .sin_port = htons(SVC_PORT) };
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	uint8_t req[UR_MAD_LEN], rep[UR_MAD_LEN], m[UR_MAD_LEN];
+	struct rdma_cm_event *ev;
+	uint32_t ours, peer;
+	uint64_t tid;
+
+	load_golden();
+	fake_open();
+	inet_pton(AF_INET, PEER, &dst.sin_addr);
+	ASSERT_EQ(rdma_create_id(NULL, &c.id, NULL, RDMA_PS_TCP), 0);
+	ASSERT_EQ(rdma_resolve_addr(c.id, NULL, (struct sockaddr *)&dst, 2000), 0);
+	ASSERT_EQ(rdma_resolve_route(c.id, 2000), 0);
+	ASSERT_EQ(rdma_create_qp(c.id, NULL, &qa), 0);
+	ASSERT_EQ(pthread_create(&c.t, NULL, connect_main, &c), 0);
+	ASSERT(fake_recv(req, 3000));
+	ASSERT_EQ(__cm_mad_attr(req), UR_CM_ATTR_REQ);
+	ours = (uint32_t)__cm_get(req, CMF_LOCAL_COMM_ID);
+	tid = __cm_mad_tid(req);
+	memcpy(rep, g[1].mad, UR_MAD_LEN);
+	set_tid(rep, tid);
+	__cm_set(rep, CMF_REMOTE_COMM_ID, ours);
+	peer = (uint32_t)__cm_get(rep, CMF_LOCAL_COMM_ID);
+	fake_send(rep);
+	ASSERT(fake_recv(m, 3000));
+	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_RTU);
+	pthread_join(c.t, NULL);
+	ASSERT_EQ(c.connect_ret, 0);
+	ASSERT_EQ(qp_state(c.id->qp), IBV_QPS_RTS);
+
+	/* REJ "invalid service ID" of our REQ, from a process without the
+	 * listener (no local comm ID): the REQ was answered long ago. */
+	memset(m, 0, sizeof(m));
+	__cm_mad_init(m, UR_CM_ATTR_REJ, tid);
+	__cm_set(m, CMF_REMOTE_COMM_ID, ours);
+	__cm_set(m, CMF_MSG_REJECTED, CM_MSG_REQ);
+	__cm_set(m, CMF_REJ_REASON, CM_REJ_INVALID_SERVICE_ID);
+	fake_send(m);
+	ASSERT(!fake_recv(m, 100));
+	ASSERT_EQ(qp_state(c.id->qp), IBV_QPS_RTS);
+	/* A REJ, a duplicate REP and a DREP from a comm ID that is not our
+	 * peer's. */
+	__cm_set(m, CMF_LOCAL_COMM_ID, peer ^ 0x5a);
+	__cm_set(m, CMF_MSG_REJECTED, CM_MSG_OTHER);
+	__cm_set(m, CMF_REJ_REASON, CM_REJ_CONSUMER_DEFINED);
+	fake_send(m);
+	memcpy(m, rep, UR_MAD_LEN);
+	__cm_set(m, CMF_LOCAL_COMM_ID, peer ^ 0x5a);
+	fake_send(m);
+	memcpy(m, g[4].mad, UR_MAD_LEN);
+	set_tid(m, tid);
+	__cm_set(m, CMF_LOCAL_COMM_ID, peer ^ 0x5a);
+	__cm_set(m, CMF_REMOTE_COMM_ID, ours);
+	fake_send(m);
+	/* A DREQ from a stranger gets a DREP (12.9.7), as a DREQ for an
+	 * unknown connection does, and leaves ours up. */
+	memcpy(m, g[3].mad, UR_MAD_LEN);
+	set_tid(m, tid);
+	__cm_set(m, CMF_LOCAL_COMM_ID, peer ^ 0x5a);
+	__cm_set(m, CMF_REMOTE_COMM_ID, ours);
+	fake_send(m);
+	ASSERT(fake_recv(m, 3000));
+	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_DREP); /* no RTU: dup REP ignored */
+	ASSERT_EQ_U64(__cm_get(m, CMF_REMOTE_COMM_ID), peer ^ 0x5a);
+	ASSERT(!fake_recv(m, 200));
+	ASSERT_EQ(qp_state(c.id->qp), IBV_QPS_RTS);
+
+	/* The real peer's duplicate REP still gets the RTU again, and the
+	 * connection ends as usual. */
+	fake_send(rep);
+	ASSERT(fake_recv(m, 3000));
+	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_RTU);
+	ASSERT_EQ(rdma_disconnect(c.id), 0);
+	ASSERT(fake_recv(m, 3000));
+	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_DREQ);
+	memcpy(m, g[4].mad, UR_MAD_LEN);
+	set_tid(m, tid);
+	__cm_set(m, CMF_LOCAL_COMM_ID, peer);
+	__cm_set(m, CMF_REMOTE_COMM_ID, ours);
+	fake_send(m);
+	ASSERT_EQ(rdma_get_cm_event(c.id->channel, &ev), 0);
+	ASSERT_EQ(ev->event, RDMA_CM_EVENT_DISCONNECTED);
+	ASSERT_EQ(ev->status, 0);
+	rdma_ack_cm_event(ev);
+	rdma_destroy_qp(c.id);
+	rdma_destroy_id(c.id);
+}
+
+/* Next event on @ch within @ms, or -1. */
+static int next_event(struct rdma_event_channel *ch, int ms,
+		      struct rdma_cm_event **ev)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	ASSERT_EQ(rdma_get_cm_event(ch, ev), 0);
+	return (int)(*ev)->event;
+}
+
+/*
+ * A REQ that comes a moment before its listener (perftest -R: the server
+ * listens after an exchange that the client's REQ may overtake) is held
+ * and delivered to the listener, not rejected; a REQ whose listener never
+ * comes gets REJ "invalid service ID" after the wait.
+ */
+static void t_late_listener(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(SVC_PORT + 1) };
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *l, *id;
+	struct rdma_cm_event *ev;
+	uint8_t req[UR_MAD_LEN], m[UR_MAD_LEN];
+	uint64_t t0;
+
+	load_golden();
+	fake_open();
+	inet_pton(AF_INET, US, &a.sin_addr);
+	ch = rdma_create_event_channel();
+	ASSERT(ch);
+	ASSERT_EQ(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP), 0);
+	ASSERT_EQ(rdma_bind_addr(l, (struct sockaddr *)&a), 0);
+
+	peer_req(req, SVC_PORT + 1, 0x2468ace0);
+	fake_send(req);
+	ASSERT(!fake_recv(m, 20)); /* held, not rejected */
+	ASSERT_EQ(rdma_listen(l, 4), 0);
+	ASSERT_EQ(next_event(ch, 2000, &ev), RDMA_CM_EVENT_CONNECT_REQUEST);
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(rdma_reject(id, NULL, 0), 0);
+	ASSERT(fake_recv(m, 3000));
+	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_REJ);
+	ASSERT_EQ_U64(__cm_get(m, CMF_REMOTE_COMM_ID), 0x2468ace0);
+	ASSERT_EQ(__cm_get(m, CMF_REJ_REASON), CM_REJ_CONSUMER_DEFINED);
+	rdma_destroy_id(id);
+
+	/* Nobody ever listens on SVC_PORT + 2: REJ after the wait, once
+	 * (a retransmitted REQ joins the one held). */
+	peer_req(req, SVC_PORT + 2, 0x13579bdf);
+	t0 = now_ns();
+	fake_send(req);
+	fake_send(req);
+	ASSERT(fake_recv(m, 3000));
+	ASSERT_GE((now_ns() - t0) / 1000000, CM_LISTEN_WAIT_MS - 5);
+	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_REJ);
+	ASSERT_EQ_U64(__cm_get(m, CMF_REMOTE_COMM_ID), 0x13579bdf);
+	ASSERT_EQ(__cm_get(m, CMF_REJ_REASON), CM_REJ_INVALID_SERVICE_ID);
+	ASSERT(!fake_recv(m, 300));
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(ch);
+}
+
 static const struct ur_test_case tests[] = {
 	{ "passive", t_passive },
 	{ "active", t_active },
 	{ "unreachable", t_unreachable },
+	{ "stale", t_stale },
+	{ "late_listener", t_late_listener },
 	{ NULL, NULL },
 };
 
