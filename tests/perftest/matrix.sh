@@ -2,29 +2,65 @@
 # SPDX-License-Identifier: MIT
 # Unmodified Debian perftest on uroce: every tool, both posting APIs, the
 # flags users rely on; two processes through uroce-run.
-#   matrix.sh BINDIR [quick|full]
+#   matrix.sh BINDIR [quick|full|netns]
 # Server and client on 127.0.0.2 / 127.0.0.3 (or one shared address with
 # SHARED=1). Each case must exit 0 on both sides and print its result row.
+# NETNS=1: server and client in two network namespaces of the lab
+# (tests/lab/netns.sh: hosts h2 and h1 behind a forwarding switch), as on
+# two machines. Mode netns = NETNS=1 with a subset of the quick matrix:
+# every tool, both posting APIs, -b, -e, -q 4, 64 KiB, both atomics.
+# Exit 77: perftest missing, or NETNS without root / `ip netns`.
 set -u
 bin=$(readlink -f "$1")
 mode=${2:-quick}
 run=$bin/uroce-run
 command -v ib_write_bw >/dev/null || { echo "SKIP: perftest not installed"; exit 77; }
+[ "$mode" = netns ] && NETNS=1
 sip=${SERVER_IP:-127.0.0.2}
 cip=${CLIENT_IP:-127.0.0.3}
 [ "${SHARED:-0}" = 1 ] && cip=$sip
 port=$((30000 + $$ % 20000))
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+on_s=() on_c=() # commands that run the server / the client in its host
+cleanup() {
+	rm -rf "$dir"
+	[ "${NETNS:-0}" = 1 ] || return 0
+	local h
+	for h in h1 h2; do # what runs in the lab is ours
+		ip netns pids "$(lab_ns $h)" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	done
+	lab_down 2>/dev/null
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+if [ "${NETNS:-0}" = 1 ]; then
+	[ "$(id -u)" = 0 ] && command -v ip >/dev/null && ip netns list >/dev/null 2>&1 ||
+		{ echo "SKIP: network namespaces unavailable (needs root and ip netns)"; exit 77; }
+	source "$(dirname "$(readlink -f "$0")")/../lab/netns.sh"
+	lab_up --hosts 2 >/dev/null 2>&1 || { echo "FAIL: lab_up"; exit 1; }
+	sip=$(lab_ip h2) cip=$(lab_ip h1)
+	on_s=(lab_exec h2) on_c=(lab_exec h1)
+	echo "== lab $UROCE_LAB: client h1 $cip -> server h2 $sip"
+fi
 pass=0 fail=0
+
+# Wait until the server listens on its TCP port (perftest's exchange).
+wait_port() {
+	local i
+	for i in $(seq 1 100); do
+		"${on_s[@]}" ss -Hltn "sport = :$1" | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
 
 one() { # tool args...
 	local tool=$1; shift
 	port=$((port + 1))
-	UROCE_IP=$sip timeout 60 "$run" "$tool" -p $port "$@" >"$dir/s" 2>&1 &
+	UROCE_IP=$sip "${on_s[@]}" timeout 60 "$run" "$tool" -p $port "$@" >"$dir/s" 2>&1 &
 	local s=$!
-	sleep 0.4
-	UROCE_IP=$cip timeout 60 "$run" "$tool" -p $port "$@" "$sip" >"$dir/c" 2>&1
+	if [ "${NETNS:-0}" = 1 ]; then wait_port $port; else sleep 0.4; fi
+	UROCE_IP=$cip "${on_c[@]}" timeout 60 "$run" "$tool" -p $port "$@" "$sip" >"$dir/c" 2>&1
 	local c=$?
 	wait $s
 	local r=$?
@@ -42,6 +78,27 @@ one() { # tool args...
 }
 
 n=200
+if [ "$mode" = netns ]; then
+	# Every tool with both posting APIs, and -b, -e, -q 4, 64 KiB and both
+	# atomics once each: a third of the quick matrix.
+	one ib_write_bw -x 0 -n $n -F
+	one ib_write_bw -x 0 -n $n -F -b --use_old_post_send
+	one ib_read_bw -x 0 -n $n -F -q 4 --use_old_post_send
+	one ib_read_bw -x 0 -n $n -F -e
+	one ib_send_bw -x 0 -n $n -F -s 65536 --report_gbits
+	one ib_send_bw -x 0 -n $n -F -e --use_old_post_send
+	one ib_write_lat -x 0 -n $n -F --use_old_post_send
+	one ib_read_lat -x 0 -n $n -F -s 4096
+	one ib_send_lat -x 0 -n $n -F
+	one ib_send_lat -x 0 -n $n -F -s 4096 --use_old_post_send
+	one ib_atomic_bw -x 0 -n $n -F -A CMP_AND_SWAP
+	one ib_atomic_bw -x 0 -n $n -F -A FETCH_AND_ADD --use_old_post_send
+	one ib_atomic_lat -x 0 -n $n -F -A FETCH_AND_ADD
+	one ib_atomic_lat -x 0 -n $n -F -A CMP_AND_SWAP --use_old_post_send
+	echo "$pass passed, $fail failed"
+	[ $fail = 0 ]
+	exit
+fi
 for api in "" "--use_old_post_send"; do
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
 		one $t -x 0 -n $n -F $api
