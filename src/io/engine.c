@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/syscall.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <time.h>
@@ -219,34 +218,10 @@ static int drain_all(struct ur_engine *e, uint64_t now)
 	return n;
 }
 
-/*
- * The engine plays the NIC: it must run soon after a packet arrives even
- * when application threads spin on every CPU (ib_write_lat's receiver
- * spins on memory and calls nothing). Under EEVDF (Linux >= 6.12) a
- * thread that asks for a short slice preempts a spinning one at wake-up
- * instead of waiting out the spinner's slice (about 1 ms). Best effort,
- * unprivileged; older kernels ignore or refuse it.
- */
-static void short_slice(void)
-{
-	struct {
-		uint32_t size, policy;
-		uint64_t flags;
-		int32_t nice;
-		uint32_t prio;
-		uint64_t runtime, deadline, period;
-	} a = { .size = 48, .policy = 0 /* SCHED_OTHER */,
-		.runtime = UR_IO_ENGINE_SLICE_NS };
-
-	if (syscall(SYS_sched_setattr, 0, &a, 0))
-		(void)0;
-}
-
 static void *engine_main(void *arg)
 {
 	struct ur_engine *e = arg;
 
-	short_slice();
 	while (!atomic_load(&e->stop)) {
 		uint64_t now = ur_now(), next, polled;
 		struct epoll_event ev[4];
@@ -679,6 +654,37 @@ void ur_engine_poll(struct ur_engine *e)
 	 * thread spinning, the engine thread may wait milliseconds for one. */
 	if (atomic_load(&e->next_deadline) <= now)
 		__ur_engine_run_timers(e, now);
+}
+
+void ur_engine_poll_done(struct ur_engine *e, int got)
+{
+	uint64_t now = ur_now(), at = atomic_load(&e->comp_at);
+
+	if (got == 0) {
+		/* e.g. ib_write_lat: a WRITE makes no completion and the
+		 * program spins on memory after this poll; the ACKs it
+		 * deferred have no completion to wait behind. */
+		if (__ur_tx_pending(e->poll_tx) &&
+		    !pthread_mutex_trylock(&e->rx_lock)) {
+			flush_poll_tx(e);
+			pthread_mutex_unlock(&e->rx_lock);
+		}
+		if (at) {
+			uint64_t g = now - at, s = atomic_load(&e->comp_gap);
+
+			atomic_store(&e->comp_gap, s ? (3 * s + g) / 4 : g);
+			atomic_store(&e->comp_at, 0);
+		}
+		return;
+	}
+	if (at) /* no empty poll since the last completion: it stayed */
+		atomic_store(&e->comp_gap, atomic_load(&e->comp_gap) * 3 / 4);
+	atomic_store(&e->comp_at, now);
+	/* A poller that, after a completion, usually comes back only later
+	 * (it spins on memory until the peer's next WRITE) must not keep the
+	 * engine thread off the socket meanwhile. */
+	if (atomic_load(&e->comp_gap) > UR_IO_APP_LEAVES_NS)
+		ur_engine_app_blocks(e);
 }
 
 void ur_engine_app_blocks(struct ur_engine *e)

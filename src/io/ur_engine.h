@@ -75,6 +75,8 @@ void ur_engine_poll(struct ur_engine *e);
 /* An application thread stops spinning (it armed a CQ to block on its
  * channel): the engine resumes receiving at once. */
 void ur_engine_app_blocks(struct ur_engine *e);
+/* After ur_engine_poll, what the caller's poll returned (@got CQEs). */
+void ur_engine_poll_done(struct ur_engine *e, int got);
 
 /*
  * QP1 (GSI, src/io/gsi.c): MADs for the connection manager. The handler

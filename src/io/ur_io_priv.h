@@ -16,8 +16,8 @@
 #define UR_IO_GSO_MAX_SEGS 32 /* segments per UDP GSO send (IP IDs 0..31) */
 #define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 /* An application that polled within this window drains the socket itself. */
-#define UR_IO_ENGINE_SLICE_NS 100000ull /* EEVDF slice asked for */
 #define UR_IO_APP_POLL_NS 100000ull
+#define UR_IO_APP_LEAVES_NS 20000ull /* poll again later than this: left */
 /* How often the engine looks whether the application still spins: each
  * look is a wake-up that takes a core from a spinning program. */
 #define UR_IO_APP_RECHECK_NS 1000000ull
@@ -78,6 +78,10 @@ struct ur_engine {
 	 * one that never misses a timer); a spinning poller runs due timers
 	 * itself rather than wait for the engine thread to be scheduled. */
 	atomic_uint_fast64_t next_deadline;
+	/* When a poll last returned completions, and how long (smoothed) the
+	 * poller then took to poll again: a program that leaves after its
+	 * completion (to spin on memory) hands the socket back at once. */
+	atomic_uint_fast64_t comp_at, comp_gap;
 
 	pthread_mutex_t rx_lock;   /* one thread drains the sockets at a time */
 	struct tx_batch *poll_tx;  /* ACKs made by polling threads (rx_lock) */

@@ -56,6 +56,7 @@ static int cq_poll_raw(struct urv_cq *cq, struct ur_cqe *out, int n)
 	if (got == 0) {
 		ur_engine_poll(cq->ctx->eng);
 		got = ur_cq_poll(&cq->ucq, out, n);
+		ur_engine_poll_done(cq->ctx->eng, got);
 	}
 	return got;
 }
