@@ -40,6 +40,7 @@ enum sim_work {
 };
 
 #define SIM_MAX_LINKCFG 64
+#define SIM_MAX_KEYLINES 64
 
 /* A failed (rate 0) or degraded link between two named nodes. */
 struct sim_linkcfg {
@@ -92,12 +93,24 @@ struct sim_cfg {
 	uint64_t end_ns;           /* stop here (0: when the workload ends) */
 	bool progress;             /* a progress line on stderr */
 	uint64_t sample_ns;        /* queue sampling period for the CSV */
+	/* where each key was last set by sim_cfg_load(), so that checks
+	 * across keys (sim_create, sim_workload) can name the line */
+	char file[256];
+	struct {
+		char key[24];
+		int line;
+	} keylines[SIM_MAX_KEYLINES];
+	uint32_t n_keylines;
 };
 
 /* Defaults: 100 Gb/s, 1 us links, 4 KiB MTU, DCQCN, ECN and PFC on. */
 void sim_cfg_default(struct sim_cfg *c);
 /* Parse "key value" lines (# comments). Returns 0, or -1 with a message
- * naming @path and the line in @err. */
+ * naming @path and the line in @err. Settings that are each valid but
+ * inconsistent together (an odd k, pfc_xon above pfc_xoff, a failure that
+ * disconnects a host, ranks beyond the topology...) are refused later by
+ * sim_create()/sim_workload(), whose message then starts with "@path:LINE:"
+ * of the key (the latest of the keys involved) that the file set. */
 int sim_cfg_load(struct sim_cfg *c, const char *path, char *err, size_t n);
 /* One "key value" setting (the CLI's --set); -1 with @err. */
 int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,

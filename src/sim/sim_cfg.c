@@ -5,6 +5,8 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,6 +241,12 @@ done:
 		snprintf(err, n, "bad value '%s' for '%s'", val, key);
 		return -1;
 	}
+	/* Set here, not by a file line (sim_cfg_load records it after). */
+	for (uint32_t i = 0; i < c->n_keylines; i++)
+		if (!strcmp(c->keylines[i].key, key)) {
+			c->keylines[i] = c->keylines[--c->n_keylines];
+			break;
+		}
 	if (!strcmp(key, "mtu") && c->mtu != 1024 && c->mtu != 2048 &&
 	    c->mtu != 4096 && c->mtu != 512 && c->mtu != 256) {
 		snprintf(err, n, "mtu must be 256..4096, a power of two");
@@ -263,6 +271,11 @@ int sim_cfg_load(struct sim_cfg *c, const char *path, char *err, size_t n)
 	if (!f) {
 		snprintf(err, n, "%s: %s", path, strerror(errno));
 		return -1;
+	}
+	if (strcmp(c->file, path)) {
+		/* Lines recorded so far belong to another file. */
+		c->n_keylines = 0;
+		snprintf(c->file, sizeof(c->file), "%s", path);
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char *p = line, *key, *val, *hash = strchr(line, '#');
@@ -296,7 +309,41 @@ int sim_cfg_load(struct sim_cfg *c, const char *path, char *err, size_t n)
 		}
 		if (!strcmp(key, "fail") || !strcmp(key, "degrade"))
 			c->links[c->n_links - 1].line = ln;
+		else if (strlen(key) < sizeof(c->keylines[0].key) &&
+			 c->n_keylines < SIM_MAX_KEYLINES) {
+			strcpy(c->keylines[c->n_keylines].key, key);
+			c->keylines[c->n_keylines++].line = ln;
+		}
 	}
 	fclose(f);
 	return 0;
+}
+
+int __sim_cfg_line(const struct sim_cfg *c, const char *key)
+{
+	for (uint32_t i = 0; i < c->n_keylines; i++)
+		if (!strcmp(c->keylines[i].key, key))
+			return c->keylines[i].line;
+	return 0;
+}
+
+const char *__sim_cfg_where(const struct sim_cfg *c, char *buf, size_t n, ...)
+{
+	const char *key;
+	int line = 0;
+	va_list ap;
+
+	va_start(ap, n);
+	while ((key = va_arg(ap, const char *))) {
+		int l = __sim_cfg_line(c, key);
+
+		if (l > line)
+			line = l;
+	}
+	va_end(ap);
+	if (line)
+		snprintf(buf, n, "%s:%d: ", c->file, line);
+	else if (n)
+		buf[0] = 0;
+	return buf;
 }

@@ -171,6 +171,11 @@ void __sim_host_addr(uint32_t hid, uint8_t ip[4]);
 uint32_t __sim_addr_host(const uint8_t ip[4]);
 
 /* sim_topo.c */
+/* The line of the config file that last set @key (0: not from a file). */
+int __sim_cfg_line(const struct sim_cfg *c, const char *key);
+/* "FILE:LINE: " for the latest line that set one of the keys (a NULL-ended
+ * list), or "" if none came from a file; returns @buf. */
+const char *__sim_cfg_where(const struct sim_cfg *c, char *buf, size_t n, ...);
 int __sim_topo_build(struct sim *s, char *err, size_t n);
 
 /* sim_host.c */

@@ -79,12 +79,15 @@ int __sim_topo_build(struct sim *s, char *err, size_t en)
 	struct builder b = { 0 };
 	uint32_t nh, ne, na, nc, ch = 0, ce = 0, ca = 0, cc = 0;
 	uint32_t *deg, *queue;
+	char w[300];
 
+#define WHERE(...) __sim_cfg_where(c, w, sizeof(w), __VA_ARGS__, (const char *)NULL)
 	if (c->topo == SIM_TOPO_FATTREE) {
 		uint32_t k = c->k, h2 = k / 2;
 
 		if (k < 2 || k % 2 || k > 64) {
-			snprintf(err, en, "fat-tree: k must be even, 2..64 (got %u)", k);
+			snprintf(err, en, "%sfat-tree: k must be even, 2..64 (got %u)",
+				 WHERE("k", "topology"), k);
 			return -1;
 		}
 		nh = k * k * k / 4;
@@ -108,7 +111,8 @@ int __sim_topo_build(struct sim *s, char *err, size_t en)
 						 c->fabric_bps);
 	} else {
 		if (!c->leaves || !c->spines || !c->hosts_per_leaf) {
-			snprintf(err, en, "leaf-spine: leaves, spines and hosts_per_leaf must be > 0");
+			snprintf(err, en, "%sleaf-spine: leaves, spines and hosts_per_leaf must be > 0",
+				 WHERE("leaves", "spines", "hosts_per_leaf", "topology"));
 			return -1;
 		}
 		nh = c->leaves * c->hosts_per_leaf;
@@ -171,8 +175,8 @@ int __sim_topo_build(struct sim *s, char *err, size_t en)
 
 		if (px < 0) {
 			if (lc->line)
-				snprintf(err, en, "line %d: no link between '%s' and '%s'",
-					 lc->line, lc->a, lc->b);
+				snprintf(err, en, "%s:%d: no link between '%s' and '%s'",
+					 c->file, lc->line, lc->a, lc->b);
 			else
 				snprintf(err, en, "no link between '%s' and '%s'",
 					 lc->a, lc->b);
@@ -194,20 +198,25 @@ int __sim_topo_build(struct sim *s, char *err, size_t en)
 			if (s->nodes[i].nports > maxports)
 				maxports = s->nodes[i].nports;
 		if (c->pfc_xon > c->pfc_xoff) {
-			snprintf(err, en, "pfc_xon (%u) above pfc_xoff (%u)",
+			snprintf(err, en, "%spfc_xon (%u) above pfc_xoff (%u)",
+				 WHERE("pfc_xon_kb", "pfc_xoff_kb", "pfc"),
 				 c->pfc_xon, c->pfc_xoff);
 			return -1;
 		}
 		if ((uint64_t)(c->pfc_xoff + c->pfc_headroom) * SIM_NPRIO * maxports >
 		    c->buffer_bytes) {
-			snprintf(err, en, "pfc: (xoff %u + headroom %u) x %u priorities x %u ports exceeds the %lu-byte buffer (not lossless)",
+			snprintf(err, en, "%spfc: (xoff %u + headroom %u) x %u priorities x %u ports exceeds the %lu-byte buffer (not lossless)",
+				 WHERE("pfc_xoff_kb", "pfc_headroom_kb", "buffer_kb",
+				       "pfc", "k", "spines", "leaves",
+				       "hosts_per_leaf", "topology"),
 				 c->pfc_xoff, c->pfc_headroom, SIM_NPRIO, maxports,
 				 (unsigned long)c->buffer_bytes);
 			return -1;
 		}
 	}
 	if (c->ecn && c->kmin > c->kmax) {
-		snprintf(err, en, "kmin (%u) above kmax (%u)", c->kmin, c->kmax);
+		snprintf(err, en, "%skmin (%u) above kmax (%u)",
+			 WHERE("kmin_kb", "kmax_kb", "ecn"), c->kmin, c->kmax);
 		return -1;
 	}
 	/* Distances to every host. */
@@ -220,8 +229,20 @@ int __sim_topo_build(struct sim *s, char *err, size_t en)
 	free(queue);
 	for (uint32_t h = 1; h < nh; h++)
 		if (s->dist[(size_t)h * s->nnodes + s->host_node[0]] == 0xff) {
-			snprintf(err, en, "failed links disconnect host %u from host 0", h);
+			int line = 0;
+
+			/* name the last fail line: with it the set disconnects */
+			for (uint32_t i = 0; i < c->n_links; i++)
+				if (!c->links[i].bps && c->links[i].line > line)
+					line = c->links[i].line;
+			if (line)
+				snprintf(w, sizeof(w), "%s:%d: ", c->file, line);
+			else
+				w[0] = 0;
+			snprintf(err, en, "%sfailed links disconnect host %u from host 0",
+				 w, h);
 			return -1;
 		}
 	return 0;
+#undef WHERE
 }

@@ -38,9 +38,14 @@ static int ring(struct sim *s, char *err, size_t n)
 	uint32_t r = s->c.ranks ? s->c.ranks : s->nhosts, c = s->c.chunks;
 	uint32_t *o;
 	uint64_t per;
+	char w[300];
 
 	if (r < 2 || r > s->nhosts || !c) {
-		snprintf(err, n, "ring: ranks must be 2..%u, chunks >= 1", s->nhosts);
+		snprintf(err, n, "%sring: ranks must be 2..%u, chunks >= 1",
+			 __sim_cfg_where(&s->c, w, sizeof(w), "ranks", "chunks",
+					 "workload", "k", "topology", "leaves",
+					 "hosts_per_leaf", (const char *)NULL),
+			 s->nhosts);
 		return -1;
 	}
 	per = s->c.bytes / r / c;
@@ -68,9 +73,14 @@ static int alltoall(struct sim *s, char *err, size_t n)
 {
 	uint32_t r = s->c.ranks ? s->c.ranks : s->nhosts;
 	uint32_t *o;
+	char w[300];
 
 	if (r < 2 || r > s->nhosts) {
-		snprintf(err, n, "alltoall: ranks must be 2..%u", s->nhosts);
+		snprintf(err, n, "%salltoall: ranks must be 2..%u",
+			 __sim_cfg_where(&s->c, w, sizeof(w), "ranks", "workload",
+					 "k", "topology", "leaves",
+					 "hosts_per_leaf", (const char *)NULL),
+			 s->nhosts);
 		return -1;
 	}
 	o = placement(s, r);
@@ -110,11 +120,14 @@ static int permutation(struct sim *s)
 static int trace(struct sim *s, char *err, size_t n)
 {
 	FILE *f = fopen(s->c.trace, "r");
-	char line[256];
+	char line[256], w[300];
 	int ln = 0;
 
 	if (!f) {
-		snprintf(err, n, "%s: %s", s->c.trace[0] ? s->c.trace : "(no trace file)",
+		snprintf(err, n, "%s%s: %s",
+			 __sim_cfg_where(&s->c, w, sizeof(w), "trace", "workload",
+					 (const char *)NULL),
+			 s->c.trace[0] ? s->c.trace : "(no trace file)",
 			 strerror(errno));
 		return -1;
 	}
@@ -125,12 +138,21 @@ static int trace(struct sim *s, char *err, size_t n)
 		int k;
 
 		ln++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, n, "%s:%d: line longer than %zu characters",
+				 s->c.trace, ln, sizeof(line) - 2);
+			goto fail;
+		}
 		if (h)
 			*h = 0;
 		while (isspace((unsigned char)*p))
 			p++;
 		if (!*p)
 			continue;
+		if (strchr(p, '-')) {
+			snprintf(err, n, "%s:%d: negative value", s->c.trace, ln);
+			goto fail;
+		}
 		k = sscanf(p, "%llu %llu %llu %llu %1s", &t, &src, &dst, &bytes, extra);
 		if (k != 4) {
 			snprintf(err, n, "%s:%d: expected 'start_ns src dst bytes'",
@@ -160,9 +182,12 @@ fail:
 int sim_workload(struct sim *s, char *err, size_t n)
 {
 	int rc = 0;
+	char w[300];
 
 	if (s->c.bytes > (1ull << 31)) {
-		snprintf(err, n, "bytes: at most 2 GiB per message");
+		snprintf(err, n, "%sbytes: at most 2 GiB per message",
+			 __sim_cfg_where(&s->c, w, sizeof(w), "bytes",
+					 (const char *)NULL));
 		return -1;
 	}
 	switch (s->c.work) {
@@ -177,7 +202,11 @@ int sim_workload(struct sim *s, char *err, size_t n)
 		break;
 	case SIM_WORK_INCAST:
 		if (s->c.incast_senders < 1 || s->c.incast_senders >= s->nhosts) {
-			snprintf(err, n, "incast: senders must be 1..%u", s->nhosts - 1);
+			snprintf(err, n, "%sincast: senders must be 1..%u",
+				 __sim_cfg_where(&s->c, w, sizeof(w), "incast_senders",
+						 "workload", "k", "topology", "leaves",
+						 "hosts_per_leaf", (const char *)NULL),
+				 s->nhosts - 1);
 			return -1;
 		}
 		for (uint32_t i = 1; i <= s->c.incast_senders; i++)

@@ -295,21 +295,88 @@ static void test_errors(void)
 	write_file(cfg, "k 4\n\nfail e0 c3\n");
 	ASSERT_EQ(sim_cfg_load(&c, cfg, err, sizeof(err)), 0);
 	ASSERT(!sim_create(&c, err, sizeof(err)));
-	ASSERT(strstr(err, "line 3"));
+	ASSERT(strstr(err, ":3: no link"));
 	sim_cfg_default(&c);
-	write_file(cfg, "k 4\nfail h0 e0\n");
+	write_file(cfg, "k 4\nfail a0 c0\nfail h0 e0\n");
 	ASSERT_EQ(sim_cfg_load(&c, cfg, err, sizeof(err)), 0);
 	ASSERT(!sim_create(&c, err, sizeof(err)));
-	ASSERT(strstr(err, "disconnect"));
+	ASSERT(strstr(err, ":3: failed links disconnect"));
+	/* Keys that are each valid but inconsistent together: the error
+	 * names the line of the key that made them so. */
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ "topology fattree\nk 5\n", ":2: fat-tree: k must be even" },
+		{ "topology leafspine\nleaves 4\nspines 0\n", ":3: leaf-spine" },
+		{ "pfc_xoff_kb 64\n# xon\npfc_xon_kb 100\n", ":3: pfc_xon" },
+		{ "k 4\npfc_headroom_kb 4000\n", ":2: pfc:" },
+		{ "kmax_kb 50\nmtu 1024\n", ":1: kmin" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sim_cfg_default(&c);
+		write_file(cfg, bad[i].text);
+		ASSERT_EQ(sim_cfg_load(&c, cfg, err, sizeof(err)), 0);
+		ASSERT(!sim_create(&c, err, sizeof(err)));
+		if (!strstr(err, bad[i].want) || strncmp(err, cfg, strlen(cfg)))
+			UR_FAIL("case %zu: '%s' lacks '%s'", i, err, bad[i].want);
+	}
+	/* A workload beyond the topology names its line too; the same
+	 * setting from the command line (sim_cfg_set) names none. */
 	sim_cfg_default(&c);
-	write_file(tr, "# t src dst bytes\n0 1 2 4096\n100 3 99 4096\n");
-	snprintf(c.trace, sizeof(c.trace), "%s", tr);
-	c.work = SIM_WORK_TRACE;
+	write_file(cfg, "k 4\nworkload ring\nranks 17\n");
+	ASSERT_EQ(sim_cfg_load(&c, cfg, err, sizeof(err)), 0);
 	s = sim_create(&c, err, sizeof(err));
 	ASSERT(s);
 	ASSERT_EQ(sim_workload(s, err, sizeof(err)), -1);
-	ASSERT(strstr(err, ":3:"));
+	ASSERT(strstr(err, ":3: ring: ranks"));
 	sim_destroy(s);
+	ASSERT_EQ(sim_cfg_set(&c, "ranks", "20", err, sizeof(err)), 0);
+	s = sim_create(&c, err, sizeof(err));
+	ASSERT(s);
+	ASSERT_EQ(sim_workload(s, err, sizeof(err)), -1);
+	ASSERT(strstr(err, ":2: ring: ranks")); /* the workload line */
+	sim_destroy(s);
+	sim_cfg_default(&c);
+	write_file(cfg, "k 4\nworkload incast\n\nincast_senders 16\n");
+	ASSERT_EQ(sim_cfg_load(&c, cfg, err, sizeof(err)), 0);
+	s = sim_create(&c, err, sizeof(err));
+	ASSERT(s);
+	ASSERT_EQ(sim_workload(s, err, sizeof(err)), -1);
+	ASSERT(strstr(err, ":4: incast"));
+	sim_destroy(s);
+	/* Trace lines: wrong field count, host out of range, a negative
+	 * number, source = destination, zero bytes, an over-long line. */
+	static const struct {
+		const char *text, *want;
+	} badtr[] = {
+		{ "# t src dst bytes\n0 1 2 4096\n100 3 99 4096\n", ":3: host out of range" },
+		{ "0 1 2\n", ":1: expected" },
+		{ "0 1 2 4096 7\n", ":1: expected" },
+		{ "\n\n-5 1 2 4096\n", ":3: negative" },
+		{ "0 1 2 4096\n0 4 4 4096\n", ":2: source equals" },
+		{ "0 1 2 0\n", ":1: bytes must be" },
+	};
+	for (size_t i = 0; i <= sizeof(badtr) / sizeof(badtr[0]); i++) {
+		char longline[400];
+
+		if (i == sizeof(badtr) / sizeof(badtr[0])) {
+			memset(longline, ' ', sizeof(longline));
+			strcpy(longline + 300, "0 1 2 4096\n");
+			write_file(tr, longline);
+		} else {
+			write_file(tr, badtr[i].text);
+		}
+		sim_cfg_default(&c);
+		snprintf(c.trace, sizeof(c.trace), "%s", tr);
+		c.work = SIM_WORK_TRACE;
+		s = sim_create(&c, err, sizeof(err));
+		ASSERT(s);
+		ASSERT_EQ(sim_workload(s, err, sizeof(err)), -1);
+		if (!strstr(err, i < sizeof(badtr) / sizeof(badtr[0])
+					 ? badtr[i].want : ":1: line longer"))
+			UR_FAIL("trace case %zu: '%s'", i, err);
+		sim_destroy(s);
+	}
 	unlink(cfg);
 	unlink(tr);
 }
