@@ -322,7 +322,10 @@ void sim_result(struct sim *s, struct sim_result *r)
 	memset(r, 0, sizeof(*r));
 	r->hosts = s->nhosts;
 	r->switches = s->nnodes - s->nhosts;
-	r->qps = 2 * s->ncon;
+	/* every host's real QPs (one per connection end; ncon counts both
+	 * directions of a connection's lookup key, i.e. each end once) */
+	for (uint32_t i = 0; i < s->nhosts; i++)
+		r->qps += s->hosts[i].nqps;
 	r->flows = s->nflows;
 	r->flows_done = s->flows_done;
 	r->t_first = s->t_first;

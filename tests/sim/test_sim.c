@@ -49,6 +49,8 @@ static void test_deterministic(void)
 		sim_run(s, UINT64_MAX);
 		sim_result(s, &r);
 		ASSERT_EQ(r.flows_done, r.flows);
+		/* one RC QP per host per peer: 16 hosts x 15 peers */
+		ASSERT_EQ_U64(r.qps, 16 * 15);
 		f = sim_flows(s, &n);
 		for (uint32_t j = 0; j < n; j++)
 			sum[i] = sum[i] * 31 + f[j].t_done;
