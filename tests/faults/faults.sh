@@ -13,7 +13,7 @@ set -uo pipefail
 BIN=$(cd "$1" && pwd)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MIB=${FAULTS_MIB:-64}
-CASES=${FAULTS_CASES:-"clean loss0.1 loss1 loss5 reorder dup1 corrupt deadpeer rc_pingpong ud_pingpong srq_pingpong"}
+CASES=${FAULTS_CASES:-"clean loss0.1 loss1 loss5 reorder reorder_sr dup1 corrupt deadpeer rc_pingpong ud_pingpong srq_pingpong"}
 # Cases listed here run twice: with --no-read (must pass) and with READs
 # (XFAIL unless FAULTS_STRICT=1). Empty since issue 4 (READs under
 # reordering / loss / corruption ended in RETRY_EXC_ERR) was fixed.
@@ -137,8 +137,21 @@ for c in $CASES; do
 		[[ $RES_RETX -gt 0 ]] || { echo "FAIL: $c: no retransmissions counted"; FAILS=$((FAILS + 1)); } ;;
 	reorder)
 		lab_nfq -- --reorder 2 --reorder-gap 3 --seed 7 2>/dev/null
-		twice reorder
+		twice reorder && GBN_REORDER_RETX=$RES_RETX
 		lab_nfq_stop 2>/dev/null | sed 's/^/    /' ;;
+	reorder_sr)
+		# The same reordering with selective repeat enabled at both
+		# ends (docs/wire.md "Extensions"): early packets are held, not
+		# NAKed, so far fewer packets go again than with go-back-N.
+		lab_nfq -- --reorder 2 --reorder-gap 3 --seed 7 2>/dev/null
+		export UROCE_SR=1
+		integrity reorder_sr
+		unset UROCE_SR
+		lab_nfq_stop 2>/dev/null | sed 's/^/    /'
+		if [[ -n ${GBN_REORDER_RETX:-} && $RES_RETX -ge $((GBN_REORDER_RETX / 4)) ]]; then
+			echo "FAIL: reorder_sr: $RES_RETX retransmitted, go-back-N $GBN_REORDER_RETX (want < 1/4)"
+			FAILS=$((FAILS + 1))
+		fi ;;
 	dup1)
 		lab_dup 1 2>/dev/null
 		integrity dup1
