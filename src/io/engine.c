@@ -188,20 +188,10 @@ static void flush_poll_tx(struct ur_engine *e)
 	__ur_tx_switch(prev);
 }
 
-void __ur_engine_flush_deferred(struct ur_engine *e)
-{
-	if (!__ur_tx_pending(e->poll_tx))
-		return;
-	pthread_mutex_lock(&e->rx_lock);
-	flush_poll_tx(e);
-	pthread_mutex_unlock(&e->rx_lock);
-}
-
 static int drain_all(struct ur_engine *e, uint64_t now)
 {
-	int n;
-
 	struct tx_batch *prev;
+	int n;
 
 	pthread_mutex_lock(&e->rx_lock);
 	flush_poll_tx(e);
@@ -565,15 +555,20 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
 
-	/* ACKs a polling thread deferred may use the QP's port. */
-	__ur_engine_flush_deferred(e);
-	/* The write lock waits out any receive or timer using the QP. */
+	/* The receive lock first (the engine's order), held to the end: no
+	 * receive can make an ACK for this QP between the flush of deferred
+	 * ACKs and the close of its port (the application may see the
+	 * completion of a SEND before its ACK was made, and destroy the QP). */
+	pthread_mutex_lock(&e->rx_lock);
+	flush_poll_tx(e);
+	/* The write lock waits out any timer using the QP. */
 	pthread_rwlock_wrlock(&e->qp_lock);
 	if (__ur_map_get(&e->qps, qp->qpn) == qp)
 		__ur_map_del(&e->qps, qp->qpn);
 	if (q)
 		sport_put(e, q->sport);
 	pthread_rwlock_unlock(&e->qp_lock);
+	pthread_mutex_unlock(&e->rx_lock);
 	if (q) {
 		pthread_mutex_destroy(&q->lock);
 		free(q);

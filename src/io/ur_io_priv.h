@@ -153,7 +153,5 @@ void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling);
 uint64_t __ur_engine_run_timers(struct ur_engine *e, uint64_t now);
-/* Send the ACKs polling threads deferred (takes rx_lock). */
-void __ur_engine_flush_deferred(struct ur_engine *e);
 
 #endif
