@@ -301,10 +301,9 @@ struct client {
 	int last_status;
 };
 
-static void *client_main(void *arg)
+/* rdma_connect, as a program would (the test plays rxe's side). */
+static void client_connect(struct client *c)
 {
-	struct client *c = arg;
-	struct rdma_cm_event *ev;
 	struct rdma_conn_param cp = {
 		.responder_resources = 1, .initiator_depth = 1,
 		.retry_count = 7, .rnr_retry_count = 7,
@@ -312,6 +311,21 @@ static void *client_main(void *arg)
 
 	c->connect_ret = rdma_connect(c->id, &cp);
 	c->connect_errno = errno;
+}
+
+static void *connect_main(void *arg)
+{
+	client_connect(arg);
+	return NULL;
+}
+
+/* Connect, then disconnect and keep the last event. */
+static void *client_main(void *arg)
+{
+	struct client *c = arg;
+	struct rdma_cm_event *ev;
+
+	client_connect(c);
 	if (c->connect_ret)
 		return NULL;
 	rdma_disconnect(c->id);
@@ -323,9 +337,9 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
-static void t_active(void)
+/* An RC ID with a QP, routed to the fake rxe peer; @fn runs on a thread. */
+static void client_start(struct client *c, void *(*fn)(void *))
 {
-	struct client c = { 0 };
 	struct sockaddr_in dst = { .sin_family = AF_INET,
 				   .sin_port = htons(SVC_PORT) };
 	struct ibv_qp_init_attr qa = {
@@ -333,18 +347,25 @@ static void t_active(void)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC,
 	};
-	uint8_t req[UR_MAD_LEN], m[UR_MAD_LEN], exp[UR_MAD_LEN], rep[UR_MAD_LEN];
-	size_t len, l2;
-	uint32_t ours;
 
 	load_golden();
 	fake_open();
 	inet_pton(AF_INET, PEER, &dst.sin_addr);
-	ASSERT_EQ(rdma_create_id(NULL, &c.id, NULL, RDMA_PS_TCP), 0);
-	ASSERT_EQ(rdma_resolve_addr(c.id, NULL, (struct sockaddr *)&dst, 2000), 0);
-	ASSERT_EQ(rdma_resolve_route(c.id, 2000), 0);
-	ASSERT_EQ(rdma_create_qp(c.id, NULL, &qa), 0);
-	ASSERT_EQ(pthread_create(&c.t, NULL, client_main, &c), 0);
+	ASSERT_EQ(rdma_create_id(NULL, &c->id, NULL, RDMA_PS_TCP), 0);
+	ASSERT_EQ(rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&dst, 2000), 0);
+	ASSERT_EQ(rdma_resolve_route(c->id, 2000), 0);
+	ASSERT_EQ(rdma_create_qp(c->id, NULL, &qa), 0);
+	ASSERT_EQ(pthread_create(&c->t, NULL, fn, c), 0);
+}
+
+static void t_active(void)
+{
+	struct client c = { 0 };
+	uint8_t req[UR_MAD_LEN], m[UR_MAD_LEN], exp[UR_MAD_LEN], rep[UR_MAD_LEN];
+	size_t len, l2;
+	uint32_t ours;
+
+	client_start(&c, client_main);
 
 	ASSERT(fake_recv(req, 3000));
 	ASSERT_EQ(__cm_mad_attr(req), UR_CM_ATTR_REQ);
@@ -483,19 +504,6 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 	return a.qp_state;
 }
 
-static void *connect_main(void *arg)
-{
-	struct client *c = arg;
-	struct rdma_conn_param cp = {
-		.responder_resources = 1, .initiator_depth = 1,
-		.retry_count = 7, .rnr_retry_count = 7,
-	};
-
-	c->connect_ret = rdma_connect(c->id, &cp);
-	c->connect_errno = errno;
-	return NULL;
-}
-
 /*
  * MADs that name our comm ID but are not from our peer leave an
  * established connection alone (12.6.7, 12.9.6). The first is what broke
@@ -506,26 +514,12 @@ static void *connect_main(void *arg)
 static void t_stale(void)
 {
 	struct client c = { 0 };
-	struct sockaddr_in dst = { .sin_family = AF_INET,
-				   .sin_port = htons(SVC_PORT) };
-	struct ibv_qp_init_attr qa = {
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
 	uint8_t req[UR_MAD_LEN], rep[UR_MAD_LEN], m[UR_MAD_LEN];
 	struct rdma_cm_event *ev;
 	uint32_t ours, peer;
 	uint64_t tid;
 
-	load_golden();
-	fake_open();
-	inet_pton(AF_INET, PEER, &dst.sin_addr);
-	ASSERT_EQ(rdma_create_id(NULL, &c.id, NULL, RDMA_PS_TCP), 0);
-	ASSERT_EQ(rdma_resolve_addr(c.id, NULL, (struct sockaddr *)&dst, 2000), 0);
-	ASSERT_EQ(rdma_resolve_route(c.id, 2000), 0);
-	ASSERT_EQ(rdma_create_qp(c.id, NULL, &qa), 0);
-	ASSERT_EQ(pthread_create(&c.t, NULL, connect_main, &c), 0);
+	client_start(&c, connect_main);
 	ASSERT(fake_recv(req, 3000));
 	ASSERT_EQ(__cm_mad_attr(req), UR_CM_ATTR_REQ);
 	ours = (uint32_t)__cm_get(req, CMF_LOCAL_COMM_ID);
