@@ -126,13 +126,21 @@ static socklen_t port_name(struct sockaddr_un *un, uint16_t ps,
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 }
 
+/* A socket for the port's name @un (its length in @len): the listener binds
+ * it, a prober connects to it. */
+static int port_socket(struct sockaddr_un *un, socklen_t *len, uint16_t ps,
+		       const struct sockaddr *sa, bool any, uint16_t port)
+{
+	*len = port_name(un, ps, sa, any, port);
+	return socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+}
+
 static int try_bind(uint16_t ps, const struct sockaddr *sa, bool any,
 		    uint16_t port)
 {
 	struct sockaddr_un un;
-	socklen_t len = port_name(&un, ps, sa, any, port);
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
-			0);
+	socklen_t len;
+	int fd = port_socket(&un, &len, ps, sa, any, port);
 
 	if (fd < 0)
 		return -errno;
@@ -193,9 +201,8 @@ static bool has_listener(uint16_t ps, const struct sockaddr *local, bool any,
 			 uint16_t port)
 {
 	struct sockaddr_un un;
-	socklen_t len = port_name(&un, ps, local, any, port);
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
-			0);
+	socklen_t len;
+	int fd = port_socket(&un, &len, ps, local, any, port);
 	bool yes;
 
 	if (fd < 0)

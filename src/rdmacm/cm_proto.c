@@ -785,6 +785,15 @@ static void rx_rep(struct cm_id *c, const uint8_t *mad)
 	conn_event(c, RDMA_CM_EVENT_ESTABLISHED, 0, mad, 0, 0);
 }
 
+/* @c's exchange is over (no more resends): now in @state, with @type. */
+static void finish(struct cm_id *c, enum cm_state state,
+		   enum rdma_cm_event_type type, const uint8_t *mad)
+{
+	stop_timer(c);
+	c->state = state;
+	conn_event(c, type, 0, mad, 0, 0);
+}
+
 static void rx_rej(struct cm_id *c, const uint8_t *mad)
 {
 	uint16_t reason = (uint16_t)__cm_get(mad, CMF_REJ_REASON);
@@ -806,11 +815,9 @@ static void rx_dreq(struct cm_id *c, const uint8_t *mad)
 	if (c->state != CMS_ESTABLISHED && c->state != CMS_REP_SENT &&
 	    c->state != CMS_DREQ_SENT)
 		return;
-	stop_timer(c);
-	c->state = CMS_DISCONNECTED;
 	/* The QP is left alone, as Linux does: the peer's last SENDs may
 	 * still be completing; rdma_disconnect() moves it to ERR. */
-	conn_event(c, RDMA_CM_EVENT_DISCONNECTED, 0, mad, 0, 0);
+	finish(c, CMS_DISCONNECTED, RDMA_CM_EVENT_DISCONNECTED, mad);
 }
 
 static void rx_sidr_rep(struct cm_id *c, const uint8_t *mad)
@@ -917,11 +924,9 @@ int __cm_gsi_rx(void *arg, const uint8_t *mad, size_t len,
 		rx_rep(c, mad);
 		break;
 	case UR_CM_ATTR_RTU:
-		if (c->state == CMS_REP_SENT) {
-			stop_timer(c);
-			c->state = CMS_ESTABLISHED;
-			conn_event(c, RDMA_CM_EVENT_ESTABLISHED, 0, mad, 0, 0);
-		}
+		if (c->state == CMS_REP_SENT)
+			finish(c, CMS_ESTABLISHED, RDMA_CM_EVENT_ESTABLISHED,
+			       mad);
 		break;
 	case UR_CM_ATTR_REJ:
 		rx_rej(c, mad);
@@ -938,11 +943,9 @@ int __cm_gsi_rx(void *arg, const uint8_t *mad, size_t len,
 		rx_dreq(c, mad);
 		break;
 	case UR_CM_ATTR_DREP:
-		if (c->state == CMS_DREQ_SENT) {
-			stop_timer(c);
-			c->state = CMS_DISCONNECTED;
-			conn_event(c, RDMA_CM_EVENT_DISCONNECTED, 0, mad, 0, 0);
-		}
+		if (c->state == CMS_DREQ_SENT)
+			finish(c, CMS_DISCONNECTED, RDMA_CM_EVENT_DISCONNECTED,
+			       mad);
 		break;
 	case UR_CM_ATTR_SIDR_REP:
 		rx_sidr_rep(c, mad);

@@ -447,15 +447,34 @@ static void ack_stored_event(struct cm_id *c)
 	}
 }
 
+/* The ID behind @id with cm.lock held, its stored event acked first if
+ * @ack; NULL (and no lock) if @id is NULL. */
+static struct cm_id *lock_id(struct rdma_cm_id *id, bool ack)
+{
+	struct cm_id *c;
+
+	if (!id)
+		return NULL;
+	c = to_cid(id);
+	if (ack)
+		ack_stored_event(c);
+	pthread_mutex_lock(&cm.lock);
+	return c;
+}
+
+static int unlock_err(int ret)
+{
+	pthread_mutex_unlock(&cm.lock);
+	return cm_err(ret);
+}
+
 CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 {
 	struct cm_id *c, **pp;
 
-	if (!id)
+	c = lock_id(id, true);
+	if (!c)
 		return cm_err(-EINVAL);
-	c = to_cid(id);
-	ack_stored_event(c);
-	pthread_mutex_lock(&cm.lock);
 	c->destroying = true;
 	/* Tell the peer (12.9.6): the connection or request is gone. */
 	switch (c->state) {
@@ -566,8 +585,7 @@ CM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 		return cm_err(-EINVAL);
 	pthread_mutex_lock(&cm.lock);
 	ret = bind_locked(to_cid(id), addr);
-	pthread_mutex_unlock(&cm.lock);
-	return cm_err(ret);
+	return unlock_err(ret);
 }
 
 /* Pick our address for @dst: the routing table's source if it is one of
@@ -602,12 +620,12 @@ CM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr
 	int ret = 0;
 
 	(void)timeout_ms; /* resolution is local and immediate */
-	if (!id || !dst_addr ||
+	if (!dst_addr ||
 	    (dst_addr->sa_family != AF_INET && dst_addr->sa_family != AF_INET6))
 		return cm_err(-EINVAL);
-	c = to_cid(id);
-	ack_stored_event(c);
-	pthread_mutex_lock(&cm.lock);
+	c = lock_id(id, true);
+	if (!c)
+		return cm_err(-EINVAL);
 	if (!c->bound) {
 		if (src_addr && src_addr->sa_family) {
 			memset(&src, 0, sizeof(src));
@@ -622,10 +640,8 @@ CM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr
 	}
 	if (!ret && c->id.route.addr.src_addr.sa_family != dst_addr->sa_family)
 		ret = -EAFNOSUPPORT;
-	if (ret) {
-		pthread_mutex_unlock(&cm.lock);
-		return cm_err(ret);
-	}
+	if (ret)
+		return unlock_err(ret);
 	memset(&c->id.route.addr.dst_storage, 0, sizeof(struct sockaddr_storage));
 	memcpy(&c->id.route.addr.dst_storage, dst_addr, __cm_sa_len(dst_addr));
 	__cm_gid_from_sa(&c->id.route.addr.addr.ibaddr.dgid, dst_addr);
@@ -642,15 +658,11 @@ CM_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	struct cm_id *c;
 
 	(void)timeout_ms;
-	if (!id)
+	c = lock_id(id, true);
+	if (!c)
 		return cm_err(-EINVAL);
-	c = to_cid(id);
-	ack_stored_event(c);
-	pthread_mutex_lock(&cm.lock);
-	if (c->state != CMS_ADDR_RESOLVED) {
-		pthread_mutex_unlock(&cm.lock);
-		return cm_err(-EINVAL);
-	}
+	if (c->state != CMS_ADDR_RESOLVED)
+		return unlock_err(-EINVAL);
 	c->path.sgid = c->id.route.addr.addr.ibaddr.sgid;
 	c->path.dgid = c->id.route.addr.addr.ibaddr.dgid;
 	c->path.pkey = htons(UR_DEFAULT_PKEY);
@@ -675,10 +687,9 @@ CM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	int ret = 0;
 
 	(void)backlog;
-	if (!id)
+	c = lock_id(id, false);
+	if (!c)
 		return cm_err(-EINVAL);
-	c = to_cid(id);
-	pthread_mutex_lock(&cm.lock);
 	if (!c->bound) {
 		struct sockaddr_in any = { .sin_family = AF_INET };
 
@@ -692,8 +703,7 @@ CM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 		c->state = CMS_LISTEN;
 	if (!ret && cm.parked)
 		__cm_timer_kick(); /* a REQ that came a moment early */
-	pthread_mutex_unlock(&cm.lock);
-	return cm_err(ret);
+	return unlock_err(ret);
 }
 
 CM_EXPORT int rdma_connect(struct rdma_cm_id *id,
@@ -702,11 +712,9 @@ CM_EXPORT int rdma_connect(struct rdma_cm_id *id,
 	struct cm_id *c;
 	int ret;
 
-	if (!id)
+	c = lock_id(id, true);
+	if (!c)
 		return cm_err(-EINVAL);
-	c = to_cid(id);
-	ack_stored_event(c);
-	pthread_mutex_lock(&cm.lock);
 	if (c->state != CMS_ROUTE_RESOLVED)
 		ret = -EINVAL;
 	else if (c->id.qp_type == IBV_QPT_UD)
@@ -724,18 +732,16 @@ CM_EXPORT int rdma_establish(struct rdma_cm_id *id)
 	struct cm_id *c;
 	int ret = 0;
 
-	if (!id)
+	c = lock_id(id, false);
+	if (!c)
 		return cm_err(-EINVAL);
-	c = to_cid(id);
-	pthread_mutex_lock(&cm.lock);
 	if (c->state != CMS_REP_RCVD) {
 		ret = -EINVAL;
 	} else {
 		__cm_send_rtu(c);
 		c->state = CMS_ESTABLISHED;
 	}
-	pthread_mutex_unlock(&cm.lock);
-	return cm_err(ret);
+	return unlock_err(ret);
 }
 
 CM_EXPORT int rdma_accept(struct rdma_cm_id *id,
@@ -744,11 +750,9 @@ CM_EXPORT int rdma_accept(struct rdma_cm_id *id,
 	struct cm_id *c;
 	int ret;
 
-	if (!id)
+	c = lock_id(id, true);
+	if (!c)
 		return cm_err(-EINVAL);
-	c = to_cid(id);
-	ack_stored_event(c);
-	pthread_mutex_lock(&cm.lock);
 	if (c->state == CMS_SIDR_REQ_RCVD) {
 		c->local_qpn = c->id.qp ? c->id.qp->qp_num
 					: (conn_param ? conn_param->qp_num : 0);
@@ -757,13 +761,10 @@ CM_EXPORT int rdma_accept(struct rdma_cm_id *id,
 						    : NULL,
 					 conn_param ? conn_param->private_data_len
 						    : 0);
-		pthread_mutex_unlock(&cm.lock);
-		return cm_err(ret);
+		return unlock_err(ret);
 	}
-	if (c->state != CMS_REQ_RCVD) {
-		pthread_mutex_unlock(&cm.lock);
-		return cm_err(-EINVAL);
-	}
+	if (c->state != CMS_REQ_RCVD)
+		return unlock_err(-EINVAL);
 	if (conn_param && conn_param->responder_resources != RDMA_MAX_RESP_RES)
 		c->resp_res = conn_param->responder_resources;
 	if (conn_param && conn_param->initiator_depth != RDMA_MAX_INIT_DEPTH)
@@ -796,19 +797,16 @@ static int reject(struct rdma_cm_id *id, const void *pd, uint8_t plen)
 	struct cm_id *c;
 	int ret;
 
-	if (!id)
+	c = lock_id(id, true);
+	if (!c)
 		return cm_err(-EINVAL);
-	c = to_cid(id);
-	ack_stored_event(c);
-	pthread_mutex_lock(&cm.lock);
 	if (c->state == CMS_SIDR_REQ_RCVD)
 		ret = __cm_send_sidr_rep(c, CM_SIDR_REJECT, pd, plen);
 	else if (c->state == CMS_REQ_RCVD)
 		ret = __cm_send_rej(c, CM_REJ_CONSUMER_DEFINED, pd, plen);
 	else
 		ret = -EINVAL;
-	pthread_mutex_unlock(&cm.lock);
-	return cm_err(ret);
+	return unlock_err(ret);
 }
 
 CM_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data,
@@ -828,11 +826,9 @@ CM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	struct cm_id *c;
 	int ret = 0;
 
-	if (!id)
+	c = lock_id(id, true);
+	if (!c)
 		return cm_err(-EINVAL);
-	c = to_cid(id);
-	ack_stored_event(c);
-	pthread_mutex_lock(&cm.lock);
 	switch (c->state) {
 	case CMS_ESTABLISHED:
 	case CMS_REP_SENT:
@@ -847,18 +843,16 @@ CM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 		ret = -EINVAL;
 		break;
 	}
-	pthread_mutex_unlock(&cm.lock);
-	return cm_err(ret);
+	return unlock_err(ret);
 }
 
 CM_EXPORT int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 {
 	struct cm_id *c;
 
-	if (!id)
+	c = lock_id(id, false);
+	if (!c)
 		return cm_err(-EINVAL);
-	c = to_cid(id);
-	pthread_mutex_lock(&cm.lock);
 	/* Data arrived before the RTU: the connection is up (12.9.6). */
 	if (event == IBV_EVENT_COMM_EST && c->state == CMS_REP_SENT) {
 		c->deadline = 0;
@@ -879,8 +873,7 @@ CM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id,
 		return cm_err(-EINVAL);
 	pthread_mutex_lock(&cm.lock);
 	ret = __cm_init_qp_attr(to_cid(id), qp_attr, qp_attr_mask);
-	pthread_mutex_unlock(&cm.lock);
-	return cm_err(ret);
+	return unlock_err(ret);
 }
 
 CM_EXPORT int rdma_get_request(struct rdma_cm_id *listen,
