@@ -56,15 +56,18 @@ static int wait_fd(int fd, short ev, uint64_t deadline)
 	}
 }
 
-static int send_all(int fd, const void *buf, size_t len, uint64_t deadline)
+/* Moves all len bytes (send when out, else receive) before the deadline;
+ * a receive that meets the peer's close fails with -EPIPE. */
+static int xfer_all(int fd, char *p, size_t len, int out, uint64_t deadline)
 {
-	const char *p = buf;
-
 	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = out ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT)
+				: recv(fd, p, len, MSG_DONTWAIT);
+		if (n == 0 && !out)
+			return -EPIPE;
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR) {
-				int r = wait_fd(fd, POLLOUT, deadline);
+				int r = wait_fd(fd, out ? POLLOUT : POLLIN, deadline);
 				if (r)
 					return r;
 				continue;
@@ -77,27 +80,14 @@ static int send_all(int fd, const void *buf, size_t len, uint64_t deadline)
 	return 0;
 }
 
+static int send_all(int fd, const void *buf, size_t len, uint64_t deadline)
+{
+	return xfer_all(fd, (char *)buf, len, 1, deadline);
+}
+
 static int recv_all(int fd, void *buf, size_t len, uint64_t deadline)
 {
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
-		if (n == 0)
-			return -EPIPE;
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR) {
-				int r = wait_fd(fd, POLLIN, deadline);
-				if (r)
-					return r;
-				continue;
-			}
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return xfer_all(fd, buf, len, 0, deadline);
 }
 
 static int resolve(const char *addr, int port, struct sockaddr_storage *ss,

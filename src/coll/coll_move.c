@@ -11,6 +11,8 @@
 
 int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
 	       int root);
+int __ur_begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		  size_t count, enum uroce_dtype dt, enum uroce_redop op);
 
 static int overlaps(const void *a, size_t alen, const void *b, size_t blen)
 {
@@ -22,17 +24,13 @@ static int overlaps(const void *a, size_t alen, const void *b, size_t blen)
 int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		    size_t sendcount, enum uroce_dtype dt)
 {
-	int e = __ur_begin(c, dt, UROCE_SUM, 0);
+	int e = __ur_begin_sr(c, sendbuf, recvbuf, sendcount, dt, UROCE_SUM);
 	size_t es = uroce_dtype_size(dt), bytes = sendcount * es;
 	char *mine;
 	uint32_t sig;
 
-	if (e)
+	if (e || !sendcount)
 		return e;
-	if (sendcount && (!sendbuf || !recvbuf))
-		return -EINVAL;
-	if (!sendcount)
-		return 0;
 	sig = __ur_sig(c, UR_C_ALLGATHER, dt, UROCE_SUM, sendcount, 0);
 	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_ALLGATHER, bytes)];
 	mine = (char *)recvbuf + (size_t)c->rank * bytes;
@@ -48,17 +46,13 @@ int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 			 size_t recvcount, enum uroce_dtype dt,
 			 enum uroce_redop op)
 {
-	int e = __ur_begin(c, dt, op, 0), n;
+	int e = __ur_begin_sr(c, sendbuf, recvbuf, recvcount, dt, op), n;
 	size_t es = uroce_dtype_size(dt), bytes = recvcount * es;
 	uint32_t sig;
 	char *work;
 
-	if (e)
+	if (e || !recvcount)
 		return e;
-	if (recvcount && (!sendbuf || !recvbuf))
-		return -EINVAL;
-	if (!recvcount)
-		return 0;
 	n = c->size;
 	sig = __ur_sig(c, UR_C_REDUCESCATTER, dt, op, recvcount, 0);
 	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_REDUCESCATTER, bytes)];
@@ -139,15 +133,11 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 int uroce_alltoall(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		   size_t count, enum uroce_dtype dt)
 {
-	int e = __ur_begin(c, dt, UROCE_SUM, 0), n;
+	int e = __ur_begin_sr(c, sendbuf, recvbuf, count, dt, UROCE_SUM), n;
 	size_t *v;
 
-	if (e)
+	if (e || !count)
 		return e;
-	if (count && (!sendbuf || !recvbuf))
-		return -EINVAL;
-	if (!count)
-		return 0;
 	n = c->size;
 	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_ALLTOALL, count * uroce_dtype_size(dt))];
 	v = malloc(sizeof(size_t) * 2 * (size_t)n);

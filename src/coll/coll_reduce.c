@@ -11,6 +11,8 @@
 
 int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
 	       int root);
+int __ur_begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		  size_t count, enum uroce_dtype dt, enum uroce_redop op);
 int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
 	       int root)
 {
@@ -22,6 +24,20 @@ int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
 	    root < 0 || root >= c->size)
 		return -EINVAL;
 	c->seq++;
+	return 0;
+}
+
+/* __ur_begin for a collective from sendbuf to recvbuf on count elements
+ * (root 0): -EINVAL when count is not 0 but a buffer is missing. */
+int __ur_begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		  size_t count, enum uroce_dtype dt, enum uroce_redop op)
+{
+	int e = __ur_begin(c, dt, op, 0);
+
+	if (e)
+		return e;
+	if (count && (!sendbuf || !recvbuf))
+		return -EINVAL;
 	return 0;
 }
 
@@ -212,17 +228,13 @@ static int bcast_ring(struct uroce_comm *c, char *buf, size_t count, int root,
 int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		    size_t count, enum uroce_dtype dt, enum uroce_redop op)
 {
-	int e = __ur_begin(c, dt, op, 0);
+	int e = __ur_begin_sr(c, sendbuf, recvbuf, count, dt, op);
 	size_t bytes = count * uroce_dtype_size(dt);
 	enum ur_algo a;
 	uint32_t sig;
 
-	if (e)
+	if (e || !count)
 		return e;
-	if (count && (!sendbuf || !recvbuf))
-		return -EINVAL;
-	if (!count)
-		return 0;
 	sig = __ur_sig(c, UR_C_ALLREDUCE, dt, op, count, 0);
 	a = __ur_pick(c, UR_C_ALLREDUCE, bytes);
 	c->last_algo = __ur_algo_name[a];
