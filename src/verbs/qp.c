@@ -483,14 +483,9 @@ int __urv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 
 	ur_engine_qp_lock(&qp->uqp);
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list)) {
-			ret = -EINVAL;
-		} else {
-			u.wr_id = wr->wr_id;
-			u.sg_list = (const struct ur_sge *)wr->sg_list;
-			u.num_sge = (uint32_t)wr->num_sge;
+		ret = urv_recv_wr(wr, &u);
+		if (!ret)
 			ret = ur_qp_post_recv(&qp->uqp, &u);
-		}
 		if (ret) {
 			*bad = wr;
 			break;

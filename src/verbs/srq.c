@@ -138,14 +138,9 @@ int __urv_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	int ret = 0;
 
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list)) {
-			ret = -EINVAL;
-		} else {
-			u.wr_id = wr->wr_id;
-			u.sg_list = (const struct ur_sge *)wr->sg_list;
-			u.num_sge = (uint32_t)wr->num_sge;
+		ret = urv_recv_wr(wr, &u);
+		if (!ret)
 			ret = ur_srq_post_recv(&srq->usrq, &u);
-		}
 		if (ret) {
 			*bad = wr;
 			break;

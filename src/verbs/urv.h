@@ -10,6 +10,7 @@
 #ifndef URV_H
 #define URV_H
 
+#include <errno.h>
 #include <infiniband/verbs.h>
 #include <net/if.h>
 #include <pthread.h>
@@ -230,6 +231,18 @@ static inline struct urv_comp_channel *to_uch(struct ibv_comp_channel *ch)
 }
 
 /* Set errno from a -errno and return NULL / -1 (API boundary helpers). */
+/* An ibv_recv_wr as the transport takes it (the SGE layouts match). */
+static inline int urv_recv_wr(const struct ibv_recv_wr *wr,
+			      struct ur_recv_wr *u)
+{
+	if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	u->wr_id = wr->wr_id;
+	u->sg_list = (const struct ur_sge *)wr->sg_list;
+	u->num_sge = (uint32_t)wr->num_sge;
+	return 0;
+}
+
 static inline void *urv_err_ptr(int neg)
 {
 	errno = -neg;
