@@ -294,18 +294,14 @@ static void wake(struct ur_engine *e)
  */
 static void timer_moved(struct ur_engine *e, uint64_t before, uint64_t after)
 {
-	uint64_t sleep;
+	uint64_t sleep, nd;
 
 	if (after >= before)
 		return;
-	{
-		uint64_t nd = atomic_load(&e->next_deadline);
-
-		while (after < nd &&
-		       !atomic_compare_exchange_weak(&e->next_deadline, &nd,
-						     after))
-			;
-	}
+	nd = atomic_load(&e->next_deadline); /* lowered to @after */
+	while (after < nd &&
+	       !atomic_compare_exchange_weak(&e->next_deadline, &nd, after))
+		;
 	atomic_store(&e->timer_dirty, true);
 	sleep = atomic_load(&e->sleep_until);
 	if (sleep && after < sleep)
@@ -615,7 +611,6 @@ void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
 		pthread_mutex_unlock(&e->rx_lock);
 	}
 	ur_engine_qp_unlock(qp);
-	__ur_tx_flush();
 	/* The post before this kick may have armed the timer already, so
 	 * compare with "none", not with the deadline before the kick. */
 	timer_moved(e, UINT64_MAX, qp->deadline);
@@ -653,7 +648,7 @@ void ur_engine_poll(struct ur_engine *e)
 
 void ur_engine_poll_done(struct ur_engine *e, int got)
 {
-	uint64_t now = ur_now(), at = atomic_load(&e->comp_at);
+	uint64_t at = atomic_load(&e->comp_at);
 
 	if (got == 0) {
 		/* e.g. ib_write_lat: a WRITE makes no completion and the
@@ -665,7 +660,7 @@ void ur_engine_poll_done(struct ur_engine *e, int got)
 			pthread_mutex_unlock(&e->rx_lock);
 		}
 		if (at) {
-			uint64_t g = now - at, s = atomic_load(&e->comp_gap);
+			uint64_t g = ur_now() - at, s = atomic_load(&e->comp_gap);
 
 			atomic_store(&e->comp_gap, s ? (3 * s + g) / 4 : g);
 			atomic_store(&e->comp_at, 0);
@@ -674,7 +669,7 @@ void ur_engine_poll_done(struct ur_engine *e, int got)
 	}
 	if (at) /* no empty poll since the last completion: it stayed */
 		atomic_store(&e->comp_gap, atomic_load(&e->comp_gap) * 3 / 4);
-	atomic_store(&e->comp_at, now);
+	atomic_store(&e->comp_at, ur_now());
 	/* A poller that, after a completion, usually comes back only later
 	 * (it spins on memory until the peer's next WRITE) must not keep the
 	 * engine thread off the socket meanwhile. */
