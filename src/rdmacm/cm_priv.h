@@ -31,7 +31,10 @@ enum { UR_GSI_CONSUMED = 0, UR_GSI_BROADCAST = -1 };
 #define CM_MAX_RETRIES 15
 #define CM_ACK_TIMEOUT 19
 #define CM_TARGET_ACK_DELAY 15
-#define CM_MIN_RNR_TIMER 12        /* 0.64 ms, local policy */
+/* RTR min_rnr_timer: 0 means 655.36 ms (9.7.5.2.8), as the Linux IB CM
+ * sets it. Programs that post a receive only after their own send
+ * completes rely on that much slack with the usual RNR retry of 5. */
+#define CM_MIN_RNR_TIMER 0
 #define CM_MRA_TIMEOUT 23          /* ~34 s: "the user has not accepted yet" */
 /* A REQ whose port nobody listens on waits this long for its listener
  * before REJ "invalid service ID", looking every CM_PARK_POLL_NS; at most
