@@ -191,12 +191,22 @@ static void fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
 	}
 }
 
+/*
+ * Whether @b may join the GSO run that @a starts (one cmsg, @a's TOS for
+ * all). A Not-ECT packet may join an ECT run and leaves ECN-capable: the
+ * ACK a reply carries along to its peer in a ping-pong, one datagram
+ * through the stack instead of two. Receivers take CE only from requests
+ * (ur_qp_rx), so an ECT ACK changes nothing but being marked, not dropped.
+ * An ECT packet never joins a Not-ECT run.
+ */
 static bool same_run(const struct tx_slot *a, const struct tx_slot *b)
 {
 	return a->fd == b->fd && a->e == b->e &&
 	       a->pb.path.v6 == b->pb.path.v6 &&
 	       !memcmp(a->pb.path.dst, b->pb.path.dst, sizeof(a->pb.path.dst)) &&
-	       a->pb.path.tos == b->pb.path.tos;
+	       (a->pb.path.tos == b->pb.path.tos ||
+		(((a->pb.path.tos ^ b->pb.path.tos) & ~3u) == 0 &&
+		 (b->pb.path.tos & 3u) == 0));
 }
 
 static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
