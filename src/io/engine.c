@@ -186,6 +186,15 @@ static void flush_poll_tx(struct ur_engine *e)
 	prev = __ur_tx_switch(e->poll_tx);
 	__ur_tx_flush();
 	__ur_tx_switch(prev);
+	e->poll_tx_at = 0;
+}
+
+/* Flush the poll batch if its oldest ACK waited long enough; rx_lock held. */
+static void flush_poll_tx_held(struct ur_engine *e, uint64_t now)
+{
+	if (__ur_tx_pending(e->poll_tx) &&
+	    now - e->poll_tx_at >= UR_IO_ACK_HOLD_NS)
+		flush_poll_tx(e);
 }
 
 static int drain_all(struct ur_engine *e, uint64_t now)
@@ -600,20 +609,28 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 	}
 }
 
-void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
+void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends)
 {
-	ur_engine_qp_lock(qp);
 	ur_qp_progress(qp, ur_now());
-	/* Then the ACKs deferred by the last poll, after our request and in
-	 * the same system call (the unlock below flushes). */
-	if (__ur_tx_pending(e->poll_tx) && !pthread_mutex_trylock(&e->rx_lock)) {
+	/* The ACKs deferred by the last poll go after our request, in the
+	 * same system call (the unlock flushes). */
+	if (sends && __ur_tx_pending(e->poll_tx) &&
+	    !pthread_mutex_trylock(&e->rx_lock)) {
 		__ur_tx_adopt(e->poll_tx);
+		if (!__ur_tx_pending(e->poll_tx))
+			e->poll_tx_at = 0;
 		pthread_mutex_unlock(&e->rx_lock);
 	}
 	ur_engine_qp_unlock(qp);
-	/* The post before this kick may have armed the timer already, so
-	 * compare with "none", not with the deadline before the kick. */
+	/* The post may have armed the timer already, so compare with
+	 * "none", not with the deadline before the post. */
 	timer_moved(e, UINT64_MAX, qp->deadline);
+}
+
+void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
+{
+	ur_engine_qp_lock(qp);
+	ur_engine_qp_post_unlock(e, qp, true);
 }
 
 void ur_engine_poll(struct ur_engine *e)
@@ -629,9 +646,10 @@ void ur_engine_poll(struct ur_engine *e)
 	if (pthread_mutex_trylock(&e->rx_lock))
 		return;
 	/* ACKs made here wait in the engine's poll batch until the caller
-	 * has its completion: they leave with its next post or poll, or
-	 * from the engine thread, not on the latency path. */
-	flush_poll_tx(e);
+	 * has its completion: they leave with its next post (in the same
+	 * system call), or alone once held UR_IO_ACK_HOLD_NS, or from the
+	 * engine thread; not on the latency path. */
+	flush_poll_tx_held(e, now);
 	prev_tx = __ur_tx_switch(e->poll_tx);
 	tls_polling = true;
 	__ur_udp_drain(e, e->rx_fd, now, false);
@@ -639,11 +657,24 @@ void ur_engine_poll(struct ur_engine *e)
 		__ur_fwd_drain(e, now);
 	tls_polling = false;
 	__ur_tx_switch(prev_tx);
+	if (!e->poll_tx_at && __ur_tx_pending(e->poll_tx))
+		e->poll_tx_at = now;
 	pthread_mutex_unlock(&e->rx_lock);
 	/* Due timers (a paced send, a retransmission): on 2 CPUs with this
 	 * thread spinning, the engine thread may wait milliseconds for one. */
 	if (atomic_load(&e->next_deadline) <= now)
 		__ur_engine_run_timers(e, now);
+}
+
+/* A saturating count, not an average: one preemption of a spinning poller
+ * (milliseconds, on 2 CPUs) must not hand the socket to the engine thread
+ * for the next several completions, each paying a wake-up. */
+static void comp_left_step(struct ur_engine *e, bool left)
+{
+	int c = atomic_load(&e->comp_left);
+
+	if (left ? c < UR_IO_APP_LEFT_MAX : c > 0)
+		atomic_store(&e->comp_left, left ? c + 1 : c - 1);
 }
 
 void ur_engine_poll_done(struct ur_engine *e, int got)
@@ -656,24 +687,22 @@ void ur_engine_poll_done(struct ur_engine *e, int got)
 		 * deferred have no completion to wait behind. */
 		if (__ur_tx_pending(e->poll_tx) &&
 		    !pthread_mutex_trylock(&e->rx_lock)) {
-			flush_poll_tx(e);
+			flush_poll_tx_held(e, ur_now());
 			pthread_mutex_unlock(&e->rx_lock);
 		}
 		if (at) {
-			uint64_t g = ur_now() - at, s = atomic_load(&e->comp_gap);
-
-			atomic_store(&e->comp_gap, s ? (3 * s + g) / 4 : g);
+			comp_left_step(e, ur_now() - at > UR_IO_APP_LEAVES_NS);
 			atomic_store(&e->comp_at, 0);
 		}
 		return;
 	}
 	if (at) /* no empty poll since the last completion: it stayed */
-		atomic_store(&e->comp_gap, atomic_load(&e->comp_gap) * 3 / 4);
+		comp_left_step(e, false);
 	atomic_store(&e->comp_at, ur_now());
 	/* A poller that, after a completion, usually comes back only later
 	 * (it spins on memory until the peer's next WRITE) must not keep the
 	 * engine thread off the socket meanwhile. */
-	if (atomic_load(&e->comp_gap) > UR_IO_APP_LEAVES_NS)
+	if (atomic_load(&e->comp_left) >= UR_IO_APP_LEFT_HAND)
 		ur_engine_app_blocks(e);
 }
 

@@ -55,8 +55,14 @@ int ur_engine_qp_add(struct ur_engine *e, struct ur_qp *qp);
 void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp);
 void ur_engine_qp_lock(struct ur_qp *qp);
 void ur_engine_qp_unlock(struct ur_qp *qp);
-/* After a post or a modify (with the QP lock released): transmit and
- * re-arm the QP's timer. */
+/* End a post made under ur_engine_qp_lock(): run the QP, send what it
+ * made in one system call (with the ACKs the last poll deferred when
+ * @sends, so that a reply and the ACK of the request leave together),
+ * unlock, and re-arm the QP's timer. A receive post passes false: its ACKs
+ * wait for the next send, poll or engine pass instead of costing a system
+ * call of their own before the reply. */
+void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends);
+/* After a modify (with the QP lock released): the same, lock included. */
 void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp);
 
 /* Memory keys: a fresh unpredictable key, and the key table. A memory

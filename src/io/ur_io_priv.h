@@ -18,6 +18,11 @@
 /* An application that polled within this window drains the socket itself. */
 #define UR_IO_APP_POLL_NS 100000ull
 #define UR_IO_APP_LEAVES_NS 20000ull /* poll again later than this: left */
+/* A poller holds the ACKs it made this long for the caller's next post to
+ * carry (same system call) before an empty poll sends them alone. */
+#define UR_IO_ACK_HOLD_NS 5000ull
+#define UR_IO_APP_LEFT_MAX 4   /* saturating count of late returns ... */
+#define UR_IO_APP_LEFT_HAND 3  /* ... from which the engine takes the socket */
 /* How often the engine looks whether the application still spins: each
  * look is a wake-up that takes a core from a spinning program. */
 #define UR_IO_APP_RECHECK_NS 1000000ull
@@ -81,10 +86,12 @@ struct ur_engine {
 	/* When a poll last returned completions, and how long (smoothed) the
 	 * poller then took to poll again: a program that leaves after its
 	 * completion (to spin on memory) hands the socket back at once. */
-	atomic_uint_fast64_t comp_at, comp_gap;
+	atomic_uint_fast64_t comp_at;
+	atomic_int comp_left; /* 0..UR_IO_APP_LEFT_MAX: recent polls came late */
 
 	pthread_mutex_t rx_lock;   /* one thread drains the sockets at a time */
 	struct tx_batch *poll_tx;  /* ACKs made by polling threads (rx_lock) */
+	uint64_t poll_tx_at;       /* when its oldest waiting ACK was made, or 0 */
 	pthread_rwlock_t qp_lock;  /* qps + sports */
 	struct ur_map qps;         /* qpn -> struct ur_qp */
 	struct ur_map sports;      /* sport -> struct ur_sport_sock */

@@ -469,8 +469,7 @@ int __urv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			break;
 		}
 	}
-	ur_engine_qp_unlock(&qp->uqp);
-	ur_engine_qp_kick(qp->ctx->eng, &qp->uqp);
+	ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, true);
 	return -ret;
 }
 
@@ -491,7 +490,6 @@ int __urv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			break;
 		}
 	}
-	ur_engine_qp_unlock(&qp->uqp);
-	ur_engine_qp_kick(qp->ctx->eng, &qp->uqp);
+	ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, false);
 	return -ret;
 }
