@@ -7,7 +7,7 @@ set -u
 bin=$1
 run=$bin/uroce-run
 command -v ibv_rc_pingpong >/dev/null || { echo "SKIP: no ibv_rc_pingpong"; exit 77; }
-port=$((20000 + $$ % 20000))
+port=$((20000 + $$ % 10000)) # below the ephemeral range
 fail=0
 slog=$(mktemp)
 clog=$(mktemp)
