@@ -69,6 +69,8 @@ uroce_write_gbps() { # $1 size
   uroce_pair ib_write_bw -x 0 -s "$sz" -n $n -F --report_gbits | awk -v s="$sz" '$1==s {print $4}'
 }
 uroce_send_lat() { uroce_pair ib_send_lat -x 0 -s 8 -n 20000 -F | awk '$1=="8" {print $5}'; }
+uroce_1thread() { UROCE_IP=127.0.0.14 timeout 60 $RUN build/bin/lat-1thread | awk '{print $1}'; }
+udp_1thread() { timeout 60 build/bin/lat-1thread --udp -a 127.0.0.14 | awk '{print $1}'; }
 uroce_write_lat() { uroce_pair ib_write_lat -x 0 -s 8 -n 20000 -F | awk '$1=="8" {print $5}'; }
 
 declare -A V
@@ -93,6 +95,8 @@ measure udp_lat sockperf_udp
 measure ucx_lat ucx_tag_lat
 measure send_lat uroce_send_lat
 measure write_lat uroce_write_lat
+measure one_udp udp_1thread
+measure one_uroce uroce_1thread
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a+0 > 0 && b+0 > 0) printf "%.2f", a/b; else print "n/a" }'; }
 table=$(cat <<T
@@ -106,6 +110,7 @@ table=$(cat <<T
 | 8 B ib_send_lat median (us) | ${V[send_lat]} | sockperf UDP ping-pong | ${V[udp_lat]} | $(ratio "${V[send_lat]}" "${V[udp_lat]}") | <= 1.2 |
 | 8 B ib_write_lat median (us) | ${V[write_lat]} | UCX tag_lat (tcp) | ${V[ucx_lat]} | $(ratio "${V[write_lat]}" "${V[ucx_lat]}") | <= 1.0 |
 | 8 B ib_write_lat median (us) | ${V[write_lat]} | sockperf UDP ping-pong | ${V[udp_lat]} | $(ratio "${V[write_lat]}" "${V[udp_lat]}") | <= 1.2 |
+| 8 B SEND one way, both ends in one thread (us, CPU path without scheduling; lat-1thread) | ${V[one_uroce]} | UDP sendto + recv, one thread | ${V[one_udp]} | $(ratio "${V[one_uroce]}" "${V[one_udp]}") | diagnostic |
 T
 )
 echo "$table"

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lat-1thread: the cost of one message, one way, with no scheduler in it.
+ *
+ * One thread plays both ends of a ping-pong: two RC QPs of one device
+ * context (SEND of 8 bytes, each side posts, then polls until its peer's
+ * message arrives), or with --udp two plain UDP sockets on the same
+ * address (sendto, then spin on recv). Every step runs on one CPU in
+ * order, so the figure is the CPU path of a message through the stack,
+ * free of the wake-up and preemption noise of a two-process test on a
+ * shared 2-core machine. bench/run.sh prints both and their ratio.
+ *
+ *   lat-1thread [--udp] [-n ITERS] [-a ADDR]   (ADDR for --udp; default
+ *                                                127.0.0.14)
+ * Prints "median_us p10_us p90_us" per one-way message.
+ */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEPTH 16
+
+struct side {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	char *buf;
+	int unreaped; /* signaled SENDs not yet polled */
+};
+
+static double now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "lat-1thread: %s failed\n", what);
+	exit(1);
+}
+
+static void side_init(struct ibv_context *ctx, struct ibv_pd *pd,
+		      struct side *s)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	s->cq = ibv_create_cq(ctx, 4 * DEPTH, NULL, NULL, 0);
+	if (!s->cq)
+		die("ibv_create_cq");
+	ia.send_cq = ia.recv_cq = s->cq;
+	s->qp = ibv_create_qp(pd, &ia);
+	s->buf = calloc(1, 4096);
+	if (!s->qp || !s->buf)
+		die("ibv_create_qp");
+	s->mr = ibv_reg_mr(pd, s->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!s->mr)
+		die("ibv_reg_mr");
+}
+
+static void side_connect(struct ibv_context *ctx, struct side *s, uint32_t dqpn)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		die("modify to INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 1;
+	if (ibv_query_gid(ctx, 1, 0, &a.ah_attr.grh.dgid))
+		die("ibv_query_gid");
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		die("modify to RTR");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 1;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC))
+		die("modify to RTS");
+}
+
+static void post_recv(struct side *s)
+{
+	struct ibv_sge sge = { (uintptr_t)s->buf, 64, s->mr->lkey };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	if (ibv_post_recv(s->qp, &wr, &bad))
+		die("ibv_post_recv");
+}
+
+static void post_send8(struct side *s)
+{
+	struct ibv_sge sge = { (uintptr_t)s->buf + 1024, 8, s->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	if (ibv_post_send(s->qp, &wr, &bad))
+		die("ibv_post_send");
+	s->unreaped++;
+}
+
+/* Poll until a receive completes (send completions are reaped on the way);
+ * or, with @recv false, until no send is left unreaped beyond @keep. */
+static void poll_side(struct side *s, bool recv, int keep)
+{
+	struct ibv_wc wc[8];
+
+	for (;;) {
+		int n = ibv_poll_cq(s->cq, 8, wc);
+		bool got = false;
+
+		if (n < 0)
+			die("ibv_poll_cq");
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "lat-1thread: %s\n",
+					ibv_wc_status_str(wc[i].status));
+				exit(1);
+			}
+			if (wc[i].opcode == IBV_WC_RECV)
+				got = true;
+			else
+				s->unreaped--;
+		}
+		if (recv ? got : (s->unreaped <= keep || n == 0))
+			return;
+	}
+}
+
+static void run_verbs(int iters, double *lat)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct side a = { 0 }, b = { 0 };
+
+	if (!list || !list[0])
+		die("ibv_get_device_list (no device)");
+	ctx = ibv_open_device(list[0]);
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	if (!pd)
+		die("ibv_open_device");
+	side_init(ctx, pd, &a);
+	side_init(ctx, pd, &b);
+	side_connect(ctx, &a, b.qp->qp_num);
+	side_connect(ctx, &b, a.qp->qp_num);
+	for (int i = 0; i < DEPTH; i++) {
+		post_recv(&a);
+		post_recv(&b);
+	}
+	for (int i = 0; i < iters; i++) {
+		double t0 = now_us();
+
+		post_send8(&a);
+		poll_side(&b, true, 0);
+		post_recv(&b);
+		post_send8(&b);
+		poll_side(&a, true, 0);
+		post_recv(&a);
+		/* Keep the send queues from filling; inside the timed span,
+		 * as an application's reaping would be. */
+		poll_side(&a, false, DEPTH / 4);
+		poll_side(&b, false, DEPTH / 4);
+		lat[i] = (now_us() - t0) / 2;
+	}
+	ibv_destroy_qp(a.qp);
+	ibv_destroy_qp(b.qp);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+}
+
+static void run_udp(int iters, double *lat, const char *addr)
+{
+	int fa = socket(AF_INET, SOCK_DGRAM, 0), fb = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET }, sb;
+	socklen_t len = sizeof(sa);
+	char buf[128] = { 0 };
+
+	if (fa < 0 || fb < 0 || inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
+		die("socket/address");
+	sb = sa;
+	if (bind(fa, (void *)&sa, sizeof(sa)) || bind(fb, (void *)&sb, sizeof(sb)) ||
+	    getsockname(fa, (void *)&sa, &len) ||
+	    getsockname(fb, (void *)&sb, &len))
+		die("bind");
+	/* 70 bytes: an 8-byte RoCEv2 SEND (BTH 12 + payload 8 + ICRC 4) is
+	 * smaller; the size hardly matters on loopback. */
+	for (int i = 0; i < iters; i++) {
+		double t0 = now_us();
+
+		if (sendto(fa, buf, 70, 0, (void *)&sb, sizeof(sb)) < 0)
+			die("sendto");
+		while (recv(fb, buf, sizeof(buf), MSG_DONTWAIT) < 0)
+			;
+		if (sendto(fb, buf, 70, 0, (void *)&sa, sizeof(sa)) < 0)
+			die("sendto");
+		while (recv(fa, buf, sizeof(buf), MSG_DONTWAIT) < 0)
+			;
+		lat[i] = (now_us() - t0) / 2;
+	}
+	close(fa);
+	close(fb);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: lat-1thread [--udp] [-n ITERS] [-a IPV4_ADDR]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "udp", no_argument, NULL, 'u' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "addr", required_argument, NULL, 'a' },
+		{ 0 }
+	};
+	const char *addr = "127.0.0.14";
+	int iters = 20000, c;
+	bool udp = false;
+	double *lat;
+
+	while ((c = getopt_long(argc, argv, "un:a:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'u': udp = true; break;
+		case 'n': iters = atoi(optarg); break;
+		case 'a': addr = optarg; break;
+		default: usage();
+		}
+	}
+	if (optind != argc || iters < 10 || iters > 10000000)
+		usage();
+	lat = calloc((size_t)iters, sizeof(*lat));
+	if (!lat)
+		die("calloc");
+	if (udp)
+		run_udp(iters, lat, addr);
+	else
+		run_verbs(iters, lat);
+	qsort(lat, (size_t)iters, sizeof(*lat), cmp_dbl);
+	printf("%.2f %.2f %.2f\n", lat[iters / 2], lat[iters / 10],
+	       lat[iters * 9 / 10]);
+	free(lat);
+	return 0;
+}
