@@ -84,7 +84,7 @@ static int post_credit(struct uroce_comm *c, int peer)
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
-		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
+		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED,
 		.imm_data = htonl(UR_CREDIT_IMM),
 		.wr.rdma = { .remote_addr = p->r_credit, .rkey = p->rkey },
 	};
@@ -156,15 +156,21 @@ static int progress(struct uroce_comm *c)
 	return n;
 }
 
-static int send_some(struct uroce_comm *c, struct ur_xop *x)
+/* *acks: set when the stream waits for its own send completions (slot
+ * reuse), which only a full CQ arm wakes for. */
+static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
 {
 	struct ur_peer *p = &c->peers[x->peer];
 	int moved = 0;
 
 	while (x->msgs < x->nmsgs) {
 		uint64_t credit = __atomic_load_n((const uint64_t *)p->credit, __ATOMIC_ACQUIRE);
-		if (p->tx_posted - credit >= c->nslots || p->tx_posted - p->tx_done >= c->nslots)
+		if (p->tx_posted - credit >= c->nslots)
 			break;
+		if (p->tx_posted - p->tx_done >= c->nslots) {
+			*acks = 1;
+			break;
+		}
 		unsigned s = (unsigned)(p->tx_posted % c->nslots);
 		size_t len = x->bytes - x->off < c->slot ? x->bytes - x->off : c->slot;
 		char *slot = p->tx + (size_t)s * c->slot;
@@ -175,7 +181,7 @@ static int send_some(struct uroce_comm *c, struct ur_xop *x)
 			.sg_list = &sge,
 			.num_sge = len ? 1 : 0,
 			.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
-			.send_flags = IBV_SEND_SIGNALED,
+			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED,
 			.imm_data = htonl(x->sig),
 			.wr.rdma = { .remote_addr = p->r_slots + (uint64_t)s * c->slot,
 				     .rkey = p->rkey },
@@ -243,11 +249,16 @@ static int check_alive(struct uroce_comm *c, uint64_t now)
 /*
  * Nothing moved since `last`: keep spinning for spin_ns, then arm the CQ,
  * poll once more (a completion may have raced the arming) and sleep on the
- * channel until a completion event or block_ns. The engine thread drains
+ * channel until a completion event or block_ns. Data and credits are
+ * solicited; unless a sender waits for its own completions (acks), the arm
+ * is solicited-only, so the ACKs of our writes (a send completion each)
+ * do not wake us for nothing: with more ranks than cores every wake-up
+ * costs a context switch that a peer needed. The engine thread drains
  * the socket while we sleep; if it is not looking (it leaves the socket to
  * a thread that spun recently), the timeout makes us drain it ourselves.
  */
-static int wait_idle(struct uroce_comm *c, uint64_t now, uint64_t last)
+static int wait_idle(struct uroce_comm *c, uint64_t now, uint64_t last,
+		     int acks)
 {
 	struct pollfd pfd = { .fd = c->chan->fd, .events = POLLIN };
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)c->block_ns };
@@ -257,7 +268,7 @@ static int wait_idle(struct uroce_comm *c, uint64_t now, uint64_t last)
 
 	if (now - last < c->spin_ns)
 		return 0;
-	if (ibv_req_notify_cq(c->cq, 0))
+	if (ibv_req_notify_cq(c->cq, !acks))
 		return __ur_fail(c, -EIO, "ibv_req_notify_cq failed");
 	n = progress(c);
 	if (n)
@@ -288,7 +299,7 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 		ops[i].nmsgs = ops[i].bytes ? (ops[i].bytes + c->slot - 1) / c->slot : 1;
 	}
 	for (;;) {
-		int pending = 0, moved = 0, r;
+		int pending = 0, moved = 0, acks = 0, r;
 
 		for (int i = 0; i < nops; i++) {
 			struct ur_xop *x = &ops[i];
@@ -304,7 +315,8 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 					  ops[j].msgs < ops[j].nmsgs;
 			if (blocked)
 				continue;
-			r = x->kind == UR_X_SEND ? send_some(c, x) : recv_some(c, x, dt, op);
+			r = x->kind == UR_X_SEND ? send_some(c, x, &acks) :
+						   recv_some(c, x, dt, op);
 			if (r < 0)
 				return r;
 			moved |= r;
@@ -322,7 +334,7 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 				return __ur_fail(c, -ETIMEDOUT,
 						 "no progress for %d ms in %s (UROCE_COLL_TIMEOUT_MS); a peer is stuck or dead",
 						 c->timeout_ms, __ur_coll_kind_name[(ops[0].sig >> 8) & 0xf]);
-			r = wait_idle(c, now, last);
+			r = wait_idle(c, now, last, acks);
 			if (r < 0)
 				return r;
 			if (r > 0)
