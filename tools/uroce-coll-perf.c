@@ -381,5 +381,11 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		printf("# Out of bounds values : %ld %s\n", wrong_total, wrong_total ? "FAILED" : "OK");
 	uroce_comm_destroy(comm);
+	free(b.send);
+	free(b.recv);
+	free(b.sc);
+	free(b.sd);
+	free(b.rc);
+	free(b.rd);
 	return wrong_total ? 1 : 0;
 }

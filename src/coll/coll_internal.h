@@ -5,6 +5,7 @@
  *   comm.c    device, PD, CQ, one RC QP per peer, the staging region
  *   p2p.c     chunked RDMA WRITE WITH IMM into the peer's staging slots,
  *             credits, progress, deadline, signature check
+ *   regcache.c  registrations of user buffers for zero-copy sends
  *   reduce.c  reduction kernels (-O3, vectorised loops)
  *   algo_*.c  the collectives, written as steps of __ur_xfer()
  */
@@ -123,6 +124,11 @@ struct uroce_comm {
 	struct ur_boot boot;
 	uint64_t next_watch_ns;
 
+	/* Registered user buffers (regcache.c). */
+	struct ur_reg *regs;
+	int nregs;
+	uint64_t reg_clock;
+
 	/* Scratch for algorithms that need a second copy. */
 	void *scratch;
 	size_t scratch_len;
@@ -135,6 +141,9 @@ uint32_t __ur_sig(struct uroce_comm *c, enum ur_coll_kind k,
 
 enum ur_xop_kind { UR_X_SEND, UR_X_RECV, UR_X_RECV_REDUCE };
 
+/* Sends of at least this many bytes go from a registered user buffer. */
+#define UR_ZC_MIN 65536
+
 /* One stream of a step: bytes to or from one peer, chunked into slots. */
 struct ur_xop {
 	int kind;
@@ -145,6 +154,8 @@ struct ur_xop {
 	/* progress */
 	size_t off;
 	uint64_t msgs, nmsgs;
+	uint32_t lkey;   /* send straight from buf (0: through a tx slot) */
+	uint64_t tx_end; /* zero copy: done once the peer's tx_done gets here */
 };
 
 static inline void __ur_xop(struct ur_xop *x, int kind, int peer, void *buf,
@@ -158,6 +169,8 @@ static inline void __ur_xop(struct ur_xop *x, int kind, int peer, void *buf,
 	x->off = 0;
 	x->msgs = 0;
 	x->nmsgs = 0;
+	x->lkey = 0;
+	x->tx_end = 0;
 }
 
 /* Run the streams concurrently until all are done (or the comm fails). */
@@ -192,6 +205,12 @@ float __ur_half_to_float(uint16_t h);
 uint16_t __ur_float_to_half(float f);
 float __ur_bf16_to_float(uint16_t h);
 uint16_t __ur_float_to_bf16(float f);
+
+/* regcache.c */
+int __ur_reg_init(struct uroce_comm *c, int entries);
+void __ur_reg_fini(struct uroce_comm *c);
+uint32_t __ur_reg_find(struct uroce_comm *c, const void *buf, size_t len);
+void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len);
 
 /* Algorithm selection (algo.c). */
 enum ur_algo __ur_pick(struct uroce_comm *c, enum ur_coll_kind k,

@@ -223,6 +223,7 @@ static void comm_free(struct uroce_comm *c)
 		}
 		free(c->peers);
 	}
+	__ur_reg_fini(c);
 	if (c->mr)
 		ibv_dereg_mr(c->mr);
 	free(c->region);
@@ -315,6 +316,11 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 		goto err;
 	}
 	c->pd = ibv_alloc_pd(c->ctx);
+	/* Caching registrations by address is safe on uroce only (regcache.c). */
+	r = __ur_reg_init(c, env_int((const char *const[]){ "UROCE_COLL_REGCACHE", NULL },
+				     strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 16));
+	if (r)
+		goto err;
 	c->cq_depth = (int)(c->size * (2 * c->nslots + 4) + 16);
 	c->chan = ibv_create_comp_channel(c->ctx);
 	c->cq = c->chan ? ibv_create_cq(c->ctx, c->cq_depth, NULL, c->chan, 0) : NULL;

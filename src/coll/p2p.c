@@ -2,14 +2,16 @@
 /*
  * Point-to-point streams over RC QPs. Each ordered pair of ranks has
  * nslots staging slots at the receiver; the sender copies a chunk into its
- * own tx slot and RDMA-WRITEs it WITH IMMEDIATE into the same slot index at
- * the receiver. The immediate carries the call's signature, so a peer in a
+ * own tx slot (or, for a large stream from a registered buffer, sends
+ * straight from it) and RDMA-WRITEs it WITH IMMEDIATE into the same slot
+ * index at the receiver. The immediate carries the call's signature, so a peer in a
  * different collective, type, op or count is caught on its first message.
  * The receiver copies (or reduces) the slot into the destination and
  * returns a credit: an inline RDMA WRITE WITH IMMEDIATE of its consumed
  * count into the sender's credit word (the immediate wakes a sender that
- * sleeps on its completion channel), once per half window. A sender may have nslots messages not yet consumed
- * (credit) and not yet completed (tx slot reuse).
+ * sleeps on its completion channel), once per half window. A sender may
+ * have nslots messages not yet consumed (credit) and not yet completed (tx
+ * slot reuse).
  *
  * Messages per stream = max(1, ceil(bytes / slot)), so empty streams still
  * exchange one message and keep both sides in step.
@@ -174,8 +176,12 @@ static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
 		unsigned s = (unsigned)(p->tx_posted % c->nslots);
 		size_t len = x->bytes - x->off < c->slot ? x->bytes - x->off : c->slot;
 		char *slot = p->tx + (size_t)s * c->slot;
-		struct ibv_sge sge = { .addr = (uintptr_t)slot, .length = (uint32_t)len,
-				       .lkey = c->mr->lkey };
+		/* Zero copy: straight from the caller's registered buffer. */
+		struct ibv_sge sge = {
+			.addr = x->lkey ? (uintptr_t)(x->buf + x->off) : (uintptr_t)slot,
+			.length = (uint32_t)len,
+			.lkey = x->lkey ? x->lkey : c->mr->lkey,
+		};
 		struct ibv_send_wr wr = {
 			.wr_id = (uint64_t)x->peer << 8 | WR_DATA,
 			.sg_list = &sge,
@@ -188,16 +194,30 @@ static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
 		};
 		struct ibv_send_wr *bad;
 
-		memcpy(slot, x->buf + x->off, len);
+		if (!x->lkey && len) /* empty streams (barrier) have no buffer */
+			memcpy(slot, x->buf + x->off, len);
 		int r = ibv_post_send(p->qp, &wr, &bad);
 		if (r)
 			return __ur_fail(c, -r, "posting a write to rank %d: %s", x->peer, strerror(r));
 		p->tx_posted++;
+		x->tx_end = p->tx_posted;
 		x->off += len;
 		x->msgs++;
 		moved = 1;
 	}
 	return moved;
+}
+
+/* A zero-copy send is over once the peer acknowledged it: until then a
+ * retransmission still reads the caller's buffer. */
+static int xop_done(struct uroce_comm *c, const struct ur_xop *x, int *acks)
+{
+	if (x->msgs < x->nmsgs)
+		return 0;
+	if (x->kind != UR_X_SEND || !x->lkey || c->peers[x->peer].tx_done >= x->tx_end)
+		return 1;
+	*acks = 1;
+	return 0;
 }
 
 static int recv_some(struct uroce_comm *c, struct ur_xop *x,
@@ -219,7 +239,9 @@ static int recv_some(struct uroce_comm *c, struct ur_xop *x,
 					 "mismatch in %s: rank %d sent %u bytes, we expect %zu (counts differ?)",
 					 __ur_coll_kind_name[(x->sig >> 8) & 0xf], x->peer,
 					 p->rx_len[s], len);
-		if (x->kind == UR_X_RECV_REDUCE)
+		if (!len)
+			; /* an empty stream may have no buffer */
+		else if (x->kind == UR_X_RECV_REDUCE)
 			__ur_reduce(x->buf + x->off, slot, len / es, dt, op);
 		else
 			memcpy(x->buf + x->off, slot, len);
@@ -297,6 +319,9 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 		ops[i].off = 0;
 		ops[i].msgs = 0;
 		ops[i].nmsgs = ops[i].bytes ? (ops[i].bytes + c->slot - 1) / c->slot : 1;
+		ops[i].lkey = ops[i].kind == UR_X_SEND && ops[i].bytes >= UR_ZC_MIN ?
+			      __ur_reg_find(c, ops[i].buf, ops[i].bytes) : 0;
+		ops[i].tx_end = 0;
 	}
 	for (;;) {
 		int pending = 0, moved = 0, acks = 0, r;
@@ -305,9 +330,11 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 			struct ur_xop *x = &ops[i];
 			int blocked = 0;
 
-			if (x->msgs == x->nmsgs)
+			if (xop_done(c, x, &acks))
 				continue;
 			pending = 1;
+			if (x->msgs == x->nmsgs)
+				continue;
 			/* Streams to/from the same peer run in list order. */
 			for (int j = 0; j < i && !blocked; j++)
 				blocked = ops[j].peer == x->peer &&
