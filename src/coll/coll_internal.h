@@ -115,6 +115,7 @@ struct uroce_comm {
 	unsigned cq_events;  /* events taken, not yet acknowledged */
 	uint64_t spin_ns;    /* spin this long without progress, then block */
 	uint64_t block_ns;   /* longest block before draining ourselves */
+	int yield;           /* spin with sched_yield (more ranks than cores) */
 	int qp_timeout;      /* ibv_qp_attr.timeout (local ACK timeout) */
 	int cq_depth;
 	char *region;

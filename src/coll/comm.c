@@ -121,7 +121,8 @@ static struct ibv_context *open_dev(const char *name)
  * drains the socket itself, no wake-ups) for spin_ns without progress, then
  * arms the CQ and sleeps on the completion channel for at most block_ns
  * before draining again itself. With more ranks than cores a spinning rank
- * takes the core the rank it waits for needs, so it spins briefly.
+ * takes the core the rank it waits for needs, so it spins briefly and
+ * yields between polls.
  */
 static void wait_params(struct uroce_comm *c)
 {
@@ -131,6 +132,7 @@ static void wait_params(struct uroce_comm *c)
 	int spin = local > cores ? 20 : 100;
 
 	spin = env_int((const char *const[]){ "UROCE_COLL_SPIN_US", NULL }, spin);
+	c->yield = env_int((const char *const[]){ "UROCE_COLL_YIELD", NULL }, local > cores);
 	c->spin_ns = (uint64_t)(spin < 0 ? 0 : spin) * 1000;
 	/* Local ACK timeout 4.096 us * 2^t: a lost ACK stalls a stream this
 	 * long, and 8 times this without an ACK breaks the QP. */

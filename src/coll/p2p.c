@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -361,6 +362,10 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 				return __ur_fail(c, -ETIMEDOUT,
 						 "no progress for %d ms in %s (UROCE_COLL_TIMEOUT_MS); a peer is stuck or dead",
 						 c->timeout_ms, __ur_coll_kind_name[(ops[0].sig >> 8) & 0xf]);
+			/* More ranks than cores: the rank we wait for may need
+			 * this core to send to us. */
+			if (c->yield && now - last < c->spin_ns)
+				sched_yield();
 			r = wait_idle(c, now, last, acks);
 			if (r < 0)
 				return r;
