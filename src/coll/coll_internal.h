@@ -20,7 +20,7 @@
 
 /* Wire-visible facts shared by all ranks of a job. */
 #define UR_COLL_MAGIC 0x75636f6cu /* "ucol" */
-#define UR_COLL_VERSION 1
+#define UR_COLL_VERSION 2
 
 /* Collective kinds, carried in the immediate-data signature. */
 #define UR_COLL_KINDS(X)                                                     \
@@ -92,6 +92,13 @@ struct ur_peer {
 	uint64_t rx_arrived, rx_consumed;
 	uint64_t credit_sent;     /* value of our last credit write */
 	int credit_inflight;
+	/* Direct receives (p2p.c): where the peer may write our data. */
+	volatile struct ur_rtr *rtr; /* UR_RTR_RING records the peer writes */
+	uint64_t r_rtr;           /* the peer's mailbox for our records */
+	uint64_t rtr_arrived, rtr_used; /* records from the peer */
+	uint64_t rtr_sent;        /* records we wrote to the peer */
+	int rtr_inflight;
+	uint64_t dw_posted, dw_done; /* plain RDMA WRITEs of direct sends */
 	uint32_t *rx_imm, *rx_len; /* per slot */
 };
 
@@ -144,6 +151,21 @@ enum ur_xop_kind { UR_X_SEND, UR_X_RECV, UR_X_RECV_REDUCE };
 
 /* Sends of at least this many bytes go from a registered user buffer. */
 #define UR_ZC_MIN 65536
+/* Plain (not reducing) streams of at least this many bytes may be written
+ * straight into the receiver's buffer, which it offers first (ur_rtr). */
+#define UR_DIRECT_MIN (256u << 10)
+
+/* A receiver's offer for one direct stream, written into the sender's
+ * mailbox (a ring of UR_RTR_RING) by an RDMA WRITE WITH IMMEDIATE. addr 0:
+ * no registered buffer, use the staging slots. */
+struct ur_rtr {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t rkey;
+	uint32_t sig;
+	uint64_t pad;
+};
+#define UR_RTR_RING 4
 
 /* One stream of a step: bytes to or from one peer, chunked into slots. */
 struct ur_xop {
@@ -157,7 +179,13 @@ struct ur_xop {
 	uint64_t msgs, nmsgs;
 	uint32_t lkey;   /* send straight from buf (0: through a tx slot) */
 	uint64_t tx_end; /* zero copy: done once the peer's tx_done gets here */
+	int direct;      /* the peer's side of this stream is a plain
+			  * stream too: an offer (ur_rtr) is exchanged */
+	int mode;        /* direct stream: X_OFFER, X_DIRECT or X_SLOTS */
+	uint64_t raddr;  /* direct send: the receiver's buffer */
+	uint32_t rkey;
 };
+enum { UR_X_OFFER, UR_X_DIRECT, UR_X_SLOTS };
 
 static inline void __ur_xop(struct ur_xop *x, int kind, int peer, void *buf,
 			    size_t bytes, uint32_t sig)
@@ -172,6 +200,10 @@ static inline void __ur_xop(struct ur_xop *x, int kind, int peer, void *buf,
 	x->nmsgs = 0;
 	x->lkey = 0;
 	x->tx_end = 0;
+	x->direct = 0;
+	x->mode = UR_X_OFFER;
+	x->raddr = 0;
+	x->rkey = 0;
 }
 
 /* Run the streams concurrently until all are done (or the comm fails). */
@@ -210,8 +242,11 @@ uint16_t __ur_float_to_bf16(float f);
 /* regcache.c */
 int __ur_reg_init(struct uroce_comm *c, int entries);
 void __ur_reg_fini(struct uroce_comm *c);
-uint32_t __ur_reg_find(struct uroce_comm *c, const void *buf, size_t len);
-void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len);
+/* remote: also writable by peers (a direct receive lands in it). */
+struct ibv_mr *__ur_reg_find(struct uroce_comm *c, const void *buf, size_t len,
+			     int remote);
+void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len,
+		   int remote);
 
 /* Algorithm selection (algo.c). */
 enum ur_algo __ur_pick(struct uroce_comm *c, enum ur_coll_kind k,

@@ -38,7 +38,7 @@ int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		memmove(mine, sendbuf, bytes);
 	if (c->size == 1)
 		return 0;
-	__ur_reg_hint(c, recvbuf, bytes * (size_t)c->size);
+	__ur_reg_hint(c, recvbuf, bytes * (size_t)c->size, 1);
 	return __ur_ring_allgather_blocks(c, recvbuf, sendcount * (size_t)c->size,
 					  -1, sig, dt);
 }
@@ -62,7 +62,7 @@ int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	if (!work)
 		return -ENOMEM;
 	memcpy(work, sendbuf, bytes * (size_t)n);
-	__ur_reg_hint(c, work, bytes * (size_t)n);
+	__ur_reg_hint(c, work, bytes * (size_t)n, 0);
 	if (n > 1)
 		e = __ur_ring_reduce_scatter(c, work, recvcount * (size_t)n, -1, sig, dt, op);
 	if (e)
@@ -109,7 +109,8 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 		memmove(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
 	if (n == 1)
 		return 0;
-	__ur_reg_hint(c, src, extent);
+	__ur_reg_hint(c, src, extent, 0);
+	__ur_reg_hint(c, rbuf, rext, 1);
 	/* All steps at once: one step per peer pair, listed in pairwise
 	 * order (rank r first serves r+1 and r-1, and so on), so that each
 	 * peer's streams start staggered, but no step waits for the one before
@@ -127,6 +128,7 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 			 __ur_sig(c, k, dt, UROCE_SUM, scnt[to], 0));
 		__ur_xop(&x[nx++], UR_X_RECV, from, rbuf + rdsp[from] * es, rcnt[from] * es,
 			 __ur_sig(c, k, dt, UROCE_SUM, rcnt[from], 0));
+		x[nx - 2].direct = x[nx - 1].direct = 1;
 	}
 	e = __ur_xfer(c, x, nx, dt, UROCE_SUM);
 	free(x);

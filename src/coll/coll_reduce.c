@@ -107,7 +107,7 @@ static int allreduce_recdoubling(struct uroce_comm *c, char *buf, size_t count,
 
 	if (!tmp)
 		return -ENOMEM;
-	__ur_reg_hint(c, tmp, bytes);
+	__ur_reg_hint(c, tmp, bytes, 0);
 	e = fold_in(c, &p, buf, bytes, sig, dt, op);
 	for (int mask = 1; !e && p.newrank >= 0 && mask < p.p2; mask <<= 1) {
 		int peer = real_rank(&p, p.newrank ^ mask);
@@ -240,7 +240,7 @@ int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	a = __ur_pick(c, UR_C_ALLREDUCE, bytes);
 	c->last_algo = __ur_algo_name[a];
 	move(recvbuf, sendbuf, bytes);
-	__ur_reg_hint(c, recvbuf, bytes);
+	__ur_reg_hint(c, recvbuf, bytes, 1);
 	switch (a) {
 	case UR_A_LOCAL:
 		break;
@@ -295,7 +295,7 @@ int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 			return -ENOMEM;
 	}
 	move(work, sendbuf, bytes);
-	__ur_reg_hint(c, work, bytes);
+	__ur_reg_hint(c, work, bytes, 0);
 	if (a == UR_A_TREE) {
 		e = reduce_tree(c, work, count, root, sig, dt, op);
 	} else if (a == UR_A_RING) {
@@ -343,7 +343,7 @@ int uroce_broadcast(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	c->last_algo = __ur_algo_name[a];
 	if (c->rank == root)
 		move(recvbuf, sendbuf, bytes);
-	__ur_reg_hint(c, recvbuf, bytes);
+	__ur_reg_hint(c, recvbuf, bytes, 1);
 	if (a == UR_A_TREE)
 		e = bcast_tree(c, recvbuf, bytes, root, sig, dt);
 	else if (a == UR_A_RING)

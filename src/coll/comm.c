@@ -323,7 +323,7 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 				     strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 16));
 	if (r)
 		goto err;
-	c->cq_depth = (int)(c->size * (2 * c->nslots + 4) + 16);
+	c->cq_depth = (int)(c->size * (2 * c->nslots + 4 + 2 * UR_RTR_RING) + 16);
 	c->chan = ibv_create_comp_channel(c->ctx);
 	c->cq = c->chan ? ibv_create_cq(c->ctx, c->cq_depth, NULL, c->chan, 0) : NULL;
 	c->peers = calloc((size_t)c->size, sizeof(*c->peers));
@@ -335,8 +335,9 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 		goto err;
 	}
 
-	/* Per peer: rx slots, tx slots, a 64-byte credit line. */
-	size_t per = 2 * c->slot * c->nslots + 64;
+	/* Per peer: rx slots, tx slots, a 64-byte credit line, then the
+	 * mailbox for the peer's direct-receive offers (p2p.c). */
+	size_t per = 2 * c->slot * c->nslots + 64 + UR_RTR_RING * sizeof(struct ur_rtr);
 	c->region_len = per * (size_t)c->size;
 	if (posix_memalign((void **)&c->region, 4096, c->region_len)) {
 		r = -ENOMEM;
@@ -359,6 +360,7 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 		p->rx = base;
 		p->tx = base + c->slot * c->nslots;
 		p->credit = (volatile uint64_t *)(base + 2 * c->slot * c->nslots);
+		p->rtr = (volatile struct ur_rtr *)(base + 2 * c->slot * c->nslots + 64);
 		p->rx_imm = calloc(c->nslots, sizeof(uint32_t));
 		p->rx_len = calloc(c->nslots, sizeof(uint32_t));
 		if (!p->rx_imm || !p->rx_len) {
@@ -372,8 +374,8 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 			.recv_cq = c->cq,
 			.qp_type = IBV_QPT_RC,
 			.sq_sig_all = 1,
-			.cap = { .max_send_wr = c->nslots + 4,
-				 .max_recv_wr = c->nslots + 4,
+			.cap = { .max_send_wr = c->nslots + 4 + UR_RTR_RING,
+				 .max_recv_wr = c->nslots + 4 + UR_RTR_RING,
 				 .max_send_sge = 1,
 				 .max_recv_sge = 1,
 				 .max_inline_data = 64 },
@@ -409,10 +411,11 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 			continue;
 		p->r_slots = rem->slots_addr;
 		p->r_credit = rem->credit_addr;
+		p->r_rtr = rem->credit_addr + 64; /* same layout on every rank */
 		p->rkey = rem->rkey;
 		r = qp_connect(c, p, &mine[i], rem, port);
 		if (!r)
-			r = post_recvs(c, i, c->nslots + 2);
+			r = post_recvs(c, i, c->nslots + 2 + UR_RTR_RING);
 		if (r) {
 			fprintf(stderr, "uroce_coll: rank %d: connecting QP to rank %d: %s\n",
 				c->rank, i, strerror(-r));

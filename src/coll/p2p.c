@@ -27,12 +27,14 @@
 
 int __ur_repost_recv(struct uroce_comm *c, int peer);
 
-enum { WR_DATA = 1, WR_CREDIT = 2 };
+enum { WR_DATA = 1, WR_CREDIT = 2, WR_DIRECT = 3, WR_RTR = 4 };
 
 /* Immediate of a credit write: collective nibble 0xf, which no signature
  * carries (UR_C_MAX < 15). Credits carry an immediate so that they wake a
  * sender blocked on the completion channel. */
 #define UR_CREDIT_IMM 0xffffffffu
+/* Immediate of a direct-receive offer (collective nibble 0xf as well). */
+#define UR_RTR_IMM 0xfffffffeu
 
 /*
  * Signature layout: bits 0..7 call number, 8..11 collective, 12..15
@@ -127,6 +129,14 @@ static int progress(struct uroce_comm *c)
 			int r = __ur_repost_recv(c, peer);
 			if (r)
 				return __ur_fail(c, r, "reposting a receive for rank %d", peer);
+		} else if (w->opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+			   ntohl(w->imm_data) == UR_RTR_IMM) {
+			/* An offer is in the mailbox; send_direct reads it. */
+			if (++p->rtr_arrived - p->rtr_used > UR_RTR_RING)
+				return __ur_fail(c, -EPROTO, "rank %d overran its offers", peer);
+			int r = __ur_repost_recv(c, peer);
+			if (r)
+				return __ur_fail(c, r, "reposting a receive for rank %d", peer);
 		} else if (w->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 			unsigned s = (unsigned)(p->rx_arrived % c->nslots);
 			if (p->rx_arrived - p->rx_consumed >= c->nslots)
@@ -141,6 +151,10 @@ static int progress(struct uroce_comm *c)
 			p->tx_done++;
 		} else if ((w->wr_id & 0xff) == WR_CREDIT) {
 			p->credit_inflight = 0;
+		} else if ((w->wr_id & 0xff) == WR_DIRECT) {
+			p->dw_done++;
+		} else if ((w->wr_id & 0xff) == WR_RTR) {
+			p->rtr_inflight--;
 		}
 	}
 	/* Credits coalesce: at most one in flight per peer, with the latest
@@ -159,6 +173,111 @@ static int progress(struct uroce_comm *c)
 	return n;
 }
 
+/*
+ * Direct streams. The receiver offers its registered buffer (ur_rtr) as
+ * soon as the stream starts; the sender waits for the offer, then RDMA
+ * WRITEs the data straight into it, slot-sized pieces without immediate,
+ * and ends with an empty WRITE WITH IMMEDIATE (the signature) through the
+ * usual slot and credit accounting: RC places writes in order, so its
+ * completion at the receiver means the data is there. No staging copy at
+ * either end. An offer without a buffer (addr 0), or a sender without a
+ * registered buffer, falls back to the staging slots; a receiver tells
+ * the two apart by the length of the first message (data is never empty).
+ */
+static int post_offer(struct uroce_comm *c, struct ur_xop *x)
+{
+	struct ur_peer *p = &c->peers[x->peer];
+	struct ibv_mr *mr = __ur_reg_find(c, x->buf, x->bytes, 1);
+	struct ur_rtr rec = {
+		.addr = mr ? (uint64_t)(uintptr_t)x->buf : 0,
+		.len = x->bytes,
+		.rkey = mr ? mr->rkey : 0,
+		.sig = x->sig,
+	};
+	struct ibv_sge sge = { .addr = (uintptr_t)&rec, .length = sizeof(rec),
+			       .lkey = c->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = (uint64_t)x->peer << 8 | WR_RTR,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED,
+		.imm_data = htonl(UR_RTR_IMM),
+		.wr.rdma = { .remote_addr = p->r_rtr + (p->rtr_sent % UR_RTR_RING) * sizeof(rec),
+			     .rkey = p->rkey },
+	};
+	struct ibv_send_wr *bad;
+	int r;
+
+	if (p->rtr_inflight >= UR_RTR_RING)
+		return 0; /* the mailbox slot may still be unread */
+	r = ibv_post_send(p->qp, &wr, &bad);
+	if (r)
+		return __ur_fail(c, -r, "posting an offer to rank %d: %s", x->peer, strerror(r));
+	p->rtr_sent++;
+	p->rtr_inflight++;
+	x->mode = UR_X_SLOTS; /* we take what comes; see recv_some */
+	return 1;
+}
+
+/* Take the receiver's offer: direct if it has a buffer and so do we. */
+static int take_offer(struct uroce_comm *c, struct ur_xop *x)
+{
+	struct ur_peer *p = &c->peers[x->peer];
+	volatile struct ur_rtr *v;
+
+	if (p->rtr_arrived == p->rtr_used)
+		return 0;
+	v = &p->rtr[p->rtr_used++ % UR_RTR_RING];
+	if (v->sig != x->sig)
+		return sig_mismatch(c, x->peer, v->sig, x->sig);
+	if (v->len != x->bytes)
+		return __ur_fail(c, -EPROTO,
+				 "mismatch in %s: rank %d expects %llu bytes, we send %zu (counts differ?)",
+				 __ur_coll_kind_name[(x->sig >> 8) & 0xf], x->peer,
+				 (unsigned long long)v->len, x->bytes);
+	x->mode = v->addr && x->lkey ? UR_X_DIRECT : UR_X_SLOTS;
+	x->raddr = v->addr;
+	x->rkey = v->rkey;
+	if (x->mode == UR_X_DIRECT)
+		x->nmsgs = 1; /* the closing empty write */
+	return 1;
+}
+
+/* Direct send: the data pieces, then the closing message (send_some). */
+static int send_direct(struct uroce_comm *c, struct ur_xop *x, int *acks)
+{
+	struct ur_peer *p = &c->peers[x->peer];
+	int moved = 0;
+
+	while (x->off < x->bytes) {
+		if (p->tx_posted - p->tx_done + p->dw_posted - p->dw_done >= c->nslots) {
+			*acks = 1;
+			return moved;
+		}
+		size_t len = x->bytes - x->off < c->slot ? x->bytes - x->off : c->slot;
+		struct ibv_sge sge = { .addr = (uintptr_t)(x->buf + x->off),
+				       .length = (uint32_t)len, .lkey = x->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = (uint64_t)x->peer << 8 | WR_DIRECT,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = x->raddr + x->off, .rkey = x->rkey },
+		};
+		struct ibv_send_wr *bad;
+		int r = ibv_post_send(p->qp, &wr, &bad);
+
+		if (r)
+			return __ur_fail(c, -r, "posting a write to rank %d: %s", x->peer, strerror(r));
+		p->dw_posted++;
+		x->off += len;
+		moved = 1;
+	}
+	return moved;
+}
+
 /* *acks: set when the stream waits for its own send completions (slot
  * reuse), which only a full CQ arm wakes for. */
 static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
@@ -166,17 +285,29 @@ static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
 	struct ur_peer *p = &c->peers[x->peer];
 	int moved = 0;
 
+	if (x->direct && x->mode == UR_X_OFFER) {
+		moved = take_offer(c, x);
+		if (moved <= 0)
+			return moved;
+	}
+	if (x->mode == UR_X_DIRECT) {
+		int r = send_direct(c, x, acks);
+		if (r < 0 || x->off < x->bytes)
+			return r;
+		moved |= r;
+	}
 	while (x->msgs < x->nmsgs) {
 		uint64_t credit = __atomic_load_n((const uint64_t *)p->credit, __ATOMIC_ACQUIRE);
 		if (p->tx_posted - credit >= c->nslots)
 			break;
-		if (p->tx_posted - p->tx_done >= c->nslots) {
+		if (p->tx_posted - p->tx_done + p->dw_posted - p->dw_done >= c->nslots) {
 			*acks = 1;
 			break;
 		}
 		unsigned s = (unsigned)(p->tx_posted % c->nslots);
 		size_t len = x->bytes - x->off < c->slot ? x->bytes - x->off : c->slot;
 		char *slot = p->tx + (size_t)s * c->slot;
+		int copy = !x->lkey && x->mode != UR_X_DIRECT && len;
 		/* Zero copy: straight from the caller's registered buffer. */
 		struct ibv_sge sge = {
 			.addr = x->lkey ? (uintptr_t)(x->buf + x->off) : (uintptr_t)slot,
@@ -195,7 +326,7 @@ static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
 		};
 		struct ibv_send_wr *bad;
 
-		if (!x->lkey && len) /* empty streams (barrier) have no buffer */
+		if (copy) /* not zero copy, not empty (a barrier has no buffer) */
 			memcpy(slot, x->buf + x->off, len);
 		int r = ibv_post_send(p->qp, &wr, &bad);
 		if (r)
@@ -228,6 +359,11 @@ static int recv_some(struct uroce_comm *c, struct ur_xop *x,
 	size_t es = uroce_dtype_size(dt);
 	int moved = 0;
 
+	if (x->direct && x->mode == UR_X_OFFER) {
+		moved = post_offer(c, x);
+		if (moved <= 0)
+			return moved;
+	}
 	while (x->msgs < x->nmsgs && p->rx_arrived > p->rx_consumed) {
 		unsigned s = (unsigned)(p->rx_consumed % c->nslots);
 		size_t len = x->bytes - x->off < c->slot ? x->bytes - x->off : c->slot;
@@ -235,6 +371,13 @@ static int recv_some(struct uroce_comm *c, struct ur_xop *x,
 
 		if (p->rx_imm[s] != x->sig)
 			return sig_mismatch(c, x->peer, p->rx_imm[s], x->sig);
+		if (x->direct && !x->off && !p->rx_len[s]) {
+			/* The sender wrote it all into our buffer. */
+			p->rx_consumed++;
+			x->off = x->bytes;
+			x->msgs = x->nmsgs;
+			return 1;
+		}
 		if (p->rx_len[s] != len)
 			return __ur_fail(c, -EPROTO,
 					 "mismatch in %s: rank %d sent %u bytes, we expect %zu (counts differ?)",
@@ -320,9 +463,17 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 		ops[i].off = 0;
 		ops[i].msgs = 0;
 		ops[i].nmsgs = ops[i].bytes ? (ops[i].bytes + c->slot - 1) / c->slot : 1;
-		ops[i].lkey = ops[i].kind == UR_X_SEND && ops[i].bytes >= UR_ZC_MIN ?
-			      __ur_reg_find(c, ops[i].buf, ops[i].bytes) : 0;
+		ops[i].lkey = 0;
+		if (ops[i].kind == UR_X_SEND && ops[i].bytes >= UR_ZC_MIN) {
+			struct ibv_mr *mr = __ur_reg_find(c, ops[i].buf, ops[i].bytes, 0);
+			ops[i].lkey = mr ? mr->lkey : 0;
+		}
 		ops[i].tx_end = 0;
+		/* Both ends decide alike: the stream's size and the caller's
+		 * word that the peer's side is plain too. */
+		if (ops[i].bytes < UR_DIRECT_MIN || ops[i].kind == UR_X_RECV_REDUCE)
+			ops[i].direct = 0;
+		ops[i].mode = UR_X_OFFER;
 	}
 	for (;;) {
 		int pending = 0, moved = 0, acks = 0, r;
@@ -390,5 +541,9 @@ int __ur_sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
 		__ur_xop(&x[n++], UR_X_SEND, speer, (void *)sbuf, sbytes, sig);
 	if (rpeer >= 0)
 		__ur_xop(&x[n++], rkind, rpeer, rbuf, rbytes, sig);
+	/* A plain exchange step is the same step at the peer: its receive
+	 * from us is plain too, so our send may be direct. */
+	if (speer >= 0 && rpeer >= 0 && rkind == UR_X_RECV)
+		x[0].direct = x[1].direct = 1;
 	return __ur_xfer(c, x, n, dt, op);
 }

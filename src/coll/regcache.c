@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Registration cache for user buffers, so large sends leave straight from
- * the caller's memory instead of through a staging copy. A collective
+ * the caller's memory instead of through a staging copy, and large plain
+ * receives land straight in it (remote write access). A collective
  * registers its buffers once (__ur_reg_hint); the data path only looks up
  * (__ur_reg_find) and falls back to the copy on a miss. Registering costs
  * milliseconds per 16 MiB, so entries live until evicted (least recently
@@ -23,6 +24,7 @@
 struct ur_reg {
 	uintptr_t lo, hi;   /* page-aligned range the MR covers */
 	struct ibv_mr *mr;
+	int remote;         /* registered for remote writes too */
 	uint64_t used;      /* LRU stamp */
 };
 
@@ -45,19 +47,20 @@ void __ur_reg_fini(struct uroce_comm *c)
 	c->nregs = 0;
 }
 
-uint32_t __ur_reg_find(struct uroce_comm *c, const void *buf, size_t len)
+struct ibv_mr *__ur_reg_find(struct uroce_comm *c, const void *buf, size_t len,
+			     int remote)
 {
 	uintptr_t a = (uintptr_t)buf;
 
 	for (int i = 0; i < c->nregs; i++) {
 		struct ur_reg *g = &c->regs[i];
 
-		if (g->mr && g->lo <= a && a + len <= g->hi) {
+		if (g->mr && g->lo <= a && a + len <= g->hi && g->remote >= remote) {
 			g->used = ++c->reg_clock;
-			return g->mr->lkey;
+			return g->mr;
 		}
 	}
-	return 0;
+	return NULL;
 }
 
 /*
@@ -65,13 +68,14 @@ uint32_t __ur_reg_find(struct uroce_comm *c, const void *buf, size_t len)
  * staging copy is cheap and a registration is not. Called between collectives' transfers, when no zero-copy send is in
  * flight (__ur_xfer waits for them), so any entry may be evicted.
  */
-void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len)
+void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len,
+		   int remote)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t lo, hi;
 	struct ur_reg *v = NULL;
 
-	if (!c->nregs || !buf || len < UR_ZC_MIN || __ur_reg_find(c, buf, len))
+	if (!c->nregs || !buf || len < UR_ZC_MIN || __ur_reg_find(c, buf, len, remote))
 		return;
 	lo = (uintptr_t)buf & ~(uintptr_t)(pg - 1);
 	hi = ((uintptr_t)buf + len + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
@@ -79,7 +83,7 @@ void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len)
 		struct ur_reg *g = &c->regs[i];
 
 		/* A range this one covers would never be found first again. */
-		if (g->mr && lo <= g->lo && g->hi <= hi) {
+		if (g->mr && lo <= g->lo && g->hi <= hi && g->remote <= remote) {
 			ibv_dereg_mr(g->mr);
 			g->mr = NULL;
 		}
@@ -88,7 +92,9 @@ void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len)
 	}
 	if (v->mr)
 		ibv_dereg_mr(v->mr);
-	v->mr = ibv_reg_mr(c->pd, (void *)lo, hi - lo, 0);
+	v->mr = ibv_reg_mr(c->pd, (void *)lo, hi - lo, remote ?
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0);
+	v->remote = remote;
 	v->lo = lo;
 	v->hi = hi;
 	v->used = ++c->reg_clock;
