@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # liburoce_coll vs Open MPI (TCP BTL) on this machine: allreduce and
-# alltoall bus bandwidth at 2 and 4 ranks, 4 KiB .. 64 MiB (x4), one run.
+# alltoall bus bandwidth at 2 and 4 ranks, 4 KiB .. 64 MiB (x4): REPS runs
+# of each (default 3, env REPS), uroce and MPI alternating, median per size.
 #   bench/coll.sh [ITERS]      (default 5 timed iterations, 1 warm-up)
 #   bench/coll.sh --plot bench/results/<date>-coll.md   (redraw the PNG)
 # Writes bench/results/<date>-coll.md and <date>-coll.png (gnuplot).
@@ -60,15 +61,30 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sizes="-b 4K -e 64M -f 4"
 
+REPS=${REPS:-3}
+# median FILE: per size (column 1), the row with the median time (column 2).
+median() {
+	sort -k1,1n -k2,2g "$1" | awk '
+		function out() { if (n) print row[int((n + 1) / 2)] }
+		$1 != s { out(); s = $1; n = 0 }
+		{ row[++n] = $0 }
+		END { out() }'
+}
 for op in allreduce alltoall; do
 	for np in 2 4; do
-		echo "== $op, $np ranks"
-		timeout 1200 $B/uroce-launch -n $np --timeout 1200 --no-prefix $B/uroce-coll-perf \
-			$sizes -n "$ITERS" -w 1 -o $op | tee "$tmp/u.log"
-		awk '!/^#/ && NF >= 9 {print $1, $6, $8}' "$tmp/u.log" >"$tmp/uroce-$op-$np.dat"
-		timeout 1200 mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self --mca pml ob1 \
-			-np $np $B/coll-mpi-perf $sizes -n "$ITERS" -w 1 -o $op | tee "$tmp/m.log"
-		awk '!/^#/ && NF >= 5 {print $1, $3, $5}' "$tmp/m.log" >"$tmp/mpi-$op-$np.dat"
+		: >"$tmp/u.all"
+		: >"$tmp/m.all"
+		for rep in $(seq "$REPS"); do
+			echo "== $op, $np ranks, run $rep/$REPS"
+			timeout 1200 $B/uroce-launch -n $np --timeout 1200 --no-prefix $B/uroce-coll-perf \
+				$sizes -n "$ITERS" -w 1 -o $op | tee "$tmp/u.log"
+			awk '!/^#/ && NF >= 9 {print $1, $6, $8}' "$tmp/u.log" >>"$tmp/u.all"
+			timeout 1200 mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self --mca pml ob1 \
+				-np $np $B/coll-mpi-perf $sizes -n "$ITERS" -w 1 -o $op | tee "$tmp/m.log"
+			awk '!/^#/ && NF >= 5 {print $1, $3, $5}' "$tmp/m.log" >>"$tmp/m.all"
+		done
+		median "$tmp/u.all" >"$tmp/uroce-$op-$np.dat"
+		median "$tmp/m.all" >"$tmp/mpi-$op-$np.dat"
 	done
 done
 
@@ -76,7 +92,8 @@ done
 	echo "# Collectives: liburoce_coll vs Open MPI ($day)"
 	echo
 	echo "\`bench/coll.sh $ITERS\` at $(git rev-parse --short HEAD), $(nproc) cores ($(uname -r)),"
-	echo "$(mpirun --version | head -1). One run, $ITERS timed iterations after 1 warm-up,"
+	echo "$(mpirun --version | head -1). $REPS runs each, uroce and MPI alternating; per size the"
+	echo "median run (by time) of $ITERS timed iterations after 1 warm-up;"
 	echo "float32 sum, out of place; time = slowest rank's average per iteration."
 	echo "busbw (GB/s) with the nccl-tests factors: allreduce 2(n-1)/n, alltoall (n-1)/n."
 	echo "uroce: every rank is its own uroce device on 127.0.1.x (RoCEv2 in UDP over"
