@@ -344,6 +344,13 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 		       &((const struct sockaddr_in *)&cfg->addr)->sin_addr, 4);
 	e->dev.ops = &engine_dev_ops;
 	e->dev.host = e;
+	/* Payloads go from registered memory straight to sendmmsg (the
+	 * kernel's copy is the only one); UROCE_ZCOPY=0 copies them first. */
+	{
+		const char *z = getenv("UROCE_ZCOPY");
+
+		e->dev.tx_ext = !(z && *z == '0');
+	}
 	e->dev.max_mtu = cfg->mtu ? cfg->mtu : 1024;
 	pthread_mutex_init(&e->rx_lock, NULL);
 	pthread_mutex_init(&e->fwd_lock, NULL);

@@ -135,8 +135,10 @@ struct tx_batch {
 	struct tx_slot slot[UR_IO_TX_BATCH];
 	struct mmsghdr msg[UR_IO_TX_BATCH];
 	int msg_fd[UR_IO_TX_BATCH];
+	unsigned int msg_npkt[UR_IO_TX_BATCH]; /* packets in the GSO run */
 	struct ur_engine *msg_e[UR_IO_TX_BATCH];
-	struct iovec iov[UR_IO_TX_BATCH];
+	/* Per packet: headers, payload in registered memory, pad + ICRC. */
+	struct iovec iov[3 * UR_IO_TX_BATCH];
 	struct sockaddr_storage to[UR_IO_TX_BATCH];
 	/* UDP_SEGMENT, then IP_TOS / IPV6_TCLASS (ECN bits of the run) */
 	char ctl[UR_IO_TX_BATCH][CMSG_SPACE(sizeof(uint16_t)) +
@@ -226,12 +228,12 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && b->msg[i].msg_hdr.msg_iovlen > 1 &&
+		if (n < 0 && b->msg_npkt[i] > 1 &&
 		    (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT))
 			atomic_store(&gso_broken, true); /* no GSO on this path */
 		/* This message is lost (EAGAIN, ENOBUFS, ECONNREFUSED, ...),
 		 * as on a wire; the transport's timers recover. */
-		b->msg_e[i]->dev.cnt.tx_drop_io += b->msg[i].msg_hdr.msg_iovlen;
+		b->msg_e[i]->dev.cnt.tx_drop_io += b->msg_npkt[i];
 		i++;
 	}
 }
@@ -263,6 +265,38 @@ bool __ur_tx_ordered_pending(void)
  * case, where the answer to a message is posted right after its completion.
  * ACKs are small; copying them costs less than a second sendmmsg.
  */
+/* Bring a zero-copy payload into the slot's own buffer (the slot has room
+ * for a whole packet): for paths that need the packet in one piece. */
+static void linearize(struct tx_slot *s)
+{
+	struct ur_pktbuf *pb = &s->pb;
+	uint32_t tail;
+
+	if (!pb->ext)
+		return;
+	tail = pb->len - pb->ext_off - pb->ext_len;
+	memmove(pb->data + pb->ext_off + pb->ext_len, pb->data + pb->ext_off,
+		tail);
+	memcpy(pb->data + pb->ext_off, pb->ext, pb->ext_len);
+	pb->ext = NULL;
+}
+
+/* The ICRC of a packet, written into its slot. */
+static void icrc_put(struct ur_pktbuf *pb)
+{
+	uint32_t pad;
+
+	if (!pb->ext) {
+		ur_icrc_store(pb->data + pb->len - UR_ICRC_LEN,
+			      ur_icrc(&pb->path, pb->data, pb->len - UR_ICRC_LEN));
+		return;
+	}
+	pad = pb->len - pb->ext_off - pb->ext_len - UR_ICRC_LEN;
+	ur_icrc_store(pb->data + pb->ext_off + pad,
+		      ur_icrc_split(&pb->path, pb->data, pb->ext_off, pb->ext,
+				    pb->ext_len, pad));
+}
+
 void __ur_tx_adopt(struct tx_batch *from)
 {
 	struct tx_batch *b = tls_tx;
@@ -275,6 +309,7 @@ void __ur_tx_adopt(struct tx_batch *from)
 
 		if (!f->ready)
 			continue;
+		linearize(f);
 		t = &b->slot[b->used++];
 		t->pb = f->pb;
 		t->pb.data = t->data;
@@ -318,8 +353,8 @@ static bool to_sibling(struct tx_slot *s)
 	    memcmp(pb->path.dst, e->local.src, e->local.v6 ? 16 : 4))
 		return false;
 	pb->path.ip_id = 0;
-	ur_icrc_store(pb->data + pb->len - UR_ICRC_LEN,
-		      ur_icrc(&pb->path, pb->data, pb->len - UR_ICRC_LEN));
+	linearize(s);
+	icrc_put(pb);
 	ri.path = pb->path;
 	__ur_fwd_to(e, slot, pb->data, pb->len, &ri);
 	return true;
@@ -328,7 +363,7 @@ static bool to_sibling(struct tx_slot *s)
 void __ur_tx_flush(void)
 {
 	struct tx_batch *b = tls_tx;
-	unsigned int i, n = 0;
+	unsigned int i, n = 0, v = 0;
 	bool gso = !atomic_load(&gso_broken);
 
 	if (!b || !b->used)
@@ -358,23 +393,33 @@ void __ur_tx_flush(void)
 			if (b->slot[j++].pb.len < first->pb.len)
 				break;
 		}
+		mh = &b->msg[n].msg_hdr;
+		memset(&b->msg[n], 0, sizeof(b->msg[n]));
+		mh->msg_iov = &b->iov[v];
 		for (k = i; k < j; k++) {
 			struct ur_pktbuf *pb = &b->slot[k].pb;
 
 			pb->path.ip_id = (uint16_t)(k - i);
-			ur_icrc_store(pb->data + pb->len - UR_ICRC_LEN,
-				      ur_icrc(&pb->path, pb->data,
-					      pb->len - UR_ICRC_LEN));
-			b->iov[k].iov_base = pb->data;
-			b->iov[k].iov_len = pb->len;
+			icrc_put(pb);
+			if (!pb->ext) {
+				b->iov[v++] = (struct iovec){ pb->data, pb->len };
+				continue;
+			}
+			/* Zero copy: the kernel gathers the payload from the
+			 * registered memory (GSO cuts the run by size, not
+			 * by iovec). */
+			b->iov[v++] = (struct iovec){ pb->data, pb->ext_off };
+			b->iov[v++] = (struct iovec){ (void *)pb->ext,
+						      pb->ext_len };
+			b->iov[v++] = (struct iovec){
+				pb->data + pb->ext_off,
+				pb->len - pb->ext_off - pb->ext_len };
 		}
-		mh = &b->msg[n].msg_hdr;
-		memset(&b->msg[n], 0, sizeof(b->msg[n]));
 		fill_dst(&b->to[n], &first->pb.path, first->e->cfg.port, &alen);
 		mh->msg_name = &b->to[n];
 		mh->msg_namelen = alen;
-		mh->msg_iov = &b->iov[i];
-		mh->msg_iovlen = j - i;
+		mh->msg_iovlen = (size_t)(&b->iov[v] - mh->msg_iov);
+		b->msg_npkt[n] = j - i;
 		mh->msg_control = b->ctl[n];
 		if (j - i > 1) {
 			struct cmsghdr *c = (void *)b->ctl[n];
@@ -438,6 +483,7 @@ struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len)
 	s->pb.len = 0;
 	memset(&s->pb.path, 0, sizeof(s->pb.path));
 	s->pb.host_priv = s;
+	s->pb.ext = NULL;
 	return &s->pb;
 }
 

@@ -279,6 +279,19 @@ void __ur_sge_copy_out(const struct ur_qsge *sge, uint32_t n, uint32_t off,
 	}
 }
 
+const uint8_t *__ur_sge_span(const struct ur_qsge *sge, uint32_t n,
+			     uint32_t off, uint32_t len)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		return sge[i].length - off >= len ? sge[i].host + off : NULL;
+	}
+	return NULL;
+}
+
 void __ur_recv_complete(struct ur_qp *qp, uint32_t status, uint32_t opcode,
 			uint32_t byte_len, uint32_t imm, uint32_t flags,
 			uint32_t src_qp, bool solicited, uint64_t now)

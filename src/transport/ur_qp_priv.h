@@ -265,6 +265,10 @@ struct ur_txhdr {
 struct ur_pktbuf *__ur_tx_alloc(struct ur_qp *qp, uint8_t opcode,
 				uint32_t payload_len);
 uint8_t *__ur_tx_payload(struct ur_pktbuf *b, uint8_t opcode);
+/* Fill the payload: a reference to @src when the host sends from memory
+ * it does not own (ur_dev.tx_ext), else a copy. */
+void __ur_tx_payload_from(struct ur_qp *qp, struct ur_pktbuf *b,
+			  uint8_t opcode, const uint8_t *src, uint32_t len);
 /* Write the headers of @h into @b (payload already in place), set the
  * length and the path (NULL: the QP's AV), hand it to the host. */
 void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
@@ -289,6 +293,9 @@ int __ur_sge_copy_in(struct ur_qsge *sge, uint32_t n, uint32_t off,
 		     const uint8_t *src, uint32_t len);
 void __ur_sge_copy_out(const struct ur_qsge *sge, uint32_t n, uint32_t off,
 		       uint8_t *dst, uint32_t len);
+/* Where @len bytes at @off of the message lie, if in one SGE; else NULL. */
+const uint8_t *__ur_sge_span(const struct ur_qsge *sge, uint32_t n,
+			     uint32_t off, uint32_t len);
 void __ur_recv_complete(struct ur_qp *qp, uint32_t status, uint32_t opcode,
 			uint32_t byte_len, uint32_t imm, uint32_t flags,
 			uint32_t src_qp, bool solicited, uint64_t now);

@@ -332,9 +332,16 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 	b = __ur_tx_alloc(qp, h.opcode, len);
 	if (!b)
 		return -EAGAIN;
-	if (len)
-		__ur_sge_copy_out(ur_swqe_sge(qp, idx), wqe->num_sge, off,
-				  __ur_tx_payload(b, h.opcode), len);
+	if (len) {
+		const struct ur_qsge *sge = ur_swqe_sge(qp, idx);
+		const uint8_t *span = __ur_sge_span(sge, wqe->num_sge, off, len);
+
+		if (span)
+			__ur_tx_payload_from(qp, b, h.opcode, span, len);
+		else
+			__ur_sge_copy_out(sge, wqe->num_sge, off,
+					  __ur_tx_payload(b, h.opcode), len);
+	}
 	if (ur_psn_diff(h.psn, p->req.psn_max) < 0) {
 		qp->dev->cnt.tx_retransmit++;
 		qp->cnt.tx_retransmit++;

@@ -359,9 +359,8 @@ void __ur_resp_progress(struct ur_qp *qp, uint64_t now)
 		b = __ur_tx_alloc(qp, h.opcode, len);
 		if (!b)
 			return; /* continue on the next progress call */
-		if (len)
-			memcpy(__ur_tx_payload(b, h.opcode),
-			       r->rd_host + r->rd_off, len);
+		__ur_tx_payload_from(qp, b, h.opcode, r->rd_host + r->rd_off,
+				     len);
 		__ur_tx_send(qp, b, &h, len, NULL);
 		r->rd_off += len;
 		r->rd_psn = ur_psn_add(r->rd_psn, 1);

@@ -334,6 +334,13 @@ struct ur_pktbuf {
 	uint32_t cap;
 	struct ur_ipudp path; /* filled by the transport: dst/src/sport/tos */
 	void *host_priv;
+	/* Zero copy, only for a host that sets ur_dev.tx_ext: the payload is
+	 * not in @data but at @ext (@ext_len bytes of registered memory) and
+	 * @data holds the headers, then pad and ICRC slot from @ext_off. The
+	 * host reads @ext before the QP lock is released (memory cannot be
+	 * deregistered meanwhile). @len is the whole packet. NULL: none. */
+	const uint8_t *ext;
+	uint32_t ext_off, ext_len;
 };
 
 struct ur_dev_ops {
@@ -403,6 +410,7 @@ struct ur_sr_pool;
 struct ur_dev {
 	const struct ur_dev_ops *ops;
 	void *host;
+	bool tx_ext;          /* the host sends payloads from pktbuf.ext */
 	struct ur_counters cnt;
 	uint32_t max_mtu;     /* active MTU, bytes */
 	/* Congestion control defaults for new QPs (ur_cc.h; all zero: the

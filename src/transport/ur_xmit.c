@@ -23,12 +23,28 @@ struct ur_pktbuf *__ur_tx_alloc(struct ur_qp *qp, uint8_t opcode,
 
 	if (b && b->cap < len)
 		return NULL; /* host contract broken; never write past cap */
+	if (b)
+		b->ext = NULL;
 	return b;
 }
 
 uint8_t *__ur_tx_payload(struct ur_pktbuf *b, uint8_t opcode)
 {
 	return b->data + ur_pkt_hdr_len(opcode);
+}
+
+void __ur_tx_payload_from(struct ur_qp *qp, struct ur_pktbuf *b,
+			  uint8_t opcode, const uint8_t *src, uint32_t len)
+{
+	if (!len)
+		return;
+	if (qp->dev->tx_ext) {
+		b->ext = src;
+		b->ext_off = (uint32_t)ur_pkt_hdr_len(opcode);
+		b->ext_len = len;
+	} else {
+		memcpy(__ur_tx_payload(b, opcode), src, len);
+	}
 }
 
 void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
@@ -68,7 +84,7 @@ void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 		ur_imm_put(p + info->off[UR_ETH_IMMDT], h->imm_net);
 	if (info->mask & UR_HDR_IETH)
 		ur_put32(p + info->off[UR_ETH_IETH], h->ieth);
-	p += info->hdr_len + payload_len;
+	p += info->hdr_len + (b->ext ? 0 : payload_len);
 	memset(p, 0, pad + UR_ICRC_LEN);
 	b->len = info->hdr_len + payload_len + pad + UR_ICRC_LEN;
 

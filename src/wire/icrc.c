@@ -62,7 +62,8 @@ static uint32_t crc_ib(uint32_t crc, const uint8_t *ib, size_t ib_len)
  *
  * Return: the ICRC, to be written with ur_icrc_store().
  */
-uint32_t ur_icrc(const struct ur_ipudp *ip, const uint8_t *ib, size_t ib_len)
+/* CRC of the masked pseudo header (A17.3.3) for an IB part of @ib_len. */
+static uint32_t crc_ipudp(const struct ur_ipudp *ip, size_t ib_len)
 {
 	uint8_t h[8 + IPV6_HDR_LEN + UDP_HDR_LEN];
 	size_t udp_len = UDP_HDR_LEN + ib_len + UR_ICRC_LEN;
@@ -103,7 +104,24 @@ uint32_t ur_icrc(const struct ur_ipudp *ip, const uint8_t *ib, size_t ib_len)
 	ur_put16(u + 4, (uint16_t)udp_len);
 	ur_put16(u + 6, 0xffff);
 	hl = (size_t)(u + UDP_HDR_LEN - h);
-	return crc_ib(ur_crc32(0, h, hl), ib, ib_len);
+	return ur_crc32(0, h, hl);
+}
+
+uint32_t ur_icrc(const struct ur_ipudp *ip, const uint8_t *ib, size_t ib_len)
+{
+	return crc_ib(crc_ipudp(ip, ib_len), ib, ib_len);
+}
+
+uint32_t ur_icrc_split(const struct ur_ipudp *ip, const uint8_t *hdr,
+		       size_t hdr_len, const uint8_t *payload,
+		       size_t payload_len, size_t pad)
+{
+	static const uint8_t zero[4];
+	uint32_t crc = crc_ib(crc_ipudp(ip, hdr_len + payload_len + pad), hdr,
+			      hdr_len);
+
+	crc = ur_crc32(crc, payload, payload_len);
+	return ur_crc32(crc, zero, pad & 3);
 }
 
 /**

@@ -289,6 +289,12 @@ struct ur_ipudp {
  * stored on the wire: little-endian bytes, i.e. put with ur_icrc_store().
  */
 uint32_t ur_icrc(const struct ur_ipudp *ip, const uint8_t *ib, size_t ib_len);
+/* The same for an IB part in two pieces (zero-copy transmit): @hdr (BTH
+ * and extension headers, at least the BTH), @payload, then @pad zero
+ * bytes (0..3). */
+uint32_t ur_icrc_split(const struct ur_ipudp *ip, const uint8_t *hdr,
+		       size_t hdr_len, const uint8_t *payload,
+		       size_t payload_len, size_t pad);
 /* Same, but over real IPv4/IPv6 + UDP header bytes as captured. */
 uint32_t ur_icrc_raw(const uint8_t *ip_hdr, size_t ip_udp_len, bool v6,
 		     const uint8_t *ib, size_t ib_len);

@@ -405,6 +405,17 @@ static void test_icrc(void)
 		ib[5] ^= 1;
 		ASSERT_NE(ur_icrc(&ip, ib, ib_len), a);
 		ib[5] ^= 1;
+		/* Zero-copy transmit: headers, payload elsewhere, zero pad. */
+		{
+			size_t hdr = 12 + 4 * (rnd() % 8), pad = rnd() % 4, pl;
+
+			if (hdr + pad <= ib_len) {
+				pl = ib_len - hdr - pad;
+				memset(ib + hdr + pl, 0, pad);
+				ASSERT_EQ(ur_icrc_split(&ip, ib, hdr, ib + hdr, pl, pad),
+					  ur_icrc(&ip, ib, ib_len));
+			}
+		}
 	}
 	ASSERT_EQ(ur_icrc_raw(h, 27, false, ib, 12), 0);
 }
