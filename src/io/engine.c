@@ -220,6 +220,7 @@ static int drain_all(struct ur_engine *e, uint64_t now)
 static void *engine_main(void *arg)
 {
 	struct ur_engine *e = arg;
+	bool scan = true;
 
 	while (!atomic_load(&e->stop)) {
 		uint64_t now = ur_now(), next, polled;
@@ -243,7 +244,19 @@ static void *engine_main(void *arg)
 			__ur_fwd_accept(e);
 			pthread_mutex_unlock(&e->rx_lock);
 		}
-		next = __ur_engine_run_timers(e, ur_now());
+		{
+			uint64_t t = ur_now(), nd = atomic_load(&e->next_deadline);
+
+			/* Walk the QP table only when a deadline is due or a
+			 * timer moved earlier since the last walk: not at each
+			 * receive batch of a busy engine. */
+			if (scan || atomic_exchange(&e->timer_dirty, false) ||
+			    nd <= t)
+				next = __ur_engine_run_timers(e, t);
+			else
+				next = nd;
+			scan = false;
+		}
 		{
 			uint64_t s = __ur_stats_publish(e, ur_now());
 
@@ -260,6 +273,7 @@ static void *engine_main(void *arg)
 		if (atomic_exchange(&e->timer_dirty, false)) {
 			/* A timer moved while we scanned: scan again. */
 			atomic_store(&e->sleep_until, 0);
+			scan = true;
 			continue;
 		}
 		now = ur_now();
