@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rc_connect.h"
+
 #define DEPTH 16
 
 struct side {
@@ -81,39 +83,10 @@ static void side_init(struct ibv_context *ctx, struct ibv_pd *pd,
 
 static void side_connect(struct ibv_context *ctx, struct side *s, uint32_t dqpn)
 {
-	struct ibv_qp_attr a;
+	struct urt_rc_conn c = { .dqpn = dqpn, .psn = 1, .rd_atomic = 1 };
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("modify to INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.hop_limit = 1;
-	if (ibv_query_gid(ctx, 1, 0, &a.ah_attr.grh.dgid))
-		die("ibv_query_gid");
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("modify to RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
-		die("modify to RTS");
+	if (urt_rc_connect(ctx, s->qp, &c))
+		die("connecting the QPs");
 }
 
 static void post_recv(struct side *s)

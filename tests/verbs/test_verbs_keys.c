@@ -20,6 +20,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "rc_connect.h"
 #include "ur_test.h"
 
 #define BUF 8192
@@ -93,37 +94,12 @@ static void make_side(struct side *s, unsigned int mr_access)
 
 static void connect_qp(struct side *s, uint32_t dqpn)
 {
-	struct ibv_qp_attr qa;
+	struct urt_rc_conn c = {
+		.dqpn = dqpn, .psn = 0, .rd_atomic = 1,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	};
 
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_INIT;
-	qa.port_num = 1;
-	qa.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	ASSERT_EQ(ibv_modify_qp(s->qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_RTR;
-	qa.path_mtu = IBV_MTU_1024;
-	qa.dest_qp_num = dqpn;
-	qa.max_dest_rd_atomic = 1;
-	qa.min_rnr_timer = 1;
-	qa.ah_attr.is_global = 1;
-	qa.ah_attr.port_num = 1;
-	qa.ah_attr.grh.hop_limit = 1;
-	ASSERT_EQ(ibv_query_gid(ctx, 1, 0, &qa.ah_attr.grh.dgid), 0);
-	ASSERT_EQ(ibv_modify_qp(s->qp, &qa, IBV_QP_STATE | IBV_QP_AV |
-				IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				IBV_QP_MIN_RNR_TIMER), 0);
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_RTS;
-	qa.timeout = 14;
-	qa.retry_cnt = 7;
-	qa.rnr_retry = 7;
-	qa.max_rd_atomic = 1;
-	ASSERT_EQ(ibv_modify_qp(s->qp, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
-				IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	ASSERT_EQ(urt_rc_connect(ctx, s->qp, &c), 0);
 }
 
 /* A connected pair: @a owns the windows (its region has @a_access). */
