@@ -780,6 +780,9 @@ int ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr)
 		ret = -EBUSY; /* windows are bound to the region */
 	else
 		__ur_map_del(&e->mrs, mr->rkey >> 8);
+	/* QPs that resolved the region earlier look it up again. */
+	if (!ret)
+		atomic_fetch_add(&e->dev.key_gen, 1);
 	pthread_rwlock_unlock(&e->mr_lock);
 	return ret;
 }
@@ -799,6 +802,7 @@ int ur_engine_mr_update(struct ur_engine *e, struct ur_mr *mr,
 		mr->length = upd->length;
 		mr->access = upd->access;
 		mr->pdn = upd->pdn;
+		atomic_fetch_add(&e->dev.key_gen, 1);
 	}
 	pthread_rwlock_unlock(&e->mr_lock);
 	return ret;

@@ -172,7 +172,9 @@ static enum comp_state check_ack(struct ur_qp *qp, struct comp_ctx *cx)
 }
 
 /* Copy the READ response at @cx->psn into place; false if malformed. */
-static bool read_store(struct ur_qp *qp, struct comp_ctx *cx)
+/* 0, -EINVAL for a malformed response (dropped: the timer retries), or
+ * -EACCES when the WQE's memory lost its key since it was posted. */
+static int read_store(struct ur_qp *qp, struct comp_ctx *cx)
 {
 	struct ur_swqe *wqe = cx->wqe;
 	uint32_t k = (uint32_t)ur_psn_diff(cx->psn, wqe->first_psn);
@@ -182,11 +184,15 @@ static bool read_store(struct ur_qp *qp, struct comp_ctx *cx)
 	if (wqe->length == 0)
 		want = 0;
 	if (cx->pkt->payload_len != want)
-		return false; /* malformed response; the timer retries */
+		return -EINVAL;
+	if (want && __ur_wqe_keys(qp, qp->priv->sq_head, wqe)) {
+		cx->status = UR_WC_LOC_PROT_ERR;
+		return -EACCES;
+	}
 	if (want)
 		__ur_sge_copy_in(ur_swqe_sge(qp, qp->priv->sq_head),
 				 wqe->num_sge, off, cx->pkt->payload, want);
-	return true;
+	return 0;
 }
 
 /* A response of the head READ ahead of the expected PSN: keep it. When
@@ -199,8 +205,10 @@ static enum comp_state do_read_ahead(struct ur_qp *qp, struct comp_ctx *cx,
 	uint32_t i = (uint32_t)ur_psn_diff(cx->psn, c->psn);
 
 	if (i < 64) {
-		if (!read_store(qp, cx))
-			return COMP_DROP;
+		int rc = read_store(qp, cx);
+
+		if (rc)
+			return rc == -EACCES ? COMP_ERROR : COMP_DROP;
 		c->rd_seen |= 1ull << i;
 	}
 	if (cx->psn == wqe_last_psn(cx->wqe))
@@ -225,9 +233,10 @@ static enum comp_state do_passed(struct ur_qp *qp, struct comp_ctx *cx,
 static enum comp_state do_read(struct ur_qp *qp, struct comp_ctx *cx)
 {
 	struct ur_swqe *wqe = cx->wqe;
+	int rc = read_store(qp, cx);
 
-	if (!read_store(qp, cx))
-		return COMP_DROP;
+	if (rc)
+		return rc == -EACCES ? COMP_ERROR : COMP_DROP;
 	comp_advance(qp, cx, ur_psn_add(cx->psn, 1));
 	return ur_psn_diff(qp->priv->comp.psn, wqe_last_psn(wqe)) > 0
 		       ? COMP_COMPLETE : COMP_DONE;
@@ -239,6 +248,10 @@ static enum comp_state do_atomic(struct ur_qp *qp, struct comp_ctx *cx)
 	uint8_t v[8];
 
 	memcpy(v, &cx->pkt->atmack, 8); /* the original value, host order */
+	if (wqe->num_sge && __ur_wqe_keys(qp, qp->priv->sq_head, wqe)) {
+		cx->status = UR_WC_LOC_PROT_ERR;
+		return COMP_ERROR;
+	}
 	if (wqe->num_sge)
 		__ur_sge_copy_in(ur_swqe_sge(qp, qp->priv->sq_head),
 				 wqe->num_sge, 0, v, 8);

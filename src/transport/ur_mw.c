@@ -60,9 +60,11 @@ int ur_rkey_check(struct ur_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
 	return rc;
 }
 
-/* Drop a window's binding (caller holds mw_lock). */
-static void mw_unbind(struct ur_mr *mw)
+/* Drop a window's binding (caller holds mw_lock). Pointers resolved through
+ * it are checked again before use (ur_dev.key_gen). */
+static void mw_unbind(struct ur_qp *qp, struct ur_mr *mw)
 {
+	atomic_fetch_add_explicit(&qp->dev->key_gen, 1, memory_order_release);
 	if (mw->mw_mr)
 		atomic_fetch_sub(&mw->mw_mr->nbound, 1);
 	mw->mw_mr = NULL;
@@ -115,7 +117,7 @@ int __ur_mw_bind(struct ur_qp *qp, uint32_t mw_key, uint32_t new_rkey,
 	mw_lock(mw);
 	if (mw->type == UR_KEY_MW2 && mw->mw_valid)
 		goto out; /* bound: must be invalidated first */
-	mw_unbind(mw);
+	mw_unbind(qp, mw);
 	mw->rkey = new_rkey;
 	if (mr) {
 		atomic_fetch_add(&mr->nbound, 1);
@@ -146,7 +148,7 @@ int __ur_mw_invalidate(struct ur_qp *qp, uint32_t key)
 		return -EINVAL;
 	mw_lock(mw);
 	if (mw->mw_valid && mw->rkey == key && mw->pdn == qp->pdn) {
-		mw_unbind(mw);
+		mw_unbind(qp, mw);
 		rc = 0;
 	}
 	mw_unlock(mw);

@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include <stdatomic.h>
+
 #include "ur_transport.h"
 
 #define UR_DEFAULT_TX_WINDOW 256 /* outstanding request PSNs */
@@ -35,7 +37,7 @@ struct ur_swqe {
 	uint64_t wr_id;
 	uint8_t opcode;   /* enum ur_wr_opcode */
 	uint8_t flags;    /* enum ur_send_flags */
-	bool resolved;    /* SGEs checked and mapped */
+	bool resolved;    /* SGEs checked and mapped (at key_gen) */
 	bool done;        /* completed (successfully or not) */
 	uint8_t status;   /* enum ur_wc_status, valid when done */
 	uint32_t imm;     /* network order, or IETH rkey (host order) */
@@ -51,6 +53,7 @@ struct ur_swqe {
 	/* UD destination */
 	uint32_t ud_dqpn, ud_qkey;
 	struct ur_ipudp ud_path;
+	uint64_t key_gen; /* ur_dev.key_gen when the SGEs were resolved */
 };
 
 /* Receive queue entry. */
@@ -82,6 +85,10 @@ struct ur_req {
 	 * no transmit buffer; sent before anything new. */
 	bool sr_resend;
 	uint32_t sr_resend_psn;
+	/* A WQE's memory lost its key between packets: the next progress
+	 * call fails it (local protection error) at top level. */
+	bool key_err;
+	uint32_t key_err_idx;
 };
 
 /* Completer (ur_comp.c). */
@@ -116,12 +123,19 @@ struct ur_resp {
 	uint8_t *wr_host;   /* WRITE: host pointer of the next byte */
 	uint32_t wr_left;   /* WRITE: bytes still expected */
 	uint32_t wr_len;    /* WRITE: DMA length from the RETH */
+	uint32_t wr_rkey;   /* WRITE: the RETH's key and the next byte's VA, */
+	uint64_t wr_va;     /* to check wr_host again after key_gen moved */
 	bool rwqe_taken;    /* the head RQ WQE belongs to the message */
+	/* ur_dev.key_gen when wr_host, the head RQ WQE's SGEs and rd_host
+	 * were resolved. */
+	uint64_t wr_gen, rwqe_gen, rd_gen;
 	/* READ response job; normally finished at once, or continued by
 	 * progress when the host is out of packet buffers. */
 	bool rd_active;
 	const uint8_t *rd_host;
 	uint32_t rd_len, rd_off, rd_psn, rd_first_psn;
+	uint32_t rd_rkey;
+	uint64_t rd_va;
 	/* Atomic replay cache, max_dest_rd_atomic entries (>= 1). */
 	struct ur_atomic_res *atomics;
 	uint32_t n_atomics, atomic_next;
@@ -282,6 +296,24 @@ void __ur_tx_ack_plain(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
 /* ur_cq.c */
 void __ur_cq_push(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *e,
 		  bool solicited);
+
+/* Whether a key was invalidated since @seen (then @seen moves on): memory
+ * resolved before must be looked up again (10.6.3: an access through an
+ * invalid key fails, it never reaches memory the key no longer covers). */
+static inline bool __ur_keys_moved(const struct ur_qp *qp, uint64_t *seen)
+{
+	uint64_t g = atomic_load_explicit(&qp->dev->key_gen,
+					  memory_order_acquire);
+
+	if (g == *seen)
+		return false;
+	*seen = g;
+	return true;
+}
+
+/* ur_req.c: the SGEs of send WQE @idx, checked again if a key moved since
+ * they were resolved: 0, or -EACCES (a local protection error). */
+int __ur_wqe_keys(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe);
 
 /* ur_qp.c */
 void __ur_qp_error(struct ur_qp *qp, uint64_t now);

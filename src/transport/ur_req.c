@@ -236,6 +236,7 @@ static int wqe_resolve(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe)
 
 	if (wqe->resolved)
 		return 0;
+	wqe->key_gen = atomic_load(&qp->dev->key_gen);
 	if (!(wqe->flags & UR_SEND_INLINE)) {
 		int rc = __ur_sge_resolve(qp, ur_swqe_sge(qp, idx),
 					  wqe->num_sge, wi->local_access);
@@ -244,6 +245,14 @@ static int wqe_resolve(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe)
 	}
 	wqe->resolved = true;
 	return 0;
+}
+
+int __ur_wqe_keys(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe)
+{
+	if ((wqe->flags & UR_SEND_INLINE) || !__ur_keys_moved(qp, &wqe->key_gen))
+		return 0;
+	return __ur_sge_resolve(qp, ur_swqe_sge(qp, idx), wqe->num_sge,
+				wr_lookup(wqe->opcode)->local_access);
 }
 
 static uint8_t pkt_opcode(const struct ur_qp *qp, const struct ur_wr_info *wi,
@@ -329,6 +338,13 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 		path = &wqe->ud_path;
 	}
 
+	/* Between packets the application may deregister a region this WQE
+	 * reads from (or a retransmission may come much later). */
+	if (len && __ur_wqe_keys(qp, idx, wqe)) {
+		p->req.key_err = true;
+		p->req.key_err_idx = idx;
+		return -EACCES;
+	}
 	b = __ur_tx_alloc(qp, h.opcode, len);
 	if (!b)
 		return -EAGAIN;
@@ -448,6 +464,17 @@ static bool in_window(struct ur_qp *qp, uint32_t psn)
 	return qp->type != UR_QPT_RC || d <= 0 || (uint32_t)d < p->req.window;
 }
 
+/* Fail the WQE whose memory lost its key (send_pkt), and the QP (10.8.3). */
+static void key_fail(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_swqe *wqe = ur_swqe_at(qp, qp->priv->req.key_err_idx);
+
+	qp->priv->req.key_err = false;
+	if (!wqe->done)
+		__ur_wqe_done(qp, wqe, UR_WC_LOC_PROT_ERR);
+	__ur_qp_error(qp, now);
+}
+
 void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
@@ -457,6 +484,10 @@ void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 	if ((qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD) ||
 	    req->rnr_wait)
 		return;
+	if (req->key_err) {
+		key_fail(qp, now);
+		return;
+	}
 	if (req->sr_resend) {
 		req->sr_resend = resend_psn(qp, req->sr_resend_psn, now) != 0;
 		if (req->sr_resend)
@@ -465,10 +496,9 @@ void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 	while (req->idx != p->sq_tail) {
 		uint32_t idx = req->idx;
 		struct ur_swqe *wqe = ur_swqe_at(qp, idx);
+		int rc;
 
 		if (idx == req->assigned) {
-			int rc;
-
 			if (!can_start(qp, wqe))
 				break;
 			if (wr_lookup(wqe->opcode)->local) {
@@ -516,7 +546,12 @@ void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 			break;
 		if (!__ur_cc_may_send(qp, now))
 			break; /* paced: qp->deadline says when */
-		if (send_pkt(qp, idx, wqe, req->pkt, now))
+		rc = send_pkt(qp, idx, wqe, req->pkt, now);
+		if (rc == -EACCES) {
+			key_fail(qp, now);
+			return;
+		}
+		if (rc)
 			break;
 		if (wqe->opcode == UR_WR_RDMA_READ)
 			req->pkt = wqe->npkts; /* one request asks for all */

@@ -192,6 +192,7 @@ static enum resp_state check_resource(struct ur_qp *qp, struct resp_ctx *cx)
 		__ur_tx_ack(qp, cx->nak, r->psn);
 		return RESP_DONE;
 	}
+	r->rwqe_gen = atomic_load(&qp->dev->key_gen);
 	if (__ur_sge_resolve(qp, ur_rwqe_sge(qp, p->rq_head),
 			     ur_rwqe_at(qp, p->rq_head)->num_sge,
 			     UR_ACCESS_LOCAL_WRITE)) {
@@ -256,6 +257,13 @@ static enum resp_state exec_send(struct ur_qp *qp, struct resp_ctx *cx)
 		cx->recv_status = UR_WC_LOC_LEN_ERR;
 		return nak(cx, UR_NAK_INV_REQ);
 	}
+	/* The receive buffer's region may be gone since the first packet. */
+	if (pkt->payload_len && __ur_keys_moved(qp, &r->rwqe_gen) &&
+	    __ur_sge_resolve(qp, ur_rwqe_sge(qp, p->rq_head), rwqe->num_sge,
+			     UR_ACCESS_LOCAL_WRITE)) {
+		cx->recv_status = UR_WC_LOC_PROT_ERR;
+		return nak(cx, UR_NAK_REM_OP_ERR);
+	}
 	__ur_sge_copy_in(ur_rwqe_sge(qp, p->rq_head), rwqe->num_sge, r->off,
 			 pkt->payload, pkt->payload_len);
 	r->off += pkt->payload_len;
@@ -292,13 +300,25 @@ static enum resp_state exec_write(struct ur_qp *qp, struct resp_ctx *cx)
 	if (pkt->mask & UR_OPF_FIRST) {
 		r->wr_host = cx->host;
 		r->wr_left = r->wr_len = pkt->reth.len;
+		r->wr_rkey = pkt->reth.rkey;
+		r->wr_va = pkt->reth.va;
+		r->wr_gen = atomic_load(&qp->dev->key_gen);
 	}
 	if (pkt->payload_len > r->wr_left ||
 	    ((pkt->mask & UR_OPF_LAST) && pkt->payload_len != r->wr_left))
 		return nak(cx, UR_NAK_INV_REQ);
 	if (pkt->payload_len) {
+		/* The region may have been deregistered since the FIRST
+		 * packet (C9-88: no byte through an invalid key). */
+		if (__ur_keys_moved(qp, &r->wr_gen) &&
+		    ur_rkey_check(qp, r->wr_rkey, r->wr_va, r->wr_left,
+				  UR_ACCESS_REMOTE_WRITE, &r->wr_host)) {
+			r->cur = UR_CUR_NONE;
+			return nak(cx, UR_NAK_REM_ACCESS_ERR);
+		}
 		memcpy(r->wr_host, pkt->payload, pkt->payload_len);
 		r->wr_host += pkt->payload_len;
+		r->wr_va += pkt->payload_len;
 		r->wr_left -= pkt->payload_len;
 	}
 	if (!(pkt->mask & UR_OPF_LAST)) {
@@ -317,13 +337,17 @@ static enum resp_state exec_write(struct ur_qp *qp, struct resp_ctx *cx)
 }
 
 /* Start answering a READ at @psn for [host, host+len) (9.7.5.1.5). */
-static void read_start(struct ur_qp *qp, const uint8_t *host, uint32_t len,
-		       uint32_t psn, uint64_t now)
+static void read_start(struct ur_qp *qp, const struct ur_pkt *pkt,
+		       const uint8_t *host, uint32_t len, uint32_t psn,
+		       uint64_t now)
 {
 	struct ur_resp *r = &qp->priv->resp;
 
 	r->rd_active = true;
 	r->rd_host = host;
+	r->rd_rkey = pkt->reth.rkey;
+	r->rd_va = pkt->reth.va;
+	r->rd_gen = atomic_load(&qp->dev->key_gen);
 	r->rd_len = len;
 	r->rd_off = 0;
 	r->rd_psn = r->rd_first_psn = psn;
@@ -335,6 +359,17 @@ void __ur_resp_progress(struct ur_qp *qp, uint64_t now)
 	struct ur_resp *r = &qp->priv->resp;
 	uint32_t mtu = ur_qp_mtu(qp);
 
+	/* A response continued after the lock was released: its region may
+	 * be gone. Stop; the requester's retry gets the NAK. */
+	if (r->rd_active && r->rd_len && __ur_keys_moved(qp, &r->rd_gen)) {
+		uint8_t *host;
+
+		if (ur_rkey_check(qp, r->rd_rkey, r->rd_va, r->rd_len,
+				  UR_ACCESS_REMOTE_READ, &host))
+			r->rd_active = false;
+		else
+			r->rd_host = host;
+	}
 	while (r->rd_active) {
 		uint32_t n = ur_npkts(r->rd_len, mtu);
 		uint32_t k = r->rd_off / mtu;
@@ -439,7 +474,7 @@ static enum resp_state execute(struct ur_qp *qp, struct resp_ctx *cx,
 
 		r->psn = ur_psn_add(r->psn, n);
 		r->msn = ur_psn_add(r->msn, 1);
-		read_start(qp, cx->host, pkt->reth.len, cx->psn, now);
+		read_start(qp, pkt, cx->host, pkt->reth.len, cx->psn, now);
 		return RESP_DONE;
 	}
 	return nak(cx, UR_NAK_INV_REQ);
@@ -476,7 +511,7 @@ static enum resp_state duplicate(struct ur_qp *qp, struct resp_ctx *cx,
 					  &host))
 				return RESP_DONE;
 		}
-		read_start(qp, host, pkt->reth.len, cx->psn, now);
+		read_start(qp, pkt, host, pkt->reth.len, cx->psn, now);
 		return RESP_DONE;
 	}
 	if (m & UR_OPF_ATOMIC) {

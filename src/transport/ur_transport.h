@@ -411,6 +411,10 @@ struct ur_dev {
 	const struct ur_dev_ops *ops;
 	void *host;
 	bool tx_ext;          /* the host sends payloads from pktbuf.ext */
+	/* Bumped whenever a key stops covering memory it covered (a region
+	 * deregistered or re-registered, a window unbound or invalidated):
+	 * host pointers resolved earlier are checked again before use. */
+	_Atomic uint64_t key_gen;
 	struct ur_counters cnt;
 	uint32_t max_mtu;     /* active MTU, bytes */
 	/* Congestion control defaults for new QPs (ur_cc.h; all zero: the

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -714,6 +716,67 @@ static void t_odp(void)
 	free(buf);
 }
 
+/*
+ * A region deregistered (and unmapped) while a paced 256 KiB WRITE into it
+ * (@dst_dies) or out of it is in flight: the next packet finds the key
+ * gone, so no byte touches the unmapped memory (that would crash this
+ * test) and the WQE fails as IBTA says: remote access error for the
+ * target, local protection error for the source.
+ */
+static void dereg_in_flight(bool dst_dies)
+{
+	const size_t len = 256 * 1024;
+	const unsigned int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	uint8_t *src = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *dst = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_qp_rate_limit_attr rl = { .rate_limit = 20000 }; /* kbit/s */
+	struct ibv_mr *smr, *dmr;
+	struct side a, b;
+
+	ASSERT(src != MAP_FAILED && dst != MAP_FAILED);
+	memset(src, 0x5a, len);
+	smr = ibv_reg_mr(pd, src, len, (int)acc);
+	dmr = ibv_reg_mr(pd, dst, len, (int)acc);
+	ASSERT(smr && dmr);
+	pair(&a, &b, acc);
+	/* 256 KiB at 20 Mbit/s: about 100 ms on the wire. */
+	ASSERT_EQ(ibv_modify_qp_rate_limit(b.qp, &rl), 0);
+	{
+		struct ibv_sge sge = { (uintptr_t)src, (uint32_t)len, smr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 9, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)dst, dmr->rkey },
+		};
+
+		post(&b, &wr);
+	}
+	usleep(30000);
+	if (dst_dies) {
+		ASSERT_EQ(ibv_dereg_mr(dmr), 0);
+		ASSERT_EQ(munmap(dst, len), 0);
+		expect(b.cq, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE);
+		ASSERT_EQ(ibv_dereg_mr(smr), 0);
+		ASSERT_EQ(munmap(src, len), 0);
+	} else {
+		ASSERT_EQ(ibv_dereg_mr(smr), 0);
+		ASSERT_EQ(munmap(src, len), 0);
+		expect(b.cq, IBV_WC_LOC_PROT_ERR, IBV_WC_RDMA_WRITE);
+		ASSERT_EQ(ibv_dereg_mr(dmr), 0);
+		ASSERT_EQ(munmap(dst, len), 0);
+	}
+	unpair(&a, &b);
+}
+
+static void t_dereg_in_flight(void)
+{
+	dereg_in_flight(true);
+	dereg_in_flight(false);
+}
+
 static void setup(void)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -739,6 +802,7 @@ static void t_errors_case(void) { setup(); t_errors(); teardown(); }
 static void t_rereg_case(void) { setup(); t_rereg(); teardown(); }
 static void t_reset_case(void) { setup(); t_reset_cleans_cq(); teardown(); }
 static void t_odp_case(void) { setup(); t_odp(); teardown(); }
+static void t_dereg_case(void) { setup(); t_dereg_in_flight(); teardown(); }
 
 static const struct ur_test_case tests[] = {
 	{ "alloc", t_alloc_case },
@@ -748,6 +812,7 @@ static const struct ur_test_case tests[] = {
 	{ "rereg", t_rereg_case },
 	{ "reset_cleans_cq", t_reset_case },
 	{ "odp", t_odp_case },
+	{ "dereg_in_flight", t_dereg_case },
 	{ NULL, NULL },
 };
 
