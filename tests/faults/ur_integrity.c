@@ -659,10 +659,17 @@ int main(int argc, char **argv)
 	xfer(fd, &c, 1, true);
 	xfer(fd, &c, 1, false);
 	t_last_good = now_s();
-	if (opt.server)
+	if (opt.server) {
 		client(&rem);
-	else
+		/* The server's FIN completes only when our ACK of it arrives;
+		 * a lost ACK is answered again while the QP lives. So the QP
+		 * stays until the server closes its end (after that
+		 * completion, or on failure), as perftest ends with a sync. */
+		while (read(fd, &c, 1) > 0)
+			;
+	} else {
 		server();
+	}
 	close(fd);
 	ibv_destroy_qp(qp);
 	ibv_close_device(ctx);
