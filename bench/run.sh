@@ -4,7 +4,10 @@
 # Loopback only. uroce runs unmodified perftest between 127.0.0.2 and
 # 127.0.0.3 through uroce-run; peers: iperf3 (kernel TCP), sockperf (UDP),
 # UCX ucx_perftest over tcp, libfabric fi_pingpong over tcp;ofi_rxm (the only
-# libfabric benchmark Debian ships: a ping-pong, so half duplex).
+# libfabric benchmark Debian ships: a ping-pong, so half duplex). A
+# diagnostic row, lat-1thread, runs both ends of a ping-pong in one thread
+# (uroce RC SEND vs UDP sendto/recv on 127.0.0.14): the CPU path of one
+# message without the scheduler's noise.
 # Prints one table and writes it, with the date, to bench/results/, plus a
 # PNG plot of bandwidth against message size.
 set -uo pipefail
