@@ -62,10 +62,14 @@ int main(int argc, char **argv)
 			printf("rank %d: detected in %.0f ms: %s\n", r, now_ms() - t0,
 			       uroce_comm_strerror(comm));
 			uroce_comm_destroy(comm);
+			free(a);
+			free(b);
 			return 0;
 		}
 	}
 	printf("rank %d: NOT detected\n", r);
 	uroce_comm_destroy(comm);
+	free(a);
+	free(b);
 	return 1;
 }
