@@ -265,36 +265,51 @@ bool __ur_tx_ordered_pending(void)
  * case, where the answer to a message is posted right after its completion.
  * ACKs are small; copying them costs less than a second sendmmsg.
  */
+/* A zero-copy packet's pieces, from its BTH: headers (@data), payload
+ * (@ext), then pad + ICRC (@data after the headers). */
+struct ext_parts {
+	uint32_t hdr, payload, pad;
+};
+
+static struct ext_parts ext_parts(const struct ur_pktbuf *pb)
+{
+	struct ext_parts x = {
+		.hdr = (uint32_t)ur_pkt_hdr_len(ur_bth_opcode(pb->data)),
+		.pad = ur_bth_pad(pb->data),
+	};
+
+	x.payload = pb->len - x.hdr - x.pad - UR_ICRC_LEN;
+	return x;
+}
+
 /* Bring a zero-copy payload into the slot's own buffer (the slot has room
  * for a whole packet): for paths that need the packet in one piece. */
 static void linearize(struct tx_slot *s)
 {
 	struct ur_pktbuf *pb = &s->pb;
-	uint32_t tail;
+	struct ext_parts x;
 
 	if (!pb->ext)
 		return;
-	tail = pb->len - pb->ext_off - pb->ext_len;
-	memmove(pb->data + pb->ext_off + pb->ext_len, pb->data + pb->ext_off,
-		tail);
-	memcpy(pb->data + pb->ext_off, pb->ext, pb->ext_len);
+	x = ext_parts(pb);
+	memmove(pb->data + x.hdr + x.payload, pb->data + x.hdr,
+		x.pad + UR_ICRC_LEN);
+	memcpy(pb->data + x.hdr, pb->ext, x.payload);
 	pb->ext = NULL;
 }
 
-/* The ICRC of a packet, written into its slot. */
-static void icrc_put(struct ur_pktbuf *pb)
+/* The ICRC of a packet, written into its slot; @x: its pieces when its
+ * payload is zero-copy, else NULL. */
+static void icrc_put(struct ur_pktbuf *pb, const struct ext_parts *x)
 {
-	uint32_t pad;
-
-	if (!pb->ext) {
+	if (!x) {
 		ur_icrc_store(pb->data + pb->len - UR_ICRC_LEN,
 			      ur_icrc(&pb->path, pb->data, pb->len - UR_ICRC_LEN));
 		return;
 	}
-	pad = pb->len - pb->ext_off - pb->ext_len - UR_ICRC_LEN;
-	ur_icrc_store(pb->data + pb->ext_off + pad,
-		      ur_icrc_split(&pb->path, pb->data, pb->ext_off, pb->ext,
-				    pb->ext_len, pad));
+	ur_icrc_store(pb->data + x->hdr + x->pad,
+		      ur_icrc_split(&pb->path, pb->data, x->hdr, pb->ext,
+				    x->payload, x->pad));
 }
 
 void __ur_tx_adopt(struct tx_batch *from)
@@ -354,7 +369,7 @@ static bool to_sibling(struct tx_slot *s)
 		return false;
 	pb->path.ip_id = 0;
 	linearize(s);
-	icrc_put(pb);
+	icrc_put(pb, NULL);
 	ri.path = pb->path;
 	__ur_fwd_to(e, slot, pb->data, pb->len, &ri);
 	return true;
@@ -398,22 +413,24 @@ void __ur_tx_flush(void)
 		mh->msg_iov = &b->iov[v];
 		for (k = i; k < j; k++) {
 			struct ur_pktbuf *pb = &b->slot[k].pb;
+			struct ext_parts x;
 
 			pb->path.ip_id = (uint16_t)(k - i);
-			icrc_put(pb);
 			if (!pb->ext) {
+				icrc_put(pb, NULL);
 				b->iov[v++] = (struct iovec){ pb->data, pb->len };
 				continue;
 			}
 			/* Zero copy: the kernel gathers the payload from the
 			 * registered memory (GSO cuts the run by size, not
 			 * by iovec). */
-			b->iov[v++] = (struct iovec){ pb->data, pb->ext_off };
+			x = ext_parts(pb);
+			icrc_put(pb, &x);
+			b->iov[v++] = (struct iovec){ pb->data, x.hdr };
 			b->iov[v++] = (struct iovec){ (void *)pb->ext,
-						      pb->ext_len };
-			b->iov[v++] = (struct iovec){
-				pb->data + pb->ext_off,
-				pb->len - pb->ext_off - pb->ext_len };
+						      x.payload };
+			b->iov[v++] = (struct iovec){ pb->data + x.hdr,
+						      x.pad + UR_ICRC_LEN };
 		}
 		fill_dst(&b->to[n], &first->pb.path, first->e->cfg.port, &alen);
 		mh->msg_name = &b->to[n];

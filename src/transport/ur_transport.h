@@ -335,12 +335,11 @@ struct ur_pktbuf {
 	struct ur_ipudp path; /* filled by the transport: dst/src/sport/tos */
 	void *host_priv;
 	/* Zero copy, only for a host that sets ur_dev.tx_ext: the payload is
-	 * not in @data but at @ext (@ext_len bytes of registered memory) and
-	 * @data holds the headers, then pad and ICRC slot from @ext_off. The
-	 * host reads @ext before the QP lock is released (memory cannot be
-	 * deregistered meanwhile). @len is the whole packet. NULL: none. */
+	 * not in @data but at @ext (registered memory) and @data holds the
+	 * headers, then pad and ICRC slot; the BTH (opcode, pad count) and
+	 * @len give the lengths. The host reads @ext before the QP lock is
+	 * released (memory cannot be deregistered meanwhile). NULL: none. */
 	const uint8_t *ext;
-	uint32_t ext_off, ext_len;
 };
 
 struct ur_dev_ops {

@@ -40,8 +40,6 @@ void __ur_tx_payload_from(struct ur_qp *qp, struct ur_pktbuf *b,
 		return;
 	if (qp->dev->tx_ext) {
 		b->ext = src;
-		b->ext_off = (uint32_t)ur_pkt_hdr_len(opcode);
-		b->ext_len = len;
 	} else {
 		memcpy(__ur_tx_payload(b, opcode), src, len);
 	}
