@@ -200,6 +200,21 @@ static void *server_main(void *arg)
 	return NULL;
 }
 
+/* rxe's golden REQ, readdressed from the fake peer to us. */
+static void golden_req(uint8_t *req)
+{
+	struct cma_hdr h;
+	size_t len;
+
+	memcpy(req, g[0].mad, UR_MAD_LEN);
+	set_gid(req, CMB_P_LOCAL_GID, PEER);
+	set_gid(req, CMB_P_REMOTE_GID, US);
+	ASSERT_EQ(__cma_hdr_get(__cm_blob(req, CMB_PDATA, &len), &h), 0);
+	inet_pton(AF_INET, PEER, h.src);
+	inet_pton(AF_INET, US, h.dst);
+	__cma_hdr_put(__cm_blob(req, CMB_PDATA, &len), &h);
+}
+
 static void t_passive(void)
 {
 	struct server s = { 0 };
@@ -207,8 +222,6 @@ static void t_passive(void)
 				 .sin_port = htons(SVC_PORT) };
 	uint8_t req[UR_MAD_LEN], rep[UR_MAD_LEN], rep2[UR_MAD_LEN];
 	uint8_t m[UR_MAD_LEN], exp[UR_MAD_LEN];
-	struct cma_hdr h;
-	size_t len;
 	uint32_t ours;
 
 	load_golden();
@@ -231,13 +244,7 @@ static void t_passive(void)
 	ASSERT(!fake_recv(m, 300));
 
 	/* rxe's REQ, from the fake address to ours. */
-	memcpy(req, g[0].mad, UR_MAD_LEN);
-	set_gid(req, CMB_P_LOCAL_GID, PEER);
-	set_gid(req, CMB_P_REMOTE_GID, US);
-	ASSERT_EQ(__cma_hdr_get(__cm_blob(req, CMB_PDATA, &len), &h), 0);
-	inet_pton(AF_INET, PEER, h.src);
-	inet_pton(AF_INET, US, h.dst);
-	__cma_hdr_put(__cm_blob(req, CMB_PDATA, &len), &h);
+	golden_req(req);
 	fake_send(req);
 	ASSERT(fake_recv(rep, 3000));
 	ASSERT_EQ(__cm_mad_attr(rep), UR_CM_ATTR_REP);
@@ -480,16 +487,7 @@ static void t_unreachable(void)
 /* The golden REQ as rxe would send it from the fake peer to our @port. */
 static void peer_req(uint8_t *req, uint16_t port, uint32_t comm_id)
 {
-	struct cma_hdr h;
-	size_t len;
-
-	memcpy(req, g[0].mad, UR_MAD_LEN);
-	set_gid(req, CMB_P_LOCAL_GID, PEER);
-	set_gid(req, CMB_P_REMOTE_GID, US);
-	ASSERT_EQ(__cma_hdr_get(__cm_blob(req, CMB_PDATA, &len), &h), 0);
-	inet_pton(AF_INET, PEER, h.src);
-	inet_pton(AF_INET, US, h.dst);
-	__cma_hdr_put(__cm_blob(req, CMB_PDATA, &len), &h);
+	golden_req(req);
 	__cm_set(req, CMF_SERVICE_ID, 0x0000000001060000ull | port);
 	__cm_set(req, CMF_LOCAL_COMM_ID, comm_id);
 	set_tid(req, 0x4200000000ull | comm_id);
