@@ -703,16 +703,18 @@ void ur_engine_poll_done(struct ur_engine *e, int got)
 	uint64_t at = atomic_load(&e->comp_at);
 
 	if (got == 0) {
+		bool pending = __ur_tx_pending(e->poll_tx);
+		uint64_t now = pending || at ? ur_now() : 0;
+
 		/* e.g. ib_write_lat: a WRITE makes no completion and the
-		 * program spins on memory after this poll; the ACKs it
-		 * deferred have no completion to wait behind. */
-		if (__ur_tx_pending(e->poll_tx) &&
-		    !pthread_mutex_trylock(&e->rx_lock)) {
-			flush_poll_tx_held(e, ur_now());
+		 * program spins on memory after this poll; ACKs held past
+		 * UR_IO_ACK_HOLD_NS leave now rather than wait for a post. */
+		if (pending && !pthread_mutex_trylock(&e->rx_lock)) {
+			flush_poll_tx_held(e, now);
 			pthread_mutex_unlock(&e->rx_lock);
 		}
 		if (at) {
-			comp_left_step(e, ur_now() - at > UR_IO_APP_LEAVES_NS);
+			comp_left_step(e, now - at > UR_IO_APP_LEAVES_NS);
 			atomic_store(&e->comp_at, 0);
 		}
 		return;
