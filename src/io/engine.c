@@ -208,7 +208,7 @@ static int drain_all(struct ur_engine *e, uint64_t now)
 	 * and ur_engine_qp_del finds any still unsent. */
 	prev = __ur_tx_switch(e->poll_tx);
 	tls_polling = true;
-	n = __ur_udp_drain(e, e->rx_fd, now, true);
+	n = __ur_udp_drain(e, e->rx_fd, now, true, NULL);
 	tls_polling = false;
 	__ur_tx_switch(prev);
 	__ur_fwd_accept(e); /* new siblings: only the engine thread looks */
@@ -240,8 +240,10 @@ static void *engine_main(void *arg)
 		got = app_polls ? 0 : drain_all(e, now);
 		if (app_polls && !pthread_mutex_trylock(&e->rx_lock)) {
 			/* The poller drains sibling connections, but only
-			 * the engine accepts new ones. */
+			 * the engine accepts new ones. What a poll left
+			 * undelivered waits at most until this look. */
 			__ur_fwd_accept(e);
+			__ur_udp_rx_rest(e, now);
 			pthread_mutex_unlock(&e->rx_lock);
 		}
 		{
@@ -374,10 +376,12 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	    __ur_map_init(&e->mrs, 1024))
 		goto err;
 	e->rxbuf = calloc(UR_IO_RX_BATCH, sizeof(*e->rxbuf));
+	e->rxv = calloc(1, sizeof(*e->rxv));
 	e->icrc = __ur_icrc_learn_new(__ur_icrc_policy_env());
 	e->poll_tx = __ur_tx_batch_new();
-	if (!e->rxbuf || !e->icrc || !e->poll_tx)
+	if (!e->rxbuf || !e->rxv || !e->icrc || !e->poll_tx)
 		goto err;
+	__ur_udp_rx_init(e);
 	ret = e->fwd_fd = __ur_fwd_open(e);
 	if (ret < 0)
 		goto err;
@@ -474,6 +478,7 @@ void ur_engine_close(struct ur_engine *e)
 	__ur_map_fini(&e->sports);
 	__ur_map_fini(&e->mrs);
 	free(e->rxbuf);
+	free(e->rxv);
 	__ur_icrc_learn_free(e->icrc);
 	pthread_mutex_destroy(&e->rx_lock);
 	pthread_mutex_destroy(&e->fwd_lock);
@@ -586,6 +591,7 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 	 * ACKs and the close of its port (the application may see the
 	 * completion of a SEND before its ACK was made, and destroy the QP). */
 	pthread_mutex_lock(&e->rx_lock);
+	__ur_udp_rx_rest(e, ur_now()); /* none left for a QP about to go */
 	flush_poll_tx(e);
 	/* The write lock waits out any timer using the QP. */
 	pthread_rwlock_wrlock(&e->qp_lock);
@@ -630,9 +636,10 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 	}
 }
 
-void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends)
+void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
+			      uint64_t now)
 {
-	ur_qp_progress(qp, ur_now());
+	ur_qp_progress(qp, now);
 	/* The ACKs deferred by the last poll go after our request, in the
 	 * same system call (the unlock flushes). */
 	if (sends && __ur_tx_pending(e->poll_tx) &&
@@ -651,10 +658,10 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends)
 void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
 {
 	ur_engine_qp_lock(qp);
-	ur_engine_qp_post_unlock(e, qp, true);
+	ur_engine_qp_post_unlock(e, qp, true, ur_now());
 }
 
-void ur_engine_poll(struct ur_engine *e)
+uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 {
 	uint64_t now = ur_now(), prev = atomic_exchange(&e->prev_poll, now);
 	struct tx_batch *prev_tx;
@@ -665,7 +672,7 @@ void ur_engine_poll(struct ur_engine *e)
 	if (now - prev < 10000)
 		atomic_store(&e->last_poll, now);
 	if (pthread_mutex_trylock(&e->rx_lock))
-		return;
+		return now;
 	/* ACKs made here wait in the engine's poll batch until the caller
 	 * has its completion: they leave with its next post (in the same
 	 * system call), or alone once held UR_IO_ACK_HOLD_NS, or from the
@@ -673,7 +680,7 @@ void ur_engine_poll(struct ur_engine *e)
 	flush_poll_tx_held(e, now);
 	prev_tx = __ur_tx_switch(e->poll_tx);
 	tls_polling = true;
-	__ur_udp_drain(e, e->rx_fd, now, false);
+	__ur_udp_drain(e, e->rx_fd, now, false, cq);
 	if (e->fwd_nin) /* a system call per poll only when siblings exist */
 		__ur_fwd_drain(e, now);
 	tls_polling = false;
@@ -685,6 +692,7 @@ void ur_engine_poll(struct ur_engine *e)
 	 * thread spinning, the engine thread may wait milliseconds for one. */
 	if (atomic_load(&e->next_deadline) <= now)
 		__ur_engine_run_timers(e, now);
+	return now;
 }
 
 /* A saturating count, not an average: one preemption of a spinning poller
@@ -698,13 +706,12 @@ static void comp_left_step(struct ur_engine *e, bool left)
 		atomic_store(&e->comp_left, left ? c + 1 : c - 1);
 }
 
-void ur_engine_poll_done(struct ur_engine *e, int got)
+void ur_engine_poll_done(struct ur_engine *e, int got, uint64_t now)
 {
 	uint64_t at = atomic_load(&e->comp_at);
 
 	if (got == 0) {
 		bool pending = __ur_tx_pending(e->poll_tx);
-		uint64_t now = pending || at ? ur_now() : 0;
 
 		/* e.g. ib_write_lat: a WRITE makes no completion and the
 		 * program spins on memory after this poll; ACKs held past
@@ -721,7 +728,7 @@ void ur_engine_poll_done(struct ur_engine *e, int got)
 	}
 	if (at) /* no empty poll since the last completion: it stayed */
 		comp_left_step(e, false);
-	atomic_store(&e->comp_at, ur_now());
+	atomic_store(&e->comp_at, now);
 	/* A poller that, after a completion, usually comes back only later
 	 * (it spins on memory until the peer's next WRITE) must not keep the
 	 * engine thread off the socket meanwhile. */

@@ -133,7 +133,7 @@ int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
 
 		/* SO_REUSEPORT: every process on the address sends from
 		 * the same port, as the one QP1 of a NIC would. */
-		e->gsi_fd = __ur_udp_open_tx(e, p);
+		e->gsi_fd = __ur_udp_open_tx_plain(e, p);
 		e->gsi_sport = p;
 	}
 	fd = e->gsi_fd;

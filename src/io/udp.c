@@ -25,7 +25,15 @@
 
 #include "ur_io_priv.h"
 
-static int set_common(int fd, bool v6)
+/*
+ * Every socket sends UR_IO_SOCK_TOS unless a datagram says otherwise: the
+ * TOS of a request under congestion control (ECT(0), traffic class 0), so
+ * that the common datagram needs no IP_TOS cmsg (one less thing for the
+ * kernel to parse per send; flush adds the cmsg only for other values).
+ */
+#define UR_IO_SOCK_TOS 2
+
+static int set_common(int fd, bool v6, int tos)
 {
 	int one = 1, pmtu = IP_PMTUDISC_DO;
 
@@ -36,14 +44,32 @@ static int set_common(int fd, bool v6)
 
 		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &p6, sizeof(p6));
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		if (setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof(tos)))
+			return -errno;
 		return 0;
 	}
-	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)))
+	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) ||
+	    setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)))
 		return -errno;
 	return 0;
 }
 
-static int open_bound(const struct ur_engine *e, uint16_t port, bool rx)
+/* Bound to one unicast address, a socket receives only datagrams to that
+ * address: no IP_PKTINFO cmsg needed to learn it (rxinfo_of fills it). */
+static bool bound_to_any(const struct sockaddr_storage *sa)
+{
+	if (sa->ss_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		return IN6_IS_ADDR_UNSPECIFIED(a) || IN6_IS_ADDR_MULTICAST(a);
+	}
+	uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+
+	return a == INADDR_ANY || IN_MULTICAST(a) || a == INADDR_BROADCAST;
+}
+
+static int open_bound(const struct ur_engine *e, uint16_t port, bool rx,
+		      int tos)
 {
 	struct sockaddr_storage sa = e->cfg.addr;
 	bool v6 = sa.ss_family == AF_INET6;
@@ -53,7 +79,7 @@ static int open_bound(const struct ur_engine *e, uint16_t port, bool rx)
 	fd = socket(sa.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	ret = set_common(fd, v6);
+	ret = set_common(fd, v6, tos);
 	if (ret)
 		goto err;
 	if (v6) {
@@ -71,15 +97,18 @@ static int open_bound(const struct ur_engine *e, uint16_t port, bool rx)
 		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
 			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 		if (v6) {
-			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one,
-				   sizeof(one));
+			if (bound_to_any(&sa))
+				setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO,
+					   &one, sizeof(one));
 			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one,
 				   sizeof(one));
 		} else {
-			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+			if (bound_to_any(&sa))
+				setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one,
+					   sizeof(one));
 			setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
 		}
-		/* Best effort: fewer, larger receives (split in deliver_dgram). */
+		/* Best effort: fewer, larger receives (split in rx_deliver). */
 		setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
 	} else {
 		int sz = 4 << 20, small = 4096;
@@ -101,12 +130,17 @@ err:
 
 int __ur_udp_open_rx(struct ur_engine *e)
 {
-	return open_bound(e, e->cfg.port, true);
+	return open_bound(e, e->cfg.port, true, UR_IO_SOCK_TOS);
 }
 
 int __ur_udp_open_tx(const struct ur_engine *e, uint16_t sport)
 {
-	return open_bound(e, sport, false);
+	return open_bound(e, sport, false, UR_IO_SOCK_TOS);
+}
+
+int __ur_udp_open_tx_plain(const struct ur_engine *e, uint16_t sport)
+{
+	return open_bound(e, sport, false, 0);
 }
 
 /* ---- transmit: a per-thread batch --------------------------------------- */
@@ -221,7 +255,14 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 
 		while (i + run < to && b->msg_fd[i + run] == b->msg_fd[i])
 			run++;
-		n = sendmmsg(b->msg_fd[i], &b->msg[i], run, 0);
+		/* One message: sendmsg skips sendmmsg's per-call work. */
+		if (run == 1) {
+			ssize_t r = sendmsg(b->msg_fd[i], &b->msg[i].msg_hdr, 0);
+
+			n = r < 0 ? -1 : 1;
+		} else {
+			n = sendmmsg(b->msg_fd[i], &b->msg[i], run, 0);
+		}
 		if (n > 0) {
 			i += (unsigned int)n;
 			continue;
@@ -448,8 +489,9 @@ void __ur_tx_flush(void)
 			memcpy(CMSG_DATA(c), &seg, sizeof(seg));
 			mh->msg_controllen = CMSG_SPACE(sizeof(seg));
 		}
-		if (first->pb.path.tos) {
-			/* Per run: requests carry ECT(0) (docs/cc.md). */
+		if (first->pb.path.tos != UR_IO_SOCK_TOS) {
+			/* Per run: requests carry ECT(0) (docs/cc.md), which
+			 * is the socket's default; ACKs are Not-ECT. */
 			struct cmsghdr *c = (void *)(b->ctl[n] + mh->msg_controllen);
 			int tos = first->pb.path.tos;
 			bool v6 = first->pb.path.v6;
@@ -543,6 +585,7 @@ void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
 	struct tx_slot *s = pb->host_priv;
 	struct ur_sport_sock *ss = NULL;
 	struct ur_ipudp *p = &pb->path;
+	const struct ur_eqp *q = pb->qp_io;
 
 	/* Fill what the kernel will put in the IP/UDP headers; the ICRC is
 	 * computed at flush time, when the IP ID is known. */
@@ -550,14 +593,21 @@ void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
 	memcpy(p->src, e->local.src, sizeof(p->src));
 	p->dport = e->cfg.port;
 	p->ip_frag = 0x4000; /* DF */
-	if (p->sport) {
-		pthread_rwlock_rdlock(&e->qp_lock);
-		ss = __ur_map_get(&e->sports, p->sport);
-		pthread_rwlock_unlock(&e->qp_lock);
+	if (q && p->sport == q->sport) {
+		/* The QP's own port: its socket, without the table lock (we
+		 * are called under the QP's lock, and a QP's port lives as
+		 * long as the QP). */
+		s->fd = q->tx_fd;
+	} else {
+		if (p->sport) {
+			pthread_rwlock_rdlock(&e->qp_lock);
+			ss = __ur_map_get(&e->sports, p->sport);
+			pthread_rwlock_unlock(&e->qp_lock);
+		}
+		if (!ss)
+			p->sport = e->cfg.port; /* falls back to the 4791 socket */
+		s->fd = ss ? ss->fd : e->rx_fd;
 	}
-	if (!ss)
-		p->sport = e->cfg.port; /* falls back to the 4791 socket */
-	s->fd = ss ? ss->fd : e->rx_fd;
 	s->ready = true;
 	/* A plain ACK may leave late (a stale one is ignored, 9.7.5.1.2);
 	 * requests and responses carrying data may not pass one another. */
@@ -626,70 +676,143 @@ static void rxinfo_of(struct ur_engine *e, const struct sockaddr_storage *from,
 	parse_cmsg(mh, p, gso);
 }
 
-/*
- * With UDP_GRO the kernel may hand us several datagrams of one flow glued
- * together, with their common size in a cmsg: split them back. Packet k of a
- * run most likely left as segment k of one GSO send, so its IP ID is tried
- * as k before 0 when the ICRC is checked.
- */
-static void deliver_dgram(struct ur_engine *e, uint8_t *buf, size_t len,
-			  struct ur_rxinfo *ri, int gso, uint64_t now)
+/* (Re)arm receive slot @i: the kernel overwrote the name and control
+ * lengths with what it filled. */
+static void rx_arm(struct ur_engine *e, int i)
 {
-	size_t seg = gso > 0 ? (size_t)gso : len;
-	uint16_t k = 0;
+	struct ur_rxv *v = e->rxv;
+	struct msghdr *mh = &v->msg[i].msg_hdr;
 
-	for (size_t off = 0; off < len; off += seg, k++) {
-		struct ur_rxinfo r = *ri;
+	mh->msg_namelen = sizeof(v->from[i]);
+	mh->msg_controllen = sizeof(v->ctl[i]);
+}
 
-		r.path.ip_id = k;
-		__ur_engine_deliver(e, buf + off, len - off < seg ? len - off : seg,
-				    &r, now, false);
+void __ur_udp_rx_init(struct ur_engine *e)
+{
+	struct ur_rxv *v = e->rxv;
+
+	for (int i = 0; i < UR_IO_RX_BATCH; i++) {
+		struct msghdr *mh = &v->msg[i].msg_hdr;
+
+		v->iov[i].iov_base = e->rxbuf[i];
+		v->iov[i].iov_len = sizeof(e->rxbuf[i]);
+		mh->msg_name = &v->from[i];
+		mh->msg_iov = &v->iov[i];
+		mh->msg_iovlen = 1;
+		mh->msg_control = v->ctl[i];
+		rx_arm(e, i);
 	}
 }
 
-int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush)
+/* One receive system call into the armed slots: how many datagrams. */
+static int rx_call(struct ur_engine *e, int fd)
 {
-	struct mmsghdr msg[UR_IO_RX_BATCH];
-	struct iovec iov[UR_IO_RX_BATCH];
-	struct sockaddr_storage from[UR_IO_RX_BATCH];
-	char ctl[UR_IO_RX_BATCH][128];
-	int total = 0;
+	struct ur_rxv *v = e->rxv;
+	ssize_t r;
 
-	for (;;) {
-		int n;
+	if (e->rx_batch) {
+		int n = recvmmsg(fd, v->msg, UR_IO_RX_BATCH, MSG_DONTWAIT, NULL);
 
-		memset(msg, 0, sizeof(msg));
-		for (int i = 0; i < UR_IO_RX_BATCH; i++) {
-			iov[i].iov_base = e->rxbuf[i];
-			iov[i].iov_len = sizeof(e->rxbuf[i]);
-			msg[i].msg_hdr.msg_name = &from[i];
-			msg[i].msg_hdr.msg_namelen = sizeof(from[i]);
-			msg[i].msg_hdr.msg_iov = &iov[i];
-			msg[i].msg_hdr.msg_iovlen = 1;
-			msg[i].msg_hdr.msg_control = ctl[i];
-			msg[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
-		}
-		n = recvmmsg(fd, msg, UR_IO_RX_BATCH, MSG_DONTWAIT, NULL);
-		if (n <= 0)
-			break;
-		for (int i = 0; i < n; i++) {
-			struct ur_rxinfo ri;
-			int gso = 0;
+		if (n <= 1)
+			e->rx_batch = false;
+		return n;
+	}
+	r = recvmsg(fd, &v->msg[0].msg_hdr, MSG_DONTWAIT);
+	if (r < 0) {
+		e->rx_hit = false;
+		return -1;
+	}
+	v->msg[0].msg_len = (unsigned int)r;
+	e->rx_batch = e->rx_hit;
+	e->rx_hit = true;
+	return 1;
+}
 
-			if (msg[i].msg_hdr.msg_flags & MSG_TRUNC) {
+/*
+ * Deliver the datagrams of the last receive, from where the previous call
+ * stopped. With UDP_GRO the kernel may hand us several datagrams of one
+ * flow glued together, with their common size in a cmsg: they are split
+ * back. Packet k of a run most likely left as segment k of one GSO send,
+ * so its IP ID is tried as k before 0 when the ICRC is checked. Returns
+ * false when it stopped early (@stop has an entry and more is left).
+ */
+static bool rx_deliver(struct ur_engine *e, uint64_t now,
+		       const struct ur_cq *stop)
+{
+	struct ur_rxv *v = e->rxv;
+
+	while (e->rx_i < e->rx_n) {
+		int i = e->rx_i;
+		struct msghdr *mh = &v->msg[i].msg_hdr;
+		size_t len = v->msg[i].msg_len, seg;
+
+		if (e->rx_off == 0) {
+			if (mh->msg_flags & MSG_TRUNC) {
 				e->dev.cnt.rx_drop_malformed++;
+				rx_arm(e, i);
+				e->rx_i++;
 				continue;
 			}
-			rxinfo_of(e, &from[i], &msg[i].msg_hdr, &ri, &gso);
-			deliver_dgram(e, e->rxbuf[i], msg[i].msg_len, &ri, gso,
-				      now);
+			e->rx_gso = 0;
+			rxinfo_of(e, &v->from[i], mh, &e->rx_ri, &e->rx_gso);
+			rx_arm(e, i);
+			e->rx_k = 0;
 		}
+		seg = e->rx_gso > 0 ? (size_t)e->rx_gso : len;
+		while (e->rx_off < len) {
+			struct ur_rxinfo r = e->rx_ri;
+			size_t off = e->rx_off;
+			size_t l = len - off < seg ? len - off : seg;
+
+			r.path.ip_id = e->rx_k++;
+			e->rx_off += l;
+			__ur_engine_deliver(e, e->rxbuf[i] + off, l, &r, now,
+					    false);
+			if (stop && ur_cq_nonempty(stop) &&
+			    (e->rx_off < len || i + 1 < e->rx_n)) {
+				if (e->rx_off >= len) {
+					e->rx_i++;
+					e->rx_off = 0;
+				}
+				return false;
+			}
+		}
+		e->rx_i++;
+		e->rx_off = 0;
+	}
+	return true;
+}
+
+void __ur_udp_rx_rest(struct ur_engine *e, uint64_t now)
+{
+	rx_deliver(e, now, NULL);
+}
+
+int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
+		   const struct ur_cq *stop)
+{
+	int total = 0;
+
+	if (!rx_deliver(e, now, stop) || (stop && ur_cq_nonempty(stop)))
+		return 0;
+	for (;;) {
+		bool batch = e->rx_batch, done;
+		int n = rx_call(e, fd);
+
+		if (n <= 0)
+			break;
+		e->rx_n = n;
+		e->rx_i = 0;
+		e->rx_off = 0;
 		total += n;
+		done = rx_deliver(e, now, stop);
 		/* One coalesced ACK per QP per receive batch, not one per
 		 * packet, and none held while the socket stays busy. */
 		if (flush)
 			__ur_tx_flush();
-		if (n < UR_IO_RX_BATCH)
+		/* A single receive returns at once: the caller may be
+		 * waiting for just this datagram. */
+		if (!done || !batch || n < UR_IO_RX_BATCH)
 			break;
 	}
 	return total;

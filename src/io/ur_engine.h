@@ -61,7 +61,8 @@ void ur_engine_qp_unlock(struct ur_qp *qp);
  * unlock, and re-arm the QP's timer. A receive post passes false: its ACKs
  * wait for the next send, poll or engine pass instead of costing a system
  * call of their own before the reply. */
-void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends);
+void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
+			      uint64_t now);
 /* After a modify (with the QP lock released): the same, lock included. */
 void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp);
 
@@ -76,13 +77,16 @@ int ur_engine_mr_update(struct ur_engine *e, struct ur_mr *mr,
 			const struct ur_mr *upd);
 const struct ur_mr *ur_engine_mr_find(struct ur_engine *e, uint32_t key);
 
-/* Progress from an application thread (ibv_poll_cq on an empty CQ). */
-void ur_engine_poll(struct ur_engine *e);
+/* Progress from an application thread (ibv_poll_cq on an empty @cq): it
+ * returns once @cq has an entry, the rest of what it received waiting for
+ * the next poll. Returns the time it read, for ur_engine_poll_done. */
+uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq);
 /* An application thread stops spinning (it armed a CQ to block on its
  * channel): the engine resumes receiving at once. */
 void ur_engine_app_blocks(struct ur_engine *e);
-/* After ur_engine_poll, what the caller's poll returned (@got CQEs). */
-void ur_engine_poll_done(struct ur_engine *e, int got);
+/* After ur_engine_poll, what the caller's poll returned (@got CQEs);
+ * @now: what ur_engine_poll returned (one clock read per poll). */
+void ur_engine_poll_done(struct ur_engine *e, int got, uint64_t now);
 
 /*
  * QP1 (GSI, src/io/gsi.c): MADs for the connection manager. The handler

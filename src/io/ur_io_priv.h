@@ -59,6 +59,15 @@ struct ur_sport_sock {
 	int refs;
 };
 
+/* recvmmsg's vectors, kept armed between polls: an empty poll (most of a
+ * spinning application's) then costs the system call alone. */
+struct ur_rxv {
+	struct mmsghdr msg[UR_IO_RX_BATCH];
+	struct iovec iov[UR_IO_RX_BATCH];
+	struct sockaddr_storage from[UR_IO_RX_BATCH];
+	char ctl[UR_IO_RX_BATCH][128];
+};
+
 struct ur_engine {
 	struct ur_dev dev;
 	struct ur_engine_cfg cfg;
@@ -108,6 +117,22 @@ struct ur_engine {
 
 	/* rx buffers, used under rx_lock */
 	uint8_t (*rxbuf)[UR_IO_RX_BUF];
+	struct ur_rxv *rxv;         /* their recvmmsg vectors */
+	/* Receive one datagram per system call (recvmsg) until two polls in
+	 * a row find data, then batches (recvmmsg) until one finds at most
+	 * one: a lone datagram costs recvmmsg a second, failing receive. */
+	bool rx_batch;
+	bool rx_hit;                /* the last single receive found one */
+	/* What the last receive brought and is not delivered yet: a poll
+	 * returns as soon as its CQ has an entry (an ACK riding behind a
+	 * reply waits for the next poll, off the latency path). Datagram
+	 * rx_i of rx_n, from byte rx_off (0: not started; then rx_ri,
+	 * rx_gso and the next segment index rx_k are set). */
+	int rx_n, rx_i;
+	size_t rx_off;
+	uint16_t rx_k;
+	int rx_gso;
+	struct ur_rxinfo rx_ri;
 	struct ur_icrc_learn *icrc; /* ICRC policy + peers, under rx_lock */
 };
 
@@ -130,8 +155,16 @@ bool __ur_icrc_search(const struct ur_ipudp *path, const uint8_t *buf,
 /* udp.c */
 int __ur_udp_open_rx(struct ur_engine *e);
 int __ur_udp_open_tx(const struct ur_engine *e, uint16_t sport);
-/* @flush: send what each receive batch made (the engine thread). */
-int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush);
+/* Not-ECT by default (the GSI's MADs; __ur_udp_open_tx's send ECT(0)). */
+int __ur_udp_open_tx_plain(const struct ur_engine *e, uint16_t sport);
+void __ur_udp_rx_init(struct ur_engine *e); /* arms e->rxv */
+/* @flush: send what each receive batch made (the engine thread). @stop:
+ * return once this CQ has an entry, leaving the rest of the batch for the
+ * next drain (or __ur_udp_rx_rest); NULL: deliver everything. */
+int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
+		   const struct ur_cq *stop);
+/* Deliver what a stopped drain left; rx_lock held. */
+void __ur_udp_rx_rest(struct ur_engine *e, uint64_t now);
 void __ur_tx_flush(void);
 struct tx_batch;
 struct tx_batch *__ur_tx_batch_new(void);

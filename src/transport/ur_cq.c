@@ -105,6 +105,12 @@ int ur_cq_poll(struct ur_cq *cq, struct ur_cqe *out, int n)
 	return got;
 }
 
+bool ur_cq_nonempty(const struct ur_cq *cq)
+{
+	return __atomic_load_n(&cq->tail, __ATOMIC_RELAXED) !=
+	       __atomic_load_n(&cq->head, __ATOMIC_RELAXED);
+}
+
 void ur_cq_arm(struct ur_cq *cq, bool solicited_only)
 {
 	cq_lock(cq);

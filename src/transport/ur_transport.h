@@ -143,6 +143,8 @@ int ur_cq_resize(struct ur_cq *cq, uint32_t cqe);
 int ur_cq_clean(struct ur_cq *cq, uint32_t qpn);
 /* Poll up to n entries; returns how many. Thread-safe. */
 int ur_cq_poll(struct ur_cq *cq, struct ur_cqe *out, int n);
+/* Whether the CQ holds entries: a hint, read without the lock. */
+bool ur_cq_nonempty(const struct ur_cq *cq);
 void ur_cq_arm(struct ur_cq *cq, bool solicited_only);
 
 /* ---- work requests ------------------------------------------------------ */
@@ -340,6 +342,9 @@ struct ur_pktbuf {
 	 * @len give the lengths. The host reads @ext before the QP lock is
 	 * released (memory cannot be deregistered meanwhile). NULL: none. */
 	const uint8_t *ext;
+	/* The sending QP's io_priv (NULL for packets of no QP): lets the
+	 * host find its per-QP state without a table lookup. */
+	void *qp_io;
 };
 
 struct ur_dev_ops {

@@ -23,8 +23,10 @@ struct ur_pktbuf *__ur_tx_alloc(struct ur_qp *qp, uint8_t opcode,
 
 	if (b && b->cap < len)
 		return NULL; /* host contract broken; never write past cap */
-	if (b)
+	if (b) {
 		b->ext = NULL;
+		b->qp_io = qp->io_priv;
+	}
 	return b;
 }
 

@@ -54,9 +54,10 @@ static int cq_poll_raw(struct urv_cq *cq, struct ur_cqe *out, int n)
 	int got = ur_cq_poll(&cq->ucq, out, n);
 
 	if (got == 0) {
-		ur_engine_poll(cq->ctx->eng);
+		uint64_t now = ur_engine_poll(cq->ctx->eng, &cq->ucq);
+
 		got = ur_cq_poll(&cq->ucq, out, n);
-		ur_engine_poll_done(cq->ctx->eng, got);
+		ur_engine_poll_done(cq->ctx->eng, got, now);
 	}
 	return got;
 }

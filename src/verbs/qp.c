@@ -469,7 +469,7 @@ int __urv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			break;
 		}
 	}
-	ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, true);
+	ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, true, now);
 	return -ret;
 }
 
@@ -490,6 +490,6 @@ int __urv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			break;
 		}
 	}
-	ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, false);
+	ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, false, ur_now());
 	return -ret;
 }

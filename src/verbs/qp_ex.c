@@ -89,7 +89,7 @@ static int urv_wr_complete(struct ibv_qp_ex *ibqp)
 				p->wr.ah = &p->ah;
 			ret = ur_qp_post_send(&qp->uqp, &p->wr, now);
 		}
-		ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, true);
+		ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, true, now);
 	}
 	pend_clear(qp);
 	return -ret;
