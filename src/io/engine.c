@@ -597,12 +597,20 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 	pthread_rwlock_wrlock(&e->qp_lock);
 	if (__ur_map_get(&e->qps, qp->qpn) == qp)
 		__ur_map_del(&e->qps, qp->qpn);
-	if (q)
+	if (q) {
+		if (q->held) { /* before its port closes */
+			struct tx_batch *prev = __ur_tx_switch(q->held);
+
+			__ur_tx_flush();
+			__ur_tx_switch(prev);
+		}
 		sport_put(e, q->sport);
+	}
 	pthread_rwlock_unlock(&e->qp_lock);
 	pthread_mutex_unlock(&e->rx_lock);
 	if (q) {
 		pthread_mutex_destroy(&q->lock);
+		free(q->held);
 		free(q);
 	}
 	qp->io_priv = NULL;
@@ -627,8 +635,11 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 	/* A QP's packets leave in the order it made them: another thread
 	 * taking the lock next (a post, a timer, a poll) must not send later
 	 * PSNs before these, or the peer sees a sequence error and go-back-N
-	 * resends (9.7.4.1.3). Only plain ACKs from a polling thread wait. */
-	if (!tls_polling || __ur_tx_ordered_pending())
+	 * resends (9.7.4.1.3). Only plain ACKs from a polling thread wait;
+	 * held requests leave first, whoever unlocks. */
+	if (q && q->held && __ur_tx_pending(q->held))
+		__ur_tx_flush_after(q->held);
+	else if (!tls_polling || __ur_tx_ordered_pending())
 		__ur_tx_flush();
 	if (q) {
 		pthread_rwlock_unlock(&q->e->mr_lock);
@@ -636,10 +647,43 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 	}
 }
 
+/*
+ * Doorbell batching. A post normally sends at once (latency). A QP that
+ * streams small messages (this post and the previous one each made one
+ * packet of at most UR_IO_HOLD_MAX_LEN bytes) with at least
+ * UR_IO_HOLD_INFLIGHT PSNs unacknowledged holds the packet instead: the
+ * peer is busy with the ones in flight, and up to UR_IO_GSO_MAX_SEGS held
+ * ones leave as one GSO send, a system call per 32 messages instead of one
+ * each (perftest's bandwidth tests post one WR per call). Held packets
+ * leave at the latest when the next ACK or timer of the QP takes its lock,
+ * and that ACK is due: so many PSNs are in flight.
+ */
+static bool post_holds(struct ur_qp *qp)
+{
+	struct ur_eqp *q = qp->io_priv;
+	bool small = __ur_tx_one_small(UR_IO_HOLD_MAX_LEN);
+	bool hold = small && q->last_small &&
+		    ur_qp_unacked(qp) >= UR_IO_HOLD_INFLIGHT;
+
+	q->last_small = small;
+	if (!hold)
+		return false;
+	q->e->dev.cnt.tx_held++;
+	return __ur_tx_hold(&q->held) < UR_IO_GSO_MAX_SEGS;
+}
+
 void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 			      uint64_t now)
 {
+	struct ur_eqp *q = qp->io_priv;
+
 	ur_qp_progress(qp, now);
+	if (sends && q && post_holds(qp)) {
+		pthread_rwlock_unlock(&q->e->mr_lock);
+		pthread_mutex_unlock(&q->lock);
+		timer_moved(e, UINT64_MAX, qp->deadline);
+		return;
+	}
 	/* The ACKs deferred by the last poll go after our request, in the
 	 * same system call (the unlock flushes). */
 	if (sends && __ur_tx_pending(e->poll_tx) &&

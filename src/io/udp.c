@@ -383,6 +383,39 @@ void __ur_tx_adopt(struct tx_batch *from)
 	}
 }
 
+bool __ur_tx_one_small(uint32_t max)
+{
+	const struct tx_batch *b = tls_tx;
+
+	return b && b->used == 1 && b->slot[0].ready &&
+	       b->slot[0].pb.len <= max;
+}
+
+unsigned int __ur_tx_hold(struct tx_batch **held)
+{
+	struct tx_batch *cur = tls_tx;
+
+	if (!*held)
+		*held = __ur_tx_batch_new();
+	if (!*held)
+		return 0; /* the caller's flush sends them */
+	tls_tx = *held;
+	__ur_tx_adopt(cur);
+	tls_tx = cur;
+	return (*held)->used;
+}
+
+void __ur_tx_flush_after(struct tx_batch *held)
+{
+	struct tx_batch *cur = tls_tx;
+
+	tls_tx = held;
+	__ur_tx_adopt(cur); /* what does not fit stays, and leaves next */
+	__ur_tx_flush();
+	tls_tx = cur;
+	__ur_tx_flush();
+}
+
 struct tx_batch *__ur_tx_switch(struct tx_batch *b)
 {
 	struct tx_batch *old = tls_tx;

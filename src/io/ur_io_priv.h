@@ -14,6 +14,10 @@
 #define UR_IO_RX_BUF 65536  /* a UDP GRO run of datagrams */
 #define UR_IO_TX_BATCH 64
 #define UR_IO_GSO_MAX_SEGS 32 /* segments per UDP GSO send (IP IDs 0..31) */
+/* Doorbell batching (engine.c, post_holds): one-packet messages (any size)
+ * from a QP with at least this many PSNs in flight. */
+#define UR_IO_HOLD_MAX_LEN UR_IO_MAX_PKT
+#define UR_IO_HOLD_INFLIGHT 16
 #define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 /* An application that polled within this window drains the socket itself. */
 #define UR_IO_APP_POLL_NS 100000ull
@@ -51,6 +55,12 @@ struct ur_eqp {
 	struct ur_engine *e;
 	int tx_fd;       /* socket bound to the QP's UDP source port */
 	uint16_t sport;
+	/* Doorbell batching: small requests of a QP that streams them with
+	 * many in flight wait here (QP lock) and leave together, before
+	 * anything else the QP sends (ur_engine_qp_unlock); NULL until the
+	 * QP first holds one. */
+	struct tx_batch *held;
+	bool last_small;  /* the previous post made one small packet */
 };
 
 /* A source-port socket, shared by the QPs that hash to the same port. */
@@ -173,6 +183,13 @@ bool __ur_tx_pending(const struct tx_batch *b);
 /* This thread's batch holds packets other than plain ACKs. */
 bool __ur_tx_ordered_pending(void);
 void __ur_tx_adopt(struct tx_batch *from);
+/* Whether this thread's batch is one packet of at most @max bytes. */
+bool __ur_tx_one_small(uint32_t max);
+/* Move this thread's packets to the end of *@held (allocated on first
+ * use; payloads copied); returns how many *@held holds. */
+unsigned int __ur_tx_hold(struct tx_batch **held);
+/* Send @held, then this thread's batch after it, in one flush. */
+void __ur_tx_flush_after(struct tx_batch *held);
 struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len);
 void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb);
 /* fwd.c */

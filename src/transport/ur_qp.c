@@ -736,6 +736,13 @@ void ur_qp_progress(struct ur_qp *qp, uint64_t now)
 	__ur_qp_update_deadline(qp);
 }
 
+uint32_t ur_qp_unacked(const struct ur_qp *qp)
+{
+	if (qp->type != UR_QPT_RC)
+		return 0;
+	return (qp->priv->req.psn_max - qp->priv->comp.psn) & UR_PSN_MASK;
+}
+
 void ur_qp_timer(struct ur_qp *qp, uint64_t now)
 {
 	if (qp->state == UR_QPS_RTS || qp->state == UR_QPS_SQD)

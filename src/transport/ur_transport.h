@@ -381,7 +381,7 @@ struct ur_rxinfo {
 	X(rx_drop_no_recv) X(cq_overflow)                                    \
 	X(tx_cnp) X(rx_ecn_ce) X(cc_cuts) X(tx_paced)                        \
 	X(tx_drop_io) X(rx_sr_held) X(rx_sr_drop) X(tx_sr_nak)               \
-	X(rx_sr_nak) X(tx_sr_resend) X(tx_ack_coalesced)
+	X(rx_sr_nak) X(tx_sr_resend) X(tx_ack_coalesced) X(tx_held)
 
 struct ur_counters {
 #define UR_X(n) uint64_t n;
@@ -481,6 +481,8 @@ int ur_qp_post_send(struct ur_qp *qp, const struct ur_send_wr *wr,
 int ur_qp_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr);
 /* Transmit what the window and the host's buffers allow. */
 void ur_qp_progress(struct ur_qp *qp, uint64_t now);
+/* Request PSNs sent and not yet acknowledged (RC; 0 for other types). */
+uint32_t ur_qp_unacked(const struct ur_qp *qp);
 /* Run expired timers (retransmit, RNR wait, ACK coalescing). Updates
  * qp->deadline. */
 void ur_qp_timer(struct ur_qp *qp, uint64_t now);
