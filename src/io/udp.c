@@ -581,13 +581,16 @@ struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len)
 
 /* An ACK that only acknowledges (9.7.5.1), no NAK: a later one from the
  * same QP supersedes it. */
-static bool plain_ack(const struct ur_pktbuf *pb)
+static bool is_plain_ack(const uint8_t *d, size_t len)
 {
-	const uint8_t *d = pb->data;
-
-	return pb->len == UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN &&
+	return len == UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN &&
 	       ur_bth_opcode(d) == UR_OP_RC_ACKNOWLEDGE &&
 	       ur_aeth_kind(d[UR_BTH_LEN]) == UR_AETH_ACK;
+}
+
+static bool plain_ack(const struct ur_pktbuf *pb)
+{
+	return is_plain_ack(pb->data, pb->len);
 }
 
 /* Drop an older plain ACK of the same QP still waiting in the batch: the
@@ -737,13 +740,19 @@ void __ur_udp_rx_init(struct ur_engine *e)
 	}
 }
 
-/* One receive system call into the armed slots: how many datagrams. */
-static int rx_call(struct ur_engine *e, int fd)
+/*
+ * One receive system call into the armed slots: how many datagrams. Only a
+ * poller that keeps polling (no late return lately, comp_left) receives one
+ * datagram at a time: one that goes away after its completion (to spin on
+ * memory) must not leave datagrams queued behind it, nor must the engine
+ * thread, which the poller counts on to receive while it is away.
+ */
+static int rx_call(struct ur_engine *e, int fd, bool single_ok)
 {
 	struct ur_rxv *v = e->rxv;
 	ssize_t r;
 
-	if (e->rx_batch) {
+	if (e->rx_batch || !single_ok) {
 		int n = recvmmsg(fd, v->msg, UR_IO_RX_BATCH, MSG_DONTWAIT, NULL);
 
 		if (n <= 1)
@@ -761,13 +770,25 @@ static int rx_call(struct ur_engine *e, int fd)
 	return 1;
 }
 
+/* Whether the @len bytes at @p, cut every @seg bytes, are plain ACKs. */
+static bool only_acks(const uint8_t *p, size_t len, size_t seg)
+{
+	for (size_t off = 0; off < len; off += seg)
+		if (!is_plain_ack(p + off, len - off < seg ? len - off : seg))
+			return false;
+	return true;
+}
+
 /*
  * Deliver the datagrams of the last receive, from where the previous call
  * stopped. With UDP_GRO the kernel may hand us several datagrams of one
  * flow glued together, with their common size in a cmsg: they are split
  * back. Packet k of a run most likely left as segment k of one GSO send,
  * so its IP ID is tried as k before 0 when the ICRC is checked. Returns
- * false when it stopped early (@stop has an entry and more is left).
+ * false when it stopped early: @stop has an entry and all that is left
+ * is plain ACKs at the end of the last datagram. Anything else is
+ * delivered, since a program may be waiting for it without polling (the
+ * data of an RDMA WRITE).
  */
 static bool rx_deliver(struct ur_engine *e, uint64_t now,
 		       const struct ur_cq *stop)
@@ -801,14 +822,11 @@ static bool rx_deliver(struct ur_engine *e, uint64_t now,
 			e->rx_off += l;
 			__ur_engine_deliver(e, e->rxbuf[i] + off, l, &r, now,
 					    false);
-			if (stop && ur_cq_nonempty(stop) &&
-			    (e->rx_off < len || i + 1 < e->rx_n)) {
-				if (e->rx_off >= len) {
-					e->rx_i++;
-					e->rx_off = 0;
-				}
+			if (stop && e->rx_off < len && i + 1 == e->rx_n &&
+			    ur_cq_nonempty(stop) &&
+			    only_acks(e->rxbuf[i] + e->rx_off, len - e->rx_off,
+				      seg))
 				return false;
-			}
 		}
 		e->rx_i++;
 		e->rx_off = 0;
@@ -824,13 +842,14 @@ void __ur_udp_rx_rest(struct ur_engine *e, uint64_t now)
 int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 		   const struct ur_cq *stop)
 {
+	bool single_ok = !flush && atomic_load(&e->comp_left) == 0;
 	int total = 0;
 
 	if (!rx_deliver(e, now, stop) || (stop && ur_cq_nonempty(stop)))
 		return 0;
 	for (;;) {
-		bool batch = e->rx_batch, done;
-		int n = rx_call(e, fd);
+		bool batch = e->rx_batch || !single_ok, done;
+		int n = rx_call(e, fd, single_ok);
 
 		if (n <= 0)
 			break;

@@ -128,9 +128,10 @@ struct ur_engine {
 	/* rx buffers, used under rx_lock */
 	uint8_t (*rxbuf)[UR_IO_RX_BUF];
 	struct ur_rxv *rxv;         /* their recvmmsg vectors */
-	/* Receive one datagram per system call (recvmsg) until two polls in
-	 * a row find data, then batches (recvmmsg) until one finds at most
-	 * one: a lone datagram costs recvmmsg a second, failing receive. */
+	/* A spinning poller receives one datagram per system call (recvmsg)
+	 * until two polls in a row find data, then batches (recvmmsg) until
+	 * one finds at most one: a lone datagram costs recvmmsg a second,
+	 * failing receive. The engine thread always batches (rx_call). */
 	bool rx_batch;
 	bool rx_hit;                /* the last single receive found one */
 	/* What the last receive brought and is not delivered yet: a poll
