@@ -94,6 +94,8 @@ measure w1m uroce_write_gbps 1048576
 measure ucx64 ucx_put_gbps 65536
 measure fi64 fi_pp_gbps
 measure w64 uroce_write_gbps 65536
+measure ucx64b ucx_put_gbps 64
+measure w64b uroce_write_gbps 64
 measure udp_lat sockperf_udp
 # Busy-polling (non-blocking sockets on both ends), as ib_*_lat poll: the
 # default mode sleeps in epoll and is bimodal here (about 7 or 30-50 us).
@@ -112,6 +114,7 @@ table=$(cat <<T
 | RC WRITE 1 MiB (Gbit/s) | ${V[w1m]} | iperf3 TCP, 1 stream (1 MiB writes) | ${V[tcp1m]} | $(ratio "${V[w1m]}" "${V[tcp1m]}") | >= 1.0 |
 | RC WRITE 64 KiB (Gbit/s) | ${V[w64]} | UCX ucp_put_bw (tcp) | ${V[ucx64]} | $(ratio "${V[w64]}" "${V[ucx64]}") | >= 1.0 |
 | RC WRITE 64 KiB (Gbit/s) | ${V[w64]} | libfabric fi_pingpong tcp;ofi_rxm | ${V[fi64]} | $(ratio "${V[w64]}" "${V[fi64]}") | >= 1.0 |
+| RC WRITE 64 B (Gbit/s; small-message rate) | ${V[w64b]} | UCX ucp_put_bw (tcp), 64 B | ${V[ucx64b]} | $(ratio "${V[w64b]}" "${V[ucx64b]}") | diagnostic |
 | 8 B ib_send_lat median (us) | ${V[send_lat]} | UCX tag_lat (tcp) | ${V[ucx_lat]} | $(ratio "${V[send_lat]}" "${V[ucx_lat]}") | <= 1.0 |
 | 8 B ib_send_lat median (us) | ${V[send_lat]} | sockperf UDP ping-pong | ${V[udp_lat]} | $(ratio "${V[send_lat]}" "${V[udp_lat]}") | <= 1.2 |
 | 8 B ib_send_lat median (us) | ${V[send_lat]} | sockperf UDP ping-pong, --nonblocked (busy poll) | ${V[udp_lat_busy]} | $(ratio "${V[send_lat]}" "${V[udp_lat_busy]}") | <= 1.2 |

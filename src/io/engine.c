@@ -677,8 +677,14 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 {
 	struct ur_eqp *q = qp->io_priv;
 
+	if (!sends) {
+		/* A receive makes nothing to send (an RNR NAKed requester
+		 * retries on its own timer, 9.7.5.2.8), and arms no timer. */
+		ur_engine_qp_unlock(qp);
+		return;
+	}
 	ur_qp_progress(qp, now);
-	if (sends && q && post_holds(qp)) {
+	if (q && post_holds(qp)) {
 		pthread_rwlock_unlock(&q->e->mr_lock);
 		pthread_mutex_unlock(&q->lock);
 		timer_moved(e, UINT64_MAX, qp->deadline);
@@ -686,7 +692,7 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 	}
 	/* The ACKs deferred by the last poll go after our request, in the
 	 * same system call (the unlock flushes). */
-	if (sends && __ur_tx_pending(e->poll_tx) &&
+	if (__ur_tx_pending(e->poll_tx) &&
 	    !pthread_mutex_trylock(&e->rx_lock)) {
 		__ur_tx_adopt(e->poll_tx);
 		if (!__ur_tx_pending(e->poll_tx))

@@ -58,9 +58,9 @@ void ur_engine_qp_unlock(struct ur_qp *qp);
 /* End a post made under ur_engine_qp_lock(): run the QP, send what it
  * made in one system call (with the ACKs the last poll deferred when
  * @sends, so that a reply and the ACK of the request leave together),
- * unlock, and re-arm the QP's timer. A receive post passes false: its ACKs
- * wait for the next send, poll or engine pass instead of costing a system
- * call of their own before the reply. */
+ * unlock, and re-arm the QP's timer. A receive post passes false (and any
+ * @now): it only unlocks; the ACKs wait for the next send, poll or engine
+ * pass instead of costing a system call of their own before the reply. */
 void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 			      uint64_t now);
 /* After a modify (with the QP lock released): the same, lock included. */

@@ -490,6 +490,6 @@ int __urv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			break;
 		}
 	}
-	ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, false, ur_now());
+	ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, false, 0);
 	return -ret;
 }
