@@ -62,6 +62,35 @@ static uint32_t crc_ib(uint32_t crc, const uint8_t *ib, size_t ib_len)
  *
  * Return: the ICRC, to be written with ur_icrc_store().
  */
+/*
+ * The pseudo header of a flow repeats (same addresses, ports and length,
+ * IP ID 0 or the GSO index): its CRC is remembered per thread, a few
+ * entries, compared byte for byte. A pure function's memo: the result is
+ * the same with or without it.
+ */
+#define MEMO_N 4
+struct ipudp_memo {
+	uint8_t h[8 + IPV6_HDR_LEN + UDP_HDR_LEN];
+	uint8_t hl;
+	uint32_t crc;
+};
+static __thread struct ipudp_memo memo[MEMO_N];
+static __thread unsigned int memo_next;
+
+static uint32_t crc_ipudp_memo(const uint8_t *h, size_t hl)
+{
+	struct ipudp_memo *m;
+
+	for (int i = 0; i < MEMO_N; i++)
+		if (memo[i].hl == hl && !memcmp(memo[i].h, h, hl))
+			return memo[i].crc;
+	m = &memo[memo_next++ % MEMO_N];
+	memcpy(m->h, h, hl);
+	m->hl = (uint8_t)hl;
+	m->crc = ur_crc32(0, h, hl);
+	return m->crc;
+}
+
 /* CRC of the masked pseudo header (A17.3.3) for an IB part of @ib_len. */
 static uint32_t crc_ipudp(const struct ur_ipudp *ip, size_t ib_len)
 {
@@ -104,7 +133,7 @@ static uint32_t crc_ipudp(const struct ur_ipudp *ip, size_t ib_len)
 	ur_put16(u + 4, (uint16_t)udp_len);
 	ur_put16(u + 6, 0xffff);
 	hl = (size_t)(u + UDP_HDR_LEN - h);
-	return ur_crc32(0, h, hl);
+	return crc_ipudp_memo(h, hl);
 }
 
 uint32_t ur_icrc(const struct ur_ipudp *ip, const uint8_t *ib, size_t ib_len)
