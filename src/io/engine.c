@@ -664,12 +664,16 @@ static bool post_holds(struct ur_qp *qp)
 	bool small = __ur_tx_one_small(UR_IO_HOLD_MAX_LEN);
 	bool hold = small && q->last_small &&
 		    ur_qp_unacked(qp) >= UR_IO_HOLD_INFLIGHT;
+	unsigned int n;
 
 	q->last_small = small;
 	if (!hold)
 		return false;
-	q->e->dev.cnt.tx_held++;
-	return __ur_tx_hold(&q->held) < UR_IO_GSO_MAX_SEGS;
+	n = __ur_tx_hold(&q->held); /* 0: no memory for the batch, not held */
+	if (n)
+		q->e->dev.cnt.tx_held++;
+	/* Full: the unlock sends what is held (this packet included). */
+	return n && n < UR_IO_GSO_MAX_SEGS;
 }
 
 void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
