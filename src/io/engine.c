@@ -628,6 +628,15 @@ void ur_engine_qp_lock(struct ur_qp *qp)
 	}
 }
 
+/* Release what ur_engine_qp_lock took. */
+static void qp_locks_release(struct ur_eqp *q)
+{
+	if (q) {
+		pthread_rwlock_unlock(&q->e->mr_lock);
+		pthread_mutex_unlock(&q->lock);
+	}
+}
+
 void ur_engine_qp_unlock(struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
@@ -641,16 +650,13 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 		__ur_tx_flush_after(q->held);
 	else if (!tls_polling || __ur_tx_ordered_pending())
 		__ur_tx_flush();
-	if (q) {
-		pthread_rwlock_unlock(&q->e->mr_lock);
-		pthread_mutex_unlock(&q->lock);
-	}
+	qp_locks_release(q);
 }
 
 /*
  * Doorbell batching. A post normally sends at once (latency). A QP that
  * streams small messages (this post and the previous one each made one
- * packet of at most UR_IO_HOLD_MAX_LEN bytes) with at least
+ * packet) with at least
  * UR_IO_HOLD_INFLIGHT PSNs unacknowledged holds the packet instead: the
  * peer is busy with the ones in flight, and up to UR_IO_GSO_MAX_SEGS held
  * ones leave as one GSO send, a system call per 32 messages instead of one
@@ -661,7 +667,7 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 static bool post_holds(struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
-	bool small = __ur_tx_one_small(UR_IO_HOLD_MAX_LEN);
+	bool small = __ur_tx_single();
 	bool hold = small && q->last_small &&
 		    ur_qp_unacked(qp) >= UR_IO_HOLD_INFLIGHT;
 	unsigned int n;
@@ -689,8 +695,7 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 	}
 	ur_qp_progress(qp, now);
 	if (q && post_holds(qp)) {
-		pthread_rwlock_unlock(&q->e->mr_lock);
-		pthread_mutex_unlock(&q->lock);
+		qp_locks_release(q); /* held: nothing to send now */
 		timer_moved(e, UINT64_MAX, qp->deadline);
 		return;
 	}

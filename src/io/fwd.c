@@ -187,6 +187,9 @@ int __ur_fwd_drain(struct ur_engine *e, uint64_t now)
 {
 	int n = 0;
 
+	/* Siblings' packets land in rxbuf[0]: first deliver what a stopped
+	 * poll left there (udp.c, rx_deliver). */
+	__ur_udp_rx_rest(e, now);
 	for (int i = 0; i < e->fwd_nin; i++) {
 		for (;;) {
 			struct ur_rxinfo ri;

@@ -383,12 +383,11 @@ void __ur_tx_adopt(struct tx_batch *from)
 	}
 }
 
-bool __ur_tx_one_small(uint32_t max)
+bool __ur_tx_single(void)
 {
 	const struct tx_batch *b = tls_tx;
 
-	return b && b->used == 1 && b->slot[0].ready &&
-	       b->slot[0].pb.len <= max;
+	return b && b->used == 1 && b->slot[0].ready;
 }
 
 unsigned int __ur_tx_hold(struct tx_batch **held)
@@ -740,19 +739,13 @@ void __ur_udp_rx_init(struct ur_engine *e)
 	}
 }
 
-/*
- * One receive system call into the armed slots: how many datagrams. Only a
- * poller that keeps polling (no late return lately, comp_left) receives one
- * datagram at a time: one that goes away after its completion (to spin on
- * memory) must not leave datagrams queued behind it, nor must the engine
- * thread, which the poller counts on to receive while it is away.
- */
-static int rx_call(struct ur_engine *e, int fd, bool single_ok)
+/* One receive system call into the armed slots: how many datagrams. */
+static int rx_call(struct ur_engine *e, int fd, bool batch)
 {
 	struct ur_rxv *v = e->rxv;
 	ssize_t r;
 
-	if (e->rx_batch || !single_ok) {
+	if (batch) {
 		int n = recvmmsg(fd, v->msg, UR_IO_RX_BATCH, MSG_DONTWAIT, NULL);
 
 		if (n <= 1)
@@ -842,6 +835,10 @@ void __ur_udp_rx_rest(struct ur_engine *e, uint64_t now)
 int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 		   const struct ur_cq *stop)
 {
+	/* Only a poller that keeps polling (no late return lately) receives
+	 * one datagram at a time: one that goes away after its completion
+	 * (to spin on memory) must not leave datagrams queued behind it, nor
+	 * must the engine thread, which it counts on meanwhile. */
 	bool single_ok = !flush && atomic_load(&e->comp_left) == 0;
 	int total = 0;
 
@@ -849,7 +846,7 @@ int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 		return 0;
 	for (;;) {
 		bool batch = e->rx_batch || !single_ok, done;
-		int n = rx_call(e, fd, single_ok);
+		int n = rx_call(e, fd, batch);
 
 		if (n <= 0)
 			break;

@@ -14,9 +14,8 @@
 #define UR_IO_RX_BUF 65536  /* a UDP GRO run of datagrams */
 #define UR_IO_TX_BATCH 64
 #define UR_IO_GSO_MAX_SEGS 32 /* segments per UDP GSO send (IP IDs 0..31) */
-/* Doorbell batching (engine.c, post_holds): one-packet messages (any size)
- * from a QP with at least this many PSNs in flight. */
-#define UR_IO_HOLD_MAX_LEN UR_IO_MAX_PKT
+/* Doorbell batching (engine.c, post_holds): one-packet messages from a QP
+ * with at least this many PSNs in flight. */
 #define UR_IO_HOLD_INFLIGHT 16
 #define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 /* An application that polled within this window drains the socket itself. */
@@ -184,8 +183,8 @@ bool __ur_tx_pending(const struct tx_batch *b);
 /* This thread's batch holds packets other than plain ACKs. */
 bool __ur_tx_ordered_pending(void);
 void __ur_tx_adopt(struct tx_batch *from);
-/* Whether this thread's batch is one packet of at most @max bytes. */
-bool __ur_tx_one_small(uint32_t max);
+/* Whether this thread's batch is one packet. */
+bool __ur_tx_single(void);
 /* Move this thread's packets to the end of *@held (allocated on first
  * use; payloads copied); returns how many *@held holds. */
 unsigned int __ur_tx_hold(struct tx_batch **held);

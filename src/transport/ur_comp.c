@@ -171,9 +171,9 @@ static enum comp_state check_ack(struct ur_qp *qp, struct comp_ctx *cx)
 	return COMP_PASSED;
 }
 
-/* Copy the READ response at @cx->psn into place; false if malformed. */
-/* 0, -EINVAL for a malformed response (dropped: the timer retries), or
- * -EACCES when the WQE's memory lost its key since it was posted. */
+/* Copy the READ response at @cx->psn into place: 0, -EINVAL for a malformed
+ * response (dropped: the timer retries), or -EACCES when the WQE's memory
+ * lost its key since it was posted. */
 static int read_store(struct ur_qp *qp, struct comp_ctx *cx)
 {
 	struct ur_swqe *wqe = cx->wqe;

@@ -40,11 +40,10 @@ void __ur_tx_payload_from(struct ur_qp *qp, struct ur_pktbuf *b,
 {
 	if (!len)
 		return;
-	if (qp->dev->tx_ext) {
+	if (qp->dev->tx_ext)
 		b->ext = src;
-	} else {
+	else
 		memcpy(__ur_tx_payload(b, opcode), src, len);
-	}
 }
 
 void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,

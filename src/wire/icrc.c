@@ -52,16 +52,6 @@ static uint32_t crc_ib(uint32_t crc, const uint8_t *ib, size_t ib_len)
 	return ur_crc32(crc, ib + n, ib_len - n);
 }
 
-/**
- * ur_icrc() - ICRC of an IB part, given the IP/UDP fields it will travel with.
- * @ip: addresses, ports, and for IPv4 the ID and flags.
- * @ib: BTH .. payload + pad (no ICRC).
- * @ib_len: its length.
- *
- * Lengths in the IP and UDP headers are derived from @ib_len plus the ICRC.
- *
- * Return: the ICRC, to be written with ur_icrc_store().
- */
 /*
  * The pseudo header of a flow repeats (same addresses, ports and length,
  * IP ID 0 or the GSO index): its CRC is remembered per thread, a few
@@ -136,6 +126,16 @@ static uint32_t crc_ipudp(const struct ur_ipudp *ip, size_t ib_len)
 	return crc_ipudp_memo(h, hl);
 }
 
+/**
+ * ur_icrc() - ICRC of an IB part, given the IP/UDP fields it will travel with.
+ * @ip: addresses, ports, and for IPv4 the ID and flags.
+ * @ib: BTH .. payload + pad (no ICRC).
+ * @ib_len: its length.
+ *
+ * Lengths in the IP and UDP headers are derived from @ib_len plus the ICRC.
+ *
+ * Return: the ICRC, to be written with ur_icrc_store().
+ */
 uint32_t ur_icrc(const struct ur_ipudp *ip, const uint8_t *ib, size_t ib_len)
 {
 	return crc_ib(crc_ipudp(ip, ib_len), ib, ib_len);
