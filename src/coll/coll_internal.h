@@ -123,6 +123,9 @@ struct uroce_comm {
 	uint64_t spin_ns;    /* spin this long without progress, then block */
 	uint64_t block_ns;   /* longest block before draining ourselves */
 	int yield;           /* spin with sched_yield (more ranks than cores) */
+	/* A credit is owed but one is still in flight: its (unsolicited)
+	 * send completion must wake a waiting rank (progress, __ur_xfer). */
+	int want_acks;
 	int qp_timeout;      /* ibv_qp_attr.timeout (local ACK timeout) */
 	int cq_depth;
 	char *region;
@@ -180,12 +183,19 @@ struct ur_xop {
 	uint32_t lkey;   /* send straight from buf (0: through a tx slot) */
 	uint64_t tx_end; /* zero copy: done once the peer's tx_done gets here */
 	int direct;      /* the peer's side of this stream is a plain
-			  * stream too: an offer (ur_rtr) is exchanged */
+			  * stream too: an offer (ur_rtr) is exchanged.
+			  * UR_DIRECT_SIZED: only from UR_DIRECT_MIN bytes
+			  * (both ends' sizes come from one count);
+			  * UR_DIRECT_ALWAYS: at any size, with a buffer
+			  * from UR_DIRECT_MIN (per-pair user counts, as in
+			  * alltoallv, may disagree; the offer's length
+			  * then names the mismatch) */
 	int mode;        /* direct stream: X_OFFER, X_DIRECT or X_SLOTS */
 	uint64_t raddr;  /* direct send: the receiver's buffer */
 	uint32_t rkey;
 };
 enum { UR_X_OFFER, UR_X_DIRECT, UR_X_SLOTS };
+enum { UR_DIRECT_SIZED = 1, UR_DIRECT_ALWAYS = 2 };
 
 static inline void __ur_xop(struct ur_xop *x, int kind, int peer, void *buf,
 			    size_t bytes, uint32_t sig)

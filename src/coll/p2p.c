@@ -163,12 +163,16 @@ static int progress(struct uroce_comm *c)
 	 * has the whole window outstanding, so its credit always comes. */
 	for (int i = 0; i < c->size; i++) {
 		struct ur_peer *p = &c->peers[i];
-		if (i != c->rank && !p->credit_inflight &&
-		    p->rx_consumed - p->credit_sent >= c->credit_batch) {
-			int r = post_credit(c, i);
-			if (r)
-				return r;
+		if (i == c->rank ||
+		    p->rx_consumed - p->credit_sent < c->credit_batch)
+			continue;
+		if (p->credit_inflight) {
+			c->want_acks = 1; /* its completion lets us post */
+			continue;
 		}
+		int r = post_credit(c, i);
+		if (r)
+			return r;
 	}
 	return n;
 }
@@ -187,7 +191,8 @@ static int progress(struct uroce_comm *c)
 static int post_offer(struct uroce_comm *c, struct ur_xop *x)
 {
 	struct ur_peer *p = &c->peers[x->peer];
-	struct ibv_mr *mr = __ur_reg_find(c, x->buf, x->bytes, 1);
+	struct ibv_mr *mr = x->bytes >= UR_DIRECT_MIN ?
+			    __ur_reg_find(c, x->buf, x->bytes, 1) : NULL;
 	struct ur_rtr rec = {
 		.addr = mr ? (uint64_t)(uintptr_t)x->buf : 0,
 		.len = x->bytes,
@@ -292,9 +297,11 @@ static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
 	}
 	if (x->mode == UR_X_DIRECT) {
 		int r = send_direct(c, x, acks);
-		if (r < 0 || x->off < x->bytes)
+		if (r < 0)
 			return r;
 		moved |= r;
+		if (x->off < x->bytes)
+			return moved; /* window full; taking the offer counts */
 	}
 	while (x->msgs < x->nmsgs) {
 		uint64_t credit = __atomic_load_n((const uint64_t *)p->credit, __ATOMIC_ACQUIRE);
@@ -471,7 +478,9 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 		ops[i].tx_end = 0;
 		/* Both ends decide alike: the stream's size and the caller's
 		 * word that the peer's side is plain too. */
-		if (ops[i].bytes < UR_DIRECT_MIN || ops[i].kind == UR_X_RECV_REDUCE)
+		if ((ops[i].direct == UR_DIRECT_SIZED &&
+		     ops[i].bytes < UR_DIRECT_MIN) ||
+		    ops[i].kind == UR_X_RECV_REDUCE)
 			ops[i].direct = 0;
 		ops[i].mode = UR_X_OFFER;
 	}
@@ -502,6 +511,7 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 		}
 		if (!pending)
 			return 0;
+		c->want_acks = 0;
 		r = progress(c);
 		if (r < 0)
 			return r;
@@ -517,7 +527,7 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 			 * this core to send to us. */
 			if (c->yield && now - last < c->spin_ns)
 				sched_yield();
-			r = wait_idle(c, now, last, acks);
+			r = wait_idle(c, now, last, acks | c->want_acks);
 			if (r < 0)
 				return r;
 			if (r > 0)
@@ -544,6 +554,6 @@ int __ur_sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
 	/* A plain exchange step is the same step at the peer: its receive
 	 * from us is plain too, so our send may be direct. */
 	if (speer >= 0 && rpeer >= 0 && rkind == UR_X_RECV)
-		x[0].direct = x[1].direct = 1;
+		x[0].direct = x[1].direct = UR_DIRECT_SIZED;
 	return __ur_xfer(c, x, n, dt, op);
 }

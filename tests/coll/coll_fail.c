@@ -6,6 +6,9 @@
  *   count     rank 1 passes count+1
  *   type      rank 1 passes int32 instead of float32
  *   coll      rank 1 calls allgather instead of allreduce
+ *   vcount    alltoallv where rank 1 sends rank 0 a count at or above the
+ *             direct-receive threshold (256 KiB) and rank 0 expects one
+ *             below it: the two ends would take different paths
  * Every other rank must get an error (never hang) and prints
  * "detected in N ms: <reason>"; exit 0 then, 1 if nothing was detected.
  */
@@ -35,7 +38,16 @@ int main(int argc, char **argv)
 	if (e)
 		return 1;
 	int r = uroce_comm_rank(comm), n = uroce_comm_size(comm), victim = n - 1;
-	float *a = calloc(count + 1, sizeof(float)), *b = calloc((count + 1) * n, sizeof(float));
+	float *a = calloc(70000, sizeof(float)), *b = calloc((count + 1) * n, sizeof(float));
+	/* vcount: 70000 floats (273 KiB) sent, 1000 expected */
+	size_t vs[8], vr[8], vd[8];
+
+	for (int i = 0; i < n && i < 8; i++) {
+		vs[i] = vr[i] = 1000;
+		vd[i] = (size_t)i * 1000;
+	}
+	if (r == 1)
+		vs[0] = 70000;
 	double t0 = now_ms();
 
 	for (int it = 0; it < 1000; it++) {
@@ -53,6 +65,10 @@ int main(int argc, char **argv)
 				e = uroce_allreduce(comm, a, b, count, UROCE_INT32, UROCE_SUM);
 			else if (r == 1 && !strcmp(mode, "coll"))
 				e = uroce_allgather(comm, a, b, count, UROCE_FLOAT32);
+			else if (!strcmp(mode, "vcount") && n <= 8)
+				/* sdispls 0 for all: a holds 70000 floats */
+				e = uroce_alltoallv(comm, a, vs, (size_t[8]){ 0 }, b,
+						    vr, vd, UROCE_FLOAT32);
 			else
 				e = uroce_allreduce(comm, a, b, count, UROCE_FLOAT32, UROCE_SUM);
 		} else {
