@@ -200,20 +200,9 @@ enum { UR_DIRECT_SIZED = 1, UR_DIRECT_ALWAYS = 2 };
 static inline void __ur_xop(struct ur_xop *x, int kind, int peer, void *buf,
 			    size_t bytes, uint32_t sig)
 {
-	x->kind = kind;
-	x->peer = peer;
-	x->buf = buf;
-	x->bytes = bytes;
-	x->sig = sig;
-	x->off = 0;
-	x->msgs = 0;
-	x->nmsgs = 0;
-	x->lkey = 0;
-	x->tx_end = 0;
-	x->direct = 0;
-	x->mode = UR_X_OFFER;
-	x->raddr = 0;
-	x->rkey = 0;
+	/* __ur_xfer sets the progress fields; callers may set direct. */
+	*x = (struct ur_xop){ .kind = kind, .peer = peer, .buf = buf,
+			      .bytes = bytes, .sig = sig };
 }
 
 /* Run the streams concurrently until all are done (or the comm fails). */

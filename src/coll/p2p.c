@@ -439,8 +439,13 @@ static int wait_idle(struct uroce_comm *c, uint64_t now, uint64_t last,
 	void *ctx;
 	int n;
 
-	if (now - last < c->spin_ns)
+	if (now - last < c->spin_ns) {
+		/* More ranks than cores: the rank we wait for may need this
+		 * core to send to us. */
+		if (c->yield)
+			sched_yield();
 		return 0;
+	}
 	if (ibv_req_notify_cq(c->cq, !acks))
 		return __ur_fail(c, -EIO, "ibv_req_notify_cq failed");
 	n = progress(c);
@@ -523,10 +528,6 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 				return __ur_fail(c, -ETIMEDOUT,
 						 "no progress for %d ms in %s (UROCE_COLL_TIMEOUT_MS); a peer is stuck or dead",
 						 c->timeout_ms, __ur_coll_kind_name[(ops[0].sig >> 8) & 0xf]);
-			/* More ranks than cores: the rank we wait for may need
-			 * this core to send to us. */
-			if (c->yield && now - last < c->spin_ns)
-				sched_yield();
 			r = wait_idle(c, now, last, acks | c->want_acks);
 			if (r < 0)
 				return r;
