@@ -117,25 +117,32 @@ static int mod(int a, int n)
 }
 
 /*
- * Ring reduce-scatter over n blocks of buf: in step s rank r sends block
+ * Ring reduce-scatter over n blocks: in step s rank r sends block
  * r-s+shift to r+1 and reduces block r-s-1+shift from r-1 into buf. After
  * n-1 steps rank r holds the full reduction of block r+1+shift. Each step
- * streams its block in slot-sized chunks, several in flight.
+ * streams its block in slot-sized chunks, several in flight. Step 0 sends
+ * a block of the input; every later step sends the block the previous one
+ * reduced; each received block is reduced once, from the input's block:
+ * so in need not be copied into buf first.
  */
-int __ur_ring_reduce_scatter(struct uroce_comm *c, char *buf, size_t count,
-			     int shift, uint32_t sig, enum uroce_dtype dt,
-			     enum uroce_redop op)
+int __ur_ring_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
+			     size_t count, int shift, uint32_t sig,
+			     enum uroce_dtype dt, enum uroce_redop op)
 {
 	int n = c->size, r = c->rank;
 	size_t es = uroce_dtype_size(dt);
 
+	if (n == 1 && buf != in)
+		memmove(buf, in, count * es);
 	for (int s = 0; s < n - 1; s++) {
 		int sb = mod(r - s + shift, n), rb = mod(r - s - 1 + shift, n);
-		int e = __ur_sendrecv(c, mod(r + 1, n), buf + __ur_blk_off(count, n, sb) * es,
-				      __ur_blk_len(count, n, sb) * es, mod(r - 1, n),
-				      buf + __ur_blk_off(count, n, rb) * es,
-				      __ur_blk_len(count, n, rb) * es, UR_X_RECV_REDUCE,
-				      sig, dt, op);
+		size_t so = __ur_blk_off(count, n, sb) * es;
+		size_t ro = __ur_blk_off(count, n, rb) * es;
+		int e = __ur_sendrecv_reduce(c, mod(r + 1, n), (s ? buf : in) + so,
+					     __ur_blk_len(count, n, sb) * es,
+					     mod(r - 1, n), buf + ro, in + ro,
+					     __ur_blk_len(count, n, rb) * es,
+					     sig, dt, op);
 		if (e)
 			return e;
 	}

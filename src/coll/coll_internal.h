@@ -177,6 +177,9 @@ struct ur_xop {
 	char *buf;
 	size_t bytes;
 	uint32_t sig;
+	/* UR_X_RECV_REDUCE: buf = src op data, so that an out-of-place
+	 * collective needs no copy of its input first (NULL: src is buf). */
+	const char *src;
 	/* progress */
 	size_t off;
 	uint64_t msgs, nmsgs;
@@ -213,6 +216,11 @@ int __ur_sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
 		  size_t sbytes, int rpeer, void *rbuf, size_t rbytes,
 		  int rkind, uint32_t sig, enum uroce_dtype dt,
 		  enum uroce_redop op);
+/* One send and one reducing receive into rbuf of rsrc op data. */
+int __ur_sendrecv_reduce(struct uroce_comm *c, int speer, const void *sbuf,
+			 size_t sbytes, int rpeer, void *rbuf,
+			 const void *rsrc, size_t rbytes, uint32_t sig,
+			 enum uroce_dtype dt, enum uroce_redop op);
 int __ur_fail(struct uroce_comm *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void *__ur_scratch(struct uroce_comm *c, size_t len);
@@ -231,6 +239,9 @@ void __ur_boot_close(struct ur_boot *b);
 /* reduce.c: dst[i] = dst[i] op src[i]; finish applies avg's division. */
 void __ur_reduce(void *dst, const void *src, size_t count,
 		 enum uroce_dtype dt, enum uroce_redop op);
+/* dst[i] = a[i] op src[i]; a may be dst. */
+void __ur_reduce3(void *dst, const void *a, const void *src, size_t count,
+		  enum uroce_dtype dt, enum uroce_redop op);
 void __ur_reduce_finish(void *buf, size_t count, enum uroce_dtype dt,
 			enum uroce_redop op, int nranks);
 float __ur_half_to_float(uint16_t h);
@@ -251,6 +262,15 @@ void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len,
 enum ur_algo __ur_pick(struct uroce_comm *c, enum ur_coll_kind k,
 		       size_t bytes);
 
+/* Do two non-empty byte ranges share a byte? */
+static inline int __ur_overlaps(const void *a, size_t alen, const void *b,
+				size_t blen)
+{
+	const char *x = a, *y = b;
+
+	return alen && blen && x < y + blen && y < x + alen;
+}
+
 /* Blocks of a vector of count elements split into n parts. */
 static inline size_t __ur_blk_off(size_t count, int n, int i)
 {
@@ -263,9 +283,11 @@ static inline size_t __ur_blk_len(size_t count, int n, int i)
 }
 
 /* Building blocks shared by several collectives (algo_ring.c etc). */
-int __ur_ring_reduce_scatter(struct uroce_comm *c, char *buf, size_t count,
-			     int shift, uint32_t sig, enum uroce_dtype dt,
-			     enum uroce_redop op);
+/* Reduce-scatter of in (const) into buf (may be in): the blocks of buf
+ * that a step reduces are written, the others are left alone. */
+int __ur_ring_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
+			     size_t count, int shift, uint32_t sig,
+			     enum uroce_dtype dt, enum uroce_redop op);
 int __ur_ring_allgather_blocks(struct uroce_comm *c, char *buf, size_t count,
 			       int shift, uint32_t sig, enum uroce_dtype dt);
 #endif

@@ -14,13 +14,6 @@ int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
 int __ur_begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		  size_t count, enum uroce_dtype dt, enum uroce_redop op);
 
-static int overlaps(const void *a, size_t alen, const void *b, size_t blen)
-{
-	const char *x = a, *y = b;
-
-	return alen && blen && x < y + blen && y < x + alen;
-}
-
 int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		    size_t sendcount, enum uroce_dtype dt)
 {
@@ -57,14 +50,15 @@ int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	n = c->size;
 	sig = __ur_sig(c, UR_C_REDUCESCATTER, dt, op, recvcount, 0);
 	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_REDUCESCATTER, bytes)];
-	/* Work on a copy: sendbuf is const and may hold recvbuf (in place). */
+	/* Reduce into scratch, reading sendbuf (const, and it may hold
+	 * recvbuf: in place); only our block is copied out at the end. */
 	work = __ur_scratch(c, bytes * (size_t)n);
 	if (!work)
 		return -ENOMEM;
-	memcpy(work, sendbuf, bytes * (size_t)n);
+	__ur_reg_hint(c, sendbuf, bytes * (size_t)n, 0);
 	__ur_reg_hint(c, work, bytes * (size_t)n, 0);
-	if (n > 1)
-		e = __ur_ring_reduce_scatter(c, work, recvcount * (size_t)n, -1, sig, dt, op);
+	e = __ur_ring_reduce_scatter(c, work, sendbuf, recvcount * (size_t)n, -1,
+				     sig, dt, op);
 	if (e)
 		return e;
 	__ur_reduce_finish(work + (size_t)c->rank * bytes, recvcount, dt, op, n);
@@ -95,7 +89,7 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 	for (int i = 0; i < n; i++)
 		if (rcnt[i] && (rdsp[i] + rcnt[i]) * es > rext)
 			rext = (rdsp[i] + rcnt[i]) * es;
-	if (overlaps(sbuf, extent, rbuf, rext)) {
+	if (__ur_overlaps(sbuf, extent, rbuf, rext)) {
 		char *tmp = __ur_scratch(c, extent);
 		if (!tmp)
 			return -ENOMEM;

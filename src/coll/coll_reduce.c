@@ -72,17 +72,20 @@ static int real_rank(const struct pof2 *p, int nr)
 	return nr < p->rem ? nr * 2 + 1 : nr + p->rem;
 }
 
+/* The even rank of a pair sends in; the odd one reduces it with its in
+ * into buf (in may be buf). */
 static int fold_in(struct uroce_comm *c, const struct pof2 *p, char *buf,
-		   size_t bytes, uint32_t sig, enum uroce_dtype dt,
-		   enum uroce_redop op)
+		   const char *in, size_t bytes, uint32_t sig,
+		   enum uroce_dtype dt, enum uroce_redop op)
 {
 	int r = c->rank;
 
 	if (r >= 2 * p->rem)
 		return 0;
 	if (r % 2 == 0)
-		return __ur_sendrecv(c, r + 1, buf, bytes, -1, NULL, 0, 0, sig, dt, op);
-	return __ur_sendrecv(c, -1, NULL, 0, r - 1, buf, bytes, UR_X_RECV_REDUCE, sig, dt, op);
+		return __ur_sendrecv(c, r + 1, in, bytes, -1, NULL, 0, 0, sig, dt, op);
+	return __ur_sendrecv_reduce(c, -1, NULL, 0, r - 1, buf, in, bytes, sig,
+				    dt, op);
 }
 
 static int fold_out(struct uroce_comm *c, const struct pof2 *p, char *buf,
@@ -108,7 +111,7 @@ static int allreduce_recdoubling(struct uroce_comm *c, char *buf, size_t count,
 	if (!tmp)
 		return -ENOMEM;
 	__ur_reg_hint(c, tmp, bytes, 0);
-	e = fold_in(c, &p, buf, bytes, sig, dt, op);
+	e = fold_in(c, &p, buf, buf, bytes, sig, dt, op);
 	for (int mask = 1; !e && p.newrank >= 0 && mask < p.p2; mask <<= 1) {
 		int peer = real_rank(&p, p.newrank ^ mask);
 		/* Send a snapshot: the receive reduces into buf meanwhile. */
@@ -122,24 +125,32 @@ static int allreduce_recdoubling(struct uroce_comm *c, char *buf, size_t count,
 /*
  * Rabenseifner: reduce-scatter by recursive halving, then allgather by
  * recursive doubling, over p2 blocks; the fold handles the other ranks.
+ * The first reduction of a rank reads in (the caller's input), the later
+ * ones buf: an out-of-place call needs no copy first.
  */
-static int allreduce_rabenseifner(struct uroce_comm *c, char *buf, size_t count,
-				  uint32_t sig, enum uroce_dtype dt, enum uroce_redop op)
+static int allreduce_rabenseifner(struct uroce_comm *c, char *buf, const char *in,
+				  size_t count, uint32_t sig, enum uroce_dtype dt,
+				  enum uroce_redop op)
 {
 	size_t es = uroce_dtype_size(dt);
 	struct pof2 p = pof2_of(c->size, c->rank);
 	int lo = 0, nb = p.p2, e;
+	const char *src = in;
 
 #define OFF(b) (__ur_blk_off(count, p.p2, (b)) * es)
-	e = fold_in(c, &p, buf, count * es, sig, dt, op);
+	e = fold_in(c, &p, buf, in, count * es, sig, dt, op);
+	if (c->rank < 2 * p.rem)
+		src = buf; /* the odd rank reduced into buf; the even one is out */
 	for (int mask = p.p2 / 2; !e && p.newrank >= 0 && mask >= 1; mask >>= 1) {
 		int peer = real_rank(&p, p.newrank ^ mask), half = nb / 2;
 		int keep = (p.newrank & mask) ? lo + half : lo;
 		int give = (p.newrank & mask) ? lo : lo + half;
 
-		e = __ur_sendrecv(c, peer, buf + OFF(give), OFF(give + half) - OFF(give),
-				  peer, buf + OFF(keep), OFF(keep + half) - OFF(keep),
-				  UR_X_RECV_REDUCE, sig, dt, op);
+		e = __ur_sendrecv_reduce(c, peer, src + OFF(give),
+					 OFF(give + half) - OFF(give), peer,
+					 buf + OFF(keep), src + OFF(keep),
+					 OFF(keep + half) - OFF(keep), sig, dt, op);
+		src = buf;
 		lo = keep;
 		nb = half;
 	}
@@ -231,6 +242,7 @@ int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 {
 	int e = __ur_begin_sr(c, sendbuf, recvbuf, count, dt, op);
 	size_t bytes = count * uroce_dtype_size(dt);
+	const char *in = sendbuf;
 	enum ur_algo a;
 	uint32_t sig;
 
@@ -239,8 +251,16 @@ int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	sig = __ur_sig(c, UR_C_ALLREDUCE, dt, op, count, 0);
 	a = __ur_pick(c, UR_C_ALLREDUCE, bytes);
 	c->last_algo = __ur_algo_name[a];
-	move(recvbuf, sendbuf, bytes);
+	/* The ring and Rabenseifner read sendbuf where they first reduce
+	 * (no copy of the whole input); the others work in recvbuf. */
+	if ((a != UR_A_RING && a != UR_A_RABENSEIFNER) || c->size == 1 ||
+	    (sendbuf != recvbuf && __ur_overlaps(sendbuf, bytes, recvbuf, bytes))) {
+		move(recvbuf, sendbuf, bytes);
+		in = recvbuf;
+	}
 	__ur_reg_hint(c, recvbuf, bytes, 1);
+	if (in != recvbuf)
+		__ur_reg_hint(c, in, bytes, 0);
 	switch (a) {
 	case UR_A_LOCAL:
 		break;
@@ -248,7 +268,7 @@ int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		e = allreduce_recdoubling(c, recvbuf, count, sig, dt, op);
 		break;
 	case UR_A_RABENSEIFNER:
-		e = allreduce_rabenseifner(c, recvbuf, count, sig, dt, op);
+		e = allreduce_rabenseifner(c, recvbuf, in, count, sig, dt, op);
 		break;
 	case UR_A_TREE:
 		e = reduce_tree(c, recvbuf, count, 0, sig, dt, op);
@@ -256,7 +276,7 @@ int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 			e = bcast_tree(c, recvbuf, bytes, 0, sig, dt);
 		break;
 	default:
-		e = __ur_ring_reduce_scatter(c, recvbuf, count, 0, sig, dt, op);
+		e = __ur_ring_reduce_scatter(c, recvbuf, in, count, 0, sig, dt, op);
 		if (!e)
 			e = __ur_ring_allgather_blocks(c, recvbuf, count, 0, sig, dt);
 		break;
@@ -271,6 +291,7 @@ int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 {
 	int e = __ur_begin(c, dt, op, root), n;
 	size_t es = uroce_dtype_size(dt), bytes = count * es;
+	const char *in;
 	enum ur_algo a;
 	uint32_t sig;
 	char *work;
@@ -294,13 +315,22 @@ int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		if (!work)
 			return -ENOMEM;
 	}
-	move(work, sendbuf, bytes);
+	/* The ring reads sendbuf where it first reduces; the tree works in
+	 * place. */
+	in = sendbuf;
+	if (a != UR_A_RING ||
+	    (work != in && __ur_overlaps(work, bytes, in, bytes))) {
+		move(work, sendbuf, bytes);
+		in = work;
+	}
 	__ur_reg_hint(c, work, bytes, 0);
+	if (in != work)
+		__ur_reg_hint(c, in, bytes, 0);
 	if (a == UR_A_TREE) {
 		e = reduce_tree(c, work, count, root, sig, dt, op);
 	} else if (a == UR_A_RING) {
 		/* Ring reduce-scatter, then everyone sends its block to root. */
-		e = __ur_ring_reduce_scatter(c, work, count, 0, sig, dt, op);
+		e = __ur_ring_reduce_scatter(c, work, in, count, 0, sig, dt, op);
 		if (!e && c->rank != root) {
 			int b = (c->rank + 1) % n;
 			e = __ur_sendrecv(c, root, work + __ur_blk_off(count, n, b) * es,

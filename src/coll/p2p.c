@@ -392,6 +392,9 @@ static int recv_some(struct uroce_comm *c, struct ur_xop *x,
 					 p->rx_len[s], len);
 		if (!len)
 			; /* an empty stream may have no buffer */
+		else if (x->kind == UR_X_RECV_REDUCE && x->src)
+			__ur_reduce3(x->buf + x->off, x->src + x->off, slot,
+				     len / es, dt, op);
 		else if (x->kind == UR_X_RECV_REDUCE)
 			__ur_reduce(x->buf + x->off, slot, len / es, dt, op);
 		else
@@ -556,5 +559,22 @@ int __ur_sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
 	 * from us is plain too, so our send may be direct. */
 	if (speer >= 0 && rpeer >= 0 && rkind == UR_X_RECV)
 		x[0].direct = x[1].direct = UR_DIRECT_SIZED;
+	return __ur_xfer(c, x, n, dt, op);
+}
+
+int __ur_sendrecv_reduce(struct uroce_comm *c, int speer, const void *sbuf,
+			 size_t sbytes, int rpeer, void *rbuf,
+			 const void *rsrc, size_t rbytes, uint32_t sig,
+			 enum uroce_dtype dt, enum uroce_redop op)
+{
+	struct ur_xop x[2];
+	int n = 0;
+
+	if (speer >= 0)
+		__ur_xop(&x[n++], UR_X_SEND, speer, (void *)sbuf, sbytes, sig);
+	if (rpeer >= 0) {
+		__ur_xop(&x[n], UR_X_RECV_REDUCE, rpeer, rbuf, rbytes, sig);
+		x[n++].src = rsrc;
+	}
 	return __ur_xfer(c, x, n, dt, op);
 }

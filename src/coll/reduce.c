@@ -152,6 +152,28 @@ void __ur_reduce(void *dst, const void *src, size_t count,
 	kernels[dt][op](dst, src, count);
 }
 
+void __ur_reduce3(void *dst, const void *a, const void *src, size_t count,
+		  enum uroce_dtype dt, enum uroce_redop op)
+{
+	/* Copy and reduce a piece at a time, so that the piece is still in
+	 * L1 for the reduction: memory sees one pass, as a three-operand
+	 * kernel would give, and the kernels stay two-operand. */
+	size_t es = uroce_dtype_size(dt), step = 8192 / es;
+	char *d = dst;
+	const char *x = a, *s = src;
+
+	if (d == x) {
+		__ur_reduce(dst, src, count, dt, op);
+		return;
+	}
+	for (size_t i = 0; i < count; i += step) {
+		size_t n = count - i < step ? count - i : step;
+
+		memcpy(d + i * es, x + i * es, n * es);
+		kernels[dt][op](d + i * es, s + i * es, n);
+	}
+}
+
 void __ur_reduce_finish(void *buf, size_t count, enum uroce_dtype dt,
 			enum uroce_redop op, int n)
 {

@@ -74,7 +74,37 @@ static void test_kernels(void)
 	}
 }
 
+/* Three operands (out of place): dst = a op src equals copying a and
+ * reducing src into it, over several 8 KiB pieces and a ragged tail, on
+ * misaligned buffers; a == dst is the two-operand case. */
+static void test_reduce3(void)
+{
+	enum { N = 9001 };
+	static char a[N * 8 + 16], s[N * 8 + 16], d[N * 8 + 16], ref[N * 8 + 16];
+
+	for (int dt = 0; dt < UROCE_DTYPE_MAX; dt++) {
+		for (int op = 0; op < UROCE_REDOP_MAX; op++) {
+			size_t es = uroce_dtype_size(dt);
+			char *x = a + 1, *y = s + 7, *z = d + 3, *r = ref + 5;
+
+			for (size_t i = 0; i < N; i++) {
+				uroce_dtype_set(dt, x, i, (double)(i % 9) + 1);
+				uroce_dtype_set(dt, y, i, (double)(i % 4) + 1);
+			}
+			memset(z, 0x5a, N * es);
+			memcpy(r, x, N * es);
+			__ur_reduce(r, y, N, dt, op);
+			__ur_reduce3(z, x, y, N, dt, op);
+			ASSERT(memcmp(z, r, N * es) == 0);
+			ASSERT(uroce_dtype_get(dt, x, 10) == 2.0); /* a untouched */
+			__ur_reduce3(x, x, y, N, dt, op);
+			ASSERT(memcmp(x, r, N * es) == 0);
+		}
+	}
+}
+
 static const struct ur_test_case tests[] = {
+	{ "reduce3", test_reduce3 },
 	{ "half_roundtrip", test_half_roundtrip },
 	{ "bf16_roundtrip", test_bf16_roundtrip },
 	{ "kernels", test_kernels },
