@@ -5,7 +5,8 @@
  * 2009), in the bit-reflected domain of the IEEE polynomial. Four 128-bit
  * lanes are folded 64 bytes at a time, merged into one, folded down to 64
  * bits and Barrett-reduced to 32. Long buffers first run eight lanes (128
- * bytes a step) to hide the multiplier latency. Tails go to slice-by-8.
+ * bytes a step) to hide the multiplier latency; under 64 bytes one lane
+ * folds. Tails (under 16 bytes) go to slice-by-8.
  */
 #include <stdbool.h>
 
@@ -100,7 +101,15 @@ TARGET static uint32_t fold(uint32_t reg, const uint8_t *p, size_t n)
 	const __m128i mask32 = _mm_setr_epi32(-1, 0, -1, 0);
 	__m128i x0, x1, x2, x3, t0, t1, t2, t3;
 
-	/* n >= 64 and a multiple of 16 here. */
+	/* n >= 16 and a multiple of 16 here. */
+	if (n < 64) {
+		/* Headers (a pseudo header, a BTH): one lane. */
+		x0 = _mm_xor_si128(_mm_loadu_si128((const void *)p),
+				   _mm_cvtsi32_si128((int)reg));
+		p += 16;
+		n -= 16;
+		goto one_lane;
+	}
 	x0 = _mm_loadu_si128((const __m128i *)(const void *)p);
 	x1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
 	x2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
@@ -178,6 +187,7 @@ TARGET static uint32_t fold(uint32_t reg, const uint8_t *p, size_t n)
 	x0 = _mm_clmulepi64_si128(x0, k34, 0x11);
 	x0 = _mm_xor_si128(_mm_xor_si128(x0, t0), x3);
 
+one_lane:
 	while (n >= 16) {
 		t0 = _mm_clmulepi64_si128(x0, k34, 0x00);
 		x0 = _mm_clmulepi64_si128(x0, k34, 0x11);
@@ -215,7 +225,7 @@ int __ur_crc32_pclmul_usable(void)
 
 uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
 {
-	if (n >= 64) {
+	if (n >= 16) {
 		size_t bulk = n & ~(size_t)15;
 
 		reg = fold(reg, p, bulk);
