@@ -120,19 +120,19 @@ static struct ibv_context *open_dev(const char *name)
  * Hybrid polling. A waiting rank spins on its CQ (the spinning thread
  * drains the socket itself, no wake-ups) for spin_ns without progress, then
  * arms the CQ and sleeps on the completion channel for at most block_ns
- * before draining again itself. With more ranks than cores a spinning rank
- * takes the core the rank it waits for needs, so it spins briefly and
- * yields between polls.
+ * before draining again itself. The spin yields between polls: on uroce
+ * each rank has an engine thread too, so even one rank per core is more
+ * threads than cores, and the thread that needs the core (an engine, the
+ * rank we wait for) gets it. The spin is long (1 ms) because on uroce no
+ * completion is not no work: the poller receives the data of a 256 KiB
+ * slot, or of a direct stream that completes once at its end, for hundreds
+ * of microseconds before its completion shows.
  */
 static void wait_params(struct uroce_comm *c)
 {
-	int local = env_int((const char *const[]){ "LOCAL_WORLD_SIZE",
-				"OMPI_COMM_WORLD_LOCAL_SIZE", NULL }, c->size);
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int spin = local > cores ? 20 : 100;
+	int spin = env_int((const char *const[]){ "UROCE_COLL_SPIN_US", NULL }, 1000);
 
-	spin = env_int((const char *const[]){ "UROCE_COLL_SPIN_US", NULL }, spin);
-	c->yield = env_int((const char *const[]){ "UROCE_COLL_YIELD", NULL }, local > cores);
+	c->yield = env_int((const char *const[]){ "UROCE_COLL_YIELD", NULL }, 1);
 	c->spin_ns = (uint64_t)(spin < 0 ? 0 : spin) * 1000;
 	/* Local ACK timeout 4.096 us * 2^t: a lost ACK stalls a stream this
 	 * long, and 8 times this without an ACK breaks the QP. */

@@ -443,8 +443,8 @@ static int wait_idle(struct uroce_comm *c, uint64_t now, uint64_t last,
 	int n;
 
 	if (now - last < c->spin_ns) {
-		/* More ranks than cores: the rank we wait for may need this
-		 * core to send to us. */
+		/* The rank we wait for, or our engine, may need this core
+		 * to move our data (comm.c, wait_params). */
 		if (c->yield)
 			sched_yield();
 		return 0;
