@@ -2,7 +2,9 @@
 /*
  * Codec benchmark: encode, decode and ICRC of RoCEv2 packets with a
  * 4096-byte payload, and CRC-32 back ends against zlib's crc32() over the
- * same bytes in the same run. Prints medians of several repetitions.
+ * same bytes in the same run. Prints medians of several repetitions. Two
+ * more ICRC rows: the packets of a GSO run (IPv4 ID 0..31, as the engine
+ * sends them) and a 16-byte ACK (BTH + AETH), in ns per packet.
  *
  * Usage: codec-bench [REPS] [PACKETS_PER_REP]
  */
@@ -33,7 +35,8 @@ static int cmp_d(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-enum job { ENCODE, DECODE, ICRC, ALL, CRC_BEST, CRC_SLICE8, CRC_ZLIB, NJOBS };
+enum job { ENCODE, DECODE, ICRC, ALL, CRC_BEST, CRC_SLICE8, CRC_ZLIB,
+	   ICRC_GSO, ICRC_ACK, NJOBS };
 static const char *const job_names[NJOBS] = {
 	[ENCODE] = "encode",
 	[DECODE] = "decode",
@@ -42,9 +45,11 @@ static const char *const job_names[NJOBS] = {
 	[CRC_BEST] = "crc32 best",
 	[CRC_SLICE8] = "crc32 slice8",
 	[CRC_ZLIB] = "zlib crc32()",
+	[ICRC_GSO] = "icrc, GSO run",
+	[ICRC_ACK] = "icrc, 16-byte ACK",
 };
 
-static uint8_t payload[PAYLOAD], pkt[PAYLOAD + 128];
+static uint8_t payload[PAYLOAD], pkt[PAYLOAD + 128], ack[16];
 static struct ur_pkt tmpl;
 static struct ur_ipudp ip;
 static int pkt_len;
@@ -85,6 +90,16 @@ static double run(enum job j, long n)
 		case CRC_ZLIB:
 			acc += (uint32_t)crc32(0, pkt, (uInt)pkt_len - 4);
 			break;
+		case ICRC_GSO: {
+			struct ur_ipudp g = ip;
+
+			g.ip_id = (uint16_t)(i & 31);
+			acc += ur_icrc(&g, pkt, (size_t)pkt_len - 4);
+			break;
+		}
+		case ICRC_ACK:
+			acc += ur_icrc(&ip, ack, sizeof(ack));
+			break;
 		default:
 			break;
 		}
@@ -118,6 +133,9 @@ int main(int argc, char **argv)
 	ip.dport = UR_ROCEV2_PORT;
 	ip.ip_frag = 0x4000;
 	pkt_len = ur_pkt_encode(pkt, sizeof(pkt), &tmpl, payload, PAYLOAD);
+	for (size_t i = 0; i < sizeof(ack); i++)
+		ack[i] = (uint8_t)(i * 29 + 3);
+	ack[0] = UR_OP_RC_ACKNOWLEDGE;
 	ur_icrc_store(pkt + pkt_len - 4, ur_icrc(&ip, pkt, (size_t)pkt_len - 4));
 	bytes = (double)pkt_len - 4;
 
@@ -134,9 +152,11 @@ int main(int argc, char **argv)
 	printf("uroce codec bench: RC_RDMA_WRITE_ONLY, %d-byte payload, "
 	       "%d-byte IB part; %ld packets x %d reps, medians; crc32 best = %s\n",
 	       PAYLOAD, pkt_len, n, reps, ur_crc32_impl());
-	for (int j = 0; j < NJOBS; j++)
+	for (int j = 0; j < ICRC_GSO; j++)
 		printf("  %-20s %8.2f Mpkt/s %8.2f GB/s\n", job_names[j],
 		       n / med[j] / 1e6, n * bytes / med[j] / 1e9);
+	for (int j = ICRC_GSO; j < NJOBS; j++)
+		printf("  %-20s %8.1f ns/packet\n", job_names[j], med[j] / n * 1e9);
 	printf("  crc32 %s / zlib crc32() = %.2fx (4 KiB buffers)\n",
 	       ur_crc32_impl(), med[CRC_ZLIB] / med[CRC_BEST]);
 	printf("  crc32 slice8 / zlib crc32() = %.2fx\n",
