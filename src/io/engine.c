@@ -7,6 +7,7 @@
  * the socket, so packets of a QP are processed in arrival order).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@
 
 /* Set while this thread drains the socket from ur_engine_poll. */
 static __thread bool tls_polling;
+/* Polls in a row that found rx_lock taken (ur_engine_poll). */
+static __thread unsigned int tls_lock_busy;
 
 uint64_t ur_now(void)
 {
@@ -730,8 +733,18 @@ uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 	 * the engine from receiving for it. */
 	if (now - prev < 10000)
 		atomic_store(&e->last_poll, now);
-	if (pthread_mutex_trylock(&e->rx_lock))
+	if (pthread_mutex_trylock(&e->rx_lock)) {
+		/* Another thread drains, usually the engine thread, and it
+		 * sends what the ACKs it takes let out (up to a window). On
+		 * few cores it may be waiting for this core: spinning here
+		 * took half a core from it (ib_write_bw -b 1 MiB doubled
+		 * with the yield). A short hold (a timer, a look at the
+		 * socket) is waited out without a system call. */
+		if (++tls_lock_busy >= UR_IO_POLL_BUSY_YIELD)
+			sched_yield();
 		return now;
+	}
+	tls_lock_busy = 0;
 	/* ACKs made here wait in the engine's poll batch until the caller
 	 * has its completion: they leave with its next post (in the same
 	 * system call), or alone once held UR_IO_ACK_HOLD_NS, or from the

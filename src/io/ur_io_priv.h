@@ -29,6 +29,9 @@
 /* How often the engine looks whether the application still spins: each
  * look is a wake-up that takes a core from a spinning program. */
 #define UR_IO_APP_RECHECK_NS 1000000ull
+/* A poller that found rx_lock taken this many times in a row yields the
+ * core to the holder at each further try (ur_engine_poll). */
+#define UR_IO_POLL_BUSY_YIELD 16
 
 /* A tiny chained hash from a 32-bit key to a pointer. */
 struct ur_map_node {
