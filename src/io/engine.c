@@ -206,6 +206,7 @@ static int drain_all(struct ur_engine *e, uint64_t now)
 	int n;
 
 	pthread_mutex_lock(&e->rx_lock);
+	atomic_store(&e->drain_cpu, sched_getcpu());
 	flush_poll_tx(e);
 	/* In the poll batch, so that the ACKs of a receive batch coalesce
 	 * and ur_engine_qp_del finds any still unsent. */
@@ -346,6 +347,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
+	atomic_store(&e->drain_cpu, -1);
 	e->cfg = *cfg;
 	if (!e->cfg.port)
 		e->cfg.port = UR_ROCEV2_PORT;
@@ -735,12 +737,14 @@ uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 		atomic_store(&e->last_poll, now);
 	if (pthread_mutex_trylock(&e->rx_lock)) {
 		/* Another thread drains, usually the engine thread, and it
-		 * sends what the ACKs it takes let out (up to a window). On
-		 * few cores it may be waiting for this core: spinning here
-		 * took half a core from it (ib_write_bw -b 1 MiB doubled
+		 * sends what the ACKs it takes let out (up to a window). If
+		 * it last ran on this core, it waits for this core: spinning
+		 * here took half a core from it (ib_write_bw -b 1 MiB doubled
 		 * with the yield). A short hold (a timer, a look at the
-		 * socket) is waited out without a system call. */
-		if (++tls_lock_busy >= UR_IO_POLL_BUSY_YIELD)
+		 * socket), or a holder on another core, is waited out
+		 * without a system call. */
+		if (++tls_lock_busy >= UR_IO_POLL_BUSY_YIELD &&
+		    sched_getcpu() == atomic_load(&e->drain_cpu))
 			sched_yield();
 		return now;
 	}

@@ -29,8 +29,9 @@
 /* How often the engine looks whether the application still spins: each
  * look is a wake-up that takes a core from a spinning program. */
 #define UR_IO_APP_RECHECK_NS 1000000ull
-/* A poller that found rx_lock taken this many times in a row yields the
- * core to the holder at each further try (ur_engine_poll). */
+/* A poller that found rx_lock taken this many times in a row, by the
+ * engine thread on the same core, yields the core to it at each further
+ * try (ur_engine_poll). */
 #define UR_IO_POLL_BUSY_YIELD 16
 
 /* A tiny chained hash from a 32-bit key to a pointer. */
@@ -109,6 +110,7 @@ struct ur_engine {
 	 * completion (to spin on memory) hands the socket back at once. */
 	atomic_uint_fast64_t comp_at;
 	atomic_int comp_left; /* 0..UR_IO_APP_LEFT_MAX: recent polls came late */
+	atomic_int drain_cpu; /* where the engine thread last took rx_lock */
 
 	pthread_mutex_t rx_lock;   /* one thread drains the sockets at a time */
 	struct tx_batch *poll_tx;  /* ACKs made by polling threads (rx_lock) */
