@@ -543,29 +543,11 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 	}
 }
 
-int __ur_sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
-		  size_t sbytes, int rpeer, void *rbuf, size_t rbytes,
-		  int rkind, uint32_t sig, enum uroce_dtype dt,
-		  enum uroce_redop op)
-{
-	struct ur_xop x[2];
-	int n = 0;
-
-	if (speer >= 0)
-		__ur_xop(&x[n++], UR_X_SEND, speer, (void *)sbuf, sbytes, sig);
-	if (rpeer >= 0)
-		__ur_xop(&x[n++], rkind, rpeer, rbuf, rbytes, sig);
-	/* A plain exchange step is the same step at the peer: its receive
-	 * from us is plain too, so our send may be direct. */
-	if (speer >= 0 && rpeer >= 0 && rkind == UR_X_RECV)
-		x[0].direct = x[1].direct = UR_DIRECT_SIZED;
-	return __ur_xfer(c, x, n, dt, op);
-}
-
-int __ur_sendrecv_reduce(struct uroce_comm *c, int speer, const void *sbuf,
-			 size_t sbytes, int rpeer, void *rbuf,
-			 const void *rsrc, size_t rbytes, uint32_t sig,
-			 enum uroce_dtype dt, enum uroce_redop op)
+/* One send and/or one receive (peer -1 = none); @rsrc: see ur_xop.src. */
+static int sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
+		    size_t sbytes, int rpeer, void *rbuf, const void *rsrc,
+		    size_t rbytes, int rkind, uint32_t sig, enum uroce_dtype dt,
+		    enum uroce_redop op)
 {
 	struct ur_xop x[2];
 	int n = 0;
@@ -573,8 +555,30 @@ int __ur_sendrecv_reduce(struct uroce_comm *c, int speer, const void *sbuf,
 	if (speer >= 0)
 		__ur_xop(&x[n++], UR_X_SEND, speer, (void *)sbuf, sbytes, sig);
 	if (rpeer >= 0) {
-		__ur_xop(&x[n], UR_X_RECV_REDUCE, rpeer, rbuf, rbytes, sig);
+		__ur_xop(&x[n], rkind, rpeer, rbuf, rbytes, sig);
 		x[n++].src = rsrc;
 	}
+	/* A plain exchange step is the same step at the peer: its receive
+	 * from us is plain too, so our send may be direct. */
+	if (speer >= 0 && rpeer >= 0 && rkind == UR_X_RECV)
+		x[0].direct = x[1].direct = UR_DIRECT_SIZED;
 	return __ur_xfer(c, x, n, dt, op);
+}
+
+int __ur_sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
+		  size_t sbytes, int rpeer, void *rbuf, size_t rbytes,
+		  int rkind, uint32_t sig, enum uroce_dtype dt,
+		  enum uroce_redop op)
+{
+	return sendrecv(c, speer, sbuf, sbytes, rpeer, rbuf, NULL, rbytes,
+			rkind, sig, dt, op);
+}
+
+int __ur_sendrecv_reduce(struct uroce_comm *c, int speer, const void *sbuf,
+			 size_t sbytes, int rpeer, void *rbuf,
+			 const void *rsrc, size_t rbytes, uint32_t sig,
+			 enum uroce_dtype dt, enum uroce_redop op)
+{
+	return sendrecv(c, speer, sbuf, sbytes, rpeer, rbuf, rsrc, rbytes,
+			UR_X_RECV_REDUCE, sig, dt, op);
 }

@@ -180,15 +180,20 @@ uint64_t __ur_engine_run_timers(struct ur_engine *e, uint64_t now)
 }
 
 /* Send what polling threads deferred; rx_lock held. */
-static void flush_poll_tx(struct ur_engine *e)
+/* Send what batch @b holds, leaving this thread's own batch as it is. */
+static void flush_batch(struct tx_batch *b)
 {
-	struct tx_batch *prev;
+	struct tx_batch *prev = __ur_tx_switch(b);
 
-	if (!__ur_tx_pending(e->poll_tx))
-		return;
-	prev = __ur_tx_switch(e->poll_tx);
 	__ur_tx_flush();
 	__ur_tx_switch(prev);
+}
+
+static void flush_poll_tx(struct ur_engine *e)
+{
+	if (!__ur_tx_pending(e->poll_tx))
+		return;
+	flush_batch(e->poll_tx);
 	e->poll_tx_at = 0;
 }
 
@@ -603,12 +608,8 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 	if (__ur_map_get(&e->qps, qp->qpn) == qp)
 		__ur_map_del(&e->qps, qp->qpn);
 	if (q) {
-		if (q->held) { /* before its port closes */
-			struct tx_batch *prev = __ur_tx_switch(q->held);
-
-			__ur_tx_flush();
-			__ur_tx_switch(prev);
-		}
+		if (q->held) /* before its port closes */
+			flush_batch(q->held);
 		sport_put(e, q->sport);
 	}
 	pthread_rwlock_unlock(&e->qp_lock);

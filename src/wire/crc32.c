@@ -22,7 +22,8 @@ typedef uint32_t (*crc_fn)(uint32_t, const uint8_t *, size_t);
 static crc_fn crc_best = __ur_crc32_slice8;
 static crc_fn crc_impl = __ur_crc32_slice8;
 
-__attribute__((constructor)) static void crc32_init(void)
+/* Before icrc.c's tables, which use ur_crc32 (constructor 102). */
+__attribute__((constructor(101))) static void crc32_init(void)
 {
 	for (uint32_t i = 0; i < 256; i++) {
 		uint32_t c = i;

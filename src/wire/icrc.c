@@ -79,28 +79,16 @@ static __thread struct ipudp_memo memo[MEMO_N];
 static __thread unsigned int memo_next;
 static uint32_t id_delta[2][256]; /* [0]: high byte of the ID, [1]: low */
 
-/* Bit at a time: runs before (and without) crc32.c's tables. */
-static uint32_t crc_bitwise(const uint8_t *p, size_t n)
-{
-	uint32_t c = 0xffffffffu;
-
-	while (n--) {
-		c ^= *p++;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ ((c & 1) ? 0xedb88320u : 0);
-	}
-	return ~c;
-}
-
-__attribute__((constructor)) static void id_delta_init(void)
+/* After crc32.c's (constructor 101): ur_crc32 must be ready. */
+__attribute__((constructor(102))) static void id_delta_init(void)
 {
 	uint8_t z[PSEUDO4_LEN] = { 0 };
-	uint32_t c0 = crc_bitwise(z, sizeof(z)), basis[2][8];
+	uint32_t c0 = ur_crc32(0, z, sizeof(z)), basis[2][8];
 
 	for (int b = 0; b < 2; b++)
 		for (int k = 0; k < 8; k++) {
 			z[PSEUDO4_ID + b] = (uint8_t)(1u << k);
-			basis[b][k] = crc_bitwise(z, sizeof(z)) ^ c0;
+			basis[b][k] = ur_crc32(0, z, sizeof(z)) ^ c0;
 			z[PSEUDO4_ID + b] = 0;
 		}
 	for (int b = 0; b < 2; b++)
