@@ -105,6 +105,31 @@ int uroce_qp_query_sr(struct ibv_qp *qp, struct uroce_sr_params *params,
  */
 int uroce_qp_set_sr(struct ibv_qp *qp, const struct uroce_sr_params *params);
 
+/**
+ * uroce_qp_set_jumbo - Offer (1) or stop (0) jumbo packets on an RC QP
+ * @qp: a uroce RC QP (before it carries traffic, on both ends)
+ * @on: 0 or 1
+ *
+ * A uroce extension (docs/wire.md "Extensions"), off unless turned on here
+ * or by UROCE_JUMBO=1. With it on at both ends and a path MTU of 4096, over
+ * a link whose MTU carries 16 KiB of payload (loopback), SENDs and WRITEs
+ * travel in 16 KiB packets once the peer's answers said it takes them; a
+ * standard peer never says so and sees plain RoCEv2 packets.
+ *
+ * Returns 0 or EINVAL (not a uroce RC QP, selective repeat is on, @on not
+ * 0 or 1).
+ */
+int uroce_qp_set_jumbo(struct ibv_qp *qp, int on);
+/**
+ * uroce_qp_query_jumbo - Jumbo packets of a QP
+ * @qp: a uroce QP
+ * @state: bit 0 enabled, bit 1 the peer takes them (our SENDs and WRITEs
+ *         use them), bit 2 the peer's requests offer them
+ *
+ * Returns 0 or EINVAL (not a uroce QP).
+ */
+int uroce_qp_query_jumbo(struct ibv_qp *qp, uint32_t *state);
+
 /*
  * Private to uroce's librdmacm (src/rdmacm): QP1 of a context. The handler
  * gets each received MAD (256 bytes) with the sender's address and UDP port

@@ -8,8 +8,9 @@
 
 #include "ur_engine.h"
 
-/* Largest IB part we send or accept: 4096 MTU + headers + ICRC. */
-#define UR_IO_MAX_PKT 4352
+/* Largest IB part we send or accept: a jumbo packet (UR_JUMBO_MTU) +
+ * headers + ICRC. A slot is that big; only the bytes written are touched. */
+#define UR_IO_MAX_PKT (UR_JUMBO_MTU + 256)
 #define UR_IO_RX_BATCH 16
 #define UR_IO_RX_BUF 65536  /* a UDP GRO run of datagrams */
 #define UR_IO_TX_BATCH 64

@@ -96,7 +96,7 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		__ur_comp_rx(qp, pkt, now);
 		d = ur_psn_diff(qp->priv->comp.psn, acked);
 		if (d > 0)
-			__ur_cc_acked(qp, (uint32_t)d * ur_qp_mtu(qp), now);
+			__ur_cc_acked(qp, (uint32_t)d * ur_qp_req_mtu(qp), now);
 	}
 	__ur_qp_update_deadline(qp);
 }

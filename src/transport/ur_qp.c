@@ -197,6 +197,8 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 	p->sr.gap_deadline = UINT64_MAX;
 	if (type == UR_QPT_RC && dev->sr.enable)
 		(void)ur_qp_set_sr(qp, &dev->sr);
+	if (type == UR_QPT_RC && dev->jumbo_default)
+		(void)ur_qp_set_jumbo(qp, true); /* not with SR: stays off */
 	__ur_cc_qp_init(qp, 0);
 	return 0;
 err:
@@ -374,6 +376,26 @@ void __ur_qp_update_deadline(struct ur_qp *qp)
 	qp->deadline = d;
 }
 
+int ur_qp_set_jumbo(struct ur_qp *qp, bool on)
+{
+	struct ur_jumbo *j = &qp->priv->jumbo;
+
+	if (on && (qp->type != UR_QPT_RC || qp->priv->sr.p.enable))
+		return -EINVAL;
+	j->enable = on;
+	if (!on)
+		j->rx_peer = j->tx_peer = false;
+	return 0;
+}
+
+uint32_t ur_qp_jumbo_state(const struct ur_qp *qp)
+{
+	const struct ur_jumbo *j = &qp->priv->jumbo;
+
+	return (j->enable ? 1u : 0) | (j->tx_peer ? 2u : 0) |
+	       (j->rx_peer ? 4u : 0);
+}
+
 static void qp_reset(struct ur_qp *qp)
 {
 	struct ur_qp_priv *p = qp->priv;
@@ -400,6 +422,7 @@ static void qp_reset(struct ur_qp *qp)
 		p->sr.p = sp;
 		p->sr.gap_deadline = UINT64_MAX;
 	}
+	p->jumbo.rx_peer = p->jumbo.tx_peer = false; /* a new connection */
 	__ur_cc_qp_reset(qp);
 	qp->deadline = UINT64_MAX;
 }

@@ -50,6 +50,7 @@ struct ur_swqe {
 	uint32_t length;  /* total payload bytes */
 	uint32_t first_psn;
 	uint32_t npkts;   /* PSNs this WQE occupies */
+	uint32_t mtu;     /* payload per packet, fixed when PSNs are assigned */
 	/* UD destination */
 	uint32_t ud_dqpn, ud_qkey;
 	struct ur_ipudp ud_path;
@@ -175,6 +176,13 @@ struct ur_sr {
 	bool tx_peer;             /* answers carry the bit */
 };
 
+/* Jumbo packets of an RC QP (ur_qp_set_jumbo). */
+struct ur_jumbo {
+	bool enable;
+	bool rx_peer;             /* the peer's requests offer them: answer so */
+	bool tx_peer;             /* the peer's answers take them: send them */
+};
+
 struct ur_qp_priv {
 	struct ur_qp_attr attr;
 	uint32_t sq_cap, rq_cap;  /* slots (caps.max_*_wr) */
@@ -191,6 +199,7 @@ struct ur_qp_priv {
 	struct ur_resp resp;
 	struct ur_qp_cc cc;
 	struct ur_sr sr;
+	struct ur_jumbo jumbo;
 };
 
 static inline struct ur_qp_priv *ur_priv(const struct ur_qp *qp)
@@ -233,6 +242,18 @@ static inline uint32_t ur_qp_mtu(const struct ur_qp *qp)
 	if (!m || (qp->dev->max_mtu && m > qp->dev->max_mtu))
 		m = qp->dev->max_mtu ? qp->dev->max_mtu : 1024;
 	return m;
+}
+
+/* Payload per packet of a new SEND or WRITE: jumbo once negotiated, on a
+ * path at the largest standard MTU. */
+static inline uint32_t ur_qp_req_mtu(const struct ur_qp *qp)
+{
+	uint32_t m = ur_qp_mtu(qp);
+	const struct ur_jumbo *j = &qp->priv->jumbo;
+
+	return j->enable && j->tx_peer && m == 4096 && qp->dev->jumbo_link
+		       ? UR_JUMBO_MTU
+		       : m;
 }
 
 /* Packets a message of @len bytes needs at @mtu (a zero-length one takes 1). */

@@ -280,7 +280,7 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 {
 	struct ur_qp_priv *p = qp->priv;
 	const struct ur_wr_info *wi = wr_lookup(wqe->opcode);
-	uint32_t mtu = ur_qp_mtu(qp);
+	uint32_t mtu = wqe->mtu;
 	uint32_t off = k * mtu, len = 0, end;
 	bool last = k == wqe->npkts - 1;
 	const struct ur_ipudp *path = NULL;
@@ -520,7 +520,12 @@ void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 			}
 			rc = wqe_resolve(qp, idx, wqe);
 			wqe->first_psn = req->psn_next;
-			wqe->npkts = ur_npkts(wqe->length, ur_qp_mtu(qp));
+			/* READ responses come at the path MTU (the
+			 * responder's count of PSNs, 9.7.4.1.4). */
+			wqe->mtu = wqe->opcode == UR_WR_RDMA_READ
+					   ? ur_qp_mtu(qp)
+					   : ur_qp_req_mtu(qp);
+			wqe->npkts = ur_npkts(wqe->length, wqe->mtu);
 			if (!wr_lookup(wqe->opcode)->has_payload &&
 			    wqe->opcode != UR_WR_RDMA_READ)
 				wqe->npkts = 1;

@@ -156,10 +156,16 @@ static enum resp_state check_op_valid(struct ur_qp *qp, struct resp_ctx *cx)
 	    ((m & UR_OPF_ATOMIC) && !(acc & UR_ACCESS_REMOTE_ATOMIC)))
 		return nak(cx, UR_NAK_REM_ACCESS_ERR);
 	if (m & (UR_OPF_SEND | UR_OPF_WRITE)) {
-		/* 9.7.5.1.3: FIRST and MIDDLE carry exactly one PMTU. */
+		/* 9.7.5.1.3: FIRST and MIDDLE carry exactly one PMTU; with
+		 * jumbo packets on, one path MTU or one UR_JUMBO_MTU (the
+		 * requester chose per message). */
+		bool jumbo = qp->priv->jumbo.enable && mtu == 4096;
+		uint32_t max = jumbo ? UR_JUMBO_MTU : mtu;
+
 		if ((m & (UR_OPF_FIRST | UR_OPF_MIDDLE)) && !(m & UR_OPF_LAST)
-			    ? pkt->payload_len != mtu
-			    : pkt->payload_len > mtu)
+			    ? pkt->payload_len != mtu &&
+				      (!jumbo || pkt->payload_len != max)
+			    : pkt->payload_len > max)
 			return nak(cx, UR_NAK_INV_REQ);
 	}
 	if ((m & UR_OPF_ATOMIC_WRITE) &&
@@ -564,6 +570,8 @@ void __ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	(void)ri;
 	if (__ur_sr_marked(qp, pkt))
 		sr->rx_peer = true;
+	if (qp->priv->jumbo.enable && ur_bth_ext_jumbo(pkt->bth))
+		qp->priv->jumbo.rx_peer = true;
 	__ur_resp_run(qp, pkt, now);
 	if (sr->held)
 		__ur_sr_drain(qp, now);

@@ -432,6 +432,11 @@ struct ur_dev {
 	 * first use; ur_dev_fini frees it. */
 	struct ur_sr_params sr;
 	struct ur_sr_pool *_Atomic sr_pool;
+	/* Jumbo packets (ur_qp_set_jumbo): the link carries a datagram of
+	 * UR_JUMBO_MTU bytes of payload (set by the host), and new RC QPs
+	 * enable them (UROCE_JUMBO=1). */
+	bool jumbo_link;
+	bool jumbo_default;
 };
 
 /* Free what the transport allocated for the device (the selective-repeat
@@ -521,6 +526,19 @@ uint64_t ur_qp_cc_rate(const struct ur_qp *qp);
 int ur_qp_set_sr(struct ur_qp *qp, const struct ur_sr_params *p);
 void ur_qp_get_sr(const struct ur_qp *qp, struct ur_sr_params *p);
 uint32_t ur_qp_sr_state(const struct ur_qp *qp);
+
+/*
+ * Jumbo packets of an RC QP (docs/wire.md "Extensions"): with it on at both
+ * ends, over a link that carries them (dev->jumbo_link), SENDs and WRITEs
+ * travel in UR_JUMBO_MTU-byte packets once the peer's answers said it
+ * takes them (path MTU 4096 only; READ responses keep the path MTU).
+ * -EINVAL for a QP that is not RC or has selective repeat on (its held
+ * packets are path-MTU sized). ur_qp_jumbo_state: bit 0 = enabled, bit 1 =
+ * the peer's answers carried the bit (our requests use it), bit 2 = the
+ * peer's requests did.
+ */
+int ur_qp_set_jumbo(struct ur_qp *qp, bool on);
+uint32_t ur_qp_jumbo_state(const struct ur_qp *qp);
 
 /* Timeout code -> nanoseconds: 4.096 us * 2^t (IBTA 11.2.4.2); 0 = infinite. */
 uint64_t ur_timeout_ns(uint8_t code);

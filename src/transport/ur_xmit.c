@@ -69,6 +69,14 @@ void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 		     !h->no_sr))
 			p[4] |= UR_BTH_EXT_SR;
 	}
+	if (qp->type == UR_QPT_RC && qp->priv->jumbo.enable) {
+		/* Jumbo packets (docs/wire.md "Extensions"): requests offer
+		 * them where the link carries them; answers take them once
+		 * the peer's requests offered. */
+		if (((info->mask & UR_OPF_REQ) && qp->dev->jumbo_link) ||
+		    ((info->mask & UR_OPF_ACK) && qp->priv->jumbo.rx_peer))
+			p[4] |= UR_BTH_EXT_JUMBO;
+	}
 	if (info->mask & UR_HDR_RETH)
 		ur_reth_encode(p + info->off[UR_ETH_RETH], &h->reth);
 	if (info->mask & UR_HDR_ATMETH)

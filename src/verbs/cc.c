@@ -152,7 +152,22 @@ int __urv_cc_dev_init(struct ur_dev *dev)
 		}
 		dev->rate_burst = v;
 	}
-	return sr_dev_init(dev);
+	rc = sr_dev_init(dev);
+	if (rc)
+		return rc;
+	/* Jumbo packets (include/uroce/uroce.h): off unless UROCE_JUMBO=1. */
+	rc = env_u64("UROCE_JUMBO", &v);
+	if (rc < 0)
+		return rc;
+	if (!rc) {
+		if (v > 1) {
+			fprintf(stderr, "uroce: UROCE_JUMBO=%llu out of range: "
+				"must be 0 or 1\n", v);
+			return -ERANGE;
+		}
+		dev->jumbo_default = v;
+	}
+	return 0;
 }
 
 static bool our_qp(struct ibv_qp *qp)
@@ -234,6 +249,28 @@ URV_EXPORT int uroce_qp_set_sr(struct ibv_qp *ibqp,
 	rc = ur_qp_set_sr(&to_uqp(ibqp)->uqp, &p);
 	ur_engine_qp_unlock(&to_uqp(ibqp)->uqp);
 	return -rc;
+}
+
+URV_EXPORT int uroce_qp_set_jumbo(struct ibv_qp *ibqp, int on)
+{
+	int rc;
+
+	if (!our_qp(ibqp) || (on != 0 && on != 1))
+		return EINVAL;
+	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);
+	rc = ur_qp_set_jumbo(&to_uqp(ibqp)->uqp, on);
+	ur_engine_qp_unlock(&to_uqp(ibqp)->uqp);
+	return -rc;
+}
+
+URV_EXPORT int uroce_qp_query_jumbo(struct ibv_qp *ibqp, uint32_t *state)
+{
+	if (!our_qp(ibqp) || !state)
+		return EINVAL;
+	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);
+	*state = ur_qp_jumbo_state(&to_uqp(ibqp)->uqp);
+	ur_engine_qp_unlock(&to_uqp(ibqp)->uqp);
+	return 0;
 }
 
 /* Packet pacing: ibv_modify_qp_rate_limit (kbps, burst bytes). */

@@ -421,6 +421,8 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	cfg.addr = dev->gids[0].addr;
 	cfg.port = ctx->udp_port;
 	cfg.mtu = 128u << dev->active_mtu;
+	/* A jumbo packet with IPv6/UDP, BTH, RETH, ImmDt and ICRC fits. */
+	cfg.jumbo_link = dev->if_mtu >= UR_JUMBO_MTU + 128;
 	cfg.name = device->name;
 	cfg.host_ops = &__urv_host_ops;
 	cfg.host = ctx;

@@ -198,6 +198,18 @@ static inline uint32_t ur_bth_psn(const uint8_t *b) { return ur_get24(b + 9); }
 #define UR_BTH_EXT_SR 0x20
 static inline bool ur_bth_ext_sr(const uint8_t *b) { return b[4] & UR_BTH_EXT_SR; }
 
+/*
+ * uroce extension, jumbo packets (docs/wire.md "Extensions"): bit 4 of BTH
+ * byte 4. On a request: "this requester can send UR_JUMBO_MTU-byte
+ * packets"; on an answer: "this responder takes them". Only between two
+ * QPs that enabled it, over a link whose MTU carries such a datagram:
+ * FIRST and MIDDLE packets of SENDs and WRITEs then carry UR_JUMBO_MTU
+ * bytes instead of the path MTU (READ responses keep the path MTU).
+ */
+#define UR_BTH_EXT_JUMBO 0x10
+#define UR_JUMBO_MTU 16384u
+static inline bool ur_bth_ext_jumbo(const uint8_t *b) { return b[4] & UR_BTH_EXT_JUMBO; }
+
 /* Decoded view of a BTH (for encoders and printers). */
 struct ur_bth {
 	uint8_t opcode;

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Jumbo packets (docs/wire.md "Extensions") on the virtual network: the
+ * negotiation (a QP that offers them to a standard peer, in either
+ * direction, stays plain RoCEv2 at the path MTU; the bit shows on answers
+ * only where both ends enabled them), byte-exact SENDs, WRITEs and READs
+ * once they are in use, go-back-N over jumbo packets, and the responder's
+ * size check.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "tfix.h"
+
+#define MSG (256u * 1024) /* 64 packets at 4096, 16 jumbo ones */
+
+struct wire {
+	uint64_t req[2], req_bit[2], ans[2], ans_bit[2];
+	uint64_t jumbo[2];   /* request packets with more than 4096 bytes */
+	uint64_t max_len[2]; /* largest payload of a request */
+};
+
+struct jrun {
+	struct tfix f;
+	struct wire w;
+	uint32_t qpn_a, qpn_b;
+};
+
+static void tap(struct tnet *net, const uint8_t *d, uint32_t len, void *arg)
+{
+	struct jrun *r = arg;
+	struct ur_pkt pkt;
+	int from;
+	bool bit;
+
+	(void)net;
+	if (ur_pkt_decode(d, len, &pkt) != UR_DEC_OK)
+		UR_FAIL("a packet on the wire does not decode");
+	from = pkt.h.dqpn == r->qpn_b ? 0 : 1; /* a sends to b's QP */
+	bit = ur_bth_ext_jumbo(d);
+	if (pkt.mask & UR_OPF_REQ) {
+		r->w.req[from]++;
+		r->w.req_bit[from] += bit;
+		r->w.jumbo[from] += pkt.payload_len > 4096;
+		if (pkt.payload_len > r->w.max_len[from])
+			r->w.max_len[from] = pkt.payload_len;
+	} else {
+		r->w.ans[from]++;
+		r->w.ans_bit[from] += bit;
+	}
+}
+
+static void run_init(struct jrun *r, bool ja, bool jb, bool link)
+{
+	struct tconn_attr ca = {
+		.mtu = 4096, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.min_rnr_timer = 1, .max_rd_atomic = 4, .access = ACC_ALL,
+		.psn_a = 100, .psn_b = 0xfffff0,
+	};
+
+	memset(r, 0, sizeof(*r));
+	tfix_init(&r->f, UR_QPT_RC, &ca);
+	r->qpn_a = r->f.a.qp->qpn;
+	r->qpn_b = r->f.b.qp->qpn;
+	r->f.net.tap = tap;
+	r->f.net.tap_arg = r;
+	r->f.net.f.delay_ns = 2000;
+	r->f.a.node->dev.jumbo_link = link;
+	r->f.b.node->dev.jumbo_link = link;
+	if (ja)
+		ASSERT_EQ(ur_qp_set_jumbo(r->f.a.qp, true), 0);
+	if (jb)
+		ASSERT_EQ(ur_qp_set_jumbo(r->f.b.qp, true), 0);
+	tfix_fill(r->f.a.buf, TBUF, (uint32_t)ur_test_seed);
+	tfix_fill(r->f.b.buf, TBUF, (uint32_t)ur_test_seed + 7);
+}
+
+/* a WRITEs MSG bytes to b and b to a (offset @off in the senders' buffers,
+ * @dst in the receivers'); both must land, byte for byte. */
+static void writes(struct jrun *r, uint32_t off, uint32_t dst)
+{
+	struct tfix *f = &r->f;
+	struct ur_cqe e;
+
+	ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_WRITE, 1, off, MSG,
+			    (uintptr_t)f->b.buf + dst, f->b.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	ASSERT_EQ(tfix_send(&f->b, UR_WR_RDMA_WRITE, 2, off, MSG,
+			    (uintptr_t)f->a.buf + dst, f->a.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	tnet_run(&f->net, f->net.now + 10ull * 1000 * 1000 * 1000);
+	e = tfix_cqe(&f->a.scq);
+	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	e = tfix_cqe(&f->b.scq);
+	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	ASSERT_MEM_EQ(f->b.buf + dst, f->a.buf + off, MSG);
+	ASSERT_MEM_EQ(f->a.buf + dst, f->b.buf + off, MSG);
+}
+
+/* All four combinations, and a link too small for jumbo packets: they are
+ * used only where both ends enabled them and the link carries them. */
+static void t_negotiate(void)
+{
+	for (int c = 0; c < 5; c++) {
+		bool ja = c & 1, jb = c & 2, link = c < 4;
+		struct jrun r;
+
+		if (c == 4)
+			ja = jb = true;
+		run_init(&r, ja, jb, link);
+		writes(&r, 0, MSG);             /* the first offers */
+		writes(&r, 2 * MSG, 3 * MSG);   /* the second may use them */
+		printf("  a %s, b %s, link %s: requests with the bit %llu/%llu, "
+		       "answers %llu/%llu, jumbo packets %llu + %llu, "
+		       "largest %llu\n", ja ? "on" : "off", jb ? "on" : "off",
+		       link ? "16 KiB" : "4 KiB",
+		       (unsigned long long)(r.w.req_bit[0] + r.w.req_bit[1]),
+		       (unsigned long long)(r.w.req[0] + r.w.req[1]),
+		       (unsigned long long)(r.w.ans_bit[0] + r.w.ans_bit[1]),
+		       (unsigned long long)(r.w.ans[0] + r.w.ans[1]),
+		       (unsigned long long)r.w.jumbo[0],
+		       (unsigned long long)r.w.jumbo[1],
+		       (unsigned long long)(r.w.max_len[0] > r.w.max_len[1]
+						    ? r.w.max_len[0]
+						    : r.w.max_len[1]));
+		/* Requests offer only from an enabled QP on a jumbo link. */
+		ASSERT_EQ_U64(r.w.req_bit[0], ja && link ? r.w.req[0] : 0);
+		ASSERT_EQ_U64(r.w.req_bit[1], jb && link ? r.w.req[1] : 0);
+		if (ja && jb && link) {
+			/* Answers take them; the second round is 16 KiB
+			 * packets in both directions. */
+			ASSERT(r.w.ans_bit[0] > 0 && r.w.ans_bit[1] > 0);
+			ASSERT_EQ_U64(r.w.jumbo[0], MSG / UR_JUMBO_MTU);
+			ASSERT_EQ_U64(r.w.jumbo[1], MSG / UR_JUMBO_MTU);
+			ASSERT_EQ(ur_qp_jumbo_state(r.f.a.qp), 7);
+			ASSERT_EQ(ur_qp_jumbo_state(r.f.b.qp), 7);
+		} else {
+			/* A standard peer (or link) never sees an answer with
+			 * the bit, nor a packet above the path MTU. */
+			ASSERT_EQ_U64(r.w.ans_bit[0] + r.w.ans_bit[1], 0);
+			ASSERT_EQ_U64(r.w.jumbo[0] + r.w.jumbo[1], 0);
+			ASSERT_EQ(ur_qp_jumbo_state(r.f.a.qp) & 6, 0);
+			ASSERT_EQ(ur_qp_jumbo_state(r.f.b.qp) & 6, 0);
+		}
+		ASSERT_EQ_U64(r.f.a.qp->cnt.tx_retransmit +
+				      r.f.b.qp->cnt.tx_retransmit, 0);
+		tfix_fini(&r.f);
+	}
+}
+
+/* SENDs (with immediate) into several receive SGEs, and a READ, once jumbo
+ * packets are in use: READ responses keep the path MTU. */
+static void t_send_read(void)
+{
+	struct jrun r;
+	struct tfix *f = &r.f;
+	struct ur_cqe e;
+	uint64_t before;
+
+	run_init(&r, true, true, true);
+	writes(&r, 0, MSG);
+	ASSERT_EQ(ur_qp_jumbo_state(f->a.qp), 7);
+	/* A SEND of MSG + 100 bytes (ragged last packet) into a receive
+	 * of two SGEs. */
+	{
+		struct ur_sge sge[2] = {
+			{ (uintptr_t)f->b.buf + MSG, 5000, f->b.mr->lkey },
+			{ (uintptr_t)f->b.buf + 2 * MSG, MSG, f->b.mr->lkey },
+		};
+		struct ur_recv_wr rw = { .wr_id = 9, .sg_list = sge,
+					 .num_sge = 2 };
+
+		ASSERT_EQ(ur_qp_post_recv(f->b.qp, &rw), 0);
+	}
+	before = r.w.jumbo[0];
+	ASSERT_EQ(tfix_send(&f->a, UR_WR_SEND, 3, 0, MSG + 100, 0, 0,
+			    UR_SEND_SIGNALED), 0);
+	tnet_run(&f->net, f->net.now + 10ull * 1000 * 1000 * 1000);
+	e = tfix_cqe(&f->a.scq);
+	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	e = tfix_cqe(&f->b.rcq);
+	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	ASSERT_EQ(e.byte_len, MSG + 100);
+	ASSERT_MEM_EQ(f->b.buf + MSG, f->a.buf, 5000);
+	ASSERT_MEM_EQ(f->b.buf + 2 * MSG, f->a.buf + 5000, MSG + 100 - 5000);
+	ASSERT_EQ_U64(r.w.jumbo[0] - before, (MSG + 100) / UR_JUMBO_MTU);
+	/* A READ of MSG + 4 bytes from b. */
+	ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_READ, 4, 3 * MSG, MSG + 4,
+			    (uintptr_t)f->b.buf + 4 * MSG, f->b.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	tnet_run(&f->net, f->net.now + 10ull * 1000 * 1000 * 1000);
+	e = tfix_cqe(&f->a.scq);
+	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	ASSERT_MEM_EQ(f->a.buf + 3 * MSG, f->b.buf + 4 * MSG, MSG + 4);
+	ASSERT_EQ(f->a.qp->state, UR_QPS_RTS);
+	tfix_fini(&r.f);
+}
+
+/* One jumbo MIDDLE lost: go-back-N resends from it, in jumbo packets, and
+ * the data lands whole. */
+static void t_loss(void)
+{
+	struct jrun r;
+
+	run_init(&r, true, true, true);
+	writes(&r, 0, MSG);
+	r.f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	r.f.net.f.drop_count = 1;
+	writes(&r, 2 * MSG, 3 * MSG);
+	printf("  one jumbo MIDDLE lost: %llu packets sent again\n",
+	       (unsigned long long)(r.f.a.qp->cnt.tx_retransmit +
+				    r.f.b.qp->cnt.tx_retransmit));
+	ASSERT(r.f.a.qp->cnt.tx_retransmit + r.f.b.qp->cnt.tx_retransmit > 0);
+	tfix_fini(&r.f);
+}
+
+/* A responder that stopped taking jumbo packets NAKs one (invalid
+ * request, 9.7.5.2.4): the requester gets an error completion, nothing is
+ * written past what the check let through. */
+static void t_responder_checks(void)
+{
+	struct jrun r;
+	struct ur_cqe e;
+
+	run_init(&r, true, true, true);
+	writes(&r, 0, MSG);
+	ASSERT_EQ(ur_qp_set_jumbo(r.f.b.qp, false), 0);
+	ASSERT_EQ(tfix_send(&r.f.a, UR_WR_RDMA_WRITE, 5, 0, MSG,
+			    (uintptr_t)r.f.b.buf + 5 * MSG, r.f.b.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	tnet_run(&r.f.net, r.f.net.now + 10ull * 1000 * 1000 * 1000);
+	e = tfix_cqe(&r.f.a.scq);
+	ASSERT_EQ(e.status, UR_WC_REM_INV_REQ_ERR);
+	tfix_fini(&r.f);
+}
+
+/* Jumbo packets and selective repeat exclude each other; UD has neither. */
+static void t_params(void)
+{
+	struct jrun r;
+	struct ur_sr_params sp;
+
+	run_init(&r, true, false, true);
+	ur_sr_params_default(&sp);
+	ASSERT_EQ(ur_qp_set_sr(r.f.a.qp, &sp), -EINVAL);
+	ASSERT_EQ(ur_qp_set_sr(r.f.b.qp, &sp), 0);
+	ASSERT_EQ(ur_qp_set_jumbo(r.f.b.qp, true), -EINVAL);
+	ASSERT_EQ(ur_qp_set_jumbo(r.f.a.qp, false), 0);
+	ASSERT_EQ(ur_qp_jumbo_state(r.f.a.qp), 0);
+	tfix_fini(&r.f);
+	tfix_init(&r.f, UR_QPT_UD, NULL);
+	ASSERT_EQ(ur_qp_set_jumbo(r.f.a.qp, true), -EINVAL);
+	tfix_fini(&r.f);
+}
+
+static const struct ur_test_case tests[] = {
+	{ "jumbo_negotiate", t_negotiate },
+	{ "jumbo_send_read", t_send_read },
+	{ "jumbo_loss", t_loss },
+	{ "jumbo_responder_checks", t_responder_checks },
+	{ "jumbo_params", t_params },
+	{ NULL, NULL },
+};
+
+UR_TEST_MAIN(tests)
