@@ -5,6 +5,7 @@
  * holding every peer's staging slots and credit words, rendezvous, connect.
  */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -195,6 +196,27 @@ static int qp_connect(struct uroce_comm *c, struct ur_peer *p,
 	return -r;
 }
 
+/*
+ * uroce's jumbo packets (docs/wire.md "Extensions"): offered on every QP of
+ * a communicator on uroce devices. Every rank runs this same code, and the
+ * transport sends them only once the peer's answers say it takes them.
+ * Looked up at run time: this library links the public verbs API only, and
+ * a real NIC's rdma-core has no such symbol. UROCE_COLL_JUMBO=0: off.
+ */
+static void offer_jumbo(struct ibv_qp *qp)
+{
+	void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
+	int (*set)(struct ibv_qp *, int) =
+		h ? (int (*)(struct ibv_qp *, int))dlsym(h, "uroce_qp_set_jumbo")
+		  : NULL;
+
+	if (set && set(qp, 1))
+		fprintf(stderr, "uroce_coll: jumbo packets not offered "
+			"(selective repeat is on)\n");
+	if (h)
+		dlclose(h);
+}
+
 static int post_recvs(struct uroce_comm *c, int peer, unsigned n)
 {
 	struct ibv_recv_wr wr = { .wr_id = (uint64_t)peer, .num_sge = 0 };
@@ -253,7 +275,7 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	union ibv_gid gid;
 	struct uroce_comm *c;
 	const char *addr;
-	int port = 1, r, mport;
+	int port = 1, r, mport, jumbo = 0;
 
 	*out = NULL;
 	if (attr)
@@ -323,6 +345,8 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 				     strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 16));
 	if (r)
 		goto err;
+	jumbo = env_int((const char *const[]){ "UROCE_COLL_JUMBO", NULL },
+			strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 1);
 	c->cq_depth = (int)(c->size * (2 * c->nslots + 4 + 2 * UR_RTR_RING) + 16);
 	c->chan = ibv_create_comp_channel(c->ctx);
 	c->cq = c->chan ? ibv_create_cq(c->ctx, c->cq_depth, NULL, c->chan, 0) : NULL;
@@ -386,6 +410,8 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 			r = -errno ? -errno : -ENOMEM;
 			goto err;
 		}
+		if (jumbo)
+			offer_jumbo(p->qp);
 		uint32_t psn;
 		if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
 			psn = (uint32_t)__ur_now_ns();
