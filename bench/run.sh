@@ -72,6 +72,9 @@ uroce_write_gbps() { # $1 size
   [ "$sz" -ge 1048576 ] && n=3000
   uroce_pair ib_write_bw -x 0 -s "$sz" -n $n -F --report_gbits | awk -v s="$sz" '$1==s {print $4}'
 }
+# The same with uroce's jumbo packets (16 KiB, UROCE_JUMBO=1 at both ends:
+# a negotiated extension, docs/wire.md), for comparison.
+uroce_write_gbps_jumbo() { UROCE_JUMBO=1 uroce_write_gbps "$@"; }
 uroce_send_lat() { uroce_pair ib_send_lat -x 0 -s 8 -n 20000 -F | awk '$1=="8" {print $5}'; }
 uroce_1thread() { UROCE_IP=127.0.0.14 timeout 60 $RUN build/bin/lat-1thread | awk '{print $1}'; }
 udp_1thread() { timeout 60 build/bin/lat-1thread --udp -a 127.0.0.14 | awk '{print $1}'; }
@@ -99,6 +102,8 @@ measure w1m uroce_write_gbps 1048576
 measure ucx64 ucx_put_gbps 65536
 measure fi64 fi_pp_gbps
 measure w64 uroce_write_gbps 65536
+measure w1m_j uroce_write_gbps_jumbo 1048576
+measure w64_j uroce_write_gbps_jumbo 65536
 measure ucx64b ucx_put_gbps 64
 measure w64b uroce_write_gbps 64
 measure udp_lat sockperf_udp
@@ -121,6 +126,8 @@ table=$(cat <<T
 | RC WRITE 1 MiB (Gbit/s) | ${V[w1m]} | iperf3 TCP, 1 stream (1 MiB writes) | ${V[tcp1m]} | $(ratio "${V[w1m]}" "${V[tcp1m]}") | >= 1.0 |
 | RC WRITE 64 KiB (Gbit/s) | ${V[w64]} | UCX ucp_put_bw (tcp) | ${V[ucx64]} | $(ratio "${V[w64]}" "${V[ucx64]}") | >= 1.0 |
 | RC WRITE 64 KiB (Gbit/s) | ${V[w64]} | libfabric fi_pingpong tcp;ofi_rxm | ${V[fi64]} | $(ratio "${V[w64]}" "${V[fi64]}") | >= 1.0 |
+| RC WRITE 1 MiB, UROCE_JUMBO=1 (Gbit/s; uroce extension, 16 KiB packets) | ${V[w1m_j]} | iperf3 TCP, 1 stream (1 MiB writes) | ${V[tcp1m]} | $(ratio "${V[w1m_j]}" "${V[tcp1m]}") | diagnostic |
+| RC WRITE 64 KiB, UROCE_JUMBO=1 (Gbit/s; uroce extension, 16 KiB packets) | ${V[w64_j]} | UCX ucp_put_bw (tcp) | ${V[ucx64]} | $(ratio "${V[w64_j]}" "${V[ucx64]}") | diagnostic |
 | RC WRITE 64 B (Gbit/s; small-message rate) | ${V[w64b]} | UCX ucp_put_bw (tcp), 64 B | ${V[ucx64b]} | $(ratio "${V[w64b]}" "${V[ucx64b]}") | diagnostic |
 | 8 B ib_send_lat median (us) | ${V[send_lat]} | UCX tag_lat (tcp) | ${V[ucx_lat]} | $(ratio "${V[send_lat]}" "${V[ucx_lat]}") | <= 1.0 |
 | 8 B ib_send_lat median (us) | ${V[send_lat]} | sockperf UDP ping-pong | ${V[udp_lat]} | $(ratio "${V[send_lat]}" "${V[udp_lat]}") | <= 1.2 |
