@@ -208,8 +208,8 @@ static void pace_update(struct ur_qp *qp)
 		burst = c->limit_burst ? c->limit_burst : default_burst(bps, true);
 	else
 		burst = default_burst(bps, false);
-	if (burst < 2 * ur_qp_mtu(qp))
-		burst = 2 * ur_qp_mtu(qp);
+	if (burst < 2 * ur_qp_req_mtu(qp))
+		burst = 2 * ur_qp_req_mtu(qp);
 	c->pace.bps = bps;
 	c->pace.burst = burst;
 }
@@ -244,8 +244,8 @@ bool __ur_cc_may_send(struct ur_qp *qp, uint64_t now)
 
 		if (q > UR_PACE_QUANTUM_MAX)
 			q = UR_PACE_QUANTUM_MAX;
-		if (c->pace.bps && q > ur_qp_mtu(qp))
-			when += bytes_ns(q - ur_qp_mtu(qp), c->pace.bps);
+		if (c->pace.bps && q > ur_qp_req_mtu(qp))
+			when += bytes_ns(q - ur_qp_req_mtu(qp), c->pace.bps);
 		c->wait = true;
 		c->wait_until = when;
 		dev->cnt.tx_paced++;

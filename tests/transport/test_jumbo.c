@@ -214,6 +214,31 @@ static void t_loss(void)
 	tfix_fini(&r.f);
 }
 
+/* Jumbo packets under a rate limit of 1 Gbit/s with a 32 KiB bucket (two
+ * jumbo packets): the writes land, no faster than the rate allows. */
+static void t_paced(void)
+{
+	struct jrun r;
+	uint64_t t0, ns;
+
+	run_init(&r, true, true, true);
+	writes(&r, 0, MSG);
+	ASSERT_EQ(ur_qp_set_rate_limit(r.f.a.qp, 1000000, 32768), 0);
+	ASSERT_EQ(ur_qp_set_rate_limit(r.f.b.qp, 1000000, 32768), 0);
+	t0 = r.f.net.now;
+	writes(&r, 2 * MSG, 3 * MSG);
+	ns = r.f.net.now - t0;
+	printf("  %u bytes each way at 1 Gbit/s: %.1f us (%llu jumbo packets)\n",
+	       MSG, ns / 1e3, (unsigned long long)r.w.jumbo[0]);
+	ASSERT_EQ_U64(r.w.jumbo[0], MSG / UR_JUMBO_MTU);
+	/* 256 KiB at 1 Gbit/s is 2.1 ms, less the 32 KiB bucket and the
+	 * last packet (one leaves whenever the pacer is not in debt): the
+	 * 4 times larger packets must not let more through than that. */
+	ASSERT(ns >= (MSG - 32768 - UR_JUMBO_MTU) * 8ull);
+	ASSERT(ns < MSG * 8ull + 500000);
+	tfix_fini(&r.f);
+}
+
 /* A responder that stopped taking jumbo packets NAKs one (invalid
  * request, 9.7.5.2.4): the requester gets an error completion, nothing is
  * written past what the check let through. */
@@ -257,6 +282,7 @@ static const struct ur_test_case tests[] = {
 	{ "jumbo_negotiate", t_negotiate },
 	{ "jumbo_send_read", t_send_read },
 	{ "jumbo_loss", t_loss },
+	{ "jumbo_paced", t_paced },
 	{ "jumbo_responder_checks", t_responder_checks },
 	{ "jumbo_params", t_params },
 	{ NULL, NULL },
