@@ -49,6 +49,8 @@ RC ACK/NAK packets, BTH opcode 0x11, matched with u32):
                                 send packets through uroce-nfq (NFQUEUE,
                                 fail-open, bypass when not running)
   nfq-stop                      stop uroce-nfq (SIGTERM), print its summary
+  mtu N                         set every lab link's MTU to N (e.g. 65000 for
+                                uroce's jumbo packets; restore with mtu 1500)
   cut [HOST]                    set HOST's links down (default h2)
   restore [HOST]                set links up again (default all)
   clear                         remove all fault rules, stop uroce-nfq
@@ -385,6 +387,17 @@ lab_restore() {
 	lab_log "links up: $hs"
 }
 
+lab_mtu() {
+	local n=${1:-} h
+	[[ $n =~ ^[0-9]+$ && $n -ge 576 && $n -le 65535 ]] || { lab_die "usage: mtu N (576..65535)"; return 1; }
+	for h in $(lab_hosts); do
+		ip -n "$(lab_ns "$h")" link set eth0 mtu "$n"
+		ip -n "$(lab_ns sw)" link set "$h" mtu "$n"
+	done
+	echo "$n" >"$(lab_state)/mtu"
+	lab_log "mtu $n on every link"
+}
+
 lab_clear() {
 	lab_nfq_stop >/dev/null || true
 	lab_sw iptables -F "$LAB_CHAIN"
@@ -423,6 +436,7 @@ lab_main() {
 	dup) lab_dup "$@" ;;
 	nfq) lab_nfq "$@" ;;
 	nfq-stop) lab_nfq_stop ;;
+	mtu) lab_mtu "$@" ;;
 	cut) lab_cut "$@" ;;
 	restore) lab_restore "$@" ;;
 	clear) lab_clear ;;
