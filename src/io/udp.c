@@ -650,8 +650,17 @@ void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
 		coalesce_ack(tls_tx, s);
 	else
 		tls_tx->ordered = true;
-	if (tls_tx->used == UR_IO_TX_BATCH)
-		__ur_tx_flush();
+	if (tls_tx->used == UR_IO_TX_BATCH) {
+		/* Full in the middle of a QP's burst (a message of more
+		 * packets than the batch holds): what the QP holds from its
+		 * earlier posts (doorbell batching) was made first and leaves
+		 * first, as at its unlock, or the peer sees a PSN gap and
+		 * NAKs (9.7.4.1.3). We hold the QP's lock. */
+		if (q && q->held && __ur_tx_pending(q->held))
+			__ur_tx_flush_after(q->held);
+		else
+			__ur_tx_flush();
+	}
 }
 
 /* ---- receive ------------------------------------------------------------- */
