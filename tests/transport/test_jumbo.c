@@ -15,7 +15,7 @@
 #define MSG (256u * 1024) /* 64 packets at 4096, 16 jumbo ones */
 
 struct wire {
-	uint64_t req[2], req_bit[2], ans[2], ans_bit[2];
+	struct tfix_bits b;  /* the jumbo bit on the wire */
 	uint64_t jumbo[2];   /* request packets with more than 4096 bytes */
 	uint64_t max_len[2]; /* largest payload of a request */
 };
@@ -23,7 +23,6 @@ struct wire {
 struct jrun {
 	struct tfix f;
 	struct wire w;
-	uint32_t qpn_a, qpn_b;
 };
 
 static void tap(struct tnet *net, const uint8_t *d, uint32_t len, void *arg)
@@ -31,22 +30,15 @@ static void tap(struct tnet *net, const uint8_t *d, uint32_t len, void *arg)
 	struct jrun *r = arg;
 	struct ur_pkt pkt;
 	int from;
-	bool bit;
 
 	(void)net;
-	if (ur_pkt_decode(d, len, &pkt) != UR_DEC_OK)
+	if (!tfix_tap_count(&r->f, &r->w.b, UR_BTH_EXT_JUMBO, d, len, &pkt,
+			    &from))
 		UR_FAIL("a packet on the wire does not decode");
-	from = pkt.h.dqpn == r->qpn_b ? 0 : 1; /* a sends to b's QP */
-	bit = ur_bth_ext_jumbo(d);
 	if (pkt.mask & UR_OPF_REQ) {
-		r->w.req[from]++;
-		r->w.req_bit[from] += bit;
 		r->w.jumbo[from] += pkt.payload_len > 4096;
 		if (pkt.payload_len > r->w.max_len[from])
 			r->w.max_len[from] = pkt.payload_len;
-	} else {
-		r->w.ans[from]++;
-		r->w.ans_bit[from] += bit;
 	}
 }
 
@@ -60,8 +52,6 @@ static void run_init(struct jrun *r, bool ja, bool jb, bool link)
 
 	memset(r, 0, sizeof(*r));
 	tfix_init(&r->f, UR_QPT_RC, &ca);
-	r->qpn_a = r->f.a.qp->qpn;
-	r->qpn_b = r->f.b.qp->qpn;
 	r->f.net.tap = tap;
 	r->f.net.tap_arg = r;
 	r->f.net.f.delay_ns = 2000;
@@ -80,7 +70,6 @@ static void run_init(struct jrun *r, bool ja, bool jb, bool link)
 static void writes(struct jrun *r, uint32_t off, uint32_t dst)
 {
 	struct tfix *f = &r->f;
-	struct ur_cqe e;
 
 	ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_WRITE, 1, off, MSG,
 			    (uintptr_t)f->b.buf + dst, f->b.mr->rkey,
@@ -88,11 +77,9 @@ static void writes(struct jrun *r, uint32_t off, uint32_t dst)
 	ASSERT_EQ(tfix_send(&f->b, UR_WR_RDMA_WRITE, 2, off, MSG,
 			    (uintptr_t)f->a.buf + dst, f->a.mr->rkey,
 			    UR_SEND_SIGNALED), 0);
-	tnet_run(&f->net, f->net.now + 10ull * 1000 * 1000 * 1000);
-	e = tfix_cqe(&f->a.scq);
-	ASSERT_EQ(e.status, UR_WC_SUCCESS);
-	e = tfix_cqe(&f->b.scq);
-	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	tfix_run_ok(f, &f->a.scq);
+	/* The network is idle: b's is there too. */
+	ASSERT_EQ(tfix_cqe(&f->b.scq).status, UR_WC_SUCCESS);
 	ASSERT_MEM_EQ(f->b.buf + dst, f->a.buf + off, MSG);
 	ASSERT_MEM_EQ(f->a.buf + dst, f->b.buf + off, MSG);
 }
@@ -114,22 +101,22 @@ static void t_negotiate(void)
 		       "answers %llu/%llu, jumbo packets %llu + %llu, "
 		       "largest %llu\n", ja ? "on" : "off", jb ? "on" : "off",
 		       link ? "16 KiB" : "4 KiB",
-		       (unsigned long long)(r.w.req_bit[0] + r.w.req_bit[1]),
-		       (unsigned long long)(r.w.req[0] + r.w.req[1]),
-		       (unsigned long long)(r.w.ans_bit[0] + r.w.ans_bit[1]),
-		       (unsigned long long)(r.w.ans[0] + r.w.ans[1]),
+		       (unsigned long long)(r.w.b.req_bit[0] + r.w.b.req_bit[1]),
+		       (unsigned long long)(r.w.b.req[0] + r.w.b.req[1]),
+		       (unsigned long long)(r.w.b.ans_bit[0] + r.w.b.ans_bit[1]),
+		       (unsigned long long)(r.w.b.ans[0] + r.w.b.ans[1]),
 		       (unsigned long long)r.w.jumbo[0],
 		       (unsigned long long)r.w.jumbo[1],
 		       (unsigned long long)(r.w.max_len[0] > r.w.max_len[1]
 						    ? r.w.max_len[0]
 						    : r.w.max_len[1]));
 		/* Requests offer only from an enabled QP on a jumbo link. */
-		ASSERT_EQ_U64(r.w.req_bit[0], ja && link ? r.w.req[0] : 0);
-		ASSERT_EQ_U64(r.w.req_bit[1], jb && link ? r.w.req[1] : 0);
+		ASSERT_EQ_U64(r.w.b.req_bit[0], ja && link ? r.w.b.req[0] : 0);
+		ASSERT_EQ_U64(r.w.b.req_bit[1], jb && link ? r.w.b.req[1] : 0);
 		if (ja && jb && link) {
 			/* Answers take them; the second round is 16 KiB
 			 * packets in both directions. */
-			ASSERT(r.w.ans_bit[0] > 0 && r.w.ans_bit[1] > 0);
+			ASSERT(r.w.b.ans_bit[0] > 0 && r.w.b.ans_bit[1] > 0);
 			ASSERT_EQ_U64(r.w.jumbo[0], MSG / UR_JUMBO_MTU);
 			ASSERT_EQ_U64(r.w.jumbo[1], MSG / UR_JUMBO_MTU);
 			ASSERT_EQ(ur_qp_jumbo_state(r.f.a.qp), 7);
@@ -137,7 +124,7 @@ static void t_negotiate(void)
 		} else {
 			/* A standard peer (or link) never sees an answer with
 			 * the bit, nor a packet above the path MTU. */
-			ASSERT_EQ_U64(r.w.ans_bit[0] + r.w.ans_bit[1], 0);
+			ASSERT_EQ_U64(r.w.b.ans_bit[0] + r.w.b.ans_bit[1], 0);
 			ASSERT_EQ_U64(r.w.jumbo[0] + r.w.jumbo[1], 0);
 			ASSERT_EQ(ur_qp_jumbo_state(r.f.a.qp) & 6, 0);
 			ASSERT_EQ(ur_qp_jumbo_state(r.f.b.qp) & 6, 0);
@@ -175,9 +162,7 @@ static void t_send_read(void)
 	before = r.w.jumbo[0];
 	ASSERT_EQ(tfix_send(&f->a, UR_WR_SEND, 3, 0, MSG + 100, 0, 0,
 			    UR_SEND_SIGNALED), 0);
-	tnet_run(&f->net, f->net.now + 10ull * 1000 * 1000 * 1000);
-	e = tfix_cqe(&f->a.scq);
-	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	tfix_run_ok(f, &f->a.scq);
 	e = tfix_cqe(&f->b.rcq);
 	ASSERT_EQ(e.status, UR_WC_SUCCESS);
 	ASSERT_EQ(e.byte_len, MSG + 100);
@@ -188,9 +173,7 @@ static void t_send_read(void)
 	ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_READ, 4, 3 * MSG, MSG + 4,
 			    (uintptr_t)f->b.buf + 4 * MSG, f->b.mr->rkey,
 			    UR_SEND_SIGNALED), 0);
-	tnet_run(&f->net, f->net.now + 10ull * 1000 * 1000 * 1000);
-	e = tfix_cqe(&f->a.scq);
-	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	tfix_run_ok(f, &f->a.scq);
 	ASSERT_MEM_EQ(f->a.buf + 3 * MSG, f->b.buf + 4 * MSG, MSG + 4);
 	ASSERT_EQ(f->a.qp->state, UR_QPS_RTS);
 	tfix_fini(&r.f);

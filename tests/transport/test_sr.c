@@ -15,15 +15,9 @@
 
 #define MSG (64u * 1024) /* 64 packets at MTU 1024 */
 
-/* What the tap saw: packets per node, and how many carried the bit. */
-struct wire {
-	uint64_t req[2], req_sr[2], ans[2], ans_sr[2];
-};
-
 struct sr_run {
 	struct tfix f;
-	struct wire w;
-	uint32_t qpn_a, qpn_b;
+	struct tfix_bits w; /* the SR bit on the wire */
 };
 
 static void tap2(struct tnet *net, const uint8_t *d, uint32_t len, void *arg)
@@ -31,20 +25,9 @@ static void tap2(struct tnet *net, const uint8_t *d, uint32_t len, void *arg)
 	struct sr_run *r = arg;
 	struct ur_pkt pkt;
 	int from;
-	bool sr;
 
 	(void)net;
-	if (ur_pkt_decode(d, len, &pkt) != UR_DEC_OK)
-		return;
-	from = pkt.h.dqpn == r->qpn_b ? 0 : 1; /* a sends to b's QP */
-	sr = ur_bth_ext_sr(d);
-	if (pkt.mask & UR_OPF_REQ) {
-		r->w.req[from]++;
-		r->w.req_sr[from] += sr;
-	} else {
-		r->w.ans[from]++;
-		r->w.ans_sr[from] += sr;
-	}
+	tfix_tap_count(&r->f, &r->w, UR_BTH_EXT_SR, d, len, &pkt, &from);
 }
 
 static void run_init(struct sr_run *r, bool sr_a, bool sr_b,
@@ -54,8 +37,6 @@ static void run_init(struct sr_run *r, bool sr_a, bool sr_b,
 
 	memset(r, 0, sizeof(*r));
 	tfix_init(&r->f, UR_QPT_RC, NULL);
-	r->qpn_a = r->f.a.qp->qpn;
-	r->qpn_b = r->f.b.qp->qpn;
 	r->f.net.tap = tap2;
 	r->f.net.tap_arg = r;
 	r->f.net.f.delay_ns = 2000;
@@ -128,8 +109,8 @@ static void t_single_loss(void)
 	gbn_rtx = r.f.a.qp->cnt.tx_retransmit + r.f.b.qp->cnt.tx_retransmit;
 	printf("  go-back-N: %llu retransmitted\n", (unsigned long long)gbn_rtx);
 	ASSERT_GT(gbn_rtx, 30);
-	ASSERT_EQ_U64(r.w.req_sr[0] + r.w.req_sr[1] + r.w.ans_sr[0] +
-		      r.w.ans_sr[1], 0);
+	ASSERT_EQ_U64(r.w.req_bit[0] + r.w.req_bit[1] + r.w.ans_bit[0] +
+		      r.w.ans_bit[1], 0);
 	tfix_fini(&r.f);
 }
 
@@ -211,17 +192,17 @@ static void negotiate(bool sr_a, bool sr_b)
 	       "%llu/%llu, %llu/%llu; answers %llu/%llu, %llu/%llu\n",
 	       sr_a ? "SR" : "standard", sr_b ? "SR" : "standard",
 	       (unsigned long long)rtx,
-	       (unsigned long long)r.w.req_sr[0], (unsigned long long)r.w.req[0],
-	       (unsigned long long)r.w.req_sr[1], (unsigned long long)r.w.req[1],
-	       (unsigned long long)r.w.ans_sr[0], (unsigned long long)r.w.ans[0],
-	       (unsigned long long)r.w.ans_sr[1], (unsigned long long)r.w.ans[1]);
+	       (unsigned long long)r.w.req_bit[0], (unsigned long long)r.w.req[0],
+	       (unsigned long long)r.w.req_bit[1], (unsigned long long)r.w.req[1],
+	       (unsigned long long)r.w.ans_bit[0], (unsigned long long)r.w.ans[0],
+	       (unsigned long long)r.w.ans_bit[1], (unsigned long long)r.w.ans[1]);
 	/* Requests carry the bit exactly when their sender enabled it. */
-	ASSERT_EQ_U64(r.w.req_sr[0], sr_a ? r.w.req[0] : 0);
-	ASSERT_EQ_U64(r.w.req_sr[1], sr_b ? r.w.req[1] : 0);
+	ASSERT_EQ_U64(r.w.req_bit[0], sr_a ? r.w.req[0] : 0);
+	ASSERT_EQ_U64(r.w.req_bit[1], sr_b ? r.w.req[1] : 0);
 	/* Answers only when both did (a standard peer never sees it on an
 	 * answer, and a standard requester's requests are never held). */
-	ASSERT_EQ_U64(r.w.ans_sr[0], both ? r.w.ans[0] : 0);
-	ASSERT_EQ_U64(r.w.ans_sr[1], both ? r.w.ans[1] : 0);
+	ASSERT_EQ_U64(r.w.ans_bit[0], both ? r.w.ans[0] : 0);
+	ASSERT_EQ_U64(r.w.ans_bit[1], both ? r.w.ans[1] : 0);
 	ASSERT_EQ(ur_qp_sr_state(r.f.a.qp), sr_a ? (both ? 7u : 1u) : 0u);
 	ASSERT_EQ(ur_qp_sr_state(r.f.b.qp), sr_b ? (both ? 7u : 1u) : 0u);
 	if (both) {

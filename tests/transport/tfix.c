@@ -96,3 +96,34 @@ void tfix_fill(uint8_t *p, uint32_t len, uint32_t seed)
 		p[i] = (uint8_t)(x >> 16);
 	}
 }
+
+bool tfix_tap_count(const struct tfix *f, struct tfix_bits *w, uint8_t bit,
+		    const uint8_t *d, uint32_t len, struct ur_pkt *pkt,
+		    int *from)
+{
+	bool set = d[4] & bit;
+
+	if (ur_pkt_decode(d, len, pkt) != UR_DEC_OK)
+		return false;
+	*from = pkt->h.dqpn == f->b.qp->qpn ? 0 : 1;
+	if (pkt->mask & UR_OPF_REQ) {
+		w->req[*from]++;
+		w->req_bit[*from] += set;
+	} else {
+		w->ans[*from]++;
+		w->ans_bit[*from] += set;
+	}
+	return true;
+}
+
+struct ur_cqe tfix_run_ok(struct tfix *f, struct ur_cq *cq)
+{
+	struct ur_cqe e;
+
+	tnet_run(&f->net, f->net.now + 10ull * 1000 * 1000 * 1000);
+	e = tfix_cqe(cq);
+	if (e.status != UR_WC_SUCCESS)
+		UR_FAIL("wr_id %llu completed with status %u",
+			(unsigned long long)e.wr_id, e.status);
+	return e;
+}

@@ -34,5 +34,19 @@ int tfix_send(struct tside *s, uint32_t opcode, uint64_t wr_id,
 	      uint32_t flags);
 int tfix_recv(struct tside *s, uint64_t wr_id, uint32_t off, uint32_t len);
 void tfix_fill(uint8_t *p, uint32_t len, uint32_t seed);
+/* What a tap saw of an extension bit (docs/wire.md "Extensions"): packets
+ * per sender (0: a, 1: b), and how many carried the bit. */
+struct tfix_bits {
+	uint64_t req[2], req_bit[2], ans[2], ans_bit[2];
+};
+/* For a tap: decode a packet on the wire and count it in @w with @bit
+ * (BTH byte 4) in mind; *from = 0 if a sent it (to b's QP), 1 if b did.
+ * False for a packet that does not decode. */
+bool tfix_tap_count(const struct tfix *f, struct tfix_bits *w, uint8_t bit,
+		    const uint8_t *d, uint32_t len, struct ur_pkt *pkt,
+		    int *from);
+/* Run the network until it is idle (10 s of virtual time at most) and
+ * expect one successful CQE on @cq; returns it. */
+struct ur_cqe tfix_run_ok(struct tfix *f, struct ur_cq *cq);
 
 #endif

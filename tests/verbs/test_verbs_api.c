@@ -450,6 +450,49 @@ static void t_qp_ex_and_ud(void)
 	ASSERT_EQ(ibv_close_device(ctx), 0);
 }
 
+/* uroce's extensions on a QP: jumbo packets and selective repeat exclude
+ * each other, UD has neither, bad arguments are EINVAL. */
+static void t_qp_extensions(void)
+{
+	struct ibv_context *ctx = open_ctx();
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct uroce_sr_params sp;
+	struct ibv_qp *rc, *ud;
+	uint32_t st = 99;
+
+	ASSERT(pd && cq);
+	rc = ibv_create_qp(pd, &ia);
+	ia.qp_type = IBV_QPT_UD;
+	ud = ibv_create_qp(pd, &ia);
+	ASSERT(rc && ud);
+	ASSERT_EQ(uroce_qp_query_jumbo(rc, &st), 0);
+	ASSERT_EQ(st, 0); /* off unless enabled (UROCE_JUMBO unset here) */
+	ASSERT_EQ(uroce_qp_set_jumbo(rc, 2), EINVAL);
+	ASSERT_EQ(uroce_qp_set_jumbo(NULL, 1), EINVAL);
+	ASSERT_EQ(uroce_qp_query_jumbo(rc, NULL), EINVAL);
+	ASSERT_EQ(uroce_qp_set_jumbo(ud, 1), EINVAL);
+	ASSERT_EQ(uroce_qp_set_jumbo(rc, 1), 0);
+	ASSERT_EQ(uroce_qp_query_jumbo(rc, &st), 0);
+	ASSERT_EQ(st, 1); /* enabled; the peer has not said anything */
+	ASSERT_EQ(uroce_qp_query_sr(rc, &sp, NULL), 0);
+	sp.enable = 1;
+	ASSERT_EQ(uroce_qp_set_sr(rc, &sp), EINVAL);
+	ASSERT_EQ(uroce_qp_set_jumbo(rc, 0), 0);
+	ASSERT_EQ(uroce_qp_set_sr(rc, &sp), 0);
+	ASSERT_EQ(uroce_qp_set_jumbo(rc, 1), EINVAL);
+	ASSERT_EQ(ibv_destroy_qp(ud), 0);
+	ASSERT_EQ(ibv_destroy_qp(rc), 0);
+	ASSERT_EQ(ibv_destroy_cq(cq), 0);
+	ASSERT_EQ(ibv_dealloc_pd(pd), 0);
+	ASSERT_EQ(ibv_close_device(ctx), 0);
+}
+
 static void t_unsupported(void)
 {
 	struct ibv_context *ctx = open_ctx();
@@ -480,6 +523,7 @@ static const struct ur_test_case tests[] = {
 	{ "cq_ex", t_cq_ex },
 	{ "qp_errors", t_qp_errors },
 	{ "qp_ex_and_ud", t_qp_ex_and_ud },
+	{ "qp_extensions", t_qp_extensions },
 	{ "unsupported", t_unsupported },
 	{ NULL, NULL },
 };
