@@ -32,6 +32,10 @@ static bool g_big; /* large READs, several outstanding, MTU 1024 */
  * the cases of a group, to check it was (or was not) used. */
 static bool g_sr_a, g_sr_b;
 static uint64_t g_sr_held, g_sr_nak, g_sr_confirmed;
+/* Jumbo packets (docs/wire.md) enabled on QP a / b, path MTU 4096: how
+ * many QPs had them confirmed, and request packets above 4096 bytes. */
+static bool g_jumbo_a, g_jumbo_b;
+static uint64_t g_jumbo_confirmed, g_jumbo_pkts;
 
 #define RECV_BASE (2u * (uint32_t)g_max_wr * g_slot)
 #define RES_BASE (2u * RECV_BASE)
@@ -262,6 +266,18 @@ static void tap(struct tnet *net, const uint8_t *d, uint32_t len, void *arg)
 	       pkt.h.psn, pkt.h.dqpn, pkt.h.ackreq ? " A" : "", pkt.payload_len);
 }
 
+static void jumbo_tap(struct tnet *net, const uint8_t *d, uint32_t len,
+		      void *arg)
+{
+	struct ur_pkt pkt;
+
+	(void)net;
+	(void)arg;
+	if (ur_pkt_decode(d, len, &pkt) == UR_DEC_OK &&
+	    (pkt.mask & UR_OPF_REQ) && pkt.payload_len > 4096)
+		g_jumbo_pkts++;
+}
+
 static int n_cases(int dflt)
 {
 	const char *s = getenv("UR_STRESS_CASES");
@@ -285,6 +301,8 @@ static void stress_case(uint64_t seed, double loss, double dup, double reorder)
 	ca.mtu = mtus[rnd(net, 0, 4)];
 	if (g_big)
 		ca.mtu = 1024;
+	if (g_jumbo_a || g_jumbo_b)
+		ca.mtu = 4096; /* jumbo packets need it */
 	ca.timeout = (uint8_t)rnd(net, 6, 10);
 	ca.retry_cnt = 7;
 	ca.rnr_retry = 7;
@@ -299,6 +317,27 @@ static void stress_case(uint64_t seed, double loss, double dup, double reorder)
 	net = &f.net;
 	if (getenv("UR_STRESS_TRACE"))
 		net->tap = tap;
+	else if (g_jumbo_a || g_jumbo_b)
+		net->tap = jumbo_tap;
+	f.a.node->dev.jumbo_link = f.b.node->dev.jumbo_link = true;
+	if (g_jumbo_a)
+		ASSERT_EQ(ur_qp_set_jumbo(f.a.qp, true), 0);
+	if (g_jumbo_b)
+		ASSERT_EQ(ur_qp_set_jumbo(f.b.qp, true), 0);
+	if (g_jumbo_a || g_jumbo_b) {
+		/* One small WRITE each way first (below the counters, which
+		 * nothing else uses), so that the negotiation is over before
+		 * the flows' WRs get their PSNs and their messages travel in
+		 * jumbo packets, not only the ones posted after a retry. */
+		ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, 0, 0, 8,
+				    (uintptr_t)f.b.buf + CTR_OFF - 64,
+				    f.b.mr->rkey, UR_SEND_SIGNALED), 0);
+		ASSERT_EQ(tfix_send(&f.b, UR_WR_RDMA_WRITE, 0, 0, 8,
+				    (uintptr_t)f.a.buf + CTR_OFF - 64,
+				    f.a.mr->rkey, UR_SEND_SIGNALED), 0);
+		tfix_run_ok(&f, &f.a.scq);
+		ASSERT_EQ(tfix_cqe(&f.b.scq).status, UR_WC_SUCCESS);
+	}
 	if (getenv("UR_STRESS_VERBOSE"))
 		printf("\ncase %llu: mtu %u timeout %u rd_atomic %u psn %x/%x\n",
 		       (unsigned long long)seed, ca.mtu, ca.timeout,
@@ -336,8 +375,9 @@ static void stress_case(uint64_t seed, double loss, double dup, double reorder)
 	tfix_fill(f.b.buf, RES_BASE, (uint32_t)seed + 1);
 	ab = (struct flow){ .src = &f.a, .dst = &f.b };
 	ba = (struct flow){ .src = &f.b, .dst = &f.a, .base = 1 };
-	flow_plan(net, &ab, ca.mtu);
-	flow_plan(net, &ba, ca.mtu);
+	/* With jumbo packets, messages of several of them. */
+	flow_plan(net, &ab, g_jumbo_a || g_jumbo_b ? UR_JUMBO_MTU : ca.mtu);
+	flow_plan(net, &ba, g_jumbo_a || g_jumbo_b ? UR_JUMBO_MTU : ca.mtu);
 	if (getenv("UR_STRESS_VERBOSE"))
 		for (int i = 0; i < ab.n; i++)
 			printf("  wr %d op %u len %u sig %u\n", i, ab.w[i].opcode,
@@ -394,6 +434,8 @@ static void stress_case(uint64_t seed, double loss, double dup, double reorder)
 	g_sr_nak += f.a.node->dev.cnt.rx_sr_nak + f.b.node->dev.cnt.rx_sr_nak;
 	g_sr_confirmed += (ur_qp_sr_state(f.a.qp) & 2) +
 			  (ur_qp_sr_state(f.b.qp) & 2);
+	g_jumbo_confirmed += (ur_qp_jumbo_state(f.a.qp) & 2) +
+			     (ur_qp_jumbo_state(f.b.qp) & 2);
 	if (!(g_sr_a && g_sr_b)) {
 		/* One side only: nothing held, nothing confirmed, go-back-N. */
 		ASSERT_EQ_U64(f.a.node->dev.cnt.rx_sr_held +
@@ -460,6 +502,41 @@ static void sr_group(bool a, bool b, void (*fn)(void))
 	g_sr_a = g_sr_b = false;
 }
 
+/* Jumbo packets (16 KiB) under loss, duplication and reordering, with
+ * messages of several of them: the same checks. On both QPs they must be
+ * confirmed and used; offered by one side only, never. */
+static void jumbo_group(bool a, bool b, int n)
+{
+	g_jumbo_a = a;
+	g_jumbo_b = b;
+	g_jumbo_confirmed = g_jumbo_pkts = 0;
+	g_slot = BIG_SLOT;
+	g_max_wr = BIG_MAX_WR;
+	run_cases(n_cases(n), 0.05, 0.05, 0.2);
+	g_slot = SLOT;
+	g_max_wr = MAX_WR;
+	printf("  jumbo %s: confirmed on %llu QPs, %llu packets above 4 KiB\n",
+	       a && b ? "both" : a ? "a" : "b",
+	       (unsigned long long)g_jumbo_confirmed / 2,
+	       (unsigned long long)g_jumbo_pkts);
+	if (getenv("UR_STRESS_TRACE") || getenv("UR_STRESS_CASE_SEED")) {
+		/* one case, or the tap traces: no totals to check */
+	} else if (a && b) {
+		ASSERT_GT(g_jumbo_confirmed, 0);
+		ASSERT_GT(g_jumbo_pkts, 0);
+	} else {
+		ASSERT_EQ_U64(g_jumbo_confirmed + g_jumbo_pkts, 0);
+	}
+	g_jumbo_a = g_jumbo_b = false;
+}
+
+static void t_jumbo_mixed(void) { jumbo_group(true, true, 400); }
+static void t_jumbo_one_side(void)
+{
+	jumbo_group(true, false, 150);
+	jumbo_group(false, true, 150);
+}
+
 static void t_sr_loss(void) { sr_group(true, true, t_loss); }
 static void t_sr_reorder_dup(void) { sr_group(true, true, t_reorder_dup); }
 static void t_sr_mixed(void) { sr_group(true, true, t_mixed); }
@@ -483,6 +560,8 @@ static const struct ur_test_case tests[] = {
 	{ "stress_sr_mixed", t_sr_mixed },
 	{ "stress_sr_read_reorder", t_sr_read_reorder },
 	{ "stress_sr_one_side", t_sr_one_side },
+	{ "stress_jumbo_mixed", t_jumbo_mixed },
+	{ "stress_jumbo_one_side", t_jumbo_one_side },
 	{ NULL, NULL },
 };
 
