@@ -111,10 +111,11 @@ int uroce_qp_set_sr(struct ibv_qp *qp, const struct uroce_sr_params *params);
  * @on: 0 or 1
  *
  * A uroce extension (docs/wire.md "Extensions"), off unless turned on here
- * or by UROCE_JUMBO=1. With it on at both ends and a path MTU of 4096, over
- * a link whose MTU carries 16 KiB of payload (loopback), SENDs and WRITEs
- * travel in 16 KiB packets once the peer's answers said it takes them; a
- * standard peer never says so and sees plain RoCEv2 packets.
+ * or by UROCE_JUMBO=1. With it on at both ends and a path MTU of 4096,
+ * SENDs and WRITEs travel in 16 KiB packets over links that carry them
+ * (loopback), or 8 KiB (9000-byte Ethernet), once the peer's answers said
+ * it takes them; a standard peer never says so and sees plain RoCEv2
+ * packets.
  *
  * Returns 0 or EINVAL (not a uroce RC QP, selective repeat is on, @on not
  * 0 or 1).
@@ -124,7 +125,8 @@ int uroce_qp_set_jumbo(struct ibv_qp *qp, int on);
  * uroce_qp_query_jumbo - Jumbo packets of a QP
  * @qp: a uroce QP
  * @state: bit 0 enabled, bit 1 the peer takes them (our SENDs and WRITEs
- *         use them), bit 2 the peer's requests offer them
+ *         use them), bit 2 the peer's requests offer them; bits 8..15 the
+ *         packet size our SENDs and WRITEs use, in KiB (0: the path MTU)
  *
  * Returns 0 or EINVAL (not a uroce QP).
  */

@@ -378,7 +378,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 		e->dev.tx_ext = !(z && *z == '0');
 	}
 	e->dev.max_mtu = cfg->mtu ? cfg->mtu : 1024;
-	e->dev.jumbo_link = cfg->jumbo_link;
+	e->dev.jumbo_max = cfg->jumbo_max;
 	pthread_mutex_init(&e->rx_lock, NULL);
 	pthread_mutex_init(&e->fwd_lock, NULL);
 	pthread_rwlock_init(&e->qp_lock, NULL);

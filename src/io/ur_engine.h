@@ -35,7 +35,7 @@ struct ur_engine_cfg {
 	struct sockaddr_storage addr; /* the device's address (v4 or v6) */
 	uint16_t port;                /* UDP port; 4791 unless testing */
 	uint32_t mtu;                 /* active path MTU in bytes (256..4096) */
-	bool jumbo_link;              /* the link carries jumbo packets (dev.jumbo_link) */
+	uint32_t jumbo_max;           /* largest jumbo payload the link carries (dev.jumbo_max) */
 	const char *name;             /* device name, for the counters file */
 	const struct ur_engine_host_ops *host_ops;
 	void *host;

@@ -402,7 +402,8 @@ void __ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		qp->priv->sr.tx_peer = true;
 	/* Messages that get their PSNs from now on may use jumbo packets. */
 	if (qp->priv->jumbo.enable && ur_bth_ext_jumbo(pkt->bth))
-		qp->priv->jumbo.tx_peer = true;
+		qp->priv->jumbo.tx_peer = ur_bth_ext_jumbo(pkt->bth) &
+					  ur_jumbo_bits(qp->dev->jumbo_max);
 	for (;;) {
 		switch (s) {
 		case COMP_CHECK_PSN:

@@ -384,16 +384,17 @@ int ur_qp_set_jumbo(struct ur_qp *qp, bool on)
 		return -EINVAL;
 	j->enable = on;
 	if (!on)
-		j->rx_peer = j->tx_peer = false;
+		j->rx_peer = j->tx_peer = 0;
 	return 0;
 }
 
 uint32_t ur_qp_jumbo_state(const struct ur_qp *qp)
 {
 	const struct ur_jumbo *j = &qp->priv->jumbo;
+	uint32_t size = ur_qp_req_mtu(qp) > 4096 ? ur_qp_req_mtu(qp) : 0;
 
 	return (j->enable ? 1u : 0) | (j->tx_peer ? 2u : 0) |
-	       (j->rx_peer ? 4u : 0);
+	       (j->rx_peer ? 4u : 0) | (size / 1024) << 8;
 }
 
 static void qp_reset(struct ur_qp *qp)
@@ -422,7 +423,7 @@ static void qp_reset(struct ur_qp *qp)
 		p->sr.p = sp;
 		p->sr.gap_deadline = UINT64_MAX;
 	}
-	p->jumbo.rx_peer = p->jumbo.tx_peer = false; /* a new connection */
+	p->jumbo.rx_peer = p->jumbo.tx_peer = 0; /* a new connection */
 	__ur_cc_qp_reset(qp);
 	qp->deadline = UINT64_MAX;
 }

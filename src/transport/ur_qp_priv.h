@@ -176,11 +176,13 @@ struct ur_sr {
 	bool tx_peer;             /* answers carry the bit */
 };
 
-/* Jumbo packets of an RC QP (ur_qp_set_jumbo). */
+/* Jumbo packets of an RC QP (ur_qp_set_jumbo): UR_BTH_EXT_JUMBO bits,
+ * already limited to what our own link carries. */
 struct ur_jumbo {
 	bool enable;
-	bool rx_peer;             /* the peer's requests offer them: answer so */
-	bool tx_peer;             /* the peer's answers take them: send them */
+	uint8_t rx_peer;          /* sizes the peer's requests offer: answer so */
+	uint8_t tx_peer;          /* sizes the peer's answers take: send the
+				   * largest */
 };
 
 struct ur_qp_priv {
@@ -251,9 +253,8 @@ static inline uint32_t ur_qp_req_mtu(const struct ur_qp *qp)
 	uint32_t m = ur_qp_mtu(qp);
 	const struct ur_jumbo *j = &qp->priv->jumbo;
 
-	return j->enable && j->tx_peer && m == 4096 && qp->dev->jumbo_link
-		       ? UR_JUMBO_MTU
-		       : m;
+	return j->enable && j->tx_peer && m == 4096 ? ur_jumbo_size(j->tx_peer)
+						    : m;
 }
 
 /* Packets a message of @len bytes needs at @mtu (a zero-length one takes 1). */

@@ -157,14 +157,16 @@ static enum resp_state check_op_valid(struct ur_qp *qp, struct resp_ctx *cx)
 		return nak(cx, UR_NAK_REM_ACCESS_ERR);
 	if (m & (UR_OPF_SEND | UR_OPF_WRITE)) {
 		/* 9.7.5.1.3: FIRST and MIDDLE carry exactly one PMTU; with
-		 * jumbo packets on, one path MTU or one UR_JUMBO_MTU (the
-		 * requester chose per message). */
-		bool jumbo = qp->priv->jumbo.enable && mtu == 4096;
-		uint32_t max = jumbo ? UR_JUMBO_MTU : mtu;
+		 * jumbo packets on, the path MTU or a jumbo size our link
+		 * carries (the requester chose per message). */
+		uint8_t jb = qp->priv->jumbo.enable && mtu == 4096
+				     ? ur_jumbo_bits(qp->dev->jumbo_max)
+				     : 0;
+		uint32_t max = jb ? ur_jumbo_size(jb) : mtu;
 
 		if ((m & (UR_OPF_FIRST | UR_OPF_MIDDLE)) && !(m & UR_OPF_LAST)
 			    ? pkt->payload_len != mtu &&
-				      (!jumbo || pkt->payload_len != max)
+				      !(jb & ur_jumbo_bit(pkt->payload_len))
 			    : pkt->payload_len > max)
 			return nak(cx, UR_NAK_INV_REQ);
 	}
@@ -571,7 +573,8 @@ void __ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	if (__ur_sr_marked(qp, pkt))
 		sr->rx_peer = true;
 	if (qp->priv->jumbo.enable && ur_bth_ext_jumbo(pkt->bth))
-		qp->priv->jumbo.rx_peer = true;
+		qp->priv->jumbo.rx_peer = ur_bth_ext_jumbo(pkt->bth) &
+					  ur_jumbo_bits(qp->dev->jumbo_max);
 	__ur_resp_run(qp, pkt, now);
 	if (sr->held)
 		__ur_sr_drain(qp, now);

@@ -432,10 +432,10 @@ struct ur_dev {
 	 * first use; ur_dev_fini frees it. */
 	struct ur_sr_params sr;
 	struct ur_sr_pool *_Atomic sr_pool;
-	/* Jumbo packets (ur_qp_set_jumbo): the link carries a datagram of
-	 * UR_JUMBO_MTU bytes of payload (set by the host), and new RC QPs
-	 * enable them (UROCE_JUMBO=1). */
-	bool jumbo_link;
+	/* Jumbo packets (ur_qp_set_jumbo): the largest payload the link
+	 * carries in one datagram beyond 4096, 8192 or 16384 (0: none; set by
+	 * the host), and whether new RC QPs enable them (UROCE_JUMBO=1). */
+	uint32_t jumbo_max;
 	bool jumbo_default;
 };
 
@@ -529,13 +529,14 @@ uint32_t ur_qp_sr_state(const struct ur_qp *qp);
 
 /*
  * Jumbo packets of an RC QP (docs/wire.md "Extensions"): with it on at both
- * ends, over a link that carries them (dev->jumbo_link), SENDs and WRITEs
- * travel in UR_JUMBO_MTU-byte packets once the peer's answers said it
- * takes them (path MTU 4096 only; READ responses keep the path MTU).
- * -EINVAL for a QP that is not RC or has selective repeat on (its held
- * packets are path-MTU sized). ur_qp_jumbo_state: bit 0 = enabled, bit 1 =
- * the peer's answers carried the bit (our requests use it), bit 2 = the
- * peer's requests did.
+ * ends, each over a link that carries them (dev->jumbo_max), SENDs and
+ * WRITEs travel in 8 or 16 KiB packets (the largest both links carry) once
+ * the peer's answers said it takes them (path MTU 4096 only; READ
+ * responses keep the path MTU). -EINVAL for a QP that is not RC or has
+ * selective repeat on (its held packets are path-MTU sized).
+ * ur_qp_jumbo_state: bit 0 = enabled, bit 1 = the peer's answers named a
+ * size (our requests use it), bit 2 = the peer's requests did; bits 8..
+ * = the size our SENDs and WRITEs use, in KiB (0: the path MTU).
  */
 int ur_qp_set_jumbo(struct ur_qp *qp, bool on);
 uint32_t ur_qp_jumbo_state(const struct ur_qp *qp);

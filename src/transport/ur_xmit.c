@@ -71,11 +71,12 @@ void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 	}
 	if (qp->type == UR_QPT_RC && qp->priv->jumbo.enable) {
 		/* Jumbo packets (docs/wire.md "Extensions"): requests offer
-		 * them where the link carries them; answers take them once
-		 * the peer's requests offered. */
-		if (((info->mask & UR_OPF_REQ) && qp->dev->jumbo_link) ||
-		    ((info->mask & UR_OPF_ACK) && qp->priv->jumbo.rx_peer))
-			p[4] |= UR_BTH_EXT_JUMBO;
+		 * the sizes our link carries; answers take those of them the
+		 * peer's requests offered. */
+		if (info->mask & UR_OPF_REQ)
+			p[4] |= ur_jumbo_bits(qp->dev->jumbo_max);
+		else if (info->mask & UR_OPF_ACK)
+			p[4] |= qp->priv->jumbo.rx_peer;
 	}
 	if (info->mask & UR_HDR_RETH)
 		ur_reth_encode(p + info->off[UR_ETH_RETH], &h->reth);

@@ -24,14 +24,14 @@ const char *ur_decode_strerror(enum ur_decode_err e)
 
 /*
  * FIRST and MIDDLE packets carry exactly one path MTU of payload and no pad
- * (IBTA 9.7.6.1.3, C9-xx); the MTU is one of 256..4096, or UR_JUMBO_MTU
+ * (IBTA 9.7.6.1.3, C9-xx); the MTU is one of 256..4096, or 8192 or 16384
  * between uroce QPs that negotiated jumbo packets (the responder checks
  * the size against its QP).
  */
 static bool is_pmtu(uint32_t n)
 {
 	return n == 256 || n == 512 || n == 1024 || n == 2048 || n == 4096 ||
-	       n == UR_JUMBO_MTU;
+	       n == 8192 || n == 16384;
 }
 
 /**

@@ -199,16 +199,37 @@ static inline uint32_t ur_bth_psn(const uint8_t *b) { return ur_get24(b + 9); }
 static inline bool ur_bth_ext_sr(const uint8_t *b) { return b[4] & UR_BTH_EXT_SR; }
 
 /*
- * uroce extension, jumbo packets (docs/wire.md "Extensions"): bit 4 of BTH
- * byte 4. On a request: "this requester can send UR_JUMBO_MTU-byte
- * packets"; on an answer: "this responder takes them". Only between two
- * QPs that enabled it, over a link whose MTU carries such a datagram:
- * FIRST and MIDDLE packets of SENDs and WRITEs then carry UR_JUMBO_MTU
- * bytes instead of the path MTU (READ responses keep the path MTU).
+ * uroce extension, jumbo packets (docs/wire.md "Extensions"): bits 4 and 3
+ * of BTH byte 4, one per packet size. On a request: "this requester can
+ * send packets of that size"; on an answer: "this responder takes them".
+ * Only between two QPs that enabled it, each over a link whose MTU
+ * carries such a datagram: FIRST and MIDDLE packets of SENDs and WRITEs
+ * then carry the largest size both ends named instead of the path MTU
+ * (READ responses keep the path MTU).
  */
-#define UR_BTH_EXT_JUMBO 0x10
-#define UR_JUMBO_MTU 16384u
-static inline bool ur_bth_ext_jumbo(const uint8_t *b) { return b[4] & UR_BTH_EXT_JUMBO; }
+#define UR_BTH_EXT_JUMBO16K 0x10
+#define UR_BTH_EXT_JUMBO8K 0x08
+#define UR_BTH_EXT_JUMBO (UR_BTH_EXT_JUMBO16K | UR_BTH_EXT_JUMBO8K)
+#define UR_JUMBO_MTU 16384u /* the largest */
+static inline uint8_t ur_bth_ext_jumbo(const uint8_t *b) { return b[4] & UR_BTH_EXT_JUMBO; }
+/* The bits for the sizes that fit in @max bytes of payload. */
+static inline uint8_t ur_jumbo_bits(uint32_t max)
+{
+	return (uint8_t)((max >= 16384 ? UR_BTH_EXT_JUMBO16K : 0) |
+			 (max >= 8192 ? UR_BTH_EXT_JUMBO8K : 0));
+}
+/* The bit of a jumbo packet size (0: not one). */
+static inline uint8_t ur_jumbo_bit(uint32_t size)
+{
+	return size == 16384 ? UR_BTH_EXT_JUMBO16K :
+	       size == 8192 ? UR_BTH_EXT_JUMBO8K : 0;
+}
+/* The largest size among @bits (0: none). */
+static inline uint32_t ur_jumbo_size(uint8_t bits)
+{
+	return bits & UR_BTH_EXT_JUMBO16K ? 16384u :
+	       bits & UR_BTH_EXT_JUMBO8K ? 8192u : 0;
+}
 
 /* Decoded view of a BTH (for encoders and printers). */
 struct ur_bth {

@@ -42,7 +42,8 @@ static void tap(struct tnet *net, const uint8_t *d, uint32_t len, void *arg)
 	}
 }
 
-static void run_init(struct jrun *r, bool ja, bool jb, bool link)
+static void run_init(struct jrun *r, bool ja, bool jb, uint32_t max_a,
+		     uint32_t max_b)
 {
 	struct tconn_attr ca = {
 		.mtu = 4096, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
@@ -55,8 +56,8 @@ static void run_init(struct jrun *r, bool ja, bool jb, bool link)
 	r->f.net.tap = tap;
 	r->f.net.tap_arg = r;
 	r->f.net.f.delay_ns = 2000;
-	r->f.a.node->dev.jumbo_link = link;
-	r->f.b.node->dev.jumbo_link = link;
+	r->f.a.node->dev.jumbo_max = max_a; /* what each link carries */
+	r->f.b.node->dev.jumbo_max = max_b;
 	if (ja)
 		ASSERT_EQ(ur_qp_set_jumbo(r->f.a.qp, true), 0);
 	if (jb)
@@ -84,23 +85,37 @@ static void writes(struct jrun *r, uint32_t off, uint32_t dst)
 	ASSERT_MEM_EQ(f->a.buf + dst, f->b.buf + off, MSG);
 }
 
-/* All four combinations, and a link too small for jumbo packets: they are
- * used only where both ends enabled them and the link carries them. */
+/* Who enables them and what each link carries decide the size, in both
+ * directions: the largest size both links carry, only where both QPs
+ * enabled them; otherwise the path MTU and no bit on any answer. */
 static void t_negotiate(void)
 {
-	for (int c = 0; c < 5; c++) {
-		bool ja = c & 1, jb = c & 2, link = c < 4;
+	static const struct {
+		bool ja, jb;
+		uint32_t ma, mb, size; /* links' jumbo_max; expected size */
+	} c[] = {
+		{ false, false, 16384, 16384, 0 },
+		{ true, false, 16384, 16384, 0 },
+		{ false, true, 16384, 16384, 0 },
+		{ true, true, 16384, 16384, 16384 },
+		{ true, true, 16384, 8192, 8192 },
+		{ true, true, 8192, 16384, 8192 },
+		{ true, true, 8192, 8192, 8192 },
+		{ true, true, 0, 16384, 0 },
+		{ true, true, 0, 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint32_t want = c[i].size, bits;
 		struct jrun r;
 
-		if (c == 4)
-			ja = jb = true;
-		run_init(&r, ja, jb, link);
+		run_init(&r, c[i].ja, c[i].jb, c[i].ma, c[i].mb);
 		writes(&r, 0, MSG);             /* the first offers */
 		writes(&r, 2 * MSG, 3 * MSG);   /* the second may use them */
-		printf("  a %s, b %s, link %s: requests with the bit %llu/%llu, "
-		       "answers %llu/%llu, jumbo packets %llu + %llu, "
-		       "largest %llu\n", ja ? "on" : "off", jb ? "on" : "off",
-		       link ? "16 KiB" : "4 KiB",
+		printf("  a %s (link %u), b %s (link %u): requests with a bit "
+		       "%llu/%llu, answers %llu/%llu, jumbo packets %llu + %llu, "
+		       "largest %llu\n", c[i].ja ? "on" : "off", c[i].ma,
+		       c[i].jb ? "on" : "off", c[i].mb,
 		       (unsigned long long)(r.w.b.req_bit[0] + r.w.b.req_bit[1]),
 		       (unsigned long long)(r.w.b.req[0] + r.w.b.req[1]),
 		       (unsigned long long)(r.w.b.ans_bit[0] + r.w.b.ans_bit[1]),
@@ -111,23 +126,28 @@ static void t_negotiate(void)
 						    ? r.w.max_len[0]
 						    : r.w.max_len[1]));
 		/* Requests offer only from an enabled QP on a jumbo link. */
-		ASSERT_EQ_U64(r.w.b.req_bit[0], ja && link ? r.w.b.req[0] : 0);
-		ASSERT_EQ_U64(r.w.b.req_bit[1], jb && link ? r.w.b.req[1] : 0);
-		if (ja && jb && link) {
-			/* Answers take them; the second round is 16 KiB
-			 * packets in both directions. */
+		ASSERT_EQ_U64(r.w.b.req_bit[0],
+			      c[i].ja && c[i].ma ? r.w.b.req[0] : 0);
+		ASSERT_EQ_U64(r.w.b.req_bit[1],
+			      c[i].jb && c[i].mb ? r.w.b.req[1] : 0);
+		if (want) {
+			/* Answers take them; the second round is packets of
+			 * that size in both directions. */
 			ASSERT(r.w.b.ans_bit[0] > 0 && r.w.b.ans_bit[1] > 0);
-			ASSERT_EQ_U64(r.w.jumbo[0], MSG / UR_JUMBO_MTU);
-			ASSERT_EQ_U64(r.w.jumbo[1], MSG / UR_JUMBO_MTU);
-			ASSERT_EQ(ur_qp_jumbo_state(r.f.a.qp), 7);
-			ASSERT_EQ(ur_qp_jumbo_state(r.f.b.qp), 7);
+			ASSERT_EQ_U64(r.w.jumbo[0], MSG / want);
+			ASSERT_EQ_U64(r.w.jumbo[1], MSG / want);
+			ASSERT_EQ_U64(r.w.max_len[0], want);
+			ASSERT_EQ_U64(r.w.max_len[1], want);
+			bits = 7 | (want / 1024) << 8;
+			ASSERT_EQ(ur_qp_jumbo_state(r.f.a.qp), bits);
+			ASSERT_EQ(ur_qp_jumbo_state(r.f.b.qp), bits);
 		} else {
 			/* A standard peer (or link) never sees an answer with
-			 * the bit, nor a packet above the path MTU. */
+			 * a bit, nor a packet above the path MTU. */
 			ASSERT_EQ_U64(r.w.b.ans_bit[0] + r.w.b.ans_bit[1], 0);
 			ASSERT_EQ_U64(r.w.jumbo[0] + r.w.jumbo[1], 0);
-			ASSERT_EQ(ur_qp_jumbo_state(r.f.a.qp) & 6, 0);
-			ASSERT_EQ(ur_qp_jumbo_state(r.f.b.qp) & 6, 0);
+			ASSERT_EQ(ur_qp_jumbo_state(r.f.a.qp) & ~1u, 0);
+			ASSERT_EQ(ur_qp_jumbo_state(r.f.b.qp) & ~1u, 0);
 		}
 		ASSERT_EQ_U64(r.f.a.qp->cnt.tx_retransmit +
 				      r.f.b.qp->cnt.tx_retransmit, 0);
@@ -144,9 +164,9 @@ static void t_send_read(void)
 	struct ur_cqe e;
 	uint64_t before;
 
-	run_init(&r, true, true, true);
+	run_init(&r, true, true, UR_JUMBO_MTU, UR_JUMBO_MTU);
 	writes(&r, 0, MSG);
-	ASSERT_EQ(ur_qp_jumbo_state(f->a.qp), 7);
+	ASSERT_EQ(ur_qp_jumbo_state(f->a.qp), 7 | 16 << 8);
 	/* A SEND of MSG + 100 bytes (ragged last packet) into a receive
 	 * of two SGEs. */
 	{
@@ -185,7 +205,7 @@ static void t_loss(void)
 {
 	struct jrun r;
 
-	run_init(&r, true, true, true);
+	run_init(&r, true, true, UR_JUMBO_MTU, UR_JUMBO_MTU);
 	writes(&r, 0, MSG);
 	r.f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
 	r.f.net.f.drop_count = 1;
@@ -204,7 +224,7 @@ static void t_paced(void)
 	struct jrun r;
 	uint64_t t0, ns;
 
-	run_init(&r, true, true, true);
+	run_init(&r, true, true, UR_JUMBO_MTU, UR_JUMBO_MTU);
 	writes(&r, 0, MSG);
 	ASSERT_EQ(ur_qp_set_rate_limit(r.f.a.qp, 1000000, 32768), 0);
 	ASSERT_EQ(ur_qp_set_rate_limit(r.f.b.qp, 1000000, 32768), 0);
@@ -230,7 +250,7 @@ static void t_responder_checks(void)
 	struct jrun r;
 	struct ur_cqe e;
 
-	run_init(&r, true, true, true);
+	run_init(&r, true, true, UR_JUMBO_MTU, UR_JUMBO_MTU);
 	writes(&r, 0, MSG);
 	ASSERT_EQ(ur_qp_set_jumbo(r.f.b.qp, false), 0);
 	ASSERT_EQ(tfix_send(&r.f.a, UR_WR_RDMA_WRITE, 5, 0, MSG,
@@ -248,7 +268,7 @@ static void t_params(void)
 	struct jrun r;
 	struct ur_sr_params sp;
 
-	run_init(&r, true, false, true);
+	run_init(&r, true, false, UR_JUMBO_MTU, UR_JUMBO_MTU);
 	ur_sr_params_default(&sp);
 	ASSERT_EQ(ur_qp_set_sr(r.f.a.qp, &sp), -EINVAL);
 	ASSERT_EQ(ur_qp_set_sr(r.f.b.qp, &sp), 0);
