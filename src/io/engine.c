@@ -460,7 +460,7 @@ void ur_engine_close(struct ur_engine *e)
 	dump_counters(e);
 	if (e->poll_tx) {
 		flush_poll_tx(e);
-		free(e->poll_tx);
+		__ur_tx_batch_free(e->poll_tx);
 	}
 	__ur_tx_flush();
 	for (uint32_t i = 0; e->sports.b && i < e->sports.nb; i++)
@@ -617,7 +617,7 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 	pthread_mutex_unlock(&e->rx_lock);
 	if (q) {
 		pthread_mutex_destroy(&q->lock);
-		free(q->held);
+		__ur_tx_batch_free(q->held);
 		free(q);
 	}
 	qp->io_priv = NULL;

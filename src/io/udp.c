@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -198,7 +199,7 @@ static void gso_env(void)
 /* A thread's batch is freed when the thread exits. */
 static void tx_free(void *p)
 {
-	free(p);
+	__ur_tx_batch_free(p);
 }
 
 static void tx_key_init(void)
@@ -286,8 +287,22 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
  */
 struct tx_batch *__ur_tx_batch_new(void)
 {
+	void *p;
+
 	pthread_once(&gso_once, gso_env);
-	return calloc(1, sizeof(struct tx_batch));
+	/* mmap, not calloc: a batch is large (64 slots of a jumbo packet)
+	 * and fresh anonymous pages cost nothing until written, where a
+	 * calloc served from reused heap memory would clear, and so make
+	 * resident, all of it (a QP that holds small posts has its own). */
+	p = mmap(NULL, sizeof(struct tx_batch), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void __ur_tx_batch_free(struct tx_batch *b)
+{
+	if (b)
+		munmap(b, sizeof(*b));
 }
 
 bool __ur_tx_pending(const struct tx_batch *b)

@@ -184,6 +184,7 @@ void __ur_udp_rx_rest(struct ur_engine *e, uint64_t now);
 void __ur_tx_flush(void);
 struct tx_batch;
 struct tx_batch *__ur_tx_batch_new(void);
+void __ur_tx_batch_free(struct tx_batch *b);
 struct tx_batch *__ur_tx_switch(struct tx_batch *b);
 bool __ur_tx_pending(const struct tx_batch *b);
 /* This thread's batch holds packets other than plain ACKs. */
