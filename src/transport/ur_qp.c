@@ -391,7 +391,7 @@ int ur_qp_set_jumbo(struct ur_qp *qp, bool on)
 uint32_t ur_qp_jumbo_state(const struct ur_qp *qp)
 {
 	const struct ur_jumbo *j = &qp->priv->jumbo;
-	uint32_t size = ur_qp_req_mtu(qp) > 4096 ? ur_qp_req_mtu(qp) : 0;
+	uint32_t m = ur_qp_req_mtu(qp), size = m > 4096 ? m : 0;
 
 	return (j->enable ? 1u : 0) | (j->tx_peer ? 2u : 0) |
 	       (j->rx_peer ? 4u : 0) | (size / 1024) << 8;

@@ -57,6 +57,21 @@ static int env_u64(const char *name, unsigned long long *out)
 	return 0;
 }
 
+/* env_u64, and a value above @max is -ERANGE with a message (@note says
+ * what 0 or the bound means). */
+static int env_bounded(const char *name, unsigned long long max,
+		       const char *note, unsigned long long *out)
+{
+	int rc = env_u64(name, out);
+
+	if (rc == 0 && *out > max) {
+		fprintf(stderr, "uroce: %s=%llu out of range: must be in "
+			"[0, %llu] (%s)\n", name, *out, max, note);
+		return -ERANGE;
+	}
+	return rc;
+}
+
 /* Selective repeat (include/uroce/uroce.h): off unless UROCE_SR=1. */
 static int sr_dev_init(struct ur_dev *dev)
 {
@@ -129,44 +144,26 @@ int __urv_cc_dev_init(struct ur_dev *dev)
 		*(uint32_t *)((char *)&p + r->off) = (uint32_t)v;
 	}
 	dev->cc = p;
-	rc = env_u64("UROCE_RATE_LIMIT_MBPS", &v);
+	rc = env_bounded("UROCE_RATE_LIMIT_MBPS", 400000, "0 = none", &v);
 	if (rc < 0)
 		return rc;
-	if (!rc) {
-		if (v > 400000) {
-			fprintf(stderr, "uroce: UROCE_RATE_LIMIT_MBPS=%llu out "
-				"of range: must be in [0, 400000] (0 = none)\n", v);
-			return -ERANGE;
-		}
+	if (!rc)
 		dev->rate_bps = v * 1000000ull;
-	}
-	rc = env_u64("UROCE_RATE_BURST_BYTES", &v);
+	rc = env_bounded("UROCE_RATE_BURST_BYTES", 1u << 30,
+			 "0 = 200 us at the rate", &v);
 	if (rc < 0)
 		return rc;
-	if (!rc) {
-		if (v > (1u << 30)) {
-			fprintf(stderr, "uroce: UROCE_RATE_BURST_BYTES=%llu out "
-				"of range: must be in [0, 1073741824] (0 = 200 us "
-				"at the rate)\n", v);
-			return -ERANGE;
-		}
+	if (!rc)
 		dev->rate_burst = v;
-	}
 	rc = sr_dev_init(dev);
 	if (rc)
 		return rc;
 	/* Jumbo packets (include/uroce/uroce.h): off unless UROCE_JUMBO=1. */
-	rc = env_u64("UROCE_JUMBO", &v);
+	rc = env_bounded("UROCE_JUMBO", 1, "1 = on", &v);
 	if (rc < 0)
 		return rc;
-	if (!rc) {
-		if (v > 1) {
-			fprintf(stderr, "uroce: UROCE_JUMBO=%llu out of range: "
-				"must be 0 or 1\n", v);
-			return -ERANGE;
-		}
+	if (!rc)
 		dev->jumbo_default = v;
-	}
 	return 0;
 }
 

@@ -422,9 +422,11 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	cfg.port = ctx->udp_port;
 	cfg.mtu = 128u << dev->active_mtu;
 	/* The largest jumbo packet that fits with IPv6/UDP, BTH, RETH,
-	 * ImmDt and ICRC: 16 KiB on loopback, 8 KiB on 9000-byte Ethernet. */
-	cfg.jumbo_max = dev->if_mtu >= 16384 + 128 ? 16384 :
-			dev->if_mtu >= 8192 + 128 ? 8192 : 0;
+	 * ImmDt and ICRC (128 bytes): 16 KiB on loopback, 8 KiB on
+	 * 9000-byte Ethernet. */
+	cfg.jumbo_max = dev->if_mtu > 128
+				? ur_jumbo_size(ur_jumbo_bits(dev->if_mtu - 128))
+				: 0;
 	cfg.name = device->name;
 	cfg.host_ops = &__urv_host_ops;
 	cfg.host = ctx;

@@ -31,7 +31,7 @@ const char *ur_decode_strerror(enum ur_decode_err e)
 static bool is_pmtu(uint32_t n)
 {
 	return n == 256 || n == 512 || n == 1024 || n == 2048 || n == 4096 ||
-	       n == 8192 || n == 16384;
+	       ur_jumbo_bit(n);
 }
 
 /**

@@ -211,24 +211,41 @@ static inline bool ur_bth_ext_sr(const uint8_t *b) { return b[4] & UR_BTH_EXT_SR
 #define UR_BTH_EXT_JUMBO8K 0x08
 #define UR_BTH_EXT_JUMBO (UR_BTH_EXT_JUMBO16K | UR_BTH_EXT_JUMBO8K)
 #define UR_JUMBO_MTU 16384u /* the largest */
+/* The sizes and their bits, largest first. */
+static const struct {
+	uint32_t size;
+	uint8_t bit;
+} ur_jumbo_sizes[] = {
+	{ 16384, UR_BTH_EXT_JUMBO16K },
+	{ 8192, UR_BTH_EXT_JUMBO8K },
+};
+#define UR_JUMBO_SIZES (sizeof(ur_jumbo_sizes) / sizeof(ur_jumbo_sizes[0]))
 static inline uint8_t ur_bth_ext_jumbo(const uint8_t *b) { return b[4] & UR_BTH_EXT_JUMBO; }
 /* The bits for the sizes that fit in @max bytes of payload. */
 static inline uint8_t ur_jumbo_bits(uint32_t max)
 {
-	return (uint8_t)((max >= 16384 ? UR_BTH_EXT_JUMBO16K : 0) |
-			 (max >= 8192 ? UR_BTH_EXT_JUMBO8K : 0));
+	uint8_t bits = 0;
+
+	for (unsigned int i = 0; i < UR_JUMBO_SIZES; i++)
+		if (max >= ur_jumbo_sizes[i].size)
+			bits |= ur_jumbo_sizes[i].bit;
+	return bits;
 }
 /* The bit of a jumbo packet size (0: not one). */
 static inline uint8_t ur_jumbo_bit(uint32_t size)
 {
-	return size == 16384 ? UR_BTH_EXT_JUMBO16K :
-	       size == 8192 ? UR_BTH_EXT_JUMBO8K : 0;
+	for (unsigned int i = 0; i < UR_JUMBO_SIZES; i++)
+		if (size == ur_jumbo_sizes[i].size)
+			return ur_jumbo_sizes[i].bit;
+	return 0;
 }
 /* The largest size among @bits (0: none). */
 static inline uint32_t ur_jumbo_size(uint8_t bits)
 {
-	return bits & UR_BTH_EXT_JUMBO16K ? 16384u :
-	       bits & UR_BTH_EXT_JUMBO8K ? 8192u : 0;
+	for (unsigned int i = 0; i < UR_JUMBO_SIZES; i++)
+		if (bits & ur_jumbo_sizes[i].bit)
+			return ur_jumbo_sizes[i].size;
+	return 0;
 }
 
 /* Decoded view of a BTH (for encoders and printers). */
