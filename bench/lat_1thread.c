@@ -5,18 +5,26 @@
  * One thread plays both ends of a ping-pong: two RC QPs of one device
  * context (SEND of 8 bytes, each side posts, then polls until its peer's
  * message arrives), or with --udp two plain UDP sockets on the same
- * address (sendto, then spin on recv). Every step runs on one CPU in
+ * address (sendto, then spin on recv). With --udp-uroce, plain sockets
+ * make the system calls uroce makes for such a message and nothing else:
+ * one sendmsg of a two-segment UDP GSO datagram (the SEND and the ACK it
+ * carries along to the peer, one iovec each) from a transmit socket set
+ * up as uroce's, one recvmsg (source address, cmsg buffer) on one shared
+ * receive socket with IP_RECVTOS and UDP_GRO: the kernel's part of
+ * uroce's path, a floor for it. Every step runs on one CPU in
  * order, so the figure is the CPU path of a message through the stack,
  * free of the wake-up and preemption noise of a two-process test on a
  * shared 2-core machine. bench/run.sh prints both and their ratio.
  *
- *   lat-1thread [--udp] [-n ITERS] [-a ADDR]   (ADDR for --udp; default
- *                                                127.0.0.14)
+ *   lat-1thread [--udp | --udp-uroce] [-n ITERS] [-a ADDR]
+ *       (ADDR for the UDP modes; default 127.0.0.14)
  * Prints "median_us p10_us p90_us" per one-way message.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -214,9 +222,105 @@ static void run_udp(int iters, double *lat, const char *addr)
 	close(fb);
 }
 
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+/* A socket on @addr (any port) with the options uroce's I/O layer sets
+ * (src/io/udp.c): DF, TOS ECT(0); a receive socket also 8 MiB of buffer,
+ * IP_RECVTOS and UDP_GRO. */
+static int uroce_like_socket(const char *addr, bool rx, struct sockaddr_in *sa)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	int one = 1, pmtu = IP_PMTUDISC_DO, tos = 2, sz = 8 << 20;
+	socklen_t len = sizeof(*sa);
+
+	*sa = (struct sockaddr_in){ .sin_family = AF_INET };
+	if (fd < 0 || inet_pton(AF_INET, addr, &sa->sin_addr) != 1)
+		die("socket/address");
+	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) ||
+	    setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)))
+		die("setsockopt");
+	if (rx) {
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		if (setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) ||
+		    setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)))
+			die("setsockopt");
+	}
+	if (bind(fd, (void *)sa, sizeof(*sa)) || getsockname(fd, (void *)sa, &len))
+		die("bind");
+	return fd;
+}
+
+/* One uroce-shaped datagram from @fd to @to: a 24-byte SEND (BTH 12,
+ * payload 8, ICRC 4) and a 20-byte ACK (BTH, AETH, ICRC) in one GSO send. */
+static void send_uroce_like(int fd, const struct sockaddr_in *to, char *pkt)
+{
+	uint16_t seg = 24;
+	union {
+		char b[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov[2] = { { pkt, 24 }, { pkt + 32, 20 } };
+	struct msghdr mh = { .msg_name = (void *)to, .msg_namelen = sizeof(*to),
+			     .msg_iov = iov, .msg_iovlen = 2,
+			     .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(seg));
+	memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+	if (sendmsg(fd, &mh, 0) != 44)
+		die("sendmsg (UDP_SEGMENT)");
+}
+
+/* Spin on recvmsg (source address and cmsgs, as uroce receives) until the
+ * datagram is in. */
+static void recv_uroce_like(int fd, char *buf, size_t cap)
+{
+	struct sockaddr_storage from;
+	char ctl[256];
+	struct iovec iov = { buf, cap };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	do {
+		mh.msg_name = &from;
+		mh.msg_namelen = sizeof(from);
+		mh.msg_control = ctl;
+		mh.msg_controllen = sizeof(ctl);
+	} while (recvmsg(fd, &mh, MSG_DONTWAIT) < 0);
+}
+
+static void run_udp_uroce(int iters, double *lat, const char *addr)
+{
+	struct sockaddr_in rx, ta, tb;
+	int frx = uroce_like_socket(addr, true, &rx);
+	int fa = uroce_like_socket(addr, false, &ta);
+	int fb = uroce_like_socket(addr, false, &tb);
+	char pkt[64] = { 0 }, buf[2048];
+
+	for (int i = 0; i < iters; i++) {
+		double t0 = now_us();
+
+		send_uroce_like(fa, &rx, pkt);
+		recv_uroce_like(frx, buf, sizeof(buf));
+		send_uroce_like(fb, &rx, pkt);
+		recv_uroce_like(frx, buf, sizeof(buf));
+		lat[i] = (now_us() - t0) / 2;
+	}
+	close(frx);
+	close(fa);
+	close(fb);
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: lat-1thread [--udp] [-n ITERS] [-a IPV4_ADDR]\n");
+	fprintf(stderr, "usage: lat-1thread [--udp | --udp-uroce] [-n ITERS] [-a IPV4_ADDR]\n");
 	exit(2);
 }
 
@@ -224,18 +328,20 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "udp", no_argument, NULL, 'u' },
+		{ "udp-uroce", no_argument, NULL, 'U' },
 		{ "iters", required_argument, NULL, 'n' },
 		{ "addr", required_argument, NULL, 'a' },
 		{ 0 }
 	};
 	const char *addr = "127.0.0.14";
 	int iters = 20000, c;
-	bool udp = false;
+	int udp = 0;
 	double *lat;
 
-	while ((c = getopt_long(argc, argv, "un:a:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "uUn:a:", opts, NULL)) != -1) {
 		switch (c) {
-		case 'u': udp = true; break;
+		case 'u': udp = 1; break;
+		case 'U': udp = 2; break;
 		case 'n': iters = atoi(optarg); break;
 		case 'a': addr = optarg; break;
 		default: usage();
@@ -246,8 +352,10 @@ int main(int argc, char **argv)
 	lat = calloc((size_t)iters, sizeof(*lat));
 	if (!lat)
 		die("calloc");
-	if (udp)
+	if (udp == 1)
 		run_udp(iters, lat, addr);
+	else if (udp == 2)
+		run_udp_uroce(iters, lat, addr);
 	else
 		run_verbs(iters, lat);
 	qsort(lat, (size_t)iters, sizeof(*lat), cmp_dbl);

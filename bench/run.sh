@@ -7,7 +7,8 @@
 # libfabric benchmark Debian ships: a ping-pong, so half duplex). A
 # diagnostic row, lat-1thread, runs both ends of a ping-pong in one thread
 # (uroce RC SEND vs UDP sendto/recv on 127.0.0.14): the CPU path of one
-# message without the scheduler's noise. idle-cpu measures the CPU an idle
+# message without the scheduler's noise; --udp-uroce makes uroce's system
+# calls for that message with plain sockets: the kernel's floor. idle-cpu measures the CPU an idle
 # device context costs (16 connected RC QPs, no traffic; target < 1 %).
 # Prints one table and writes it, with the date, to bench/results/, plus a
 # PNG plot of bandwidth against message size.
@@ -78,6 +79,10 @@ uroce_write_gbps_jumbo() { UROCE_JUMBO=1 uroce_write_gbps "$@"; }
 uroce_send_lat() { uroce_pair ib_send_lat -x 0 -s 8 -n 20000 -F | awk '$1=="8" {print $5}'; }
 uroce_1thread() { UROCE_IP=127.0.0.14 timeout 60 $RUN build/bin/lat-1thread | awk '{print $1}'; }
 udp_1thread() { timeout 60 build/bin/lat-1thread --udp -a 127.0.0.14 | awk '{print $1}'; }
+# uroce's system calls for that message without uroce (a two-segment GSO
+# sendmsg carrying SEND + ACK, a recvmsg with address and cmsgs, sockets set
+# up as uroce's): the kernel's share, a floor no user-space work removes.
+floor_1thread() { timeout 60 build/bin/lat-1thread --udp-uroce -a 127.0.0.14 | awk '{print $1}'; }
 # Idle device context: 8 pairs of connected RC QPs after traffic, left
 # idle 3 s; % of one core over that window (all threads). $1: -e = the
 # application blocks on a completion channel instead of sleeping.
@@ -115,6 +120,7 @@ measure send_lat uroce_send_lat
 measure write_lat uroce_write_lat
 measure one_udp udp_1thread
 measure one_uroce uroce_1thread
+measure one_floor floor_1thread
 measure idle uroce_idle
 measure idle_ev uroce_idle -e
 
@@ -136,6 +142,7 @@ table=$(cat <<T
 | 8 B ib_write_lat median (us) | ${V[write_lat]} | sockperf UDP ping-pong | ${V[udp_lat]} | $(ratio "${V[write_lat]}" "${V[udp_lat]}") | <= 1.2 |
 | 8 B ib_write_lat median (us) | ${V[write_lat]} | sockperf UDP ping-pong, --nonblocked (busy poll) | ${V[udp_lat_busy]} | $(ratio "${V[write_lat]}" "${V[udp_lat_busy]}") | <= 1.2 |
 | 8 B SEND one way, both ends in one thread (us, CPU path without scheduling; lat-1thread) | ${V[one_uroce]} | UDP sendto + recv, one thread | ${V[one_udp]} | $(ratio "${V[one_uroce]}" "${V[one_udp]}") | diagnostic |
+| uroce's system calls for that message alone, no uroce code (us, one thread; lat-1thread --udp-uroce: the kernel floor of the path) | ${V[one_floor]} | UDP sendto + recv, one thread | ${V[one_udp]} | $(ratio "${V[one_floor]}" "${V[one_udp]}") | diagnostic |
 | Idle device context, 16 connected RC QPs, application asleep (% of one core; idle-cpu) | ${V[idle]} | (none) | | | < 1 |
 | Idle device context, 16 connected RC QPs, application blocked on its completion channel (% of one core; idle-cpu -e) | ${V[idle_ev]} | (none) | | | < 1 |
 T
