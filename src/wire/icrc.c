@@ -78,6 +78,10 @@ struct ipudp_memo {
 static __thread struct ipudp_memo memo[MEMO_N];
 static __thread unsigned int memo_next;
 static uint32_t id_delta[2][256]; /* [0]: high byte of the ID, [1]: low */
+/* The CRC change of one IPv4 header bit, for a pseudo header followed by
+ * nothing: bits 0..15 of the ID (LSB first), then DF (frag 0x4000). */
+#define ID_BITS 17
+static uint32_t id_basis[ID_BITS];
 
 /* After crc32.c's (constructor 101): ur_crc32 must be ready. */
 __attribute__((constructor(102))) static void id_delta_init(void)
@@ -100,6 +104,10 @@ __attribute__((constructor(102))) static void id_delta_init(void)
 					d ^= basis[b][k];
 			id_delta[b][v] = d;
 		}
+	for (int k = 0; k < 16; k++)
+		id_basis[k] = basis[k < 8 ? 1 : 0][k & 7];
+	z[PSEUDO4_ID + 2] = 0x40; /* the flags byte: DF */
+	id_basis[16] = ur_crc32(0, z, sizeof(z)) ^ c0;
 }
 
 static uint32_t crc_ipudp_memo(uint8_t *h, size_t hl)
@@ -199,6 +207,92 @@ uint32_t ur_icrc_split(const struct ur_ipudp *ip, const uint8_t *hdr,
 
 	crc = ur_crc32(crc, payload, payload_len);
 	return ur_crc32(crc, zero, pad & 3);
+}
+
+/*
+ * GF(2) arithmetic on CRC-32 values, bit-reflected as the CRC keeps them
+ * (bit 31 is x^0): a * b mod P, and x^(8n) mod P, which is what appending
+ * n zero bytes multiplies a CRC difference by.
+ */
+#define CRC32_POLY_REFLECTED 0xedb88320u
+
+static uint32_t gf2_mulmod(uint32_t a, uint32_t b)
+{
+	uint32_t p = 0;
+
+	for (uint32_t m = 1u << 31; m; m >>= 1) {
+		if (a & m)
+			p ^= b;
+		b = (b & 1) ? (b >> 1) ^ CRC32_POLY_REFLECTED : b >> 1;
+	}
+	return p;
+}
+
+static uint32_t x_pow_8n(size_t n)
+{
+	uint32_t r = 1u << 31, sq = 1u << 23; /* x^0, x^8 */
+
+	for (; n; n >>= 1) {
+		if (n & 1)
+			r = gf2_mulmod(r, sq);
+		sq = gf2_mulmod(sq, sq);
+	}
+	return r;
+}
+
+/**
+ * ur_icrc_fix_ipv4_id() - find the IPv4 ID and DF flag an ICRC was made with.
+ * @ip: the fields the ICRC was computed with; on success its ip_id and the
+ *	DF bit of ip_frag are set to the ones that make it match.
+ * @ib_len: length of the IB part (no ICRC).
+ * @delta: the computed ICRC XOR the packet's.
+ *
+ * A plain UDP socket does not show the ID and flags, and they are the only
+ * IPv4 fields under the ICRC it cannot see (A17.3.3 masks TOS, TTL and the
+ * checksum). The CRC is affine, so changing them changes the ICRC by a
+ * linear function of their 17 bits: solve it. Any sender's intact packet
+ * (rxe's IDs too) has a solution; a packet changed elsewhere has one with
+ * probability 2^-15.
+ *
+ * Return: true (and @ip updated) if some ID and DF explain @delta.
+ */
+bool ur_icrc_fix_ipv4_id(struct ur_ipudp *ip, size_t ib_len, uint32_t delta)
+{
+	uint32_t row[ID_BITS], tag[ID_BITS], pivot[ID_BITS], sol = 0;
+	uint32_t shift;
+
+	if (ip->v6)
+		return false;
+	if (!delta)
+		return true;
+	/* A difference in the pseudo header is carried through the ib_len
+	 * bytes that follow it under the CRC. */
+	shift = x_pow_8n(ib_len);
+	/* Row echelon form of the shifted basis, each row tagged with the
+	 * header bits it combines. */
+	for (int i = 0; i < ID_BITS; i++) {
+		row[i] = gf2_mulmod(id_basis[i], shift);
+		tag[i] = 1u << i;
+		for (int j = 0; j < i; j++)
+			if (row[i] & pivot[j]) {
+				row[i] ^= row[j];
+				tag[i] ^= tag[j];
+			}
+		if (!row[i])
+			return false; /* cannot happen: the basis is independent */
+		pivot[i] = row[i] & -row[i];
+	}
+	for (int i = 0; i < ID_BITS; i++)
+		if (delta & pivot[i]) {
+			delta ^= row[i];
+			sol ^= tag[i];
+		}
+	if (delta)
+		return false;
+	ip->ip_id ^= (uint16_t)sol;
+	if (sol & (1u << 16))
+		ip->ip_frag ^= 0x4000;
+	return true;
 }
 
 /**

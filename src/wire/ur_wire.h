@@ -345,6 +345,10 @@ uint32_t ur_icrc(const struct ur_ipudp *ip, const uint8_t *ib, size_t ib_len);
 uint32_t ur_icrc_split(const struct ur_ipudp *ip, const uint8_t *hdr,
 		       size_t hdr_len, const uint8_t *payload,
 		       size_t payload_len, size_t pad);
+/* The IPv4 ID and DF flag that make an ICRC match, which a plain UDP socket
+ * does not show: true and @ip updated if some do; @delta is the ICRC
+ * computed with @ip XOR the packet's (see icrc.c). */
+bool ur_icrc_fix_ipv4_id(struct ur_ipudp *ip, size_t ib_len, uint32_t delta);
 /* Same, but over real IPv4/IPv6 + UDP header bytes as captured. */
 uint32_t ur_icrc_raw(const uint8_t *ip_hdr, size_t ip_udp_len, bool v6,
 		     const uint8_t *ib, size_t ib_len);
