@@ -40,6 +40,8 @@
 
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
+#include "ur_wire.h"
+
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
 #endif
@@ -51,6 +53,7 @@ struct nfq_opts {
 	unsigned queue;
 	uint64_t seed;
 	double loss, dup, corrupt, fix_csum, reorder; /* probabilities 0..1 */
+	bool scramble_id;
 	uint64_t delay_ns, jitter_ns;
 	unsigned reorder_gap;
 	uint64_t reorder_timeout_ns;
@@ -81,6 +84,7 @@ struct pkt {
 struct nfq_stats {
 	uint64_t packets, bytes, lost, tail_dropped, marked, duplicated;
 	uint64_t corrupted, fixed, reordered, delayed, max_queue;
+	uint64_t ids_set;
 };
 
 struct nfq_lab {
@@ -416,6 +420,38 @@ static int pkt_own(struct pkt *p, const uint8_t *payload)
 	return 0;
 }
 
+/*
+ * A random IPv4 ID, as Linux rxe and NICs send (uroce sends 0 or a GSO
+ * segment index), and the ICRC recomputed for it, as such a sender would
+ * have (A17.3.3: the ICRC covers the ID). The kernel hands GSO packets to
+ * the queue cut into their datagrams: one RoCEv2 packet each.
+ */
+static int stage_scramble_id(struct nfq_lab *lab, struct pkt *p,
+			     const uint8_t *payload)
+{
+	size_t ihl, udp_len;
+	uint8_t *ib;
+	int err;
+
+	ihl = ipv4_udp(payload, p->len, &udp_len);
+	if (!ihl || udp_len < 8 + UR_BTH_LEN + UR_ICRC_LEN)
+		return 0;
+	err = pkt_own(p, payload);
+	if (err)
+		return err;
+	put16(p->data + 4, (uint16_t)rng_next(lab));
+	ib = p->data + ihl + 8;
+	ur_icrc_store(ib + udp_len - 8 - UR_ICRC_LEN,
+		      ur_icrc_raw(p->data, ihl + 8, false, ib,
+				  udp_len - 8 - UR_ICRC_LEN));
+	if (get16(p->data + ihl + 6))
+		udp_fix_csum(p->data, ihl, udp_len);
+	ip_fix_csum(p->data, ihl);
+	p->modified = true;
+	lab->st.ids_set++;
+	return 0;
+}
+
 static int stage_corrupt(struct nfq_lab *lab, struct pkt *p, const uint8_t *payload)
 {
 	size_t ihl, udp_len, off;
@@ -534,6 +570,8 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 		report_row(lab, now, false);
 		goto drop;
 	}
+	if (lab->o.scramble_id && (err = stage_scramble_id(lab, p, payload)))
+		goto accept;
 	if (chance(lab, lab->o.corrupt) && (err = stage_corrupt(lab, p, payload)))
 		goto accept;
 	if (lab->o.rate_mbps > 0 && (err = stage_ecn(lab, p, payload)))
@@ -668,10 +706,10 @@ static void print_summary(const struct nfq_lab *lab)
 	       " dropped=%" PRIu64 " lost=%" PRIu64 " tail_dropped=%" PRIu64
 	       " marked=%" PRIu64 " duplicated=%" PRIu64 " corrupted=%" PRIu64
 	       " fixed=%" PRIu64 " reordered=%" PRIu64 " delayed=%" PRIu64
-	       " max_queue_bytes=%" PRIu64 " seed=%" PRIu64 "\n",
+	       " max_queue_bytes=%" PRIu64 " seed=%" PRIu64 " ids_set=%" PRIu64 "\n",
 	       s->packets, s->bytes, s->lost + s->tail_dropped, s->lost,
 	       s->tail_dropped, s->marked, s->duplicated, s->corrupted, s->fixed,
-	       s->reordered, s->delayed, s->max_queue, lab->o.seed);
+	       s->reordered, s->delayed, s->max_queue, lab->o.seed, s->ids_set);
 	fflush(stdout);
 }
 
@@ -716,8 +754,8 @@ static void usage(FILE *f, const char *argv0)
 "NFQUEUE fault injector / switch egress port for the uroce test lab.\n"
 "Run it in the switch namespace and steer packets to it with\n"
 "  iptables -A FORWARD -p udp --dport 4791 -j NFQUEUE --queue-num N --queue-bypass\n"
-"(tests/lab/netns.sh nfq does both). Stages, in order: loss, corrupt,\n"
-"egress queue (rate/limit/ECN), delay, reorder, verdict, dup.\n"
+"(tests/lab/netns.sh nfq does both). Stages, in order: loss, IP ID,\n"
+"corrupt, egress queue (rate/limit/ECN), delay, reorder, verdict, dup.\n"
 "\n"
 "  -q, --queue N             NFQUEUE number (default 0)\n"
 "  -s, --seed N              random seed (default 1)\n"
@@ -727,6 +765,8 @@ static void usage(FILE *f, const char *argv0)
 "      --fix-csum PCT        recompute the UDP checksum of PCT %% of the\n"
 "                            corrupted packets (default 0: the receiver's\n"
 "                            kernel drops them; checksum 0 is never checked)\n"
+"      --scramble-id         give every packet a random IPv4 ID, as Linux\n"
+"                            rxe and NICs send (the ICRC covers it)\n"
 "  -d, --delay-us US         hold every packet US microseconds\n"
 "  -j, --jitter-us US        add uniform +-US jitter (order is preserved)\n"
 "      --reorder PCT         hold PCT %% of packets until --reorder-gap later\n"
@@ -754,6 +794,7 @@ static void usage(FILE *f, const char *argv0)
 enum {
 	OPT_LOSS = 256, OPT_DUP, OPT_CORRUPT, OPT_FIX, OPT_REORDER, OPT_GAP,
 	OPT_RTMO, OPT_KMIN, OPT_KMAX, OPT_PMAX, OPT_REPORT, OPT_RINT, OPT_MAXLEN,
+	OPT_SCRAMBLE_ID,
 };
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
@@ -809,6 +850,7 @@ static int parse_args(int argc, char **argv, struct nfq_opts *o)
 		{ "dup", required_argument, NULL, OPT_DUP },
 		{ "corrupt", required_argument, NULL, OPT_CORRUPT },
 		{ "fix-csum", required_argument, NULL, OPT_FIX },
+		{ "scramble-id", no_argument, NULL, OPT_SCRAMBLE_ID },
 		{ "delay-us", required_argument, NULL, 'd' },
 		{ "jitter-us", required_argument, NULL, 'j' },
 		{ "reorder", required_argument, NULL, OPT_REORDER },
@@ -847,6 +889,7 @@ static int parse_args(int argc, char **argv, struct nfq_opts *o)
 		case OPT_DUP: err = parse_pct(optarg, &o->dup); break;
 		case OPT_CORRUPT: err = parse_pct(optarg, &o->corrupt); break;
 		case OPT_FIX: err = parse_pct(optarg, &o->fix_csum); break;
+		case OPT_SCRAMBLE_ID: o->scramble_id = true; break;
 		case OPT_REORDER: err = parse_pct(optarg, &o->reorder); break;
 		case 'd':
 			err = parse_u64(optarg, 60000000, &v);

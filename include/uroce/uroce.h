@@ -20,9 +20,12 @@ extern "C" {
  * uroce_query_icrc_mode - How incoming ICRCs are checked on a context
  * @context: an open uroce device context
  *
- * Returns a static string ("raw": the engine sees IP headers and verifies
- * every ICRC; "udp-csum": it relies on the UDP checksum), or NULL with errno
- * set (EINVAL: not a uroce context).
+ * Every incoming ICRC is checked; the IPv4 ID and DF flag it covers, which
+ * a UDP socket does not show, are recovered from it. Returns a static
+ * string naming what a packet that fails is (UROCE_ICRC): "auto" (dropped),
+ * "strict" (dropped, and so is one whose ID is not one uroce sends) or
+ * "off" (delivered, counted as rx_unverified_icrc); or NULL with errno set
+ * (EINVAL: not a uroce context).
  */
 const char *uroce_query_icrc_mode(struct ibv_context *context);
 

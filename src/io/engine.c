@@ -104,22 +104,8 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		uint32_t dqpn = ur_bth_dqpn(buf);
 		uint8_t slot = (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT);
 
-		uint32_t want = ur_icrc_load(buf + len - UR_ICRC_LEN);
-
-		/* A plain UDP socket hides the IP ID: the check assumes what
-		 * uroce senders use, DF and ID 0, or the segment's index in a
-		 * GSO run (docs/wire.md). */
-		if (ur_icrc(&ri->path, buf, len - UR_ICRC_LEN) == want) {
-			ri->icrc_checked = true;
-		} else if (ri->path.ip_id) {
-			ri->path.ip_id = 0;
-			ri->icrc_checked = ur_icrc(&ri->path, buf,
-						   len - UR_ICRC_LEN) == want;
-		}
-		if (!ri->icrc_checked && __ur_icrc_would_drop(e->icrc, &ri->path))
-			ri->icrc_checked = __ur_icrc_search(&ri->path, buf, len,
-							    want);
-		if (!__ur_icrc_accept(e->icrc, &ri->path, ri->icrc_checked)) {
+		if (!__ur_icrc_check(e->icrc, &ri->path, buf, len,
+				     &ri->icrc_checked)) {
 			e->dev.cnt.rx_drop_icrc++;
 			return;
 		}
@@ -388,9 +374,9 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 		goto err;
 	e->rxbuf = calloc(UR_IO_RX_BATCH, sizeof(*e->rxbuf));
 	e->rxv = calloc(1, sizeof(*e->rxv));
-	e->icrc = __ur_icrc_learn_new(__ur_icrc_policy_env());
+	e->icrc = __ur_icrc_policy_env();
 	e->poll_tx = __ur_tx_batch_new();
-	if (!e->rxbuf || !e->rxv || !e->icrc || !e->poll_tx)
+	if (!e->rxbuf || !e->rxv || !e->poll_tx)
 		goto err;
 	__ur_udp_rx_init(e);
 	ret = e->fwd_fd = __ur_fwd_open(e);
@@ -490,7 +476,6 @@ void ur_engine_close(struct ur_engine *e)
 	__ur_map_fini(&e->mrs);
 	free(e->rxbuf);
 	free(e->rxv);
-	__ur_icrc_learn_free(e->icrc);
 	pthread_mutex_destroy(&e->rx_lock);
 	pthread_mutex_destroy(&e->fwd_lock);
 	pthread_rwlock_destroy(&e->qp_lock);
@@ -505,7 +490,7 @@ struct ur_dev *ur_engine_dev(struct ur_engine *e)
 
 const char *ur_engine_icrc_mode(const struct ur_engine *e)
 {
-	return "udp-csum";
+	return __ur_icrc_policy_name(e->icrc);
 }
 
 /* ---- QPs ---------------------------------------------------------------- */

@@ -8,10 +8,9 @@
  * ID 0: we then know every byte the ICRC covers (docs/wire.md).
  *
  * Receiving: recvmmsg() on the socket bound to <addr>:4791. A plain UDP
- * socket does not show the IP ID, so the ICRC is checked assuming the
- * sender's ID 0 + DF (what uroce peers send); a mismatch is counted as
- * unverified and the packet is accepted on the strength of the UDP checksum
- * the kernel has already checked (Linux rxe sends ID != 0).
+ * socket does not show the IP ID and DF flag; the engine checks the ICRC
+ * assuming what uroce peers send and, on a mismatch, recovers them from the
+ * ICRC (icrc.c), so that Linux rxe's packets (ID != 0) verify too.
  */
 #include <errno.h>
 #include <fcntl.h>

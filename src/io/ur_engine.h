@@ -106,8 +106,8 @@ int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
 /* This process's slot on the address (1..255). */
 uint8_t ur_engine_slot(const struct ur_engine *e);
 
-/* How incoming ICRCs are checked ("raw" sees IP headers, "udp-csum" relies
- * on the UDP checksum). */
+/* What an incoming ICRC mismatch means: UROCE_ICRC, "auto", "strict" or
+ * "off" (src/io/icrc.c). */
 const char *ur_engine_icrc_mode(const struct ur_engine *e);
 
 #endif

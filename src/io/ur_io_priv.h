@@ -82,6 +82,9 @@ struct ur_rxv {
 	char ctl[UR_IO_RX_BATCH][128];
 };
 
+/* What an ICRC mismatch means (UROCE_ICRC, icrc.c). */
+enum ur_icrc_policy { UR_ICRC_AUTO, UR_ICRC_STRICT, UR_ICRC_OFF };
+
 struct ur_engine {
 	struct ur_dev dev;
 	struct ur_engine_cfg cfg;
@@ -149,24 +152,17 @@ struct ur_engine {
 	uint16_t rx_k;
 	int rx_gso;
 	struct ur_rxinfo rx_ri;
-	struct ur_icrc_learn *icrc; /* ICRC policy + peers, under rx_lock */
+	enum ur_icrc_policy icrc; /* UROCE_ICRC */
 };
 
-/* icrc.c: what an ICRC mismatch means (UROCE_ICRC). */
-enum ur_icrc_policy { UR_ICRC_AUTO, UR_ICRC_STRICT, UR_ICRC_OFF };
-struct ur_icrc_learn;
+/* icrc.c: the receive ICRC check and what a mismatch means (UROCE_ICRC). */
 enum ur_icrc_policy __ur_icrc_policy_env(void);
 const char *__ur_icrc_policy_name(enum ur_icrc_policy p);
-struct ur_icrc_learn *__ur_icrc_learn_new(enum ur_icrc_policy p);
-void __ur_icrc_learn_free(struct ur_icrc_learn *l);
-/* True: deliver the packet; false: drop it (a corrupted packet). */
-bool __ur_icrc_accept(struct ur_icrc_learn *l, const struct ur_ipudp *path,
-		      bool verified);
-/* Is it worth searching the IP ID for this sender (a uroce peer)? Then
- * __ur_icrc_search tries every GSO segment index. */
-bool __ur_icrc_would_drop(struct ur_icrc_learn *l, const struct ur_ipudp *path);
-bool __ur_icrc_search(const struct ur_ipudp *path, const uint8_t *buf,
-		      size_t len, uint32_t want);
+/* Check the ICRC in the last 4 bytes of @buf against @path (ip_id: the
+ * packet's index in its GRO run); @path gets the IPv4 ID and DF flag that
+ * verified it. *verified: it did. Returns whether to deliver it. */
+bool __ur_icrc_check(enum ur_icrc_policy pol, struct ur_ipudp *path,
+		     const uint8_t *buf, size_t len, bool *verified);
 
 /* udp.c */
 int __ur_udp_open_rx(struct ur_engine *e);
