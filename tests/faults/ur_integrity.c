@@ -659,17 +659,20 @@ int main(int argc, char **argv)
 	xfer(fd, &c, 1, true);
 	xfer(fd, &c, 1, false);
 	t_last_good = now_s();
+	/* A QP stays until its peer is done with it: a send completes only
+	 * when the ACK arrives, and a lost ACK is answered again only while
+	 * the responder's QP lives (the server's FIN, the client's DONE). The
+	 * client, done with both, shuts its end of the TCP connection; the
+	 * server waits for that, then closes; the client waits for the
+	 * close. A failure exits, which closes the connection too. */
 	if (opt.server) {
 		client(&rem);
-		/* The server's FIN completes only when our ACK of it arrives;
-		 * a lost ACK is answered again while the QP lives. So the QP
-		 * stays until the server closes its end (after that
-		 * completion, or on failure), as perftest ends with a sync. */
-		while (read(fd, &c, 1) > 0)
-			;
+		shutdown(fd, SHUT_WR);
 	} else {
 		server();
 	}
+	while (read(fd, &c, 1) > 0)
+		;
 	close(fd);
 	ibv_destroy_qp(qp);
 	ibv_close_device(ctx);
