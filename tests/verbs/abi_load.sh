@@ -11,6 +11,12 @@ lib=$2
 fail=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+# A sanitized build: its runtimes come first, as uroce-run does it.
+if [ -r "$lib/uroce-preload" ]; then
+	LD_PRELOAD=$(cat "$lib/uroce-preload")
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+	export LD_PRELOAD ASAN_OPTIONS
+fi
 
 bad_load() {
 	grep -Eq "symbol lookup error|undefined symbol|relocation error|version .* not found|cannot open shared object" "$log"
