@@ -44,14 +44,19 @@ bool __ur_icrc_check(enum ur_icrc_policy pol, struct ur_ipudp *path,
 	size_t n = len - UR_ICRC_LEN;
 	uint32_t want = ur_icrc_load(buf + n);
 	uint32_t got = ur_icrc(path, buf, n);
-	struct ur_ipudp p = *path;
 
 	*verified = got == want;
-	if (!*verified && ur_icrc_fix_ipv4_id(&p, n, got ^ want) &&
-	    (pol != UR_ICRC_STRICT ||
-	     (p.ip_id < UR_IO_GSO_MAX_SEGS && p.ip_frag == 0x4000))) {
-		*path = p;
-		*verified = true;
+	if (!*verified) {
+		/* The mismatch path only: what a uroce peer sends verifies
+		 * above. */
+		struct ur_ipudp p = *path;
+
+		if (ur_icrc_fix_ipv4_id(&p, n, got ^ want) &&
+		    (pol != UR_ICRC_STRICT ||
+		     (p.ip_id < UR_IO_GSO_MAX_SEGS && p.ip_frag == 0x4000))) {
+			*path = p;
+			*verified = true;
+		}
 	}
 	return *verified || pol == UR_ICRC_OFF;
 }

@@ -86,28 +86,27 @@ static uint32_t id_basis[ID_BITS];
 /* After crc32.c's (constructor 101): ur_crc32 must be ready. */
 __attribute__((constructor(102))) static void id_delta_init(void)
 {
+	/* Bit k of the 16-bit ID sits in byte PSEUDO4_ID + 1 - k / 8 (big
+	 * endian); DF is bit 6 of the byte after it. */
 	uint8_t z[PSEUDO4_LEN] = { 0 };
-	uint32_t c0 = ur_crc32(0, z, sizeof(z)), basis[2][8];
+	uint32_t c0 = ur_crc32(0, z, sizeof(z));
 
-	for (int b = 0; b < 2; b++)
-		for (int k = 0; k < 8; k++) {
-			z[PSEUDO4_ID + b] = (uint8_t)(1u << k);
-			basis[b][k] = ur_crc32(0, z, sizeof(z)) ^ c0;
-			z[PSEUDO4_ID + b] = 0;
-		}
+	for (int k = 0; k < ID_BITS; k++) {
+		size_t at = k < 16 ? PSEUDO4_ID + 1 - (size_t)k / 8 : PSEUDO4_ID + 2;
+
+		z[at] = (uint8_t)(k < 16 ? 1u << (k % 8) : 0x40);
+		id_basis[k] = ur_crc32(0, z, sizeof(z)) ^ c0;
+		z[at] = 0;
+	}
 	for (int b = 0; b < 2; b++)
 		for (unsigned int v = 0; v < 256; v++) {
 			uint32_t d = 0;
 
 			for (int k = 0; k < 8; k++)
 				if (v & (1u << k))
-					d ^= basis[b][k];
+					d ^= id_basis[(1 - b) * 8 + k];
 			id_delta[b][v] = d;
 		}
-	for (int k = 0; k < 16; k++)
-		id_basis[k] = basis[k < 8 ? 1 : 0][k & 7];
-	z[PSEUDO4_ID + 2] = 0x40; /* the flags byte: DF */
-	id_basis[16] = ur_crc32(0, z, sizeof(z)) ^ c0;
 }
 
 static uint32_t crc_ipudp_memo(uint8_t *h, size_t hl)
