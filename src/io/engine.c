@@ -89,6 +89,27 @@ static const struct ur_dev_ops engine_dev_ops = {
 
 /* ---- receive path ------------------------------------------------------- */
 static void timer_moved(struct ur_engine *e, uint64_t before, uint64_t after);
+static bool qp_trylock(struct ur_eqp *q);
+static void backlog_run(struct ur_qp *qp, struct ur_eqp *q);
+
+/* Leave a plain ACK for the QP lock's holder; false: the ring is full. */
+static bool backlog_push(struct ur_eqp *q, const uint8_t *buf,
+			 const struct ur_rxinfo *ri)
+{
+	uint32_t h = atomic_load_explicit(&q->bl_head, memory_order_relaxed);
+	uint32_t t = atomic_load_explicit(&q->bl_tail, memory_order_acquire);
+	struct ur_eqp_ack *a = &q->bl[h % UR_IO_ACK_BACKLOG];
+
+	if (h - t >= UR_IO_ACK_BACKLOG)
+		return false;
+	memcpy(a->d, buf, sizeof(a->d));
+	a->ri = *ri;
+	atomic_store_explicit(&q->bl_head, h + 1, memory_order_release);
+	/* Against the holder's unlock then look (backlog_recheck): one of
+	 * us sees the other. */
+	atomic_thread_fence(memory_order_seq_cst);
+	return true;
+}
 
 void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling)
@@ -122,9 +143,26 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 	}
 	pthread_rwlock_rdlock(&e->qp_lock);
 	if (!ur_dev_rx_classify(&e->dev, buf, len, ri, &pkt, &qp)) {
+		struct ur_eqp *q = qp->io_priv;
 		uint64_t before;
 
-		ur_engine_qp_lock(qp);
+		if (!q) {
+			ur_engine_qp_lock(qp);
+		} else if (qp_trylock(q)) {
+			/* (it ran the ACKs left before this packet) */
+		} else if (__ur_is_plain_ack(buf, len) &&
+			   backlog_push(q, buf, ri)) {
+			/* A post holds the QP (in its system call, most
+			 * likely): it runs the ACK at its unlock, and this
+			 * thread goes on with the next packet instead of
+			 * waiting. Unless it unlocked meanwhile. */
+			e->dev.cnt.rx_ack_deferred++;
+			if (qp_trylock(q))
+				ur_engine_qp_unlock(qp);
+			goto out;
+		} else {
+			ur_engine_qp_lock(qp);
+		}
 		before = qp->deadline;
 		ur_qp_rx(qp, &pkt, ri, now);
 		ur_engine_qp_unlock(qp);
@@ -134,6 +172,7 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		 * followed by an ibv_destroy_qp that closes the port before
 		 * the ACK left. A polling thread defers it (ur_engine_poll);
 		 * ur_engine_qp_del flushes what it deferred. */
+out:
 		if (!tls_polling)
 			__ur_tx_flush();
 	}
@@ -617,15 +656,73 @@ void ur_engine_qp_lock(struct ur_qp *qp)
 	if (q) {
 		pthread_mutex_lock(&q->lock);
 		pthread_rwlock_rdlock(&q->e->mr_lock);
+		backlog_run(qp, q); /* ACKs that came first go first */
 	}
 }
 
-/* Release what ur_engine_qp_lock took. */
+/* ur_engine_qp_lock if the QP lock is free; false if it is held. */
+static bool qp_trylock(struct ur_eqp *q)
+{
+	if (pthread_mutex_trylock(&q->lock))
+		return false;
+	pthread_rwlock_rdlock(&q->e->mr_lock);
+	backlog_run(q->qp, q);
+	return true;
+}
+
+/* Run the ACKs left while the lock was held (backlog_push); QP lock held. */
+static void backlog_run(struct ur_qp *qp, struct ur_eqp *q)
+{
+	uint32_t t = atomic_load_explicit(&q->bl_tail, memory_order_relaxed);
+	uint32_t h = atomic_load_explicit(&q->bl_head, memory_order_acquire);
+	uint64_t now, before;
+
+	if (t == h)
+		return;
+	now = ur_now();
+	before = qp->deadline;
+	for (; t != h; t++) {
+		struct ur_eqp_ack *a = &q->bl[t % UR_IO_ACK_BACKLOG];
+		struct ur_pkt pkt;
+
+		if (ur_pkt_decode(a->d, sizeof(a->d), &pkt) == UR_DEC_OK)
+			ur_qp_rx(qp, &pkt, &a->ri, now);
+	}
+	atomic_store_explicit(&q->bl_tail, t, memory_order_release);
+	timer_moved(q->e, before, qp->deadline);
+}
+
+/*
+ * What the QP made leaves before its lock does. A QP's packets leave in the
+ * order it made them: another thread taking the lock next (a post, a timer,
+ * a poll) must not send later PSNs before these, or the peer sees a
+ * sequence error and go-back-N resends (9.7.4.1.3). Only plain ACKs from a
+ * polling thread wait; held requests leave first, whoever unlocks.
+ */
+static void unlock_flush(struct ur_eqp *q)
+{
+	if (q && q->held && __ur_tx_pending(q->held))
+		__ur_tx_flush_after(q->held);
+	else if (!tls_polling || __ur_tx_ordered_pending())
+		__ur_tx_flush();
+}
+
+/* Release what ur_engine_qp_lock took, then take the lock back for ACKs
+ * left meanwhile by a receiver that found it held: nobody else may. */
 static void qp_locks_release(struct ur_eqp *q)
 {
-	if (q) {
+	if (!q)
+		return;
+	for (;;) {
 		pthread_rwlock_unlock(&q->e->mr_lock);
 		pthread_mutex_unlock(&q->lock);
+		atomic_thread_fence(memory_order_seq_cst); /* backlog_push */
+		if (atomic_load_explicit(&q->bl_head, memory_order_relaxed) ==
+			    atomic_load_explicit(&q->bl_tail,
+						 memory_order_relaxed) ||
+		    !qp_trylock(q)) /* which runs them */
+			return;
+		unlock_flush(q);
 	}
 }
 
@@ -633,15 +730,9 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
 
-	/* A QP's packets leave in the order it made them: another thread
-	 * taking the lock next (a post, a timer, a poll) must not send later
-	 * PSNs before these, or the peer sees a sequence error and go-back-N
-	 * resends (9.7.4.1.3). Only plain ACKs from a polling thread wait;
-	 * held requests leave first, whoever unlocks. */
-	if (q && q->held && __ur_tx_pending(q->held))
-		__ur_tx_flush_after(q->held);
-	else if (!tls_polling || __ur_tx_ordered_pending())
-		__ur_tx_flush();
+	if (q)
+		backlog_run(qp, q);
+	unlock_flush(q);
 	qp_locks_release(q);
 }
 
@@ -685,6 +776,8 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 		ur_engine_qp_unlock(qp);
 		return;
 	}
+	if (q)
+		backlog_run(qp, q);
 	ur_qp_progress(qp, now);
 	if (q && post_holds(qp)) {
 		qp_locks_release(q); /* held: nothing to send now */

@@ -592,18 +592,9 @@ struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len)
 	return &s->pb;
 }
 
-/* An ACK that only acknowledges (9.7.5.1), no NAK: a later one from the
- * same QP supersedes it. */
-static bool is_plain_ack(const uint8_t *d, size_t len)
-{
-	return len == UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN &&
-	       ur_bth_opcode(d) == UR_OP_RC_ACKNOWLEDGE &&
-	       ur_aeth_kind(d[UR_BTH_LEN]) == UR_AETH_ACK;
-}
-
 static bool plain_ack(const struct ur_pktbuf *pb)
 {
-	return is_plain_ack(pb->data, pb->len);
+	return __ur_is_plain_ack(pb->data, pb->len);
 }
 
 /* Drop an older plain ACK of the same QP still waiting in the batch: the
@@ -790,7 +781,7 @@ static int rx_call(struct ur_engine *e, int fd, bool batch)
 static bool only_acks(const uint8_t *p, size_t len, size_t seg)
 {
 	for (size_t off = 0; off < len; off += seg)
-		if (!is_plain_ack(p + off, len - off < seg ? len - off : seg))
+		if (!__ur_is_plain_ack(p + off, len - off < seg ? len - off : seg))
 			return false;
 	return true;
 }

@@ -34,6 +34,17 @@
  * engine thread on the same core, yields the core to it at each further
  * try (ur_engine_poll). */
 #define UR_IO_POLL_BUSY_YIELD 16
+/* Plain ACKs a QP whose lock is taken keeps for its holder (ur_eqp). */
+#define UR_IO_ACK_BACKLOG 16
+
+/* An ACK that only acknowledges (9.7.5.1), no NAK: a later one from the
+ * same QP supersedes it. */
+static inline bool __ur_is_plain_ack(const uint8_t *d, size_t len)
+{
+	return len == UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN &&
+	       ur_bth_opcode(d) == UR_OP_RC_ACKNOWLEDGE &&
+	       ur_aeth_kind(d[UR_BTH_LEN]) == UR_AETH_ACK;
+}
 
 /* A tiny chained hash from a 32-bit key to a pointer. */
 struct ur_map_node {
@@ -65,6 +76,19 @@ struct ur_eqp {
 	 * QP first holds one. */
 	struct tx_batch *held;
 	bool last_small;  /* the previous post made one small packet */
+	/*
+	 * Plain ACKs that arrived while another thread held the lock (a post
+	 * in its system call): the receiver leaves them here instead of
+	 * waiting, and whoever holds the lock runs them before releasing it,
+	 * as the kernel's socket backlog does for packets that find the
+	 * socket owned. One producer at a time (rx_lock), one consumer (the
+	 * lock holder). Ring indices count up; slot = index % size.
+	 */
+	_Atomic uint32_t bl_head, bl_tail;
+	struct ur_eqp_ack {
+		uint8_t d[UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN];
+		struct ur_rxinfo ri;
+	} bl[UR_IO_ACK_BACKLOG];
 };
 
 /* A source-port socket, shared by the QPs that hash to the same port. */
