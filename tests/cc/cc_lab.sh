@@ -166,8 +166,9 @@ for mode in $MODES; do
 	analyse "$mode" >"$WORK/$mode.res"
 	[[ -n $OUT ]] && cp "$WORK/$mode.res" "$OUT/cc-$mode-summary.txt"
 	drops=$(nfq tail_dropped "$mode") marked=$(nfq marked "$mode") pk=$(nfq packets "$mode")
+	stamped=$(nfq stamped "$mode")
 	r=$WORK/$mode.res
-	echo "-- $mode: switch packets=$pk marked=$marked tail_dropped=$drops;" \
+	echo "-- $mode: switch packets=$pk (kernel-stamped $stamped) marked=$marked tail_dropped=$drops;" \
 		"CNPs sent $(val tx_cnp "$r") handled $(val rx_cnp "$r"); retransmits $(val retransmit "$r");" \
 		"converged: flows $(val x1 "$r") / $(val x2 "$r") Mbit/s, Jain $(val jain "$r")," \
 		"queue p95 $(val p95 "$r") B p99 $(val p99 "$r") B max $(val maxq "$r") B"
