@@ -105,7 +105,7 @@ static bool backlog_push(struct ur_eqp *q, const uint8_t *buf,
 	memcpy(a->d, buf, sizeof(a->d));
 	a->ri = *ri;
 	atomic_store_explicit(&q->bl_head, h + 1, memory_order_release);
-	/* Against the holder's unlock then look (backlog_recheck): one of
+	/* Against the holder's unlock then look (qp_locks_release): one of
 	 * us sees the other. */
 	atomic_thread_fence(memory_order_seq_cst);
 	return true;
