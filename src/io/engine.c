@@ -245,7 +245,13 @@ static int drain_all(struct ur_engine *e, uint64_t now)
 	n = __ur_udp_drain(e, e->rx_fd, now, true, NULL);
 	tls_polling = false;
 	__ur_tx_switch(prev);
-	__ur_fwd_accept(e); /* new siblings: only the engine thread looks */
+	/* New siblings: only the engine thread looks, and not at every
+	 * batch (a system call; a new sibling is rare and waits in the
+	 * backlog). The listener wakes a sleeping engine (engine_main). */
+	if (now - e->fwd_accept_at >= UR_IO_ACCEPT_NS) {
+		__ur_fwd_accept(e);
+		e->fwd_accept_at = now;
+	}
 	n += __ur_fwd_drain(e, now);
 	pthread_mutex_unlock(&e->rx_lock);
 	return n;
@@ -328,6 +334,8 @@ static void *engine_main(void *arg)
 
 				if (read(e->ev_fd, &v, sizeof(v)) < 0)
 					(void)0;
+			} else if (ev[i].data.fd == e->fwd_fd) {
+				e->fwd_accept_at = 0; /* at the next drain */
 			}
 		}
 		atomic_store(&e->sleep_until, 0);

@@ -34,6 +34,9 @@
  * engine thread on the same core, yields the core to it at each further
  * try (ur_engine_poll). */
 #define UR_IO_POLL_BUSY_YIELD 16
+/* A busy engine looks for new siblings this often (one accept4 each); a
+ * sleeping one is woken by the listener. */
+#define UR_IO_ACCEPT_NS 1000000ull
 /* Plain ACKs a QP whose lock is taken keeps for its holder (ur_eqp). */
 #define UR_IO_ACK_BACKLOG 16
 
@@ -119,6 +122,7 @@ struct ur_engine {
 	pthread_mutex_t fwd_lock; /* fwd_out: any thread may send to a sibling */
 	int fwd_in[256];        /* connections from siblings */
 	int fwd_nin;
+	uint64_t fwd_accept_at; /* last accept4 of a busy engine (drain_all) */
 	int ev_fd;              /* eventfd: wake the engine thread */
 	int ep_fd;
 	int ep_timer_fd;        /* only the wake-up eventfd: timers alone */
