@@ -146,21 +146,19 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		struct ur_eqp *q = qp->io_priv;
 		uint64_t before;
 
-		if (!q) {
-			ur_engine_qp_lock(qp);
-		} else if (qp_trylock(q)) {
-			/* (it ran the ACKs left before this packet) */
-		} else if (__ur_is_plain_ack(buf, len) &&
-			   backlog_push(q, buf, ri)) {
-			/* A post holds the QP (in its system call, most
-			 * likely): it runs the ACK at its unlock, and this
-			 * thread goes on with the next packet instead of
-			 * waiting. Unless it unlocked meanwhile. */
-			e->dev.cnt.rx_ack_deferred++;
-			if (qp_trylock(q))
-				ur_engine_qp_unlock(qp);
-			goto out;
-		} else {
+		if (!q || !qp_trylock(q)) {
+			if (q && __ur_is_plain_ack(buf, len) &&
+			    backlog_push(q, buf, ri)) {
+				/* A post holds the QP (in its system call,
+				 * most likely): it runs the ACK at its unlock,
+				 * and this thread goes on with the next packet
+				 * instead of waiting. Unless it unlocked
+				 * meanwhile. */
+				e->dev.cnt.rx_ack_deferred++;
+				if (qp_trylock(q))
+					ur_engine_qp_unlock(qp);
+				goto out;
+			}
 			ur_engine_qp_lock(qp);
 		}
 		before = qp->deadline;
