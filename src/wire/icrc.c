@@ -255,37 +255,68 @@ static uint32_t x_pow_8n(size_t n)
  *
  * Return: true (and @ip updated) if some ID and DF explain @delta.
  */
+/*
+ * The system ur_icrc_fix_ipv4_id() solves depends on the length alone, and
+ * building it (x^(8n) and 17 products) costs over a microsecond: each
+ * thread keeps the last few, in row echelon form, each row tagged with the
+ * header bits it combines. A receiver sees few lengths (full-MTU packets,
+ * ACKs, a message's last packet).
+ */
+#define ID_SYS_N 8
+struct id_system {
+	size_t ib_len;
+	bool ready;
+	uint32_t row[ID_BITS], tag[ID_BITS], pivot[ID_BITS];
+};
+static __thread struct id_system id_sys[ID_SYS_N];
+
+static const struct id_system *id_system(size_t ib_len)
+{
+	struct id_system *s = &id_sys[(ib_len ^ ib_len >> 3) % ID_SYS_N];
+	/* A difference in the pseudo header is carried through the ib_len
+	 * bytes that follow it under the CRC. */
+	uint32_t shift;
+
+	if (s->ready && s->ib_len == ib_len)
+		return s;
+	s->ready = false;
+	shift = x_pow_8n(ib_len);
+	for (int i = 0; i < ID_BITS; i++) {
+		s->row[i] = gf2_mulmod(id_basis[i], shift);
+		s->tag[i] = 1u << i;
+		for (int j = 0; j < i; j++)
+			if (s->row[i] & s->pivot[j]) {
+				s->row[i] ^= s->row[j];
+				s->tag[i] ^= s->tag[j];
+			}
+		if (!s->row[i])
+			return NULL; /* cannot happen: the basis is independent */
+		s->pivot[i] = s->row[i] & -s->row[i];
+	}
+	s->ib_len = ib_len;
+	s->ready = true;
+	return s;
+}
+
 bool ur_icrc_fix_ipv4_id(struct ur_ipudp *ip, size_t ib_len, uint32_t delta)
 {
-	uint32_t row[ID_BITS], tag[ID_BITS], pivot[ID_BITS], sol = 0;
-	uint32_t shift;
+	const struct id_system *s;
+	uint32_t sol = 0;
 
 	if (ip->v6)
 		return false;
 	if (!delta)
 		return true;
-	/* A difference in the pseudo header is carried through the ib_len
-	 * bytes that follow it under the CRC. */
-	shift = x_pow_8n(ib_len);
-	/* Row echelon form of the shifted basis, each row tagged with the
-	 * header bits it combines. */
+	s = id_system(ib_len);
+	if (!s)
+		return false;
 	for (int i = 0; i < ID_BITS; i++) {
-		row[i] = gf2_mulmod(id_basis[i], shift);
-		tag[i] = 1u << i;
-		for (int j = 0; j < i; j++)
-			if (row[i] & pivot[j]) {
-				row[i] ^= row[j];
-				tag[i] ^= tag[j];
-			}
-		if (!row[i])
-			return false; /* cannot happen: the basis is independent */
-		pivot[i] = row[i] & -row[i];
+		/* Without branches: which rows apply is data, not a pattern. */
+		uint32_t m = -(uint32_t)((delta & s->pivot[i]) != 0);
+
+		delta ^= s->row[i] & m;
+		sol ^= s->tag[i] & m;
 	}
-	for (int i = 0; i < ID_BITS; i++)
-		if (delta & pivot[i]) {
-			delta ^= row[i];
-			sol ^= tag[i];
-		}
 	if (delta)
 		return false;
 	ip->ip_id ^= (uint16_t)sol;
