@@ -374,6 +374,14 @@ static void timer_moved(struct ur_engine *e, uint64_t before, uint64_t after)
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
+/* An on/off setting that is on unless set to 0. */
+static bool env_is_0(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v == '0';
+}
+
 int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 {
 	struct ur_engine *e;
@@ -403,11 +411,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	e->dev.host = e;
 	/* Payloads go from registered memory straight to sendmmsg (the
 	 * kernel's copy is the only one); UROCE_ZCOPY=0 copies them first. */
-	{
-		const char *z = getenv("UROCE_ZCOPY");
-
-		e->dev.tx_ext = !(z && *z == '0');
-	}
+	e->dev.tx_ext = !env_is_0("UROCE_ZCOPY");
 	e->dev.max_mtu = cfg->mtu ? cfg->mtu : 1024;
 	e->dev.jumbo_max = cfg->jumbo_max;
 	pthread_mutex_init(&e->rx_lock, NULL);
@@ -420,6 +424,9 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	e->rxbuf = calloc(UR_IO_RX_BATCH, sizeof(*e->rxbuf));
 	e->rxv = calloc(1, sizeof(*e->rxv));
 	e->icrc = __ur_icrc_policy_env();
+	/* A strict receiver takes only the IDs of unconnected sockets: a
+	 * strict deployment keeps to them (csock.c). */
+	e->csock_on = e->icrc != UR_ICRC_STRICT && !env_is_0("UROCE_CONNECT");
 	e->poll_tx = __ur_tx_batch_new();
 	if (!e->rxbuf || !e->rxv || !e->poll_tx)
 		goto err;
@@ -641,6 +648,10 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 	if (q) {
 		if (q->held) /* before its port closes */
 			flush_batch(q->held);
+		if (q->cs) {
+			__ur_csock_close(q->cs);
+			atomic_fetch_sub(&e->ncsock, 1);
+		}
 		sport_put(e, q->sport);
 	}
 	pthread_rwlock_unlock(&e->qp_lock);

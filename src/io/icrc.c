@@ -11,8 +11,9 @@
  * delivered:
  *
  *   auto    (default) a packet that no ID explains is dropped (rx_drop_icrc)
- *   strict  also one whose ID is not one uroce sends (a GSO segment index,
- *           DF): uroce-only deployments
+ *   strict  also one whose ID is not one an unconnected uroce socket sends
+ *           (a GSO segment index, DF): uroce-only deployments, all strict
+ *           (a strict engine keeps its QPs off connected sockets, csock.c)
  *   off     nothing is dropped; mismatches count as rx_unverified_icrc
  *
  * IPv6 has no ID: its ICRC is always fully known.

@@ -5,7 +5,9 @@
  * Sending: packets the transport hands over are batched per thread and
  * leave with sendmmsg() from the socket bound to the QP's source port. The
  * sockets are unconnected and set IP_PMTUDISC_DO, so Linux sends DF with IP
- * ID 0: we then know every byte the ICRC covers (docs/wire.md).
+ * ID 0: we then know every byte the ICRC covers (docs/wire.md). A connected
+ * QP's packets leave from its own connected socket instead (csock.c), whose
+ * IDs we number.
  *
  * Receiving: recvmmsg() on the socket bound to <addr>:4791. A plain UDP
  * socket does not show the IP ID and DF flag; the engine checks the ICRC
@@ -150,8 +152,9 @@ int __ur_udp_open_tx_plain(const struct ur_engine *e, uint16_t sport)
  * Consecutive packets to the same destination from the same socket leave as
  * one UDP GSO send (UDP_SEGMENT): the kernel cuts the buffer back into the
  * same datagrams and gives segment i the IP ID base + i, where base is 0 for
- * our unconnected DF sockets. The ICRC covers the ID, so it is computed here,
- * once the packet's place in its GSO run is known.
+ * our unconnected DF sockets and the socket's counter for a connected one
+ * (csock.c). The ICRC covers the ID, so it is computed here, once the
+ * packet's place in its GSO run is known.
  */
 #define UR_IO_GSO_MAX_BYTES 65000 /* IPv4 total length minus IP/UDP headers */
 
@@ -159,6 +162,7 @@ struct tx_slot {
 	struct ur_pktbuf pb;
 	struct ur_engine *e;
 	int fd;
+	struct ur_csock *cs; /* fd is this connected socket's (csock.c) */
 	bool ready;
 	uint8_t data[UR_IO_MAX_PKT];
 };
@@ -227,6 +231,12 @@ static void fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
 	}
 }
 
+void __ur_udp_fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
+		       uint16_t port, socklen_t *len)
+{
+	fill_dst(ss, p, port, len);
+}
+
 /*
  * Whether @b may join the GSO run that @a starts (one cmsg, @a's TOS for
  * all). A Not-ECT packet may join an ECT run and leaves ECN-capable: the
@@ -245,6 +255,30 @@ static bool same_run(const struct tx_slot *a, const struct tx_slot *b)
 		 (b->pb.path.tos & 3u) == 0));
 }
 
+/* Message @i failed with @err: it is lost, as on a wire (EAGAIN, ENOBUFS,
+ * ECONNREFUSED, ...), and the transport's timers recover. */
+static void send_failed(struct tx_batch *b, unsigned int i, int err)
+{
+	if (b->msg_npkt[i] > 1 &&
+	    (err == EIO || err == EINVAL || err == ENOPROTOOPT))
+		atomic_store(&gso_broken, true); /* no GSO on this path */
+	b->msg_e[i]->dev.cnt.tx_drop_io += b->msg_npkt[i];
+}
+
+/* Send message @i alone; 0 or the errno it failed with (counted). */
+static int send_one(struct tx_batch *b, unsigned int i)
+{
+	ssize_t r;
+
+	do
+		r = sendmsg(b->msg_fd[i], &b->msg[i].msg_hdr, 0);
+	while (r < 0 && errno == EINTR);
+	if (r >= 0)
+		return 0;
+	send_failed(b, i, errno);
+	return errno;
+}
+
 static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 {
 	unsigned int i = from;
@@ -257,24 +291,17 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 			run++;
 		/* One message: sendmsg skips sendmmsg's per-call work. */
 		if (run == 1) {
-			ssize_t r = sendmsg(b->msg_fd[i], &b->msg[i].msg_hdr, 0);
-
-			n = r < 0 ? -1 : 1;
-		} else {
-			n = sendmmsg(b->msg_fd[i], &b->msg[i], run, 0);
+			send_one(b, i++);
+			continue;
 		}
+		n = sendmmsg(b->msg_fd[i], &b->msg[i], run, 0);
 		if (n > 0) {
 			i += (unsigned int)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && b->msg_npkt[i] > 1 &&
-		    (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT))
-			atomic_store(&gso_broken, true); /* no GSO on this path */
-		/* This message is lost (EAGAIN, ENOBUFS, ECONNREFUSED, ...),
-		 * as on a wire; the transport's timers recover. */
-		b->msg_e[i]->dev.cnt.tx_drop_io += b->msg_npkt[i];
+		send_failed(b, i, errno);
 		i++;
 	}
 }
@@ -387,6 +414,7 @@ void __ur_tx_adopt(struct tx_batch *from)
 		memcpy(t->data, f->data, f->pb.len);
 		t->e = f->e;
 		t->fd = f->fd;
+		t->cs = f->cs;
 		t->ready = true;
 		f->ready = false;
 	}
@@ -465,7 +493,7 @@ static bool to_sibling(struct tx_slot *s)
 void __ur_tx_flush(void)
 {
 	struct tx_batch *b = tls_tx;
-	unsigned int i, n = 0, v = 0;
+	unsigned int i, n = 0, v = 0, sent = 0;
 	bool gso = !atomic_load(&gso_broken);
 
 	if (!b || !b->used)
@@ -479,10 +507,20 @@ void __ur_tx_flush(void)
 		struct msghdr *mh;
 		unsigned int k, j = i, bytes = 0;
 		socklen_t alen;
+		struct ur_csock *cs = first->cs;
+		uint16_t id0 = 0;
 
 		if (!first->ready) {
 			i++;
 			continue;
+		}
+		if (cs) {
+			/* Numbered under its lock, from send to send; what was
+			 * made before it leaves first. */
+			send_msgs(b, sent, n);
+			sent = n;
+			if (!__ur_csock_begin(cs, &id0))
+				cs = NULL; /* retired: the port's socket */
 		}
 		/* A GSO run: same socket and destination, equal sizes except
 		 * a shorter last one. */
@@ -502,7 +540,7 @@ void __ur_tx_flush(void)
 			struct ur_pktbuf *pb = &b->slot[k].pb;
 			struct ext_parts x;
 
-			pb->path.ip_id = (uint16_t)(k - i);
+			pb->path.ip_id = (uint16_t)(id0 + k - i);
 			if (!pb->ext) {
 				icrc_put(pb, NULL);
 				b->iov[v++] = (struct iovec){ pb->data, pb->len };
@@ -519,9 +557,12 @@ void __ur_tx_flush(void)
 			b->iov[v++] = (struct iovec){ pb->data + x.hdr,
 						      x.pad + UR_ICRC_LEN };
 		}
-		fill_dst(&b->to[n], &first->pb.path, first->e->cfg.port, &alen);
-		mh->msg_name = &b->to[n];
-		mh->msg_namelen = alen;
+		if (!cs) {
+			fill_dst(&b->to[n], &first->pb.path, first->e->cfg.port,
+				 &alen);
+			mh->msg_name = &b->to[n];
+			mh->msg_namelen = alen;
+		}
 		mh->msg_iovlen = (size_t)(&b->iov[v] - mh->msg_iov);
 		b->msg_npkt[n] = j - i;
 		mh->msg_control = b->ctl[n];
@@ -551,10 +592,21 @@ void __ur_tx_flush(void)
 		if (!mh->msg_controllen)
 			mh->msg_control = NULL;
 		b->msg_e[n] = first->e;
-		b->msg_fd[n++] = first->fd;
+		b->msg_fd[n] = cs ? cs->fd : first->cs ? first->cs->fallback_fd :
+			       first->fd;
+		if (first->cs) {
+			if (cs) {
+				__ur_csock_end(cs, send_one(b, n), j - i);
+				first->e->dev.cnt.tx_connected++;
+			} else {
+				send_one(b, n);
+			}
+			sent = n + 1;
+		}
+		n++;
 		i = j;
 	}
-	send_msgs(b, 0, n);
+	send_msgs(b, sent, n);
 	for (i = 0; i < b->used; i++)
 		b->slot[i].ready = false;
 	b->used = 0;
@@ -619,6 +671,34 @@ static void coalesce_ack(struct tx_batch *b, const struct tx_slot *s)
 	}
 }
 
+/* The connected socket for a packet of @q to @p->dst, opened at the QP's
+ * first packet (we hold its lock); NULL: the port's unconnected socket. */
+static struct ur_csock *csock_of(struct ur_engine *e, struct ur_eqp *q,
+				 const struct ur_ipudp *p)
+{
+	struct ur_csock *cs = q->cs;
+
+	if (!cs && !q->cs_tried) {
+		q->cs_tried = true;
+		/* Not to our own address: siblings there are reached by
+		 * unix socket (to_sibling). */
+		if (!e->csock_on || (q->qp->type != UR_QPT_RC &&
+				     q->qp->type != UR_QPT_UC) ||
+		    (p->v6 == e->local.v6 &&
+		     !memcmp(p->dst, e->local.src, p->v6 ? 16 : 4)))
+			return NULL;
+		if (atomic_fetch_add(&e->ncsock, 1) >= UR_IO_CSOCK_MAX ||
+		    !(cs = q->cs = __ur_csock_open(e, q->tx_fd, q->sport, p))) {
+			atomic_fetch_sub(&e->ncsock, 1);
+			return NULL;
+		}
+	}
+	if (!cs || atomic_load_explicit(&cs->dead, memory_order_relaxed) ||
+	    cs->v6 != p->v6 || memcmp(cs->dst, p->dst, sizeof(cs->dst)))
+		return NULL;
+	return cs;
+}
+
 void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
 {
 	struct ur_engine *e = host;
@@ -633,11 +713,16 @@ void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
 	memcpy(p->src, e->local.src, sizeof(p->src));
 	p->dport = e->cfg.port;
 	p->ip_frag = 0x4000; /* DF */
+	s->cs = NULL;
 	if (q && p->sport == q->sport) {
 		/* The QP's own port: its socket, without the table lock (we
 		 * are called under the QP's lock, and a QP's port lives as
-		 * long as the QP). */
+		 * long as the QP); its connected one if it has one for this
+		 * destination. */
 		s->fd = q->tx_fd;
+		s->cs = csock_of(e, pb->qp_io, p);
+		if (s->cs)
+			s->fd = s->cs->fd;
 	} else {
 		if (p->sport) {
 			pthread_rwlock_rdlock(&e->qp_lock);

@@ -73,6 +73,10 @@ struct ur_eqp {
 	struct ur_engine *e;
 	int tx_fd;       /* socket bound to the QP's UDP source port */
 	uint16_t sport;
+	/* Its connected socket, opened at its first packet (QP lock) if the
+	 * QP is connected; NULL if none could be (cs_tried). */
+	struct ur_csock *cs;
+	bool cs_tried;
 	/* Doorbell batching: small requests of a QP that streams them with
 	 * many in flight wait here (QP lock) and leave together, before
 	 * anything else the QP sends (ur_engine_qp_unlock); NULL until the
@@ -93,6 +97,25 @@ struct ur_eqp {
 		struct ur_rxinfo ri;
 	} bl[UR_IO_ACK_BACKLOG];
 };
+
+/*
+ * A connected QP's own transmit socket (csock.c): bound to its source port,
+ * connected to its peer; IPv4 datagrams are numbered by next_id under the
+ * lock (__ur_csock_begin/_end).
+ */
+struct ur_csock {
+	pthread_mutex_t lock;
+	int fd;
+	int fallback_fd;   /* the port's unconnected socket, once retired */
+	bool v6;
+	uint8_t dst[16];
+	uint16_t next_id;  /* IPv4 ID of the next send's first segment */
+	bool per_seg;      /* a GSO send moves the counter by its segments */
+	atomic_bool dead;  /* retired: a send may have used an unknown ID */
+};
+/* At most this many per engine: each is a file descriptor of the
+ * application's process. */
+#define UR_IO_CSOCK_MAX 64
 
 /* A source-port socket, shared by the QPs that hash to the same port. */
 struct ur_sport_sock {
@@ -181,6 +204,8 @@ struct ur_engine {
 	int rx_gso;
 	struct ur_rxinfo rx_ri;
 	enum ur_icrc_policy icrc; /* UROCE_ICRC */
+	bool csock_on;            /* connected QPs get a connected socket */
+	atomic_int ncsock;        /* how many are open (UR_IO_CSOCK_MAX) */
 };
 
 /* icrc.c: the receive ICRC check and what a mismatch means (UROCE_ICRC). */
@@ -192,7 +217,18 @@ const char *__ur_icrc_policy_name(enum ur_icrc_policy p);
 bool __ur_icrc_check(enum ur_icrc_policy pol, struct ur_ipudp *path,
 		     const uint8_t *buf, size_t len, bool *verified);
 
+/* csock.c */
+struct ur_csock *__ur_csock_open(struct ur_engine *e, int sport_fd,
+				 uint16_t sport, const struct ur_ipudp *path);
+void __ur_csock_close(struct ur_csock *cs);
+/* Lock @cs and give the ID of its next send; false (unlocked) if retired. */
+bool __ur_csock_begin(struct ur_csock *cs, uint16_t *id);
+/* After the send of @nseg segments that failed with @err (0: sent). */
+void __ur_csock_end(struct ur_csock *cs, int err, unsigned int nseg);
+
 /* udp.c */
+void __ur_udp_fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
+		       uint16_t port, socklen_t *len);
 int __ur_udp_open_rx(struct ur_engine *e);
 int __ur_udp_open_tx(const struct ur_engine *e, uint16_t sport);
 /* Not-ECT by default (the GSI's MADs; __ur_udp_open_tx's send ECT(0)). */

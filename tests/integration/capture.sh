@@ -8,7 +8,10 @@
 #    also with UROCE_JUMBO=1 (16 KiB packets, data checked by the program).
 # 2. Two network namespaces joined by a veth pair whose UDP segmentation
 #    offload is off, so the kernel cuts uroce's GSO runs into real frames on
-#    the wire: proves the per-segment IP IDs and ICRCs (needs root).
+#    the wire: proves the per-segment IP IDs and ICRCs (needs root), from
+#    the QPs' connected sockets (IDs from the kernel's per-socket counter,
+#    learnt by probes: src/io/csock.c) and, with UROCE_CONNECT=0, from
+#    unconnected ones (ID = index in the GSO run).
 set -u
 bin=$(readlink -f "$1")
 run=$bin/uroce-run
@@ -53,6 +56,23 @@ pingpong() { # nsexec_srv nsexec_cli srv_ip cli_ip extra...
 	fi
 }
 
+# Datagrams the last pingpong sent on connected sockets (UROCE_STATS=1
+# prints the counters at exit).
+connected_sends() {
+	cat "$dir/s.log" "$dir/c.log" |
+		sed -n 's/.*tx_connected=\([0-9]*\).*/\1/p' | awk '{n += $1} END {print n + 0}'
+}
+expect_connected() { # label want(yes|no)
+	local n
+	n=$(connected_sends)
+	if { [ "$2" = yes ] && [ "$n" = 0 ]; } || { [ "$2" = no ] && [ "$n" != 0 ]; }; then
+		echo "FAIL: $1: $n datagrams on connected sockets"; fail=1
+	else
+		echo "ok: $1: $n datagrams on connected sockets"
+	fi
+}
+export UROCE_STATS=1
+
 capture() { # nsexec iface file [extra filter]
 	$1 dumpcap -q -i "$2" -f "udp port 4791 ${4:-}" -w "$3" >/dev/null 2>&1 &
 	cap=$!
@@ -65,6 +85,9 @@ stop_capture() { sleep 0.3; kill -INT "$cap" 2>/dev/null; wait "$cap" 2>/dev/nul
 capture "" lo "$dir/lo.pcap" "and host 127.0.77.2 and host 127.0.77.3"
 UROCE_GSO=0 pingpong "" "" 127.0.77.2 127.0.77.3 -n 20 -s 4096
 UROCE_GSO=0 pingpong "" "" 127.0.77.2 127.0.77.3 -n 5 -s 100000 -m 4096
+expect_connected "loopback" yes
+UROCE_CONNECT=0 UROCE_GSO=0 pingpong "" "" 127.0.77.2 127.0.77.3 -n 5 -s 4096
+expect_connected "loopback, UROCE_CONNECT=0" no
 stop_capture
 check "$dir/lo.pcap" "loopback capture" 100
 
@@ -97,7 +120,13 @@ if [ "$(id -u)" = 0 ] && ip netns add "$ns-a" 2>/dev/null && ip netns add "$ns-b
 	capture "ip netns exec $ns-b" "cap$$b" "$dir/veth.pcap"
 	pingpong "ip netns exec $ns-a" "ip netns exec $ns-b" 10.202.0.1 10.202.0.2 -n 20 -s 65536 -m 1024
 	stop_capture
-	check "$dir/veth.pcap" "veth capture (GSO cut on the wire)" 1000
+	expect_connected "veth" yes
+	check "$dir/veth.pcap" "veth capture (GSO cut on the wire, connected sockets)" 1000
+	capture "ip netns exec $ns-b" "cap$$b" "$dir/veth0.pcap"
+	UROCE_CONNECT=0 pingpong "ip netns exec $ns-a" "ip netns exec $ns-b" 10.202.0.1 10.202.0.2 -n 20 -s 65536 -m 1024
+	stop_capture
+	expect_connected "veth, UROCE_CONNECT=0" no
+	check "$dir/veth0.pcap" "veth capture (GSO cut on the wire, unconnected sockets)" 1000
 else
 	echo "skip: namespace part needs root"
 fi
