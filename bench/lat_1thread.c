@@ -9,7 +9,7 @@
  * make the system calls uroce makes for such a message and nothing else:
  * one sendmsg of a two-segment UDP GSO datagram (the SEND and the ACK it
  * carries along to the peer, one iovec each) from a transmit socket set
- * up as uroce's, one recvmsg (source address, cmsg buffer) on one shared
+ * up as uroce's (connected to the peer, as an RC QP's), one recvmsg (source address, cmsg buffer) on one shared
  * receive socket with IP_RECVTOS and UDP_GRO: the kernel's part of
  * uroce's path, a floor for it. Every step runs on one CPU in
  * order, so the figure is the CPU path of a message through the stack,
@@ -266,7 +266,8 @@ static void send_uroce_like(int fd, const struct sockaddr_in *to, char *pkt)
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov[2] = { { pkt, 24 }, { pkt + 32, 20 } };
-	struct msghdr mh = { .msg_name = (void *)to, .msg_namelen = sizeof(*to),
+	struct msghdr mh = { .msg_name = (void *)to,
+			     .msg_namelen = to ? sizeof(*to) : 0,
 			     .msg_iov = iov, .msg_iovlen = 2,
 			     .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
@@ -304,12 +305,15 @@ static void run_udp_uroce(int iters, double *lat, const char *addr)
 	int fb = uroce_like_socket(addr, false, &tb);
 	char pkt[64] = { 0 }, buf[2048];
 
+	/* An RC QP sends from a socket connected to its peer (csock.c). */
+	if (connect(fa, (void *)&rx, sizeof(rx)) || connect(fb, (void *)&rx, sizeof(rx)))
+		die("connect");
 	for (int i = 0; i < iters; i++) {
 		double t0 = now_us();
 
-		send_uroce_like(fa, &rx, pkt);
+		send_uroce_like(fa, NULL, pkt);
 		recv_uroce_like(frx, buf, sizeof(buf));
-		send_uroce_like(fb, &rx, pkt);
+		send_uroce_like(fb, NULL, pkt);
 		recv_uroce_like(frx, buf, sizeof(buf));
 		lat[i] = (now_us() - t0) / 2;
 	}
