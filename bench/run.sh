@@ -100,6 +100,27 @@ measure() { # name fn args...
   echo "  $name: ${vals[*]:-none} -> median ${V[$name]}" >&2
 }
 
+# The same, with the runs of several metrics interleaved (run 1 of each,
+# then run 2 of each...): this machine drifts between a quiet and a slow
+# state for minutes at a time, and a ratio of two metrics measured minutes
+# apart would compare the states. Arguments: name=fn pairs (no args).
+measure_interleaved() {
+  local -A vals
+  local pair v i
+  for ((i = 0; i < RUNS; i++)); do
+    for pair in "$@"; do
+      v=$(${pair#*=} | tail -n1)
+      [ -n "$v" ] && vals[${pair%%=*}]+="$v "
+    done
+  done
+  for pair in "$@"; do
+    local name=${pair%%=*}
+    V[$name]=$(printf '%s\n' ${vals[$name]:-} | grep -E '^[0-9.]+$' | median)
+    echo "  $name: ${vals[$name]:-none}-> median ${V[$name]}" >&2
+  done
+}
+sockperf_udp_busy() { sockperf_udp --nonblocked; }
+
 echo "measuring ($RUNS runs each)..." >&2
 measure tcp iperf_tcp
 measure tcp1m iperf_tcp 1M
@@ -114,13 +135,10 @@ measure w64b uroce_write_gbps 64
 measure udp_lat sockperf_udp
 # Busy-polling (non-blocking sockets on both ends), as ib_*_lat poll: the
 # default mode sleeps in epoll and is bimodal here (about 7 or 30-50 us).
-measure udp_lat_busy sockperf_udp --nonblocked
-measure ucx_lat ucx_tag_lat
-measure send_lat uroce_send_lat
-measure write_lat uroce_write_lat
-measure one_udp udp_1thread
-measure one_uroce uroce_1thread
-measure one_floor floor_1thread
+measure_interleaved udp_lat_busy=sockperf_udp_busy ucx_lat=ucx_tag_lat \
+  send_lat=uroce_send_lat write_lat=uroce_write_lat
+measure_interleaved one_udp=udp_1thread one_uroce=uroce_1thread \
+  one_floor=floor_1thread
 measure idle uroce_idle
 measure idle_ev uroce_idle -e
 

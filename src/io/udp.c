@@ -596,8 +596,11 @@ void __ur_tx_flush(void)
 			       first->fd;
 		if (first->cs) {
 			if (cs) {
-				__ur_csock_end(cs, send_one(b, n), j - i);
-				first->e->dev.cnt.tx_connected++;
+				int err = send_one(b, n);
+
+				__ur_csock_end(cs, err, j - i);
+				if (!err)
+					first->e->dev.cnt.tx_connected++;
 			} else {
 				send_one(b, n);
 			}
