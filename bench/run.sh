@@ -104,20 +104,29 @@ measure() { # name fn args...
 # then run 2 of each...): this machine drifts between a quiet and a slow
 # state for minutes at a time, and a ratio of two metrics measured minutes
 # apart would compare the states. Arguments: name=fn pairs (no args).
+# RAW[name] keeps the runs in order ("nan" for a failed one) for paired().
+declare -A RAW
 measure_interleaved() {
-  local -A vals
   local pair v i
   for ((i = 0; i < RUNS; i++)); do
     for pair in "$@"; do
       v=$(${pair#*=} | tail -n1)
-      [ -n "$v" ] && vals[${pair%%=*}]+="$v "
+      [[ $v =~ ^[0-9.]+$ ]] || v=nan
+      RAW[${pair%%=*}]+="$v "
     done
   done
   for pair in "$@"; do
     local name=${pair%%=*}
-    V[$name]=$(printf '%s\n' ${vals[$name]:-} | grep -E '^[0-9.]+$' | median)
-    echo "  $name: ${vals[$name]:-none}-> median ${V[$name]}" >&2
+    V[$name]=$(printf '%s\n' ${RAW[$name]} | grep -E '^[0-9.]+$' | median)
+    echo "  $name: ${RAW[$name]}-> median ${V[$name]}" >&2
   done
+}
+# Median over the rounds of A's run / B's run in the same round: each ratio
+# compares two runs made seconds apart, in one state of the machine.
+paired() {
+  paste -d' ' <(printf '%s\n' ${RAW[$1]}) <(printf '%s\n' ${RAW[$2]}) |
+    awk '$1 > 0 && $2 > 0 {printf "%.4f\n", $1 / $2}' | median |
+    awk '{ if ($1 == "nan") print "n/a"; else printf "%.2f", $1 }'
 }
 sockperf_udp_busy() { sockperf_udp --nonblocked; }
 
@@ -153,12 +162,12 @@ table=$(cat <<T
 | RC WRITE 1 MiB, UROCE_JUMBO=1 (Gbit/s; uroce extension, 16 KiB packets) | ${V[w1m_j]} | iperf3 TCP, 1 stream (1 MiB writes) | ${V[tcp1m]} | $(ratio "${V[w1m_j]}" "${V[tcp1m]}") | diagnostic |
 | RC WRITE 64 KiB, UROCE_JUMBO=1 (Gbit/s; uroce extension, 16 KiB packets) | ${V[w64_j]} | UCX ucp_put_bw (tcp) | ${V[ucx64]} | $(ratio "${V[w64_j]}" "${V[ucx64]}") | diagnostic |
 | RC WRITE 64 B (Gbit/s; small-message rate) | ${V[w64b]} | UCX ucp_put_bw (tcp), 64 B | ${V[ucx64b]} | $(ratio "${V[w64b]}" "${V[ucx64b]}") | diagnostic |
-| 8 B ib_send_lat median (us) | ${V[send_lat]} | UCX tag_lat (tcp) | ${V[ucx_lat]} | $(ratio "${V[send_lat]}" "${V[ucx_lat]}") | <= 1.0 |
+| 8 B ib_send_lat median (us) | ${V[send_lat]} | UCX tag_lat (tcp) | ${V[ucx_lat]} | $(ratio "${V[send_lat]}" "${V[ucx_lat]}"); paired $(paired send_lat ucx_lat) | <= 1.0 |
 | 8 B ib_send_lat median (us) | ${V[send_lat]} | sockperf UDP ping-pong | ${V[udp_lat]} | $(ratio "${V[send_lat]}" "${V[udp_lat]}") | <= 1.2 |
-| 8 B ib_send_lat median (us) | ${V[send_lat]} | sockperf UDP ping-pong, --nonblocked (busy poll) | ${V[udp_lat_busy]} | $(ratio "${V[send_lat]}" "${V[udp_lat_busy]}") | <= 1.2 |
-| 8 B ib_write_lat median (us) | ${V[write_lat]} | UCX tag_lat (tcp) | ${V[ucx_lat]} | $(ratio "${V[write_lat]}" "${V[ucx_lat]}") | <= 1.0 |
+| 8 B ib_send_lat median (us) | ${V[send_lat]} | sockperf UDP ping-pong, --nonblocked (busy poll) | ${V[udp_lat_busy]} | $(ratio "${V[send_lat]}" "${V[udp_lat_busy]}"); paired $(paired send_lat udp_lat_busy) | <= 1.2 |
+| 8 B ib_write_lat median (us) | ${V[write_lat]} | UCX tag_lat (tcp) | ${V[ucx_lat]} | $(ratio "${V[write_lat]}" "${V[ucx_lat]}"); paired $(paired write_lat ucx_lat) | <= 1.0 |
 | 8 B ib_write_lat median (us) | ${V[write_lat]} | sockperf UDP ping-pong | ${V[udp_lat]} | $(ratio "${V[write_lat]}" "${V[udp_lat]}") | <= 1.2 |
-| 8 B ib_write_lat median (us) | ${V[write_lat]} | sockperf UDP ping-pong, --nonblocked (busy poll) | ${V[udp_lat_busy]} | $(ratio "${V[write_lat]}" "${V[udp_lat_busy]}") | <= 1.2 |
+| 8 B ib_write_lat median (us) | ${V[write_lat]} | sockperf UDP ping-pong, --nonblocked (busy poll) | ${V[udp_lat_busy]} | $(ratio "${V[write_lat]}" "${V[udp_lat_busy]}"); paired $(paired write_lat udp_lat_busy) | <= 1.2 |
 | 8 B SEND one way, both ends in one thread (us, CPU path without scheduling; lat-1thread) | ${V[one_uroce]} | UDP sendto + recv, one thread | ${V[one_udp]} | $(ratio "${V[one_uroce]}" "${V[one_udp]}") | diagnostic |
 | uroce's system calls for that message alone, no uroce code (us, one thread; lat-1thread --udp-uroce: the kernel floor of the path) | ${V[one_floor]} | UDP sendto + recv, one thread | ${V[one_udp]} | $(ratio "${V[one_floor]}" "${V[one_udp]}") | diagnostic |
 | Idle device context, 16 connected RC QPs, application asleep (% of one core; idle-cpu) | ${V[idle]} | (none) | | | < 1 |
@@ -191,6 +200,8 @@ G
 fi
 f=bench/results/$(date -u +%Y-%m-%d)-datapath.md
 { echo "# Data path, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $RUNS runs, medians"
-  echo; echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"; echo; echo "$table"
+  echo; echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo; echo "Latency rows: uroce and its peers ran in alternation (round i of each, then round i+1); \"paired\" is the median over rounds of uroce's run / the peer's run of the same round, which a machine that drifts between states between rounds does not skew."
+  echo; echo "$table"
   echo; echo "Bandwidth against size: bw_vs_size.csv / bw_vs_size.png"; } >"$f"
 echo "written $f" >&2

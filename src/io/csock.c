@@ -47,12 +47,15 @@ static int probe_id_read(int fd, const struct sockaddr_in *self)
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = ctl, .msg_controllen = sizeof(ctl) };
 	ssize_t r = recvmsg(fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
+	size_t n = sizeof(probe_hdr_at) / sizeof(*probe_hdr_at);
 
-	for (size_t i = 0; r > 0 && i < sizeof(probe_hdr_at) / sizeof(*probe_hdr_at); i++) {
+	for (size_t i = 0; r > 0 && i < n; i++) {
 		const uint8_t *h = f + probe_hdr_at[i];
 
-		if ((size_t)r < probe_hdr_at[i] + 28 || h[0] != 0x45 || h[9] != IPPROTO_UDP ||
-		    memcmp(h + 12, &self->sin_addr, 4) || memcmp(h + 16, &self->sin_addr, 4) ||
+		/* IPv4 without options, UDP, from and to @self. */
+		if ((size_t)r < probe_hdr_at[i] + 28 || h[0] != 0x45 ||
+		    h[9] != IPPROTO_UDP || memcmp(h + 12, &self->sin_addr, 4) ||
+		    memcmp(h + 16, &self->sin_addr, 4) ||
 		    memcmp(h + 22, &self->sin_port, 2))
 			continue;
 		return h[4] << 8 | h[5];
