@@ -697,7 +697,7 @@ static struct ur_csock *csock_of(struct ur_engine *e, struct ur_eqp *q,
 		}
 	}
 	if (!cs || atomic_load_explicit(&cs->dead, memory_order_relaxed) ||
-	    cs->v6 != p->v6 || memcmp(cs->dst, p->dst, sizeof(cs->dst)))
+	    cs->v6 != p->v6 || memcmp(cs->dst, p->dst, p->v6 ? 16 : 4))
 		return NULL;
 	return cs;
 }

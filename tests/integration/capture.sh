@@ -88,6 +88,9 @@ UROCE_GSO=0 pingpong "" "" 127.0.77.2 127.0.77.3 -n 5 -s 100000 -m 4096
 expect_connected "loopback" yes
 UROCE_CONNECT=0 UROCE_GSO=0 pingpong "" "" 127.0.77.2 127.0.77.3 -n 5 -s 4096
 expect_connected "loopback, UROCE_CONNECT=0" no
+# A strict receiver accepts only unconnected IDs; a strict engine sends them.
+UROCE_ICRC=strict UROCE_GSO=0 pingpong "" "" 127.0.77.2 127.0.77.3 -n 5 -s 4096
+expect_connected "loopback, UROCE_ICRC=strict" no
 stop_capture
 check "$dir/lo.pcap" "loopback capture" 100
 
