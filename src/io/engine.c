@@ -89,6 +89,7 @@ static const struct ur_dev_ops engine_dev_ops = {
 
 /* ---- receive path ------------------------------------------------------- */
 static void timer_moved(struct ur_engine *e, uint64_t before, uint64_t after);
+static void wake(struct ur_engine *e);
 static bool qp_trylock(struct ur_eqp *q);
 static void backlog_run(struct ur_qp *qp, struct ur_eqp *q);
 
@@ -214,10 +215,30 @@ static void flush_batch(struct tx_batch *b)
 
 static void flush_poll_tx(struct ur_engine *e)
 {
-	if (!__ur_tx_pending(e->poll_tx))
-		return;
-	flush_batch(e->poll_tx);
+	if (__ur_tx_pending(e->poll_tx))
+		flush_batch(e->poll_tx);
 	e->poll_tx_at = 0;
+	atomic_store(&e->ack_due, UINT64_MAX);
+}
+
+/*
+ * A poll left ACKs in the poll batch (rx_lock held). The caller's next post
+ * or poll sends them; if neither comes (a program that polled once, got its
+ * completion and went on to other things), the engine thread does by @due,
+ * waking up for it if it planned to sleep longer: otherwise they waited for
+ * the next packet or timer, and the peer for its retransmission timeout.
+ * @due is a recheck period away, so a thread that spins on its CQ, whose
+ * engine looks that often anyway, never pays a wake-up. Dekker with
+ * engine_main: ack_due then sleep_until here, the reverse there.
+ */
+static void ack_due_set(struct ur_engine *e, uint64_t due)
+{
+	uint64_t sleep;
+
+	atomic_store(&e->ack_due, due);
+	sleep = atomic_load(&e->sleep_until);
+	if (sleep && due < sleep)
+		wake(e);
 }
 
 /* Flush the poll batch if its oldest ACK waited long enough; rx_lock held. */
@@ -255,6 +276,18 @@ static int drain_all(struct ur_engine *e, uint64_t now)
 	return n;
 }
 
+/* @next, or earlier if ACKs a poll left are due (ack_due_set); one that
+ * the engine thread could not send yet (rx_lock was taken) is tried again
+ * a hold period later, not in a busy loop. */
+static uint64_t ack_bound(struct ur_engine *e, uint64_t next, uint64_t now)
+{
+	uint64_t due = atomic_load(&e->ack_due);
+
+	if (due <= now)
+		due = now + UR_IO_ACK_HOLD_NS;
+	return due < next ? due : next;
+}
+
 static void *engine_main(void *arg)
 {
 	struct ur_engine *e = arg;
@@ -282,6 +315,11 @@ static void *engine_main(void *arg)
 			 * undelivered waits at most until this look. */
 			__ur_fwd_accept(e);
 			__ur_udp_rx_rest(e, now);
+			/* ACKs a poll left that nobody sent since. */
+			if (atomic_load(&e->ack_due) <= now)
+				flush_poll_tx(e);
+			else
+				flush_poll_tx_held(e, now);
 			pthread_mutex_unlock(&e->rx_lock);
 		}
 		{
@@ -309,6 +347,7 @@ static void *engine_main(void *arg)
 		if (app_polls && next > now + UR_IO_APP_RECHECK_NS)
 			next = now + UR_IO_APP_RECHECK_NS; /* look again then */
 		epfd = app_polls ? e->ep_timer_fd : e->ep_fd;
+		next = ack_bound(e, next, now);
 		atomic_store(&e->sleep_until, next);
 		if (atomic_exchange(&e->timer_dirty, false)) {
 			/* A timer moved while we scanned: scan again. */
@@ -316,6 +355,7 @@ static void *engine_main(void *arg)
 			scan = true;
 			continue;
 		}
+		next = ack_bound(e, next, now); /* after publishing sleep_until */
 		now = ur_now();
 		if (next != UINT64_MAX) {
 			uint64_t d = next > now ? next - now : 0;
@@ -428,6 +468,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	 * strict deployment keeps to them (csock.c). */
 	e->csock_on = e->icrc != UR_ICRC_STRICT && !env_is_0("UROCE_CONNECT");
 	e->poll_tx = __ur_tx_batch_new();
+	atomic_store(&e->ack_due, UINT64_MAX);
 	if (!e->rxbuf || !e->rxv || !e->poll_tx)
 		goto err;
 	__ur_udp_rx_init(e);
@@ -806,8 +847,10 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 	if (__ur_tx_pending(e->poll_tx) &&
 	    !pthread_mutex_trylock(&e->rx_lock)) {
 		__ur_tx_adopt(e->poll_tx);
-		if (!__ur_tx_pending(e->poll_tx))
+		if (!__ur_tx_pending(e->poll_tx)) {
 			e->poll_tx_at = 0;
+			atomic_store(&e->ack_due, UINT64_MAX);
+		}
 		pthread_mutex_unlock(&e->rx_lock);
 	}
 	ur_engine_qp_unlock(qp);
@@ -858,8 +901,10 @@ uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 		__ur_fwd_drain(e, now);
 	tls_polling = false;
 	__ur_tx_switch(prev_tx);
-	if (!e->poll_tx_at && __ur_tx_pending(e->poll_tx))
+	if (!e->poll_tx_at && __ur_tx_pending(e->poll_tx)) {
 		e->poll_tx_at = now;
+		ack_due_set(e, now + UR_IO_APP_RECHECK_NS);
+	}
 	pthread_mutex_unlock(&e->rx_lock);
 	/* Due timers (a paced send, a retransmission): on 2 CPUs with this
 	 * thread spinning, the engine thread may wait milliseconds for one. */
