@@ -40,6 +40,11 @@ echo "== lab $UROCE_LAB: client h1 $IP1 -> server h2 $IP2, $MIB MiB per case"
 
 # counters FILE NAME: value of a uroce counter in a UROCE_STATS line (0 if absent)
 counter() { grep -o "\b$2=[0-9]*" "$1" | head -n1 | cut -d= -f2 | grep . || echo 0; }
+# switch_drops: packets the switch's loss rules dropped since lab_clear
+switch_drops() {
+	lab_sw iptables -w -L "$LAB_CHAIN" -v -n -x 2>/dev/null |
+		awk '$3 == "DROP" {n += $1} END {print n + 0}'
+}
 csum_errors() { lab_exec "$1" nstat -saz UdpInCsumErrors 2>/dev/null | awk '/UdpInCsumErrors/ {print $2}'; }
 
 # integrity NAME [ur_integrity client args...]: one transfer, both sides
@@ -131,7 +136,15 @@ for c in $CASES; do
 		lab_loss "${c#loss}" 2>/dev/null
 		twice "$c" && [[ -n $CLEAN_MBPS && $c == loss1 ]] &&
 			awk -v a="$RES_MBPS" -v b="$CLEAN_MBPS" 'BEGIN { printf "    goodput under 1%% loss: %.2f of loss-free (%s / %s Mbit/s)\n", a / b, a, b }'
-		[[ $RES_RETX -gt 0 ]] || { echo "FAIL: $c: no retransmissions counted"; FAILS=$((FAILS + 1)); } ;;
+		# A drop must cost a retransmission. At 0.1 % the switch may
+		# drop nothing (a GSO run crosses it as one packet: a few
+		# thousand of them), which proves nothing either way.
+		drops=$(switch_drops)
+		if [[ $drops -eq 0 ]]; then
+			echo "    the switch dropped no packet this time (random, ${c#loss} %): retransmissions not checked"
+		elif [[ $RES_RETX -eq 0 ]]; then
+			echo "FAIL: $c: the switch dropped $drops packets, no retransmissions counted"; FAILS=$((FAILS + 1))
+		fi ;;
 	loss1_jumbo|loss1_jumbo9000)
 		# 1 % loss with jumbo packets (UROCE_JUMBO=1 at both ends,
 		# docs/wire.md "Extensions") over links whose MTU carries
