@@ -217,35 +217,44 @@ static void flush_poll_tx(struct ur_engine *e)
 {
 	if (__ur_tx_pending(e->poll_tx))
 		flush_batch(e->poll_tx);
-	e->poll_tx_at = 0;
-	atomic_store(&e->ack_due, UINT64_MAX);
+	atomic_store_explicit(&e->poll_tx_at, 0, memory_order_relaxed);
 }
 
 /*
  * A poll left ACKs in the poll batch (rx_lock held). The caller's next post
  * or poll sends them; if neither comes (a program that polled once, got its
- * completion and went on to other things), the engine thread does by @due,
- * waking up for it if it planned to sleep longer: otherwise they waited for
- * the next packet or timer, and the peer for its retransmission timeout.
- * @due is a recheck period away, so a thread that spins on its CQ, whose
- * engine looks that often anyway, never pays a wake-up. Dekker with
- * engine_main: ack_due then sleep_until here, the reverse there.
+ * completion and went on to other things), the engine thread does a recheck
+ * period later (ack_due), waking up for it if it planned to sleep longer:
+ * otherwise they waited for the next packet or timer, and the peer for its
+ * retransmission timeout. A thread that spins on its CQ, whose engine looks
+ * that often anyway, never pays a wake-up. Dekker with engine_main:
+ * poll_tx_at then sleep_until here, the reverse there.
  */
-static void ack_due_set(struct ur_engine *e, uint64_t due)
+static void poll_tx_mark(struct ur_engine *e, uint64_t now)
 {
 	uint64_t sleep;
 
-	atomic_store(&e->ack_due, due);
+	atomic_store(&e->poll_tx_at, now);
 	sleep = atomic_load(&e->sleep_until);
-	if (sleep && due < sleep)
+	if (sleep && now + UR_IO_APP_RECHECK_NS < sleep)
 		wake(e);
+}
+
+/* When the engine thread sends what the poll batch holds (UINT64_MAX:
+ * nothing waits). */
+static uint64_t ack_due(struct ur_engine *e)
+{
+	uint64_t at = atomic_load(&e->poll_tx_at);
+
+	return at ? at + UR_IO_APP_RECHECK_NS : UINT64_MAX;
 }
 
 /* Flush the poll batch if its oldest ACK waited long enough; rx_lock held. */
 static void flush_poll_tx_held(struct ur_engine *e, uint64_t now)
 {
 	if (__ur_tx_pending(e->poll_tx) &&
-	    now - e->poll_tx_at >= UR_IO_ACK_HOLD_NS)
+	    now - atomic_load_explicit(&e->poll_tx_at, memory_order_relaxed) >=
+		    UR_IO_ACK_HOLD_NS)
 		flush_poll_tx(e);
 }
 
@@ -276,12 +285,12 @@ static int drain_all(struct ur_engine *e, uint64_t now)
 	return n;
 }
 
-/* @next, or earlier if ACKs a poll left are due (ack_due_set); one that
+/* @next, or earlier if ACKs a poll left are due (poll_tx_mark); one that
  * the engine thread could not send yet (rx_lock was taken) is tried again
  * a hold period later, not in a busy loop. */
 static uint64_t ack_bound(struct ur_engine *e, uint64_t next, uint64_t now)
 {
-	uint64_t due = atomic_load(&e->ack_due);
+	uint64_t due = ack_due(e);
 
 	if (due <= now)
 		due = now + UR_IO_ACK_HOLD_NS;
@@ -316,7 +325,7 @@ static void *engine_main(void *arg)
 			__ur_fwd_accept(e);
 			__ur_udp_rx_rest(e, now);
 			/* ACKs a poll left that nobody sent since. */
-			if (atomic_load(&e->ack_due) <= now)
+			if (ack_due(e) <= now)
 				flush_poll_tx(e);
 			else
 				flush_poll_tx_held(e, now);
@@ -468,7 +477,6 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	 * strict deployment keeps to them (csock.c). */
 	e->csock_on = e->icrc != UR_ICRC_STRICT && !env_is_0("UROCE_CONNECT");
 	e->poll_tx = __ur_tx_batch_new();
-	atomic_store(&e->ack_due, UINT64_MAX);
 	if (!e->rxbuf || !e->rxv || !e->poll_tx)
 		goto err;
 	__ur_udp_rx_init(e);
@@ -847,10 +855,9 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 	if (__ur_tx_pending(e->poll_tx) &&
 	    !pthread_mutex_trylock(&e->rx_lock)) {
 		__ur_tx_adopt(e->poll_tx);
-		if (!__ur_tx_pending(e->poll_tx)) {
-			e->poll_tx_at = 0;
-			atomic_store(&e->ack_due, UINT64_MAX);
-		}
+		if (!__ur_tx_pending(e->poll_tx))
+			atomic_store_explicit(&e->poll_tx_at, 0,
+					      memory_order_relaxed);
 		pthread_mutex_unlock(&e->rx_lock);
 	}
 	ur_engine_qp_unlock(qp);
@@ -901,10 +908,9 @@ uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 		__ur_fwd_drain(e, now);
 	tls_polling = false;
 	__ur_tx_switch(prev_tx);
-	if (!e->poll_tx_at && __ur_tx_pending(e->poll_tx)) {
-		e->poll_tx_at = now;
-		ack_due_set(e, now + UR_IO_APP_RECHECK_NS);
-	}
+	if (!atomic_load_explicit(&e->poll_tx_at, memory_order_relaxed) &&
+	    __ur_tx_pending(e->poll_tx))
+		poll_tx_mark(e, now);
 	pthread_mutex_unlock(&e->rx_lock);
 	/* Due timers (a paced send, a retransmission): on 2 CPUs with this
 	 * thread spinning, the engine thread may wait milliseconds for one. */

@@ -210,8 +210,8 @@ static void tx_key_init(void)
 	pthread_key_create(&tx_key, tx_free);
 }
 
-static void fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
-		     uint16_t port, socklen_t *len)
+void __ur_udp_fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
+		       uint16_t port, socklen_t *len)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (p->v6) {
@@ -229,12 +229,6 @@ static void fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
 		memcpy(&s4->sin_addr, p->dst, 4);
 		*len = sizeof(*s4);
 	}
-}
-
-void __ur_udp_fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
-		       uint16_t port, socklen_t *len)
-{
-	fill_dst(ss, p, port, len);
 }
 
 /*
@@ -558,8 +552,8 @@ void __ur_tx_flush(void)
 						      x.pad + UR_ICRC_LEN };
 		}
 		if (!cs) {
-			fill_dst(&b->to[n], &first->pb.path, first->e->cfg.port,
-				 &alen);
+			__ur_udp_fill_dst(&b->to[n], &first->pb.path,
+					  first->e->cfg.port, &alen);
 			mh->msg_name = &b->to[n];
 			mh->msg_namelen = alen;
 		}
@@ -592,18 +586,15 @@ void __ur_tx_flush(void)
 		if (!mh->msg_controllen)
 			mh->msg_control = NULL;
 		b->msg_e[n] = first->e;
-		b->msg_fd[n] = cs ? cs->fd : first->cs ? first->cs->fallback_fd :
-			       first->fd;
-		if (first->cs) {
-			if (cs) {
-				int err = send_one(b, n);
+		b->msg_fd[n] = first->fd;
+		if (first->cs && !cs) /* retired since the packets were made */
+			b->msg_fd[n] = first->cs->fallback_fd;
+		if (cs) {
+			int err = send_one(b, n);
 
-				__ur_csock_end(cs, err, j - i);
-				if (!err)
-					first->e->dev.cnt.tx_connected++;
-			} else {
-				send_one(b, n);
-			}
+			__ur_csock_end(cs, err, j - i);
+			if (!err)
+				first->e->dev.cnt.tx_connected++;
 			sent = n + 1;
 		}
 		n++;

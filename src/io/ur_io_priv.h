@@ -169,10 +169,9 @@ struct ur_engine {
 
 	pthread_mutex_t rx_lock;   /* one thread drains the sockets at a time */
 	struct tx_batch *poll_tx;  /* ACKs made by polling threads (rx_lock) */
-	uint64_t poll_tx_at;       /* when its oldest waiting ACK was made, or 0 */
-	/* When the engine thread sends them if no poll or post has by then
-	 * (UINT64_MAX: none wait); it wakes for it (ack_due_set). */
-	atomic_uint_fast64_t ack_due;
+	/* When its oldest waiting ACK was made, or 0 (written under rx_lock;
+	 * the engine thread reads it to plan its sleep: poll_tx_mark). */
+	atomic_uint_fast64_t poll_tx_at;
 	pthread_rwlock_t qp_lock;  /* qps + sports */
 	struct ur_map qps;         /* qpn -> struct ur_qp */
 	struct ur_map sports;      /* sport -> struct ur_sport_sock */
