@@ -190,7 +190,9 @@ uint64_t __ur_engine_run_timers(struct ur_engine *e, uint64_t now)
 
 			if (qp->deadline <= now) {
 				ur_engine_qp_lock(qp);
-				ur_qp_timer(qp, now);
+				/* What the timer arms again is timed from
+				 * now, not from before a wait for the lock. */
+				ur_qp_timer(qp, ur_now());
 				ur_engine_qp_unlock(qp);
 			}
 			if (qp->deadline < next)
@@ -264,6 +266,10 @@ static int drain_all(struct ur_engine *e, uint64_t now)
 	int n;
 
 	pthread_mutex_lock(&e->rx_lock);
+	/* The lock may have been held for long (or this thread preempted):
+	 * a timer armed from a stale clock fires early (tx_timeouts on a
+	 * loss-free network under ASan). */
+	now = ur_now();
 	atomic_store(&e->drain_cpu, sched_getcpu());
 	flush_poll_tx(e);
 	/* In the poll batch, so that the ACKs of a receive batch coalesce
@@ -322,6 +328,7 @@ static void *engine_main(void *arg)
 			/* The poller drains sibling connections, but only
 			 * the engine accepts new ones. What a poll left
 			 * undelivered waits at most until this look. */
+			now = ur_now();
 			__ur_fwd_accept(e);
 			__ur_udp_rx_rest(e, now);
 			/* ACKs a poll left that nobody sent since. */

@@ -456,10 +456,11 @@ int __urv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 {
 	struct urv_qp *qp = to_uqp(ibqp);
 	struct ur_send_wr u;
-	uint64_t now = ur_now();
+	uint64_t now;
 	int ret = 0;
 
 	ur_engine_qp_lock(&qp->uqp);
+	now = ur_now(); /* after a wait for the lock: timers armed from it */
 	for (; wr; wr = wr->next) {
 		ret = send_wr_convert(qp, wr, &u);
 		if (!ret)
