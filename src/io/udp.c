@@ -880,7 +880,7 @@ static bool rx_deliver(struct ur_engine *e, uint64_t now,
 		       const struct ur_cq *stop)
 {
 	struct ur_rxv *v = e->rxv;
-	bool first = true;
+	size_t since = 0; /* bytes delivered since @now was read */
 
 	while (e->rx_i < e->rx_n) {
 		int i = e->rx_i;
@@ -889,10 +889,13 @@ static bool rx_deliver(struct ur_engine *e, uint64_t now,
 
 		/* A batch of large datagrams takes a while (milliseconds
 		 * under a sanitizer): what it arms is timed from the clock
-		 * as it goes, not from the receive call's. */
-		if (!first)
+		 * as it goes, read again every UR_IO_NOW_BYTES, not from
+		 * the receive call's. */
+		if (since >= UR_IO_NOW_BYTES) {
 			now = ur_now();
-		first = false;
+			since = 0;
+		}
+		since += len;
 		if (e->rx_off == 0) {
 			if (mh->msg_flags & MSG_TRUNC) {
 				e->dev.cnt.rx_drop_malformed++;
@@ -950,7 +953,12 @@ int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 
 		if (n <= 0)
 			break;
-		now = ur_now(); /* the system call may have slept or been preempted */
+		/* This loop goes on while batches come full, and a system
+		 * call may be preempted: a batch reads the clock again. A
+		 * single receive (a spinning poller's) uses the poll's, read
+		 * a moment ago. */
+		if (batch)
+			now = ur_now();
 		e->rx_n = n;
 		e->rx_i = 0;
 		e->rx_off = 0;

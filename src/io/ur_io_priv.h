@@ -30,6 +30,8 @@
 /* How often the engine looks whether the application still spins: each
  * look is a wake-up that takes a core from a spinning program. */
 #define UR_IO_APP_RECHECK_NS 1000000ull
+/* Bytes of a receive batch delivered between reads of the clock. */
+#define UR_IO_NOW_BYTES 65536u
 /* A poller that found rx_lock taken this many times in a row, by the
  * engine thread on the same core, yields the core to it at each further
  * try (ur_engine_poll). */
