@@ -70,21 +70,39 @@ median() {
 		{ row[++n] = $0 }
 		END { out() }'
 }
+# paired UREP MREP: per size, the median over runs of uroce's busbw / MPI's
+# busbw in the same run (lines "SIZE:RUN BUSBW"): the machine drifts
+# between a quiet and a slow state for minutes, and run i of both ran in
+# the same minutes.
+paired() {
+	join <(sort "$1") <(sort "$2") |
+		awk '{split($1, k, ":"); if ($3 > 0) print k[1], $2 / $3}' |
+		sort -k1,1n -k2,2g | awk '
+		function out() { if (n) print s, (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }
+		$1 != s { out(); s = $1; n = 0 }
+		{ v[++n] = $2 }
+		END { out() }'
+}
 for op in allreduce alltoall; do
 	for np in 2 4; do
 		: >"$tmp/u.all"
 		: >"$tmp/m.all"
+		: >"$tmp/u.rep"
+		: >"$tmp/m.rep"
 		for rep in $(seq "$REPS"); do
 			echo "== $op, $np ranks, run $rep/$REPS"
 			timeout 1200 $B/uroce-launch -n $np --timeout 1200 --no-prefix $B/uroce-coll-perf \
 				$sizes -n "$ITERS" -w 1 -o $op | tee "$tmp/u.log"
 			awk '!/^#/ && NF >= 9 {print $1, $6, $8}' "$tmp/u.log" >>"$tmp/u.all"
+			awk -v r=$rep '!/^#/ && NF >= 9 {print $1 ":" r, $8}' "$tmp/u.log" >>"$tmp/u.rep"
 			timeout 1200 mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self --mca pml ob1 \
 				-np $np $B/coll-mpi-perf $sizes -n "$ITERS" -w 1 -o $op | tee "$tmp/m.log"
 			awk '!/^#/ && NF >= 5 {print $1, $3, $5}' "$tmp/m.log" >>"$tmp/m.all"
+			awk -v r=$rep '!/^#/ && NF >= 5 {print $1 ":" r, $5}' "$tmp/m.log" >>"$tmp/m.rep"
 		done
 		median "$tmp/u.all" >"$tmp/uroce-$op-$np.dat"
 		median "$tmp/m.all" >"$tmp/mpi-$op-$np.dat"
+		paired "$tmp/u.rep" "$tmp/m.rep" >"$tmp/paired-$op-$np.dat"
 	done
 done
 
@@ -96,6 +114,9 @@ done
 	echo "median run (by time) of $ITERS timed iterations after 1 warm-up;"
 	echo "float32 sum, out of place; time = slowest rank's average per iteration."
 	echo "busbw (GB/s) with the nccl-tests factors: allreduce 2(n-1)/n, alltoall (n-1)/n."
+	echo "uroce/MPI compares the two medians; *paired* is the median over runs of"
+	echo "uroce's busbw / MPI's in the same run (uroce's run i and MPI's run i ran"
+	echo "back to back), which a machine drifting between states does not skew."
 	echo "uroce: every rank is its own uroce device on 127.0.1.x (RoCEv2 in UDP over"
 	echo "loopback, software transport); Open MPI: \`--mca btl tcp,self --mca pml ob1\`"
 	echo "(plain TCP sockets over loopback). All ranks share the machine's cores with"
@@ -105,10 +126,10 @@ done
 			echo
 			echo "## $op, $np ranks"
 			echo
-			echo "| size (B) | uroce time (us) | uroce busbw | MPI time (us) | MPI busbw | uroce/MPI |"
-			echo "|---:|---:|---:|---:|---:|---:|"
-			join "$tmp/uroce-$op-$np.dat" "$tmp/mpi-$op-$np.dat" |
-				awk '{printf "| %s | %.1f | %.4f | %.1f | %.4f | %.2f |\n", $1, $2, $3, $4, $5, ($5 > 0 ? $3 / $5 : 0)}'
+			echo "| size (B) | uroce time (us) | uroce busbw | MPI time (us) | MPI busbw | uroce/MPI | paired |"
+			echo "|---:|---:|---:|---:|---:|---:|---:|"
+			join "$tmp/uroce-$op-$np.dat" "$tmp/mpi-$op-$np.dat" | join - "$tmp/paired-$op-$np.dat" |
+				awk '{printf "| %s | %.1f | %.4f | %.1f | %.4f | %.2f | %.2f |\n", $1, $2, $3, $4, $5, ($5 > 0 ? $3 / $5 : 0), $6}'
 		done
 	done
 	echo
