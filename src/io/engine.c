@@ -260,14 +260,15 @@ static void flush_poll_tx_held(struct ur_engine *e, uint64_t now)
 		flush_poll_tx(e);
 }
 
-static int drain_all(struct ur_engine *e, uint64_t now)
+static int drain_all(struct ur_engine *e)
 {
 	struct tx_batch *prev;
+	uint64_t now;
 	int n;
 
 	pthread_mutex_lock(&e->rx_lock);
-	/* The lock may have been held for long (or this thread preempted):
-	 * a timer armed from a stale clock fires early (tx_timeouts on a
+	/* The clock after the lock, which may have been held for long: a
+	 * timer armed from a stale clock fires early (tx_timeouts on a
 	 * loss-free network under ASan). */
 	now = ur_now();
 	atomic_store(&e->drain_cpu, sched_getcpu());
@@ -323,7 +324,7 @@ static void *engine_main(void *arg)
 		/* (polled may be a little after now: the poller is ahead) */
 		app_polls = polled && (polled > now ||
 				       now - polled < UR_IO_APP_POLL_NS);
-		got = app_polls ? 0 : drain_all(e, now);
+		got = app_polls ? 0 : drain_all(e);
 		if (app_polls && !pthread_mutex_trylock(&e->rx_lock)) {
 			/* The poller drains sibling connections, but only
 			 * the engine accepts new ones. What a poll left

@@ -895,7 +895,7 @@ static bool rx_deliver(struct ur_engine *e, uint64_t now,
 			now = ur_now();
 			since = 0;
 		}
-		since += len;
+		since += len - e->rx_off;
 		if (e->rx_off == 0) {
 			if (mh->msg_flags & MSG_TRUNC) {
 				e->dev.cnt.rx_drop_malformed++;

@@ -76,10 +76,11 @@ static void urv_wr_start(struct ibv_qp_ex *ibqp)
 static int urv_wr_complete(struct ibv_qp_ex *ibqp)
 {
 	struct urv_qp *qp = to_uqp_ex(ibqp);
-	uint64_t now;
 	int ret = qp->wr_err;
 
 	if (!ret) {
+		uint64_t now;
+
 		ur_engine_qp_lock(&qp->uqp);
 		now = ur_now(); /* as in __urv_post_send */
 		for (size_t i = 0; i < qp->npend && !ret; i++) {
