@@ -42,6 +42,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* ICRC over anything, both ways; the IP header is the input's head. */
 	ip.v6 = size & 1;
 	(void)ur_icrc(&ip, data, size);
+	/* The receive placement's check-and-copy: the same ICRC, and
+	 * exactly the bytes after the BTH copied. */
+	if (size >= UR_BTH_LEN && size <= sizeof(re)) {
+		size_t n = size - UR_BTH_LEN;
+
+		if (ur_icrc_copy(&ip, data, size, UR_BTH_LEN, re) !=
+			    ur_icrc(&ip, data, size) ||
+		    memcmp(re, data + UR_BTH_LEN, n))
+			abort();
+	}
 	/* The IPv4 ID recovery the receive check uses: whatever ID it finds
 	 * must make the ICRC match. */
 	if (!ip.v6 && size >= 4) {

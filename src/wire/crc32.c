@@ -6,6 +6,7 @@
  * time.
  */
 #include <stdbool.h>
+#include <string.h>
 
 #include "ur_wire.h"
 #include "wire_int.h"
@@ -75,6 +76,14 @@ uint32_t __ur_crc32_slice8(uint32_t c, const uint8_t *p, size_t n)
  */
 uint32_t ur_crc32(uint32_t crc, const void *buf, size_t len)
 {
+	return ~crc_impl(~crc, buf, len);
+}
+
+uint32_t ur_crc32_copy(uint32_t crc, void *dst, const void *buf, size_t len)
+{
+	if (crc_impl == __ur_crc32_pclmul)
+		return ~__ur_crc32_pclmul_copy(~crc, dst, buf, len);
+	memcpy(dst, buf, len);
 	return ~crc_impl(~crc, buf, len);
 }
 

@@ -9,6 +9,7 @@
  * folds. Tails (under 16 bytes) go to slice-by-8.
  */
 #include <stdbool.h>
+#include <string.h>
 
 #include "wire_int.h"
 
@@ -54,17 +55,18 @@ TARGET static inline __m128i fold_reg(__m128i x, __m128i k, __m128i y)
 #define TARGET256 __attribute__((target("vpclmulqdq,avx2,pclmul,sse4.1")))
 static bool use_v256;
 
-TARGET256 static __m256i fold32(__m256i y, __m256i k, const uint8_t *p)
+TARGET256 static inline __m256i fold32(__m256i y, __m256i k, __m256i d)
 {
 	__m256i lo = _mm256_clmulepi64_epi128(y, k, 0x00);
 	__m256i hi = _mm256_clmulepi64_epi128(y, k, 0x11);
 
-	return _mm256_xor_si256(_mm256_xor_si256(lo, hi),
-				_mm256_loadu_si256((const void *)p));
+	return _mm256_xor_si256(_mm256_xor_si256(lo, hi), d);
 }
 
-/* Lanes x[0..7] hold bytes 16 * i of each 128-byte block. */
-TARGET256 static size_t fold8_v256(__m128i x[8], const uint8_t *p, size_t n)
+/* Lanes x[0..7] hold bytes 16 * i of each 128-byte block. With @dst, the
+ * bytes folded are also stored there: the copy rides on the loads. */
+TARGET256 static size_t fold8_v256(__m128i x[8], const uint8_t *p, size_t n,
+				   uint8_t *dst)
 {
 	const __m256i k = _mm256_set_epi64x((long long)K8, (long long)K7,
 					    (long long)K8, (long long)K7);
@@ -75,10 +77,24 @@ TARGET256 static size_t fold8_v256(__m128i x[8], const uint8_t *p, size_t n)
 	size_t done = 0;
 
 	while (n - done >= 128) {
-		y0 = fold32(y0, k, p + done);
-		y1 = fold32(y1, k, p + done + 32);
-		y2 = fold32(y2, k, p + done + 64);
-		y3 = fold32(y3, k, p + done + 96);
+		const uint8_t *q = p + done;
+		__m256i d0 = _mm256_loadu_si256((const void *)q);
+		__m256i d1 = _mm256_loadu_si256((const void *)(q + 32));
+		__m256i d2 = _mm256_loadu_si256((const void *)(q + 64));
+		__m256i d3 = _mm256_loadu_si256((const void *)(q + 96));
+
+		y0 = fold32(y0, k, d0);
+		y1 = fold32(y1, k, d1);
+		y2 = fold32(y2, k, d2);
+		y3 = fold32(y3, k, d3);
+		if (dst) {
+			uint8_t *o = dst + done;
+
+			_mm256_storeu_si256((void *)o, d0);
+			_mm256_storeu_si256((void *)(o + 32), d1);
+			_mm256_storeu_si256((void *)(o + 64), d2);
+			_mm256_storeu_si256((void *)(o + 96), d3);
+		}
 		done += 128;
 	}
 	x[0] = _mm256_castsi256_si128(y0);
@@ -92,8 +108,13 @@ TARGET256 static size_t fold8_v256(__m128i x[8], const uint8_t *p, size_t n)
 	return done;
 }
 
-TARGET static uint32_t fold(uint32_t reg, const uint8_t *p, size_t n)
+/* @dst: where the 8-lane VPCLMULQDQ loop also stores what it folds
+ * (dst[i] = p[i]), and *@copied how many bytes it stored from byte 128 on:
+ * 0 when that loop did not run. */
+TARGET static uint32_t fold(uint32_t reg, const uint8_t *p, size_t n,
+			    uint8_t *dst, size_t *copied)
 {
+	const uint8_t *start = p;
 	const __m128i k12 = _mm_set_epi64x((long long)K2, (long long)K1);
 	const __m128i k34 = _mm_set_epi64x((long long)K4, (long long)K3);
 	const __m128i k5 = _mm_set_epi64x(0, (long long)K5);
@@ -129,12 +150,15 @@ TARGET static uint32_t fold(uint32_t reg, const uint8_t *p, size_t n)
 		n -= 64;
 		if (use_v256 && n >= 128) {
 			__m128i x[8] = { x0, x1, x2, x3, x4, x5, x6, x7 };
-			size_t done = fold8_v256(x, p, n);
+			size_t done = fold8_v256(x, p, n,
+						 dst ? dst + (p - start) : NULL);
 
 			x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
 			x4 = x[4], x5 = x[5], x6 = x[6], x7 = x[7];
 			p += done;
 			n -= done;
+			if (dst)
+				*copied = done;
 		}
 		while (n >= 128) {
 			x0 = fold16(x0, k78, p);
@@ -228,11 +252,30 @@ uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
 	if (n >= 16) {
 		size_t bulk = n & ~(size_t)15;
 
-		reg = fold(reg, p, bulk);
+		reg = fold(reg, p, bulk, NULL, NULL);
 		p += bulk;
 		n -= bulk;
 	}
 	return __ur_crc32_slice8(reg, p, n);
+}
+
+/*
+ * The same, copying @p to @dst. The bulk of a long buffer is stored by the
+ * folding loop itself, so the copy reads nothing a second time; the first
+ * 128 bytes (loaded before the loop) and the tail are copied around it.
+ */
+uint32_t __ur_crc32_pclmul_copy(uint32_t reg, uint8_t *dst, const uint8_t *p,
+				size_t n)
+{
+	size_t bulk = n & ~(size_t)15, copied = 0, at = 128;
+
+	if (bulk >= 16)
+		reg = fold(reg, p, bulk, dst, &copied);
+	if (!copied)
+		at = 0;
+	memcpy(dst, p, at);
+	memcpy(dst + at + copied, p + at + copied, n - at - copied);
+	return __ur_crc32_slice8(reg, p + bulk, n - bulk);
 }
 
 #else /* no x86: the portable code stands in */
@@ -244,6 +287,13 @@ int __ur_crc32_pclmul_usable(void)
 
 uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
 {
+	return __ur_crc32_slice8(reg, p, n);
+}
+
+uint32_t __ur_crc32_pclmul_copy(uint32_t reg, uint8_t *dst, const uint8_t *p,
+				size_t n)
+{
+	memcpy(dst, p, n);
 	return __ur_crc32_slice8(reg, p, n);
 }
 #endif

@@ -196,6 +196,14 @@ uint32_t ur_icrc(const struct ur_ipudp *ip, const uint8_t *ib, size_t ib_len)
 	return crc_ib(crc_ipudp(ip, ib_len), ib, ib_len);
 }
 
+uint32_t ur_icrc_copy(const struct ur_ipudp *ip, const uint8_t *ib,
+		      size_t ib_len, size_t hdr_len, uint8_t *dst)
+{
+	uint32_t crc = crc_ib(crc_ipudp(ip, ib_len), ib, hdr_len);
+
+	return ur_crc32_copy(crc, dst, ib + hdr_len, ib_len - hdr_len);
+}
+
 uint32_t ur_icrc_split(const struct ur_ipudp *ip, const uint8_t *hdr,
 		       size_t hdr_len, const uint8_t *payload,
 		       size_t payload_len, size_t pad)

@@ -345,6 +345,10 @@ uint32_t ur_icrc(const struct ur_ipudp *ip, const uint8_t *ib, size_t ib_len);
 uint32_t ur_icrc_split(const struct ur_ipudp *ip, const uint8_t *hdr,
 		       size_t hdr_len, const uint8_t *payload,
 		       size_t payload_len, size_t pad);
+/* ur_icrc() that also copies the IB part's bytes from @hdr_len on to @dst:
+ * the payload, checked and placed in one pass (the receive path). */
+uint32_t ur_icrc_copy(const struct ur_ipudp *ip, const uint8_t *ib,
+		      size_t ib_len, size_t hdr_len, uint8_t *dst);
 /* The IPv4 ID and DF flag that make an ICRC match, which a plain UDP socket
  * does not show: true and @ip updated if some do; @delta is the ICRC
  * computed with @ip XOR the packet's (see icrc.c). */
@@ -363,6 +367,9 @@ static inline uint32_t ur_icrc_load(const uint8_t *p)
 }
 /* CRC-32 (IEEE, zlib-compatible) with a run-time chosen implementation. */
 uint32_t ur_crc32(uint32_t crc, const void *buf, size_t len);
+/* ur_crc32() that also copies @buf to @dst (no overlap), in one pass over
+ * the bytes where the CPU allows (VPCLMULQDQ). */
+uint32_t ur_crc32_copy(uint32_t crc, void *dst, const void *buf, size_t len);
 const char *ur_crc32_impl(void); /* "pclmul" or "slice8" */
 void ur_crc32_force_portable(bool on); /* tests compare both */
 

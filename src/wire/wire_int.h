@@ -13,6 +13,9 @@
 uint32_t __ur_crc32_slice8(uint32_t reg, const uint8_t *p, size_t n);
 /* Any length; uses carry-less multiply folding for the bulk. */
 uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n);
+/* The same, also copying the @n bytes at @p to @dst (no overlap). */
+uint32_t __ur_crc32_pclmul_copy(uint32_t reg, uint8_t *dst, const uint8_t *p,
+				size_t n);
 /* True when the CPU has PCLMULQDQ and SSE4.1. */
 int __ur_crc32_pclmul_usable(void);
 
