@@ -324,7 +324,10 @@ static enum resp_state exec_write(struct ur_qp *qp, struct resp_ctx *cx)
 			r->cur = UR_CUR_NONE;
 			return nak(cx, UR_NAK_REM_ACCESS_ERR);
 		}
-		memcpy(r->wr_host, pkt->payload, pkt->payload_len);
+		/* Already there when the host placed it while checking
+		 * its ICRC (ur_qp_rx_place). */
+		if (pkt->payload != r->wr_host)
+			memcpy(r->wr_host, pkt->payload, pkt->payload_len);
 		r->wr_host += pkt->payload_len;
 		r->wr_va += pkt->payload_len;
 		r->wr_left -= pkt->payload_len;
@@ -562,6 +565,30 @@ static void resp_error(struct ur_qp *qp, struct resp_ctx *cx, uint64_t now)
 	if (qp->dev->ops->qp_event)
 		qp->dev->ops->qp_event(qp->dev->host, qp,
 				       (enum ur_async_event)cx->event);
+}
+
+uint8_t *ur_qp_rx_place(const struct ur_qp *qp, const uint8_t *buf,
+			size_t len)
+{
+	const struct ur_resp *r = &qp->priv->resp;
+
+	if (qp->type != UR_QPT_RC || len < UR_BTH_LEN + UR_ICRC_LEN ||
+	    ur_bth_opcode(buf) != UR_OP_RC_RDMA_WRITE_MIDDLE ||
+	    ur_bth_pad(buf) || r->cur != UR_CUR_WRITE ||
+	    ur_bth_psn(buf) != r->psn ||
+	    !(qp->state == UR_QPS_RTR || qp->state == UR_QPS_RTS ||
+	      qp->state == UR_QPS_SQD))
+		return NULL;
+	/* Never the message's last bytes: a program may poll memory for
+	 * them (ib_write_lat does) and take them as the end of the WRITE,
+	 * so they land only once checked. */
+	if (len - UR_BTH_LEN - UR_ICRC_LEN >= r->wr_left)
+		return NULL;
+	/* A region deregistered since the FIRST packet: exec_write looks
+	 * the key up again. */
+	if (atomic_load(&qp->dev->key_gen) != r->wr_gen)
+		return NULL;
+	return r->wr_host;
 }
 
 void __ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,

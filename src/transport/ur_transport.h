@@ -382,7 +382,7 @@ struct ur_rxinfo {
 	X(tx_cnp) X(rx_ecn_ce) X(cc_cuts) X(tx_paced)                        \
 	X(tx_drop_io) X(rx_sr_held) X(rx_sr_drop) X(tx_sr_nak)               \
 	X(rx_sr_nak) X(tx_sr_resend) X(tx_ack_coalesced) X(tx_held)          \
-	X(rx_ack_deferred) X(tx_connected)
+	X(rx_ack_deferred) X(tx_connected) X(rx_placed)
 
 struct ur_counters {
 #define UR_X(n) uint64_t n;
@@ -457,6 +457,19 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
  * QP's responder/completer. */
 void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	      const struct ur_rxinfo *ri, uint64_t now);
+/*
+ * Between the steps (QP lock held, ICRC not yet checked): where the payload
+ * of the raw packet @buf would be written if it is the next in-sequence RC
+ * RDMA WRITE MIDDLE packet of the WRITE in progress and not its last bytes;
+ * else NULL. The host may then copy the payload there while it checks the
+ * ICRC (one pass over the bytes instead of two) and deliver the packet with
+ * pkt->payload pointing there: the responder sees its data in place and
+ * does not copy it. A packet that then fails its check leaves bytes only
+ * where this WRITE has yet to write: the responder writes in PSN order,
+ * so the retransmission overwrites them before the last byte lands.
+ */
+uint8_t *ur_qp_rx_place(const struct ur_qp *qp, const uint8_t *buf,
+			size_t len);
 /* Both steps, for single-threaded hosts (tests, simulator). */
 int ur_dev_rx(struct ur_dev *dev, const uint8_t *buf, size_t len,
 	      const struct ur_rxinfo *ri, uint64_t now);

@@ -190,6 +190,105 @@ static void t_write(void)
 	tfix_fini(&f);
 }
 
+/*
+ * Receive placement (ur_qp_rx_place): the middle packets of a WRITE land
+ * before they are delivered, also under loss, duplication and reordering,
+ * and when some fail their check after landing. The data must come out
+ * whole, and the bytes after the WRITE untouched.
+ */
+static void t_write_placed(void)
+{
+	struct tfix f;
+	const uint32_t n = 300000; /* 293 packets of 1 KiB */
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	f.net.place = true;
+	for (int round = 0; round < 4; round++) {
+		uint64_t placed = f.net.placed;
+
+		if (round == 1) {
+			f.net.f.loss = 0.02;
+			f.net.f.dup = 0.02;
+			f.net.f.reorder = 0.05;
+			f.net.f.jitter_ns = 20000;
+		}
+		if (round >= 2)
+			f.net.place_bad = 0.05;
+		tfix_fill(f.a.buf, n, 300 + (uint32_t)round);
+		memset(f.b.buf, 0, n + 64);
+		ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, 1, 0, n,
+				    (uintptr_t)f.b.buf + 8, f.b.mr->rkey,
+				    UR_SEND_SIGNALED), 0);
+		ASSERT_EQ(tfix_run_ok(&f, &f.a.scq).opcode, UR_WC_RDMA_WRITE);
+		ASSERT_MEM_EQ(f.b.buf + 8, f.a.buf, n);
+		ASSERT_EQ(f.b.buf[7], 0);
+		ASSERT_EQ(f.b.buf[8 + n], 0);
+		/* Without faults every middle packet is placed (all but
+		 * FIRST and LAST). */
+		if (round == 0)
+			ASSERT_EQ(f.net.placed - placed, (n + 1023) / 1024 - 2);
+		else
+			ASSERT_GT(f.net.placed - placed, 0);
+	}
+	ASSERT_GT(f.net.placed_bad, 0);
+	tfix_fini(&f);
+}
+
+/*
+ * What ur_qp_rx_place accepts: only the next in-sequence middle packet of
+ * the WRITE in progress, only inside what the WRITE has left but its last
+ * bytes, and not once a region was deregistered meanwhile.
+ */
+static void t_place_bounds(void)
+{
+	static uint8_t pkt[UR_BTH_LEN + 4096 + UR_ICRC_LEN];
+	const uint32_t n = 2500; /* FIRST 1024, MIDDLE 1024, LAST 452 */
+	const size_t mid = UR_BTH_LEN + 1024 + UR_ICRC_LEN;
+	struct ur_mr *other;
+	struct tfix f;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	other = tnet_mr(f.b.node, f.b.buf + TBUF / 2, 4096, ACC_ALL, 1);
+	f.net.f.delay_ns = 1000;
+	f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	f.net.f.drop_count = 1;
+	ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, 1, 0, n,
+			    (uintptr_t)f.b.buf + 64, f.b.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	/* FIRST (PSN 100) lands, MIDDLE is lost, LAST is out of sequence:
+	 * b waits for PSN 101, 1476 bytes left; its NAK is still on the way. */
+	tnet_run(&f.net, f.net.now + 1500);
+	ur_put16(pkt + 2, 0xffff);
+	ur_put24(pkt + 5, f.b.qp->qpn);
+	pkt[0] = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	ur_put24(pkt + 9, 101);
+	ASSERT(ur_qp_rx_place(f.b.qp, pkt, mid) == f.b.buf + 64 + 1024);
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, UR_BTH_LEN + 1476 + UR_ICRC_LEN));
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, sizeof(pkt)));
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, UR_BTH_LEN + UR_ICRC_LEN - 1));
+	pkt[1] = 1 << 4; /* a pad */
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid));
+	pkt[1] = 0;
+	ur_put24(pkt + 9, 102);
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid));
+	ur_put24(pkt + 9, 100);
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid));
+	ur_put24(pkt + 9, 101);
+	pkt[0] = UR_OP_RC_RDMA_WRITE_LAST;
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid));
+	pkt[0] = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	ASSERT(!ur_qp_rx_place(f.a.qp, pkt, mid)); /* a has no WRITE coming */
+	ASSERT(ur_qp_rx_place(f.b.qp, pkt, mid));
+	tnet_mr_del(f.b.node, other);
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid));
+	/* The WRITE then completes; nothing is in progress any more. */
+	ASSERT_EQ(tfix_run_ok(&f, &f.a.scq).opcode, UR_WC_RDMA_WRITE);
+	ASSERT_MEM_EQ(f.b.buf + 64, f.a.buf, n);
+	ur_put24(pkt + 9, 103);
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid));
+	tfix_fini(&f);
+}
+
 static void t_read(void)
 {
 	static const uint32_t sizes[] = { 0, 8, 1024, 1025, 5000, 200000 };
@@ -903,6 +1002,8 @@ static const struct ur_test_case tests[] = {
 	{ "send_multi_sge", t_send_multi_sge },
 	{ "send_inline", t_send_inline },
 	{ "write", t_write },
+	{ "write_placed", t_write_placed },
+	{ "place_bounds", t_place_bounds },
 	{ "read", t_read },
 	{ "atomics", t_atomics },
 	{ "send_with_inv", t_send_with_inv },

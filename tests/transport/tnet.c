@@ -2,6 +2,7 @@
 #include "tnet.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,6 +269,7 @@ void tnet_mr_del(struct tnode *n, struct ur_mr *mr)
 			free(mr);
 			n->mrs[i] = NULL;
 		}
+	atomic_fetch_add(&n->dev.key_gen, 1); /* as a host must (ur_dev) */
 }
 
 struct ur_qp *tnet_qp(struct tnode *n, uint32_t type, uint32_t pdn,
@@ -393,6 +395,38 @@ static void progress_all(struct tnet *net)
 				ur_qp_progress(net->nodes[i].qps[j], net->now);
 }
 
+/* tnet.place: true when it took the packet (placed, or dropped as failing
+ * its check). */
+static bool place_step(struct tnet *net, struct tpkt *p, struct ur_rxinfo *ri)
+{
+	struct ur_dev *dev = &net->nodes[p->dst].dev;
+	size_t pl = p->len - UR_BTH_LEN - UR_ICRC_LEN;
+	struct ur_qp *qp;
+	struct ur_pkt pkt;
+	uint8_t *dst;
+
+	if (p->len < UR_BTH_LEN + UR_ICRC_LEN)
+		return false;
+	qp = dev->ops->qp_lookup(dev->host, ur_bth_dqpn(p->data));
+	dst = qp ? ur_qp_rx_place(qp, p->data, p->len) : NULL;
+	if (!dst)
+		return false;
+	if (tnet_frand(net) < net->place_bad) {
+		memset(dst, 0xee, pl);
+		net->placed_bad++;
+		return true;
+	}
+	memcpy(dst, p->data + UR_BTH_LEN, pl);
+	/* The responder must take the data in place, not from here. */
+	memset(p->data + UR_BTH_LEN, 0xdd, pl);
+	if (ur_dev_rx_classify(dev, p->data, p->len, ri, &pkt, &qp))
+		return true;
+	pkt.payload = dst;
+	ur_qp_rx(qp, &pkt, ri, net->now);
+	net->placed++;
+	return true;
+}
+
 static uint64_t step(struct tnet *net, uint64_t limit)
 {
 	uint64_t d = next_deadline(net);
@@ -408,7 +442,9 @@ static uint64_t step(struct tnet *net, uint64_t limit)
 
 		if (p.at > net->now)
 			net->now = p.at;
-		ur_dev_rx(&net->nodes[p.dst].dev, p.data, p.len, &ri, net->now);
+		if (!net->place || !place_step(net, &p, &ri))
+			ur_dev_rx(&net->nodes[p.dst].dev, p.data, p.len, &ri,
+				  net->now);
 		free(p.data);
 		net->delivered++;
 	} else {

@@ -62,6 +62,14 @@ struct tnet {
 	struct tpkt *q;      /* binary heap by (at, seq) */
 	int nq, capq;
 	uint64_t delivered, dropped;
+	/* Deliver as the engine does when it places a WRITE's middle
+	 * packets during the ICRC check (ur_qp_rx_place): payload copied to
+	 * its destination first, the packet then handed over pointing
+	 * there. place_bad: the share of those that fail the check, which
+	 * leave garbage where they were placed and are dropped. */
+	bool place;
+	double place_bad;
+	uint64_t placed, placed_bad;
 	/* Optional tap: called for every packet sent (before faults). */
 	void (*tap)(struct tnet *net, const uint8_t *data, uint32_t len,
 		    void *arg);
