@@ -112,10 +112,36 @@ static bool backlog_push(struct ur_eqp *q, const uint8_t *buf,
 	return true;
 }
 
+/*
+ * The middle packet of an RDMA WRITE to one of our QPs may have its payload
+ * copied to its destination during the ICRC check (ur_qp_rx_place): one
+ * pass over the bytes instead of a check, then a copy. On success the QP
+ * table is read-held and the QP locked, until the packet is delivered.
+ */
+static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
+				 size_t len, uint8_t **place)
+{
+	struct ur_qp *qp;
+	struct ur_eqp *q;
+
+	pthread_rwlock_rdlock(&e->qp_lock);
+	qp = __ur_map_get(&e->qps, ur_bth_dqpn(buf));
+	q = qp ? qp->io_priv : NULL;
+	if (q && qp_trylock(q)) {
+		*place = ur_qp_rx_place(qp, buf, len);
+		if (*place)
+			return qp;
+		ur_engine_qp_unlock(qp);
+	}
+	pthread_rwlock_unlock(&e->qp_lock);
+	return NULL;
+}
+
 void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling)
 {
-	struct ur_qp *qp;
+	struct ur_qp *qp, *placed = NULL;
+	uint8_t *place = NULL;
 	struct ur_pkt pkt;
 
 	if (len < UR_BTH_LEN + UR_ICRC_LEN) {
@@ -126,9 +152,16 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		uint32_t dqpn = ur_bth_dqpn(buf);
 		uint8_t slot = (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT);
 
+		if (dqpn > 1 && slot == e->slot &&
+		    ur_bth_opcode(buf) == UR_OP_RC_RDMA_WRITE_MIDDLE)
+			placed = place_begin(e, buf, len, &place);
 		if (!__ur_icrc_check(e->icrc, &ri->path, buf, len,
-				     &ri->icrc_checked)) {
+				     &ri->icrc_checked, place)) {
 			e->dev.cnt.rx_drop_icrc++;
+			if (placed) {
+				ur_engine_qp_unlock(placed);
+				pthread_rwlock_unlock(&e->qp_lock);
+			}
 			return;
 		}
 		/* Unverified packets are counted once, by the transport's
@@ -142,12 +175,18 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		__ur_gsi_rx(e, buf, len, ri, from_sibling);
 		return;
 	}
-	pthread_rwlock_rdlock(&e->qp_lock);
+	if (!placed)
+		pthread_rwlock_rdlock(&e->qp_lock);
 	if (!ur_dev_rx_classify(&e->dev, buf, len, ri, &pkt, &qp)) {
 		struct ur_eqp *q = qp->io_priv;
 		uint64_t before;
 
-		if (!q || !qp_trylock(q)) {
+		if (placed) {
+			/* Locked since place_begin (the same QPN, the table
+			 * held); the responder finds the data in place. */
+			pkt.payload = place;
+			e->dev.cnt.rx_placed++;
+		} else if (!q || !qp_trylock(q)) {
 			if (q && __ur_is_plain_ack(buf, len) &&
 			    backlog_push(q, buf, ri)) {
 				/* A post holds the QP (in its system call,
@@ -174,6 +213,8 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 out:
 		if (!tls_polling)
 			__ur_tx_flush();
+	} else if (placed) {
+		ur_engine_qp_unlock(placed); /* dropped, and counted */
 	}
 	pthread_rwlock_unlock(&e->qp_lock);
 }

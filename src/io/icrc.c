@@ -40,11 +40,13 @@ const char *__ur_icrc_policy_name(enum ur_icrc_policy p)
 }
 
 bool __ur_icrc_check(enum ur_icrc_policy pol, struct ur_ipudp *path,
-		     const uint8_t *buf, size_t len, bool *verified)
+		     const uint8_t *buf, size_t len, bool *verified,
+		     uint8_t *place)
 {
 	size_t n = len - UR_ICRC_LEN;
 	uint32_t want = ur_icrc_load(buf + n);
-	uint32_t got = ur_icrc(path, buf, n);
+	uint32_t got = place ? ur_icrc_copy(path, buf, n, UR_BTH_LEN, place) :
+			       ur_icrc(path, buf, n);
 
 	*verified = got == want;
 	if (!*verified) {

@@ -217,9 +217,12 @@ enum ur_icrc_policy __ur_icrc_policy_env(void);
 const char *__ur_icrc_policy_name(enum ur_icrc_policy p);
 /* Check the ICRC in the last 4 bytes of @buf against @path (ip_id: the
  * packet's index in its GRO run); @path gets the IPv4 ID and DF flag that
- * verified it. *verified: it did. Returns whether to deliver it. */
+ * verified it. *verified: it did. Returns whether to deliver it. @place,
+ * if not NULL: where the payload after the BTH goes (ur_qp_rx_place),
+ * copied there in the same pass, whatever the outcome. */
 bool __ur_icrc_check(enum ur_icrc_policy pol, struct ur_ipudp *path,
-		     const uint8_t *buf, size_t len, bool *verified);
+		     const uint8_t *buf, size_t len, bool *verified,
+		     uint8_t *place);
 
 /* csock.c */
 struct ur_csock *__ur_csock_open(struct ur_engine *e, int sport_fd,
