@@ -9,6 +9,8 @@
 # uroce: uroce-launch + uroce-coll-perf (each rank its own loopback address
 # and uroce device). MPI: mpirun --mca btl tcp,self --mca pml ob1 +
 # coll-mpi-perf (bench/coll_mpi_perf.c), same sizes, type float32 sum.
+# Both bind ranks as mpirun does by default: one core each at 2 ranks,
+# none at 4 (oversubscribed on 2 cores).
 set -uo pipefail
 [ "${1:-}" = --plot ] && set -- --plot "$(realpath "$2")"
 cd "$(dirname "$0")/.."
