@@ -472,12 +472,14 @@ int uroce_comm_destroy(uroce_comm_t *c)
 
 	if (!c)
 		return 0;
-	/* Wait for everyone so no rank tears down a QP a peer still writes
-	 * to (our last credit writes, their last data). */
+	/* First let our last credit writes complete, while every peer is
+	 * still here to acknowledge them; then wait for everyone, so that
+	 * no rank tears down a QP a peer still writes to (their last
+	 * credits, their last data). In the other order a rank that left
+	 * the barrier first could exit under our credit write, which then
+	 * timed out against a closed port. */
 	if (!c->failed) {
-		r = __ur_boot_barrier(&c->boot, c->timeout_ms);
-		/* Drain our own outstanding credit writes. */
-		for (int i = 0; i < 1000 && !r; i++) {
+		for (int i = 0; i < 1000; i++) {
 			struct ibv_wc wc[16];
 			int busy = 0;
 			for (int p = 0; p < c->size; p++)
@@ -492,6 +494,7 @@ int uroce_comm_destroy(uroce_comm_t *c)
 			if (n <= 0)
 				usleep(100);
 		}
+		r = __ur_boot_barrier(&c->boot, c->timeout_ms);
 	}
 	comm_free(c);
 	return r;
