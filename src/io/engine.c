@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ur_io_priv.h"
+#include "ur_latprof.h"
 #include "ur_stats.h"
 
 /* Set while this thread drains the socket from ur_engine_poll. */
@@ -164,6 +165,7 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			}
 			return;
 		}
+		UR_LP_STAGE(UR_LPS_ICRC);
 		/* Unverified packets are counted once, by the transport's
 		 * classification (also for those forwarded to a sibling). */
 		if (dqpn > 1 && slot != e->slot) {
@@ -202,7 +204,9 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			ur_engine_qp_lock(qp);
 		}
 		before = qp->deadline;
+		UR_LP_STAGE(UR_LPS_CLASSIFIED);
 		ur_qp_rx(qp, &pkt, ri, now);
+		UR_LP_STAGE(UR_LPS_PROCESSED);
 		ur_engine_qp_unlock(qp);
 		timer_moved(e, before, qp->deadline);
 		/* The engine thread sends the ACK while the QP table is held:
@@ -217,6 +221,7 @@ out:
 		ur_engine_qp_unlock(placed); /* dropped, and counted */
 	}
 	pthread_rwlock_unlock(&e->qp_lock);
+	UR_LP_STAGE(UR_LPS_DELIVERED);
 }
 
 /* Run expired QP timers; return the earliest remaining deadline. */
@@ -891,6 +896,7 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 		ur_engine_qp_unlock(qp);
 		return;
 	}
+	UR_LP_STAGE(UR_LPS_POSTED);
 	if (q)
 		backlog_run(qp, q);
 	ur_qp_progress(qp, now);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ur_io_priv.h"
+#include "ur_latprof.h"
 
 /*
  * Every socket sends UR_IO_SOCK_TOS unless a datagram says otherwise: the
@@ -264,9 +265,11 @@ static int send_one(struct tx_batch *b, unsigned int i)
 {
 	ssize_t r;
 
+	UR_LP_MARK(UR_LP_SEND);
 	do
 		r = sendmsg(b->msg_fd[i], &b->msg[i].msg_hdr, 0);
 	while (r < 0 && errno == EINTR);
+	UR_LP_MARK(UR_LP_SENT);
 	if (r >= 0)
 		return 0;
 	send_failed(b, i, errno);
@@ -288,7 +291,9 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 			send_one(b, i++);
 			continue;
 		}
+		UR_LP_MARK(UR_LP_SEND);
 		n = sendmmsg(b->msg_fd[i], &b->msg[i], run, 0);
+		UR_LP_MARK(UR_LP_SENT);
 		if (n > 0) {
 			i += (unsigned int)n;
 			continue;
@@ -492,6 +497,7 @@ void __ur_tx_flush(void)
 
 	if (!b || !b->used)
 		return;
+	UR_LP_STAGE(UR_LPS_FLUSH);
 	/* Packets for siblings on our own address leave by unix socket. */
 	for (i = 0; i < b->used; i++)
 		if (b->slot[i].ready && to_sibling(&b->slot[i]))
@@ -843,6 +849,8 @@ static int rx_call(struct ur_engine *e, int fd, bool batch)
 
 		if (n <= 1)
 			e->rx_batch = false;
+		if (n > 0)
+			UR_LP_MARK(UR_LP_RX);
 		return n;
 	}
 	r = recvmsg(fd, &v->msg[0].msg_hdr, MSG_DONTWAIT);
@@ -850,6 +858,7 @@ static int rx_call(struct ur_engine *e, int fd, bool batch)
 		e->rx_hit = false;
 		return -1;
 	}
+	UR_LP_MARK(UR_LP_RX);
 	v->msg[0].msg_len = (unsigned int)r;
 	e->rx_batch = e->rx_hit;
 	e->rx_hit = true;
@@ -964,6 +973,7 @@ int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 		e->rx_off = 0;
 		total += n;
 		done = rx_deliver(e, now, stop);
+		UR_LP_STAGE(UR_LPS_DRAINED);
 		/* One coalesced ACK per QP per receive batch, not one per
 		 * packet, and none held while the socket stays busy. */
 		if (flush)

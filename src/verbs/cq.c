@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ur_latprof.h"
 #include "urv.h"
 
 _Static_assert(IBV_WC_SUCCESS == (int)UR_WC_SUCCESS, "wc status");
@@ -59,6 +60,9 @@ static int cq_poll_raw(struct urv_cq *cq, struct ur_cqe *out, int n)
 		got = ur_cq_poll(&cq->ucq, out, n);
 		ur_engine_poll_done(cq->ctx->eng, got, now);
 	}
+	UR_LP_POLL(got == 0);
+	if (got > 0)
+		UR_LP_MARK(UR_LP_CQE);
 	return got;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ur_latprof.h"
 #include "urv.h"
 
 _Static_assert(IBV_QPT_RC == (int)UR_QPT_RC, "qp type");
@@ -459,6 +460,7 @@ int __urv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint64_t now;
 	int ret = 0;
 
+	UR_LP_MARK(UR_LP_POST);
 	ur_engine_qp_lock(&qp->uqp);
 	now = ur_now(); /* after a wait for the lock: timers armed from it */
 	for (; wr; wr = wr->next) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ur_latprof.h"
 #include "urv.h"
 
 static void pend_clear(struct urv_qp *qp)
@@ -81,6 +82,7 @@ static int urv_wr_complete(struct ibv_qp_ex *ibqp)
 	if (!ret) {
 		uint64_t now;
 
+		UR_LP_MARK(UR_LP_POST);
 		ur_engine_qp_lock(&qp->uqp);
 		now = ur_now(); /* as in __urv_post_send */
 		for (size_t i = 0; i < qp->npend && !ret; i++) {
