@@ -22,12 +22,6 @@ static uint32_t opcode_qp_type(uint8_t opcode)
 	}
 }
 
-static bool state_receives(uint32_t state)
-{
-	return state == UR_QPS_RTR || state == UR_QPS_RTS ||
-	       state == UR_QPS_SQD;
-}
-
 int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 		       const struct ur_rxinfo *ri, struct ur_pkt *pkt,
 		       struct ur_qp **qpp)
@@ -62,7 +56,7 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 		dev->cnt.rx_drop_opcode++;
 		return -EPROTO;
 	}
-	if (!state_receives(qp->state)) {
+	if (!ur_state_receives(qp->state)) {
 		dev->cnt.rx_drop_bad_state++;
 		return -EINVAL;
 	}
@@ -73,7 +67,7 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	      const struct ur_rxinfo *ri, uint64_t now)
 {
-	if (!state_receives(qp->state)) {
+	if (!ur_state_receives(qp->state)) {
 		qp->dev->cnt.rx_drop_bad_state++;
 		return;
 	}

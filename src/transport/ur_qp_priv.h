@@ -204,6 +204,14 @@ struct ur_qp_priv {
 	struct ur_jumbo jumbo;
 };
 
+/* The states in which a QP takes packets in: RTR onwards, until an error
+ * or a reset (the QP state machine, 10.3). */
+static inline bool ur_state_receives(uint32_t state)
+{
+	return state == UR_QPS_RTR || state == UR_QPS_RTS ||
+	       state == UR_QPS_SQD;
+}
+
 static inline struct ur_qp_priv *ur_priv(const struct ur_qp *qp)
 {
 	return qp->priv;

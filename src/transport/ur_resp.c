@@ -575,9 +575,7 @@ uint8_t *ur_qp_rx_place(const struct ur_qp *qp, const uint8_t *buf,
 	if (qp->type != UR_QPT_RC || len < UR_BTH_LEN + UR_ICRC_LEN ||
 	    ur_bth_opcode(buf) != UR_OP_RC_RDMA_WRITE_MIDDLE ||
 	    ur_bth_pad(buf) || r->cur != UR_CUR_WRITE ||
-	    ur_bth_psn(buf) != r->psn ||
-	    !(qp->state == UR_QPS_RTR || qp->state == UR_QPS_RTS ||
-	      qp->state == UR_QPS_SQD))
+	    ur_bth_psn(buf) != r->psn || !ur_state_receives(qp->state))
 		return NULL;
 	/* Never the message's last bytes: a program may poll memory for
 	 * them (ib_write_lat does) and take them as the end of the WRITE,

@@ -109,10 +109,10 @@ TARGET256 static size_t fold8_v256(__m128i x[8], const uint8_t *p, size_t n,
 }
 
 /* @dst: where the 8-lane VPCLMULQDQ loop also stores what it folds
- * (dst[i] = p[i]), and *@copied how many bytes it stored from byte 128 on:
- * 0 when that loop did not run. */
+ * (dst[i] = p[i]): *@copied bytes from byte *@at on (0 when that loop did
+ * not run). */
 TARGET static uint32_t fold(uint32_t reg, const uint8_t *p, size_t n,
-			    uint8_t *dst, size_t *copied)
+			    uint8_t *dst, size_t *at, size_t *copied)
 {
 	const uint8_t *start = p;
 	const __m128i k12 = _mm_set_epi64x((long long)K2, (long long)K1);
@@ -155,10 +155,12 @@ TARGET static uint32_t fold(uint32_t reg, const uint8_t *p, size_t n,
 
 			x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
 			x4 = x[4], x5 = x[5], x6 = x[6], x7 = x[7];
+			if (dst) {
+				*at = (size_t)(p - start);
+				*copied = done;
+			}
 			p += done;
 			n -= done;
-			if (dst)
-				*copied = done;
 		}
 		while (n >= 128) {
 			x0 = fold16(x0, k78, p);
@@ -252,7 +254,7 @@ uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
 	if (n >= 16) {
 		size_t bulk = n & ~(size_t)15;
 
-		reg = fold(reg, p, bulk, NULL, NULL);
+		reg = fold(reg, p, bulk, NULL, NULL, NULL);
 		p += bulk;
 		n -= bulk;
 	}
@@ -261,18 +263,16 @@ uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
 
 /*
  * The same, copying @p to @dst. The bulk of a long buffer is stored by the
- * folding loop itself, so the copy reads nothing a second time; the first
- * 128 bytes (loaded before the loop) and the tail are copied around it.
+ * folding loop itself, so the copy reads nothing a second time; the bytes
+ * before it (loaded ahead of the loop) and the tail are copied around it.
  */
 uint32_t __ur_crc32_pclmul_copy(uint32_t reg, uint8_t *dst, const uint8_t *p,
 				size_t n)
 {
-	size_t bulk = n & ~(size_t)15, copied = 0, at = 128;
+	size_t bulk = n & ~(size_t)15, copied = 0, at = 0;
 
 	if (bulk >= 16)
-		reg = fold(reg, p, bulk, dst, &copied);
-	if (!copied)
-		at = 0;
+		reg = fold(reg, p, bulk, dst, &at, &copied);
 	memcpy(dst, p, at);
 	memcpy(dst + at + copied, p + at + copied, n - at - copied);
 	return __ur_crc32_slice8(reg, p + bulk, n - bulk);
