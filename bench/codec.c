@@ -35,14 +35,16 @@ static int cmp_d(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-enum job { ENCODE, DECODE, ICRC, ALL, CRC_BEST, CRC_SLICE8, CRC_ZLIB,
-	   ICRC_GSO, ICRC_ACK, NJOBS };
+enum job { ENCODE, DECODE, ICRC, ALL, CRC_BEST, CRC_V256, CRC_V128,
+	   CRC_SLICE8, CRC_ZLIB, ICRC_GSO, ICRC_ACK, NJOBS };
 static const char *const job_names[NJOBS] = {
 	[ENCODE] = "encode",
 	[DECODE] = "decode",
 	[ICRC] = "icrc",
 	[ALL] = "encode+icrc+decode",
 	[CRC_BEST] = "crc32 best",
+	[CRC_V256] = "crc32 <= 256-bit",
+	[CRC_V128] = "crc32 128-bit",
 	[CRC_SLICE8] = "crc32 slice8",
 	[CRC_ZLIB] = "zlib crc32()",
 	[ICRC_GSO] = "icrc, GSO run",
@@ -62,6 +64,7 @@ static double run(enum job j, long n)
 	double t = now();
 
 	ur_crc32_force_portable(j == CRC_SLICE8);
+	ur_crc32_vec_bits(j == CRC_V128 ? 128 : j == CRC_V256 ? 256 : 512);
 	for (long i = 0; i < n; i++) {
 		switch (j) {
 		case ENCODE:
@@ -84,6 +87,8 @@ static double run(enum job j, long n)
 			acc += ur_pkt_decode(pkt, (size_t)pkt_len, &d) + d.icrc;
 			break;
 		case CRC_BEST:
+		case CRC_V256:
+		case CRC_V128:
 		case CRC_SLICE8:
 			acc += ur_crc32(0, pkt, (size_t)pkt_len - 4);
 			break;
@@ -106,6 +111,7 @@ static double run(enum job j, long n)
 	}
 	t = now() - t;
 	ur_crc32_force_portable(false);
+	ur_crc32_vec_bits(512);
 	sink = acc;
 	return t;
 }
@@ -150,8 +156,8 @@ int main(int argc, char **argv)
 		med[j] = t[r / 2];
 	}
 	printf("uroce codec bench: RC_RDMA_WRITE_ONLY, %d-byte payload, "
-	       "%d-byte IB part; %ld packets x %d reps, medians; crc32 best = %s\n",
-	       PAYLOAD, pkt_len, n, reps, ur_crc32_impl());
+	       "%d-byte IB part; %ld packets x %d reps, medians; crc32 best = %s, %u-bit\n",
+	       PAYLOAD, pkt_len, n, reps, ur_crc32_impl(), ur_crc32_vec_bits(512));
 	for (int j = 0; j < ICRC_GSO; j++)
 		printf("  %-20s %8.2f Mpkt/s %8.2f GB/s\n", job_names[j],
 		       n / med[j] / 1e6, n * bytes / med[j] / 1e9);

@@ -92,6 +92,11 @@ const char *ur_crc32_impl(void)
 	return crc_impl == __ur_crc32_pclmul ? "pclmul" : "slice8";
 }
 
+unsigned int ur_crc32_vec_bits(unsigned int max)
+{
+	return crc_best == __ur_crc32_pclmul ? __ur_crc32_pclmul_bits(max) : 0;
+}
+
 void ur_crc32_force_portable(bool on)
 {
 	crc_impl = on ? __ur_crc32_slice8 : crc_best;

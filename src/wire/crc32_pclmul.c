@@ -5,8 +5,9 @@
  * 2009), in the bit-reflected domain of the IEEE polynomial. Four 128-bit
  * lanes are folded 64 bytes at a time, merged into one, folded down to 64
  * bits and Barrett-reduced to 32. Long buffers first run eight lanes (128
- * bytes a step) to hide the multiplier latency; under 64 bytes one lane
- * folds. Tails (under 16 bytes) go to slice-by-8.
+ * bytes a step) to hide the multiplier latency, or sixteen (256 bytes a
+ * step) with AVX-512; under 64 bytes one lane folds. Tails (under 16
+ * bytes) go to slice-by-8.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -20,6 +21,8 @@
  * Folding constants for P(x) = 0x104c11db7, reflected, each x^n mod P
  * shifted as the paper's section on bit reflection gives them.
  */
+#define K9 0x11542778aull  /* x^(16*128+32) mod P: fold 2048 bits */
+#define K10 0x1322d1430ull /* x^(16*128-32) mod P */
 #define K7 0x1e88ef372ull /* x^(8*128+32) mod P: fold 1024 bits */
 #define K8 0x14a7fe880ull /* x^(8*128-32) mod P */
 #define K1 0x154442bd4ull /* x^(4*128+32) mod P: fold 512 bits */
@@ -53,7 +56,11 @@ TARGET static inline __m128i fold_reg(__m128i x, __m128i k, __m128i y)
 /* VPCLMULQDQ (AVX2 width): the same eight-lane fold over 1024 bits with
  * two lanes per 256-bit register, half the instructions per byte. */
 #define TARGET256 __attribute__((target("vpclmulqdq,avx2,pclmul,sse4.1")))
-static bool use_v256;
+/* VPCLMULQDQ (AVX-512 width): sixteen lanes, four per register. */
+#define TARGET512 \
+	__attribute__((target("vpclmulqdq,avx512f,avx2,pclmul,sse4.1")))
+static unsigned int cpu_bits = 128; /* widest fold this CPU runs */
+static unsigned int vec_bits = 128; /* widest in use (tests lower it) */
 
 TARGET256 static inline __m256i fold32(__m256i y, __m256i k, __m256i d)
 {
@@ -108,6 +115,83 @@ TARGET256 static size_t fold8_v256(__m128i x[8], const uint8_t *p, size_t n,
 	return done;
 }
 
+TARGET512 static inline __m512i fold64(__m512i z, __m512i k, __m512i d)
+{
+	__m512i lo = _mm512_clmulepi64_epi128(z, k, 0x00);
+	__m512i hi = _mm512_clmulepi64_epi128(z, k, 0x11);
+
+	return _mm512_ternarylogic_epi64(lo, hi, d, 0x96); /* lo ^ hi ^ d */
+}
+
+/*
+ * Eight lanes in, eight out, as fold8_v256, over 256-byte blocks: the
+ * first 128 bytes at @p join the lanes as lanes 8..15 (a 256-byte
+ * window), four registers fold over 2048 bits, and at the end lanes 0..7
+ * fold over 1024 bits onto lanes 8..15. @n >= 384 (one block past the
+ * joined bytes), else nothing is done.
+ */
+TARGET512 static size_t fold8_v512(__m128i x[8], const uint8_t *p, size_t n,
+				   uint8_t *dst)
+{
+	const __m512i k16 = _mm512_set_epi64((long long)K10, (long long)K9,
+					     (long long)K10, (long long)K9,
+					     (long long)K10, (long long)K9,
+					     (long long)K10, (long long)K9);
+	const __m512i k8 = _mm512_set_epi64((long long)K8, (long long)K7,
+					    (long long)K8, (long long)K7,
+					    (long long)K8, (long long)K7,
+					    (long long)K8, (long long)K7);
+	__m512i z0, z1, z2, z3;
+	size_t done;
+
+	if (n < 384)
+		return 0;
+	z0 = _mm512_inserti64x4(_mm512_castsi256_si512(
+					_mm256_set_m128i(x[1], x[0])),
+				_mm256_set_m128i(x[3], x[2]), 1);
+	z1 = _mm512_inserti64x4(_mm512_castsi256_si512(
+					_mm256_set_m128i(x[5], x[4])),
+				_mm256_set_m128i(x[7], x[6]), 1);
+	z2 = _mm512_loadu_si512((const void *)p);
+	z3 = _mm512_loadu_si512((const void *)(p + 64));
+	if (dst) {
+		_mm512_storeu_si512((void *)dst, z2);
+		_mm512_storeu_si512((void *)(dst + 64), z3);
+	}
+	for (done = 128; n - done >= 256; done += 256) {
+		const uint8_t *q = p + done;
+		__m512i d0 = _mm512_loadu_si512((const void *)q);
+		__m512i d1 = _mm512_loadu_si512((const void *)(q + 64));
+		__m512i d2 = _mm512_loadu_si512((const void *)(q + 128));
+		__m512i d3 = _mm512_loadu_si512((const void *)(q + 192));
+
+		z0 = fold64(z0, k16, d0);
+		z1 = fold64(z1, k16, d1);
+		z2 = fold64(z2, k16, d2);
+		z3 = fold64(z3, k16, d3);
+		if (dst) {
+			uint8_t *o = dst + done;
+
+			_mm512_storeu_si512((void *)o, d0);
+			_mm512_storeu_si512((void *)(o + 64), d1);
+			_mm512_storeu_si512((void *)(o + 128), d2);
+			_mm512_storeu_si512((void *)(o + 192), d3);
+		}
+	}
+	/* Sixteen lanes to eight: 0..7 over 1024 bits onto 8..15. */
+	z0 = fold64(z0, k8, z2);
+	z1 = fold64(z1, k8, z3);
+	x[0] = _mm512_extracti32x4_epi32(z0, 0);
+	x[1] = _mm512_extracti32x4_epi32(z0, 1);
+	x[2] = _mm512_extracti32x4_epi32(z0, 2);
+	x[3] = _mm512_extracti32x4_epi32(z0, 3);
+	x[4] = _mm512_extracti32x4_epi32(z1, 0);
+	x[5] = _mm512_extracti32x4_epi32(z1, 1);
+	x[6] = _mm512_extracti32x4_epi32(z1, 2);
+	x[7] = _mm512_extracti32x4_epi32(z1, 3);
+	return done;
+}
+
 /* @dst: where the 8-lane VPCLMULQDQ loop also stores what it folds
  * (dst[i] = p[i]): *@copied bytes from byte *@at on (0 when that loop did
  * not run). */
@@ -148,10 +232,17 @@ TARGET static uint32_t fold(uint32_t reg, const uint8_t *p, size_t n,
 
 		p += 64;
 		n -= 64;
-		if (use_v256 && n >= 128) {
+		if (vec_bits >= 256 && n >= 128) {
 			__m128i x[8] = { x0, x1, x2, x3, x4, x5, x6, x7 };
-			size_t done = fold8_v256(x, p, n,
-						 dst ? dst + (p - start) : NULL);
+			uint8_t *d = dst ? dst + (p - start) : NULL;
+			size_t done = 0;
+
+			/* The two loops store one contiguous run. */
+			if (vec_bits >= 512)
+				done = fold8_v512(x, p, n, d);
+			if (n - done >= 128)
+				done += fold8_v256(x, p + done, n - done,
+						   d ? d + done : NULL);
 
 			x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
 			x4 = x[4], x5 = x[5], x6 = x[6], x7 = x[7];
@@ -243,10 +334,18 @@ one_lane:
 int __ur_crc32_pclmul_usable(void)
 {
 	__builtin_cpu_init();
-	use_v256 = __builtin_cpu_supports("vpclmulqdq") &&
-		   __builtin_cpu_supports("avx2");
+	if (__builtin_cpu_supports("vpclmulqdq") &&
+	    __builtin_cpu_supports("avx2"))
+		cpu_bits = __builtin_cpu_supports("avx512f") ? 512 : 256;
+	vec_bits = cpu_bits;
 	return __builtin_cpu_supports("pclmul") &&
 	       __builtin_cpu_supports("sse4.1");
+}
+
+unsigned int __ur_crc32_pclmul_bits(unsigned int max)
+{
+	vec_bits = max < cpu_bits ? max : cpu_bits;
+	return vec_bits;
 }
 
 uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
@@ -282,6 +381,12 @@ uint32_t __ur_crc32_pclmul_copy(uint32_t reg, uint8_t *dst, const uint8_t *p,
 
 int __ur_crc32_pclmul_usable(void)
 {
+	return 0;
+}
+
+unsigned int __ur_crc32_pclmul_bits(unsigned int max)
+{
+	(void)max;
 	return 0;
 }
 

@@ -372,6 +372,10 @@ uint32_t ur_crc32(uint32_t crc, const void *buf, size_t len);
 uint32_t ur_crc32_copy(uint32_t crc, void *dst, const void *buf, size_t len);
 const char *ur_crc32_impl(void); /* "pclmul" or "slice8" */
 void ur_crc32_force_portable(bool on); /* tests compare both */
+/* The carry-less back end's widest registers: at most @max bits (128,
+ * 256, 512) and what the CPU has; returns the width now in use (0 where
+ * that back end is unavailable). Tests and benches compare them. */
+unsigned int ur_crc32_vec_bits(unsigned int max);
 
 /* ---- decoded packet view ---------------------------------------------- */
 #define UR_DECODE_ERRORS(X)                                                  \

@@ -18,5 +18,8 @@ uint32_t __ur_crc32_pclmul_copy(uint32_t reg, uint8_t *dst, const uint8_t *p,
 				size_t n);
 /* True when the CPU has PCLMULQDQ and SSE4.1. */
 int __ur_crc32_pclmul_usable(void);
+/* Widest folding loop to use, at most @max bits and what the CPU runs
+ * (128, 256 with VPCLMULQDQ, 512 with AVX-512 too); returns it. */
+unsigned int __ur_crc32_pclmul_bits(unsigned int max);
 
 #endif

@@ -298,9 +298,12 @@ static void test_crc32(void)
 	if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"))
 		ASSERT_STR_EQ(ur_crc32_impl(), "pclmul");
 	fill_random(buf, sizeof(buf));
-	for (int i = 0; i < 3000; i++) {
+	for (int i = 0; i < 9000; i++) {
+		/* Each width the CPU has: 128-bit lanes, then VPCLMULQDQ's
+		 * 256- and 512-bit loops. */
+		unsigned int bits = ur_crc32_vec_bits(128u << (i % 3));
 		size_t align = rnd() % 16;
-		size_t len = i < 300 ? (size_t)i : rnd() % 8192;
+		size_t len = i < 900 ? (size_t)i / 3 : rnd() % 8192;
 		uint32_t seed = (i & 1) ? (uint32_t)rnd() : 0;
 		uint32_t z = (uint32_t)crc32(seed, buf + align, (uInt)len);
 		uint32_t fast, slow, chained;
@@ -315,10 +318,11 @@ static void test_crc32(void)
 		slow = ur_crc32(seed, buf + align, len);
 		ur_crc32_force_portable(false);
 		if (fast != z || slow != z || chained != z)
-			UR_FAIL("len %zu align %zu: zlib %08x pclmul %08x "
-				"slice8 %08x chained %08x", len, align, z, fast,
-				slow, chained);
+			UR_FAIL("len %zu align %zu: zlib %08x pclmul-%u %08x "
+				"slice8 %08x chained %08x", len, align, z, bits,
+				fast, slow, chained);
 	}
+	ur_crc32_vec_bits(512);
 }
 
 /* ur_crc32_copy: the CRC of ur_crc32, and exactly @len bytes copied (the
@@ -329,26 +333,28 @@ static void test_crc32_copy(void)
 	static uint8_t src[20000 + 32], dst[20000 + 64];
 
 	fill_random(src, sizeof(src));
-	for (int i = 0; i < 3000; i++) {
+	for (int i = 0; i < 6000; i++) {
 		bool portable = i & 1;
+		unsigned int bits = ur_crc32_vec_bits(128u << (i / 2 % 3));
 		size_t sa = rnd() % 32, da = rnd() % 32;
-		size_t len = i < 600 ? (size_t)i / 2 : rnd() % 20000;
+		size_t len = i < 1200 ? (size_t)i / 4 : rnd() % 20000;
 		uint32_t seed = (i & 2) ? (uint32_t)rnd() : 0, want, got;
 
 		memset(dst, 0xa5, sizeof(dst));
+		want = (uint32_t)crc32(seed, src + sa, (uInt)len); /* zlib */
 		ur_crc32_force_portable(portable);
-		want = ur_crc32(seed, src + sa, len);
 		got = ur_crc32_copy(seed, dst + da, src + sa, len);
 		ur_crc32_force_portable(false);
 		if (got != want || memcmp(dst + da, src + sa, len))
-			UR_FAIL("len %zu src+%zu dst+%zu %s: crc %08x want %08x, copy %s",
-				len, sa, da, portable ? "slice8" : "pclmul", got,
-				want, memcmp(dst + da, src + sa, len) ? "differs" : "same");
+			UR_FAIL("len %zu src+%zu dst+%zu %s-%u: crc %08x want %08x, copy %s",
+				len, sa, da, portable ? "slice8" : "pclmul", bits,
+				got, want, memcmp(dst + da, src + sa, len) ? "differs" : "same");
 		for (size_t k = 0; k < da; k++)
 			ASSERT_EQ(dst[k], 0xa5);
 		for (size_t k = da + len; k < sizeof(dst); k++)
 			ASSERT_EQ(dst[k], 0xa5);
 	}
+	ur_crc32_vec_bits(512);
 }
 
 static void mk_ipudp(struct ur_ipudp *ip, bool v6)
