@@ -178,7 +178,7 @@ bool __ur_csock_begin(struct ur_csock *cs, uint16_t *id)
 	return true;
 }
 
-void __ur_csock_end(struct ur_csock *cs, int err, unsigned int nseg)
+void __ur_csock_sent(struct ur_csock *cs, int err, unsigned int nseg)
 {
 	switch (err) {
 	case 0:
@@ -194,5 +194,9 @@ void __ur_csock_end(struct ur_csock *cs, int err, unsigned int nseg)
 	default:
 		atomic_store(&cs->dead, true);
 	}
+}
+
+void __ur_csock_end(struct ur_csock *cs)
+{
 	pthread_mutex_unlock(&cs->lock);
 }

@@ -489,11 +489,58 @@ static bool to_sibling(struct tx_slot *s)
 	return true;
 }
 
+/*
+ * Send messages [@from, @to) of a connected socket, numbered from its
+ * next ID under its lock: in one sendmmsg where they are several. The
+ * first that fails is sent again alone to learn its error (sendmmsg
+ * reports none once some went; an error that comes after the kernel took
+ * an ID, such as a GSO send it refuses, comes again); the rest were
+ * numbered as if it had gone, and are lost as on a wire. Unlocks @cs.
+ */
+static void csock_send(struct tx_batch *b, struct ur_csock *cs,
+		       unsigned int from, unsigned int to)
+{
+	unsigned int i = from;
+
+	while (i < to) {
+		int n = 0, err;
+
+		if (to - i > 1) {
+			UR_LP_MARK(UR_LP_SEND);
+			n = sendmmsg(b->msg_fd[i], &b->msg[i], to - i, 0);
+			UR_LP_MARK(UR_LP_SENT);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				n = 0;
+		}
+		for (unsigned int k = i; k < i + (unsigned int)n; k++) {
+			__ur_csock_sent(cs, 0, b->msg_npkt[k]);
+			b->msg_e[k]->dev.cnt.tx_connected++;
+		}
+		i += (unsigned int)n;
+		if (i == to)
+			break;
+		err = send_one(b, i);
+		__ur_csock_sent(cs, err, b->msg_npkt[i]);
+		if (!err) {
+			b->msg_e[i]->dev.cnt.tx_connected++;
+			i++;
+			continue;
+		}
+		for (i++; i < to; i++)
+			b->msg_e[i]->dev.cnt.tx_drop_io += b->msg_npkt[i];
+	}
+	__ur_csock_end(cs);
+}
+
 void __ur_tx_flush(void)
 {
 	struct tx_batch *b = tls_tx;
-	unsigned int i, n = 0, v = 0, sent = 0;
+	unsigned int i, n = 0, v = 0, sent = 0, held_from = 0;
 	bool gso = !atomic_load(&gso_broken);
+	struct ur_csock *held = NULL; /* locked: its messages from held_from */
+	uint16_t held_id = 0;         /* the ID of its next message */
 
 	if (!b || !b->used)
 		return;
@@ -514,14 +561,26 @@ void __ur_tx_flush(void)
 			i++;
 			continue;
 		}
-		if (cs) {
-			/* Numbered under its lock, from send to send; what was
-			 * made before it leaves first. */
+		if (held && cs != held) {
+			csock_send(b, held, held_from, n);
+			held = NULL;
+			sent = n;
+		}
+		if (cs && cs != held) {
+			/* Numbered under its lock, message after message,
+			 * until a message for another socket; what was made
+			 * before leaves first. */
 			send_msgs(b, sent, n);
 			sent = n;
-			if (!__ur_csock_begin(cs, &id0))
+			if (__ur_csock_begin(cs, &held_id)) {
+				held = cs;
+				held_from = n;
+			} else {
 				cs = NULL; /* retired: the port's socket */
+			}
 		}
+		if (cs)
+			id0 = held_id;
 		/* A GSO run: same socket and destination, equal sizes except
 		 * a shorter last one. */
 		while (j < b->used && b->slot[j].ready &&
@@ -595,16 +654,14 @@ void __ur_tx_flush(void)
 		b->msg_fd[n] = first->fd;
 		if (first->cs && !cs) /* retired since the packets were made */
 			b->msg_fd[n] = first->cs->fallback_fd;
-		if (cs) {
-			int err = send_one(b, n);
-
-			__ur_csock_end(cs, err, j - i);
-			if (!err)
-				first->e->dev.cnt.tx_connected++;
-			sent = n + 1;
-		}
+		if (cs)
+			held_id = (uint16_t)(held_id + (cs->per_seg ? j - i : 1));
 		n++;
 		i = j;
+	}
+	if (held) {
+		csock_send(b, held, held_from, n);
+		sent = n;
 	}
 	send_msgs(b, sent, n);
 	for (i = 0; i < b->used; i++)

@@ -103,7 +103,7 @@ struct ur_eqp {
 /*
  * A connected QP's own transmit socket (csock.c): bound to its source port,
  * connected to its peer; IPv4 datagrams are numbered by next_id under the
- * lock (__ur_csock_begin/_end).
+ * lock (__ur_csock_begin, _sent for each send, _end).
  */
 struct ur_csock {
 	pthread_mutex_t lock;
@@ -230,8 +230,11 @@ struct ur_csock *__ur_csock_open(struct ur_engine *e, int sport_fd,
 void __ur_csock_close(struct ur_csock *cs);
 /* Lock @cs and give the ID of its next send; false (unlocked) if retired. */
 bool __ur_csock_begin(struct ur_csock *cs, uint16_t *id);
-/* After the send of @nseg segments that failed with @err (0: sent). */
-void __ur_csock_end(struct ur_csock *cs, int err, unsigned int nseg);
+/* After a send of @nseg segments that failed with @err (0: sent), lock
+ * held: the ID of the next one, or retire @cs (an ID may be lost). */
+void __ur_csock_sent(struct ur_csock *cs, int err, unsigned int nseg);
+/* Unlock @cs. */
+void __ur_csock_end(struct ur_csock *cs);
 
 /* udp.c */
 void __ur_udp_fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
