@@ -177,12 +177,17 @@ T
 )
 echo "$table"
 
-# ---- bandwidth against message size (one run each) -------------------------
+# ---- bandwidth against message size (medians of 3 interleaved runs) --------
 csv=bench/results/bw_vs_size.csv
 echo "size,uroce_write_gbps,ucx_put_gbps,iperf3_tcp_gbps" >"$csv"
 for sz in 4096 16384 65536 262144 1048576; do
-  u=$(uroce_write_gbps $sz | tail -n1); x=$(ucx_put_gbps $sz | tail -n1); t=$(iperf_tcp $sz | tail -n1)
-  echo "$sz,${u:-nan},${x:-nan},${t:-nan}" >>"$csv"
+  us=() xs=() ts=()
+  for ((i = 0; i < 3; i++)); do
+    us+=("$(uroce_write_gbps $sz | tail -n1)"); xs+=("$(ucx_put_gbps $sz | tail -n1)")
+    ts+=("$(iperf_tcp $sz | tail -n1)")
+  done
+  med3() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | median; }
+  echo "$sz,$(med3 "${us[@]}"),$(med3 "${xs[@]}"),$(med3 "${ts[@]}")" >>"$csv"
 done
 if command -v gnuplot >/dev/null; then
   gnuplot <<G
@@ -191,16 +196,17 @@ set output 'bench/results/bw_vs_size.png'
 set datafile separator ','
 set key top left
 set logscale x 2
+set xtics ("4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536, "256 KiB" 262144, "1 MiB" 1048576)
 set xlabel 'message size (bytes)'
 set ylabel 'Gbit/s'
-set title 'Loopback bandwidth, $(date -u +%Y-%m-%d), $(nproc) cores'
+set title 'Loopback bandwidth, $(date -u +%Y-%m-%d), $(nproc) cores, medians of 3 runs'
 plot '$csv' every ::1 using 1:2 with linespoints title 'uroce RC WRITE (ib\_write\_bw)', \
      '' every ::1 using 1:3 with linespoints title 'UCX ucp\_put\_bw (tcp)', \
      '' every ::1 using 1:4 with linespoints title 'iperf3 TCP (write size)'
 G
 fi
 f=bench/results/$(date -u +%Y-%m-%d)-datapath.md
-{ echo "# Data path, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $RUNS runs, medians"
+{ echo "# Data path, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null), $(nproc) cores, $RUNS runs, medians"
   echo; echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo; echo "Latency and 1 MiB rows: uroce and its peers ran in alternation (round i of each, then round i+1); \"paired\" is the median over rounds of uroce's run / the peer's run of the same round, which a machine that drifts between states between rounds does not skew."
   echo; echo "$table"
