@@ -3,9 +3,12 @@
 # The packets uroce puts on the wire are real RoCEv2: capture an unmodified
 # ibv_rc_pingpong run and check that uroce-decode verifies every ICRC and
 # that Wireshark decodes every frame as InfiniBand.
-#   capture.sh BINDIR
+#   capture.sh BINDIR [SENDFAULT_SO]
 # 1. Loopback, UROCE_GSO=0: on lo a GSO run is seen as one large datagram;
-#    also with UROCE_JUMBO=1 (16 KiB packets, data checked by the program).
+#    also with UROCE_JUMBO=1 (16 KiB packets, data checked by the program),
+#    and with SENDFAULT_SO preloaded: sendmmsg calls that go partly and
+#    sends that fail, after which a connected socket's IDs must still be
+#    the kernel's.
 # 2. Two network namespaces joined by a veth pair whose UDP segmentation
 #    offload is off, so the kernel cuts uroce's GSO runs into real frames on
 #    the wire: proves the per-segment IP IDs and ICRCs (needs root), from
@@ -14,6 +17,7 @@
 #    unconnected ones (ID = index in the GSO run).
 set -u
 bin=$(readlink -f "$1")
+fault_so=${2:+$(readlink -f "$2")}
 run=$bin/uroce-run
 command -v dumpcap >/dev/null && command -v tshark >/dev/null || { echo "SKIP: no tshark"; exit 77; }
 command -v ibv_rc_pingpong >/dev/null || { echo "SKIP: no ibv_rc_pingpong"; exit 77; }
@@ -107,6 +111,28 @@ if [ "$big" -lt 10 ]; then
 	echo "FAIL: jumbo packets: $big frames above 16 KiB"; fail=1
 else
 	echo "ok: jumbo packets: $big frames above 16 KiB"
+fi
+
+# 1c. connected sockets when sendmmsg goes partly: every 4th sendmmsg of
+# several datagrams sends only the first (as when a later one fails: the
+# kernel drops that error); every other time the engine's resend of the
+# next one alone then fails with EAGAIN, which uses no ID. Every ICRC on
+# the wire must still verify (the IDs stayed the kernel's), the QPs stay
+# connected, and the program's data check passes (the rest of each
+# faulted flush is lost and retransmitted).
+if [ -n "$fault_so" ]; then
+	capture "" lo "$dir/fault.pcap" "and host 127.0.77.6 and host 127.0.77.7"
+	LD_PRELOAD=$fault_so UROCE_GSO=0 pingpong "" "" 127.0.77.6 127.0.77.7 -n 20 -s 100000 -m 4096 -c
+	stop_capture
+	faults=$(cat "$dir/s.log" "$dir/c.log" | sed -n 's/^sendfault: partial=\([0-9]*\) eagain=\([0-9]*\)/\1 \2/p' |
+		awk '{p += $1; e += $2} END {print p + 0, e + 0}')
+	if [ "${faults% *}" = 0 ] || [ "${faults#* }" = 0 ]; then
+		echo "FAIL: sendmmsg faults: none made (partial, EAGAIN: $faults)"; fail=1
+	else
+		echo "ok: sendmmsg faults made (partial, EAGAIN): $faults"
+	fi
+	expect_connected "loopback, sendmmsg faults" yes
+	check "$dir/fault.pcap" "loopback capture, sendmmsg faults" 100
 fi
 
 # 2. namespaces with segmentation on the wire
