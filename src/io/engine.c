@@ -405,6 +405,16 @@ static void *engine_main(void *arg)
 				next = s; /* uroce-stat sees the last counts */
 		}
 		__ur_tx_flush();
+		/* An application thread that polled lately on this CPU (not
+		 * within UR_IO_APP_POLL_NS, or it would drain itself) may be
+		 * waiting for it, both bound to one core as MPI-style
+		 * launchers bind: what we just delivered may be the
+		 * completion it waits for (a collective's offer, say), which
+		 * it should act on before we receive the rest of a long
+		 * stream. */
+		if (got && polled && now - polled < UR_IO_APP_YIELD_NS &&
+		    sched_getcpu() == atomic_load(&e->poll_cpu))
+			sched_yield();
 		if (got)
 			continue;
 		if (app_polls && next > now + UR_IO_APP_RECHECK_NS)
@@ -495,6 +505,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	if (!e)
 		return -ENOMEM;
 	atomic_store(&e->drain_cpu, -1);
+	atomic_store(&e->poll_cpu, -1);
 	e->cfg = *cfg;
 	if (!e->cfg.port)
 		e->cfg.port = UR_ROCEV2_PORT;
@@ -935,8 +946,13 @@ uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 	/* Two empty polls within 10 us: a thread is spinning on its CQ. An
 	 * event-driven program polls once and then blocks, and must not keep
 	 * the engine from receiving for it. */
-	if (now - prev < 10000)
+	if (now - prev < 10000) {
+		int cpu = sched_getcpu();
+
 		atomic_store(&e->last_poll, now);
+		if (atomic_load_explicit(&e->poll_cpu, memory_order_relaxed) != cpu)
+			atomic_store(&e->poll_cpu, cpu);
+	}
 	if (pthread_mutex_trylock(&e->rx_lock)) {
 		/* Another thread drains, usually the engine thread, and it
 		 * sends what the ACKs it takes let out (up to a window). If

@@ -30,6 +30,9 @@
 /* How often the engine looks whether the application still spins: each
  * look is a wake-up that takes a core from a spinning program. */
 #define UR_IO_APP_RECHECK_NS 1000000ull
+/* The engine thread yields after a drain while an application thread
+ * polled this recently on the same CPU (engine_main). */
+#define UR_IO_APP_YIELD_NS 2000000ull
 /* Bytes of a receive batch delivered between reads of the clock. */
 #define UR_IO_NOW_BYTES 65536u
 /* A poller that found rx_lock taken this many times in a row, by the
@@ -168,6 +171,7 @@ struct ur_engine {
 	atomic_uint_fast64_t comp_at;
 	atomic_int comp_left; /* 0..UR_IO_APP_LEFT_MAX: recent polls came late */
 	atomic_int drain_cpu; /* where the engine thread last took rx_lock */
+	atomic_int poll_cpu;  /* where an application thread last polled */
 
 	pthread_mutex_t rx_lock;   /* one thread drains the sockets at a time */
 	struct tx_batch *poll_tx;  /* ACKs made by polling threads (rx_lock) */
