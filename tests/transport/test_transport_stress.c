@@ -7,7 +7,8 @@
  * and exactly-once in-order completion are checked against a model.
  *
  * `test_transport_stress NAME` runs one case group; UR_SEED repeats a run;
- * UR_STRESS_CASES changes the number of cases.
+ * UR_STRESS_CASES changes the number of cases; UR_STRESS_SCALE (percent)
+ * scales every group's default (the sanitizer build runs a quarter).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -281,8 +282,14 @@ static void jumbo_tap(struct tnet *net, const uint8_t *d, uint32_t len,
 static int n_cases(int dflt)
 {
 	const char *s = getenv("UR_STRESS_CASES");
+	const char *pct = getenv("UR_STRESS_SCALE");
+	int n = dflt;
 
-	return s ? atoi(s) : dflt;
+	if (s)
+		return atoi(s);
+	if (pct && atoi(pct) > 0)
+		n = dflt * atoi(pct) / 100;
+	return n > 0 ? n : 1;
 }
 
 static void stress_case(uint64_t seed, double loss, double dup, double reorder)
