@@ -11,8 +11,12 @@ lib=$2
 fail=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# A sanitized build: its runtimes come first, as uroce-run does it.
+# A sanitized build: its runtimes come first, as uroce-run does it. There
+# each load takes seconds, and loading is not what the sanitizers check:
+# every 4th consumer (CI's release run loads them all).
+stride=1
 if [ -r "$lib/uroce-preload" ]; then
+	stride=4
 	LD_PRELOAD=$(cat "$lib/uroce-preload")
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 	export LD_PRELOAD ASAN_OPTIONS
@@ -48,6 +52,7 @@ fi
 n=0
 for f in $("$src/src/verbs/gen-map.sh" --consumers); do
 	n=$((n + 1))
+	[ $(((n - 1) % stride)) = 0 ] || continue
 	case "$f" in
 	*.so|*.so.*)
 		LD_BIND_NOW=1 LD_LIBRARY_PATH=$lib python3 -c '
@@ -84,6 +89,6 @@ import ctypes, os, sys
 ctypes.CDLL(sys.argv[1], mode=os.RTLD_NOW)' "$lib/$so" >"$log" 2>&1 || { echo "FAIL: dlopen $so"; cat "$log"; fail=1; }
 done
 
-echo "checked $n consumers"
+echo "checked $n consumers (loaded 1 in ${stride})"
 [ $fail = 0 ] && echo PASS
 exit $fail
