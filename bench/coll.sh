@@ -9,8 +9,10 @@
 # uroce: uroce-launch + uroce-coll-perf (each rank its own loopback address
 # and uroce device). MPI: mpirun --mca btl tcp,self --mca pml ob1 +
 # coll-mpi-perf (bench/coll_mpi_perf.c), same sizes, type float32 sum.
-# Both bind ranks as mpirun does by default: one core each at 2 ranks,
-# none at 4 (oversubscribed on 2 cores).
+# Both bind ranks alike, one CPU each, round robin when the ranks outnumber
+# the CPUs: uroce-launch's default; mpirun's with --bind-to
+# core:overload-allowed --map-by core (its default leaves oversubscribed
+# ranks unbound).
 set -uo pipefail
 [ "${1:-}" = --plot ] && set -- --plot "$(realpath "$2")"
 cd "$(dirname "$0")/.."
@@ -98,6 +100,7 @@ for op in allreduce alltoall; do
 			awk '!/^#/ && NF >= 9 {print $1, $6, $8}' "$tmp/u.log" >>"$tmp/u.all"
 			awk -v r=$rep '!/^#/ && NF >= 9 {print $1 ":" r, $8}' "$tmp/u.log" >>"$tmp/u.rep"
 			timeout 1200 mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self --mca pml ob1 \
+				--bind-to core:overload-allowed --map-by core \
 				-np $np $B/coll-mpi-perf $sizes -n "$ITERS" -w 1 -o $op | tee "$tmp/m.log"
 			awk '!/^#/ && NF >= 5 {print $1, $3, $5}' "$tmp/m.log" >>"$tmp/m.all"
 			awk -v r=$rep '!/^#/ && NF >= 5 {print $1 ":" r, $5}' "$tmp/m.log" >>"$tmp/m.rep"
@@ -121,8 +124,10 @@ done
 	echo "back to back), which a machine drifting between states does not skew."
 	echo "uroce: every rank is its own uroce device on 127.0.1.x (RoCEv2 in UDP over"
 	echo "loopback, software transport); Open MPI: \`--mca btl tcp,self --mca pml ob1\`"
-	echo "(plain TCP sockets over loopback). All ranks share the machine's cores with"
-	echo "the engine threads (and whatever else ran at the time)."
+	echo "(plain TCP sockets over loopback). Both bind each rank to one CPU, round"
+	echo "robin when ranks outnumber CPUs (mpirun: \`--bind-to core:overload-allowed"
+	echo "--map-by core\`). All ranks share the machine's cores with the engine"
+	echo "threads (and whatever else ran at the time)."
 	for op in allreduce alltoall; do
 		for np in 2 4; do
 			echo
