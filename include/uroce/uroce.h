@@ -135,6 +135,27 @@ int uroce_qp_set_jumbo(struct ibv_qp *qp, int on);
  */
 int uroce_qp_query_jumbo(struct ibv_qp *qp, uint32_t *state);
 
+/**
+ * uroce_context_set_poller_stays - Say that the context's pollers stay
+ * @context: a uroce device context
+ * @on: 1: a thread that polls a CQ of this context keeps polling it, or
+ *      blocks on its completion channel (ibv_req_notify_cq first), until
+ *      its next completion; 0 (the default): it may go and wait elsewhere
+ *      after a completion, e.g. spin on memory for an RDMA WRITE.
+ *
+ * While a thread polls, it receives for the context itself and the
+ * engine thread keeps off the socket. By default a poller that often
+ * comes back late after a completion hands the socket back to the engine
+ * thread at each completion (a wake-up), since only the engine would place
+ * a WRITE it may be spinning on. A program whose pollers stay (the
+ * collectives library) spares those wake-ups; one that promises it wrongly
+ * sees such WRITEs land up to a millisecond late. Counter poll_handover
+ * counts the hand-overs.
+ *
+ * Returns 0 or EINVAL (not a uroce context, @on not 0 or 1).
+ */
+int uroce_context_set_poller_stays(struct ibv_context *context, int on);
+
 /*
  * Private to uroce's librdmacm (src/rdmacm): QP1 of a context. The handler
  * gets each received MAD (256 bytes) with the sender's address and UDP port

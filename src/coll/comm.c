@@ -217,6 +217,29 @@ static void offer_jumbo(struct ibv_qp *qp)
 		dlclose(h);
 }
 
+/*
+ * Every wait of this library polls the CQ, or arms it and blocks on the
+ * channel, until a completion: data, credits and offers all arrive as
+ * WRITE WITH IMMEDIATE, never as a plain WRITE watched in memory. On uroce
+ * that spares the engine thread a wake-up at completions after which a
+ * rank comes back late because it was descheduled (more ranks than cores):
+ * 4 ranks on 2 CPUs, 1 MiB allreduce 1.35x and alltoall 1.22x faster
+ * (docs/collectives.md "Waiting"). Looked up at run time, as above.
+ */
+static void pollers_stay(struct ibv_context *ctx)
+{
+	void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
+	int (*set)(struct ibv_context *, int) =
+		h ? (int (*)(struct ibv_context *, int))dlsym(
+			    h, "uroce_context_set_poller_stays")
+		  : NULL;
+
+	if (set)
+		set(ctx, 1);
+	if (h)
+		dlclose(h);
+}
+
 static int post_recvs(struct uroce_comm *c, int peer, unsigned n)
 {
 	struct ibv_recv_wr wr = { .wr_id = (uint64_t)peer, .num_sge = 0 };
@@ -333,6 +356,7 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 		r = -ENODEV;
 		goto err;
 	}
+	pollers_stay(c->ctx);
 	if (ibv_query_port(c->ctx, (uint8_t)port, &pa) ||
 	    ibv_query_gid(c->ctx, (uint8_t)port, c->gid_index, &gid)) {
 		fprintf(stderr, "uroce_coll: cannot query port/GID %d\n", c->gid_index);

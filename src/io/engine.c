@@ -1016,7 +1016,12 @@ void ur_engine_poll_done(struct ur_engine *e, int got, uint64_t now)
 			pthread_mutex_unlock(&e->rx_lock);
 		}
 		if (at) {
-			comp_left_step(e, now - at > UR_IO_APP_LEAVES_NS);
+			bool late = now - at > UR_IO_APP_LEAVES_NS;
+
+			if (late)
+				__atomic_fetch_add(&e->dev.cnt.poll_late, 1,
+						   __ATOMIC_RELAXED);
+			comp_left_step(e, late);
 			atomic_store(&e->comp_at, 0);
 		}
 		return;
@@ -1026,17 +1031,29 @@ void ur_engine_poll_done(struct ur_engine *e, int got, uint64_t now)
 	atomic_store(&e->comp_at, now);
 	/* A poller that, after a completion, usually comes back only later
 	 * (it spins on memory until the peer's next WRITE) must not keep the
-	 * engine thread off the socket meanwhile. */
-	if (atomic_load(&e->comp_left) >= UR_IO_APP_LEFT_HAND)
-		ur_engine_app_blocks(e);
+	 * engine thread off the socket meanwhile. Each hand-over wakes the
+	 * engine thread, which is waste for a poller that only came back late
+	 * because it was descheduled (ranks outnumbering cores) or found its
+	 * data already placed; a program whose pollers stay says so. */
+	if (atomic_load(&e->comp_left) >= UR_IO_APP_LEFT_HAND &&
+	    !atomic_load_explicit(&e->poller_stays, memory_order_relaxed) &&
+	    ur_engine_app_blocks(e))
+		__atomic_fetch_add(&e->dev.cnt.poll_handover, 1,
+				   __ATOMIC_RELAXED);
 }
 
-void ur_engine_app_blocks(struct ur_engine *e)
+bool ur_engine_app_blocks(struct ur_engine *e)
 {
 	if (!atomic_exchange(&e->last_poll, 0))
-		return;
+		return false;
 	atomic_store(&e->prev_poll, 0);
 	wake(e); /* it may sleep on timers alone (app_polls) */
+	return true;
+}
+
+void ur_engine_set_poller_stays(struct ur_engine *e, bool on)
+{
+	atomic_store(&e->poller_stays, on);
 }
 
 /* ---- memory keys ---------------------------------------------------------- */

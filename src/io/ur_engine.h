@@ -83,8 +83,13 @@ const struct ur_mr *ur_engine_mr_find(struct ur_engine *e, uint32_t key);
  * the next poll. Returns the time it read, for ur_engine_poll_done. */
 uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq);
 /* An application thread stops spinning (it armed a CQ to block on its
- * channel): the engine resumes receiving at once. */
-void ur_engine_app_blocks(struct ur_engine *e);
+ * channel): the engine resumes receiving at once. True if it was left the
+ * socket to a poller until now (and was woken). */
+bool ur_engine_app_blocks(struct ur_engine *e);
+/* The application's pollers keep polling, or block on a completion
+ * channel, until their next completion (uroce_context_set_poller_stays):
+ * no hand-over of the socket at completions. */
+void ur_engine_set_poller_stays(struct ur_engine *e, bool on);
 /* After ur_engine_poll, what the caller's poll returned (@got CQEs);
  * @now: what ur_engine_poll returned (one clock read per poll). */
 void ur_engine_poll_done(struct ur_engine *e, int got, uint64_t now);

@@ -170,6 +170,10 @@ struct ur_engine {
 	 * completion (to spin on memory) hands the socket back at once. */
 	atomic_uint_fast64_t comp_at;
 	atomic_int comp_left; /* 0..UR_IO_APP_LEFT_MAX: recent polls came late */
+	/* The application says its pollers keep polling (or block on a
+	 * channel) until their next completion: no hand-over at completions
+	 * (uroce_context_set_poller_stays). */
+	atomic_bool poller_stays;
 	atomic_int drain_cpu; /* where the engine thread last took rx_lock */
 	atomic_int poll_cpu;  /* where an application thread last polled */
 

@@ -462,6 +462,15 @@ URV_EXPORT int ibv_close_device(struct ibv_context *context)
 	return 0;
 }
 
+URV_EXPORT int uroce_context_set_poller_stays(struct ibv_context *context,
+					      int on)
+{
+	if (!context || !__urv_is_our_context(context) || (on != 0 && on != 1))
+		return EINVAL;
+	ur_engine_set_poller_stays(to_uctx(context)->eng, on);
+	return 0;
+}
+
 URV_EXPORT const char *uroce_query_icrc_mode(struct ibv_context *context)
 {
 	if (!__urv_is_our_context(context))

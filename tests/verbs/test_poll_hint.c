@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uroce_context_set_poller_stays (include/uroce/uroce.h): a poller that
+ * comes back late after its completions hands the socket to the engine
+ * thread at each completion (counter poll_handover), unless the program
+ * said its pollers stay.
+ *
+ * Each run is a child process (so that its counters are its own) with
+ * UROCE_STATS=1, which prints the device counters at close. The child: two
+ * RC QPs of one context; 12 rounds of a SEND from A to B, A spinning on its
+ * CQ until the SEND completes, then 50 us away from it: a late return
+ * (over 20 us), yet within the 100 us for which the engine thread leaves
+ * the socket to a poller. From the third late return on, each completion
+ * hands over. The parent checks poll_handover > 0 by default, and 0 with
+ * the hint in a run with enough late returns (poll_late) for a hand-over
+ * without it.
+ */
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rc_connect.h"
+#include "uroce/uroce.h"
+
+#define ROUNDS 12
+
+struct side {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	char *buf;
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "test_poll_hint: %s failed\n", what);
+	exit(1);
+}
+
+static void side_init(struct ibv_context *ctx, struct ibv_pd *pd,
+		      struct side *s)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = ROUNDS,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	s->cq = ibv_create_cq(ctx, 2 * ROUNDS, NULL, NULL, 0);
+	if (!s->cq)
+		die("ibv_create_cq");
+	ia.send_cq = ia.recv_cq = s->cq;
+	s->qp = ibv_create_qp(pd, &ia);
+	s->buf = calloc(1, 4096);
+	if (!s->qp || !s->buf)
+		die("ibv_create_qp");
+	s->mr = ibv_reg_mr(pd, s->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!s->mr)
+		die("ibv_reg_mr");
+}
+
+static void poll_one(struct side *s, enum ibv_wc_opcode op)
+{
+	struct ibv_wc wc;
+	int n;
+
+	do
+		n = ibv_poll_cq(s->cq, 1, &wc);
+	while (n == 0);
+	if (n < 0 || wc.status != IBV_WC_SUCCESS || wc.opcode != op)
+		die("a completion");
+}
+
+/* The child: the traffic pattern; the counters come out at close. */
+static int child(int stays)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
+	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	struct timespec away = { 0, 50000 };
+	struct side a, b;
+
+	if (!pd)
+		die("ibv_open_device");
+	if (uroce_context_set_poller_stays(ctx, 2) != EINVAL ||
+	    uroce_context_set_poller_stays(NULL, 1) != EINVAL ||
+	    uroce_context_set_poller_stays(ctx, stays) != 0)
+		die("uroce_context_set_poller_stays");
+	side_init(ctx, pd, &a);
+	side_init(ctx, pd, &b);
+	if (urt_rc_connect(ctx, a.qp, &(struct urt_rc_conn){ .dqpn = b.qp->qp_num, .psn = 1, .rd_atomic = 1 }) ||
+	    urt_rc_connect(ctx, b.qp, &(struct urt_rc_conn){ .dqpn = a.qp->qp_num, .psn = 1, .rd_atomic = 1 }))
+		die("connecting the QPs");
+	for (int i = 0; i < ROUNDS; i++) {
+		struct ibv_sge sge = { (uintptr_t)b.buf, 64, b.mr->lkey };
+		struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+
+		if (ibv_post_recv(b.qp, &rwr, &rbad))
+			die("ibv_post_recv");
+	}
+	for (int i = 0; i < ROUNDS; i++) {
+		struct ibv_sge sge = { (uintptr_t)a.buf, 8, a.mr->lkey };
+		struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED },
+				   *bad;
+
+		if (ibv_post_send(a.qp, &wr, &bad))
+			die("ibv_post_send");
+		poll_one(&a, IBV_WC_SEND); /* spins: the poller drains */
+		poll_one(&b, IBV_WC_RECV);
+		nanosleep(&away, NULL); /* then comes back late */
+	}
+	ibv_destroy_qp(a.qp);
+	ibv_destroy_qp(b.qp);
+	ibv_close_device(ctx); /* prints the counters */
+	ibv_free_device_list(list);
+	return 0;
+}
+
+/* The value of counter @name in the counters line of @out (0: absent). */
+static long counter(const char *out, const char *name)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), " %s=", name);
+	p = strstr(out, key);
+	return p ? strtol(p + strlen(key), NULL, 10) : 0;
+}
+
+/* Run the child with @stays; 0, or -1 on failure. Its counters: *@late
+ * (completions after which the poller came back late), *@hand. */
+static int run(const char *stays, long *late, long *hand)
+{
+	char out[8192];
+	size_t len = 0;
+	int fd[2], st;
+	ssize_t r;
+	pid_t pid;
+
+	if (pipe(fd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 2);
+		close(fd[0]);
+		setenv("UROCE_STATS", "1", 1);
+		execl("/proc/self/exe", "test_poll_hint", "--child", stays,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	while (len < sizeof(out) - 1 &&
+	       (r = read(fd[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)r;
+	out[len] = 0;
+	close(fd[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) || !strstr(out, "counters:")) {
+		fprintf(stderr, "child (stays %s) failed:\n%s", stays, out);
+		return -1;
+	}
+	*late = counter(out, "poll_late");
+	*hand = counter(out, "poll_handover");
+	printf("stays %s: poll_late %ld, poll_handover %ld\n", stays, *late,
+	       *hand);
+	return 0;
+}
+
+/*
+ * Whether this poller drains the socket or the engine thread does is a
+ * race (the engine takes the socket whenever the poller has not spun in
+ * the last 100 us): a run may have too few late returns to test anything.
+ * Such runs are repeated, up to 5.
+ */
+int main(int argc, char **argv)
+{
+	long late, hand;
+	int i;
+
+	if (argc == 3 && !strcmp(argv[1], "--child"))
+		return child(atoi(argv[2]));
+	for (i = 0; i < 5; i++) {
+		if (run("0", &late, &hand))
+			return 1;
+		if (hand > 0)
+			break;
+	}
+	if (i == 5) {
+		printf("FAIL: no hand-over by default in 5 runs\n");
+		return 1;
+	}
+	for (i = 0; i < 5; i++) {
+		if (run("1", &late, &hand))
+			return 1;
+		if (hand) {
+			printf("FAIL: hand-overs with the hint\n");
+			return 1;
+		}
+		if (late >= 4) /* a default run would have handed over */
+			break;
+	}
+	if (i == 5) {
+		printf("FAIL: too few late returns with the hint in 5 runs\n");
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
