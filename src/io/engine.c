@@ -373,10 +373,15 @@ static void *engine_main(void *arg)
 		got = app_polls ? 0 : drain_all(e);
 		if (app_polls && !pthread_mutex_trylock(&e->rx_lock)) {
 			/* The poller drains sibling connections, but only
-			 * the engine accepts new ones. What a poll left
-			 * undelivered waits at most until this look. */
+			 * the engine accepts new ones: as often as
+			 * drain_all, or at once when the listener woke us.
+			 * What a poll left undelivered waits at most until
+			 * this look. */
 			now = ur_now();
-			__ur_fwd_accept(e);
+			if (now - e->fwd_accept_at >= UR_IO_ACCEPT_NS) {
+				__ur_fwd_accept(e);
+				e->fwd_accept_at = now;
+			}
 			__ur_udp_rx_rest(e, now);
 			/* ACKs a poll left that nobody sent since. */
 			if (ack_due(e) <= now)
