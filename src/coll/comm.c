@@ -223,7 +223,7 @@ static void offer_jumbo(struct ibv_qp *qp)
  * WRITE WITH IMMEDIATE, never as a plain WRITE watched in memory. On uroce
  * that spares the engine thread a wake-up at completions after which a
  * rank comes back late because it was descheduled (more ranks than cores):
- * 4 ranks on 2 CPUs, 1 MiB allreduce 1.35x and alltoall 1.22x faster
+ * 4 ranks on 2 CPUs, 1 MiB allreduce 1.28x and alltoall 1.25x as fast
  * (docs/collectives.md "Waiting"). Looked up at run time, as above.
  */
 static void pollers_stay(struct ibv_context *ctx)
