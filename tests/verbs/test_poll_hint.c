@@ -116,8 +116,13 @@ static int child(int stays)
 		poll_one(&b, IBV_WC_RECV);
 		nanosleep(&away, NULL); /* then comes back late */
 	}
-	ibv_destroy_qp(a.qp);
-	ibv_destroy_qp(b.qp);
+	for (struct side *s = &a; s; s = s == &a ? &b : NULL) {
+		ibv_destroy_qp(s->qp);
+		ibv_destroy_cq(s->cq);
+		ibv_dereg_mr(s->mr);
+		free(s->buf);
+	}
+	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx); /* prints the counters */
 	ibv_free_device_list(list);
 	return 0;
