@@ -39,10 +39,7 @@
 #define DEPTH 16
 
 struct side {
-	struct ibv_qp *qp;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	char *buf;
+	struct urt_rc_end e;
 	int unreaped; /* signaled SENDs not yet polled */
 };
 
@@ -70,50 +67,36 @@ static void die(const char *what)
 static void side_init(struct ibv_context *ctx, struct ibv_pd *pd,
 		      struct side *s)
 {
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-
-	s->cq = ibv_create_cq(ctx, 4 * DEPTH, NULL, NULL, 0);
-	if (!s->cq)
-		die("ibv_create_cq");
-	ia.send_cq = ia.recv_cq = s->cq;
-	s->qp = ibv_create_qp(pd, &ia);
-	s->buf = calloc(1, 4096);
-	if (!s->qp || !s->buf)
-		die("ibv_create_qp");
-	s->mr = ibv_reg_mr(pd, s->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
-	if (!s->mr)
-		die("ibv_reg_mr");
+	if (urt_rc_end_init(ctx, pd, &s->e, DEPTH, DEPTH, 4 * DEPTH,
+			    IBV_ACCESS_LOCAL_WRITE))
+		die("creating a QP, its CQ and buffer");
 }
 
 static void side_connect(struct ibv_context *ctx, struct side *s, uint32_t dqpn)
 {
 	struct urt_rc_conn c = { .dqpn = dqpn, .psn = 1, .rd_atomic = 1 };
 
-	if (urt_rc_connect(ctx, s->qp, &c))
+	if (urt_rc_connect(ctx, s->e.qp, &c))
 		die("connecting the QPs");
 }
 
 static void post_recv(struct side *s)
 {
-	struct ibv_sge sge = { (uintptr_t)s->buf, 64, s->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)s->e.buf, 64, s->e.mr->lkey };
 	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 
-	if (ibv_post_recv(s->qp, &wr, &bad))
+	if (ibv_post_recv(s->e.qp, &wr, &bad))
 		die("ibv_post_recv");
 }
 
 static void post_send8(struct side *s)
 {
-	struct ibv_sge sge = { (uintptr_t)s->buf + 1024, 8, s->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)s->e.buf + 1024, 8, s->e.mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
 
-	if (ibv_post_send(s->qp, &wr, &bad))
+	if (ibv_post_send(s->e.qp, &wr, &bad))
 		die("ibv_post_send");
 	s->unreaped++;
 }
@@ -125,7 +108,7 @@ static void poll_side(struct side *s, bool recv, int keep)
 	struct ibv_wc wc[8];
 
 	for (;;) {
-		int n = ibv_poll_cq(s->cq, 8, wc);
+		int n = ibv_poll_cq(s->e.cq, 8, wc);
 		bool got = false;
 
 		if (n < 0)
@@ -161,8 +144,8 @@ static void run_verbs(int iters, double *lat)
 		die("ibv_open_device");
 	side_init(ctx, pd, &a);
 	side_init(ctx, pd, &b);
-	side_connect(ctx, &a, b.qp->qp_num);
-	side_connect(ctx, &b, a.qp->qp_num);
+	side_connect(ctx, &a, b.e.qp->qp_num);
+	side_connect(ctx, &b, a.e.qp->qp_num);
 	for (int i = 0; i < DEPTH; i++) {
 		post_recv(&a);
 		post_recv(&b);
@@ -182,8 +165,8 @@ static void run_verbs(int iters, double *lat)
 		poll_side(&b, false, DEPTH / 4);
 		lat[i] = (now_us() - t0) / 2;
 	}
-	ibv_destroy_qp(a.qp);
-	ibv_destroy_qp(b.qp);
+	urt_rc_end_fini(&a.e);
+	urt_rc_end_fini(&b.e);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);

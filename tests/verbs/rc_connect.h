@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Connect an RC QP to a QP of the same device (GID 0 both ends): INIT, RTR,
- * RTS with the attributes the loopback tests and bench/lat_1thread use.
- * Header-only so that tests and benchmarks share it without a library.
+ * RTS with the attributes the loopback tests and bench/lat_1thread use;
+ * and make one end of such a pair. Header-only so that tests and
+ * benchmarks share it without a library.
  */
 #ifndef UR_RC_CONNECT_H
 #define UR_RC_CONNECT_H
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <infiniband/verbs.h>
@@ -62,6 +64,51 @@ static inline int urt_rc_connect(struct ibv_context *ctx, struct ibv_qp *qp,
 	return ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* One end of a loopback pair: an RC QP with its own CQ (@cqe entries) and
+ * a registered 4 KiB buffer (@access). 0, or -1 with whatever it made left
+ * in @e for urt_rc_end_fini. */
+struct urt_rc_end {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	char *buf;
+};
+
+static inline int urt_rc_end_init(struct ibv_context *ctx, struct ibv_pd *pd,
+				  struct urt_rc_end *e, uint32_t send_wr,
+				  uint32_t recv_wr, int cqe, int access)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = send_wr, .max_recv_wr = recv_wr,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	memset(e, 0, sizeof(*e));
+	e->cq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
+	if (!e->cq)
+		return -1;
+	ia.send_cq = ia.recv_cq = e->cq;
+	e->qp = ibv_create_qp(pd, &ia);
+	e->buf = calloc(1, 4096);
+	if (!e->qp || !e->buf)
+		return -1;
+	e->mr = ibv_reg_mr(pd, e->buf, 4096, access);
+	return e->mr ? 0 : -1;
+}
+
+static inline void urt_rc_end_fini(struct urt_rc_end *e)
+{
+	if (e->qp)
+		ibv_destroy_qp(e->qp);
+	if (e->cq)
+		ibv_destroy_cq(e->cq);
+	if (e->mr)
+		ibv_dereg_mr(e->mr);
+	free(e->buf);
+	memset(e, 0, sizeof(*e));
 }
 
 #endif

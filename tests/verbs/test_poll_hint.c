@@ -29,42 +29,13 @@
 
 #define ROUNDS 12
 
-struct side {
-	struct ibv_qp *qp;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	char *buf;
-};
-
 static void die(const char *what)
 {
 	fprintf(stderr, "test_poll_hint: %s failed\n", what);
 	exit(1);
 }
 
-static void side_init(struct ibv_context *ctx, struct ibv_pd *pd,
-		      struct side *s)
-{
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = ROUNDS,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-
-	s->cq = ibv_create_cq(ctx, 2 * ROUNDS, NULL, NULL, 0);
-	if (!s->cq)
-		die("ibv_create_cq");
-	ia.send_cq = ia.recv_cq = s->cq;
-	s->qp = ibv_create_qp(pd, &ia);
-	s->buf = calloc(1, 4096);
-	if (!s->qp || !s->buf)
-		die("ibv_create_qp");
-	s->mr = ibv_reg_mr(pd, s->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
-	if (!s->mr)
-		die("ibv_reg_mr");
-}
-
-static void poll_one(struct side *s, enum ibv_wc_opcode op)
+static void poll_one(struct urt_rc_end *s, enum ibv_wc_opcode op)
 {
 	struct ibv_wc wc;
 	int n;
@@ -83,7 +54,7 @@ static int child(int stays)
 	struct ibv_context *ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
 	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	struct timespec away = { 0, 50000 };
-	struct side a, b;
+	struct urt_rc_end a, b;
 
 	if (!pd)
 		die("ibv_open_device");
@@ -91,8 +62,11 @@ static int child(int stays)
 	    uroce_context_set_poller_stays(NULL, 1) != EINVAL ||
 	    uroce_context_set_poller_stays(ctx, stays) != 0)
 		die("uroce_context_set_poller_stays");
-	side_init(ctx, pd, &a);
-	side_init(ctx, pd, &b);
+	if (urt_rc_end_init(ctx, pd, &a, 4, ROUNDS, 2 * ROUNDS,
+			    IBV_ACCESS_LOCAL_WRITE) ||
+	    urt_rc_end_init(ctx, pd, &b, 4, ROUNDS, 2 * ROUNDS,
+			    IBV_ACCESS_LOCAL_WRITE))
+		die("creating the QPs");
 	if (urt_rc_connect(ctx, a.qp, &(struct urt_rc_conn){ .dqpn = b.qp->qp_num, .psn = 1, .rd_atomic = 1 }) ||
 	    urt_rc_connect(ctx, b.qp, &(struct urt_rc_conn){ .dqpn = a.qp->qp_num, .psn = 1, .rd_atomic = 1 }))
 		die("connecting the QPs");
@@ -116,12 +90,8 @@ static int child(int stays)
 		poll_one(&b, IBV_WC_RECV);
 		nanosleep(&away, NULL); /* then comes back late */
 	}
-	for (struct side *s = &a; s; s = s == &a ? &b : NULL) {
-		ibv_destroy_qp(s->qp);
-		ibv_destroy_cq(s->cq);
-		ibv_dereg_mr(s->mr);
-		free(s->buf);
-	}
+	urt_rc_end_fini(&a);
+	urt_rc_end_fini(&b);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx); /* prints the counters */
 	ibv_free_device_list(list);
