@@ -149,8 +149,8 @@ int uroce_qp_query_jumbo(struct ibv_qp *qp, uint32_t *state);
  * thread at each completion (a wake-up), since only the engine would place
  * a WRITE it may be spinning on. A program whose pollers stay (the
  * collectives library) spares those wake-ups; one that promises it wrongly
- * sees such WRITEs land up to a millisecond late. Counter poll_handover
- * counts the hand-overs.
+ * sees such WRITEs land up to about a millisecond (the engine thread's next
+ * look) late. Counter poll_handover counts the hand-overs.
  *
  * Returns 0 or EINVAL (not a uroce context, @on not 0 or 1).
  */
