@@ -20,21 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
+#include "bench_util.h"
 static struct rdma_cm_event *wait_ev(struct rdma_event_channel *ch,
 				     enum rdma_cm_event_type want)
 {
@@ -115,7 +101,7 @@ static int client(struct sockaddr_in *a, int n, bool quiet)
 
 	if (!ch || !lat)
 		return 1;
-	t0 = now_us();
+	t0 = bench_now_us();
 	for (int i = 0; i < n; i++) {
 		struct rdma_cm_id *id;
 		struct ibv_qp_init_attr qa;
@@ -135,18 +121,18 @@ static int client(struct sockaddr_in *a, int n, bool quiet)
 		qa = qp_attr0;
 		if (rdma_create_qp(id, NULL, &qa))
 			return perror("create_qp"), 1;
-		c0 = now_us();
+		c0 = bench_now_us();
 		if (rdma_connect(id, &cp))
 			return perror("connect"), 1;
 		rdma_ack_cm_event(wait_ev(ch, RDMA_CM_EVENT_ESTABLISHED));
-		lat[i] = now_us() - c0;
+		lat[i] = bench_now_us() - c0;
 		rdma_disconnect(id);
 		rdma_ack_cm_event(wait_ev(ch, RDMA_CM_EVENT_DISCONNECTED));
 		rdma_destroy_qp(id);
 		rdma_destroy_id(id);
 	}
-	t = now_us() - t0;
-	qsort(lat, (size_t)n, sizeof(double), cmp_double);
+	t = bench_now_us() - t0;
+	qsort(lat, (size_t)n, sizeof(double), bench_cmp_dbl);
 	printf("connections %d\nsetup_us_median %.1f\nsetup_us_p99 %.1f\n"
 	       "conn_per_sec %.1f\n", n, lat[n / 2],
 	       lat[(int)(n * 0.99) < n ? (int)(n * 0.99) : n - 1], n / (t / 1e6));

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "rc_connect.h"
+#include "bench_util.h"
 
 #define DEPTH 16
 
@@ -42,21 +43,6 @@ struct side {
 	struct urt_rc_end e;
 	int unreaped; /* signaled SENDs not yet polled */
 };
-
-static double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static void die(const char *what)
 {
@@ -151,7 +137,7 @@ static void run_verbs(int iters, double *lat)
 		post_recv(&b);
 	}
 	for (int i = 0; i < iters; i++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 
 		post_send8(&a);
 		poll_side(&b, true, 0);
@@ -163,7 +149,7 @@ static void run_verbs(int iters, double *lat)
 		 * as an application's reaping would be. */
 		poll_side(&a, false, DEPTH / 4);
 		poll_side(&b, false, DEPTH / 4);
-		lat[i] = (now_us() - t0) / 2;
+		lat[i] = (bench_now_us() - t0) / 2;
 	}
 	urt_rc_end_fini(&a.e);
 	urt_rc_end_fini(&b.e);
@@ -189,7 +175,7 @@ static void run_udp(int iters, double *lat, const char *addr)
 	/* 70 bytes: an 8-byte RoCEv2 SEND (BTH 12 + payload 8 + ICRC 4) is
 	 * smaller; the size hardly matters on loopback. */
 	for (int i = 0; i < iters; i++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 
 		if (sendto(fa, buf, 70, 0, (void *)&sb, sizeof(sb)) < 0)
 			die("sendto");
@@ -199,18 +185,11 @@ static void run_udp(int iters, double *lat, const char *addr)
 			die("sendto");
 		while (recv(fa, buf, sizeof(buf), MSG_DONTWAIT) < 0)
 			;
-		lat[i] = (now_us() - t0) / 2;
+		lat[i] = (bench_now_us() - t0) / 2;
 	}
 	close(fa);
 	close(fb);
 }
-
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
-#ifndef UDP_GRO
-#define UDP_GRO 104
-#endif
 
 /* A socket on @addr (any port) with the options uroce's I/O layer sets
  * (src/io/udp.c): DF, TOS ECT(0); a receive socket also 8 MiB of buffer,
@@ -292,13 +271,13 @@ static void run_udp_uroce(int iters, double *lat, const char *addr)
 	if (connect(fa, (void *)&rx, sizeof(rx)) || connect(fb, (void *)&rx, sizeof(rx)))
 		die("connect");
 	for (int i = 0; i < iters; i++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 
 		send_uroce_like(fa, NULL, pkt);
 		recv_uroce_like(frx, buf, sizeof(buf));
 		send_uroce_like(fb, NULL, pkt);
 		recv_uroce_like(frx, buf, sizeof(buf));
-		lat[i] = (now_us() - t0) / 2;
+		lat[i] = (bench_now_us() - t0) / 2;
 	}
 	close(frx);
 	close(fa);
@@ -345,7 +324,7 @@ int main(int argc, char **argv)
 		run_udp_uroce(iters, lat, addr);
 	else
 		run_verbs(iters, lat);
-	qsort(lat, (size_t)iters, sizeof(*lat), cmp_dbl);
+	qsort(lat, (size_t)iters, sizeof(*lat), bench_cmp_dbl);
 	printf("%.2f %.2f %.2f\n", lat[iters / 2], lat[iters / 10],
 	       lat[iters * 9 / 10]);
 	free(lat);

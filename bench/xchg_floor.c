@@ -28,12 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
-#ifndef UDP_GRO
-#define UDP_GRO 104
-#endif
+#include "bench_util.h"
 
 #define WARMUP 10
 #define UDP_MAX 65000 /* one datagram: IPv4 total length minus headers */
@@ -45,21 +40,6 @@ static void die(const char *what)
 {
 	perror(what);
 	exit(1);
-}
-
-static double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static void pin(int cpu)
@@ -107,7 +87,7 @@ static void side(int fd, const struct sockaddr_in *to, int rank)
 		die("malloc");
 	memset(sb, rank + 1, g_bytes);
 	for (int i = -WARMUP; i < g_iters; i++) {
-		double t0 = now_us(), moved = t0;
+		double t0 = bench_now_us(), moved = t0;
 		size_t so = 0, ro = 0;
 
 		while (so < g_bytes || ro < g_bytes) {
@@ -128,8 +108,8 @@ static void side(int fd, const struct sockaddr_in *to, int rank)
 					ro += (size_t)r;
 			}
 			if (so + ro != before) {
-				moved = now_us();
-			} else if (now_us() - moved > 2e6) {
+				moved = bench_now_us();
+			} else if (bench_now_us() - moved > 2e6) {
 				/* UDP: a datagram the receive buffer dropped */
 				fprintf(stderr, "xchg-floor: no progress for 2 s "
 					"(datagrams lost?)\n");
@@ -137,10 +117,10 @@ static void side(int fd, const struct sockaddr_in *to, int rank)
 			}
 		}
 		if (i >= 0)
-			t[i] = now_us() - t0;
+			t[i] = bench_now_us() - t0;
 	}
 	if (rank == 0) {
-		qsort(t, (size_t)g_iters, sizeof(*t), cmp_dbl);
+		qsort(t, (size_t)g_iters, sizeof(*t), bench_cmp_dbl);
 		printf("%.1f %.1f\n", t[g_iters / 2], t[g_iters / 10]);
 	}
 	free(sb);
