@@ -197,24 +197,35 @@ static int qp_connect(struct uroce_comm *c, struct ur_peer *p,
 }
 
 /*
+ * A uroce extension (include/uroce/uroce.h), looked up at run time: this
+ * library links the public verbs API only, and a real NIC's rdma-core has
+ * no such symbol (NULL). The program links libibverbs, so the function
+ * stays loaded after the handle is closed.
+ */
+static void *uroce_ext(const char *name)
+{
+	void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
+	void *f = h ? dlsym(h, name) : NULL;
+
+	if (h)
+		dlclose(h);
+	return f;
+}
+
+/*
  * uroce's jumbo packets (docs/wire.md "Extensions"): offered on every QP of
  * a communicator on uroce devices. Every rank runs this same code, and the
  * transport sends them only once the peer's answers say it takes them.
- * Looked up at run time: this library links the public verbs API only, and
- * a real NIC's rdma-core has no such symbol. UROCE_COLL_JUMBO=0: off.
+ * UROCE_COLL_JUMBO=0: off.
  */
 static void offer_jumbo(struct ibv_qp *qp)
 {
-	void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
 	int (*set)(struct ibv_qp *, int) =
-		h ? (int (*)(struct ibv_qp *, int))dlsym(h, "uroce_qp_set_jumbo")
-		  : NULL;
+		(int (*)(struct ibv_qp *, int))uroce_ext("uroce_qp_set_jumbo");
 
 	if (set && set(qp, 1))
 		fprintf(stderr, "uroce_coll: jumbo packets not offered "
 			"(selective repeat is on)\n");
-	if (h)
-		dlclose(h);
 }
 
 /*
@@ -224,20 +235,16 @@ static void offer_jumbo(struct ibv_qp *qp)
  * that spares the engine thread a wake-up at completions after which a
  * rank comes back late because it was descheduled (more ranks than cores):
  * 4 ranks on 2 CPUs, 1 MiB allreduce 1.28x and alltoall 1.25x as fast
- * (docs/collectives.md "Waiting"). Looked up at run time, as above.
+ * (docs/collectives.md "Waiting").
  */
 static void pollers_stay(struct ibv_context *ctx)
 {
-	void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
 	int (*set)(struct ibv_context *, int) =
-		h ? (int (*)(struct ibv_context *, int))dlsym(
-			    h, "uroce_context_set_poller_stays")
-		  : NULL;
+		(int (*)(struct ibv_context *, int))uroce_ext(
+			"uroce_context_set_poller_stays");
 
 	if (set)
 		set(ctx, 1);
-	if (h)
-		dlclose(h);
 }
 
 static int post_recvs(struct uroce_comm *c, int peer, unsigned n)

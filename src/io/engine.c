@@ -306,6 +306,17 @@ static void flush_poll_tx_held(struct ur_engine *e, uint64_t now)
 		flush_poll_tx(e);
 }
 
+/* Accept new sibling connections, at most every UR_IO_ACCEPT_NS (a system
+ * call; a new sibling is rare and waits in the backlog), or at once after
+ * the listener woke the engine (fwd_accept_at = 0). Engine thread only. */
+static void accept_due(struct ur_engine *e, uint64_t now)
+{
+	if (now - e->fwd_accept_at >= UR_IO_ACCEPT_NS) {
+		__ur_fwd_accept(e);
+		e->fwd_accept_at = now;
+	}
+}
+
 static int drain_all(struct ur_engine *e)
 {
 	struct tx_batch *prev;
@@ -327,12 +338,8 @@ static int drain_all(struct ur_engine *e)
 	tls_polling = false;
 	__ur_tx_switch(prev);
 	/* New siblings: only the engine thread looks, and not at every
-	 * batch (a system call; a new sibling is rare and waits in the
-	 * backlog). The listener wakes a sleeping engine (engine_main). */
-	if (now - e->fwd_accept_at >= UR_IO_ACCEPT_NS) {
-		__ur_fwd_accept(e);
-		e->fwd_accept_at = now;
-	}
+	 * batch. The listener wakes a sleeping engine (engine_main). */
+	accept_due(e, now);
 	n += __ur_fwd_drain(e, now);
 	pthread_mutex_unlock(&e->rx_lock);
 	return n;
@@ -373,15 +380,10 @@ static void *engine_main(void *arg)
 		got = app_polls ? 0 : drain_all(e);
 		if (app_polls && !pthread_mutex_trylock(&e->rx_lock)) {
 			/* The poller drains sibling connections, but only
-			 * the engine accepts new ones: as often as
-			 * drain_all, or at once when the listener woke us.
-			 * What a poll left undelivered waits at most until
-			 * this look. */
+			 * the engine accepts new ones. What a poll left
+			 * undelivered waits at most until this look. */
 			now = ur_now();
-			if (now - e->fwd_accept_at >= UR_IO_ACCEPT_NS) {
-				__ur_fwd_accept(e);
-				e->fwd_accept_at = now;
-			}
+			accept_due(e, now);
 			__ur_udp_rx_rest(e, now);
 			/* ACKs a poll left that nobody sent since. */
 			if (ack_due(e) <= now)
