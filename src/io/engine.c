@@ -542,13 +542,13 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	if (__ur_map_init(&e->qps, 1024) || __ur_map_init(&e->sports, 256) ||
 	    __ur_map_init(&e->mrs, 1024))
 		goto err;
-	e->rxbuf = calloc(UR_IO_RX_BATCH, sizeof(*e->rxbuf));
+	e->rxbuf = __ur_buf_new(UR_IO_RX_BATCH * sizeof(*e->rxbuf));
 	e->rxv = calloc(1, sizeof(*e->rxv));
 	e->icrc = __ur_icrc_policy_env();
 	/* A strict receiver takes only the IDs of unconnected sockets: a
 	 * strict deployment keeps to them (csock.c). */
 	e->csock_on = e->icrc != UR_ICRC_STRICT && !env_is_0("UROCE_CONNECT");
-	e->poll_tx = __ur_tx_batch_new();
+	e->poll_tx = __ur_tx_batch_new(true);
 	if (!e->rxbuf || !e->rxv || !e->poll_tx)
 		goto err;
 	__ur_udp_rx_init(e);
@@ -647,7 +647,7 @@ void ur_engine_close(struct ur_engine *e)
 	__ur_map_fini(&e->qps);
 	__ur_map_fini(&e->sports);
 	__ur_map_fini(&e->mrs);
-	free(e->rxbuf);
+	__ur_buf_free(e->rxbuf, UR_IO_RX_BATCH * sizeof(*e->rxbuf));
 	free(e->rxv);
 	pthread_mutex_destroy(&e->rx_lock);
 	pthread_mutex_destroy(&e->fwd_lock);

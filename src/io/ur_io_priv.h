@@ -261,7 +261,12 @@ int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 void __ur_udp_rx_rest(struct ur_engine *e, uint64_t now);
 void __ur_tx_flush(void);
 struct tx_batch;
-struct tx_batch *__ur_tx_batch_new(void);
+/* @populate: make its pages resident now (__ur_populate); a QP's batch of
+ * held small posts stays lazy, as it touches one page per slot at most. */
+struct tx_batch *__ur_tx_batch_new(bool populate);
+/* Buffers the data path writes: mapped and made resident at once. */
+void *__ur_buf_new(size_t len);
+void __ur_buf_free(void *p, size_t len);
 void __ur_tx_batch_free(struct tx_batch *b);
 struct tx_batch *__ur_tx_switch(struct tx_batch *b);
 bool __ur_tx_pending(const struct tx_batch *b);
