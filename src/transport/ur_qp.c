@@ -192,7 +192,7 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 	p->resp.atomics = calloc(1, sizeof(*p->resp.atomics));
 	if (!p->resp.atomics)
 		goto err;
-	p->req.window = UR_DEFAULT_TX_WINDOW;
+	p->req.window = dev->tx_window ? dev->tx_window : UR_DEFAULT_TX_WINDOW;
 	p->comp.rto_deadline = UINT64_MAX;
 	p->sr.gap_deadline = UINT64_MAX;
 	if (type == UR_QPT_RC && dev->sr.enable)

@@ -19,6 +19,8 @@
 #include "ur_transport.h"
 
 #define UR_DEFAULT_TX_WINDOW 256 /* outstanding request PSNs */
+/* ...and at most this many bytes of them: a jumbo QP's window shrinks. */
+#define UR_TX_WINDOW_BYTES (4u << 20)
 #define UR_ACKREQ_EVERY 64       /* AckReq at least this often in a message */
 
 #define ur_container_of(ptr, type, member)                                   \

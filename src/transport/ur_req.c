@@ -122,6 +122,16 @@ bool __ur_wr_is_local(uint32_t opcode)
 	return wi && wi->local;
 }
 
+/* The send window in PSNs: the QP's, but no more than UR_TX_WINDOW_BYTES
+ * in flight, so that jumbo packets do not multiply the bytes outstanding
+ * (and what a loss makes the peer and the switch absorb). */
+static uint32_t req_window(const struct ur_qp *qp)
+{
+	uint32_t cap = UR_TX_WINDOW_BYTES / ur_qp_req_mtu(qp);
+
+	return qp->priv->req.window < cap ? qp->priv->req.window : cap;
+}
+
 /* Memory window operations run when the WQE starts, in send queue order
  * (IBTA 10.6.7.2); a failure completes the WQE in error and the QP goes
  * to ERR, as for a bad lkey. */
@@ -327,7 +337,7 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 		 * long one, and when this packet fills the send window. */
 		h.ackreq = last || (k + 1) % UR_ACKREQ_EVERY == 0 ||
 			   (uint32_t)ur_psn_diff(h.psn, p->comp.psn) + 1 >=
-				   p->req.window;
+				   req_window(qp);
 	}
 	if (qp->type != UR_QPT_RC)
 		h.ackreq = false;
@@ -461,7 +471,7 @@ static bool in_window(struct ur_qp *qp, uint32_t psn)
 	struct ur_qp_priv *p = qp->priv;
 	int32_t d = ur_psn_diff(psn, p->comp.psn);
 
-	return qp->type != UR_QPT_RC || d <= 0 || (uint32_t)d < p->req.window;
+	return qp->type != UR_QPT_RC || d <= 0 || (uint32_t)d < req_window(qp);
 }
 
 /* Fail the WQE whose memory lost its key (send_pkt), and the QP (10.8.3). */

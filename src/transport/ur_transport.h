@@ -439,6 +439,9 @@ struct ur_dev {
 	 * the host), and whether new RC QPs enable them (UROCE_JUMBO=1). */
 	uint32_t jumbo_max;
 	bool jumbo_default;
+	/* The send window of new RC QPs in request PSNs (0: 256). The host
+	 * raises it where the path has room, e.g. on loopback. */
+	uint32_t tx_window;
 };
 
 /* Free what the transport allocated for the device (the selective-repeat

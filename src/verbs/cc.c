@@ -91,6 +91,8 @@ static int sr_dev_init(struct ur_dev *dev)
 
 	ur_sr_params_default(&p);
 	p.enable = 0;
+	if (p.window < dev->tx_window)
+		p.window = dev->tx_window; /* hold what the sender may send */
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		rc = env_u64(k[i].name, &v);
 		if (rc < 0)
@@ -155,6 +157,12 @@ int __urv_cc_dev_init(struct ur_dev *dev)
 		return rc;
 	if (!rc)
 		dev->rate_burst = v;
+	/* The send window of new RC QPs (0: the device's default). */
+	rc = env_bounded("UROCE_TX_WINDOW", 65536, "0 = default", &v);
+	if (rc < 0)
+		return rc;
+	if (!rc && v)
+		dev->tx_window = (uint32_t)v;
 	rc = sr_dev_init(dev);
 	if (rc)
 		return rc;

@@ -78,6 +78,7 @@ struct urv_device {
 	char ifname[IF_NAMESIZE];
 	unsigned int ifindex;   /* 0 when UROCE_IP names no local interface */
 	uint32_t if_mtu;        /* interface MTU, bytes */
+	bool if_loopback;       /* the interface is a loopback one */
 	enum ibv_mtu active_mtu;
 	__be64 guid;
 	int num_gids;

@@ -4,8 +4,8 @@
  * negotiation (a QP that offers them to a standard peer, in either
  * direction, stays plain RoCEv2 at the path MTU; the bit shows on answers
  * only where both ends enabled them), byte-exact SENDs, WRITEs and READs
- * once they are in use, go-back-N over jumbo packets, and the responder's
- * size check.
+ * once they are in use, go-back-N over jumbo packets, the responder's
+ * size check, and the send window in jumbo packets.
  */
 #include <errno.h>
 #include <string.h>
@@ -18,6 +18,9 @@ struct wire {
 	struct tfix_bits b;  /* the jumbo bit on the wire */
 	uint64_t jumbo[2];   /* request packets with more than 4096 bytes */
 	uint64_t max_len[2]; /* largest payload of a request */
+	/* a's requests not yet ACKed by b, as the wire shows them: never
+	 * more than a knows of, so at most a's send window. */
+	uint32_t req_psn, acked_psn, max_out;
 };
 
 struct jrun {
@@ -40,6 +43,15 @@ static void tap(struct tnet *net, const uint8_t *d, uint32_t len, void *arg)
 		if (pkt.payload_len > r->w.max_len[from])
 			r->w.max_len[from] = pkt.payload_len;
 	}
+	if (from == 0 && (pkt.mask & UR_OPF_REQ) &&
+	    ur_psn_diff(pkt.h.psn, r->w.req_psn) > 0)
+		r->w.req_psn = pkt.h.psn;
+	if (from == 1 && (pkt.mask & UR_OPF_ACK) &&
+	    ur_psn_diff(pkt.h.psn, r->w.acked_psn) > 0)
+		r->w.acked_psn = pkt.h.psn;
+	if (from == 0 && (pkt.mask & UR_OPF_REQ) &&
+	    (uint32_t)ur_psn_diff(r->w.req_psn, r->w.acked_psn) > r->w.max_out)
+		r->w.max_out = (uint32_t)ur_psn_diff(r->w.req_psn, r->w.acked_psn);
 }
 
 static void run_init(struct jrun *r, bool ja, bool jb, uint32_t max_a,
@@ -64,6 +76,7 @@ static void run_init(struct jrun *r, bool ja, bool jb, uint32_t max_a,
 		ASSERT_EQ(ur_qp_set_jumbo(r->f.b.qp, true), 0);
 	tfix_fill(r->f.a.buf, TBUF, (uint32_t)ur_test_seed);
 	tfix_fill(r->f.b.buf, TBUF, (uint32_t)ur_test_seed + 7);
+	r->w.req_psn = r->w.acked_psn = ca.psn_a - 1;
 }
 
 /* a WRITEs MSG bytes to b and b to a (offset @off in the senders' buffers,
@@ -281,6 +294,78 @@ static void t_params(void)
 	tfix_fini(&r.f);
 }
 
+/* A new QP pair made after the devices' send window was set to @dev_win
+ * (0: the default), replacing the fixture's (same CQs and memory). */
+static void new_pair(struct jrun *r, uint32_t dev_win, bool jumbo)
+{
+	struct ur_qp_caps caps = {
+		.max_send_wr = 256, .max_recv_wr = 256,
+		.max_send_sge = 4, .max_recv_sge = 4, .max_inline_data = 256,
+	};
+	struct tside *s[2] = { &r->f.a, &r->f.b };
+
+	for (int i = 0; i < 2; i++) {
+		s[i]->node->dev.tx_window = dev_win;
+		s[i]->qp = tnet_qp(s[i]->node, UR_QPT_RC, 1, &caps, &s[i]->scq,
+				   &s[i]->rcq);
+	}
+	tnet_connect(r->f.a.qp, r->f.b.qp, &r->f.ca);
+	if (jumbo) {
+		ASSERT_EQ(ur_qp_set_jumbo(r->f.a.qp, true), 0);
+		ASSERT_EQ(ur_qp_set_jumbo(r->f.b.qp, true), 0);
+	}
+}
+
+/* The send window: 8 MiB of WRITEs over a 10 ms link, so that a always
+ * waits for ACKs (after one write that settles the jumbo size). Requests outstanding peak at exactly the window: 256 by
+ * default, the device's for new QPs, the QP's own when set, and never
+ * more than 4 MiB, so jumbo packets of 16 KiB get 256 out of 512. */
+static void t_window(void)
+{
+	static const struct {
+		uint32_t dev_win, qp_win;
+		bool jumbo;
+		uint32_t want;
+	} c[] = {
+		{ 0, 0, false, 256 },
+		{ 512, 0, false, 512 },
+		{ 512, 0, true, 256 },
+		{ 512, 100, false, 100 },
+		{ 0, 1024, false, 1024 },
+		{ 0, 1024, true, 256 },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct jrun r;
+
+		run_init(&r, false, false, UR_JUMBO_MTU, UR_JUMBO_MTU);
+		new_pair(&r, c[i].dev_win, c[i].jumbo);
+		if (c[i].qp_win)
+			ASSERT_EQ(ur_qp_set_tx_window(r.f.a.qp, c[i].qp_win), 0);
+		/* One write first: jumbo sizes are learned from b's answers. */
+		ASSERT_EQ(tfix_send(&r.f.a, UR_WR_RDMA_WRITE, 9, 0, MSG,
+				    (uintptr_t)r.f.b.buf, r.f.b.mr->rkey,
+				    UR_SEND_SIGNALED), 0);
+		tfix_run_ok(&r.f, &r.f.a.scq);
+		r.w.max_out = 0;
+		r.f.net.f.delay_ns = 10ull * 1000 * 1000;
+		for (uint64_t k = 0; k < 8; k++)
+			ASSERT_EQ(tfix_send(&r.f.a, UR_WR_RDMA_WRITE, k,
+					    (uint32_t)(k & 1) << 20, 1u << 20,
+					    (uintptr_t)r.f.b.buf + (k & 1) * (1u << 20),
+					    r.f.b.mr->rkey,
+					    k == 7 ? UR_SEND_SIGNALED : 0), 0);
+		tfix_run_ok(&r.f, &r.f.a.scq);
+		ASSERT_MEM_EQ(r.f.b.buf, r.f.a.buf, TBUF);
+		printf("  device window %u, QP window %u, jumbo %d: %u requests "
+		       "out at most\n", c[i].dev_win, c[i].qp_win, c[i].jumbo,
+		       r.w.max_out);
+		ASSERT_EQ(r.w.max_out, c[i].want);
+		ASSERT_EQ_U64(r.w.jumbo[0] > 0, c[i].jumbo);
+		tfix_fini(&r.f);
+	}
+}
+
 static const struct ur_test_case tests[] = {
 	{ "jumbo_negotiate", t_negotiate },
 	{ "jumbo_send_read", t_send_read },
@@ -288,6 +373,7 @@ static const struct ur_test_case tests[] = {
 	{ "jumbo_paced", t_paced },
 	{ "jumbo_responder_checks", t_responder_checks },
 	{ "jumbo_params", t_params },
+	{ "jumbo_window", t_window },
 	{ NULL, NULL },
 };
 
