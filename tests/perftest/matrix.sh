@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: MIT
 # Unmodified Debian perftest on uroce: every tool, both posting APIs, the
 # flags users rely on; two processes through uroce-run.
-#   matrix.sh BINDIR [quick|full|netns]
+#   matrix.sh BINDIR [quick|full|netns|subset]
 # Server and client on 127.0.0.2 / 127.0.0.3 (or one shared address with
 # SHARED=1). Each case must exit 0 on both sides and print its result row.
 # NETNS=1: server and client in two network namespaces of the lab
 # (tests/lab/netns.sh: hosts h2 and h1 behind a forwarding switch), as on
 # two machines. Mode netns = NETNS=1 with a subset of the quick matrix:
 # every tool, both posting APIs, -b, -e, -q 4, 64 KiB, both atomics.
+# Mode subset = that subset on the addresses chosen above.
 # Exit 77: perftest missing, or NETNS without root / `ip netns`.
 set -u
 bin=$(readlink -f "$1")
@@ -80,7 +81,7 @@ one() { # tool args...
 }
 
 n=200
-if [ "$mode" = netns ]; then
+if [ "$mode" = netns ] || [ "$mode" = subset ]; then
 	# Every tool with both posting APIs, and -b, -e, -q 4, 64 KiB and both
 	# atomics once each: a third of the quick matrix.
 	one ib_write_bw -x 0 -n $n -F
