@@ -173,10 +173,22 @@ else
 		"$e2 - $e1 == $c > 100 and $(jget "$WORK/corrupt.json" corrupted) == 0 and $(jget "$WORK/corrupt.json" received) == 2000 - $c"
 
 	echo "== nfq --rate 100 --kmin 20000 --kmax 100000 --pmax 0.2 (ECT(0) at 300 Mbit/s)"
-	lab_nfq -- --rate 100 --limit 200000 --kmin 20000 --kmax 100000 --pmax 0.2 \
-		--report "$WORK/queue.csv" --seed 5 2>/dev/null
-	udp ecn --count 30000 --size 1000 --rate-mbps 300 --tos 2
-	sum=$(lab_nfq_stop)
+	ecn_run() {
+		lab_nfq -- --rate 100 --limit 200000 --kmin 20000 --kmax 100000 --pmax 0.2 \
+			--report "$WORK/queue.csv" --seed 5 2>/dev/null
+		udp ecn --count 30000 --size 1000 --rate-mbps 300 --tos 2
+		sum=$(lab_nfq_stop)
+	}
+	ecn_run
+	# uroce-nfq must take and pass all 30000 packets (37 000 a second); a
+	# sanitized build beside other tests on 2 cores can fall behind (CI saw
+	# 81 Mbit/s once), and what it releases late stretches the receiver's
+	# span: its rate falls below the port's. Such a run is repeated once;
+	# the limits checked are the same.
+	if python3 -c "import sys; sys.exit(0 if $(jget "$WORK/ecn.json" rate_mbps) < 85 else 1)"; then
+		echo "  receiver rate $(jget "$WORK/ecn.json" rate_mbps) Mbit/s < 85: uroce-nfq was starved? once more"
+		ecn_run
+	fi
 	echo "  ${sum##*$'\n'}"
 	echo "  sender $(jget "$WORK/ecn.send.json" rate_mbps) Mbit/s, receiver $(jget "$WORK/ecn.json" rate_mbps) Mbit/s, CE $(jget "$WORK/ecn.json" ce), ECT(0) $(jget "$WORK/ecn.json" ect0)"
 	rows=$(($(wc -l <"$WORK/queue.csv") - 1))
