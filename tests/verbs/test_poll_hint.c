@@ -8,8 +8,8 @@
  * Each run is a child process (so that its counters are its own) with
  * UROCE_STATS=1, which prints the device counters at close. The child: two
  * RC QPs of one context; 12 rounds of a SEND from A to B, A spinning on its
- * CQ until the SEND completes, then 50 us away from it: a late return
- * (over 20 us), yet within the 100 us for which the engine thread leaves
+ * CQ until the SEND completes, then 50 us away from it and one empty poll:
+ * a late return (over 20 us), yet within the 100 us for which the engine thread leaves
  * the socket to a poller. From the third late return on, each completion
  * hands over. The parent checks poll_handover > 0 by default, and 0 with
  * the hint in a run with enough late returns (poll_late) for a hand-over
@@ -90,6 +90,15 @@ static int child(int stays)
 		poll_one(&a, IBV_WC_SEND); /* spins: the poller drains */
 		poll_one(&b, IBV_WC_RECV);
 		nanosleep(&away, NULL); /* then comes back late */
+		/* ...and finds nothing: a late return whether or not the
+		 * next poll would find its completion already made (a fast
+		 * machine's first poll after the post often does). */
+		{
+			struct ibv_wc wc;
+
+			if (ibv_poll_cq(a.cq, 1, &wc) != 0)
+				die("an empty poll");
+		}
 	}
 	urt_rc_end_fini(&a);
 	urt_rc_end_fini(&b);
