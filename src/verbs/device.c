@@ -25,6 +25,11 @@
 
 #include "urv.h"
 
+/* The send window of new RC QPs on a loopback interface: no switch buffer
+ * to overflow and a receiver that keeps up, so twice the default lets a
+ * bulk WRITE stream on through the ACK round trip (docs/transport.md). */
+#define URV_LOOPBACK_TX_WINDOW 512
+
 /* Marker for verbs_device.ops: identifies our devices. */
 static const char urv_dev_ops_marker[] = "uroce";
 
@@ -437,10 +442,8 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ret = ur_engine_open(&cfg, &ctx->eng);
 	if (ret)
 		goto err_evq;
-	/* Loopback has no switch buffer to overflow and a receiver that
-	 * keeps up: twice the send window lets a bulk WRITE stream on
-	 * through the ACK round trip (docs/transport.md, the window). */
-	ur_engine_dev(ctx->eng)->tx_window = dev->if_loopback ? 512 : 0;
+	ur_engine_dev(ctx->eng)->tx_window =
+		dev->if_loopback ? URV_LOOPBACK_TX_WINDOW : 0;
 	ret = __urv_cc_dev_init(ur_engine_dev(ctx->eng));
 	if (ret) {
 		ur_engine_close(ctx->eng);

@@ -43,15 +43,18 @@ static void tap(struct tnet *net, const uint8_t *d, uint32_t len, void *arg)
 		if (pkt.payload_len > r->w.max_len[from])
 			r->w.max_len[from] = pkt.payload_len;
 	}
-	if (from == 0 && (pkt.mask & UR_OPF_REQ) &&
-	    ur_psn_diff(pkt.h.psn, r->w.req_psn) > 0)
-		r->w.req_psn = pkt.h.psn;
 	if (from == 1 && (pkt.mask & UR_OPF_ACK) &&
 	    ur_psn_diff(pkt.h.psn, r->w.acked_psn) > 0)
 		r->w.acked_psn = pkt.h.psn;
-	if (from == 0 && (pkt.mask & UR_OPF_REQ) &&
-	    (uint32_t)ur_psn_diff(r->w.req_psn, r->w.acked_psn) > r->w.max_out)
-		r->w.max_out = (uint32_t)ur_psn_diff(r->w.req_psn, r->w.acked_psn);
+	if (from == 0 && (pkt.mask & UR_OPF_REQ)) {
+		uint32_t out;
+
+		if (ur_psn_diff(pkt.h.psn, r->w.req_psn) > 0)
+			r->w.req_psn = pkt.h.psn;
+		out = (uint32_t)ur_psn_diff(r->w.req_psn, r->w.acked_psn);
+		if (out > r->w.max_out)
+			r->w.max_out = out;
+	}
 }
 
 static void run_init(struct jrun *r, bool ja, bool jb, uint32_t max_a,
@@ -317,9 +320,10 @@ static void new_pair(struct jrun *r, uint32_t dev_win, bool jumbo)
 }
 
 /* The send window: 8 MiB of WRITEs over a 10 ms link, so that a always
- * waits for ACKs (after one write that settles the jumbo size). Requests outstanding peak at exactly the window: 256 by
- * default, the device's for new QPs, the QP's own when set, and never
- * more than 4 MiB, so jumbo packets of 16 KiB get 256 out of 512. */
+ * waits for ACKs (after one write that settles the jumbo size). Requests
+ * outstanding peak at exactly the window: 256 by default, the device's for
+ * new QPs, the QP's own when set, and never more than 4 MiB, so jumbo
+ * packets of 16 KiB get 256 out of 512. */
 static void t_window(void)
 {
 	static const struct {
