@@ -122,7 +122,10 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 			 __ur_sig(c, k, dt, UROCE_SUM, scnt[to], 0));
 		__ur_xop(&x[nx++], UR_X_RECV, from, rbuf + rdsp[from] * es, rcnt[from] * es,
 			 __ur_sig(c, k, dt, UROCE_SUM, rcnt[from], 0));
-		x[nx - 2].direct = x[nx - 1].direct = UR_DIRECT_ALWAYS;
+		/* alltoall: one count for every pair, so both ends see the
+		 * same size and small streams skip the offer's round trip. */
+		x[nx - 2].direct = x[nx - 1].direct =
+			k == UR_C_ALLTOALL ? UR_DIRECT_SIZED : UR_DIRECT_ALWAYS;
 	}
 	e = __ur_xfer(c, x, nx, dt, UROCE_SUM);
 	free(x);

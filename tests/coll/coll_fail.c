@@ -9,6 +9,9 @@
  *   vcount    alltoallv where rank 1 sends rank 0 a count at or above the
  *             direct-receive threshold (256 KiB) and rank 0 expects one
  *             below it: the two ends would take different paths
+ *   acount    alltoall where rank 1 passes 70000 floats per peer (above
+ *             the threshold) and the others 1000 (below): alltoall's ends
+ *             each decide from their own count whether to offer a buffer
  * Every other rank must get an error (never hang) and prints
  * "detected in N ms: <reason>"; exit 0 then, 1 if nothing was detected.
  */
@@ -38,7 +41,8 @@ int main(int argc, char **argv)
 	if (e)
 		return 1;
 	int r = uroce_comm_rank(comm), n = uroce_comm_size(comm), victim = n - 1;
-	float *a = calloc(70000, sizeof(float)), *b = calloc((count + 1) * n, sizeof(float));
+	size_t big = (count + 1) * n > 70000 * 8 ? (count + 1) * n : 70000 * 8;
+	float *a = calloc(big, sizeof(float)), *b = calloc(big, sizeof(float));
 	/* vcount: 70000 floats (273 KiB) sent, 1000 expected */
 	size_t vs[8], vr[8], vd[8];
 
@@ -69,6 +73,9 @@ int main(int argc, char **argv)
 				/* sdispls 0 for all: a holds 70000 floats */
 				e = uroce_alltoallv(comm, a, vs, (size_t[8]){ 0 }, b,
 						    vr, vd, UROCE_FLOAT32);
+			else if (!strcmp(mode, "acount") && n <= 8)
+				e = uroce_alltoall(comm, a, b, r == 1 ? 70000 : 1000,
+						   UROCE_FLOAT32);
 			else
 				e = uroce_allreduce(comm, a, b, count, UROCE_FLOAT32, UROCE_SUM);
 		} else {

@@ -36,7 +36,7 @@ detected() { # NAME N: N ranks printed "detected"
 export UROCE_COLL_TIMEOUT_MS=3000
 expect "dead rank (4 ranks)" 0 "$launch" -n 4 --timeout 40 "$tests/coll_fail" die && detected die 3
 expect "stuck rank (3 ranks, timeout 3 s)" 0 "$launch" -n 3 --timeout 40 "$tests/coll_fail" hang && detected hang 2
-for m in count type coll vcount; do
+for m in count type coll vcount acount; do
 	expect "mismatched $m (3 ranks)" 0 "$launch" -n 3 --timeout 40 "$tests/coll_fail" $m &&
 		detected $m 3 && { grep -q "mismatch" "$log" || { echo "FAIL: $m: no mismatch message"; fail=1; }; }
 done
