@@ -206,7 +206,7 @@ plot '$csv' every ::1 using 1:2 with linespoints title 'uroce RC WRITE (ib\_writ
 G
 fi
 f=bench/results/$(date -u +%Y-%m-%d)-datapath.md
-{ echo "# Data path, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null), $(nproc) cores, $RUNS runs, medians"
+{ echo "# Data path, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null), $(nproc) cores ($(uname -r)), $RUNS runs, medians"
   echo; echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo; echo "Latency and 1 MiB rows: uroce and its peers ran in alternation (round i of each, then round i+1); \"paired\" is the median over rounds of uroce's run / the peer's run of the same round, which a machine that drifts between states between rounds does not skew."
   echo; echo "$table"
