@@ -8,7 +8,8 @@
  * Each run is a child process (so that its counters are its own) with
  * UROCE_STATS=1, which prints the device counters at close. The child: two
  * RC QPs of one context; 12 rounds of a SEND from A to B, A spinning on its
- * CQ until the SEND completes, then 50 us away from it and one empty poll:
+ * CQ until the SEND completes, then 50 us away from it (spinning on the
+ * clock) and one empty poll:
  * a late return (over 20 us), yet within the 100 us for which the engine thread leaves
  * the socket to a poller. From the third late return on, each completion
  * hands over. The parent checks poll_handover > 0 by default, and 0 with
@@ -48,13 +49,26 @@ static void poll_one(struct urt_rc_end *s, enum ibv_wc_opcode op)
 		die("a completion");
 }
 
+/* Away from the CQ for @ns without sleeping: a sleep of 50 us took over
+ * 100 us on a loaded machine (timer slack, wake-up), past the window in
+ * which the engine thread leaves the socket to the poller, and then no
+ * run of 20 handed over (ctest -j2). */
+static void away(long ns)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < ns);
+}
+
 /* The child: the traffic pattern; the counters come out at close. */
 static int child(int stays)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
 	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
-	struct timespec away = { 0, 50000 };
 	struct urt_rc_end a, b;
 
 	if (!pd)
@@ -89,7 +103,7 @@ static int child(int stays)
 			die("ibv_post_send");
 		poll_one(&a, IBV_WC_SEND); /* spins: the poller drains */
 		poll_one(&b, IBV_WC_RECV);
-		nanosleep(&away, NULL); /* then comes back late */
+		away(50000); /* then comes back late */
 		/* ...and finds nothing: a late return whether or not the
 		 * next poll would find its completion already made (a fast
 		 * machine's first poll after the post often does). */
