@@ -49,10 +49,10 @@ static void poll_one(struct urt_rc_end *s, enum ibv_wc_opcode op)
 		die("a completion");
 }
 
-/* Away from the CQ for @ns without sleeping: a sleep of 50 us took over
- * 100 us on a loaded machine (timer slack, wake-up), past the window in
- * which the engine thread leaves the socket to the poller, and then no
- * run of 20 handed over (ctest -j2). */
+/* Away from the CQ for @ns without sleeping: a sleep of 50 us may last up
+ * to 100 us (the default 50 us timer slack) plus its wake-up, near or past
+ * the window in which the engine thread leaves the socket to the poller;
+ * a run whose rounds all overshoot cannot hand over. */
 static void away(long ns)
 {
 	struct timespec t0, t;
