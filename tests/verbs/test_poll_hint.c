@@ -9,12 +9,11 @@
  * UROCE_STATS=1, which prints the device counters at close. The child: two
  * RC QPs of one context; 12 rounds of a SEND from A to B, A spinning on its
  * CQ until the SEND completes, then 50 us away from it (spinning on the
- * clock) and one empty poll:
- * a late return (over 20 us), yet within the 100 us for which the engine thread leaves
- * the socket to a poller. From the third late return on, each completion
- * hands over. The parent checks poll_handover > 0 by default, and 0 with
- * the hint in a run with enough late returns (poll_late) for a hand-over
- * without it.
+ * clock) and one empty poll: a late return (over 20 us), yet within the
+ * 100 us for which the engine thread leaves the socket to a poller. From
+ * the third late return on, each completion hands over. The parent checks
+ * poll_handover > 0 by default, and 0 with the hint in a run with enough
+ * late returns (poll_late) for a hand-over without it.
  */
 #include <errno.h>
 #include <infiniband/verbs.h>
