@@ -2,8 +2,9 @@
 /*
  * The MPI side of bench/coll.sh: allreduce / alltoall bandwidth with the
  * same conventions and columns as uroce-coll-perf (nccl-tests style).
- *   mpirun -np N coll-mpi-perf -b 4K -e 64M -f 4 -n 5 -w 1 -o allreduce
- * float32, sum, out of place; time is the slowest rank's average.
+ *   mpirun -np N coll-mpi-perf -b 4K -e 64M -f 4 -n 20 -w 5 -o allreduce [-C]
+ * float32, sum, out of place; time is the slowest rank's average. -C also
+ * prints each call's time on rank 0, as uroce-coll-perf -C does.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -28,13 +29,13 @@ static size_t parse_size(const char *s)
 int main(int argc, char **argv)
 {
 	size_t minb = 4096, maxb = 1 << 20;
-	int iters = 20, warm = 5, ch, n, r, a2a = 0;
+	int iters = 20, warm = 5, ch, n, r, a2a = 0, calls = 0;
 	double factor = 2;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
 	MPI_Comm_rank(MPI_COMM_WORLD, &r);
-	while ((ch = getopt(argc, argv, "b:e:f:n:w:o:")) != -1) {
+	while ((ch = getopt(argc, argv, "b:e:f:n:w:o:C")) != -1) {
 		switch (ch) {
 		case 'b': minb = parse_size(optarg); break;
 		case 'e': maxb = parse_size(optarg); break;
@@ -42,8 +43,9 @@ int main(int argc, char **argv)
 		case 'n': iters = atoi(optarg); break;
 		case 'w': warm = atoi(optarg); break;
 		case 'o': a2a = !strcmp(optarg, "alltoall"); break;
+		case 'C': calls = 1; break;
 		default:
-			fprintf(stderr, "usage: coll-mpi-perf -b MIN -e MAX -f F -n IT -w WU -o allreduce|alltoall\n");
+			fprintf(stderr, "usage: coll-mpi-perf -b MIN -e MAX -f F -n IT -w WU -o allreduce|alltoall [-C]\n");
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
@@ -55,16 +57,21 @@ int main(int argc, char **argv)
 		       warm, "size(B)", "count", "time(us)", "algbw", "busbw");
 	for (size_t sz = minb; sz <= maxb; sz = (size_t)(sz * factor)) {
 		int count = (int)(sz / 4 / (a2a ? n : 1));
+		double *ct = calls ? calloc((size_t)(warm + iters), sizeof(*ct)) : NULL;
 		for (int i = 0; i < warm + iters; i++) {
 			static double t0;
+			double a;
 			if (i == warm) {
 				MPI_Barrier(MPI_COMM_WORLD);
 				t0 = MPI_Wtime();
 			}
+			a = ct ? MPI_Wtime() : 0;
 			if (a2a)
 				MPI_Alltoall(s, count, MPI_FLOAT, d, count, MPI_FLOAT, MPI_COMM_WORLD);
 			else
 				MPI_Allreduce(s, d, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+			if (ct)
+				ct[i] = (MPI_Wtime() - a) * 1e6;
 			if (i == warm + iters - 1) {
 				double t = (MPI_Wtime() - t0) / iters * 1e6, tm;
 				MPI_Allreduce(&t, &tm, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -72,8 +79,16 @@ int main(int argc, char **argv)
 				if (!r)
 					printf("%12zu %12d %12.1f %9.4f %9.4f\n", bytes, count, tm,
 					       bytes / tm / 1e3, bytes / tm / 1e3 * bus);
+				if (!r && ct) {
+					printf("# calls of %zu B (us, rank 0; %d warm-up, then %d timed):",
+					       bytes, warm, iters);
+					for (int k = 0; k < warm + iters; k++)
+						printf(" %.0f", ct[k]);
+					printf("\n");
+				}
 			}
 		}
+		free(ct);
 		fflush(stdout);
 	}
 	free(s);

@@ -28,7 +28,7 @@ struct cfg {
 	size_t minb, maxb;
 	double factor;
 	long step;
-	int iters, warmup, check, root, inplace;
+	int iters, warmup, check, root, inplace, calls;
 	enum op op;
 	enum uroce_dtype dt;
 	enum uroce_redop redop;
@@ -73,6 +73,7 @@ static void usage(FILE *f)
 		"  -r, --root N          root of reduce/broadcast (default 0)\n"
 		"  -c, --check 0/1       check results (default 0)\n"
 		"  -I, --inplace         in place instead of out of place\n"
+		"  -C, --call_times      also print each call's time on rank 0 (warm-up first)\n"
 		"  -h, --help\n"
 		"Algorithm: UROCE_COLL_ALGO=ring|rabenseifner|recursive_doubling|tree|...\n");
 }
@@ -245,14 +246,15 @@ int main(int argc, char **argv)
 		{ "iters", 1, 0, 'n' }, { "warmup_iters", 1, 0, 'w' },
 		{ "op", 1, 0, 'o' }, { "datatype", 1, 0, 'd' }, { "redop", 1, 0, 'R' },
 		{ "root", 1, 0, 'r' }, { "check", 1, 0, 'c' }, { "inplace", 0, 0, 'I' },
-		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
-	struct cfg c = { 32u << 20, 32u << 20, 2, 0, 20, 5, 0, 0, 0, ALLREDUCE,
-			 UROCE_FLOAT32, UROCE_SUM };
+		{ "call_times", 0, 0, 'C' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+	struct cfg c = { .minb = 32u << 20, .maxb = 32u << 20, .factor = 2,
+			 .iters = 20, .warmup = 5, .op = ALLREDUCE,
+			 .dt = UROCE_FLOAT32, .redop = UROCE_SUM };
 	uroce_comm_t *comm;
 	int ch, e, n, rank;
 	long wrong_total = 0;
 
-	while ((ch = getopt_long(argc, argv, "b:e:f:i:n:w:o:d:R:r:c:Ih", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "b:e:f:i:n:w:o:d:R:r:c:ICh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'b': c.minb = parse_size(optarg); break;
 		case 'e': c.maxb = parse_size(optarg); break;
@@ -263,6 +265,7 @@ int main(int argc, char **argv)
 		case 'r': c.root = atoi(optarg); break;
 		case 'c': c.check = atoi(optarg); break;
 		case 'I': c.inplace = 1; break;
+		case 'C': c.calls = 1; break;
 		case 'o': {
 			int k;
 			for (k = 0; k < NOPS && strcmp(optarg, op_names[k]); k++)
@@ -342,13 +345,24 @@ int main(int argc, char **argv)
 				wrong = check(comm, &c, count, &b);
 			setup(&c, n, rank, count, &b);
 		}
-		for (int i = 0; !e && i < c.warmup; i++)
+		double *ct = c.calls ? calloc((size_t)(c.warmup + c.iters), sizeof(*ct)) : NULL;
+		for (int i = 0; !e && i < c.warmup; i++) {
+			double a = now_s();
+
 			e = run(comm, &c, count, &b);
+			if (ct)
+				ct[i] = (now_s() - a) * 1e6;
+		}
 		if (!e)
 			e = uroce_barrier(comm);
 		double t0 = now_s();
-		for (int i = 0; !e && i < c.iters; i++)
+		for (int i = 0; !e && i < c.iters; i++) {
+			double a = ct ? now_s() : 0;
+
 			e = run(comm, &c, count, &b);
+			if (ct)
+				ct[c.warmup + i] = (now_s() - a) * 1e6;
+		}
 		double t[2] = { (now_s() - t0) / c.iters * 1e6, (double)wrong };
 		const char *algo = uroce_comm_last_algo(comm);
 		if (!e)
@@ -369,8 +383,16 @@ int main(int argc, char **argv)
 			       uroce_dtype_name(c.dt), uroce_redop_name(c.redop),
 			       (c.op == REDUCE || c.op == BROADCAST) ? c.root : -1, t[0], alg,
 			       alg * bus, w, algo);
+			if (ct) {
+				printf("# calls of %zu B (us, rank 0; %d warm-up, then %d timed):",
+				       bytes, c.warmup, c.iters);
+				for (int i = 0; i < c.warmup + c.iters; i++)
+					printf(" %.0f", ct[i]);
+				printf("\n");
+			}
 			fflush(stdout);
 		}
+		free(ct);
 		if (c.step)
 			sz += (size_t)c.step;
 		else
