@@ -3,7 +3,8 @@
 # liburoce_coll vs Open MPI (TCP BTL) on this machine: allreduce and
 # alltoall bus bandwidth at 2 and 4 ranks, 4 KiB .. 64 MiB (x4): REPS runs
 # of each (default 3, env REPS), uroce and MPI alternating, median per size.
-#   bench/coll.sh [ITERS]      (default 5 timed iterations, 1 warm-up)
+#   bench/coll.sh [ITERS]      (default 5 timed iterations; env WARMUP warm-up
+#                              calls per size, default 5 as in nccl-tests)
 #   bench/coll.sh --plot bench/results/<date>-coll.md   (redraw the PNG)
 # Writes bench/results/<date>-coll.md and <date>-coll.png (gnuplot).
 # uroce: uroce-launch + uroce-coll-perf (each rank its own loopback address
@@ -54,6 +55,10 @@ if [ "${1:-}" = --plot ]; then
 	exit 0
 fi
 ITERS=${1:-5}
+# Untimed calls per size before the timed ones, for both libraries:
+# nccl-tests' default. The first calls at a new size are slow in both
+# (docs/collectives.md, "Warm-up").
+WARMUP=${WARMUP:-5}
 for t in uroce-launch uroce-coll-perf coll-mpi-perf; do
 	[ -x $B/$t ] || { echo "coll.sh: build $B/$t first (cmake --build build)"; exit 1; }
 done
@@ -96,12 +101,12 @@ for op in allreduce alltoall; do
 		for rep in $(seq "$REPS"); do
 			echo "== $op, $np ranks, run $rep/$REPS"
 			timeout 1200 $B/uroce-launch -n $np --timeout 1200 --no-prefix $B/uroce-coll-perf \
-				$sizes -n "$ITERS" -w 1 -o $op | tee "$tmp/u.log"
+				$sizes -n "$ITERS" -w "$WARMUP" -o $op | tee "$tmp/u.log"
 			awk '!/^#/ && NF >= 9 {print $1, $6, $8}' "$tmp/u.log" >>"$tmp/u.all"
 			awk -v r=$rep '!/^#/ && NF >= 9 {print $1 ":" r, $8}' "$tmp/u.log" >>"$tmp/u.rep"
 			timeout 1200 mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self --mca pml ob1 \
 				--bind-to core:overload-allowed --map-by core \
-				-np $np $B/coll-mpi-perf $sizes -n "$ITERS" -w 1 -o $op | tee "$tmp/m.log"
+				-np $np $B/coll-mpi-perf $sizes -n "$ITERS" -w "$WARMUP" -o $op | tee "$tmp/m.log"
 			awk '!/^#/ && NF >= 5 {print $1, $3, $5}' "$tmp/m.log" >>"$tmp/m.all"
 			awk -v r=$rep '!/^#/ && NF >= 5 {print $1 ":" r, $5}' "$tmp/m.log" >>"$tmp/m.rep"
 		done
@@ -116,7 +121,7 @@ done
 	echo
 	echo "\`bench/coll.sh $ITERS\` at $(git rev-parse --short HEAD), $(nproc) cores ($(uname -r)),"
 	echo "$(mpirun --version | head -1). $REPS runs each, uroce and MPI alternating; per size the"
-	echo "median run (by time) of $ITERS timed iterations after 1 warm-up;"
+	echo "median run (by time) of $ITERS timed iterations after $WARMUP warm-up calls;"
 	echo "float32 sum, out of place; time = slowest rank's average per iteration."
 	echo "busbw (GB/s) with the nccl-tests factors: allreduce 2(n-1)/n, alltoall (n-1)/n."
 	echo "uroce/MPI compares the two medians; *paired* is the median over runs of"
