@@ -12,6 +12,9 @@
  *   acount    alltoall where rank 1 passes 70000 floats per peer (above
  *             the threshold) and the others 1000 (below): alltoall's ends
  *             each decide from their own count whether to offer a buffer
+ *   cut       every rank runs allreduce until one fails (at most 60 s),
+ *             printing "running" after its third call: the caller takes
+ *             a rank's network away then (coll_lab.sh cuts its links)
  * Every other rank must get an error (never hang) and prints
  * "detected in N ms: <reason>"; exit 0 then, 1 if nothing was detected.
  */
@@ -52,10 +55,18 @@ int main(int argc, char **argv)
 	}
 	if (r == 1)
 		vs[0] = 70000;
-	double t0 = now_ms();
+	double t0 = now_ms(), start = t0;
+	int cut = !strcmp(mode, "cut");
 
-	for (int it = 0; it < 1000; it++) {
-		if (it == 3) {
+	for (int it = 0; cut ? now_ms() - start < 60e3 : it < 1000; it++) {
+		if (cut) {
+			if (it == 3) {
+				printf("rank %d: running\n", r);
+				fflush(stdout);
+			}
+			t0 = now_ms();
+			e = uroce_allreduce(comm, a, b, count, UROCE_FLOAT32, UROCE_SUM);
+		} else if (it == 3) {
 			if (!strcmp(mode, "die") && r == victim)
 				_exit(0);
 			if (!strcmp(mode, "hang") && r == victim) {

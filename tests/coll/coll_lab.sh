@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Collectives across a network: three ranks, each in its own lab namespace
+# (tests/lab/netns.sh: h1, h2, h3 behind a forwarding switch, 1500-byte
+# MTU), run coll_check's cases against Open MPI's results (computed first
+# on loopback) while the switch drops, duplicates, reorders, delays and
+# corrupts their packets. Then a rank's links are cut in the middle of an
+# allreduce loop: the others must fail with an error, not hang.
+#   coll_lab.sh BINDIR TESTDIR CASES
+#   COLL_LAB_CASES="clean loss" coll_lab.sh ...   some cases only
+# Every case must pass coll_check; each faulty case must also have made
+# the transport retransmit (UROCE_STATS counters), so that a fault that
+# missed the traffic fails the test instead of passing it. Exit 77 when
+# not root, no netns or no MPI.
+set -uo pipefail
+BIN=$(cd "$1" && pwd)
+TESTS=$(cd "$2" && pwd)
+CASEFILE=$3
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CASES=${COLL_LAB_CASES:-"clean loss dup nfq nfq_sr cut"}
+NP=3
+
+[[ $(id -u) -eq 0 ]] || { echo "SKIP: the lab needs root"; exit 77; }
+command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "SKIP: ip netns unavailable"; exit 77; }
+command -v iptables >/dev/null || { echo "SKIP: iptables not installed"; exit 77; }
+command -v mpirun >/dev/null || { echo "SKIP: no mpirun (apt-get install openmpi-bin libopenmpi-dev)"; exit 77; }
+[[ -x $TESTS/coll_ref_mpi ]] || { echo "SKIP: coll_ref_mpi not built (no MPI at configure time)"; exit 77; }
+
+[[ -x $BIN/uroce-nfq ]] && export UROCE_NFQ=${UROCE_NFQ:-$BIN/uroce-nfq}
+source "$HERE/../lab/netns.sh"
+WORK=$(mktemp -d /tmp/uroce-coll-lab.XXXXXX)
+cleanup() { lab_down >/dev/null 2>&1 || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+FAILS=0
+PORT=$((29000 + $$ % 1000))
+seed=${COLL_SEED:-$(date +%s)}
+echo "seed $seed (COLL_SEED=$seed to repeat)"
+
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} timeout 120 mpirun --allow-run-as-root --oversubscribe \
+	--mca btl tcp,self --mca pml ob1 -np $NP "$TESTS/coll_ref_mpi" "$CASEFILE" "$WORK" "$seed" \
+	>"$WORK/mpi.log" 2>&1 || { echo "FAIL: mpirun coll_ref_mpi"; cat "$WORK/mpi.log"; exit 1; }
+lab_up --hosts $NP --mtu 1500 >/dev/null 2>&1 || { echo "FAIL: lab_up"; exit 1; }
+MASTER=$(lab_ip h1)
+echo "== lab $UROCE_LAB: ranks 0-2 in h1-h3, rank 0 at $MASTER"
+
+counter() { grep -o "\b$2=[0-9]*" "$1" | head -n1 | cut -d= -f2 | grep . || echo 0; }
+# sum NAME: a counter summed over the ranks' logs of the last run
+sum() { local t=0 r; for r in $(seq 0 $((NP - 1))); do t=$((t + $(counter "$WORK/r$r.log" "$1"))); done; echo $t; }
+
+# ranks LIMIT_S PROG ARGS...: rank r in namespace h<r+1>, all in the
+# background; PIDS holds their pids, logs in $WORK/r<rank>.log.
+ranks() {
+	local to=$1 r h
+	shift
+	PORT=$((PORT + 1))
+	PIDS=()
+	for r in $(seq 0 $((NP - 1))); do
+		h=h$((r + 1))
+		RANK=$r WORLD_SIZE=$NP MASTER_ADDR=$MASTER MASTER_PORT=$PORT UROCE_IP=$(lab_ip $h) \
+			UROCE_STATS=1 lab_exec $h timeout "$to" "$BIN/uroce-run" "$@" >"$WORK/r$r.log" 2>&1 &
+		PIDS+=($!)
+	done
+}
+
+# check NAME NEED_RETX: coll_check in all three namespaces
+check() {
+	local name=$1 need=$2 t0 dt r rc bad=0 retx
+	t0=$(date +%s.%N)
+	ranks 240 "$TESTS/coll_check" "$CASEFILE" "$WORK" "$seed"
+	for r in $(seq 0 $((NP - 1))); do
+		wait "${PIDS[$r]}"
+		rc=$?
+		[[ $rc == 0 ]] || { echo "    rank $r exited $rc"; bad=1; }
+	done
+	dt=$(echo "$(date +%s.%N) - $t0" | bc)
+	retx=$(sum tx_retransmit)
+	grep -q "coll_check: $NP ranks, .*PASS" "$WORK/r0.log" || bad=1
+	if [[ $need == 1 && $retx == 0 ]]; then
+		echo "    no retransmission: the fault did not reach the traffic"
+		bad=1
+	fi
+	if [[ $bad == 1 ]]; then
+		echo "FAIL: $name ($dt s)"
+		for r in $(seq 0 $((NP - 1))); do echo "--- rank $r"; tail -n 30 "$WORK/r$r.log"; done
+		FAILS=$((FAILS + 1))
+		return 1
+	fi
+	printf 'ok: %-5s %s in %.1f s; %d packets sent, %d retransmitted (%d timeouts), %d duplicates received\n' \
+		"$name" "$(grep -o "$NP ranks, [0-9]* cases" "$WORK/r0.log")" "$dt" "$(sum tx_packets)" \
+		"$retx" "$(sum tx_timeouts)" "$(sum rx_duplicate)"
+}
+
+# cut: h3's links go down while the ranks loop on allreduce; the others
+# (and h3's rank, which reaches nobody) must report an error within the
+# collectives' timeout plus the transport's retries.
+cut_case() {
+	local t0 r n=0 det
+	export UROCE_COLL_TIMEOUT_MS=3000
+	ranks 60 "$TESTS/coll_fail" cut
+	unset UROCE_COLL_TIMEOUT_MS
+	for _ in $(seq 100); do
+		n=$(cat "$WORK"/r*.log 2>/dev/null | grep -c "running")
+		[[ $n == "$NP" ]] && break
+		sleep 0.1
+	done
+	if [[ $n != "$NP" ]]; then
+		echo "FAIL: cut: $n of $NP ranks running after 10 s"
+		for r in $(seq 0 $((NP - 1))); do echo "--- rank $r"; tail -n 20 "$WORK/r$r.log"; done
+		FAILS=$((FAILS + 1))
+		return 1
+	fi
+	t0=$(date +%s.%N)
+	lab_cut h3 >/dev/null 2>&1
+	for r in $(seq 0 $((NP - 1))); do wait "${PIDS[$r]}"; done
+	det=$(cat "$WORK"/r0.log "$WORK"/r1.log | grep -c "detected in")
+	if [[ $det != 2 ]]; then
+		echo "FAIL: cut: $det of the 2 connected ranks detected the cut"
+		for r in $(seq 0 $((NP - 1))); do echo "--- rank $r"; tail -n 20 "$WORK/r$r.log"; done
+		FAILS=$((FAILS + 1))
+		return 1
+	fi
+	printf 'ok: cut   h3 cut off; all ranks done %.1f s later:\n' "$(echo "$(date +%s.%N) - $t0" | bc)"
+	grep -h "detected in\|NOT detected" "$WORK"/r*.log | sed 's/^/    /'
+}
+
+for c in $CASES; do
+	lab_clear >/dev/null 2>&1
+	lab_restore >/dev/null 2>&1
+	case $c in
+	clean) check clean 0 ;;
+	loss) lab_loss 2 >/dev/null 2>&1; check loss 1 ;;
+	dup) lab_dup 2 >/dev/null 2>&1; check dup 0 ;;
+	nfq | nfq_sr)
+		# nfq_sr: the same faults with selective repeat at every rank
+		# (docs/wire.md "Extensions"): far fewer packets go again than
+		# with go-back-N, which resends all it had in flight.
+		lab_nfq -- --loss 1 --reorder 2 --reorder-gap 3 --delay-us 100 --jitter-us 50 \
+			--corrupt 0.5 --seed "$seed" >/dev/null 2>&1
+		[[ $c == nfq_sr ]] && export UROCE_SR=1
+		check $c 1
+		unset UROCE_SR
+		echo "    switch: $(lab_nfq_stop 2>&1 | tail -n 1)"
+		[[ $c == nfq ]] && GBN_RETX=$(sum tx_retransmit)
+		if [[ $c == nfq_sr && -n ${GBN_RETX:-} && $(sum tx_retransmit) -ge $((GBN_RETX / 4)) ]]; then
+			echo "FAIL: nfq_sr: $(sum tx_retransmit) retransmitted, go-back-N $GBN_RETX (want < 1/4)"
+			FAILS=$((FAILS + 1))
+		fi
+		;;
+	cut) cut_case ;;
+	*) echo "FAIL: unknown case $c"; FAILS=$((FAILS + 1)) ;;
+	esac
+done
+[[ $FAILS == 0 ]] && echo "coll_lab: all passed" || echo "coll_lab: $FAILS failed"
+exit $((FAILS > 0))
