@@ -68,7 +68,7 @@ static const unsigned algos_of[UR_C_MAX] = {
 	[UR_C_ALLREDUCE] = B(RING) | B(RABENSEIFNER) | B(RECDOUBLING) | B(TREE),
 	[UR_C_REDUCE] = B(RING) | B(TREE),
 	[UR_C_BROADCAST] = B(RING) | B(TREE),
-	[UR_C_ALLGATHER] = B(RING),
+	[UR_C_ALLGATHER] = B(RING) | B(BRUCK),
 	[UR_C_REDUCESCATTER] = B(RING),
 	[UR_C_ALLTOALL] = B(PAIRWISE),
 	[UR_C_ALLTOALLV] = B(PAIRWISE),
@@ -96,6 +96,12 @@ enum ur_algo __ur_pick(struct uroce_comm *c, enum ur_coll_kind k, size_t bytes)
 	case UR_C_REDUCE:
 	case UR_C_BROADCAST:
 		a = bytes <= 65536 ? UR_A_TREE : UR_A_RING;
+		break;
+	case UR_C_ALLGATHER:
+		/* Bruck's ceil(log2 n) steps against the ring's n-1 (the
+		 * same at 3 ranks), while its copies are cheap (measured:
+		 * docs/collectives.md). */
+		a = c->size >= 4 && bytes <= UR_BRUCK_MAX ? UR_A_BRUCK : UR_A_RING;
 		break;
 	case UR_C_ALLTOALL:
 	case UR_C_ALLTOALLV:

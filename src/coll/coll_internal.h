@@ -47,6 +47,7 @@ extern const char *const __ur_coll_kind_name[UR_C_MAX];
 	X(RABENSEIFNER, "rabenseifner")                                      \
 	X(RECDOUBLING, "recursive_doubling")                                 \
 	X(TREE, "tree")                                                      \
+	X(BRUCK, "bruck")                                                    \
 	X(PAIRWISE, "pairwise")                                              \
 	X(DISSEMINATION, "dissemination")                                    \
 	X(LOCAL, "local")
@@ -258,6 +259,9 @@ struct ibv_mr *__ur_reg_find(struct uroce_comm *c, const void *buf, size_t len,
 void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len,
 		   int remote);
 
+/* Algorithm selection (algo.c). Allgather takes Bruck's algorithm up to
+ * this many bytes per rank. */
+#define UR_BRUCK_MAX (64u << 10)
 /* Algorithm selection (algo.c). */
 enum ur_algo __ur_pick(struct uroce_comm *c, enum ur_coll_kind k,
 		       size_t bytes);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Data-movement collectives: allgather and reduce-scatter (ring),
+ * Data-movement collectives: allgather (ring, Bruck), reduce-scatter (ring),
  * all-to-all(v) (pairwise exchange), barrier (dissemination).
  */
 #include <errno.h>
@@ -14,23 +14,59 @@ int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
 int __ur_begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		  size_t count, enum uroce_dtype dt, enum uroce_redop op);
 
+/*
+ * Bruck's allgather: in step k (distance d = 2^k) rank r sends the blocks
+ * it holds, r .. r+d-1, to r-d and receives r+d .. r+2d-1 from r+d (fewer
+ * in the last step when n is not a power of two): ceil(log2 n) steps for
+ * any n. A scratch copy keeps the blocks in that rotated order, so that
+ * every message is one contiguous piece; they are rotated into place at
+ * the end. Meant for small results, where the two copies cost less than
+ * the ring's extra n-1-ceil(log2 n) round trips.
+ */
+static int bruck_allgather(struct uroce_comm *c, char *recvbuf, size_t bytes,
+			   uint32_t sig, enum uroce_dtype dt)
+{
+	int n = c->size, r = c->rank;
+	char *tmp = __ur_scratch(c, bytes * (size_t)n);
+
+	if (!tmp)
+		return -ENOMEM;
+	memcpy(tmp, recvbuf + (size_t)r * bytes, bytes);
+	for (int d = 1; d < n; d *= 2) {
+		size_t cnt = (size_t)(d < n - d ? d : n - d);
+		int e = __ur_sendrecv(c, (r - d + n) % n, tmp, cnt * bytes, (r + d) % n,
+				      tmp + (size_t)d * bytes, cnt * bytes, UR_X_RECV, sig,
+				      dt, UROCE_SUM);
+		if (e)
+			return e;
+	}
+	/* tmp holds blocks r .. n-1, then 0 .. r-1 */
+	memcpy(recvbuf + (size_t)r * bytes, tmp, (size_t)(n - r) * bytes);
+	memcpy(recvbuf, tmp + (size_t)(n - r) * bytes, (size_t)r * bytes);
+	return 0;
+}
+
 int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		    size_t sendcount, enum uroce_dtype dt)
 {
 	int e = __ur_begin_sr(c, sendbuf, recvbuf, sendcount, dt, UROCE_SUM);
 	size_t es = uroce_dtype_size(dt), bytes = sendcount * es;
+	enum ur_algo algo;
 	char *mine;
 	uint32_t sig;
 
 	if (e || !sendcount)
 		return e;
 	sig = __ur_sig(c, UR_C_ALLGATHER, dt, UROCE_SUM, sendcount, 0);
-	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_ALLGATHER, bytes)];
+	algo = __ur_pick(c, UR_C_ALLGATHER, bytes);
+	c->last_algo = __ur_algo_name[algo];
 	mine = (char *)recvbuf + (size_t)c->rank * bytes;
 	if (mine != sendbuf)
 		memmove(mine, sendbuf, bytes);
 	if (c->size == 1)
 		return 0;
+	if (algo == UR_A_BRUCK)
+		return bruck_allgather(c, recvbuf, bytes, sig, dt);
 	__ur_reg_hint(c, recvbuf, bytes * (size_t)c->size, 1);
 	return __ur_ring_allgather_blocks(c, recvbuf, sendcount * (size_t)c->size,
 					  -1, sig, dt);
