@@ -94,16 +94,36 @@ static double combine(enum uroce_redop op, double a, double b)
 	}
 }
 
+/* uint8 holds the inputs -4..-1 as 252..255: reduce what the buffers
+ * hold, in uint8 arithmetic (sums and products wrap; avg divides the
+ * wrapped sum). */
+static double expect_reduced_u8(const struct cfg *c, int n, size_t i)
+{
+	uint8_t v = (uint8_t)(int)input(0, i);
+
+	for (int r = 1; r < n; r++) {
+		uint8_t x = (uint8_t)(int)input(r, i);
+
+		switch (c->redop) {
+		case UROCE_PROD: v = (uint8_t)(v * x); break;
+		case UROCE_MIN: v = x < v ? x : v; break;
+		case UROCE_MAX: v = x > v ? x : v; break;
+		default: v = (uint8_t)(v + x); break;
+		}
+	}
+	return c->redop == UROCE_AVG ? (double)(v / n) : v;
+}
+
 static double expect_reduced(const struct cfg *c, int n, size_t i)
 {
 	double v = input(0, i);
 
+	if (c->dt == UROCE_UINT8)
+		return expect_reduced_u8(c, n, i);
 	for (int r = 1; r < n; r++)
 		v = combine(c->redop, v, input(r, i));
 	if (c->redop == UROCE_AVG)
 		v = c->dt >= UROCE_INT32 ? trunc(v / n) : v / n;
-	if (c->dt == UROCE_UINT8 && (c->redop == UROCE_SUM || c->redop == UROCE_PROD))
-		v = (double)(uint8_t)(int64_t)v;
 	return v;
 }
 
