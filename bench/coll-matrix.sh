@@ -43,6 +43,6 @@ done >>"$small"
 fail=0
 sh "$here/../tests/coll/coll_vs_mpi.sh" "$bin" "$tests" "$cases" "${COLL_NPS-1 2 3 4 5 6 7 8}" 900 || fail=1
 [ -z "${COLL_ALGO_NPS-3 5 8}" ] ||
-	COLL_ALGOS="ring rabenseifner recursive_doubling tree bruck" \
+	COLL_ALGOS="ring rabenseifner recursive_doubling tree bruck recursive_halving" \
 	sh "$here/../tests/coll/coll_vs_mpi.sh" "$bin" "$tests" "$small" "${COLL_ALGO_NPS-3 5 8}" 900 || fail=1
 exit $fail

@@ -75,7 +75,8 @@ static void usage(FILE *f)
 		"  -I, --inplace         in place instead of out of place\n"
 		"  -C, --call_times      also print each call's time on rank 0 (warm-up first)\n"
 		"  -h, --help\n"
-		"Algorithm: UROCE_COLL_ALGO=ring|rabenseifner|recursive_doubling|tree|bruck|...\n");
+		"Algorithm: UROCE_COLL_ALGO=ring|rabenseifner|recursive_doubling|tree|bruck|\n"
+		"  recursive_halving|... (docs/collectives.md)\n");
 }
 
 /* Integer-valued inputs keep sums exact in every float type we check. */

@@ -69,7 +69,7 @@ static const unsigned algos_of[UR_C_MAX] = {
 	[UR_C_REDUCE] = B(RING) | B(TREE),
 	[UR_C_BROADCAST] = B(RING) | B(TREE),
 	[UR_C_ALLGATHER] = B(RING) | B(BRUCK),
-	[UR_C_REDUCESCATTER] = B(RING),
+	[UR_C_REDUCESCATTER] = B(RING) | B(HALVING),
 	[UR_C_ALLTOALL] = B(PAIRWISE),
 	[UR_C_ALLTOALLV] = B(PAIRWISE),
 	[UR_C_BARRIER] = B(DISSEMINATION),
@@ -103,6 +103,18 @@ enum ur_algo __ur_pick(struct uroce_comm *c, enum ur_coll_kind k, size_t bytes)
 		 * docs/collectives.md). */
 		a = c->size >= 4 && bytes <= UR_BRUCK_MAX ? UR_A_BRUCK : UR_A_RING;
 		break;
+	case UR_C_REDUCESCATTER: {
+		/* Recursive halving: log2 n steps at a power of two, with
+		 * the same bytes as the ring; otherwise a fold of whole
+		 * vectors first and a block back last (measured:
+		 * docs/collectives.md). Not at 3 ranks: 3 steps for 2. */
+		size_t total = bytes * (size_t)c->size;
+		int pow2 = !(c->size & (c->size - 1));
+
+		a = c->size >= 4 && total <= (pow2 ? UR_HALVING_POW2_MAX : UR_HALVING_MAX) ?
+			    UR_A_HALVING : UR_A_RING;
+		break;
+	}
 	case UR_C_ALLTOALL:
 	case UR_C_ALLTOALLV:
 		a = UR_A_PAIRWISE;

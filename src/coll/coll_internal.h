@@ -48,6 +48,7 @@ extern const char *const __ur_coll_kind_name[UR_C_MAX];
 	X(RECDOUBLING, "recursive_doubling")                                 \
 	X(TREE, "tree")                                                      \
 	X(BRUCK, "bruck")                                                    \
+	X(HALVING, "recursive_halving")                                      \
 	X(PAIRWISE, "pairwise")                                              \
 	X(DISSEMINATION, "dissemination")                                    \
 	X(LOCAL, "local")
@@ -262,6 +263,10 @@ void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len,
 /* Algorithm selection (algo.c). Allgather takes Bruck's algorithm up to
  * this many bytes per rank. */
 #define UR_BRUCK_MAX (64u << 10)
+/* Reduce-scatter takes recursive halving up to this many bytes of input
+ * (all ranks' blocks), at a power of two of ranks and otherwise. */
+#define UR_HALVING_POW2_MAX (16u << 20)
+#define UR_HALVING_MAX (256u << 10)
 /* Algorithm selection (algo.c). */
 enum ur_algo __ur_pick(struct uroce_comm *c, enum ur_coll_kind k,
 		       size_t bytes);
@@ -294,4 +299,9 @@ int __ur_ring_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
 			     enum uroce_dtype dt, enum uroce_redop op);
 int __ur_ring_allgather_blocks(struct uroce_comm *c, char *buf, size_t count,
 			       int shift, uint32_t sig, enum uroce_dtype dt);
+/* Reduce-scatter of n blocks of bcount elements by recursive halving:
+ * block r of buf holds the reduction at rank r (coll_reduce.c). */
+int __ur_halving_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
+				size_t bcount, uint32_t sig, enum uroce_dtype dt,
+				enum uroce_redop op);
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Data-movement collectives: allgather (ring, Bruck), reduce-scatter (ring),
- * all-to-all(v) (pairwise exchange), barrier (dissemination).
+ * Data-movement collectives: allgather (ring, Bruck), reduce-scatter (ring,
+ * recursive halving: coll_reduce.c), all-to-all(v) (pairwise exchange),
+ * barrier (dissemination).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -78,6 +79,7 @@ int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 {
 	int e = __ur_begin_sr(c, sendbuf, recvbuf, recvcount, dt, op), n;
 	size_t es = uroce_dtype_size(dt), bytes = recvcount * es;
+	enum ur_algo algo;
 	uint32_t sig;
 	char *work;
 
@@ -85,7 +87,8 @@ int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		return e;
 	n = c->size;
 	sig = __ur_sig(c, UR_C_REDUCESCATTER, dt, op, recvcount, 0);
-	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_REDUCESCATTER, bytes)];
+	algo = __ur_pick(c, UR_C_REDUCESCATTER, bytes);
+	c->last_algo = __ur_algo_name[algo];
 	/* Reduce into scratch, reading sendbuf (const, and it may hold
 	 * recvbuf: in place); only our block is copied out at the end. */
 	work = __ur_scratch(c, bytes * (size_t)n);
@@ -93,8 +96,11 @@ int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		return -ENOMEM;
 	__ur_reg_hint(c, sendbuf, bytes * (size_t)n, 0);
 	__ur_reg_hint(c, work, bytes * (size_t)n, 0);
-	e = __ur_ring_reduce_scatter(c, work, sendbuf, recvcount * (size_t)n, -1,
-				     sig, dt, op);
+	if (algo == UR_A_HALVING)
+		e = __ur_halving_reduce_scatter(c, work, sendbuf, recvcount, sig, dt, op);
+	else
+		e = __ur_ring_reduce_scatter(c, work, sendbuf, recvcount * (size_t)n, -1,
+					     sig, dt, op);
 	if (e)
 		return e;
 	__ur_reduce_finish(work + (size_t)c->rank * bytes, recvcount, dt, op, n);

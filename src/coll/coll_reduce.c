@@ -2,7 +2,7 @@
 /*
  * Reducing collectives and broadcast: allreduce (ring, Rabenseifner,
  * recursive doubling, tree), reduce (tree, ring), broadcast (tree,
- * scatter + ring allgather).
+ * scatter + ring allgather), and reduce-scatter's recursive halving.
  */
 #include <errno.h>
 #include <string.h>
@@ -166,6 +166,56 @@ static int allreduce_rabenseifner(struct uroce_comm *c, char *buf, const char *i
 	}
 #undef OFF
 	return e ? e : fold_out(c, &p, buf, count * es, sig, dt);
+}
+
+/*
+ * Reduce-scatter by recursive halving, for reduce_scatter's n blocks of
+ * bcount elements: rank r must end with block r. Virtual rank v of the
+ * power-of-two core answers for the blocks of the real ranks it stands for,
+ * [vb(v), vb(v+1)): two for a folded pair, one otherwise, so every step
+ * halves a contiguous range as in Rabenseifner. The odd rank of a pair
+ * hands the even one its block at the end. buf (n blocks) receives the
+ * reductions, in (const) is read where a rank first reduces.
+ */
+static size_t vblk(const struct pof2 *p, int v)
+{
+	return (size_t)(v < p->rem ? 2 * v : v + p->rem);
+}
+
+int __ur_halving_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
+				size_t bcount, uint32_t sig, enum uroce_dtype dt,
+				enum uroce_redop op)
+{
+	size_t bytes = bcount * uroce_dtype_size(dt);
+	struct pof2 p = pof2_of(c->size, c->rank);
+	int r = c->rank, lo = 0, nb = p.p2, e;
+	const char *src = in;
+
+#define OFF(b) (vblk(&p, (b)) * bytes)
+	e = fold_in(c, &p, buf, in, bytes * (size_t)c->size, sig, dt, op);
+	if (r < 2 * p.rem)
+		src = buf;
+	for (int mask = p.p2 / 2; !e && p.newrank >= 0 && mask >= 1; mask >>= 1) {
+		int peer = real_rank(&p, p.newrank ^ mask), half = nb / 2;
+		int keep = (p.newrank & mask) ? lo + half : lo;
+		int give = (p.newrank & mask) ? lo : lo + half;
+
+		e = __ur_sendrecv_reduce(c, peer, src + OFF(give),
+					 OFF(give + half) - OFF(give), peer,
+					 buf + OFF(keep), src + OFF(keep),
+					 OFF(keep + half) - OFF(keep), sig, dt, op);
+		src = buf;
+		lo = keep;
+		nb = half;
+	}
+#undef OFF
+	if (e || r >= 2 * p.rem)
+		return e;
+	if (r % 2 == 1)
+		return __ur_sendrecv(c, r - 1, buf + (size_t)(r - 1) * bytes, bytes, -1,
+				     NULL, 0, 0, sig, dt, op);
+	return __ur_sendrecv(c, -1, NULL, 0, r + 1, buf + (size_t)r * bytes, bytes,
+			     UR_X_RECV, sig, dt, op);
 }
 
 /* Binomial tree reduce into buf at root (buf is every rank's accumulator). */
