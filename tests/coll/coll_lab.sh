@@ -5,7 +5,10 @@
 # MTU), run coll_check's cases against Open MPI's results (computed first
 # on loopback) while the switch drops, duplicates, reorders, delays and
 # corrupts their packets. Then a rank's links are cut in the middle of an
-# allreduce loop: the others must fail with an error, not hang.
+# allreduce loop: the others must fail with an error, not hang. Last,
+# uroce-launch --hosts starts four ranks on the three hosts through
+# netns.sh's rsh agent (as ssh would on machines; two ranks share h1's
+# address), and forwards a remote rank's exit status.
 #   coll_lab.sh BINDIR TESTDIR CASES
 #   COLL_LAB_CASES="clean loss" coll_lab.sh ...   some cases only
 # Every case must pass coll_check; each faulty case must also have made
@@ -17,7 +20,7 @@ BIN=$(cd "$1" && pwd)
 TESTS=$(cd "$2" && pwd)
 CASEFILE=$3
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-CASES=${COLL_LAB_CASES:-"clean loss dup nfq nfq_sr cut"}
+CASES=${COLL_LAB_CASES:-"clean loss dup nfq nfq_sr cut launch"}
 NP=3
 
 [[ $(id -u) -eq 0 ]] || { echo "SKIP: the lab needs root"; exit 77; }
@@ -37,9 +40,15 @@ PORT=$((29000 + $$ % 1000))
 seed=${COLL_SEED:-$(date +%s)}
 echo "seed $seed (COLL_SEED=$seed to repeat)"
 
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} timeout 120 mpirun --allow-run-as-root --oversubscribe \
-	--mca btl tcp,self --mca pml ob1 -np $NP "$TESTS/coll_ref_mpi" "$CASEFILE" "$WORK" "$seed" \
-	>"$WORK/mpi.log" 2>&1 || { echo "FAIL: mpirun coll_ref_mpi"; cat "$WORK/mpi.log"; exit 1; }
+# Open MPI's results for 3 ranks (in $WORK) and 4 ($WORK/4).
+mkdir -p "$WORK/4"
+for np in $NP 4; do
+	d=$WORK
+	[[ $np == 4 ]] && d=$WORK/4
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} timeout 120 mpirun --allow-run-as-root --oversubscribe \
+		--mca btl tcp,self --mca pml ob1 -np $np "$TESTS/coll_ref_mpi" "$CASEFILE" "$d" "$seed" \
+		>"$WORK/mpi.log" 2>&1 || { echo "FAIL: mpirun -np $np coll_ref_mpi"; cat "$WORK/mpi.log"; exit 1; }
+done
 lab_up --hosts $NP --mtu 1500 >/dev/null 2>&1 || { echo "FAIL: lab_up"; exit 1; }
 MASTER=$(lab_ip h1)
 echo "== lab $UROCE_LAB: ranks 0-2 in h1-h3, rank 0 at $MASTER"
@@ -124,6 +133,35 @@ cut_case() {
 	grep -h "detected in\|NOT detected" "$WORK"/r*.log | sed 's/^/    /'
 }
 
+# launch: uroce-launch's remote path (--hosts, --rsh) across the lab.
+launch_case() {
+	local rsh="$HERE/../lab/netns.sh --lab $UROCE_LAB rsh" hosts rc left res
+	hosts=$(lab_ip h1),$(lab_ip h2),$(lab_ip h3)
+	"$BIN/uroce-launch" -n 4 --hosts "$hosts" --rsh "$rsh" --timeout 120 \
+		"$TESTS/coll_check" "$CASEFILE" "$WORK/4" "$seed" >"$WORK/launch.log" 2>&1
+	rc=$?
+	if [[ $rc != 0 ]] || ! grep -q "coll_check: 4 ranks, .*PASS" "$WORK/launch.log"; then
+		echo "FAIL: launch: uroce-launch -n 4 --hosts $hosts coll_check (status $rc)"
+		tail -n 30 "$WORK/launch.log"
+		FAILS=$((FAILS + 1))
+		return 1
+	fi
+	res=$(grep -o "4 ranks, [0-9]* cases: PASS" "$WORK/launch.log")
+	"$BIN/uroce-launch" -n 3 --hosts "$hosts" --rsh "$rsh" --timeout 30 \
+		sh -c '[ "$RANK" = 1 ] && exit 3; exec sleep 27' >"$WORK/launch.log" 2>&1
+	rc=$?
+	left=$(pgrep -f -x "sleep 27" | wc -l)
+	if [[ $rc != 3 || $left != 0 ]]; then
+		echo "FAIL: launch: a remote rank's status 3 came back as $rc, $left ranks left running"
+		cat "$WORK/launch.log"
+		pkill -f -x "sleep 27"
+		FAILS=$((FAILS + 1))
+		return 1
+	fi
+	echo "ok: launch uroce-launch -n 4 --hosts $hosts --rsh 'netns.sh rsh': $res"
+	echo "    a remote rank's exit status 3 forwarded, the other ranks stopped"
+}
+
 for c in $CASES; do
 	lab_clear >/dev/null 2>&1
 	lab_restore >/dev/null 2>&1
@@ -148,6 +186,7 @@ for c in $CASES; do
 		fi
 		;;
 	cut) cut_case ;;
+	launch) launch_case ;;
 	*) echo "FAIL: unknown case $c"; FAILS=$((FAILS + 1)) ;;
 	esac
 done

@@ -37,6 +37,8 @@ Lab life cycle:
   list                 list labs with state in $LAB_STATE_ROOT
   info                 print the lab's topology
   exec HOST CMD...     run CMD in namespace HOST (h1, h2, h3, sw)
+  rsh ADDR CMD...      run CMD in the host with address ADDR (an rsh agent:
+                       uroce-launch --rsh "netns.sh --lab NAME rsh")
   ip HOST              print the test address of HOST (e.g. 10.201.2.2)
 
 Faults (applied in the switch to forwarded UDP dport $LAB_PORT unless --all;
@@ -240,6 +242,20 @@ lab_exec() {
 	ip netns exec "$(lab_ns "$h")" "$@"
 }
 
+# lab_rsh ADDR CMD...: run CMD in the host whose address is ADDR, as ssh
+# would on a machine: uroce-launch --rsh "netns.sh --lab L rsh" --hosts
+# ADDR1,ADDR2 starts its remote ranks this way.
+lab_rsh() {
+	local a=$1 h
+	shift
+	for h in $(lab_hosts); do
+		if [[ $(lab_ip "$h") == "$a" ]]; then
+			exec ip netns exec "$(lab_ns "$h")" "$@"
+		fi
+	done
+	lab_die "lab $UROCE_LAB has no host at $a"
+}
+
 # --- faults ------------------------------------------------------------------
 
 # __lab_match: parse --from/--all into iptables match arguments (array LAB_M);
@@ -431,6 +447,7 @@ lab_main() {
 	case "$cmd" in
 	info) lab_info ;;
 	exec) [[ $# -ge 2 ]] || { lab_die "usage: exec HOST CMD..."; return 2; }; lab_exec "$@" ;;
+	rsh) [[ $# -ge 2 ]] || { lab_die "usage: rsh ADDR CMD..."; return 2; }; lab_rsh "$@" ;;
 	ip) lab_ip "${1:?usage: ip HOST}" ;;
 	loss) lab_loss "$@" ;;
 	dup) lab_dup "$@" ;;
