@@ -243,14 +243,15 @@ lab_exec() {
 }
 
 # lab_rsh ADDR CMD...: run CMD in the host whose address is ADDR, as ssh
-# would on a machine: uroce-launch --rsh "netns.sh --lab L rsh" --hosts
-# ADDR1,ADDR2 starts its remote ranks this way.
+# would on a machine: the words joined and run by sh. uroce-launch --rsh
+# "netns.sh --lab L rsh" --hosts ADDR1,ADDR2 starts its remote ranks this
+# way, and mpirun --mca plm_rsh_agent its daemons.
 lab_rsh() {
 	local a=$1 h
 	shift
 	for h in $(lab_hosts); do
 		if [[ $(lab_ip "$h") == "$a" ]]; then
-			exec ip netns exec "$(lab_ns "$h")" "$@"
+			exec ip netns exec "$(lab_ns "$h")" sh -c "$*"
 		fi
 	done
 	lab_die "lab $UROCE_LAB has no host at $a"
