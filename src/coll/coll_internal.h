@@ -260,14 +260,13 @@ struct ibv_mr *__ur_reg_find(struct uroce_comm *c, const void *buf, size_t len,
 void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len,
 		   int remote);
 
-/* Algorithm selection (algo.c). Allgather takes Bruck's algorithm up to
- * this many bytes per rank. */
+/* Algorithm selection (algo.c). From 4 ranks, allgather takes Bruck's
+ * algorithm up to UR_BRUCK_MAX bytes per rank, and reduce-scatter
+ * recursive halving up to the UR_HALVING_* bytes of input (all ranks'
+ * blocks), at a power of two of ranks or not. */
 #define UR_BRUCK_MAX (64u << 10)
-/* Reduce-scatter takes recursive halving up to this many bytes of input
- * (all ranks' blocks), at a power of two of ranks and otherwise. */
 #define UR_HALVING_POW2_MAX (16u << 20)
 #define UR_HALVING_MAX (256u << 10)
-/* Algorithm selection (algo.c). */
 enum ur_algo __ur_pick(struct uroce_comm *c, enum ur_coll_kind k,
 		       size_t bytes);
 
