@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The MPI side of bench/coll.sh: allreduce / alltoall bandwidth with the
- * same conventions and columns as uroce-coll-perf (nccl-tests style).
+ * The MPI side of bench/coll.sh: allreduce, alltoall, allgather and
+ * reduce-scatter bandwidth with the same conventions and columns as
+ * uroce-coll-perf (nccl-tests style: size is the largest buffer).
  *   mpirun -np N coll-mpi-perf -b 4K -e 64M -f 4 -n 20 -w 5 -o allreduce [-C]
  * float32, sum, out of place; time is the slowest rank's average. -C also
  * prints each call's time on rank 0, as uroce-coll-perf -C does.
@@ -29,7 +30,9 @@ static size_t parse_size(const char *s)
 int main(int argc, char **argv)
 {
 	size_t minb = 4096, maxb = 1 << 20;
-	int iters = 20, warm = 5, ch, n, r, a2a = 0, calls = 0;
+	static const char *const ops[] = { "allreduce", "alltoall", "allgather", "reducescatter" };
+	enum { AR, A2A, AG, RS } op = AR;
+	int iters = 20, warm = 5, ch, n, r, calls = 0, known;
 	double factor = 2;
 
 	MPI_Init(&argc, &argv);
@@ -42,21 +45,37 @@ int main(int argc, char **argv)
 		case 'f': factor = atof(optarg); break;
 		case 'n': iters = atoi(optarg); break;
 		case 'w': warm = atoi(optarg); break;
-		case 'o': a2a = !strcmp(optarg, "alltoall"); break;
+		case 'o':
+			known = 0;
+			for (int i = 0; i < 4; i++)
+				if (!strcmp(optarg, ops[i])) {
+					op = i;
+					known = 1;
+				}
+			if (known)
+				break;
+			if (!r)
+				fprintf(stderr, "coll-mpi-perf: unknown operation '%s'\n", optarg);
+			goto usage;
 		case 'C': calls = 1; break;
 		default:
-			fprintf(stderr, "usage: coll-mpi-perf -b MIN -e MAX -f F -n IT -w WU -o allreduce|alltoall [-C]\n");
+		usage:
+			if (!r)
+				fprintf(stderr, "usage: coll-mpi-perf -b MIN -e MAX -f F -n IT -w WU "
+					"-o allreduce|alltoall|allgather|reducescatter [-C]\n");
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
 	float *s = calloc(maxb / 4 + n, 4), *d = calloc(maxb / 4 + n, 4);
-	double bus = a2a ? (double)(n - 1) / n : 2.0 * (n - 1) / n;
+	/* every op but allreduce splits its largest buffer into n blocks */
+	int per = op != AR;
+	double bus = per ? (double)(n - 1) / n : 2.0 * (n - 1) / n;
 	if (!r)
 		printf("# coll-mpi-perf: %s, %d ranks, float32 sum, iters %d, warmup %d\n"
-		       "#%11s %12s %12s %9s %9s\n", a2a ? "alltoall" : "allreduce", n, iters,
+		       "#%11s %12s %12s %9s %9s\n", ops[op], n, iters,
 		       warm, "size(B)", "count", "time(us)", "algbw", "busbw");
 	for (size_t sz = minb; sz <= maxb; sz = (size_t)(sz * factor)) {
-		int count = (int)(sz / 4 / (a2a ? n : 1));
+		int count = (int)(sz / 4 / (per ? n : 1));
 		double *ct = calls ? calloc((size_t)(warm + iters), sizeof(*ct)) : NULL;
 		for (int i = 0; i < warm + iters; i++) {
 			static double t0;
@@ -66,16 +85,25 @@ int main(int argc, char **argv)
 				t0 = MPI_Wtime();
 			}
 			a = ct ? MPI_Wtime() : 0;
-			if (a2a)
+			switch (op) {
+			case A2A:
 				MPI_Alltoall(s, count, MPI_FLOAT, d, count, MPI_FLOAT, MPI_COMM_WORLD);
-			else
+				break;
+			case AG:
+				MPI_Allgather(s, count, MPI_FLOAT, d, count, MPI_FLOAT, MPI_COMM_WORLD);
+				break;
+			case RS:
+				MPI_Reduce_scatter_block(s, d, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+				break;
+			default:
 				MPI_Allreduce(s, d, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+			}
 			if (ct)
 				ct[i] = (MPI_Wtime() - a) * 1e6;
 			if (i == warm + iters - 1) {
 				double t = (MPI_Wtime() - t0) / iters * 1e6, tm;
 				MPI_Allreduce(&t, &tm, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-				size_t bytes = (size_t)count * 4 * (a2a ? n : 1);
+				size_t bytes = (size_t)count * 4 * (per ? n : 1);
 				if (!r)
 					printf("%12zu %12d %12.1f %9.4f %9.4f\n", bytes, count, tm,
 					       bytes / tm / 1e3, bytes / tm / 1e3 * bus);
