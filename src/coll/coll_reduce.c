@@ -128,32 +128,71 @@ static int allreduce_recdoubling(struct uroce_comm *c, char *buf, size_t count,
  * The first reduction of a rank reads in (the caller's input), the later
  * ones buf: an out-of-place call needs no copy first.
  */
-static int allreduce_rabenseifner(struct uroce_comm *c, char *buf, const char *in,
-				  size_t count, uint32_t sig, enum uroce_dtype dt,
-				  enum uroce_redop op)
-{
-	size_t es = uroce_dtype_size(dt);
-	struct pof2 p = pof2_of(c->size, c->rank);
-	int lo = 0, nb = p.p2, e;
-	const char *src = in;
+/* Where block b of the power-of-two core starts, in bytes: the allreduce
+ * splits its vector into p2 blocks; reduce-scatter gives each virtual rank
+ * the blocks (of blen bytes) of the real ranks it stands for, [vb(v),
+ * vb(v+1)): two for a folded pair, one otherwise. */
+struct core_blocks {
+	const struct pof2 *p;
+	size_t count, es; /* allreduce: count elements of es bytes */
+	size_t blen;      /* reduce-scatter: bytes per real rank (0: allreduce) */
+};
 
-#define OFF(b) (__ur_blk_off(count, p.p2, (b)) * es)
-	e = fold_in(c, &p, buf, in, count * es, sig, dt, op);
-	if (c->rank < 2 * p.rem)
-		src = buf; /* the odd rank reduced into buf; the even one is out */
-	for (int mask = p.p2 / 2; !e && p.newrank >= 0 && mask >= 1; mask >>= 1) {
-		int peer = real_rank(&p, p.newrank ^ mask), half = nb / 2;
-		int keep = (p.newrank & mask) ? lo + half : lo;
-		int give = (p.newrank & mask) ? lo : lo + half;
+static size_t core_off(const struct core_blocks *bl, int b)
+{
+	if (bl->blen)
+		return (size_t)(b < bl->p->rem ? 2 * b : b + bl->p->rem) * bl->blen;
+	return __ur_blk_off(bl->count, bl->p->p2, b) * bl->es;
+}
+
+/*
+ * Reduce-scatter by recursive halving over the core's blocks, after the
+ * fold: each step keeps the half of the current range that holds this
+ * rank's block, reducing the peer's copy of it into buf, and gives the
+ * other half away. src is read where a rank first reduces (the caller's
+ * input; buf for a rank that folded its pair in). Returns with *lo = the
+ * block this rank holds reduced (its new rank).
+ */
+static int halving(struct uroce_comm *c, const struct core_blocks *bl, char *buf,
+		   const char *src, int *lo, uint32_t sig, enum uroce_dtype dt,
+		   enum uroce_redop op)
+{
+	const struct pof2 *p = bl->p;
+	int nb = p->p2, e = 0;
+
+	*lo = 0;
+#define OFF(b) core_off(bl, (b))
+	for (int mask = p->p2 / 2; !e && p->newrank >= 0 && mask >= 1; mask >>= 1) {
+		int peer = real_rank(p, p->newrank ^ mask), half = nb / 2;
+		int keep = (p->newrank & mask) ? *lo + half : *lo;
+		int give = (p->newrank & mask) ? *lo : *lo + half;
 
 		e = __ur_sendrecv_reduce(c, peer, src + OFF(give),
 					 OFF(give + half) - OFF(give), peer,
 					 buf + OFF(keep), src + OFF(keep),
 					 OFF(keep + half) - OFF(keep), sig, dt, op);
 		src = buf;
-		lo = keep;
+		*lo = keep;
 		nb = half;
 	}
+#undef OFF
+	return e;
+}
+
+static int allreduce_rabenseifner(struct uroce_comm *c, char *buf, const char *in,
+				  size_t count, uint32_t sig, enum uroce_dtype dt,
+				  enum uroce_redop op)
+{
+	size_t es = uroce_dtype_size(dt);
+	struct pof2 p = pof2_of(c->size, c->rank);
+	struct core_blocks bl = { .p = &p, .count = count, .es = es };
+	int lo = 0, nb = 1, e;
+
+#define OFF(b) core_off(&bl, (b))
+	e = fold_in(c, &p, buf, in, count * es, sig, dt, op);
+	/* the odd rank reduced into buf; the even one is out */
+	if (!e)
+		e = halving(c, &bl, buf, c->rank < 2 * p.rem ? buf : in, &lo, sig, dt, op);
 	for (int mask = 1; !e && p.newrank >= 0 && mask < p.p2; mask <<= 1) {
 		int peer = real_rank(&p, p.newrank ^ mask);
 		int theirs = (p.newrank & mask) ? lo - nb : lo + nb;
@@ -170,45 +209,24 @@ static int allreduce_rabenseifner(struct uroce_comm *c, char *buf, const char *i
 
 /*
  * Reduce-scatter by recursive halving, for reduce_scatter's n blocks of
- * bcount elements: rank r must end with block r. Virtual rank v of the
- * power-of-two core answers for the blocks of the real ranks it stands for,
- * [vb(v), vb(v+1)): two for a folded pair, one otherwise, so every step
- * halves a contiguous range as in Rabenseifner. The odd rank of a pair
- * hands the even one its block at the end. buf (n blocks) receives the
- * reductions, in (const) is read where a rank first reduces.
+ * bcount elements: rank r must end with block r. Each virtual rank of the
+ * core answers for its real ranks' blocks (core_off), so every step halves
+ * a contiguous range as in Rabenseifner. The odd rank of a pair hands the
+ * even one its block at the end. buf (n blocks) receives the reductions,
+ * in (const) is read where a rank first reduces.
  */
-static size_t vblk(const struct pof2 *p, int v)
-{
-	return (size_t)(v < p->rem ? 2 * v : v + p->rem);
-}
-
 int __ur_halving_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
 				size_t bcount, uint32_t sig, enum uroce_dtype dt,
 				enum uroce_redop op)
 {
 	size_t bytes = bcount * uroce_dtype_size(dt);
 	struct pof2 p = pof2_of(c->size, c->rank);
-	int r = c->rank, lo = 0, nb = p.p2, e;
-	const char *src = in;
+	struct core_blocks bl = { .p = &p, .blen = bytes };
+	int r = c->rank, lo, e;
 
-#define OFF(b) (vblk(&p, (b)) * bytes)
 	e = fold_in(c, &p, buf, in, bytes * (size_t)c->size, sig, dt, op);
-	if (r < 2 * p.rem)
-		src = buf;
-	for (int mask = p.p2 / 2; !e && p.newrank >= 0 && mask >= 1; mask >>= 1) {
-		int peer = real_rank(&p, p.newrank ^ mask), half = nb / 2;
-		int keep = (p.newrank & mask) ? lo + half : lo;
-		int give = (p.newrank & mask) ? lo : lo + half;
-
-		e = __ur_sendrecv_reduce(c, peer, src + OFF(give),
-					 OFF(give + half) - OFF(give), peer,
-					 buf + OFF(keep), src + OFF(keep),
-					 OFF(keep + half) - OFF(keep), sig, dt, op);
-		src = buf;
-		lo = keep;
-		nb = half;
-	}
-#undef OFF
+	if (!e)
+		e = halving(c, &bl, buf, r < 2 * p.rem ? buf : in, &lo, sig, dt, op);
 	if (e || r >= 2 * p.rem)
 		return e;
 	if (r % 2 == 1)
