@@ -25,7 +25,7 @@ done
 source "$HERE/../tests/lab/netns.sh"
 lab_up --hosts 3 --mtu "$MTU" >/dev/null 2>&1 || { echo "coll_lab.sh: lab_up failed"; exit 1; }
 WORK=$(mktemp -d)
-trap 'lab_down >/dev/null 2>&1; [[ -n ${KEEP:-} ]] || rm -rf "$WORK"' EXIT
+trap 'lab_down >/dev/null 2>&1; rm -rf "$WORK"' EXIT
 RSH="$HERE/../tests/lab/netns.sh --lab $UROCE_LAB rsh"
 HOSTS=$(lab_ip h1),$(lab_ip h2),$(lab_ip h3)
 sizes="-b 4K -e 16M -f 4"

@@ -31,8 +31,8 @@ int main(int argc, char **argv)
 {
 	size_t minb = 4096, maxb = 1 << 20;
 	static const char *const ops[] = { "allreduce", "alltoall", "allgather", "reducescatter" };
-	enum { AR, A2A, AG, RS } op = AR;
-	int iters = 20, warm = 5, ch, n, r, calls = 0, known;
+	enum { AR, A2A, AG, RS, NOPS } op = AR;
+	int iters = 20, warm = 5, ch, n, r, calls = 0;
 	double factor = 2;
 
 	MPI_Init(&argc, &argv);
@@ -46,13 +46,9 @@ int main(int argc, char **argv)
 		case 'n': iters = atoi(optarg); break;
 		case 'w': warm = atoi(optarg); break;
 		case 'o':
-			known = 0;
-			for (int i = 0; i < 4; i++)
-				if (!strcmp(optarg, ops[i])) {
-					op = i;
-					known = 1;
-				}
-			if (known)
+			for (op = AR; op < NOPS && strcmp(optarg, ops[op]); op++)
+				;
+			if (op < NOPS)
 				break;
 			if (!r)
 				fprintf(stderr, "coll-mpi-perf: unknown operation '%s'\n", optarg);

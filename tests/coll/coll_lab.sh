@@ -2,18 +2,19 @@
 # SPDX-License-Identifier: MIT
 # Collectives across a network: three ranks, each in its own lab namespace
 # (tests/lab/netns.sh: h1, h2, h3 behind a forwarding switch, 1500-byte
-# MTU; 9000 for one loss case, with 8 KiB packets), run coll_check's cases against Open MPI's results (computed first
-# on loopback) while the switch drops, duplicates, reorders, delays and
-# corrupts their packets. Then a rank's links are cut in the middle of an
+# MTU; 9000 for one loss case, with 8 KiB packets), run coll_check's cases
+# against Open MPI's results (computed first on loopback) while the switch
+# drops, duplicates, reorders, delays and corrupts their packets. Then a rank's links are cut in the middle of an
 # allreduce loop: the others must fail with an error, not hang. Last,
 # uroce-launch --hosts starts four ranks on the three hosts through
 # netns.sh's rsh agent (as ssh would on machines; two ranks share h1's
 # address), and forwards a remote rank's exit status.
 #   coll_lab.sh BINDIR TESTDIR CASES
 #   COLL_LAB_CASES="clean loss" coll_lab.sh ...   some cases only
-# Every case must pass coll_check; each faulty case must also have made
-# the transport retransmit (UROCE_STATS counters), so that a fault that
-# missed the traffic fails the test instead of passing it. Exit 77 when
+# Every case must pass coll_check; each faulty case must also have moved
+# the uroce counter (UROCE_STATS) its fault shows in: retransmissions, or
+# duplicates received; so that a fault that missed the traffic fails the
+# test instead of passing it. Exit 77 when
 # not root, no netns or no MPI.
 set -uo pipefail
 BIN=$(cd "$1" && pwd)
@@ -72,9 +73,10 @@ ranks() {
 	done
 }
 
-# check NAME NEED_RETX: coll_check in all three namespaces
+# check NAME [COUNTER]: coll_check in all three namespaces; COUNTER, summed
+# over the ranks, must not stay 0
 check() {
-	local name=$1 need=$2 t0 dt r rc bad=0 retx
+	local name=$1 need=${2:-} t0 dt r rc bad=0 retx
 	t0=$(date +%s.%N)
 	ranks 240 "$TESTS/coll_check" "$CASEFILE" "$WORK" "$seed"
 	for r in $(seq 0 $((NP - 1))); do
@@ -85,8 +87,8 @@ check() {
 	dt=$(echo "$(date +%s.%N) - $t0" | bc)
 	retx=$(sum tx_retransmit)
 	grep -q "coll_check: $NP ranks, .*PASS" "$WORK/r0.log" || bad=1
-	if [[ $need == 1 && $retx == 0 ]]; then
-		echo "    no retransmission: the fault did not reach the traffic"
+	if [[ -n $need && $(sum "$need") == 0 ]]; then
+		echo "    $need stayed 0: the fault did not reach the traffic"
 		bad=1
 	fi
 	if [[ $bad == 1 ]]; then
@@ -166,15 +168,15 @@ for c in $CASES; do
 	lab_clear >/dev/null 2>&1
 	lab_restore >/dev/null 2>&1
 	case $c in
-	clean) check clean 0 ;;
-	loss) lab_loss 2 >/dev/null 2>&1; check loss 1 ;;
+	clean) check clean ;;
+	loss) lab_loss 2 >/dev/null 2>&1; check loss tx_retransmit ;;
 	loss_jumbo9000)
 		# Ethernet jumbo frames: the library's jumbo offer gives 8 KiB
 		# packets (docs/wire.md), which the senders' byte and packet
 		# counts must show, with go-back-N over them under 2 % loss.
 		lab_mtu 9000 >/dev/null 2>&1
 		lab_loss 2 >/dev/null 2>&1
-		if check loss_jumbo9000 1; then
+		if check loss_jumbo9000 tx_retransmit; then
 			avg=$(( $(sum tx_bytes) / ($(sum tx_packets) + 1) ))
 			echo "    $avg bytes per packet sent on average"
 			if ((avg < 4200)); then
@@ -184,7 +186,7 @@ for c in $CASES; do
 		fi
 		lab_mtu 1500 >/dev/null 2>&1
 		;;
-	dup) lab_dup 2 >/dev/null 2>&1; check dup 0 ;;
+	dup) lab_dup 2 >/dev/null 2>&1; check dup rx_duplicate ;;
 	nfq | nfq_sr)
 		# nfq_sr: the same faults with selective repeat at every rank
 		# (docs/wire.md "Extensions"): far fewer packets go again than
@@ -192,7 +194,7 @@ for c in $CASES; do
 		lab_nfq -- --loss 1 --reorder 2 --reorder-gap 3 --delay-us 100 --jitter-us 50 \
 			--corrupt 0.5 --seed "$seed" >/dev/null 2>&1
 		[[ $c == nfq_sr ]] && export UROCE_SR=1
-		check $c 1
+		check $c tx_retransmit
 		unset UROCE_SR
 		echo "    switch: $(lab_nfq_stop 2>&1 | tail -n 1)"
 		[[ $c == nfq ]] && GBN_RETX=$(sum tx_retransmit)
