@@ -241,7 +241,7 @@ void __ur_boot_close(struct ur_boot *b);
 /* reduce.c: dst[i] = dst[i] op src[i]; finish applies avg's division. */
 void __ur_reduce(void *dst, const void *src, size_t count,
 		 enum uroce_dtype dt, enum uroce_redop op);
-/* dst[i] = a[i] op src[i]; a may be dst. */
+/* dst[i] = a[i] op src[i]; a may be dst, else neither input overlaps dst. */
 void __ur_reduce3(void *dst, const void *a, const void *src, size_t count,
 		  enum uroce_dtype dt, enum uroce_redop op);
 void __ur_reduce_finish(void *buf, size_t count, enum uroce_dtype dt,

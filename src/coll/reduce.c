@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reduction kernels: dst[i] = dst[i] op src[i]. Compiled with -O3 so gcc
- * vectorises the plain loops. Elements are loaded and stored with memcpy,
+ * Reduction kernels: dst[i] = dst[i] op src[i], or x[i] op src[i].
+ * Compiled with -O3 so gcc vectorises the plain loops. Elements are loaded and stored with memcpy,
  * so buffers need no alignment (the compiler emits unaligned vector
  * accesses and never peels assuming element alignment). float16 and
  * bfloat16 go through float: convert, operate, round to nearest even.
@@ -85,8 +85,33 @@ uint16_t __ur_float_to_bf16(float f)
 #define LD(T, p, i) ({ T _v; memcpy(&_v, (p) + (i) * sizeof(T), sizeof(T)); _v; })
 #define ST(T, p, i, v) do { T _v = (v); memcpy((p) + (i) * sizeof(T), &_v, sizeof(T)); } while (0)
 
+/* Kernels are built twice, for AVX2 and for the baseline, and the loader
+ * picks one by CPU (an ifunc): twice the lanes per instruction where the
+ * data sits in cache. gcc only, and not under ASan, whose runtime is not
+ * up yet when the loader runs resolvers. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+	!defined(__SANITIZE_ADDRESS__)
+#define VEC __attribute__((target_clones("avx2", "default")))
+#else
+#define VEC
+#endif
+
+/*
+ * Each kernel comes in two forms: name(d, s, n), d[i] = d[i] op s[i], and
+ * name_3(d, x, s, n), d[i] = x[i] op s[i] (d apart from x and s), so that
+ * a reduction out of place reads its two inputs and writes the result in
+ * one pass instead of copying x to d first.
+ */
 #define KERNEL(name, T, EXPR)                                                \
-	static void name(char *restrict d, const char *restrict s, size_t n) \
+	VEC static void name##_3(char *restrict d, const char *restrict x,       \
+			     const char *restrict s, size_t n)               \
+	{                                                                    \
+		for (size_t i = 0; i < n; i++) {                             \
+			T a = LD(T, x, i), b = LD(T, s, i);                  \
+			ST(T, d, i, EXPR);                                   \
+		}                                                            \
+	}                                                                    \
+	VEC static void name(char *restrict d, const char *restrict s, size_t n) \
 	{                                                                    \
 		for (size_t i = 0; i < n; i++) {                             \
 			T a = LD(T, d, i), b = LD(T, s, i);                  \
@@ -116,6 +141,15 @@ KERNEL(wsum_i64, int64_t, (int64_t)((uint64_t)a + (uint64_t)b))
 KERNEL(wprod_i64, int64_t, (int64_t)((uint64_t)a * (uint64_t)b))
 
 #define HKERNEL(name, TO, FROM, EXPR)                                        \
+	static void name##_3(char *restrict d, const char *restrict x,       \
+			     const char *restrict s, size_t n)               \
+	{                                                                    \
+		for (size_t i = 0; i < n; i++) {                             \
+			float a = FROM(LD(uint16_t, x, i));                  \
+			float b = FROM(LD(uint16_t, s, i));                  \
+			ST(uint16_t, d, i, TO(EXPR));                        \
+		}                                                            \
+	}                                                                    \
 	static void name(char *restrict d, const char *restrict s, size_t n) \
 	{                                                                    \
 		for (size_t i = 0; i < n; i++) {                             \
@@ -134,17 +168,22 @@ HKERNELS(f16, __ur_float_to_half, __ur_half_to_float)
 HKERNELS(bf16, __ur_float_to_bf16, __ur_bf16_to_float)
 
 typedef void (*kernel_fn)(char *restrict, const char *restrict, size_t);
+typedef void (*kernel3_fn)(char *restrict, const char *restrict,
+			   const char *restrict, size_t);
 
 /* [dtype][op]; avg reduces as sum and divides in __ur_reduce_finish. */
-static const kernel_fn kernels[UROCE_DTYPE_MAX][UROCE_REDOP_MAX] = {
-	[UROCE_FLOAT32] = { sum_f32, prod_f32, min_f32, max_f32, sum_f32 },
-	[UROCE_FLOAT64] = { sum_f64, prod_f64, min_f64, max_f64, sum_f64 },
-	[UROCE_FLOAT16] = { sum_f16, prod_f16, min_f16, max_f16, sum_f16 },
-	[UROCE_BFLOAT16] = { sum_bf16, prod_bf16, min_bf16, max_bf16, sum_bf16 },
-	[UROCE_INT32] = { wsum_i32, wprod_i32, min_i32, max_i32, wsum_i32 },
-	[UROCE_INT64] = { wsum_i64, wprod_i64, min_i64, max_i64, wsum_i64 },
-	[UROCE_UINT8] = { sum_u8, prod_u8, min_u8, max_u8, sum_u8 },
-};
+#define KERNEL_TABLE(type, sfx)                                              \
+	static const type kernels##sfx[UROCE_DTYPE_MAX][UROCE_REDOP_MAX] = { \
+		[UROCE_FLOAT32] = { sum_f32##sfx, prod_f32##sfx, min_f32##sfx, max_f32##sfx, sum_f32##sfx }, \
+		[UROCE_FLOAT64] = { sum_f64##sfx, prod_f64##sfx, min_f64##sfx, max_f64##sfx, sum_f64##sfx }, \
+		[UROCE_FLOAT16] = { sum_f16##sfx, prod_f16##sfx, min_f16##sfx, max_f16##sfx, sum_f16##sfx }, \
+		[UROCE_BFLOAT16] = { sum_bf16##sfx, prod_bf16##sfx, min_bf16##sfx, max_bf16##sfx, sum_bf16##sfx }, \
+		[UROCE_INT32] = { wsum_i32##sfx, wprod_i32##sfx, min_i32##sfx, max_i32##sfx, wsum_i32##sfx }, \
+		[UROCE_INT64] = { wsum_i64##sfx, wprod_i64##sfx, min_i64##sfx, max_i64##sfx, wsum_i64##sfx }, \
+		[UROCE_UINT8] = { sum_u8##sfx, prod_u8##sfx, min_u8##sfx, max_u8##sfx, sum_u8##sfx }, \
+	};
+KERNEL_TABLE(kernel_fn, )
+KERNEL_TABLE(kernel3_fn, _3)
 
 void __ur_reduce(void *dst, const void *src, size_t count,
 		 enum uroce_dtype dt, enum uroce_redop op)
@@ -155,23 +194,10 @@ void __ur_reduce(void *dst, const void *src, size_t count,
 void __ur_reduce3(void *dst, const void *a, const void *src, size_t count,
 		  enum uroce_dtype dt, enum uroce_redop op)
 {
-	/* Copy and reduce a piece at a time, so that the piece is still in
-	 * L1 for the reduction: memory sees one pass, as a three-operand
-	 * kernel would give, and the kernels stay two-operand. */
-	size_t es = uroce_dtype_size(dt), step = 8192 / es;
-	char *d = dst;
-	const char *x = a, *s = src;
-
-	if (d == x) {
-		__ur_reduce(dst, src, count, dt, op);
-		return;
-	}
-	for (size_t i = 0; i < count; i += step) {
-		size_t n = count - i < step ? count - i : step;
-
-		memcpy(d + i * es, x + i * es, n * es);
-		kernels[dt][op](d + i * es, s + i * es, n);
-	}
+	if (dst == a)
+		kernels[dt][op](dst, src, count);
+	else
+		kernels_3[dt][op](dst, a, src, count);
 }
 
 void __ur_reduce_finish(void *buf, size_t count, enum uroce_dtype dt,

@@ -75,8 +75,9 @@ static void test_kernels(void)
 }
 
 /* Three operands (out of place): dst = a op src equals copying a and
- * reducing src into it, over several 8 KiB pieces and a ragged tail, on
- * misaligned buffers; a == dst is the two-operand case. */
+ * reducing src into it, for every type and op, on misaligned buffers and
+ * an odd count, writing nothing past dst's end; a == dst is the
+ * two-operand case. */
 static void test_reduce3(void)
 {
 	enum { N = 9001 };
@@ -91,11 +92,12 @@ static void test_reduce3(void)
 				uroce_dtype_set(dt, x, i, (double)(i % 9) + 1);
 				uroce_dtype_set(dt, y, i, (double)(i % 4) + 1);
 			}
-			memset(z, 0x5a, N * es);
+			memset(z, 0x5a, N * es + 8);
 			memcpy(r, x, N * es);
 			__ur_reduce(r, y, N, dt, op);
 			__ur_reduce3(z, x, y, N, dt, op);
 			ASSERT(memcmp(z, r, N * es) == 0);
+			ASSERT(z[N * es] == 0x5a);
 			ASSERT(uroce_dtype_get(dt, x, 10) == 2.0); /* a untouched */
 			__ur_reduce3(x, x, y, N, dt, op);
 			ASSERT(memcmp(x, r, N * es) == 0);
