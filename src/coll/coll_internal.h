@@ -246,6 +246,10 @@ void __ur_reduce3(void *dst, const void *a, const void *src, size_t count,
 		  enum uroce_dtype dt, enum uroce_redop op);
 void __ur_reduce_finish(void *buf, size_t count, enum uroce_dtype dt,
 			enum uroce_redop op, int nranks);
+
+/* copy.c: memcpy and memmove for bulk data, without glibc's rep movsb. */
+void __ur_copy(void *restrict dst, const void *restrict src, size_t n);
+void __ur_move(void *dst, const void *src, size_t n);
 float __ur_half_to_float(uint16_t h);
 uint16_t __ur_float_to_half(float f);
 float __ur_bf16_to_float(uint16_t h);

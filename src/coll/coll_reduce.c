@@ -44,7 +44,7 @@ int __ur_begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 static void move(void *dst, const void *src, size_t len)
 {
 	if (dst != src && len)
-		memmove(dst, src, len);
+		__ur_move(dst, src, len);
 }
 
 /* Rank layout for the power-of-two core: ranks below 2*rem pair up, the
@@ -115,7 +115,7 @@ static int allreduce_recdoubling(struct uroce_comm *c, char *buf, size_t count,
 	for (int mask = 1; !e && p.newrank >= 0 && mask < p.p2; mask <<= 1) {
 		int peer = real_rank(&p, p.newrank ^ mask);
 		/* Send a snapshot: the receive reduces into buf meanwhile. */
-		memcpy(tmp, buf, bytes);
+		__ur_copy(tmp, buf, bytes);
 		e = __ur_sendrecv(c, peer, tmp, bytes, peer, buf, bytes,
 				  UR_X_RECV_REDUCE, sig, dt, op);
 	}

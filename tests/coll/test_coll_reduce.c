@@ -105,7 +105,50 @@ static void test_reduce3(void)
 	}
 }
 
+/* __ur_copy and __ur_move equal memcpy and memmove: lengths around the
+ * vector loop's threshold and its 128-byte steps, every relative
+ * misalignment of the two buffers mod 64, overlap both ways; and they
+ * write nothing outside the destination. */
+static void test_copy(void)
+{
+	enum { MAXN = 3 * 4096 + 77, PAD = 256 };
+	static uint8_t src[MAXN + 2 * PAD], dst[MAXN + 2 * PAD], ref[MAXN + 2 * PAD];
+	static const size_t lens[] = { 0, 1, 127, 2047, 2048, 2049, 2048 + 127,
+				       4096, MAXN };
+
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 131 + 7);
+	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+		for (int so = 0; so < 64; so += 5) {
+			for (int d = 0; d < 64; d += 3) {
+				size_t n = lens[l];
+
+				memset(dst, 0xa5, sizeof(dst));
+				memset(ref, 0xa5, sizeof(ref));
+				__ur_copy(dst + PAD + d, src + PAD + so, n);
+				memcpy(ref + PAD + d, src + PAD + so, n);
+				ASSERT(memcmp(dst, ref, sizeof(dst)) == 0);
+			}
+		}
+	}
+	/* overlapping moves, forwards and backwards, and no-ops */
+	static const long shifts[] = { -4100, -33, -1, 0, 1, 16, 33, 4100 };
+	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+		for (size_t k = 0; k < sizeof(shifts) / sizeof(shifts[0]); k++) {
+			size_t n = lens[l] > 4300 ? 4300 : lens[l]; /* in bounds */
+			uint8_t *b = dst + PAD + 4100, *r = ref + PAD + 4100;
+
+			memcpy(dst, src, sizeof(dst));
+			memcpy(ref, src, sizeof(ref));
+			__ur_move(b + shifts[k], b, n);
+			memmove(r + shifts[k], r, n);
+			ASSERT(memcmp(dst, ref, sizeof(dst)) == 0);
+		}
+	}
+}
+
 static const struct ur_test_case tests[] = {
+	{ "copy", test_copy },
 	{ "reduce3", test_reduce3 },
 	{ "half_roundtrip", test_half_roundtrip },
 	{ "bf16_roundtrip", test_bf16_roundtrip },
