@@ -17,20 +17,12 @@
 
 #include "coll_internal.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-	!defined(__SANITIZE_ADDRESS__)
-/* AVX2 where the CPU has it, else SSE2 (reduce.c says why not under ASan) */
-#define VEC __attribute__((target_clones("avx2", "default")))
-#else
-#define VEC
-#endif
-
 /* Unaligned 32-byte vectors: one AVX load or store, or two SSE ones. */
 typedef uint8_t v32 __attribute__((vector_size(32), aligned(1), may_alias));
 
 enum { COPY_LOOP_MIN = 2048 }; /* below this glibc copies with vectors too */
 
-VEC static void copy_loop(uint8_t *restrict d, const uint8_t *restrict s,
+UR_VEC static void copy_loop(uint8_t *restrict d, const uint8_t *restrict s,
 			  size_t n)
 {
 	size_t i = 0;

@@ -85,39 +85,28 @@ uint16_t __ur_float_to_bf16(float f)
 #define LD(T, p, i) ({ T _v; memcpy(&_v, (p) + (i) * sizeof(T), sizeof(T)); _v; })
 #define ST(T, p, i, v) do { T _v = (v); memcpy((p) + (i) * sizeof(T), &_v, sizeof(T)); } while (0)
 
-/* Kernels are built twice, for AVX2 and for the baseline, and the loader
- * picks one by CPU (an ifunc): twice the lanes per instruction where the
- * data sits in cache. gcc only, and not under ASan, whose runtime is not
- * up yet when the loader runs resolvers. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-	!defined(__SANITIZE_ADDRESS__)
-#define VEC __attribute__((target_clones("avx2", "default")))
-#else
-#define VEC
-#endif
-
 /*
  * Each kernel comes in two forms: name(d, s, n), d[i] = d[i] op s[i], and
  * name_3(d, x, s, n), d[i] = x[i] op s[i] (d apart from x and s), so that
  * a reduction out of place reads its two inputs and writes the result in
- * one pass instead of copying x to d first.
+ * one pass instead of copying x to d first. Both are built for AVX2 and
+ * the baseline (UR_VEC). The body reads a from x: in the two-operand
+ * form x is d, which restrict allows (x is based on d).
  */
-#define KERNEL(name, T, EXPR)                                                \
-	VEC static void name##_3(char *restrict d, const char *restrict x,       \
-			     const char *restrict s, size_t n)               \
+#define FORMS(name, ...)                                                     \
+	UR_VEC static void name##_3(char *restrict d, const char *restrict x,\
+				    const char *restrict s, size_t n)        \
 	{                                                                    \
-		for (size_t i = 0; i < n; i++) {                             \
-			T a = LD(T, x, i), b = LD(T, s, i);                  \
-			ST(T, d, i, EXPR);                                   \
-		}                                                            \
+		for (size_t i = 0; i < n; i++) { __VA_ARGS__ }               \
 	}                                                                    \
-	VEC static void name(char *restrict d, const char *restrict s, size_t n) \
+	UR_VEC static void name(char *restrict d, const char *restrict s,    \
+				size_t n)                                    \
 	{                                                                    \
-		for (size_t i = 0; i < n; i++) {                             \
-			T a = LD(T, d, i), b = LD(T, s, i);                  \
-			ST(T, d, i, EXPR);                                   \
-		}                                                            \
+		const char *x = d;                                           \
+		for (size_t i = 0; i < n; i++) { __VA_ARGS__ }               \
 	}
+#define KERNEL(name, T, EXPR)                                                \
+	FORMS(name, T a = LD(T, x, i), b = LD(T, s, i); ST(T, d, i, EXPR);)
 
 #define MINMAX(tn, T)                                                        \
 	KERNEL(min_##tn, T, (b < a ? b : a))                                 \
@@ -141,23 +130,9 @@ KERNEL(wsum_i64, int64_t, (int64_t)((uint64_t)a + (uint64_t)b))
 KERNEL(wprod_i64, int64_t, (int64_t)((uint64_t)a * (uint64_t)b))
 
 #define HKERNEL(name, TO, FROM, EXPR)                                        \
-	static void name##_3(char *restrict d, const char *restrict x,       \
-			     const char *restrict s, size_t n)               \
-	{                                                                    \
-		for (size_t i = 0; i < n; i++) {                             \
-			float a = FROM(LD(uint16_t, x, i));                  \
-			float b = FROM(LD(uint16_t, s, i));                  \
-			ST(uint16_t, d, i, TO(EXPR));                        \
-		}                                                            \
-	}                                                                    \
-	static void name(char *restrict d, const char *restrict s, size_t n) \
-	{                                                                    \
-		for (size_t i = 0; i < n; i++) {                             \
-			float a = FROM(LD(uint16_t, d, i));                  \
-			float b = FROM(LD(uint16_t, s, i));                  \
-			ST(uint16_t, d, i, TO(EXPR));                        \
-		}                                                            \
-	}
+	FORMS(name, float a = FROM(LD(uint16_t, x, i));                      \
+		    float b = FROM(LD(uint16_t, s, i));                      \
+		    ST(uint16_t, d, i, TO(EXPR));)
 #define HKERNELS(tn, TO, FROM)                                               \
 	HKERNEL(sum_##tn, TO, FROM, a + b)                                   \
 	HKERNEL(prod_##tn, TO, FROM, a * b)                                  \
