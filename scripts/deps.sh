@@ -10,6 +10,7 @@ PKGS=(
   libpcap-dev zlib1g-dev libssl-dev libnetfilter-queue-dev
   tshark iproute2 iptables iputils-ping ethtool iperf3 sockperf gnuplot-nox ucx-utils libfabric-bin
   openmpi-bin libopenmpi-dev python3
+  openssh-server # coll_lab starts sshds of its own inside lab namespaces
 )
 missing=()
 for p in "${PKGS[@]}"; do
@@ -18,6 +19,14 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # No package may start its daemon here (openssh-server would listen on
+  # port 22 of the machine): policy-rc.d refuses, for this install only.
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    $SUDO sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod +x $policy"
+    trap '$SUDO rm -f "$policy"' EXIT
+  fi
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

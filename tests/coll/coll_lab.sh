@@ -6,9 +6,10 @@
 # against Open MPI's results (computed first on loopback) while the switch
 # drops, duplicates, reorders, delays and corrupts their packets. Then a rank's links are cut in the middle of an
 # allreduce loop: the others must fail with an error, not hang. Last,
-# uroce-launch --hosts starts four ranks on the three hosts through
-# netns.sh's rsh agent (as ssh would on machines; two ranks share h1's
-# address), and forwards a remote rank's exit status.
+# uroce-launch --hosts starts four ranks on the three hosts (two ranks
+# share h1's address) through netns.sh's rsh agent, then over ssh to an
+# sshd of our own in each host, and must forward a remote rank's exit
+# status and stop the other ranks.
 #   coll_lab.sh BINDIR TESTDIR CASES
 #   COLL_LAB_CASES="clean loss" coll_lab.sh ...   some cases only
 # Every case must pass coll_check; each faulty case must also have moved
@@ -19,9 +20,9 @@
 set -uo pipefail
 BIN=$(cd "$1" && pwd)
 TESTS=$(cd "$2" && pwd)
-CASEFILE=$3
+CASEFILE=$(realpath "$3")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-CASES=${COLL_LAB_CASES:-"clean loss loss_jumbo9000 dup nfq nfq_sr cut launch"}
+CASES=${COLL_LAB_CASES:-"clean loss loss_jumbo9000 dup nfq nfq_sr cut launch launch_ssh"}
 NP=3
 
 [[ $(id -u) -eq 0 ]] || { echo "SKIP: the lab needs root"; exit 77; }
@@ -135,33 +136,81 @@ cut_case() {
 	grep -h "detected in\|NOT detected" "$WORK"/r*.log | sed 's/^/    /'
 }
 
-# launch: uroce-launch's remote path (--hosts, --rsh) across the lab.
-launch_case() {
-	local rsh="$HERE/../lab/netns.sh --lab $UROCE_LAB rsh" hosts rc left res
+# launch_run NAME RSH [CMD...]: uroce-launch's remote path (--hosts,
+# --rsh RSH, the launcher started under CMD) across the lab: the cases
+# with 4 ranks on the 3 hosts, then a rank that exits 3, which must come
+# back as the launcher's status with the other ranks stopped.
+launch_run() {
+	local name=$1 rsh=$2 hosts rc left res i
+	shift 2
 	hosts=$(lab_ip h1),$(lab_ip h2),$(lab_ip h3)
-	"$BIN/uroce-launch" -n 4 --hosts "$hosts" --rsh "$rsh" --timeout 120 \
+	"$@" "$BIN/uroce-launch" -n 4 --hosts "$hosts" --rsh "$rsh" --timeout 120 \
 		"$TESTS/coll_check" "$CASEFILE" "$WORK/4" "$seed" >"$WORK/launch.log" 2>&1
 	rc=$?
 	if [[ $rc != 0 ]] || ! grep -q "coll_check: 4 ranks, .*PASS" "$WORK/launch.log"; then
-		echo "FAIL: launch: uroce-launch -n 4 --hosts $hosts coll_check (status $rc)"
+		echo "FAIL: $name: uroce-launch -n 4 --hosts $hosts coll_check (status $rc)"
 		tail -n 30 "$WORK/launch.log"
 		FAILS=$((FAILS + 1))
 		return 1
 	fi
 	res=$(grep -o "4 ranks, [0-9]* cases: PASS" "$WORK/launch.log")
-	"$BIN/uroce-launch" -n 3 --hosts "$hosts" --rsh "$rsh" --timeout 30 \
+	"$@" "$BIN/uroce-launch" -n 3 --hosts "$hosts" --rsh "$rsh" --timeout 30 \
 		sh -c '[ "$RANK" = 1 ] && exit 3; exec sleep 27' >"$WORK/launch.log" 2>&1
 	rc=$?
-	left=$(pgrep -f -x "sleep 27" | wc -l)
+	# Remote ends stop once their agent's connection closes.
+	for i in $(seq 50); do
+		left=$(pgrep -f -x "sleep 27" | wc -l)
+		[[ $left == 0 ]] && break
+		sleep 0.1
+	done
 	if [[ $rc != 3 || $left != 0 ]]; then
-		echo "FAIL: launch: a remote rank's status 3 came back as $rc, $left ranks left running"
+		echo "FAIL: $name: a remote rank's status 3 came back as $rc, $left ranks left running"
 		cat "$WORK/launch.log"
 		pkill -f -x "sleep 27"
 		FAILS=$((FAILS + 1))
 		return 1
 	fi
-	echo "ok: launch uroce-launch -n 4 --hosts $hosts --rsh 'netns.sh rsh': $res"
-	echo "    a remote rank's exit status 3 forwarded, the other ranks stopped"
+	echo "ok: $name uroce-launch -n 4 --hosts $hosts --rsh '$rsh': $res"
+	echo "    a remote rank's exit status 3 forwarded, the other ranks stopped within $(((i - 1) * 100)) ms"
+}
+
+# launch_ssh: the same over real ssh, uroce-launch's default agent: an
+# sshd of our own in each host's namespace (key, host key and configs in
+# $WORK, port 2222) and the launcher in h1. Without a terminal, ssh alone
+# would leave the other ranks running when a rank fails.
+launch_ssh() {
+	local sshd=/usr/sbin/sshd k="$WORK/ssh" h i pids=() up=1
+	if [[ ! -x $sshd ]] || ! command -v ssh >/dev/null; then
+		echo "SKIP: launch_ssh: no sshd (apt-get install openssh-server)"
+		return 0
+	fi
+	mkdir -p "$k" /run/sshd
+	ssh-keygen -q -t ed25519 -N '' -f "$k/id" && ssh-keygen -q -t ed25519 -N '' -f "$k/host" &&
+		cp "$k/id.pub" "$k/authorized_keys" || { echo "FAIL: launch_ssh: ssh-keygen"; FAILS=$((FAILS + 1)); return 1; }
+	printf '%s\n' "Host *" "Port 2222" "User root" "IdentityFile $k/id" "IdentitiesOnly yes" \
+		"UserKnownHostsFile /dev/null" "StrictHostKeyChecking no" "LogLevel ERROR" >"$k/config"
+	for h in h1 h2 h3; do
+		printf '%s\n' "ListenAddress $(lab_ip $h):2222" "HostKey $k/host" \
+			"AuthorizedKeysFile $k/authorized_keys" "PermitRootLogin prohibit-password" \
+			"PasswordAuthentication no" "KbdInteractiveAuthentication no" "UsePAM no" \
+			"StrictModes no" "PidFile $k/sshd-$h.pid" >"$k/sshd-$h"
+		# In the foreground (-D) as our child, so that we reap it.
+		ip netns exec "$(lab_ns $h)" "$sshd" -D -f "$k/sshd-$h" -E "$k/sshd-$h.log" &
+		pids+=($!)
+	done
+	for h in h1 h2 h3; do
+		for i in $(seq 50); do
+			grep -q "Server listening" "$k/sshd-$h.log" 2>/dev/null && break
+			sleep 0.1
+		done
+		grep -q "Server listening" "$k/sshd-$h.log" 2>/dev/null ||
+			{ echo "FAIL: launch_ssh: sshd in $h"; cat "$k/sshd-$h.log"; up=0; }
+	done
+	[[ $up == 1 ]] && launch_run launch_ssh "ssh -o BatchMode=yes -F $k/config" ip netns exec "$(lab_ns h1)"
+	kill "${pids[@]}" 2>/dev/null
+	wait "${pids[@]}" 2>/dev/null
+	[[ $up == 1 ]] || FAILS=$((FAILS + 1))
+	return 0
 }
 
 for c in $CASES; do
@@ -204,7 +253,8 @@ for c in $CASES; do
 		fi
 		;;
 	cut) cut_case ;;
-	launch) launch_case ;;
+	launch) launch_run launch "$HERE/../lab/netns.sh --lab $UROCE_LAB rsh" ;;
+	launch_ssh) launch_ssh ;;
 	*) echo "FAIL: unknown case $c"; FAILS=$((FAILS + 1)) ;;
 	esac
 done
