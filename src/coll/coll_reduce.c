@@ -41,12 +41,6 @@ int __ur_begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 	return 0;
 }
 
-static void move(void *dst, const void *src, size_t len)
-{
-	if (dst != src && len)
-		__ur_move(dst, src, len);
-}
-
 /* Rank layout for the power-of-two core: ranks below 2*rem pair up, the
  * even one folds its data into the odd one and sits out. */
 struct pof2 {
@@ -122,16 +116,10 @@ static int allreduce_recdoubling(struct uroce_comm *c, char *buf, size_t count,
 	return e ? e : fold_out(c, &p, buf, bytes, sig, dt);
 }
 
-/*
- * Rabenseifner: reduce-scatter by recursive halving, then allgather by
- * recursive doubling, over p2 blocks; the fold handles the other ranks.
- * The first reduction of a rank reads in (the caller's input), the later
- * ones buf: an out-of-place call needs no copy first.
- */
 /* Where block b of the power-of-two core starts, in bytes: the allreduce
  * splits its vector into p2 blocks; reduce-scatter gives each virtual rank
- * the blocks (of blen bytes) of the real ranks it stands for, [vb(v),
- * vb(v+1)): two for a folded pair, one otherwise. */
+ * the blocks (of blen bytes) of the real ranks it stands for, from
+ * core_off(v) to core_off(v + 1): two for a folded pair, one otherwise. */
 struct core_blocks {
 	const struct pof2 *p;
 	size_t count, es; /* allreduce: count elements of es bytes */
@@ -179,6 +167,12 @@ static int halving(struct uroce_comm *c, const struct core_blocks *bl, char *buf
 	return e;
 }
 
+/*
+ * Rabenseifner: reduce-scatter by recursive halving, then allgather by
+ * recursive doubling, over p2 blocks; the fold handles the other ranks.
+ * The first reduction of a rank reads in (the caller's input), the later
+ * ones buf: an out-of-place call needs no copy first.
+ */
 static int allreduce_rabenseifner(struct uroce_comm *c, char *buf, const char *in,
 				  size_t count, uint32_t sig, enum uroce_dtype dt,
 				  enum uroce_redop op)
@@ -323,7 +317,7 @@ int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	 * (no copy of the whole input); the others work in recvbuf. */
 	if ((a != UR_A_RING && a != UR_A_RABENSEIFNER) || c->size == 1 ||
 	    (sendbuf != recvbuf && __ur_overlaps(sendbuf, bytes, recvbuf, bytes))) {
-		move(recvbuf, sendbuf, bytes);
+		__ur_move(recvbuf, sendbuf, bytes);
 		in = recvbuf;
 	}
 	__ur_reg_hint(c, recvbuf, bytes, 1);
@@ -388,7 +382,7 @@ int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	in = sendbuf;
 	if (a != UR_A_RING ||
 	    (work != in && __ur_overlaps(work, bytes, in, bytes))) {
-		move(work, sendbuf, bytes);
+		__ur_move(work, sendbuf, bytes);
 		in = work;
 	}
 	__ur_reg_hint(c, work, bytes, 0);
@@ -440,7 +434,7 @@ int uroce_broadcast(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	a = __ur_pick(c, UR_C_BROADCAST, bytes);
 	c->last_algo = __ur_algo_name[a];
 	if (c->rank == root)
-		move(recvbuf, sendbuf, bytes);
+		__ur_move(recvbuf, sendbuf, bytes);
 	__ur_reg_hint(c, recvbuf, bytes, 1);
 	if (a == UR_A_TREE)
 		e = bcast_tree(c, recvbuf, bytes, root, sig, dt);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reduction kernels: dst[i] = dst[i] op src[i], or x[i] op src[i].
- * Compiled with -O3 so gcc vectorises the plain loops. Elements are loaded and stored with memcpy,
- * so buffers need no alignment (the compiler emits unaligned vector
- * accesses and never peels assuming element alignment). float16 and
- * bfloat16 go through float: convert, operate, round to nearest even.
+ * Compiled with -O3 so gcc vectorises the plain loops. Elements are
+ * loaded and stored with memcpy, so buffers need no alignment (the
+ * compiler emits unaligned vector accesses and never peels assuming
+ * element alignment). float16 and bfloat16 go through float: convert,
+ * operate, round to nearest even.
  */
 #include <math.h>
 #include <stdint.h>

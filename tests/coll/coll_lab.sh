@@ -74,6 +74,9 @@ ranks() {
 	done
 }
 
+# tails N: the last N lines of each rank's log
+tails() { local r; for r in $(seq 0 $((NP - 1))); do echo "--- rank $r"; tail -n "$1" "$WORK/r$r.log"; done; }
+
 # check NAME [COUNTER]: coll_check in all three namespaces; COUNTER, summed
 # over the ranks, must not stay 0
 check() {
@@ -94,7 +97,7 @@ check() {
 	fi
 	if [[ $bad == 1 ]]; then
 		echo "FAIL: $name ($dt s)"
-		for r in $(seq 0 $((NP - 1))); do echo "--- rank $r"; tail -n 30 "$WORK/r$r.log"; done
+		tails 30
 		FAILS=$((FAILS + 1))
 		return 1
 	fi
@@ -118,7 +121,7 @@ cut_case() {
 	done
 	if [[ $n != "$NP" ]]; then
 		echo "FAIL: cut: $n of $NP ranks running after 10 s"
-		for r in $(seq 0 $((NP - 1))); do echo "--- rank $r"; tail -n 20 "$WORK/r$r.log"; done
+		tails 20
 		FAILS=$((FAILS + 1))
 		return 1
 	fi
@@ -128,7 +131,7 @@ cut_case() {
 	det=$(cat "$WORK"/r0.log "$WORK"/r1.log | grep -c "detected in")
 	if [[ $det != 2 ]]; then
 		echo "FAIL: cut: $det of the 2 connected ranks detected the cut"
-		for r in $(seq 0 $((NP - 1))); do echo "--- rank $r"; tail -n 20 "$WORK/r$r.log"; done
+		tails 20
 		FAILS=$((FAILS + 1))
 		return 1
 	fi

@@ -106,8 +106,8 @@ static void test_reduce3(void)
 }
 
 /* __ur_copy and __ur_move equal memcpy and memmove: lengths around the
- * vector loop's threshold and its 128-byte steps, every relative
- * misalignment of the two buffers mod 64, overlap both ways; and they
+ * vector loop's threshold and its 128-byte steps, relative misalignments
+ * of the two buffers from -60 to 63 bytes, overlap both ways; and they
  * write nothing outside the destination. */
 static void test_copy(void)
 {
