@@ -151,7 +151,7 @@ int __ur_ring_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
 	size_t es = uroce_dtype_size(dt);
 
 	if (n == 1 && buf != in)
-		__ur_move(buf, in, count * es);
+		ur_move(buf, in, count * es);
 	for (int s = 0; s < n - 1; s++) {
 		int sb = mod(r - s + shift, n), rb = mod(r - s - 1 + shift, n);
 		size_t so = __ur_blk_off(count, n, sb) * es;

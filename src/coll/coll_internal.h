@@ -17,6 +17,7 @@
 #include <infiniband/verbs.h>
 
 #include "uroce/coll.h"
+#include "ur_copy.h" /* ur_copy, ur_move, UR_VEC (src/util) */
 
 /* Wire-visible facts shared by all ranks of a job. */
 #define UR_COLL_MAGIC 0x75636f6cu /* "ucol" */
@@ -247,19 +248,6 @@ void __ur_reduce3(void *dst, const void *a, const void *src, size_t count,
 void __ur_reduce_finish(void *buf, size_t count, enum uroce_dtype dt,
 			enum uroce_redop op, int nranks);
 
-/* The bulk loops (reduce.c, copy.c) are built for AVX2 and for the
- * baseline, and the loader picks one by CPU (an ifunc). gcc only, and not
- * under ASan, whose runtime is not up yet when the loader runs resolvers. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-	!defined(__SANITIZE_ADDRESS__)
-#define UR_VEC __attribute__((target_clones("avx2", "default")))
-#else
-#define UR_VEC
-#endif
-
-/* copy.c: memcpy and memmove for bulk data, without glibc's rep movsb. */
-void __ur_copy(void *restrict dst, const void *restrict src, size_t n);
-void __ur_move(void *dst, const void *src, size_t n);
 float __ur_half_to_float(uint16_t h);
 uint16_t __ur_float_to_half(float f);
 float __ur_bf16_to_float(uint16_t h);

@@ -32,7 +32,7 @@ static int bruck_allgather(struct uroce_comm *c, char *recvbuf, size_t bytes,
 
 	if (!tmp)
 		return -ENOMEM;
-	__ur_copy(tmp, recvbuf + (size_t)r * bytes, bytes);
+	ur_copy(tmp, recvbuf + (size_t)r * bytes, bytes);
 	for (int d = 1; d < n; d *= 2) {
 		size_t cnt = (size_t)(d < n - d ? d : n - d);
 		int e = __ur_sendrecv(c, (r - d + n) % n, tmp, cnt * bytes, (r + d) % n,
@@ -42,8 +42,8 @@ static int bruck_allgather(struct uroce_comm *c, char *recvbuf, size_t bytes,
 			return e;
 	}
 	/* tmp holds blocks r .. n-1, then 0 .. r-1 */
-	__ur_copy(recvbuf + (size_t)r * bytes, tmp, (size_t)(n - r) * bytes);
-	__ur_copy(recvbuf, tmp + (size_t)(n - r) * bytes, (size_t)r * bytes);
+	ur_copy(recvbuf + (size_t)r * bytes, tmp, (size_t)(n - r) * bytes);
+	ur_copy(recvbuf, tmp + (size_t)(n - r) * bytes, (size_t)r * bytes);
 	return 0;
 }
 
@@ -63,7 +63,7 @@ int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	c->last_algo = __ur_algo_name[algo];
 	mine = (char *)recvbuf + (size_t)c->rank * bytes;
 	if (mine != sendbuf)
-		__ur_move(mine, sendbuf, bytes);
+		ur_move(mine, sendbuf, bytes);
 	if (c->size == 1)
 		return 0;
 	if (algo == UR_A_BRUCK)
@@ -104,7 +104,7 @@ int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	if (e)
 		return e;
 	__ur_reduce_finish(work + (size_t)c->rank * bytes, recvcount, dt, op, n);
-	__ur_move(recvbuf, work + (size_t)c->rank * bytes, bytes);
+	ur_move(recvbuf, work + (size_t)c->rank * bytes, bytes);
 	return 0;
 }
 
@@ -135,14 +135,14 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 		char *tmp = __ur_scratch(c, extent);
 		if (!tmp)
 			return -ENOMEM;
-		__ur_copy(tmp, sbuf, extent);
+		ur_copy(tmp, sbuf, extent);
 		src = tmp;
 	}
 	if (scnt[r] != rcnt[r])
 		return __ur_fail(c, -EINVAL, "alltoallv: sendcounts[%d]=%zu != recvcounts[%d]=%zu",
 				 r, scnt[r], r, rcnt[r]);
 	if (scnt[r])
-		__ur_move(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
+		ur_move(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
 	if (n == 1)
 		return 0;
 	__ur_reg_hint(c, src, extent, 0);

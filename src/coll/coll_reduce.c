@@ -109,7 +109,7 @@ static int allreduce_recdoubling(struct uroce_comm *c, char *buf, size_t count,
 	for (int mask = 1; !e && p.newrank >= 0 && mask < p.p2; mask <<= 1) {
 		int peer = real_rank(&p, p.newrank ^ mask);
 		/* Send a snapshot: the receive reduces into buf meanwhile. */
-		__ur_copy(tmp, buf, bytes);
+		ur_copy(tmp, buf, bytes);
 		e = __ur_sendrecv(c, peer, tmp, bytes, peer, buf, bytes,
 				  UR_X_RECV_REDUCE, sig, dt, op);
 	}
@@ -317,7 +317,7 @@ int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	 * (no copy of the whole input); the others work in recvbuf. */
 	if ((a != UR_A_RING && a != UR_A_RABENSEIFNER) || c->size == 1 ||
 	    (sendbuf != recvbuf && __ur_overlaps(sendbuf, bytes, recvbuf, bytes))) {
-		__ur_move(recvbuf, sendbuf, bytes);
+		ur_move(recvbuf, sendbuf, bytes);
 		in = recvbuf;
 	}
 	__ur_reg_hint(c, recvbuf, bytes, 1);
@@ -382,7 +382,7 @@ int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	in = sendbuf;
 	if (a != UR_A_RING ||
 	    (work != in && __ur_overlaps(work, bytes, in, bytes))) {
-		__ur_move(work, sendbuf, bytes);
+		ur_move(work, sendbuf, bytes);
 		in = work;
 	}
 	__ur_reg_hint(c, work, bytes, 0);
@@ -434,7 +434,7 @@ int uroce_broadcast(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	a = __ur_pick(c, UR_C_BROADCAST, bytes);
 	c->last_algo = __ur_algo_name[a];
 	if (c->rank == root)
-		__ur_move(recvbuf, sendbuf, bytes);
+		ur_move(recvbuf, sendbuf, bytes);
 	__ur_reg_hint(c, recvbuf, bytes, 1);
 	if (a == UR_A_TREE)
 		e = bcast_tree(c, recvbuf, bytes, root, sig, dt);

@@ -334,7 +334,7 @@ static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
 		struct ibv_send_wr *bad;
 
 		if (copy) /* not zero copy, not empty (a barrier has no buffer) */
-			__ur_copy(slot, x->buf + x->off, len);
+			ur_copy(slot, x->buf + x->off, len);
 		int r = ibv_post_send(p->qp, &wr, &bad);
 		if (r)
 			return __ur_fail(c, -r, "posting a write to rank %d: %s", x->peer, strerror(r));
@@ -398,7 +398,7 @@ static int recv_some(struct uroce_comm *c, struct ur_xop *x,
 		else if (x->kind == UR_X_RECV_REDUCE)
 			__ur_reduce(x->buf + x->off, slot, len / es, dt, op);
 		else
-			__ur_copy(x->buf + x->off, slot, len);
+			ur_copy(x->buf + x->off, slot, len);
 		p->rx_consumed++;
 		x->off += len;
 		x->msgs++;

@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "ur_copy.h"
 #include "ur_qp_priv.h"
 
 #define RESP_STATES(X)                                                       \
@@ -327,7 +328,7 @@ static enum resp_state exec_write(struct ur_qp *qp, struct resp_ctx *cx)
 		/* Already there when the host placed it while checking
 		 * its ICRC (ur_qp_rx_place). */
 		if (pkt->payload != r->wr_host)
-			memcpy(r->wr_host, pkt->payload, pkt->payload_len);
+			ur_copy(r->wr_host, pkt->payload, pkt->payload_len);
 		r->wr_host += pkt->payload_len;
 		r->wr_va += pkt->payload_len;
 		r->wr_left -= pkt->payload_len;

@@ -105,7 +105,7 @@ static void test_reduce3(void)
 	}
 }
 
-/* __ur_copy and __ur_move equal memcpy and memmove: lengths around the
+/* ur_copy and ur_move equal memcpy and memmove: lengths around the
  * vector loop's threshold and its 128-byte steps, relative misalignments
  * of the two buffers from -60 to 63 bytes, overlap both ways; and they
  * write nothing outside the destination. */
@@ -125,7 +125,7 @@ static void test_copy(void)
 
 				memset(dst, 0xa5, sizeof(dst));
 				memset(ref, 0xa5, sizeof(ref));
-				__ur_copy(dst + PAD + d, src + PAD + so, n);
+				ur_copy(dst + PAD + d, src + PAD + so, n);
 				memcpy(ref + PAD + d, src + PAD + so, n);
 				ASSERT(memcmp(dst, ref, sizeof(dst)) == 0);
 			}
@@ -140,7 +140,7 @@ static void test_copy(void)
 
 			memcpy(dst, src, sizeof(dst));
 			memcpy(ref, src, sizeof(ref));
-			__ur_move(b + shifts[k], b, n);
+			ur_move(b + shifts[k], b, n);
 			memmove(r + shifts[k], r, n);
 			ASSERT(memcmp(dst, ref, sizeof(dst)) == 0);
 		}
