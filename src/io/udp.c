@@ -519,6 +519,41 @@ static bool to_sibling(struct tx_slot *s)
 }
 
 /*
+ * A packet to a device of this machine that takes it by shared memory
+ * (shm.c): the same IB part, without the kernel, and without its ICRC:
+ * memory does not corrupt what it carries, and the receiver takes shm
+ * packets as checked (ur_rxinfo.icrc_checked), as it takes a sibling's.
+ * QP1's MADs stay on UDP (the CM's exchange is visible on the wire).
+ */
+static bool to_shm(struct tx_slot *s)
+{
+	struct ur_engine *e = s->e;
+	struct ur_pktbuf *pb = &s->pb;
+	uint32_t dqpn = ur_bth_dqpn(pb->data);
+	struct ur_shm_peer *p;
+	struct iovec iov[3];
+	int n = 1;
+
+	if (!e->shm_peers || dqpn <= 1)
+		return false;
+	p = __ur_shm_peer(e, &pb->path, (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT));
+	if (!p)
+		return false;
+	if (pb->ext) {
+		struct ext_parts x = ext_parts(pb);
+
+		iov[0] = (struct iovec){ pb->data, x.hdr };
+		iov[1] = (struct iovec){ (void *)pb->ext, x.payload };
+		iov[2] = (struct iovec){ pb->data + x.hdr, x.pad + UR_ICRC_LEN };
+		n = 3;
+	} else {
+		iov[0] = (struct iovec){ pb->data, pb->len };
+	}
+	__ur_shm_put(e, p, &pb->path, iov, n);
+	return true;
+}
+
+/*
  * Send messages [@from, @to) of a connected socket, numbered from its
  * next ID under its lock: in one sendmmsg where they are several. The
  * first that fails is sent again alone to learn its error (sendmmsg
@@ -574,9 +609,11 @@ void __ur_tx_flush(void)
 	if (!b || !b->used)
 		return;
 	UR_LP_STAGE(UR_LPS_FLUSH);
-	/* Packets for siblings on our own address leave by unix socket. */
+	/* Packets for devices that take shared memory leave by it, those
+	 * for other siblings on our own address by unix socket. */
 	for (i = 0; i < b->used; i++)
-		if (b->slot[i].ready && to_sibling(&b->slot[i]))
+		if (b->slot[i].ready &&
+		    (to_shm(&b->slot[i]) || to_sibling(&b->slot[i])))
 			b->slot[i].ready = false;
 	for (i = 0; i < b->used;) {
 		struct tx_slot *first = &b->slot[i];
@@ -1042,6 +1079,13 @@ int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 
 	if (!rx_deliver(e, now, stop) || (stop && ur_cq_nonempty(stop)))
 		return 0;
+	if (e->shm) {
+		total = __ur_shm_drain(e, now, stop);
+		if (flush && total)
+			__ur_tx_flush();
+		if (stop && ur_cq_nonempty(stop))
+			return total;
+	}
 	for (;;) {
 		bool batch = e->rx_batch || !single_ok, done;
 		int n = rx_call(e, fd, batch);

@@ -218,6 +218,10 @@ struct ur_engine {
 	enum ur_icrc_policy icrc; /* UROCE_ICRC */
 	bool csock_on;            /* connected QPs get a connected socket */
 	atomic_int ncsock;        /* how many are open (UR_IO_CSOCK_MAX) */
+	/* The same-host path (shm.c, UROCE_SHM=1): our receive lanes, and the
+	 * receivers we send to; NULL when off. */
+	struct ur_shm *shm;
+	struct ur_shm_peers *shm_peers;
 };
 
 /* icrc.c: the receive ICRC check and what a mismatch means (UROCE_ICRC). */
@@ -293,6 +297,26 @@ void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
 		  const struct ur_rxinfo *ri);
 int __ur_fwd_once(const struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 		  size_t len, const struct ur_rxinfo *ri);
+/* shm.c */
+struct iovec;
+struct ur_shm_peer;
+int __ur_shm_open(struct ur_engine *e); /* after the slot is claimed */
+void __ur_shm_close(struct ur_engine *e);
+int __ur_shm_fifo_fd(const struct ur_engine *e);
+/* The lane to the engine at @path->dst, @slot, or NULL: UDP. */
+struct ur_shm_peer *__ur_shm_peer(struct ur_engine *e,
+				  const struct ur_ipudp *path, uint8_t slot);
+void __ur_shm_put(struct ur_engine *e, struct ur_shm_peer *p,
+		  const struct ur_ipudp *path, const struct iovec *iov, int niov);
+/* Deliver what the lanes hold (rx_lock held): how many packets. @stop:
+ * return once this CQ has an entry (the rest waits for the next drain). */
+int __ur_shm_drain(struct ur_engine *e, uint64_t now, const struct ur_cq *stop);
+/* Append one packet (its IB part in @iov; the ICRC's 4 bytes are carried
+ * but not computed); dropped and counted if the lane is full or its
+ * receiver gone. */
+/* The engine thread is about to sleep: true if it must not (data came). */
+bool __ur_shm_sleep(struct ur_engine *e);
+void __ur_shm_awake(struct ur_engine *e);
 /* gsi.c */
 void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 		 struct ur_rxinfo *ri, bool from_sibling);

@@ -383,7 +383,7 @@ struct ur_rxinfo {
 	X(tx_drop_io) X(rx_sr_held) X(rx_sr_drop) X(tx_sr_nak)               \
 	X(rx_sr_nak) X(tx_sr_resend) X(tx_ack_coalesced) X(tx_held)          \
 	X(rx_ack_deferred) X(tx_connected) X(rx_placed) X(poll_late)       \
-	X(poll_handover)
+	X(poll_handover) X(tx_shm) X(rx_shm) X(tx_drop_shm)
 
 struct ur_counters {
 #define UR_X(n) uint64_t n;
