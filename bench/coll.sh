@@ -3,10 +3,14 @@
 # liburoce_coll vs Open MPI (TCP BTL) on this machine: allreduce and
 # alltoall bus bandwidth at 2 and 4 ranks, 4 KiB .. 64 MiB (x4): REPS runs
 # of each (default 3, env REPS), uroce and MPI alternating, median per size.
+# Also, in the same runs: uroce with --no-shm (RoCEv2 in UDP over loopback,
+# uroce-launch's default being shared memory) and Open MPI's shared-memory
+# BTL (--mca btl vader,self).
 #   bench/coll.sh [ITERS]      (default 5 timed iterations; env WARMUP warm-up
 #                              calls per size, default 5 as in nccl-tests)
 #   bench/coll.sh --plot bench/results/<date>-coll.md   (redraw the PNG)
-# Writes bench/results/<date>-coll.md and <date>-coll.png (gnuplot).
+# Writes bench/results/<date>-coll.md and <date>-coll.png (gnuplot); env
+# OUT=NAME writes bench/results/NAME.md and NAME.png instead.
 # uroce: uroce-launch + uroce-coll-perf (each rank its own loopback address
 # and uroce device). MPI: mpirun --mca btl tcp,self --mca pml ob1 +
 # coll-mpi-perf (bench/coll_mpi_perf.c), same sizes, type float32 sum.
@@ -25,7 +29,7 @@ plot() {
 set terminal pngcairo size 1100,450 font ",10"
 set termoption noenhanced
 set output "$2"
-set multiplot layout 1,2 title "liburoce_coll vs Open MPI (tcp): busbw, $3"
+set multiplot layout 1,2 title "liburoce_coll (shm; dotted: --no-shm) vs Open MPI (tcp; dash-dot: vader): busbw, $3"
 set logscale xy 2
 set xlabel "size (bytes)"
 set ylabel "busbw (GB/s)"
@@ -38,7 +42,11 @@ do for [op in "allreduce alltoall"] {
   plot "$1/uroce-".op."-2.dat" u 1:3 w lp t "uroce 2 ranks", \\
        "$1/uroce-".op."-4.dat" u 1:3 w lp t "uroce 4 ranks", \\
        "$1/mpi-".op."-2.dat" u 1:3 w lp dt 2 t "Open MPI 2 ranks", \\
-       "$1/mpi-".op."-4.dat" u 1:3 w lp dt 2 t "Open MPI 4 ranks"
+       "$1/mpi-".op."-4.dat" u 1:3 w lp dt 2 t "Open MPI 4 ranks", \\
+       "$1/udp-".op."-2.dat" u 1:3 w l dt 3 t "uroce --no-shm 2 ranks", \\
+       "$1/udp-".op."-4.dat" u 1:3 w l dt 3 t "uroce --no-shm 4 ranks", \\
+       "$1/sm-".op."-2.dat" u 1:3 w l dt 4 t "Open MPI vader 2 ranks", \\
+       "$1/sm-".op."-4.dat" u 1:3 w l dt 4 t "Open MPI vader 4 ranks"
 }
 unset multiplot
 GP
@@ -49,7 +57,9 @@ if [ "${1:-}" = --plot ]; then
 	tmp=$(mktemp -d)
 	awk -v d="$tmp" '/^## / {op=$2; sub(",", "", op); np=$3; next}
 		/^\| [0-9]/ {gsub(/\|/, " "); print $1, $2, $3 > (d "/uroce-" op "-" np ".dat");
-			print $1, $4, $5 > (d "/mpi-" op "-" np ".dat")}' "$2"
+			print $1, $4, $5 > (d "/mpi-" op "-" np ".dat");
+			if (NF >= 9) { print $1, 0, $8 > (d "/udp-" op "-" np ".dat");
+				print $1, 0, $9 > (d "/sm-" op "-" np ".dat") }}' "$2"
 	plot "$tmp" "${2%.md}.png" "$(basename "$2" -coll.md)"
 	rm -rf "$tmp"
 	exit 0
@@ -64,8 +74,9 @@ for t in uroce-launch uroce-coll-perf coll-mpi-perf; do
 done
 command -v mpirun >/dev/null || { echo "coll.sh: apt-get install openmpi-bin libopenmpi-dev"; exit 1; }
 day=$(date +%F)
-md=bench/results/$day-coll.md
-png=bench/results/$day-coll.png
+name=${OUT:-$day-coll}
+md=bench/results/$name.md
+png=bench/results/$name.png
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sizes="-b 4K -e 64M -f 4"
@@ -98,6 +109,8 @@ for op in allreduce alltoall; do
 		: >"$tmp/m.all"
 		: >"$tmp/u.rep"
 		: >"$tmp/m.rep"
+		: >"$tmp/udp.all"
+		: >"$tmp/sm.all"
 		for rep in $(seq "$REPS"); do
 			echo "== $op, $np ranks, run $rep/$REPS"
 			timeout 1200 $B/uroce-launch -n $np --timeout 1200 --no-prefix $B/uroce-coll-perf \
@@ -109,10 +122,19 @@ for op in allreduce alltoall; do
 				-np $np $B/coll-mpi-perf $sizes -n "$ITERS" -w "$WARMUP" -o $op | tee "$tmp/m.log"
 			awk '!/^#/ && NF >= 5 {print $1, $3, $5}' "$tmp/m.log" >>"$tmp/m.all"
 			awk -v r=$rep '!/^#/ && NF >= 5 {print $1 ":" r, $5}' "$tmp/m.log" >>"$tmp/m.rep"
+			timeout 1200 $B/uroce-launch -n $np --timeout 1200 --no-prefix --no-shm $B/uroce-coll-perf \
+				$sizes -n "$ITERS" -w "$WARMUP" -o $op | tee "$tmp/u.log"
+			awk '!/^#/ && NF >= 9 {print $1, $6, $8}' "$tmp/u.log" >>"$tmp/udp.all"
+			timeout 1200 mpirun --allow-run-as-root --oversubscribe --mca btl vader,self --mca pml ob1 \
+				--bind-to core:overload-allowed --map-by core \
+				-np $np $B/coll-mpi-perf $sizes -n "$ITERS" -w "$WARMUP" -o $op | tee "$tmp/m.log"
+			awk '!/^#/ && NF >= 5 {print $1, $3, $5}' "$tmp/m.log" >>"$tmp/sm.all"
 		done
 		median "$tmp/u.all" >"$tmp/uroce-$op-$np.dat"
 		median "$tmp/m.all" >"$tmp/mpi-$op-$np.dat"
 		paired "$tmp/u.rep" "$tmp/m.rep" >"$tmp/paired-$op-$np.dat"
+		median "$tmp/udp.all" >"$tmp/udp-$op-$np.dat"
+		median "$tmp/sm.all" >"$tmp/sm-$op-$np.dat"
 	done
 done
 
@@ -127,9 +149,13 @@ done
 	echo "uroce/MPI compares the two medians; *paired* is the median over runs of"
 	echo "uroce's busbw / MPI's in the same run (uroce's run i and MPI's run i ran"
 	echo "back to back), which a machine drifting between states does not skew."
-	echo "uroce: every rank is its own uroce device on 127.0.1.x (RoCEv2 in UDP over"
-	echo "loopback, software transport); Open MPI: \`--mca btl tcp,self --mca pml ob1\`"
-	echo "(plain TCP sockets over loopback). Both bind each rank to one CPU, round"
+	echo "uroce: every rank is its own uroce device on 127.0.1.x, uroce-launch's"
+	echo "default: the devices exchange their packets through shared memory"
+	echo "(UROCE_SHM=1, software transport, no ICRC); Open MPI: \`--mca btl tcp,self"
+	echo "--mca pml ob1\` (plain TCP sockets over loopback). Same runs, last two"
+	echo "columns: uroce with \`--no-shm\` (RoCEv2 in UDP over loopback) and Open MPI's"
+	echo "shared-memory BTL (\`--mca btl vader,self\`), busbw of their median run."
+	echo "Both bind each rank to one CPU, round"
 	echo "robin when ranks outnumber CPUs (mpirun: \`--bind-to core:overload-allowed"
 	echo "--map-by core\`). All ranks share the machine's cores with the engine"
 	echo "threads (and whatever else ran at the time)."
@@ -138,14 +164,15 @@ done
 			echo
 			echo "## $op, $np ranks"
 			echo
-			echo "| size (B) | uroce time (us) | uroce busbw | MPI time (us) | MPI busbw | uroce/MPI | paired |"
-			echo "|---:|---:|---:|---:|---:|---:|---:|"
+			echo "| size (B) | uroce time (us) | uroce busbw | MPI time (us) | MPI busbw | uroce/MPI | paired | uroce UDP busbw | MPI sm busbw |"
+			echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 			join "$tmp/uroce-$op-$np.dat" "$tmp/mpi-$op-$np.dat" | join - "$tmp/paired-$op-$np.dat" |
-				awk '{printf "| %s | %.1f | %.4f | %.1f | %.4f | %.2f | %.2f |\n", $1, $2, $3, $4, $5, ($5 > 0 ? $3 / $5 : 0), $6}'
+				join - "$tmp/udp-$op-$np.dat" | join - "$tmp/sm-$op-$np.dat" |
+				awk '{printf "| %s | %.1f | %.4f | %.1f | %.4f | %.2f | %.2f | %.4f | %.4f |\n", $1, $2, $3, $4, $5, ($5 > 0 ? $3 / $5 : 0), $6, $8, $10}'
 		done
 	done
 	echo
-	echo "![busbw vs size]($day-coll.png)"
+	echo "![busbw vs size]($name.png)"
 } >"$md"
 
 plot "$tmp" "$png" "$day"
