@@ -525,6 +525,13 @@ static bool to_sibling(struct tx_slot *s)
  * packets as checked (ur_rxinfo.icrc_checked), as it takes a sibling's.
  * QP1's MADs stay on UDP (the CM's exchange is visible on the wire).
  */
+void ur_engine_peer_hint(struct ur_engine *e, const struct ur_ipudp *path,
+			 uint32_t dqpn)
+{
+	if (e->shm_peers && dqpn > 1)
+		(void)__ur_shm_peer(e, path, (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT));
+}
+
 static bool to_shm(struct tx_slot *s)
 {
 	struct ur_engine *e = s->e;

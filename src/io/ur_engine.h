@@ -66,6 +66,12 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 			      uint64_t now);
 /* After a modify (with the QP lock released): the same, lock included. */
 void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp);
+/* A connected QP now sends to @path, QP @dqpn: open the same-host path to
+ * that device now (shm.c), so that its setup costs (milliseconds) fall on
+ * the connection, not on the first messages. Nothing when UROCE_SHM is
+ * off or the peer is not on this machine. */
+void ur_engine_peer_hint(struct ur_engine *e, const struct ur_ipudp *path,
+			 uint32_t dqpn);
 
 /* Memory keys: a fresh unpredictable key, and the key table. A memory
  * window (mr->type UR_KEY_MW1/2) gets an rkey only. Deleting a region that

@@ -283,6 +283,9 @@ URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if (ret)
 		return -ret;
 	ur_engine_qp_kick(qp->ctx->eng, &qp->uqp);
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR &&
+	    (mask & IBV_QP_AV) && (mask & IBV_QP_DEST_QPN))
+		ur_engine_peer_hint(qp->ctx->eng, &ua.path, ua.dest_qp_num);
 	if (mask & IBV_QP_STATE)
 		ibqp->state = attr->qp_state;
 	/* A reset QP starts afresh: its old completions (flushes) leave its
