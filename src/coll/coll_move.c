@@ -141,8 +141,10 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 	if (scnt[r] != rcnt[r])
 		return __ur_fail(c, -EINVAL, "alltoallv: sendcounts[%d]=%zu != recvcounts[%d]=%zu",
 				 r, scnt[r], r, rcnt[r]);
-	if (scnt[r])
-		ur_move(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
+	if (scnt[r] * es >= UR_STREAM_MIN)
+		ur_copy_stream(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
+	else if (scnt[r])
+		ur_copy(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
 	if (n == 1)
 		return 0;
 	__ur_reg_hint(c, src, extent, 0);

@@ -23,5 +23,10 @@
 /* memcpy and memmove for bulk data. */
 void ur_copy(void *restrict dst, const void *restrict src, size_t n);
 void ur_move(void *dst, const void *src, size_t n);
+/* ur_copy that bypasses the cache (copy.c): for destinations nobody reads
+ * soon, which callers take to be those of copies or messages of at least
+ * UR_STREAM_MIN bytes. */
+#define UR_STREAM_MIN (1u << 20)
+void ur_copy_stream(void *restrict dst, const void *restrict src, size_t n);
 
 #endif
