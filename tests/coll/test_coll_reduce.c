@@ -105,16 +105,16 @@ static void test_reduce3(void)
 	}
 }
 
-/* ur_copy and ur_move equal memcpy and memmove: lengths around the
- * vector loop's threshold and its 128-byte steps, relative misalignments
+/* ur_copy, ur_copy_stream and ur_move equal memcpy and memmove: lengths
+ * around the vector loops' thresholds and their 64- and 128-byte steps, relative misalignments
  * of the two buffers from -60 to 63 bytes, overlap both ways; and they
  * write nothing outside the destination. */
 static void test_copy(void)
 {
 	enum { MAXN = 3 * 4096 + 77, PAD = 256 };
 	static uint8_t src[MAXN + 2 * PAD], dst[MAXN + 2 * PAD], ref[MAXN + 2 * PAD];
-	static const size_t lens[] = { 0, 1, 127, 2047, 2048, 2049, 2048 + 127,
-				       4096, MAXN };
+	static const size_t lens[] = { 0, 1, 127, 128, 129, 191, 2047, 2048,
+				       2049, 2048 + 127, 4096, MAXN };
 
 	for (size_t i = 0; i < sizeof(src); i++)
 		src[i] = (uint8_t)(i * 131 + 7);
@@ -127,6 +127,9 @@ static void test_copy(void)
 				memset(ref, 0xa5, sizeof(ref));
 				ur_copy(dst + PAD + d, src + PAD + so, n);
 				memcpy(ref + PAD + d, src + PAD + so, n);
+				ASSERT(memcmp(dst, ref, sizeof(dst)) == 0);
+				memset(dst, 0xa5, sizeof(dst));
+				ur_copy_stream(dst + PAD + d, src + PAD + so, n);
 				ASSERT(memcmp(dst, ref, sizeof(dst)) == 0);
 			}
 		}
