@@ -328,6 +328,20 @@ void __ur_shm_close(struct ur_engine *e)
 
 /* ---- producer ------------------------------------------------------------ */
 /* Open @p's receiver and claim a lane; false if it has none for us. */
+/*
+ * Wake the receiver's engine thread if it sleeps in epoll. Dekker with
+ * __ur_shm_sleep: what we published (a head, a lane's owner), then the flag.
+ */
+static void wake(const struct ur_shm_peer *p)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&ctl_of(p->map)->sleeping, memory_order_relaxed) &&
+	    atomic_exchange(&ctl_of(p->map)->sleeping, 0)) {
+		if (write(p->fifo_fd, "", 1) < 0)
+			(void)0; /* full: it has bytes to wake on already */
+	}
+}
+
 static bool peer_attach(struct ur_engine *e, struct ur_shm_peer *p)
 {
 	char name[128], fifo[140];
@@ -384,10 +398,7 @@ static bool peer_attach(struct ur_engine *e, struct ur_shm_peer *p)
 		goto err_lane;
 	p->fd = fd;
 	p->tail_seen = atomic_load(&lane_of(p->map, p->lane)->tail);
-	/* Wake the receiver to map our lane (__ur_shm_drain) now. */
-	if (atomic_exchange(&ctl_of(p->map)->sleeping, 0) &&
-	    write(p->fifo_fd, "", 1) < 0)
-		(void)0;
+	wake(p); /* to map our lane (__ur_shm_drain) now */
 	return true;
 err_lane:
 	atomic_store(&lane_of(p->map, p->lane)->owner, 0);
@@ -513,13 +524,7 @@ void __ur_shm_put(struct ur_engine *e, struct ur_shm_peer *p,
 	atomic_store_explicit(&l->head, head + need, memory_order_release);
 	pthread_mutex_unlock(&p->lock);
 	e->dev.cnt.tx_shm++;
-	/* Dekker with shm_sleep: the head above, then the flag. */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&ctl_of(p->map)->sleeping, memory_order_relaxed) &&
-	    atomic_exchange(&ctl_of(p->map)->sleeping, 0)) {
-		if (write(p->fifo_fd, "", 1) < 0)
-			(void)0; /* full: it has bytes to wake on already */
-	}
+	wake(p);
 }
 
 /* ---- consumer (rx_lock held) ---------------------------------------------- */

@@ -106,9 +106,9 @@ static void test_reduce3(void)
 }
 
 /* ur_copy, ur_copy_stream and ur_move equal memcpy and memmove: lengths
- * around the vector loops' thresholds and their 64- and 128-byte steps, relative misalignments
- * of the two buffers from -60 to 63 bytes, overlap both ways; and they
- * write nothing outside the destination. */
+ * around the vector loops' thresholds and their 64- and 128-byte steps,
+ * relative misalignments of the two buffers from -60 to 63 bytes, overlap
+ * both ways; and they write nothing outside the destination. */
 static void test_copy(void)
 {
 	enum { MAXN = 3 * 4096 + 77, PAD = 256 };
