@@ -29,8 +29,9 @@ enum { UR_GSI_CONSUMED = 0, UR_GSI_BROADCAST = -1 };
  * retries, packet lifetime 18 + 1 for the ACK timeout, ack delay 15. */
 #define CM_RESPONSE_TIMEOUT 20
 #define CM_MAX_RETRIES 15
-#define CM_ACK_TIMEOUT 19
+#define CM_PACKET_LIFETIME 18
 #define CM_TARGET_ACK_DELAY 15
+#define CM_ACK_TIMEOUT 19 /* cm__ack_timeout(15, 18), our REQ's field */
 /* RTR min_rnr_timer: 0 means 655.36 ms (9.7.5.2.8), as the Linux IB CM
  * sets it. Programs that post a receive only after their own send
  * completes rely on that much slack with the usual RNR retry of 5. */
@@ -108,10 +109,15 @@ struct cm_id {
 	uint32_t local_id, remote_id;
 	uint64_t tid, service_id;
 	uint32_t remote_qpn, local_qpn;
+	/* rq_psn is ours: random, sent as the Starting PSN of our REQ or
+	 * REP (Linux rdma_cm's seq_num); sq_psn is the peer's Starting PSN.
+	 * So the active side sends from the REP's PSN and the passive side
+	 * from the REQ's, as Linux's CM does (docs/rdmacm.md). */
 	uint32_t sq_psn, rq_psn;
 	uint32_t qkey;                /* UD */
 	uint8_t resp_res, init_depth; /* ours: max_dest_rd_atomic / max_rd_atomic */
-	uint8_t retry_cnt, rnr_retry, mtu, timeout;
+	uint8_t retry_cnt, rnr_retry, mtu;
+	uint8_t timeout;              /* RTS ACK timeout from the exchange */
 	uint8_t flow_label_hi;
 	uint32_t flow_label;
 	struct sockaddr_storage peer; /* the peer's QP1 address */
@@ -180,6 +186,7 @@ uint64_t __cm_run_timers(uint64_t now);
 uint32_t __cm_alloc_local_id(const struct cm_dev *dev);
 int __cm_modify_qp(struct cm_id *c, enum ibv_qp_state s);
 int __cm_init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask);
+uint8_t cm__ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime);
 /* addr.c */
 int __cm_port_reserve(struct cm_id *c, const struct sockaddr *sa, bool any);
 int __cm_port_listen(struct cm_id *c);

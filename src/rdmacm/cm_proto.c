@@ -98,9 +98,33 @@ static int gid_index(const struct cm_id *c)
 	return 0;
 }
 
-static uint8_t clamp_rd(uint8_t v, uint32_t max)
+/* RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH (or no parameters) mean the
+ * device's maximum, as in librdmacm's rdma_connect(); rdma_connect() has
+ * refused larger values already. */
+static uint8_t rd_or_max(const struct rdma_conn_param *p, bool resp,
+			 uint32_t max)
 {
+	uint8_t v = p ? (resp ? p->responder_resources : p->initiator_depth)
+		      : RDMA_MAX_RESP_RES;
+
 	return v == RDMA_MAX_RESP_RES || v > max ? (uint8_t)max : v;
+}
+
+/**
+ * cm__ack_timeout() - the Local ACK Timeout of a path (the REQ field, IBTA 12.7):
+ * twice the packet lifetime plus the target's ACK delay, as the exponents
+ * of 4.096 us that the fields carry; what Linux's CM computes
+ * (cm_ack_timeout) for the REQ and, on the active side, for the QP.
+ */
+uint8_t cm__ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime)
+{
+	int t = packet_lifetime + 1;
+
+	if (t >= ca_ack_delay)
+		t += ca_ack_delay >= t - 1;
+	else
+		t = ca_ack_delay + (t >= ca_ack_delay - 1);
+	return (uint8_t)(t > 31 ? 31 : t);
 }
 
 /* ---- active side ------------------------------------------------------- */
@@ -120,13 +144,15 @@ int __cm_send_req(struct cm_id *c, const struct rdma_conn_param *p)
 	c->tid = (uint64_t)c->dev->slot << 32 | c->local_id;
 	c->service_id = CMA_SID_PREFIX | (uint64_t)c->id.ps << 16 | dport;
 	c->local_qpn = c->id.qp ? c->id.qp->qp_num : (p ? p->qp_num : 0);
-	c->sq_psn = rand32() & 0xffffff;
-	c->resp_res = clamp_rd(p ? p->responder_resources : 0, c->dev->max_rd_atom);
-	c->init_depth = clamp_rd(p ? p->initiator_depth : 0, c->dev->max_rd_atom);
+	/* Our receive PSN: the peer sends from it (Linux's CM puts
+	 * rdma_cm's seq_num in the REQ and uses it as the RQ PSN). */
+	c->rq_psn = rand32() & 0xffffff;
+	c->resp_res = rd_or_max(p, true, c->dev->max_rd_atom);
+	c->init_depth = rd_or_max(p, false, c->dev->max_rd_atom);
 	c->retry_cnt = p ? (p->retry_count > 7 ? 7 : p->retry_count) : 7;
 	c->rnr_retry = p ? (p->rnr_retry_count > 7 ? 7 : p->rnr_retry_count) : 7;
 	c->mtu = (uint8_t)c->dev->mtu;
-	c->timeout = c->ack_timeout_set ? c->ack_timeout : CM_ACK_TIMEOUT;
+	c->timeout = CM_ACK_TIMEOUT; /* until the REP's target ACK delay */
 	/* Linux rdma_cm's RoCE flow label: a hash of the two ports. */
 	c->flow_label = ((uint32_t)sport * 31 + dport) & 0xfffff;
 
@@ -141,7 +167,7 @@ int __cm_send_req(struct cm_id *c, const struct rdma_conn_param *p)
 	__cm_set(m, CMF_REMOTE_CM_TIMEOUT, CM_RESPONSE_TIMEOUT);
 	__cm_set(m, CMF_SERVICE_TYPE, c->id.qp_type == IBV_QPT_UC ? 1 : 0);
 	__cm_set(m, CMF_FLOW_CTRL, p ? p->flow_control & 1 : 0);
-	__cm_set(m, CMF_STARTING_PSN, c->sq_psn);
+	__cm_set(m, CMF_STARTING_PSN, c->rq_psn);
 	__cm_set(m, CMF_LOCAL_CM_TIMEOUT, CM_RESPONSE_TIMEOUT);
 	__cm_set(m, CMF_RETRY_COUNT, c->retry_cnt);
 	__cm_set(m, CMF_PKEY, UR_DEFAULT_PKEY);
@@ -159,7 +185,9 @@ int __cm_send_req(struct cm_id *c, const struct rdma_conn_param *p)
 	__cm_set(m, CMF_P_FLOW_LABEL, c->flow_label);
 	__cm_set(m, CMF_P_TCLASS, c->tos);
 	__cm_set(m, CMF_P_HOP_LIMIT, 64);
-	__cm_set(m, CMF_P_ACK_TIMEOUT, c->timeout);
+	/* RDMA_OPTION_ID_ACK_TIMEOUT changes the QP's timeout only, as on
+	 * Linux: the REQ always carries the path's. */
+	__cm_set(m, CMF_P_ACK_TIMEOUT, CM_ACK_TIMEOUT);
 
 	h.ip_version = src->sa_family == AF_INET6 ? 6 : 4;
 	h.port = sport;
@@ -234,7 +262,7 @@ int __cm_send_rep(struct cm_id *c, const struct rdma_conn_param *p)
 	__cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
 	__cm_set(m, CMF_LOCAL_QKEY, 0);
 	__cm_set(m, CMF_LOCAL_QPN, c->local_qpn);
-	__cm_set(m, CMF_STARTING_PSN, c->sq_psn);
+	__cm_set(m, CMF_STARTING_PSN, c->rq_psn);
 	__cm_set(m, CMF_RESP_RES, c->resp_res);
 	__cm_set(m, CMF_INIT_DEPTH, c->init_depth);
 	__cm_set(m, CMF_TARGET_ACK_DELAY, CM_TARGET_ACK_DELAY);
@@ -333,12 +361,22 @@ static void send_drep(struct cm_dev *dev, const struct sockaddr_storage *peer,
 }
 
 /* ---- QP attributes from the exchanged messages (ucma init_qp_attr) ------- */
+/*
+ * What Linux's CM hands out (ib_cm_init_qp_attr, then rdma_cm's
+ * rdma_init_qp_attr): docs/rdmacm.md has the table, field by field.
+ * Before a connection exists an RC QP gets no remote access; once the
+ * REQ or REP is known, remote writes, and reads and atomics only if we
+ * grant responder resources (cm_init_qp_init_attr).
+ */
 int __cm_init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
 {
 	enum ibv_qp_state s = a->qp_state;
 	bool ud = c->id.qp_type == IBV_QPT_UD;
-	bool known = c->state == CMS_REQ_RCVD || c->state == CMS_REP_RCVD ||
-		     c->state == CMS_REP_SENT || c->state == CMS_ESTABLISHED;
+	bool known = c->state == CMS_REQ_SENT || c->state == CMS_REQ_RCVD ||
+		     c->state == CMS_REP_RCVD || c->state == CMS_REP_SENT ||
+		     c->state == CMS_ESTABLISHED;
+	/* RTR and RTS need the peer's REQ or REP. */
+	bool exchanged = known && c->state != CMS_REQ_SENT;
 
 	memset(a, 0, sizeof(*a));
 	a->qp_state = s;
@@ -350,21 +388,23 @@ int __cm_init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
 			a->qkey = c->qkey ? c->qkey : CMA_UDP_QKEY;
 			*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				IBV_QP_QKEY;
-		} else {
-			a->qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-					     IBV_ACCESS_REMOTE_WRITE |
-					     IBV_ACCESS_REMOTE_READ |
-					     IBV_ACCESS_REMOTE_ATOMIC;
-			*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				IBV_QP_ACCESS_FLAGS;
+			return 0;
 		}
+		if (known) {
+			a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+			if (c->resp_res)
+				a->qp_access_flags |= IBV_ACCESS_REMOTE_READ |
+						      IBV_ACCESS_REMOTE_ATOMIC;
+		}
+		*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			IBV_QP_ACCESS_FLAGS;
 		return 0;
 	case IBV_QPS_RTR:
 		if (ud) {
 			*mask = IBV_QP_STATE;
 			return 0;
 		}
-		if (!known)
+		if (!exchanged)
 			return -EINVAL;
 		a->ah_attr.is_global = 1;
 		a->ah_attr.port_num = 1;
@@ -388,9 +428,10 @@ int __cm_init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
 			*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 			return 0;
 		}
-		if (!known)
+		if (!exchanged)
 			return -EINVAL;
-		a->timeout = c->timeout;
+		/* rdma_set_option(ACK_TIMEOUT) replaces the CM's value. */
+		a->timeout = c->ack_timeout_set ? c->ack_timeout : c->timeout;
 		a->retry_cnt = c->retry_cnt;
 		a->rnr_retry = c->rnr_retry;
 		a->max_rd_atomic = c->init_depth;
@@ -407,6 +448,9 @@ int __cm_init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
 	}
 }
 
+/* Move the ID's QP to @s with the CM's attributes. Before RTR an RC QP is
+ * moved INIT->INIT first, so that it takes the remote access that the
+ * exchange grants (librdmacm's ucma_modify_qp_rtr does the same). */
 int __cm_modify_qp(struct cm_id *c, enum ibv_qp_state s)
 {
 	struct ibv_qp_attr a = { .qp_state = s };
@@ -414,6 +458,11 @@ int __cm_modify_qp(struct cm_id *c, enum ibv_qp_state s)
 
 	if (!c->id.qp)
 		return 0;
+	if (s == IBV_QPS_RTR && c->id.qp_type != IBV_QPT_UD) {
+		ret = __cm_modify_qp(c, IBV_QPS_INIT);
+		if (ret)
+			return ret;
+	}
 	ret = __cm_init_qp_attr(c, &a, &mask);
 	if (ret)
 		return ret;
@@ -724,13 +773,25 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 		return UR_GSI_CONSUMED;
 	}
 	c->remote_qpn = (uint32_t)__cm_get(mad, CMF_LOCAL_QPN);
-	c->rq_psn = (uint32_t)__cm_get(mad, CMF_STARTING_PSN);
+	/* The REQ's Starting PSN is where the active side expects us to
+	 * start sending (Linux's CM: the passive side's sq_psn). */
+	c->sq_psn = (uint32_t)__cm_get(mad, CMF_STARTING_PSN);
+	/* Ours, sent in the REP; chosen now, as a user who moves the QP
+	 * itself (rdma_init_qp_attr) does so before rdma_accept(). */
+	c->rq_psn = rand32() & 0xffffff;
+	/* Linux takes the REQ's MTU as it is; we never go above our own
+	 * link's (a larger one would fail modify_qp). */
 	c->mtu = (uint8_t)__cm_get(mad, CMF_PATH_MTU);
 	if (c->mtu > dev->mtu || c->mtu < IBV_MTU_256)
 		c->mtu = (uint8_t)dev->mtu;
 	c->retry_cnt = (uint8_t)__cm_get(mad, CMF_RETRY_COUNT);
 	c->rnr_retry = (uint8_t)__cm_get(mad, CMF_RNR_RETRY);
+	/* Packet lifetime = the REQ's ACK timeout - 1, and the QP's timeout
+	 * that lifetime + 1 (cm_format_paths_from_req, cm_init_av_by_path). */
 	c->timeout = (uint8_t)__cm_get(mad, CMF_P_ACK_TIMEOUT);
+	if (!c->timeout)
+		c->timeout = 1;
+	c->tos = (uint8_t)__cm_get(mad, CMF_P_TCLASS);
 	c->flow_label = (uint32_t)__cm_get(mad, CMF_P_FLOW_LABEL);
 	c->path.mtu = (enum ibv_mtu)c->mtu;
 	c->path.flow_label = htonl(c->flow_label);
@@ -738,9 +799,6 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 	 * resources and vice versa (rdma_cm's CONNECT_REQUEST convention). */
 	c->resp_res = (uint8_t)__cm_get(mad, CMF_INIT_DEPTH);
 	c->init_depth = (uint8_t)__cm_get(mad, CMF_RESP_RES);
-	/* Chosen now: a user who moves the QP itself (rdma_init_qp_attr)
-	 * does so before rdma_accept() sends the REP. */
-	c->sq_psn = rand32() & 0xffffff;
 	c->state = CMS_REQ_RCVD;
 	conn_event(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, mad, CMA_HDR_LEN, 0);
 	return UR_GSI_CONSUMED;
@@ -761,13 +819,17 @@ static void rx_rep(struct cm_id *c, const uint8_t *mad)
 	stop_timer(c);
 	c->remote_id = (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID);
 	c->remote_qpn = (uint32_t)__cm_get(mad, CMF_LOCAL_QPN);
-	c->rq_psn = (uint32_t)__cm_get(mad, CMF_STARTING_PSN);
+	/* We send from the REP's Starting PSN (Linux: cm_rep_handler). */
+	c->sq_psn = (uint32_t)__cm_get(mad, CMF_STARTING_PSN);
 	c->rnr_retry = (uint8_t)__cm_get(mad, CMF_RNR_RETRY);
-	/* Our reads are bounded by their responder resources. */
-	if (c->init_depth > rr)
-		c->init_depth = rr;
-	if (c->resp_res > id)
-		c->resp_res = id;
+	/* The REP's values replace ours, as Linux's CM does: the passive
+	 * side chose them from our REQ. Never above what we have. */
+	c->init_depth = rr > c->dev->max_rd_atom ? (uint8_t)c->dev->max_rd_atom
+						 : rr;
+	c->resp_res = id > c->dev->max_rd_atom ? (uint8_t)c->dev->max_rd_atom
+					       : id;
+	c->timeout = cm__ack_timeout((uint8_t)__cm_get(mad, CMF_TARGET_ACK_DELAY),
+				     CM_PACKET_LIFETIME);
 	c->state = CMS_REP_RCVD;
 	if (!c->id.qp) {
 		/* The user moves the QP and calls rdma_establish(). */
@@ -809,6 +871,13 @@ static void rx_rej(struct cm_id *c, const uint8_t *mad)
 
 static void rx_dreq(struct cm_id *c, const uint8_t *mad)
 {
+	/* A DREQ names our QP in its Remote QPN; Linux's CM ignores one that
+	 * does not, without an answer. */
+	if (c->local_qpn &&
+	    (uint32_t)__cm_get(mad, CMF_REMOTE_QPN) != c->local_qpn) {
+		cm.rx_stale++;
+		return;
+	}
 	/* Answered at once (Linux answers when the user disconnects). */
 	send_drep(c->dev, &c->peer, __cm_mad_tid(mad), c->local_id,
 		  c->remote_id);

@@ -706,6 +706,23 @@ CM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	return unlock_err(ret);
 }
 
+/* librdmacm's ucma_valid_param(): on RDMA_PS_TCP, an ID without a QP
+ * needs the parameters (they carry the QPN), and the read depths must
+ * not exceed the device's. */
+static int valid_param(const struct cm_id *c, const struct rdma_conn_param *p)
+{
+	if (c->id.ps != RDMA_PS_TCP)
+		return 0;
+	if (!p)
+		return c->id.qp ? 0 : -EINVAL;
+	if ((p->responder_resources != RDMA_MAX_RESP_RES &&
+	     p->responder_resources > c->dev->max_rd_atom) ||
+	    (p->initiator_depth != RDMA_MAX_INIT_DEPTH &&
+	     p->initiator_depth > c->dev->max_rd_atom))
+		return -EINVAL;
+	return 0;
+}
+
 CM_EXPORT int rdma_connect(struct rdma_cm_id *id,
 			   struct rdma_conn_param *conn_param)
 {
@@ -717,6 +734,8 @@ CM_EXPORT int rdma_connect(struct rdma_cm_id *id,
 		return cm_err(-EINVAL);
 	if (c->state != CMS_ROUTE_RESOLVED)
 		ret = -EINVAL;
+	else if ((ret = valid_param(c, conn_param)))
+		;
 	else if (c->id.qp_type == IBV_QPT_UD)
 		ret = __cm_send_sidr_req(c, conn_param);
 	else
@@ -765,6 +784,12 @@ CM_EXPORT int rdma_accept(struct rdma_cm_id *id,
 	}
 	if (c->state != CMS_REQ_RCVD)
 		return unlock_err(-EINVAL);
+	ret = valid_param(c, conn_param);
+	if (ret)
+		return unlock_err(ret);
+	/* librdmacm's rdma_accept(): the user's depths, or (RDMA_MAX_*)
+	 * the REQ's bounded by the device. The accept's RNR retry count
+	 * goes into the REP for the peer; ours stays the REQ's. */
 	if (conn_param && conn_param->responder_resources != RDMA_MAX_RESP_RES)
 		c->resp_res = conn_param->responder_resources;
 	if (conn_param && conn_param->initiator_depth != RDMA_MAX_INIT_DEPTH)
@@ -773,8 +798,6 @@ CM_EXPORT int rdma_accept(struct rdma_cm_id *id,
 		c->resp_res = (uint8_t)c->dev->max_rd_atom;
 	if (c->init_depth > c->dev->max_rd_atom)
 		c->init_depth = (uint8_t)c->dev->max_rd_atom;
-	if (conn_param && conn_param->rnr_retry_count < c->rnr_retry)
-		c->rnr_retry = conn_param->rnr_retry_count;
 	c->local_qpn = c->id.qp ? c->id.qp->qp_num
 				: (conn_param ? conn_param->qp_num : 0);
 	ret = __cm_modify_qp(c, IBV_QPS_RTR);

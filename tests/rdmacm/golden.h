@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CM MADs of the golden rxe captures (shared/wire/rxe/rdma_cm_*.pcap):
- * a minimal classic-pcap reader (Ethernet + IPv4 + UDP 4791) that returns
- * the 256-byte MADs sent to QP1, in capture order.
+ * The golden rxe captures (shared/wire/rxe/, *.pcap) for the rdma_cm tests:
+ * a minimal classic-pcap reader (Ethernet + IPv4 + UDP) that returns every
+ * RoCEv2 packet (golden_frames) or only the 256-byte MADs sent to QP1
+ * (golden_load), in capture order.
  */
 #ifndef CM_GOLDEN_H
 #define CM_GOLDEN_H
@@ -20,7 +21,19 @@ struct golden_mad {
 	uint8_t src[4], dst[4];
 };
 
-static inline int golden_load(const char *name, struct golden_mad *out)
+/* One RoCEv2 packet: the IB part from the BTH to the ICRC. */
+#define GOLDEN_IB_MAX 2048
+struct golden_frame {
+	uint8_t ib[GOLDEN_IB_MAX];
+	size_t len;
+	uint8_t src[4], dst[4];
+	uint16_t sport, dport;
+};
+
+/* Up to @max packets of capture @name (in $UROCE_GOLDEN_DIR); returns how
+ * many, or -1 when the file cannot be read. */
+static inline int golden_frames(const char *name, struct golden_frame *out,
+				int max)
 {
 	const char *dir = getenv("UROCE_GOLDEN_DIR");
 	char path[512];
@@ -28,32 +41,56 @@ static inline int golden_load(const char *name, struct golden_mad *out)
 	FILE *f;
 	int n = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".", name);
+	if (name[0] == '/')
+		snprintf(path, sizeof(path), "%s", name);
+	else
+		snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".", name);
 	f = fopen(path, "rb");
 	if (!f || fread(hdr, 1, sizeof(hdr), f) != sizeof(hdr))
 		return f ? (fclose(f), -1) : -1;
 	frame = malloc(65536);
-	while (frame && fread(rec, 1, sizeof(rec), f) == sizeof(rec)) {
+	while (frame && n < max && fread(rec, 1, sizeof(rec), f) == sizeof(rec)) {
 		uint32_t len = rec[8] | rec[9] << 8 | (uint32_t)rec[10] << 16 |
 			       (uint32_t)rec[11] << 24;
-		const uint8_t *ib;
+		size_t ihl;
 
 		if (len > 65536 || fread(frame, 1, len, f) != len)
 			break;
-		if (len < 42 + 20 + UR_MAD_LEN || frame[12] != 0x08 ||
+		if (len < 14 + 20 + 8 + 12 + 4 || frame[12] != 0x08 ||
 		    frame[13] != 0x00 || frame[23] != 17)
 			continue;
-		ib = frame + 42;
-		if (ur_get24(ib + 5) != 1 || n == GOLDEN_MAX)
+		ihl = (size_t)(frame[14] & 0xf) * 4;
+		if (ihl < 20 || len < 14 + ihl + 8 + 16 ||
+		    len - 14 - ihl - 8 > GOLDEN_IB_MAX)
 			continue;
-		memcpy(out[n].mad, ib + 20, UR_MAD_LEN);
 		memcpy(out[n].src, frame + 26, 4);
 		memcpy(out[n].dst, frame + 30, 4);
+		out[n].sport = ur_get16(frame + 14 + ihl);
+		out[n].dport = ur_get16(frame + 14 + ihl + 2);
+		out[n].len = len - 14 - ihl - 8;
+		memcpy(out[n].ib, frame + 14 + ihl + 8, out[n].len);
 		n++;
 	}
 	free(frame);
 	fclose(f);
 	return n;
+}
+
+/* The MADs (UD SENDs to QP 1) of capture @name, at most GOLDEN_MAX. */
+static inline int golden_load(const char *name, struct golden_mad *out)
+{
+	static struct golden_frame fr[256];
+	int n = golden_frames(name, fr, 256), m = 0;
+
+	for (int i = 0; i < n && m < GOLDEN_MAX; i++) {
+		if (fr[i].len < 20 + UR_MAD_LEN || ur_get24(fr[i].ib + 5) != 1)
+			continue;
+		memcpy(out[m].mad, fr[i].ib + 20, UR_MAD_LEN);
+		memcpy(out[m].src, fr[i].src, 4);
+		memcpy(out[m].dst, fr[i].dst, 4);
+		m++;
+	}
+	return n < 0 ? -1 : m;
 }
 
 #endif
