@@ -291,3 +291,20 @@ int __cma_hdr_get(const uint8_t *p, struct cma_hdr *h)
 	}
 	return 0;
 }
+
+/**
+ * cm__ack_timeout() - the Local ACK Timeout of a path (the REQ field, IBTA 12.7):
+ * twice the packet lifetime plus the target's ACK delay, as the exponents
+ * of 4.096 us that the fields carry; what Linux's CM computes
+ * (cm_ack_timeout) for the REQ and, on the active side, for the QP.
+ */
+uint8_t cm__ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime)
+{
+	int t = packet_lifetime + 1;
+
+	if (t >= ca_ack_delay)
+		t += ca_ack_delay >= t - 1;
+	else
+		t = ca_ack_delay + (t >= ca_ack_delay - 1);
+	return (uint8_t)(t > 31 ? 31 : t);
+}

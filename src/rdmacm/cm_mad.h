@@ -72,6 +72,9 @@ const char *__cm_field_name(enum cm_field f);
 /* A received MAD we can parse: a CM class MAD of a known attribute. */
 bool __cm_mad_valid(const uint8_t *mad, size_t len);
 
+/* The Local ACK Timeout exponent of a path (cm_mad.c). */
+uint8_t cm__ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime);
+
 /* rdma_cm's private-data header in REQ and SIDR_REQ (36 bytes). */
 #define CMA_HDR_LEN 36
 struct cma_hdr {

@@ -186,7 +186,6 @@ uint64_t __cm_run_timers(uint64_t now);
 uint32_t __cm_alloc_local_id(const struct cm_dev *dev);
 int __cm_modify_qp(struct cm_id *c, enum ibv_qp_state s);
 int __cm_init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask);
-uint8_t cm__ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime);
 /* addr.c */
 int __cm_port_reserve(struct cm_id *c, const struct sockaddr *sa, bool any);
 int __cm_port_listen(struct cm_id *c);

@@ -110,23 +110,6 @@ static uint8_t rd_or_max(const struct rdma_conn_param *p, bool resp,
 	return v == RDMA_MAX_RESP_RES || v > max ? (uint8_t)max : v;
 }
 
-/**
- * cm__ack_timeout() - the Local ACK Timeout of a path (the REQ field, IBTA 12.7):
- * twice the packet lifetime plus the target's ACK delay, as the exponents
- * of 4.096 us that the fields carry; what Linux's CM computes
- * (cm_ack_timeout) for the REQ and, on the active side, for the QP.
- */
-uint8_t cm__ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime)
-{
-	int t = packet_lifetime + 1;
-
-	if (t >= ca_ack_delay)
-		t += ca_ack_delay >= t - 1;
-	else
-		t = ca_ack_delay + (t >= ca_ack_delay - 1);
-	return (uint8_t)(t > 31 ? 31 : t);
-}
-
 /* ---- active side ------------------------------------------------------- */
 int __cm_send_req(struct cm_id *c, const struct rdma_conn_param *p)
 {

@@ -196,12 +196,37 @@ static void t_malformed(void)
 	ASSERT_EQ(__cm_get(m, CMF_SERVICE_ID), 0);
 }
 
+/*
+ * The Local ACK Timeout as Linux's CM computes it (cm_ack_timeout): the
+ * path's packet lifetime + 1, raised to the CA's ACK delay, plus one
+ * where the two are within one of each other, at most 31. rxe's REQ
+ * (ACK delay 15, lifetime 18) carries 19.
+ */
+static void t_ack_timeout(void)
+{
+	static const struct { uint8_t delay, life, want; } v[] = {
+		{ 15, 18, 19 }, { 15, 16, 17 }, { 15, 14, 16 }, { 15, 13, 16 },
+		{ 15, 12, 15 }, { 20, 10, 20 }, { 20, 18, 21 }, { 0, 0, 2 },
+		{ 31, 31, 31 }, { 0, 30, 31 },
+	};
+	struct golden_mad g[GOLDEN_MAX];
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		ASSERT_EQ(cm__ack_timeout(v[i].delay, v[i].life), v[i].want);
+	ASSERT_EQ(golden_load("rdma_cm_rping.pcap", g), 5);
+	ASSERT_EQ_U64(__cm_get(g[0].mad, CMF_P_ACK_TIMEOUT),
+		      cm__ack_timeout((uint8_t)__cm_get(g[1].mad,
+							CMF_TARGET_ACK_DELAY),
+				      18));
+}
+
 static const struct ur_test_case tests[] = {
 	{ "golden_decode", t_golden_decode },
 	{ "golden_reencode", t_golden_reencode },
 	{ "golden_constants", t_golden_constants },
 	{ "cma_hdr_roundtrip", t_cma_hdr_roundtrip },
 	{ "malformed", t_malformed },
+	{ "ack_timeout", t_ack_timeout },
 	{ NULL, NULL },
 };
 

@@ -160,6 +160,7 @@ struct server {
 	enum rdma_cm_event_type seen[8];
 	int nseen;
 	int status;
+	struct ibv_qp_attr qa; /* the QP once established */
 };
 
 static void *server_main(void *arg)
@@ -190,6 +191,11 @@ static void *server_main(void *arg)
 			continue;
 		}
 		rdma_ack_cm_event(ev);
+		if (t == RDMA_CM_EVENT_ESTABLISHED && id) {
+			struct ibv_qp_init_attr ia;
+
+			ibv_query_qp(id->qp, &s->qa, 0x1fffff, &ia);
+		}
 		if (t == RDMA_CM_EVENT_DISCONNECTED)
 			break;
 	}
@@ -213,6 +219,65 @@ static void golden_req(uint8_t *req)
 	inet_pton(AF_INET, PEER, h.src);
 	inet_pton(AF_INET, US, h.dst);
 	__cma_hdr_put(__cm_blob(req, CMB_PDATA, &len), &h);
+}
+
+/*
+ * The passive side's QP as Linux's CM sets it up (ib_cm_init_qp_attr and
+ * librdmacm's rdma_accept; docs/rdmacm.md has the table): it sends from
+ * the REQ's Starting PSN and receives from its REP's; timeout, retry and
+ * RNR retry counts, traffic class and flow label are the REQ's; the
+ * depths are rdma_accept()'s (1, 1).
+ */
+static void check_passive_qp(const struct ibv_qp_attr *a, const uint8_t *req,
+			     const uint8_t *rep)
+{
+	ASSERT_EQ(a->qp_state, IBV_QPS_RTS);
+	ASSERT_EQ_U64(a->sq_psn, __cm_get(req, CMF_STARTING_PSN));
+	ASSERT_EQ_U64(a->rq_psn, __cm_get(rep, CMF_STARTING_PSN));
+	ASSERT_NE(a->sq_psn, a->rq_psn);
+	ASSERT_EQ_U64(a->dest_qp_num, __cm_get(req, CMF_LOCAL_QPN));
+	ASSERT_EQ_U64(a->path_mtu, __cm_get(req, CMF_PATH_MTU)); /* 1024 */
+	ASSERT_EQ_U64(a->timeout, __cm_get(req, CMF_P_ACK_TIMEOUT));
+	ASSERT_EQ_U64(a->retry_cnt, __cm_get(req, CMF_RETRY_COUNT));
+	ASSERT_EQ_U64(a->rnr_retry, __cm_get(req, CMF_RNR_RETRY));
+	ASSERT_EQ(a->min_rnr_timer, 0);
+	ASSERT_EQ(a->max_rd_atomic, 1);
+	ASSERT_EQ(a->max_dest_rd_atomic, 1);
+	ASSERT_EQ(a->qp_access_flags, IBV_ACCESS_REMOTE_WRITE |
+					      IBV_ACCESS_REMOTE_READ |
+					      IBV_ACCESS_REMOTE_ATOMIC);
+	ASSERT_EQ_U64(a->ah_attr.grh.traffic_class, __cm_get(req, CMF_P_TCLASS));
+	ASSERT_EQ_U64(a->ah_attr.grh.flow_label, __cm_get(req, CMF_P_FLOW_LABEL));
+}
+
+/*
+ * The active side's: it sends from the REP's Starting PSN and receives
+ * from its REQ's; RNR retry and depths are the REP's; the ACK timeout
+ * comes from the REP's target ACK delay and our packet lifetime
+ * (cm_rep_handler); the retry count is rdma_connect()'s.
+ */
+static void check_active_qp(const struct ibv_qp_attr *a, const uint8_t *req,
+			    const uint8_t *rep, uint8_t retry)
+{
+	ASSERT_EQ(a->qp_state, IBV_QPS_RTS);
+	ASSERT_EQ_U64(a->sq_psn, __cm_get(rep, CMF_STARTING_PSN));
+	ASSERT_EQ_U64(a->rq_psn, __cm_get(req, CMF_STARTING_PSN));
+	ASSERT_EQ_U64(a->dest_qp_num, __cm_get(rep, CMF_LOCAL_QPN));
+	ASSERT_EQ_U64(a->path_mtu, __cm_get(req, CMF_PATH_MTU));
+	ASSERT_EQ(a->timeout,
+		  cm__ack_timeout((uint8_t)__cm_get(rep, CMF_TARGET_ACK_DELAY),
+				  CM_PACKET_LIFETIME));
+	ASSERT_EQ(a->timeout, 19); /* as rxe's QP gets it from rxe's REP */
+	ASSERT_EQ(a->retry_cnt, retry);
+	ASSERT_EQ_U64(a->rnr_retry, __cm_get(rep, CMF_RNR_RETRY));
+	ASSERT_EQ(a->min_rnr_timer, 0);
+	ASSERT_EQ_U64(a->max_rd_atomic, __cm_get(rep, CMF_RESP_RES));
+	ASSERT_EQ_U64(a->max_dest_rd_atomic, __cm_get(rep, CMF_INIT_DEPTH));
+	ASSERT_EQ(a->qp_access_flags,
+		  IBV_ACCESS_REMOTE_WRITE |
+			  (__cm_get(rep, CMF_INIT_DEPTH)
+				   ? IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC
+				   : 0));
 }
 
 static void t_passive(void)
@@ -279,6 +344,7 @@ static void t_passive(void)
 
 	pthread_join(s.t, NULL);
 	ASSERT_EQ(s.status, 0);
+	check_passive_qp(&s.qa, req, rep);
 	ASSERT_EQ(s.nseen, 3);
 	ASSERT_EQ(s.seen[0], RDMA_CM_EVENT_CONNECT_REQUEST);
 	ASSERT_EQ(s.seen[1], RDMA_CM_EVENT_ESTABLISHED);
@@ -532,6 +598,13 @@ static void t_stale(void)
 	pthread_join(c.t, NULL);
 	ASSERT_EQ(c.connect_ret, 0);
 	ASSERT_EQ(qp_state(c.id->qp), IBV_QPS_RTS);
+	{
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+
+		ASSERT_EQ(ibv_query_qp(c.id->qp, &a, 0x1fffff, &ia), 0);
+		check_active_qp(&a, req, rep, 7);
+	}
 
 	/* REJ "invalid service ID" of our REQ, from a process without the
 	 * listener (no local comm ID): the REQ was answered long ago. */
