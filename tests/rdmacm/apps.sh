@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Integration: unmodified rdma_cm programs through uroce-run: the server on
+# Integration: unmodified rdma_cm programs through uroce-run (RC and, with
+# udaddy, UD over RDMA_PS_UDP): the server on
 # UROCE_IP=127.0.0.2, the client on 127.0.0.3 (two loopback addresses) and
 # then on 127.0.0.2 too (one shared address: CM MADs forwarded by slot).
 #   apps.sh BINDIR
@@ -54,6 +55,9 @@ for cip in 127.0.0.3 127.0.0.2; do
 	pair ucmatose 7471 ucmatose -- ucmatose -s 127.0.0.2
 	expect="rdma_client: end 0"
 	pair rdma_client 7471 rdma_server -- rdma_client -s 127.0.0.2
+	# RDMA_PS_UDP: SIDR REQ/REP, then UD SENDs both ways.
+	expect="return status 0"
+	pair udaddy 7174 udaddy -- udaddy -s 127.0.0.2
 	if command -v ib_write_bw >/dev/null; then
 		expect="^ 65536"
 		pair ib_write_bw 18515 ib_write_bw -R -n 500 -- ib_write_bw -R -n 500 127.0.0.2
