@@ -468,15 +468,10 @@ static int unlock_err(int ret)
 	return cm_err(ret);
 }
 
-CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
+/* Tell @c's peer that the connection or request is gone (12.9.6), as
+ * Linux's ib_destroy_cm_id does. */
+static void tell_peer(struct cm_id *c)
 {
-	struct cm_id *c, **pp;
-
-	c = lock_id(id, true);
-	if (!c)
-		return cm_err(-EINVAL);
-	c->destroying = true;
-	/* Tell the peer (12.9.6): the connection or request is gone. */
 	switch (c->state) {
 	case CMS_ESTABLISHED:
 		__cm_send_dreq(c);
@@ -495,6 +490,33 @@ CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 	default:
 		break;
 	}
+}
+
+/*
+ * A process that exits with connections up: on Linux the kernel destroys
+ * its IDs and the CM sends DREQs and REJs, so a peer learns at once.
+ * Ours live in the process: send them (once; nobody is left to resend)
+ * before the devices close. Skipped if another thread holds the lock.
+ */
+__attribute__((destructor)) static void cm_exit(void)
+{
+	if (pthread_mutex_trylock(&cm.lock))
+		return;
+	for (struct cm_id *c = cm.ids; c; c = c->next)
+		if (!c->destroying)
+			tell_peer(c);
+	pthread_mutex_unlock(&cm.lock);
+}
+
+CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
+{
+	struct cm_id *c, **pp;
+
+	c = lock_id(id, true);
+	if (!c)
+		return cm_err(-EINVAL);
+	c->destroying = true;
+	tell_peer(c);
 	c->deadline = 0;
 	purge_events(c);
 	while (c->events > 0)

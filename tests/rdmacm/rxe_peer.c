@@ -21,7 +21,9 @@
  * uroce may coalesce ACKs where rxe sent one per packet: an ACK the
  * capture shows is satisfied by any ACK from uroce that covers its PSN.
  * An RNR NAK makes us resend after a moment, as a requester would; any
- * other NAK fails. Environment: UROCE_PORT (the UDP port of both sides),
+ * other NAK fails. A capture may hold several connections (perftest -R
+ * makes one for its exchange and one for the test): each has its own
+ * comm IDs, QPNs and PSNs. Environment: UROCE_PORT (the UDP port of both sides),
  * UROCE_GOLDEN_DIR (where CAPTURE is, unless it is a path).
  */
 #include <arpa/inet.h>
@@ -42,30 +44,46 @@
 #define MAX_FRAMES 512
 #define WAIT_MS 5000
 #define REQ_RETRY_MS 300 /* our REQ is resent until the listener is up */
+#define CROSSED_MS 1000
 #define RING_INFO_LEN 16 /* rping's struct rping_rdma_info: buf, rkey, size */
 
 static struct golden_frame fr[MAX_FRAMES];
+static bool done[MAX_FRAMES]; /* uroce sent it ahead of its turn */
 static int nfr;
+
+#define MAX_CONNS 4
+
+/* One connection of the capture: what we play keeps the capture's comm
+ * ID, QPN and Starting PSN; uroce's are learned from its REQ or REP. */
+struct conn {
+	uint32_t act_comm_cap, pas_comm_cap;
+	uint32_t our_comm, our_qpn_cap, our_spsn;
+	uint32_t their_qpn_cap, their_spsn_cap;
+	uint32_t their_comm, their_qpn, their_spsn;
+	uint64_t tid;               /* the REQ's TID */
+	uint64_t their_dreq_tid;
+	int req_frame;
+	uint32_t acked;             /* highest PSN of ours that uroce ACKed */
+	bool any_acked;
+	uint32_t next_their_req;    /* next PSN expected of uroce's requests */
+	bool their_req_started;
+	uint32_t owed;              /* highest PSN whose ACK is still owed */
+	int owed_frame;
+	bool dreq_sent;
+	bool crossed;               /* uroce's DREQ crossed ours */
+};
 
 static struct {
 	bool active;                /* we play the REQ's sender */
 	uint8_t our_ip[4], uroce_ip[4], cap_us[4];
 	uint16_t port, data_sport;
 	int fd, data_fd;
-	uint32_t our_qpn_cap, their_qpn_cap, their_qpn;
-	uint32_t our_comm, their_comm;
-	uint32_t our_spsn, their_spsn_cap, their_spsn;
-	uint64_t tid;               /* the connection's TID */
-	uint64_t their_dreq_tid;
-	uint32_t acked;             /* highest PSN of ours that uroce ACKed */
-	bool any_acked;
-	/* rping's buffer descriptors: the capture's and uroce's */
+	struct conn conn[MAX_CONNS];
+	int nconn;
+	/* buffer descriptors (rping's): the capture's and uroce's */
 	struct { uint64_t va_cap, va; uint32_t rkey_cap, rkey; } key[8];
 	int nkey;
-	int checked, sent, extra_acks, dups, rnr;
-	int req_frame;
-	uint32_t next_their_req; /* next PSN expected of uroce's requests */
-	bool their_req_started;
+	int checked, sent, extra_acks, dups, rnr, crossed, drep_skipped;
 } P;
 
 static void fail(int frame, const char *fmt, ...)
@@ -103,6 +121,25 @@ static uint8_t *mad_of(uint8_t *ib)
 	return ib + 20; /* BTH + DETH */
 }
 
+/* RXE_PEER_TRACE=1: one line per packet, sent (>) or received (<). */
+static void trace(const char *dir, const uint8_t *ib)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = getenv("RXE_PEER_TRACE") != NULL;
+	if (!on)
+		return;
+	if (is_mad(ib))
+		fprintf(stderr, "%s MAD %s local 0x%x remote 0x%x\n", dir,
+			__cm_attr_name(__cm_mad_attr(ib + 20)),
+			(unsigned)__cm_get(ib + 20, CMF_LOCAL_COMM_ID),
+			(unsigned)__cm_get(ib + 20, CMF_REMOTE_COMM_ID));
+	else
+		fprintf(stderr, "%s %s qpn 0x%x psn %u\n", dir,
+			ur_opcode_name(ib[0]), ur_bth_dqpn(ib), ur_bth_psn(ib));
+}
+
 /* ---- sending ------------------------------------------------------------- */
 static void send_ib(int fd, uint16_t sport, uint8_t *ib, size_t len)
 {
@@ -115,6 +152,7 @@ static void send_ib(int fd, uint16_t sport, uint8_t *ib, size_t len)
 	memcpy(path.dst, P.uroce_ip, 4);
 	memcpy(&to.sin_addr, P.uroce_ip, 4);
 	ur_icrc_store(ib + len - 4, ur_icrc(&path, ib, len - 4));
+	trace(">", ib);
 	if (sendto(fd, ib, len, 0, (struct sockaddr *)&to, sizeof(to)) !=
 	    (ssize_t)len) {
 		perror("rxe_peer: sendto");
@@ -133,14 +171,54 @@ static void set_gid(uint8_t *mad, enum cm_blob b, const uint8_t *ip)
 	memcpy(g + 12, ip, 4);
 }
 
-/* Our MAD of frame @i, with this connection's fields. */
+/* ---- connections --------------------------------------------------------- */
+/* The connection of a capture MAD: by the comm IDs it names. */
+static struct conn *conn_of_mad(const uint8_t *m)
+{
+	uint32_t l = (uint32_t)__cm_get(m, CMF_LOCAL_COMM_ID);
+	uint32_t r = (uint32_t)__cm_get(m, CMF_REMOTE_COMM_ID);
+
+	for (int c = 0; c < P.nconn; c++) {
+		struct conn *k = &P.conn[c];
+
+		if (l == k->act_comm_cap || l == k->pas_comm_cap ||
+		    r == k->act_comm_cap || r == k->pas_comm_cap)
+			return k;
+	}
+	return NULL;
+}
+
+/* The connection of a capture data packet: by its destination QPN. */
+static struct conn *conn_of_qpn(uint32_t qpn_cap)
+{
+	for (int c = 0; c < P.nconn; c++)
+		if (P.conn[c].our_qpn_cap == qpn_cap ||
+		    P.conn[c].their_qpn_cap == qpn_cap)
+			return &P.conn[c];
+	return NULL;
+}
+
+/* The connection a packet from uroce is for: by the QPN it names. */
+static struct conn *conn_of_ours(uint32_t qpn)
+{
+	for (int c = 0; c < P.nconn; c++)
+		if (P.conn[c].our_qpn_cap == qpn)
+			return &P.conn[c];
+	return NULL;
+}
+
+/* Our MAD of frame @i, with its connection's fields. */
 static void send_mad(int i)
 {
 	uint8_t ib[GOLDEN_IB_MAX], *m = mad_of(ib);
+	struct conn *k;
 	uint16_t attr;
 
 	memcpy(ib, fr[i].ib, fr[i].len);
 	attr = __cm_mad_attr(m);
+	k = conn_of_mad(m);
+	if (!k)
+		fail(i, "capture MAD of no connection");
 	switch (attr) {
 	case UR_CM_ATTR_REQ: {
 		struct cma_hdr h;
@@ -157,62 +235,67 @@ static void send_mad(int i)
 	}
 	case UR_CM_ATTR_REP:
 	case UR_CM_ATTR_RTU:
+		__cm_set(m, CMF_REMOTE_COMM_ID, k->their_comm);
+		ur_put64(m + 8, k->tid);
+		break;
 	case UR_CM_ATTR_DREP:
-		__cm_set(m, CMF_REMOTE_COMM_ID, P.their_comm);
+		__cm_set(m, CMF_REMOTE_COMM_ID, k->their_comm);
+		ur_put64(m + 8, k->their_dreq_tid);
 		break;
 	case UR_CM_ATTR_DREQ:
-		__cm_set(m, CMF_REMOTE_COMM_ID, P.their_comm);
-		__cm_set(m, CMF_REMOTE_QPN, P.their_qpn);
+		/* Its own TID (Linux's cm_form_tid), as captured. */
+		__cm_set(m, CMF_REMOTE_COMM_ID, k->their_comm);
+		__cm_set(m, CMF_REMOTE_QPN, k->their_qpn);
+		k->dreq_sent = true;
 		break;
 	default:
 		fail(i, "capture MAD %s not replayed", __cm_attr_name(attr));
 	}
-	if (attr != UR_CM_ATTR_REQ)
-		ur_put64(m + 8, attr == UR_CM_ATTR_DREP ? P.their_dreq_tid
-							  : P.tid);
 	send_ib(P.fd, P.port, ib, fr[i].len);
 }
 
-/* A PSN of the capture in this run. Our requests (and uroce's responses
- * to them) count from uroce's Starting PSN, uroce's requests from ours,
- * which is the capture's. */
-static uint32_t map_psn(uint32_t psn, bool our_stream)
+/* A PSN of connection @k in the capture, in this run. Our requests (and
+ * uroce's responses to them) count from uroce's Starting PSN, uroce's
+ * requests from ours, which is the capture's. */
+static uint32_t map_psn(const struct conn *k, uint32_t psn, bool our_stream)
 {
-	return our_stream ? ur_psn_add(psn, (P.their_spsn - P.their_spsn_cap) &
-						   UR_PSN_MASK)
+	return our_stream ? ur_psn_add(psn, (k->their_spsn - k->their_spsn_cap) &
+						    UR_PSN_MASK)
 			  : psn;
 }
 
 static bool map_key(uint64_t va_cap, uint32_t rkey_cap, uint64_t *va,
 		    uint32_t *rkey)
 {
-	for (int k = 0; k < P.nkey; k++)
-		if (P.key[k].rkey_cap == rkey_cap &&
-		    va_cap >= P.key[k].va_cap) {
-			*va = P.key[k].va + (va_cap - P.key[k].va_cap);
-			*rkey = P.key[k].rkey;
+	for (int n = 0; n < P.nkey; n++)
+		if (P.key[n].rkey_cap == rkey_cap &&
+		    va_cap >= P.key[n].va_cap) {
+			*va = P.key[n].va + (va_cap - P.key[n].va_cap);
+			*rkey = P.key[n].rkey;
 			return true;
 		}
 	return false;
 }
 
 /* Our data packet of frame @i: uroce's QPN, the mapped PSN and keys. */
-static void send_data(int i, uint8_t *ib, size_t *len)
+static void send_data(int i)
 {
+	uint8_t ib[GOLDEN_IB_MAX];
 	struct ur_pkt pkt;
-	const struct ur_opcode_info *info;
+	struct conn *k;
 
 	memcpy(ib, fr[i].ib, fr[i].len);
-	*len = fr[i].len;
-	if (ur_pkt_decode(ib, *len, &pkt) != UR_DEC_OK)
+	if (ur_pkt_decode(ib, fr[i].len, &pkt) != UR_DEC_OK)
 		fail(i, "capture packet does not decode");
-	info = pkt.info;
-	ur_put24(ib + 5, P.their_qpn);
-	ur_put24(ib + 9, map_psn(pkt.h.psn, pkt.mask & UR_OPF_REQ));
+	k = conn_of_qpn(pkt.h.dqpn);
+	if (!k || !k->their_qpn)
+		fail(i, "capture packet to QPN 0x%x of no connection", pkt.h.dqpn);
+	ur_put24(ib + 5, k->their_qpn);
+	ur_put24(ib + 9, map_psn(k, pkt.h.psn, pkt.mask & UR_OPF_REQ));
 	if (pkt.mask & UR_HDR_RETH) {
 		uint64_t va;
 		uint32_t rkey;
-		uint8_t *reth = ib + info->off[UR_ETH_RETH];
+		uint8_t *reth = ib + pkt.info->off[UR_ETH_RETH];
 
 		if (!map_key(pkt.reth.va, pkt.reth.rkey, &va, &rkey))
 			fail(i, "no rkey of uroce's program for capture rkey 0x%x",
@@ -220,7 +303,7 @@ static void send_data(int i, uint8_t *ib, size_t *len)
 		ur_put64(reth, va);
 		ur_put32(reth + 8, rkey);
 	}
-	send_ib(P.data_fd, P.data_sport, ib, *len);
+	send_ib(P.data_fd, P.data_sport, ib, fr[i].len);
 }
 
 /* ---- receiving ----------------------------------------------------------- */
@@ -261,60 +344,64 @@ static bool recv_pkt(struct rx *r, int ms, int frame)
 	if (delta && !ur_icrc_fix_ipv4_id(&path, r->len - 4, delta))
 		fail(frame, "bad ICRC on uroce's %s",
 		     ur_opcode_name(r->pkt.h.opcode));
+	trace("<", r->buf);
 	return true;
 }
 
-/* An ACK or NAK from uroce for our requests. Returns true if it is an ACK
- * (noted); an RNR NAK resends our packet at its PSN. */
-static bool take_ack(const struct rx *r, int frame)
+static bool covered(const struct conn *k, uint32_t psn)
 {
-	const struct ur_pkt *k = &r->pkt;
-	enum ur_aeth_kind kind = ur_aeth_kind(k->aeth.syndrome);
+	return k->any_acked && ur_psn_cmp(k->acked, psn) >= 0;
+}
 
-	if (k->h.dqpn != P.our_qpn_cap)
-		fail(frame, "ACK to QPN 0x%x, ours is 0x%x", k->h.dqpn,
-		     P.our_qpn_cap);
+/* An ACK or NAK from uroce for our requests. Returns its connection if it
+ * is an ACK (noted); an RNR NAK resends our packet at its PSN. */
+static struct conn *take_ack(const struct rx *r, int frame)
+{
+	const struct ur_pkt *a = &r->pkt;
+	enum ur_aeth_kind kind = ur_aeth_kind(a->aeth.syndrome);
+	struct conn *k = conn_of_ours(a->h.dqpn);
+
+	if (!k)
+		fail(frame, "ACK to QPN 0x%x, none of ours", a->h.dqpn);
 	if (kind == UR_AETH_ACK) {
-		if (!P.any_acked || ur_psn_cmp(k->h.psn, P.acked) > 0)
-			P.acked = k->h.psn;
-		P.any_acked = true;
-		return true;
+		if (!k->any_acked || ur_psn_cmp(a->h.psn, k->acked) > 0)
+			k->acked = a->h.psn;
+		k->any_acked = true;
+		return k;
 	}
 	if (kind == UR_AETH_RNR_NAK) {
 		/* Resend ours at that PSN after the RNR delay. */
 		for (int i = 0; i < nfr; i++) {
-			uint8_t ib[GOLDEN_IB_MAX];
-			size_t len;
-
 			if (!from_us(&fr[i]) || is_mad(fr[i].ib) ||
+			    conn_of_qpn(ur_bth_dqpn(fr[i].ib)) != k ||
 			    !(ur_opcode_info(fr[i].ib[0])->mask & UR_OPF_REQ) ||
-			    map_psn(ur_bth_psn(fr[i].ib), true) != k->h.psn)
+			    map_psn(k, ur_bth_psn(fr[i].ib), true) != a->h.psn)
 				continue;
-			usleep(ur_rnr_timer_us(ur_aeth_value(k->aeth.syndrome)));
-			send_data(i, ib, &len);
+			usleep(ur_rnr_timer_us(ur_aeth_value(a->aeth.syndrome)));
+			send_data(i);
 			P.rnr++;
-			return false;
+			return NULL;
 		}
-		fail(frame, "RNR NAK for PSN %u that we never sent", k->h.psn);
+		fail(frame, "RNR NAK for PSN %u that we never sent", a->h.psn);
 	}
-	fail(frame, "NAK syndrome 0x%02x (PSN %u) from uroce; expected PSN "
-	     "%u onwards", k->aeth.syndrome, k->h.psn,
-	     map_psn(P.their_spsn_cap, true));
-	return false;
+	fail(frame, "NAK syndrome 0x%02x (PSN %u) from uroce; our requests "
+	     "start at its Starting PSN %u", a->aeth.syndrome, a->h.psn,
+	     k->their_spsn);
+	return NULL;
 }
 
 /* Learn uroce's connection fields from its REQ or REP. */
-static void learn(const uint8_t *m, int i)
+static void learn(struct conn *k, const uint8_t *m, int i)
 {
-	P.their_comm = (uint32_t)__cm_get(m, CMF_LOCAL_COMM_ID);
-	P.their_qpn = (uint32_t)__cm_get(m, CMF_LOCAL_QPN);
-	P.their_spsn = (uint32_t)__cm_get(m, CMF_STARTING_PSN);
-	if (!P.their_comm || !P.their_qpn)
+	k->their_comm = (uint32_t)__cm_get(m, CMF_LOCAL_COMM_ID);
+	k->their_qpn = (uint32_t)__cm_get(m, CMF_LOCAL_QPN);
+	k->their_spsn = (uint32_t)__cm_get(m, CMF_STARTING_PSN);
+	if (!k->their_comm || !k->their_qpn)
 		fail(i, "uroce's %s has no comm ID or QPN",
 		     __cm_attr_name(__cm_mad_attr(m)));
 }
 
-static void check_mad(int i, const struct rx *r)
+static void check_mad(int i, struct conn *k, const struct rx *r)
 {
 	const uint8_t *want = mad_of(fr[i].ib), *m = r->pkt.payload;
 	uint16_t attr = __cm_mad_attr(want);
@@ -324,29 +411,32 @@ static void check_mad(int i, const struct rx *r)
 		     __cm_attr_name(attr), ur_opcode_name(r->pkt.h.opcode),
 		     r->pkt.h.dqpn);
 	if (__cm_mad_attr(m) != attr)
-		fail(i, "expected %s, got %s", __cm_attr_name(attr),
-		     __cm_attr_name(__cm_mad_attr(m)));
+		fail(i, "expected %s, got %s (comm IDs 0x%llx/0x%llx)",
+		     __cm_attr_name(attr), __cm_attr_name(__cm_mad_attr(m)),
+		     (unsigned long long)__cm_get(m, CMF_LOCAL_COMM_ID),
+		     (unsigned long long)__cm_get(m, CMF_REMOTE_COMM_ID));
 	switch (attr) {
 	case UR_CM_ATTR_REQ:
-		learn(m, i);
-		P.tid = __cm_mad_tid(m);
+		learn(k, m, i);
+		k->tid = __cm_mad_tid(m);
 		break;
 	case UR_CM_ATTR_REP:
-		if (__cm_get(m, CMF_REMOTE_COMM_ID) != P.our_comm)
-			fail(i, "REP for comm ID 0x%llx",
-			     (unsigned long long)__cm_get(m, CMF_REMOTE_COMM_ID));
-		learn(m, i);
+		if (__cm_get(m, CMF_REMOTE_COMM_ID) != k->our_comm)
+			fail(i, "REP for comm ID 0x%llx, ours is 0x%x",
+			     (unsigned long long)__cm_get(m, CMF_REMOTE_COMM_ID),
+			     k->our_comm);
+		learn(k, m, i);
 		break;
 	case UR_CM_ATTR_DREQ:
-		if (__cm_get(m, CMF_REMOTE_QPN) != P.our_qpn_cap)
+		if (__cm_get(m, CMF_REMOTE_QPN) != k->our_qpn_cap)
 			fail(i, "DREQ names QPN 0x%llx, ours is 0x%x",
 			     (unsigned long long)__cm_get(m, CMF_REMOTE_QPN),
-			     P.our_qpn_cap);
-		P.their_dreq_tid = __cm_mad_tid(m);
+			     k->our_qpn_cap);
+		k->their_dreq_tid = __cm_mad_tid(m);
 		/* fall through */
 	default:
-		if (__cm_get(m, CMF_REMOTE_COMM_ID) != P.our_comm ||
-		    __cm_get(m, CMF_LOCAL_COMM_ID) != P.their_comm)
+		if (__cm_get(m, CMF_REMOTE_COMM_ID) != k->our_comm ||
+		    __cm_get(m, CMF_LOCAL_COMM_ID) != k->their_comm)
 			fail(i, "%s with comm IDs 0x%llx/0x%llx",
 			     __cm_attr_name(attr),
 			     (unsigned long long)__cm_get(m, CMF_LOCAL_COMM_ID),
@@ -356,25 +446,25 @@ static void check_mad(int i, const struct rx *r)
 }
 
 /* uroce's data packet @r against capture frame @i. */
-static void check_data(int i, const struct rx *r)
+static void check_data(int i, struct conn *k, const struct rx *r)
 {
 	struct ur_pkt want;
 	const struct ur_pkt *got = &r->pkt;
 	uint32_t psn;
 
 	ur_pkt_decode(fr[i].ib, fr[i].len, &want);
-	psn = map_psn(want.h.psn, !(want.mask & UR_OPF_REQ));
+	psn = map_psn(k, want.h.psn, !(want.mask & UR_OPF_REQ));
 	if (got->h.opcode != want.h.opcode)
 		fail(i, "expected %s, got %s (PSN %u)",
 		     ur_opcode_name(want.h.opcode),
 		     ur_opcode_name(got->h.opcode), got->h.psn);
-	if (got->h.dqpn != P.our_qpn_cap)
-		fail(i, "%s to QPN 0x%x, ours is 0x%x",
-		     ur_opcode_name(got->h.opcode), got->h.dqpn, P.our_qpn_cap);
+	if (got->h.dqpn != k->our_qpn_cap)
+		fail(i, "%s to QPN 0x%x, expected 0x%x",
+		     ur_opcode_name(got->h.opcode), got->h.dqpn, k->our_qpn_cap);
 	if (got->h.psn != psn)
 		fail(i, "%s with PSN %u, expected %u (our Starting PSN %u + %d)",
 		     ur_opcode_name(got->h.opcode), got->h.psn, psn,
-		     P.our_spsn, ur_psn_diff(psn, P.our_spsn));
+		     k->our_spsn, ur_psn_diff(psn, k->our_spsn));
 	if (got->payload_len != want.payload_len)
 		fail(i, "%s with %u payload bytes, expected %u",
 		     ur_opcode_name(got->h.opcode), got->payload_len,
@@ -391,20 +481,15 @@ static void check_data(int i, const struct rx *r)
 			     want.reth.rkey, want.reth.len);
 	}
 	if ((want.mask & UR_OPF_SEND) && want.payload_len == RING_INFO_LEN &&
-	    !P.active) {
-		/* uroce's rping client names its buffer: map the capture's
-		 * address and rkey to it. The size must agree. */
-		if (ur_get32(got->payload + 12) != ur_get32(want.payload + 12))
-			fail(i, "buffer size %u, the capture's %u",
-			     ur_get32(got->payload + 12),
-			     ur_get32(want.payload + 12));
-		if (P.nkey < 8) {
-			P.key[P.nkey].va_cap = ur_get64(want.payload);
-			P.key[P.nkey].rkey_cap = ur_get32(want.payload + 8);
-			P.key[P.nkey].va = ur_get64(got->payload);
-			P.key[P.nkey].rkey = ur_get32(got->payload + 8);
-			P.nkey++;
-		}
+	    ur_get32(got->payload + 12) == ur_get32(want.payload + 12) &&
+	    P.nkey < 8) {
+		/* A program naming its buffer (rping: address, rkey, size):
+		 * the capture's address and rkey mean uroce's from now on. */
+		P.key[P.nkey].va_cap = ur_get64(want.payload);
+		P.key[P.nkey].rkey_cap = ur_get32(want.payload + 8);
+		P.key[P.nkey].va = ur_get64(got->payload);
+		P.key[P.nkey].rkey = ur_get32(got->payload + 8);
+		P.nkey++;
 	} else if ((want.mask & (UR_OPF_WRITE | UR_OPF_READ_RESP)) &&
 		   memcmp(got->payload, want.payload, want.payload_len)) {
 		/* rping's data: the same pattern on every host. */
@@ -412,27 +497,26 @@ static void check_data(int i, const struct rx *r)
 		     ur_opcode_name(got->h.opcode));
 	}
 	if (want.mask & UR_OPF_REQ) {
-		if (P.their_req_started &&
-		    ur_psn_cmp(got->h.psn, P.next_their_req) < 0)
+		if (k->their_req_started &&
+		    ur_psn_cmp(got->h.psn, k->next_their_req) < 0)
 			fail(i, "request PSN went back");
-		P.next_their_req = ur_psn_add(got->h.psn, 1);
-		P.their_req_started = true;
+		k->next_their_req = ur_psn_add(got->h.psn, 1);
+		k->their_req_started = true;
 	}
 }
 
 /* Is @r a copy of a request of uroce's that we matched already? */
 static bool retransmission(const struct rx *r)
 {
-	return r->pkt.h.dqpn != 1 && (r->pkt.mask & UR_OPF_REQ) &&
-	       P.their_req_started &&
-	       ur_psn_cmp(r->pkt.h.psn, P.next_their_req) < 0;
+	struct conn *k = conn_of_ours(r->pkt.h.dqpn);
+
+	return k && (r->pkt.mask & UR_OPF_REQ) && k->their_req_started &&
+	       ur_psn_cmp(r->pkt.h.psn, k->next_their_req) < 0;
 }
 
 /* A packet that came while we waited for an ACK, kept for the next wait. */
 static struct rx pending;
 static bool have_pending;
-static uint32_t owed; /* highest PSN of ours whose ACK is still owed */
-static int owed_frame = -1;
 
 static bool next_pkt(struct rx *r, int ms, int frame)
 {
@@ -444,9 +528,89 @@ static bool next_pkt(struct rx *r, int ms, int frame)
 	return recv_pkt(r, ms, frame);
 }
 
-static bool covered(uint32_t psn)
+/* Is REJ @m "no listener yet" for a REQ of ours that waits for its REP? */
+static bool early_rej(const struct rx *r)
 {
-	return P.any_acked && ur_psn_cmp(P.acked, psn) >= 0;
+	const uint8_t *m = r->pkt.payload;
+
+	if (r->pkt.h.dqpn != 1 || __cm_mad_attr(m) != UR_CM_ATTR_REJ ||
+	    __cm_get(m, CMF_REJ_REASON) != CM_REJ_INVALID_SERVICE_ID)
+		return false;
+	for (int c = 0; c < P.nconn; c++)
+		if (P.conn[c].our_comm == __cm_get(m, CMF_REMOTE_COMM_ID) &&
+		    !P.conn[c].their_comm)
+			return true;
+	return false;
+}
+
+/*
+ * Both ends disconnect at once: uroce's DREQ crosses ours. Linux's CM
+ * answers it with a DREP (cm_dreq_handler in DREQ_SENT), and so do we;
+ * uroce still owes the DREP for ours.
+ */
+static bool crossing_dreq(int i, const struct rx *r)
+{
+	const uint8_t *m = r->pkt.payload;
+	uint8_t ib[GOLDEN_IB_MAX];
+
+	if (__cm_mad_attr(m) != UR_CM_ATTR_DREQ)
+		return false;
+	for (int c = 0; c < P.nconn; c++) {
+		struct conn *k = &P.conn[c];
+
+		if (!k->dreq_sent || k->our_comm != __cm_get(m, CMF_REMOTE_COMM_ID))
+			continue;
+		if (__cm_get(m, CMF_LOCAL_COMM_ID) != k->their_comm ||
+		    __cm_get(m, CMF_REMOTE_QPN) != k->our_qpn_cap)
+			fail(i, "crossing DREQ with comm ID 0x%llx, QPN 0x%llx",
+			     (unsigned long long)__cm_get(m, CMF_LOCAL_COMM_ID),
+			     (unsigned long long)__cm_get(m, CMF_REMOTE_QPN));
+		/* Our REQ's or REP's BTH and DETH, a DREP after them. */
+		for (int j = 0; j < nfr; j++)
+			if (from_us(&fr[j]) && is_mad(fr[j].ib)) {
+				memcpy(ib, fr[j].ib, fr[j].len);
+				break;
+			}
+		__cm_mad_init(mad_of(ib), UR_CM_ATTR_DREP, __cm_mad_tid(m));
+		__cm_set(mad_of(ib), CMF_LOCAL_COMM_ID, k->our_comm);
+		__cm_set(mad_of(ib), CMF_REMOTE_COMM_ID, k->their_comm);
+		send_ib(P.fd, P.port, ib, 20 + UR_MAD_LEN + 4);
+		k->crossed = true;
+		P.crossed++;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A MAD of another connection's exchange may overtake the one expected
+ * (perftest's two connections end at once): if it is uroce's next MAD of
+ * its own connection in the capture, check it there and mark that frame.
+ */
+static bool mad_ahead(int i, const struct rx *r)
+{
+	const uint8_t *m = r->pkt.payload;
+	uint16_t attr = __cm_mad_attr(m);
+
+	if (attr == __cm_mad_attr(mad_of(fr[i].ib)) &&
+	    conn_of_mad(mad_of(fr[i].ib))->our_comm ==
+		    __cm_get(m, CMF_REMOTE_COMM_ID))
+		return false;
+	for (int j = i + 1; j < nfr && j < i + 16; j++) {
+		struct conn *k;
+
+		if (from_us(&fr[j]) || !is_mad(fr[j].ib) || done[j] ||
+		    __cm_mad_attr(mad_of(fr[j].ib)) != attr)
+			continue;
+		k = conn_of_mad(mad_of(fr[j].ib));
+		if (!k || k->our_comm != __cm_get(m, CMF_REMOTE_COMM_ID))
+			continue;
+		check_mad(j, k, r);
+		done[j] = true;
+		P.checked++;
+		return true;
+	}
+	return false;
 }
 
 /* Wait for the packet of capture frame @i from uroce. An ACK may come
@@ -456,15 +620,28 @@ static void expect(int i)
 {
 	const uint8_t *ib = fr[i].ib;
 	bool ack = !is_mad(ib) && ib[0] == UR_OP_RC_ACKNOWLEDGE;
-	uint32_t want = ack ? map_psn(ur_bth_psn(ib), true) : 0;
+	struct conn *k = is_mad(ib) ? conn_of_mad(mad_of(fr[i].ib))
+				    : conn_of_qpn(ur_bth_dqpn(ib));
+	uint32_t want;
 	uint64_t t0 = now_ms(), last_req = t0;
 	struct rx r;
 
-	if (ack && covered(want))
+	if (!k)
+		fail(i, "capture packet of no connection");
+	want = ack ? map_psn(k, ur_bth_psn(ib), true) : 0;
+	if (ack && covered(k, want))
 		return;
 	for (;;) {
 		uint64_t now = now_ms();
 
+		/* After a crossing DREQ uroce's program may have gone before
+		 * it read ours: its DREP is not owed then (a Linux peer has
+		 * its DISCONNECTED from uroce's DREQ already). */
+		if (is_mad(ib) && k->crossed && now - t0 > CROSSED_MS &&
+		    __cm_mad_attr(mad_of(fr[i].ib)) == UR_CM_ATTR_DREP) {
+			P.drep_skipped++;
+			return;
+		}
 		if (now - t0 > WAIT_MS)
 			fail(i, "nothing from uroce for %d ms (waiting for %s)",
 			     WAIT_MS, is_mad(ib) ? __cm_attr_name(__cm_mad_attr(
@@ -472,20 +649,18 @@ static void expect(int i)
 						: ur_opcode_name(ib[0]));
 		/* Until the REP, our REQ is resent: the listener may not be
 		 * up yet (it answers REJ "invalid service ID" meanwhile). */
-		if (P.active && !P.their_comm && now - last_req > REQ_RETRY_MS) {
-			send_mad(P.req_frame);
+		if (P.active && !k->their_comm && now - last_req > REQ_RETRY_MS) {
+			send_mad(k->req_frame);
 			last_req = now;
 		}
 		if (!next_pkt(&r, 50, i))
 			continue;
-		if (r.pkt.h.dqpn == 1 &&
-		    __cm_mad_attr(r.pkt.payload) == UR_CM_ATTR_REJ &&
-		    P.active && !P.their_comm &&
-		    __cm_get(r.pkt.payload, CMF_REJ_REASON) ==
-			    CM_REJ_INVALID_SERVICE_ID)
-			continue; /* no listener yet */
+		if (early_rej(&r))
+			continue;
 		if (r.pkt.h.opcode == UR_OP_RC_ACKNOWLEDGE) {
-			if (take_ack(&r, i) && ack && covered(want))
+			struct conn *a = take_ack(&r, i);
+
+			if (a == k && ack && covered(k, want))
 				break;
 			if (!ack)
 				P.extra_acks++;
@@ -498,14 +673,17 @@ static void expect(int i)
 		if (ack) {
 			pending = r;
 			have_pending = true;
-			owed = want;
-			owed_frame = i;
+			k->owed = want;
+			k->owed_frame = i;
 			return;
 		}
+		if (r.pkt.h.dqpn == 1 &&
+		    (crossing_dreq(i, &r) || mad_ahead(i, &r)))
+			continue;
 		if (is_mad(ib))
-			check_mad(i, &r);
+			check_mad(i, k, &r);
 		else
-			check_data(i, &r);
+			check_data(i, k, &r);
 		break;
 	}
 	P.checked++;
@@ -529,10 +707,61 @@ static int bind_udp(const uint8_t *ip, uint16_t port)
 	return fd;
 }
 
+/* The capture's connections, from its REQs and REPs. */
+static void find_conns(void)
+{
+	for (int i = 0; i < nfr; i++) {
+		const uint8_t *m = mad_of(fr[i].ib);
+		uint16_t attr;
+
+		if (!is_mad(fr[i].ib))
+			continue;
+		attr = __cm_mad_attr(m);
+		if (attr == UR_CM_ATTR_REQ && !conn_of_mad(m)) {
+			struct conn *k = &P.conn[P.nconn];
+
+			if (P.nconn == MAX_CONNS)
+				fail(i, "more than %d connections", MAX_CONNS);
+			P.nconn++;
+			k->act_comm_cap = (uint32_t)__cm_get(m, CMF_LOCAL_COMM_ID);
+			k->req_frame = i;
+			k->owed_frame = -1;
+			if (P.nconn == 1) /* who we are: the first REQ's side */
+				memcpy(P.cap_us, P.active ? fr[i].src : fr[i].dst, 4);
+			if (P.active) {
+				k->our_comm = k->act_comm_cap;
+				k->our_qpn_cap = (uint32_t)__cm_get(m, CMF_LOCAL_QPN);
+				k->our_spsn = (uint32_t)__cm_get(m, CMF_STARTING_PSN);
+				k->tid = __cm_mad_tid(m);
+			} else {
+				k->their_qpn_cap = (uint32_t)__cm_get(m, CMF_LOCAL_QPN);
+				k->their_spsn_cap = (uint32_t)__cm_get(m, CMF_STARTING_PSN);
+			}
+		} else if (attr == UR_CM_ATTR_REP) {
+			struct conn *k = conn_of_mad(m);
+
+			if (!k)
+				fail(i, "REP without its REQ");
+			k->pas_comm_cap = (uint32_t)__cm_get(m, CMF_LOCAL_COMM_ID);
+			if (P.active) {
+				k->their_qpn_cap = (uint32_t)__cm_get(m, CMF_LOCAL_QPN);
+				k->their_spsn_cap = (uint32_t)__cm_get(m, CMF_STARTING_PSN);
+			} else {
+				k->our_comm = k->pas_comm_cap;
+				k->our_qpn_cap = (uint32_t)__cm_get(m, CMF_LOCAL_QPN);
+				k->our_spsn = (uint32_t)__cm_get(m, CMF_STARTING_PSN);
+			}
+		}
+	}
+	if (!P.nconn) {
+		fprintf(stderr, "rxe_peer: the capture has no REQ\n");
+		exit(2);
+	}
+}
+
 static void setup(const char *role, const char *ours, const char *theirs)
 {
 	const char *port = getenv("UROCE_PORT");
-	int req = -1, rep = -1;
 
 	P.active = !strcmp(role, "active");
 	if (!P.active && strcmp(role, "passive")) {
@@ -546,32 +775,7 @@ static void setup(const char *role, const char *ours, const char *theirs)
 		exit(2);
 	}
 	P.port = port ? (uint16_t)atoi(port) : 4791;
-	for (int i = 0; i < nfr; i++) {
-		if (!is_mad(fr[i].ib))
-			continue;
-		if (__cm_mad_attr(mad_of(fr[i].ib)) == UR_CM_ATTR_REQ && req < 0)
-			req = i;
-		if (__cm_mad_attr(mad_of(fr[i].ib)) == UR_CM_ATTR_REP && rep < 0)
-			rep = i;
-	}
-	if (req < 0 || rep < 0) {
-		fprintf(stderr, "rxe_peer: the capture has no REQ and REP\n");
-		exit(2);
-	}
-	memcpy(P.cap_us, P.active ? fr[req].src : fr[rep].src, 4);
-	P.req_frame = req;
-	{
-		const uint8_t *ours_m = mad_of(fr[P.active ? req : rep].ib);
-		const uint8_t *theirs_m = mad_of(fr[P.active ? rep : req].ib);
-
-		P.our_comm = (uint32_t)__cm_get(ours_m, CMF_LOCAL_COMM_ID);
-		P.our_qpn_cap = (uint32_t)__cm_get(ours_m, CMF_LOCAL_QPN);
-		P.our_spsn = (uint32_t)__cm_get(ours_m, CMF_STARTING_PSN);
-		P.their_qpn_cap = (uint32_t)__cm_get(theirs_m, CMF_LOCAL_QPN);
-		P.their_spsn_cap = (uint32_t)__cm_get(theirs_m, CMF_STARTING_PSN);
-		if (P.active)
-			P.tid = __cm_mad_tid(ours_m);
-	}
+	find_conns();
 	P.fd = bind_udp(P.our_ip, P.port);
 	if (P.fd < 0) {
 		perror("rxe_peer: bind");
@@ -590,6 +794,37 @@ static void setup(const char *role, const char *ours, const char *theirs)
 	}
 }
 
+/* uroce's last ACKs and any late packet: nothing but ACKs, and the ACKs
+ * still owed must have come. */
+static void drain(void)
+{
+	uint64_t t0 = now_ms();
+	struct rx r;
+
+	for (;;) {
+		bool owing = false;
+
+		for (int c = 0; c < P.nconn; c++)
+			owing |= P.conn[c].owed_frame >= 0 &&
+				 !covered(&P.conn[c], P.conn[c].owed);
+		if (!next_pkt(&r, 200, nfr - 1)) {
+			if (!owing || now_ms() - t0 > WAIT_MS)
+				break;
+			continue;
+		}
+		if (r.pkt.h.opcode == UR_OP_RC_ACKNOWLEDGE)
+			take_ack(&r, nfr - 1);
+		else if (!retransmission(&r) && r.pkt.h.dqpn != 1)
+			fail(nfr - 1, "%s after the end",
+			     ur_opcode_name(r.pkt.h.opcode));
+	}
+	for (int c = 0; c < P.nconn; c++)
+		if (P.conn[c].owed_frame >= 0 &&
+		    !covered(&P.conn[c], P.conn[c].owed))
+			fail(P.conn[c].owed_frame, "no ACK for PSN %u",
+			     P.conn[c].owed);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 5) {
@@ -603,42 +838,24 @@ int main(int argc, char **argv)
 	}
 	setup(argv[2], argv[3], argv[4]);
 	for (int i = 0; i < nfr; i++) {
-		uint8_t ib[GOLDEN_IB_MAX];
-		size_t len;
-
+		if (done[i])
+			continue;
 		if (!from_us(&fr[i]))
 			expect(i);
 		else if (is_mad(fr[i].ib))
 			send_mad(i);
 		else
-			send_data(i, ib, &len);
+			send_data(i);
 	}
-	/* uroce's last ACKs and any late packet: nothing but ACKs, and the
-	 * ACKs still owed must have come. */
-	{
-		struct rx r;
-		uint64_t t0 = now_ms();
-
-		for (;;) {
-			if (!next_pkt(&r, 200, nfr - 1)) {
-				if (owed_frame < 0 || covered(owed) ||
-				    now_ms() - t0 > WAIT_MS)
-					break;
-				continue;
-			}
-			if (r.pkt.h.opcode == UR_OP_RC_ACKNOWLEDGE)
-				take_ack(&r, nfr - 1);
-			else if (!retransmission(&r) && r.pkt.h.dqpn != 1)
-				fail(nfr - 1, "%s after the end",
-				     ur_opcode_name(r.pkt.h.opcode));
-		}
-		if (owed_frame >= 0 && !covered(owed))
-			fail(owed_frame, "no ACK for PSN %u", owed);
-	}
-	printf("rxe_peer: %s side of %s: %d packets sent, %d of uroce's "
-	       "checked (%d extra ACKs, %d retransmissions, %d RNR resends); "
-	       "uroce's Starting PSN %u, ours %u\n",
-	       P.active ? "active" : "passive", argv[1], P.sent, P.checked,
-	       P.extra_acks, P.dups, P.rnr, P.their_spsn, P.our_spsn);
+	drain();
+	printf("rxe_peer: %s side of %s: %d connection(s), %d packets sent, "
+	       "%d of uroce's checked (%d extra ACKs, %d retransmissions, %d "
+	       "RNR resends, %d crossing DREQs, %d DREPs not sent after one)\n",
+	       P.active ? "active" : "passive", argv[1], P.nconn, P.sent,
+	       P.checked, P.extra_acks, P.dups, P.rnr, P.crossed,
+	       P.drep_skipped);
+	for (int c = 0; c < P.nconn; c++)
+		printf("  connection %d: uroce's Starting PSN %u, ours %u\n", c,
+		       P.conn[c].their_spsn, P.conn[c].our_spsn);
 	return 0;
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Integration: unmodified rping on uroce against a fake Linux rxe peer
-# (rxe_peer) that plays the other side of the golden rxe-to-rxe capture
-# rdma_cm_rping.pcap, CM and RC data: uroce as the server (the fake is
+# Integration: unmodified rping and ib_send_lat -R on uroce against a fake
+# Linux rxe peer (rxe_peer) that plays the other side of the golden
+# rxe-to-rxe captures rdma_cm_rping.pcap and rdma_cm_send_lat.pcap, CM and
+# RC data: uroce as the server (the fake is
 # rxe's client) and as the client (the fake is rxe's server). rping -V
 # checks the data it wrote back; the fake checks every packet of uroce's
 # against the capture (PSNs as Linux's CM sets them, QPNs, RETH, payload,
@@ -61,5 +62,45 @@ if [ $prc != 0 ] || [ $crc != 0 ] || [ "$pings" != 2 ]; then
 	fail=1
 else
 	echo "ok: uroce client: 2 pings verified (-V) against the fake rxe server"
+fi
+
+# perftest over rdma_cm (rdma_cm_send_lat.pcap: ib_send_lat -R -n 5 -F,
+# port 18515): two connections, one for perftest's exchange and one for
+# the test, and 2-byte SENDs both ways.
+if command -v ib_send_lat >/dev/null; then
+	cap2=${cap%/*}/rdma_cm_send_lat.pcap
+	echo "== uroce ib_send_lat -R server, rxe client"
+	UROCE_IP=$us timeout 60 "$bin/uroce-run" ib_send_lat -R -n 5 -F >"$slog" 2>&1 &
+	spid=$!
+	timeout 60 "$bin/rxe_peer" "$cap2" active $peer $us >"$plog" 2>&1
+	prc=$?
+	[ $prc = 0 ] || kill $spid 2>/dev/null
+	wait $spid
+	src=$?
+	cat "$plog"
+	if [ $prc != 0 ] || [ $src != 0 ] || ! grep -q "^ 2 *5 " "$slog"; then
+		echo "FAIL: uroce ib_send_lat server: rxe_peer rc=$prc, ib_send_lat rc=$src"
+		echo "--- ib_send_lat:"; cat "$slog"
+		fail=1
+	else
+		echo "ok: uroce ib_send_lat server: $(grep '^ 2 *5 ' "$slog")"
+	fi
+	echo "== uroce ib_send_lat -R client, rxe server"
+	timeout 60 "$bin/rxe_peer" "$cap2" passive $peer $us >"$plog" 2>&1 &
+	ppid=$!
+	sleep 0.2
+	UROCE_IP=$us timeout 60 "$bin/uroce-run" ib_send_lat -R -n 5 -F $peer >"$slog" 2>&1
+	crc=$?
+	[ $crc = 0 ] || kill $ppid 2>/dev/null
+	wait $ppid
+	prc=$?
+	cat "$plog"
+	if [ $prc != 0 ] || [ $crc != 0 ] || ! grep -q "^ 2 *5 " "$slog"; then
+		echo "FAIL: uroce ib_send_lat client: rxe_peer rc=$prc, ib_send_lat rc=$crc"
+		echo "--- ib_send_lat:"; cat "$slog"
+		fail=1
+	else
+		echo "ok: uroce ib_send_lat client: $(grep '^ 2 *5 ' "$slog")"
+	fi
 fi
 exit $fail
