@@ -1,15 +1,27 @@
 #!/bin/sh
-# Build the fuzz preset and run fuzz_decode for N seconds (default 60),
-# starting from the committed seed corpus. Fails on any crash.
+# Build the fuzz preset and run each target for N seconds (default 60):
+# fuzz_decode (packets) from the committed seed corpus, fuzz_cm_mad (CM
+# MADs) from the golden captures' MADs. Fails on any crash.
 # Usage: fuzz/run.sh [SECONDS]
 set -eu
 secs=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 cmake --preset fuzz >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_decode
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_decode fuzz_cm_mad
 work=fuzz/corpus-work/decode
 mkdir -p "$work"
 # New inputs go to the work dir (ignored by git); the seeds stay as they are.
 ./build-fuzz/bin/fuzz_decode -max_total_time="$secs" -print_final_stats=1 \
 	-artifact_prefix=fuzz/corpus-work/ "$work" fuzz/corpus/decode
+
+# CM MADs: seeds are the MADs of the corpus packets (UD SENDs to QP 1),
+# from byte 20 (BTH + DETH) on.
+work=fuzz/corpus-work/cm_mad
+mkdir -p "$work"
+for f in fuzz/corpus/decode/*; do
+	[ "$(od -An -tu1 -j5 -N3 "$f" | tr -s ' ')" = " 0 0 1" ] &&
+		tail -c +21 "$f" | head -c 256 >"$work/seed-${f##*/}"
+done
+./build-fuzz/bin/fuzz_cm_mad -max_total_time="$secs" -print_final_stats=1 \
+	-artifact_prefix=fuzz/corpus-work/ "$work"
