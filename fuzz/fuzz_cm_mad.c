@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cm_mad.h"
+#include "ur_cm_mad.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,33 +24,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memset(mad, 0, UR_MAD_LEN);
 	memcpy(mad, data, size < UR_MAD_LEN ? size : UR_MAD_LEN);
-	(void)__cm_mad_valid(mad, size);
-	attr = __cm_mad_attr(mad);
-	(void)__cm_attr_name(attr);
+	(void)ur_cm_mad_valid(mad, size);
+	attr = ur_cm_mad_attr(mad);
+	(void)ur_cm_attr_name(attr);
 	memcpy(copy, mad, UR_MAD_LEN);
 	for (int f = 0; f < CMF_NUM; f++) {
-		uint64_t v = __cm_get(mad, (enum cm_field)f);
+		uint64_t v = ur_cm_get(mad, (enum cm_field)f);
 
-		(void)__cm_field_name((enum cm_field)f);
-		if (__cm_has(attr, (enum cm_field)f) &&
-		    __cm_set(mad, (enum cm_field)f, v))
+		(void)ur_cm_field_name((enum cm_field)f);
+		if (ur_cm_has(attr, (enum cm_field)f) &&
+		    ur_cm_set(mad, (enum cm_field)f, v))
 			abort();
 	}
 	if (memcmp(copy, mad, UR_MAD_LEN))
 		abort(); /* a field's read and write disagree */
 	for (int b = CMB_P_LOCAL_GID; b <= CMB_PDATA; b++) {
-		uint8_t *p = __cm_blob(mad, (enum cm_blob)b, &len);
+		uint8_t *p = ur_cm_blob(mad, (enum cm_blob)b, &len);
 
 		if (p && (p < mad || p + len > mad + UR_MAD_LEN))
 			abort();
 		if (p && b == CMB_PDATA && len >= CMA_HDR_LEN &&
-		    !__cma_hdr_get(p, &h)) {
+		    !ur_cma_hdr_get(p, &h)) {
 			uint8_t re[CMA_HDR_LEN];
 
 			/* The header's fields round-trip (reserved bytes
 			 * aside, which the writer zeroes). */
-			__cma_hdr_put(re, &h);
-			if (__cma_hdr_get(re, &h))
+			ur_cma_hdr_put(re, &h);
+			if (ur_cma_hdr_get(re, &h))
 				abort();
 		}
 	}

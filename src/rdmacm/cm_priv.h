@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cm_mad.h"
+#include "ur_cm_mad.h"
 
 /* uroce_gsi_rx_fn answers (include/uroce/uroce.h). */
 enum { UR_GSI_CONSUMED = 0, UR_GSI_BROADCAST = -1 };
@@ -31,7 +31,7 @@ enum { UR_GSI_CONSUMED = 0, UR_GSI_BROADCAST = -1 };
 #define CM_MAX_RETRIES 15
 #define CM_PACKET_LIFETIME 18
 #define CM_TARGET_ACK_DELAY 15
-#define CM_ACK_TIMEOUT 19 /* cm__ack_timeout(15, 18), our REQ's field */
+#define CM_ACK_TIMEOUT 19 /* ur_cm_ack_timeout(15, 18), our REQ's field */
 /* RTR min_rnr_timer: 0 means 655.36 ms (9.7.5.2.8), as the Linux IB CM
  * sets it. Programs that post a receive only after their own send
  * completes rely on that much slack with the usual RNR retry of 5. */

@@ -50,10 +50,10 @@ uint32_t __cm_alloc_local_id(const struct cm_dev *dev)
 static int send_mad(struct cm_dev *dev, const struct sockaddr_storage *peer,
 		    const uint8_t *mad)
 {
-	uint16_t attr = __cm_mad_attr(mad);
+	uint16_t attr = ur_cm_mad_attr(mad);
 	/* The owner of the comm ID we answer (for a peer on our address). */
-	uint8_t slot = __cm_has(attr, CMF_REMOTE_COMM_ID)
-			       ? (uint8_t)(__cm_get(mad, CMF_REMOTE_COMM_ID) >> 16)
+	uint8_t slot = ur_cm_has(attr, CMF_REMOTE_COMM_ID)
+			       ? (uint8_t)(ur_cm_get(mad, CMF_REMOTE_COMM_ID) >> 16)
 			       : 0;
 	int ret = uroce_gsi_send(dev->verbs, (const struct sockaddr *)peer,
 				 slot, mad, UR_MAD_LEN);
@@ -83,7 +83,7 @@ static void stop_timer(struct cm_id *c)
 static void put_pdata(uint8_t *mad, size_t skip, const void *pd, size_t plen)
 {
 	size_t len;
-	uint8_t *p = __cm_blob(mad, CMB_PDATA, &len);
+	uint8_t *p = ur_cm_blob(mad, CMB_PDATA, &len);
 
 	if (pd && plen && p && skip + plen <= len)
 		memcpy(p + skip, pd, plen);
@@ -139,38 +139,38 @@ int __cm_send_req(struct cm_id *c, const struct rdma_conn_param *p)
 	/* Linux rdma_cm's RoCE flow label: a hash of the two ports. */
 	c->flow_label = ((uint32_t)sport * 31 + dport) & 0xfffff;
 
-	__cm_mad_init(m, UR_CM_ATTR_REQ, c->tid);
-	__cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
-	__cm_set(m, CMF_SERVICE_ID, c->service_id);
-	__cm_set(m, CMF_LOCAL_CA_GUID, be64toh(c->dev->guid));
-	__cm_set(m, CMF_LOCAL_QKEY, 0);
-	__cm_set(m, CMF_LOCAL_QPN, c->local_qpn);
-	__cm_set(m, CMF_RESP_RES, c->resp_res);
-	__cm_set(m, CMF_INIT_DEPTH, c->init_depth);
-	__cm_set(m, CMF_REMOTE_CM_TIMEOUT, CM_RESPONSE_TIMEOUT);
-	__cm_set(m, CMF_SERVICE_TYPE, c->id.qp_type == IBV_QPT_UC ? 1 : 0);
-	__cm_set(m, CMF_FLOW_CTRL, p ? p->flow_control & 1 : 0);
-	__cm_set(m, CMF_STARTING_PSN, c->rq_psn);
-	__cm_set(m, CMF_LOCAL_CM_TIMEOUT, CM_RESPONSE_TIMEOUT);
-	__cm_set(m, CMF_RETRY_COUNT, c->retry_cnt);
-	__cm_set(m, CMF_PKEY, UR_DEFAULT_PKEY);
-	__cm_set(m, CMF_PATH_MTU, c->mtu);
-	__cm_set(m, CMF_RNR_RETRY, c->rnr_retry);
-	__cm_set(m, CMF_MAX_CM_RETRIES, CM_MAX_RETRIES);
-	__cm_set(m, CMF_SRQ, c->id.srq || (c->id.qp && c->id.qp->srq) ||
+	ur_cm_mad_init(m, UR_CM_ATTR_REQ, c->tid);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
+	ur_cm_set(m, CMF_SERVICE_ID, c->service_id);
+	ur_cm_set(m, CMF_LOCAL_CA_GUID, be64toh(c->dev->guid));
+	ur_cm_set(m, CMF_LOCAL_QKEY, 0);
+	ur_cm_set(m, CMF_LOCAL_QPN, c->local_qpn);
+	ur_cm_set(m, CMF_RESP_RES, c->resp_res);
+	ur_cm_set(m, CMF_INIT_DEPTH, c->init_depth);
+	ur_cm_set(m, CMF_REMOTE_CM_TIMEOUT, CM_RESPONSE_TIMEOUT);
+	ur_cm_set(m, CMF_SERVICE_TYPE, c->id.qp_type == IBV_QPT_UC ? 1 : 0);
+	ur_cm_set(m, CMF_FLOW_CTRL, p ? p->flow_control & 1 : 0);
+	ur_cm_set(m, CMF_STARTING_PSN, c->rq_psn);
+	ur_cm_set(m, CMF_LOCAL_CM_TIMEOUT, CM_RESPONSE_TIMEOUT);
+	ur_cm_set(m, CMF_RETRY_COUNT, c->retry_cnt);
+	ur_cm_set(m, CMF_PKEY, UR_DEFAULT_PKEY);
+	ur_cm_set(m, CMF_PATH_MTU, c->mtu);
+	ur_cm_set(m, CMF_RNR_RETRY, c->rnr_retry);
+	ur_cm_set(m, CMF_MAX_CM_RETRIES, CM_MAX_RETRIES);
+	ur_cm_set(m, CMF_SRQ, c->id.srq || (c->id.qp && c->id.qp->srq) ||
 				     (!c->id.qp && p && p->srq));
-	__cm_set(m, CMF_P_LOCAL_LID, 0xffff);
-	__cm_set(m, CMF_P_REMOTE_LID, 0xffff);
-	memcpy(__cm_blob(m, CMB_P_LOCAL_GID, &len),
+	ur_cm_set(m, CMF_P_LOCAL_LID, 0xffff);
+	ur_cm_set(m, CMF_P_REMOTE_LID, 0xffff);
+	memcpy(ur_cm_blob(m, CMB_P_LOCAL_GID, &len),
 	       &c->id.route.addr.addr.ibaddr.sgid, 16);
-	memcpy(__cm_blob(m, CMB_P_REMOTE_GID, &len),
+	memcpy(ur_cm_blob(m, CMB_P_REMOTE_GID, &len),
 	       &c->id.route.addr.addr.ibaddr.dgid, 16);
-	__cm_set(m, CMF_P_FLOW_LABEL, c->flow_label);
-	__cm_set(m, CMF_P_TCLASS, c->tos);
-	__cm_set(m, CMF_P_HOP_LIMIT, 64);
+	ur_cm_set(m, CMF_P_FLOW_LABEL, c->flow_label);
+	ur_cm_set(m, CMF_P_TCLASS, c->tos);
+	ur_cm_set(m, CMF_P_HOP_LIMIT, 64);
 	/* RDMA_OPTION_ID_ACK_TIMEOUT changes the QP's timeout only, as on
 	 * Linux: the REQ always carries the path's. */
-	__cm_set(m, CMF_P_ACK_TIMEOUT, CM_ACK_TIMEOUT);
+	ur_cm_set(m, CMF_P_ACK_TIMEOUT, CM_ACK_TIMEOUT);
 
 	h.ip_version = src->sa_family == AF_INET6 ? 6 : 4;
 	h.port = sport;
@@ -181,8 +181,8 @@ int __cm_send_req(struct cm_id *c, const struct rdma_conn_param *p)
 		memcpy(h.src, &((const struct sockaddr_in6 *)src)->sin6_addr, 16);
 		memcpy(h.dst, &((const struct sockaddr_in6 *)dst)->sin6_addr, 16);
 	}
-	pd = __cm_blob(m, CMB_PDATA, &len);
-	__cma_hdr_put(pd, &h);
+	pd = ur_cm_blob(m, CMB_PDATA, &len);
+	ur_cma_hdr_put(pd, &h);
 	if (p)
 		put_pdata(m, CMA_HDR_LEN, p->private_data, p->private_data_len);
 	c->state = CMS_REQ_SENT;
@@ -193,9 +193,9 @@ int __cm_send_rtu(struct cm_id *c)
 {
 	uint8_t m[UR_MAD_LEN];
 
-	__cm_mad_init(m, UR_CM_ATTR_RTU, c->tid);
-	__cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
-	__cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
+	ur_cm_mad_init(m, UR_CM_ATTR_RTU, c->tid);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
 	return send_mad(c->dev, &c->peer, m);
 }
 
@@ -213,10 +213,10 @@ int __cm_send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p)
 	c->tid = (uint64_t)c->dev->slot << 32 | c->local_id;
 	c->service_id = CMA_SID_PREFIX | (uint64_t)c->id.ps << 16 |
 			__cm_sa_port(dst);
-	__cm_mad_init(m, UR_CM_ATTR_SIDR_REQ, c->tid);
-	__cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
-	__cm_set(m, CMF_PKEY, UR_DEFAULT_PKEY);
-	__cm_set(m, CMF_SERVICE_ID, c->service_id);
+	ur_cm_mad_init(m, UR_CM_ATTR_SIDR_REQ, c->tid);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
+	ur_cm_set(m, CMF_PKEY, UR_DEFAULT_PKEY);
+	ur_cm_set(m, CMF_SERVICE_ID, c->service_id);
 	h.ip_version = src->sa_family == AF_INET6 ? 6 : 4;
 	h.port = __cm_sa_port(src);
 	if (h.ip_version == 4) {
@@ -226,7 +226,7 @@ int __cm_send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p)
 		memcpy(h.src, &((const struct sockaddr_in6 *)src)->sin6_addr, 16);
 		memcpy(h.dst, &((const struct sockaddr_in6 *)dst)->sin6_addr, 16);
 	}
-	__cma_hdr_put(__cm_blob(m, CMB_PDATA, &len), &h);
+	ur_cma_hdr_put(ur_cm_blob(m, CMB_PDATA, &len), &h);
 	if (p)
 		put_pdata(m, CMA_HDR_LEN, p->private_data, p->private_data_len);
 	c->state = CMS_SIDR_REQ_SENT;
@@ -240,21 +240,21 @@ int __cm_send_rep(struct cm_id *c, const struct rdma_conn_param *p)
 
 	if (p && p->private_data_len > 196)
 		return -EINVAL;
-	__cm_mad_init(m, UR_CM_ATTR_REP, c->tid);
-	__cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
-	__cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
-	__cm_set(m, CMF_LOCAL_QKEY, 0);
-	__cm_set(m, CMF_LOCAL_QPN, c->local_qpn);
-	__cm_set(m, CMF_STARTING_PSN, c->rq_psn);
-	__cm_set(m, CMF_RESP_RES, c->resp_res);
-	__cm_set(m, CMF_INIT_DEPTH, c->init_depth);
-	__cm_set(m, CMF_TARGET_ACK_DELAY, CM_TARGET_ACK_DELAY);
-	__cm_set(m, CMF_FLOW_CTRL, p ? p->flow_control & 1 : 0);
-	__cm_set(m, CMF_RNR_RETRY,
+	ur_cm_mad_init(m, UR_CM_ATTR_REP, c->tid);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
+	ur_cm_set(m, CMF_LOCAL_QKEY, 0);
+	ur_cm_set(m, CMF_LOCAL_QPN, c->local_qpn);
+	ur_cm_set(m, CMF_STARTING_PSN, c->rq_psn);
+	ur_cm_set(m, CMF_RESP_RES, c->resp_res);
+	ur_cm_set(m, CMF_INIT_DEPTH, c->init_depth);
+	ur_cm_set(m, CMF_TARGET_ACK_DELAY, CM_TARGET_ACK_DELAY);
+	ur_cm_set(m, CMF_FLOW_CTRL, p ? p->flow_control & 1 : 0);
+	ur_cm_set(m, CMF_RNR_RETRY,
 		 p ? (p->rnr_retry_count > 7 ? 7 : p->rnr_retry_count) : 7);
-	__cm_set(m, CMF_SRQ, c->id.srq || (c->id.qp && c->id.qp->srq) ||
+	ur_cm_set(m, CMF_SRQ, c->id.srq || (c->id.qp && c->id.qp->srq) ||
 				     (!c->id.qp && p && p->srq));
-	__cm_set(m, CMF_LOCAL_CA_GUID, be64toh(c->dev->guid));
+	ur_cm_set(m, CMF_LOCAL_CA_GUID, be64toh(c->dev->guid));
 	if (p)
 		put_pdata(m, 0, p->private_data, p->private_data_len);
 	c->state = CMS_REP_SENT;
@@ -268,12 +268,12 @@ int __cm_send_sidr_rep(struct cm_id *c, int status, const void *pd,
 
 	if (plen > 136)
 		return -EINVAL;
-	__cm_mad_init(m, UR_CM_ATTR_SIDR_REP, c->tid);
-	__cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
-	__cm_set(m, CMF_SIDR_STATUS, (uint64_t)status);
-	__cm_set(m, CMF_QPN, status ? 0 : c->local_qpn);
-	__cm_set(m, CMF_SERVICE_ID, c->service_id);
-	__cm_set(m, CMF_QKEY, status ? 0 : c->qkey);
+	ur_cm_mad_init(m, UR_CM_ATTR_SIDR_REP, c->tid);
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
+	ur_cm_set(m, CMF_SIDR_STATUS, (uint64_t)status);
+	ur_cm_set(m, CMF_QPN, status ? 0 : c->local_qpn);
+	ur_cm_set(m, CMF_SERVICE_ID, c->service_id);
+	ur_cm_set(m, CMF_QKEY, status ? 0 : c->qkey);
 	put_pdata(m, 0, pd, plen);
 	c->state = CMS_DISCONNECTED;
 	return send_mad(c->dev, &c->peer, m);
@@ -285,11 +285,11 @@ static int send_rej_raw(struct cm_dev *dev, const struct sockaddr_storage *peer,
 {
 	uint8_t m[UR_MAD_LEN];
 
-	__cm_mad_init(m, UR_CM_ATTR_REJ, tid);
-	__cm_set(m, CMF_LOCAL_COMM_ID, local_id);
-	__cm_set(m, CMF_REMOTE_COMM_ID, remote_id);
-	__cm_set(m, CMF_MSG_REJECTED, (uint64_t)msg);
-	__cm_set(m, CMF_REJ_REASON, reason);
+	ur_cm_mad_init(m, UR_CM_ATTR_REJ, tid);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, local_id);
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, remote_id);
+	ur_cm_set(m, CMF_MSG_REJECTED, (uint64_t)msg);
+	ur_cm_set(m, CMF_REJ_REASON, reason);
 	put_pdata(m, 0, pd, plen);
 	return send_mad(dev, peer, m);
 }
@@ -312,11 +312,11 @@ static void send_mra(struct cm_id *c)
 {
 	uint8_t m[UR_MAD_LEN];
 
-	__cm_mad_init(m, UR_CM_ATTR_MRA, c->tid);
-	__cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
-	__cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
-	__cm_set(m, CMF_MSG_MRAED, CM_MSG_REQ);
-	__cm_set(m, CMF_SERVICE_TIMEOUT, CM_MRA_TIMEOUT);
+	ur_cm_mad_init(m, UR_CM_ATTR_MRA, c->tid);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
+	ur_cm_set(m, CMF_MSG_MRAED, CM_MSG_REQ);
+	ur_cm_set(m, CMF_SERVICE_TIMEOUT, CM_MRA_TIMEOUT);
 	send_mad(c->dev, &c->peer, m);
 }
 
@@ -324,10 +324,10 @@ int __cm_send_dreq(struct cm_id *c)
 {
 	uint8_t *m = c->mad;
 
-	__cm_mad_init(m, UR_CM_ATTR_DREQ, c->tid);
-	__cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
-	__cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
-	__cm_set(m, CMF_REMOTE_QPN, c->remote_qpn);
+	ur_cm_mad_init(m, UR_CM_ATTR_DREQ, c->tid);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
+	ur_cm_set(m, CMF_REMOTE_QPN, c->remote_qpn);
 	c->state = CMS_DREQ_SENT;
 	return send_armed(c);
 }
@@ -337,9 +337,9 @@ static void send_drep(struct cm_dev *dev, const struct sockaddr_storage *peer,
 {
 	uint8_t m[UR_MAD_LEN];
 
-	__cm_mad_init(m, UR_CM_ATTR_DREP, tid);
-	__cm_set(m, CMF_LOCAL_COMM_ID, local_id);
-	__cm_set(m, CMF_REMOTE_COMM_ID, remote_id);
+	ur_cm_mad_init(m, UR_CM_ATTR_DREP, tid);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, local_id);
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, remote_id);
 	send_mad(dev, peer, m);
 }
 
@@ -459,7 +459,7 @@ static void conn_event(struct cm_id *c, enum rdma_cm_event_type type,
 {
 	struct cm_event *e;
 	size_t len = 0;
-	const uint8_t *pd = mad ? __cm_blob(mad, CMB_PDATA, &len) : NULL;
+	const uint8_t *pd = mad ? ur_cm_blob(mad, CMB_PDATA, &len) : NULL;
 
 	if (pd) {
 		pd += skip;
@@ -525,16 +525,16 @@ static void sa_from_hdr(struct sockaddr_storage *ss, const struct cma_hdr *h,
 static void reject_no_listener(struct cm_dev *dev, const uint8_t *mad,
 			       const struct sockaddr_storage *src)
 {
-	uint32_t rid = (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID);
+	uint32_t rid = (uint32_t)ur_cm_get(mad, CMF_LOCAL_COMM_ID);
 
-	if (__cm_mad_attr(mad) == UR_CM_ATTR_SIDR_REQ) {
+	if (ur_cm_mad_attr(mad) == UR_CM_ATTR_SIDR_REQ) {
 		struct cm_id tmp = { .dev = dev, .peer = *src,
-				     .tid = __cm_mad_tid(mad), .remote_id = rid,
-				     .service_id = __cm_get(mad, CMF_SERVICE_ID) };
+				     .tid = ur_cm_mad_tid(mad), .remote_id = rid,
+				     .service_id = ur_cm_get(mad, CMF_SERVICE_ID) };
 
 		__cm_send_sidr_rep(&tmp, CM_SIDR_UNSUPPORTED, NULL, 0);
 	} else {
-		send_rej_raw(dev, src, __cm_mad_tid(mad), 0, rid, CM_MSG_REQ,
+		send_rej_raw(dev, src, ur_cm_mad_tid(mad), 0, rid, CM_MSG_REQ,
 			     CM_REJ_INVALID_SERVICE_ID, NULL, 0);
 	}
 }
@@ -568,7 +568,7 @@ static bool is_our_addr(const struct cm_dev *dev,
 static bool own_stale_req(struct cm_dev *dev, const uint8_t *mad,
 			  const struct sockaddr_storage *src)
 {
-	struct cm_id *c = find_local((uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID));
+	struct cm_id *c = find_local((uint32_t)ur_cm_get(mad, CMF_LOCAL_COMM_ID));
 
 	return c && !c->passive && c->dev == dev &&
 	       c->state != CMS_REQ_SENT && c->state != CMS_SIDR_REQ_SENT &&
@@ -586,11 +586,11 @@ static bool own_stale_req(struct cm_dev *dev, const uint8_t *mad,
 static int park_req(struct cm_dev *dev, const uint8_t *mad,
 		    const struct sockaddr_storage *src, bool from_sibling)
 {
-	uint32_t rid = (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID);
+	uint32_t rid = (uint32_t)ur_cm_get(mad, CMF_LOCAL_COMM_ID);
 	struct cm_parked *p;
 
 	for (p = cm.parked; p; p = p->next)
-		if (p->dev == dev && (uint32_t)__cm_get(p->mad, CMF_LOCAL_COMM_ID) ==
+		if (p->dev == dev && (uint32_t)ur_cm_get(p->mad, CMF_LOCAL_COMM_ID) ==
 					     rid &&
 		    !memcmp(&p->src, src, sizeof(*src)))
 			return 0; /* a retransmission of a held REQ */
@@ -617,13 +617,13 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 /* A held REQ: true to keep holding it. */
 static bool parked_try(struct cm_parked *p, uint64_t now)
 {
-	uint64_t sid = __cm_get(p->mad, CMF_SERVICE_ID);
+	uint64_t sid = ur_cm_get(p->mad, CMF_SERVICE_ID);
 	uint16_t ps = (uint16_t)(sid >> 16), port = (uint16_t)sid;
 	struct sockaddr_storage local;
 	struct cma_hdr h;
 	size_t len;
 
-	if (__cma_hdr_get(__cm_blob(p->mad, CMB_PDATA, &len), &h) ||
+	if (ur_cma_hdr_get(ur_cm_blob(p->mad, CMB_PDATA, &len), &h) ||
 	    own_stale_req(p->dev, p->mad, &p->src))
 		return false; /* (the header was checked when it arrived) */
 	sa_from_hdr(&local, &h, h.dst, port);
@@ -670,10 +670,10 @@ static uint64_t run_parked(uint64_t now)
 static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 		  const struct sockaddr_storage *src, bool from_sibling)
 {
-	uint16_t attr = __cm_mad_attr(mad);
+	uint16_t attr = ur_cm_mad_attr(mad);
 	bool sidr = attr == UR_CM_ATTR_SIDR_REQ;
-	uint32_t rid = (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID);
-	uint64_t sid = __cm_get(mad, CMF_SERVICE_ID);
+	uint32_t rid = (uint32_t)ur_cm_get(mad, CMF_LOCAL_COMM_ID);
+	uint64_t sid = ur_cm_get(mad, CMF_SERVICE_ID);
 	uint16_t ps = (uint16_t)(sid >> 16), port = (uint16_t)sid;
 	struct sockaddr_storage local, remote;
 	struct cma_hdr h;
@@ -681,7 +681,7 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 	bool cma;
 	size_t len;
 
-	if (__cma_hdr_get(__cm_blob(mad, CMB_PDATA, &len), &h)) {
+	if (ur_cma_hdr_get(ur_cm_blob(mad, CMB_PDATA, &len), &h)) {
 		cm.rx_malformed++;
 		return UR_GSI_CONSUMED;
 	}
@@ -718,7 +718,7 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 	}
 	c = __cm_id_new(l->chan, l->id.context, l->id.ps,
 			sidr ? IBV_QPT_UD
-			     : (__cm_get(mad, CMF_SERVICE_TYPE) == 1
+			     : (ur_cm_get(mad, CMF_SERVICE_TYPE) == 1
 					? IBV_QPT_UC : IBV_QPT_RC));
 	if (!c)
 		return UR_GSI_CONSUMED; /* the peer retries */
@@ -733,7 +733,7 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 	c->peer = *src;
 	c->remote_id = rid;
 	c->local_id = __cm_alloc_local_id(dev);
-	c->tid = __cm_mad_tid(mad);
+	c->tid = ur_cm_mad_tid(mad);
 	c->service_id = sid;
 	memcpy(&c->id.route.addr.src_storage, &local, sizeof(local));
 	memcpy(&c->id.route.addr.dst_storage, &remote, sizeof(remote));
@@ -755,33 +755,33 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 			   CMA_HDR_LEN, 0);
 		return UR_GSI_CONSUMED;
 	}
-	c->remote_qpn = (uint32_t)__cm_get(mad, CMF_LOCAL_QPN);
+	c->remote_qpn = (uint32_t)ur_cm_get(mad, CMF_LOCAL_QPN);
 	/* The REQ's Starting PSN is where the active side expects us to
 	 * start sending (Linux's CM: the passive side's sq_psn). */
-	c->sq_psn = (uint32_t)__cm_get(mad, CMF_STARTING_PSN);
+	c->sq_psn = (uint32_t)ur_cm_get(mad, CMF_STARTING_PSN);
 	/* Ours, sent in the REP; chosen now, as a user who moves the QP
 	 * itself (rdma_init_qp_attr) does so before rdma_accept(). */
 	c->rq_psn = rand32() & 0xffffff;
 	/* Linux takes the REQ's MTU as it is; we never go above our own
 	 * link's (a larger one would fail modify_qp). */
-	c->mtu = (uint8_t)__cm_get(mad, CMF_PATH_MTU);
+	c->mtu = (uint8_t)ur_cm_get(mad, CMF_PATH_MTU);
 	if (c->mtu > dev->mtu || c->mtu < IBV_MTU_256)
 		c->mtu = (uint8_t)dev->mtu;
-	c->retry_cnt = (uint8_t)__cm_get(mad, CMF_RETRY_COUNT);
-	c->rnr_retry = (uint8_t)__cm_get(mad, CMF_RNR_RETRY);
+	c->retry_cnt = (uint8_t)ur_cm_get(mad, CMF_RETRY_COUNT);
+	c->rnr_retry = (uint8_t)ur_cm_get(mad, CMF_RNR_RETRY);
 	/* Packet lifetime = the REQ's ACK timeout - 1, and the QP's timeout
 	 * that lifetime + 1 (cm_format_paths_from_req, cm_init_av_by_path). */
-	c->timeout = (uint8_t)__cm_get(mad, CMF_P_ACK_TIMEOUT);
+	c->timeout = (uint8_t)ur_cm_get(mad, CMF_P_ACK_TIMEOUT);
 	if (!c->timeout)
 		c->timeout = 1;
-	c->tos = (uint8_t)__cm_get(mad, CMF_P_TCLASS);
-	c->flow_label = (uint32_t)__cm_get(mad, CMF_P_FLOW_LABEL);
+	c->tos = (uint8_t)ur_cm_get(mad, CMF_P_TCLASS);
+	c->flow_label = (uint32_t)ur_cm_get(mad, CMF_P_FLOW_LABEL);
 	c->path.mtu = (enum ibv_mtu)c->mtu;
 	c->path.flow_label = htonl(c->flow_label);
 	/* Seen from here: the peer's initiator depth bounds our responder
 	 * resources and vice versa (rdma_cm's CONNECT_REQUEST convention). */
-	c->resp_res = (uint8_t)__cm_get(mad, CMF_INIT_DEPTH);
-	c->init_depth = (uint8_t)__cm_get(mad, CMF_RESP_RES);
+	c->resp_res = (uint8_t)ur_cm_get(mad, CMF_INIT_DEPTH);
+	c->init_depth = (uint8_t)ur_cm_get(mad, CMF_RESP_RES);
 	c->state = CMS_REQ_RCVD;
 	conn_event(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, mad, CMA_HDR_LEN, 0);
 	return UR_GSI_CONSUMED;
@@ -789,8 +789,8 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 
 static void rx_rep(struct cm_id *c, const uint8_t *mad)
 {
-	uint8_t rr = (uint8_t)__cm_get(mad, CMF_RESP_RES);
-	uint8_t id = (uint8_t)__cm_get(mad, CMF_INIT_DEPTH);
+	uint8_t rr = (uint8_t)ur_cm_get(mad, CMF_RESP_RES);
+	uint8_t id = (uint8_t)ur_cm_get(mad, CMF_INIT_DEPTH);
 
 	if (c->state == CMS_ESTABLISHED || c->state == CMS_REP_RCVD) {
 		if (c->state == CMS_ESTABLISHED)
@@ -800,18 +800,18 @@ static void rx_rep(struct cm_id *c, const uint8_t *mad)
 	if (c->state != CMS_REQ_SENT)
 		return;
 	stop_timer(c);
-	c->remote_id = (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID);
-	c->remote_qpn = (uint32_t)__cm_get(mad, CMF_LOCAL_QPN);
+	c->remote_id = (uint32_t)ur_cm_get(mad, CMF_LOCAL_COMM_ID);
+	c->remote_qpn = (uint32_t)ur_cm_get(mad, CMF_LOCAL_QPN);
 	/* We send from the REP's Starting PSN (Linux: cm_rep_handler). */
-	c->sq_psn = (uint32_t)__cm_get(mad, CMF_STARTING_PSN);
-	c->rnr_retry = (uint8_t)__cm_get(mad, CMF_RNR_RETRY);
+	c->sq_psn = (uint32_t)ur_cm_get(mad, CMF_STARTING_PSN);
+	c->rnr_retry = (uint8_t)ur_cm_get(mad, CMF_RNR_RETRY);
 	/* The REP's values replace ours, as Linux's CM does: the passive
 	 * side chose them from our REQ. Never above what we have. */
 	c->init_depth = rr > c->dev->max_rd_atom ? (uint8_t)c->dev->max_rd_atom
 						 : rr;
 	c->resp_res = id > c->dev->max_rd_atom ? (uint8_t)c->dev->max_rd_atom
 					       : id;
-	c->timeout = cm__ack_timeout((uint8_t)__cm_get(mad, CMF_TARGET_ACK_DELAY),
+	c->timeout = ur_cm_ack_timeout((uint8_t)ur_cm_get(mad, CMF_TARGET_ACK_DELAY),
 				     CM_PACKET_LIFETIME);
 	c->state = CMS_REP_RCVD;
 	if (!c->id.qp) {
@@ -841,7 +841,7 @@ static void finish(struct cm_id *c, enum cm_state state,
 
 static void rx_rej(struct cm_id *c, const uint8_t *mad)
 {
-	uint16_t reason = (uint16_t)__cm_get(mad, CMF_REJ_REASON);
+	uint16_t reason = (uint16_t)ur_cm_get(mad, CMF_REJ_REASON);
 
 	if (c->state != CMS_REQ_SENT && c->state != CMS_REP_SENT &&
 	    c->state != CMS_REP_RCVD && c->state != CMS_ESTABLISHED)
@@ -857,12 +857,12 @@ static void rx_dreq(struct cm_id *c, const uint8_t *mad)
 	/* A DREQ names our QP in its Remote QPN; Linux's CM ignores one that
 	 * does not, without an answer. */
 	if (c->local_qpn &&
-	    (uint32_t)__cm_get(mad, CMF_REMOTE_QPN) != c->local_qpn) {
+	    (uint32_t)ur_cm_get(mad, CMF_REMOTE_QPN) != c->local_qpn) {
 		cm.rx_stale++;
 		return;
 	}
 	/* Answered at once (Linux answers when the user disconnects). */
-	send_drep(c->dev, &c->peer, __cm_mad_tid(mad), c->local_id,
+	send_drep(c->dev, &c->peer, ur_cm_mad_tid(mad), c->local_id,
 		  c->remote_id);
 	if (c->state != CMS_ESTABLISHED && c->state != CMS_REP_SENT &&
 	    c->state != CMS_DREQ_SENT)
@@ -874,10 +874,10 @@ static void rx_dreq(struct cm_id *c, const uint8_t *mad)
 
 static void rx_sidr_rep(struct cm_id *c, const uint8_t *mad)
 {
-	int status = (int)__cm_get(mad, CMF_SIDR_STATUS);
+	int status = (int)ur_cm_get(mad, CMF_SIDR_STATUS);
 	struct cm_event *e;
 	size_t len;
-	const uint8_t *pd = __cm_blob(mad, CMB_PDATA, &len);
+	const uint8_t *pd = ur_cm_blob(mad, CMB_PDATA, &len);
 
 	if (c->state != CMS_SIDR_REQ_SENT)
 		return;
@@ -887,8 +887,8 @@ static void rx_sidr_rep(struct cm_id *c, const uint8_t *mad)
 				       : RDMA_CM_EVENT_ESTABLISHED,
 			     status, pd, len, &e))
 		return;
-	e->ev.param.ud.qp_num = (uint32_t)__cm_get(mad, CMF_QPN);
-	e->ev.param.ud.qkey = (uint32_t)__cm_get(mad, CMF_QKEY);
+	e->ev.param.ud.qp_num = (uint32_t)ur_cm_get(mad, CMF_QPN);
+	e->ev.param.ud.qkey = (uint32_t)ur_cm_get(mad, CMF_QKEY);
 	e->ev.param.ud.ah_attr.is_global = 1;
 	e->ev.param.ud.ah_attr.port_num = 1;
 	e->ev.param.ud.ah_attr.grh.dgid = c->id.route.addr.addr.ibaddr.dgid;
@@ -910,12 +910,12 @@ static bool from_peer(const struct cm_id *c, uint16_t attr,
 		      const uint8_t *mad)
 {
 	if (attr == UR_CM_ATTR_REJ &&
-	    __cm_get(mad, CMF_MSG_REJECTED) == CM_MSG_REQ)
+	    ur_cm_get(mad, CMF_MSG_REJECTED) == CM_MSG_REQ)
 		return c->state == CMS_REQ_SENT;
 	if (attr == UR_CM_ATTR_SIDR_REP)
 		return true; /* SIDR has no comm IDs, only the request ID */
 	return !c->remote_id ||
-	       (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID) == c->remote_id;
+	       (uint32_t)ur_cm_get(mad, CMF_LOCAL_COMM_ID) == c->remote_id;
 }
 
 /**
@@ -937,16 +937,16 @@ int __cm_gsi_rx(void *arg, const uint8_t *mad, size_t len,
 	__cm_sa_set_port((struct sockaddr *)&peer, 0);
 	pthread_mutex_lock(&cm.lock);
 	cm.rx_mads++;
-	if (!__cm_mad_valid(mad, len)) {
+	if (!ur_cm_mad_valid(mad, len)) {
 		cm.rx_malformed++;
 		goto out;
 	}
-	attr = __cm_mad_attr(mad);
+	attr = ur_cm_mad_attr(mad);
 	if (attr == UR_CM_ATTR_REQ || attr == UR_CM_ATTR_SIDR_REQ) {
 		ret = rx_req(dev, mad, &peer, from_sibling);
 		goto out;
 	}
-	rcid = (uint32_t)__cm_get(mad, CMF_REMOTE_COMM_ID);
+	rcid = (uint32_t)ur_cm_get(mad, CMF_REMOTE_COMM_ID);
 	c = rcid ? find_local(rcid) : NULL;
 	if (c && c->dev != dev)
 		c = NULL;
@@ -967,8 +967,8 @@ int __cm_gsi_rx(void *arg, const uint8_t *mad, size_t len,
 	if (!c) {
 		/* A DREQ for a connection we no longer have: DREP (12.9.7). */
 		if (attr == UR_CM_ATTR_DREQ)
-			send_drep(dev, &peer, __cm_mad_tid(mad), rcid,
-				  (uint32_t)__cm_get(mad, CMF_LOCAL_COMM_ID));
+			send_drep(dev, &peer, ur_cm_mad_tid(mad), rcid,
+				  (uint32_t)ur_cm_get(mad, CMF_LOCAL_COMM_ID));
 		goto out;
 	}
 	switch (attr) {
@@ -985,7 +985,7 @@ int __cm_gsi_rx(void *arg, const uint8_t *mad, size_t len,
 		break;
 	case UR_CM_ATTR_MRA:
 		if (c->state == CMS_REQ_SENT || c->state == CMS_REP_SENT) {
-			uint64_t t = 4096ull << __cm_get(mad, CMF_SERVICE_TIMEOUT);
+			uint64_t t = 4096ull << ur_cm_get(mad, CMF_SERVICE_TIMEOUT);
 
 			c->deadline = __cm_now() + t + cm.resend_ns;
 			c->give_up = c->deadline + cm.timeout_ns;

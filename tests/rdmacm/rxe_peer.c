@@ -38,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cm_mad.h"
+#include "ur_cm_mad.h"
 #include "golden.h"
 
 #define MAX_FRAMES 512
@@ -132,9 +132,9 @@ static void trace(const char *dir, const uint8_t *ib)
 		return;
 	if (is_mad(ib))
 		fprintf(stderr, "%s MAD %s local 0x%x remote 0x%x\n", dir,
-			__cm_attr_name(__cm_mad_attr(ib + 20)),
-			(unsigned)__cm_get(ib + 20, CMF_LOCAL_COMM_ID),
-			(unsigned)__cm_get(ib + 20, CMF_REMOTE_COMM_ID));
+			ur_cm_attr_name(ur_cm_mad_attr(ib + 20)),
+			(unsigned)ur_cm_get(ib + 20, CMF_LOCAL_COMM_ID),
+			(unsigned)ur_cm_get(ib + 20, CMF_REMOTE_COMM_ID));
 	else
 		fprintf(stderr, "%s %s qpn 0x%x psn %u\n", dir,
 			ur_opcode_name(ib[0]), ur_bth_dqpn(ib), ur_bth_psn(ib));
@@ -164,7 +164,7 @@ static void send_ib(int fd, uint16_t sport, uint8_t *ib, size_t len)
 static void set_gid(uint8_t *mad, enum cm_blob b, const uint8_t *ip)
 {
 	size_t len;
-	uint8_t *g = __cm_blob(mad, b, &len);
+	uint8_t *g = ur_cm_blob(mad, b, &len);
 
 	memset(g, 0, 16);
 	g[10] = g[11] = 0xff;
@@ -175,8 +175,8 @@ static void set_gid(uint8_t *mad, enum cm_blob b, const uint8_t *ip)
 /* The connection of a capture MAD: by the comm IDs it names. */
 static struct conn *conn_of_mad(const uint8_t *m)
 {
-	uint32_t l = (uint32_t)__cm_get(m, CMF_LOCAL_COMM_ID);
-	uint32_t r = (uint32_t)__cm_get(m, CMF_REMOTE_COMM_ID);
+	uint32_t l = (uint32_t)ur_cm_get(m, CMF_LOCAL_COMM_ID);
+	uint32_t r = (uint32_t)ur_cm_get(m, CMF_REMOTE_COMM_ID);
 
 	for (int c = 0; c < P.nconn; c++) {
 		struct conn *k = &P.conn[c];
@@ -215,7 +215,7 @@ static void send_mad(int i)
 	uint16_t attr;
 
 	memcpy(ib, fr[i].ib, fr[i].len);
-	attr = __cm_mad_attr(m);
+	attr = ur_cm_mad_attr(m);
 	k = conn_of_mad(m);
 	if (!k)
 		fail(i, "capture MAD of no connection");
@@ -226,30 +226,30 @@ static void send_mad(int i)
 
 		set_gid(m, CMB_P_LOCAL_GID, P.our_ip);
 		set_gid(m, CMB_P_REMOTE_GID, P.uroce_ip);
-		if (__cma_hdr_get(__cm_blob(m, CMB_PDATA, &len), &h))
+		if (ur_cma_hdr_get(ur_cm_blob(m, CMB_PDATA, &len), &h))
 			fail(i, "capture REQ without an rdma_cm header");
 		memcpy(h.src, P.our_ip, 4);
 		memcpy(h.dst, P.uroce_ip, 4);
-		__cma_hdr_put(__cm_blob(m, CMB_PDATA, &len), &h);
+		ur_cma_hdr_put(ur_cm_blob(m, CMB_PDATA, &len), &h);
 		break;
 	}
 	case UR_CM_ATTR_REP:
 	case UR_CM_ATTR_RTU:
-		__cm_set(m, CMF_REMOTE_COMM_ID, k->their_comm);
+		ur_cm_set(m, CMF_REMOTE_COMM_ID, k->their_comm);
 		ur_put64(m + 8, k->tid);
 		break;
 	case UR_CM_ATTR_DREP:
-		__cm_set(m, CMF_REMOTE_COMM_ID, k->their_comm);
+		ur_cm_set(m, CMF_REMOTE_COMM_ID, k->their_comm);
 		ur_put64(m + 8, k->their_dreq_tid);
 		break;
 	case UR_CM_ATTR_DREQ:
 		/* Its own TID (Linux's cm_form_tid), as captured. */
-		__cm_set(m, CMF_REMOTE_COMM_ID, k->their_comm);
-		__cm_set(m, CMF_REMOTE_QPN, k->their_qpn);
+		ur_cm_set(m, CMF_REMOTE_COMM_ID, k->their_comm);
+		ur_cm_set(m, CMF_REMOTE_QPN, k->their_qpn);
 		k->dreq_sent = true;
 		break;
 	default:
-		fail(i, "capture MAD %s not replayed", __cm_attr_name(attr));
+		fail(i, "capture MAD %s not replayed", ur_cm_attr_name(attr));
 	}
 	send_ib(P.fd, P.port, ib, fr[i].len);
 }
@@ -393,54 +393,54 @@ static struct conn *take_ack(const struct rx *r, int frame)
 /* Learn uroce's connection fields from its REQ or REP. */
 static void learn(struct conn *k, const uint8_t *m, int i)
 {
-	k->their_comm = (uint32_t)__cm_get(m, CMF_LOCAL_COMM_ID);
-	k->their_qpn = (uint32_t)__cm_get(m, CMF_LOCAL_QPN);
-	k->their_spsn = (uint32_t)__cm_get(m, CMF_STARTING_PSN);
+	k->their_comm = (uint32_t)ur_cm_get(m, CMF_LOCAL_COMM_ID);
+	k->their_qpn = (uint32_t)ur_cm_get(m, CMF_LOCAL_QPN);
+	k->their_spsn = (uint32_t)ur_cm_get(m, CMF_STARTING_PSN);
 	if (!k->their_comm || !k->their_qpn)
 		fail(i, "uroce's %s has no comm ID or QPN",
-		     __cm_attr_name(__cm_mad_attr(m)));
+		     ur_cm_attr_name(ur_cm_mad_attr(m)));
 }
 
 static void check_mad(int i, struct conn *k, const struct rx *r)
 {
 	const uint8_t *want = mad_of(fr[i].ib), *m = r->pkt.payload;
-	uint16_t attr = __cm_mad_attr(want);
+	uint16_t attr = ur_cm_mad_attr(want);
 
 	if (r->pkt.h.dqpn != 1 || r->pkt.payload_len != UR_MAD_LEN)
 		fail(i, "expected a MAD (%s), got %s to QPN 0x%x",
-		     __cm_attr_name(attr), ur_opcode_name(r->pkt.h.opcode),
+		     ur_cm_attr_name(attr), ur_opcode_name(r->pkt.h.opcode),
 		     r->pkt.h.dqpn);
-	if (__cm_mad_attr(m) != attr)
+	if (ur_cm_mad_attr(m) != attr)
 		fail(i, "expected %s, got %s (comm IDs 0x%llx/0x%llx)",
-		     __cm_attr_name(attr), __cm_attr_name(__cm_mad_attr(m)),
-		     (unsigned long long)__cm_get(m, CMF_LOCAL_COMM_ID),
-		     (unsigned long long)__cm_get(m, CMF_REMOTE_COMM_ID));
+		     ur_cm_attr_name(attr), ur_cm_attr_name(ur_cm_mad_attr(m)),
+		     (unsigned long long)ur_cm_get(m, CMF_LOCAL_COMM_ID),
+		     (unsigned long long)ur_cm_get(m, CMF_REMOTE_COMM_ID));
 	switch (attr) {
 	case UR_CM_ATTR_REQ:
 		learn(k, m, i);
-		k->tid = __cm_mad_tid(m);
+		k->tid = ur_cm_mad_tid(m);
 		break;
 	case UR_CM_ATTR_REP:
-		if (__cm_get(m, CMF_REMOTE_COMM_ID) != k->our_comm)
+		if (ur_cm_get(m, CMF_REMOTE_COMM_ID) != k->our_comm)
 			fail(i, "REP for comm ID 0x%llx, ours is 0x%x",
-			     (unsigned long long)__cm_get(m, CMF_REMOTE_COMM_ID),
+			     (unsigned long long)ur_cm_get(m, CMF_REMOTE_COMM_ID),
 			     k->our_comm);
 		learn(k, m, i);
 		break;
 	case UR_CM_ATTR_DREQ:
-		if (__cm_get(m, CMF_REMOTE_QPN) != k->our_qpn_cap)
+		if (ur_cm_get(m, CMF_REMOTE_QPN) != k->our_qpn_cap)
 			fail(i, "DREQ names QPN 0x%llx, ours is 0x%x",
-			     (unsigned long long)__cm_get(m, CMF_REMOTE_QPN),
+			     (unsigned long long)ur_cm_get(m, CMF_REMOTE_QPN),
 			     k->our_qpn_cap);
-		k->their_dreq_tid = __cm_mad_tid(m);
+		k->their_dreq_tid = ur_cm_mad_tid(m);
 		/* fall through */
 	default:
-		if (__cm_get(m, CMF_REMOTE_COMM_ID) != k->our_comm ||
-		    __cm_get(m, CMF_LOCAL_COMM_ID) != k->their_comm)
+		if (ur_cm_get(m, CMF_REMOTE_COMM_ID) != k->our_comm ||
+		    ur_cm_get(m, CMF_LOCAL_COMM_ID) != k->their_comm)
 			fail(i, "%s with comm IDs 0x%llx/0x%llx",
-			     __cm_attr_name(attr),
-			     (unsigned long long)__cm_get(m, CMF_LOCAL_COMM_ID),
-			     (unsigned long long)__cm_get(m, CMF_REMOTE_COMM_ID));
+			     ur_cm_attr_name(attr),
+			     (unsigned long long)ur_cm_get(m, CMF_LOCAL_COMM_ID),
+			     (unsigned long long)ur_cm_get(m, CMF_REMOTE_COMM_ID));
 		break;
 	}
 }
@@ -533,11 +533,11 @@ static bool early_rej(const struct rx *r)
 {
 	const uint8_t *m = r->pkt.payload;
 
-	if (r->pkt.h.dqpn != 1 || __cm_mad_attr(m) != UR_CM_ATTR_REJ ||
-	    __cm_get(m, CMF_REJ_REASON) != CM_REJ_INVALID_SERVICE_ID)
+	if (r->pkt.h.dqpn != 1 || ur_cm_mad_attr(m) != UR_CM_ATTR_REJ ||
+	    ur_cm_get(m, CMF_REJ_REASON) != CM_REJ_INVALID_SERVICE_ID)
 		return false;
 	for (int c = 0; c < P.nconn; c++)
-		if (P.conn[c].our_comm == __cm_get(m, CMF_REMOTE_COMM_ID) &&
+		if (P.conn[c].our_comm == ur_cm_get(m, CMF_REMOTE_COMM_ID) &&
 		    !P.conn[c].their_comm)
 			return true;
 	return false;
@@ -553,27 +553,27 @@ static bool crossing_dreq(int i, const struct rx *r)
 	const uint8_t *m = r->pkt.payload;
 	uint8_t ib[GOLDEN_IB_MAX];
 
-	if (__cm_mad_attr(m) != UR_CM_ATTR_DREQ)
+	if (ur_cm_mad_attr(m) != UR_CM_ATTR_DREQ)
 		return false;
 	for (int c = 0; c < P.nconn; c++) {
 		struct conn *k = &P.conn[c];
 
-		if (!k->dreq_sent || k->our_comm != __cm_get(m, CMF_REMOTE_COMM_ID))
+		if (!k->dreq_sent || k->our_comm != ur_cm_get(m, CMF_REMOTE_COMM_ID))
 			continue;
-		if (__cm_get(m, CMF_LOCAL_COMM_ID) != k->their_comm ||
-		    __cm_get(m, CMF_REMOTE_QPN) != k->our_qpn_cap)
+		if (ur_cm_get(m, CMF_LOCAL_COMM_ID) != k->their_comm ||
+		    ur_cm_get(m, CMF_REMOTE_QPN) != k->our_qpn_cap)
 			fail(i, "crossing DREQ with comm ID 0x%llx, QPN 0x%llx",
-			     (unsigned long long)__cm_get(m, CMF_LOCAL_COMM_ID),
-			     (unsigned long long)__cm_get(m, CMF_REMOTE_QPN));
+			     (unsigned long long)ur_cm_get(m, CMF_LOCAL_COMM_ID),
+			     (unsigned long long)ur_cm_get(m, CMF_REMOTE_QPN));
 		/* Our REQ's or REP's BTH and DETH, a DREP after them. */
 		for (int j = 0; j < nfr; j++)
 			if (from_us(&fr[j]) && is_mad(fr[j].ib)) {
 				memcpy(ib, fr[j].ib, fr[j].len);
 				break;
 			}
-		__cm_mad_init(mad_of(ib), UR_CM_ATTR_DREP, __cm_mad_tid(m));
-		__cm_set(mad_of(ib), CMF_LOCAL_COMM_ID, k->our_comm);
-		__cm_set(mad_of(ib), CMF_REMOTE_COMM_ID, k->their_comm);
+		ur_cm_mad_init(mad_of(ib), UR_CM_ATTR_DREP, ur_cm_mad_tid(m));
+		ur_cm_set(mad_of(ib), CMF_LOCAL_COMM_ID, k->our_comm);
+		ur_cm_set(mad_of(ib), CMF_REMOTE_COMM_ID, k->their_comm);
 		send_ib(P.fd, P.port, ib, 20 + UR_MAD_LEN + 4);
 		k->crossed = true;
 		P.crossed++;
@@ -590,20 +590,20 @@ static bool crossing_dreq(int i, const struct rx *r)
 static bool mad_ahead(int i, const struct rx *r)
 {
 	const uint8_t *m = r->pkt.payload;
-	uint16_t attr = __cm_mad_attr(m);
+	uint16_t attr = ur_cm_mad_attr(m);
 
-	if (attr == __cm_mad_attr(mad_of(fr[i].ib)) &&
+	if (attr == ur_cm_mad_attr(mad_of(fr[i].ib)) &&
 	    conn_of_mad(mad_of(fr[i].ib))->our_comm ==
-		    __cm_get(m, CMF_REMOTE_COMM_ID))
+		    ur_cm_get(m, CMF_REMOTE_COMM_ID))
 		return false;
 	for (int j = i + 1; j < nfr && j < i + 16; j++) {
 		struct conn *k;
 
 		if (from_us(&fr[j]) || !is_mad(fr[j].ib) || done[j] ||
-		    __cm_mad_attr(mad_of(fr[j].ib)) != attr)
+		    ur_cm_mad_attr(mad_of(fr[j].ib)) != attr)
 			continue;
 		k = conn_of_mad(mad_of(fr[j].ib));
-		if (!k || k->our_comm != __cm_get(m, CMF_REMOTE_COMM_ID))
+		if (!k || k->our_comm != ur_cm_get(m, CMF_REMOTE_COMM_ID))
 			continue;
 		check_mad(j, k, r);
 		done[j] = true;
@@ -638,13 +638,13 @@ static void expect(int i)
 		 * it read ours: its DREP is not owed then (a Linux peer has
 		 * its DISCONNECTED from uroce's DREQ already). */
 		if (is_mad(ib) && k->crossed && now - t0 > CROSSED_MS &&
-		    __cm_mad_attr(mad_of(fr[i].ib)) == UR_CM_ATTR_DREP) {
+		    ur_cm_mad_attr(mad_of(fr[i].ib)) == UR_CM_ATTR_DREP) {
 			P.drep_skipped++;
 			return;
 		}
 		if (now - t0 > WAIT_MS)
 			fail(i, "nothing from uroce for %d ms (waiting for %s)",
-			     WAIT_MS, is_mad(ib) ? __cm_attr_name(__cm_mad_attr(
+			     WAIT_MS, is_mad(ib) ? ur_cm_attr_name(ur_cm_mad_attr(
 							    mad_of(fr[i].ib)))
 						: ur_opcode_name(ib[0]));
 		/* Until the REP, our REQ is resent: the listener may not be
@@ -716,40 +716,40 @@ static void find_conns(void)
 
 		if (!is_mad(fr[i].ib))
 			continue;
-		attr = __cm_mad_attr(m);
+		attr = ur_cm_mad_attr(m);
 		if (attr == UR_CM_ATTR_REQ && !conn_of_mad(m)) {
 			struct conn *k = &P.conn[P.nconn];
 
 			if (P.nconn == MAX_CONNS)
 				fail(i, "more than %d connections", MAX_CONNS);
 			P.nconn++;
-			k->act_comm_cap = (uint32_t)__cm_get(m, CMF_LOCAL_COMM_ID);
+			k->act_comm_cap = (uint32_t)ur_cm_get(m, CMF_LOCAL_COMM_ID);
 			k->req_frame = i;
 			k->owed_frame = -1;
 			if (P.nconn == 1) /* who we are: the first REQ's side */
 				memcpy(P.cap_us, P.active ? fr[i].src : fr[i].dst, 4);
 			if (P.active) {
 				k->our_comm = k->act_comm_cap;
-				k->our_qpn_cap = (uint32_t)__cm_get(m, CMF_LOCAL_QPN);
-				k->our_spsn = (uint32_t)__cm_get(m, CMF_STARTING_PSN);
-				k->tid = __cm_mad_tid(m);
+				k->our_qpn_cap = (uint32_t)ur_cm_get(m, CMF_LOCAL_QPN);
+				k->our_spsn = (uint32_t)ur_cm_get(m, CMF_STARTING_PSN);
+				k->tid = ur_cm_mad_tid(m);
 			} else {
-				k->their_qpn_cap = (uint32_t)__cm_get(m, CMF_LOCAL_QPN);
-				k->their_spsn_cap = (uint32_t)__cm_get(m, CMF_STARTING_PSN);
+				k->their_qpn_cap = (uint32_t)ur_cm_get(m, CMF_LOCAL_QPN);
+				k->their_spsn_cap = (uint32_t)ur_cm_get(m, CMF_STARTING_PSN);
 			}
 		} else if (attr == UR_CM_ATTR_REP) {
 			struct conn *k = conn_of_mad(m);
 
 			if (!k)
 				fail(i, "REP without its REQ");
-			k->pas_comm_cap = (uint32_t)__cm_get(m, CMF_LOCAL_COMM_ID);
+			k->pas_comm_cap = (uint32_t)ur_cm_get(m, CMF_LOCAL_COMM_ID);
 			if (P.active) {
-				k->their_qpn_cap = (uint32_t)__cm_get(m, CMF_LOCAL_QPN);
-				k->their_spsn_cap = (uint32_t)__cm_get(m, CMF_STARTING_PSN);
+				k->their_qpn_cap = (uint32_t)ur_cm_get(m, CMF_LOCAL_QPN);
+				k->their_spsn_cap = (uint32_t)ur_cm_get(m, CMF_STARTING_PSN);
 			} else {
 				k->our_comm = k->pas_comm_cap;
-				k->our_qpn_cap = (uint32_t)__cm_get(m, CMF_LOCAL_QPN);
-				k->our_spsn = (uint32_t)__cm_get(m, CMF_STARTING_PSN);
+				k->our_qpn_cap = (uint32_t)ur_cm_get(m, CMF_LOCAL_QPN);
+				k->our_spsn = (uint32_t)ur_cm_get(m, CMF_STARTING_PSN);
 			}
 		}
 	}

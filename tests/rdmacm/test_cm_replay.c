@@ -128,7 +128,7 @@ static bool fake_recv(uint8_t *mad, int ms)
 static void set_gid(uint8_t *mad, enum cm_blob b, const char *ip)
 {
 	size_t len;
-	uint8_t *g = __cm_blob(mad, b, &len);
+	uint8_t *g = ur_cm_blob(mad, b, &len);
 
 	memset(g, 0, 16);
 	g[10] = g[11] = 0xff;
@@ -137,7 +137,7 @@ static void set_gid(uint8_t *mad, enum cm_blob b, const char *ip)
 
 static void copy_field(uint8_t *dst, const uint8_t *src, enum cm_field f)
 {
-	ASSERT_EQ(__cm_set(dst, f, __cm_get(src, f)), 0);
+	ASSERT_EQ(ur_cm_set(dst, f, ur_cm_get(src, f)), 0);
 }
 
 static void set_tid(uint8_t *mad, uint64_t tid)
@@ -215,10 +215,10 @@ static void golden_req(uint8_t *req)
 	memcpy(req, g[0].mad, UR_MAD_LEN);
 	set_gid(req, CMB_P_LOCAL_GID, PEER);
 	set_gid(req, CMB_P_REMOTE_GID, US);
-	ASSERT_EQ(__cma_hdr_get(__cm_blob(req, CMB_PDATA, &len), &h), 0);
+	ASSERT_EQ(ur_cma_hdr_get(ur_cm_blob(req, CMB_PDATA, &len), &h), 0);
 	inet_pton(AF_INET, PEER, h.src);
 	inet_pton(AF_INET, US, h.dst);
-	__cma_hdr_put(__cm_blob(req, CMB_PDATA, &len), &h);
+	ur_cma_hdr_put(ur_cm_blob(req, CMB_PDATA, &len), &h);
 }
 
 /*
@@ -232,22 +232,22 @@ static void check_passive_qp(const struct ibv_qp_attr *a, const uint8_t *req,
 			     const uint8_t *rep)
 {
 	ASSERT_EQ(a->qp_state, IBV_QPS_RTS);
-	ASSERT_EQ_U64(a->sq_psn, __cm_get(req, CMF_STARTING_PSN));
-	ASSERT_EQ_U64(a->rq_psn, __cm_get(rep, CMF_STARTING_PSN));
+	ASSERT_EQ_U64(a->sq_psn, ur_cm_get(req, CMF_STARTING_PSN));
+	ASSERT_EQ_U64(a->rq_psn, ur_cm_get(rep, CMF_STARTING_PSN));
 	ASSERT_NE(a->sq_psn, a->rq_psn);
-	ASSERT_EQ_U64(a->dest_qp_num, __cm_get(req, CMF_LOCAL_QPN));
-	ASSERT_EQ_U64(a->path_mtu, __cm_get(req, CMF_PATH_MTU)); /* 1024 */
-	ASSERT_EQ_U64(a->timeout, __cm_get(req, CMF_P_ACK_TIMEOUT));
-	ASSERT_EQ_U64(a->retry_cnt, __cm_get(req, CMF_RETRY_COUNT));
-	ASSERT_EQ_U64(a->rnr_retry, __cm_get(req, CMF_RNR_RETRY));
+	ASSERT_EQ_U64(a->dest_qp_num, ur_cm_get(req, CMF_LOCAL_QPN));
+	ASSERT_EQ_U64(a->path_mtu, ur_cm_get(req, CMF_PATH_MTU)); /* 1024 */
+	ASSERT_EQ_U64(a->timeout, ur_cm_get(req, CMF_P_ACK_TIMEOUT));
+	ASSERT_EQ_U64(a->retry_cnt, ur_cm_get(req, CMF_RETRY_COUNT));
+	ASSERT_EQ_U64(a->rnr_retry, ur_cm_get(req, CMF_RNR_RETRY));
 	ASSERT_EQ(a->min_rnr_timer, 0);
 	ASSERT_EQ(a->max_rd_atomic, 1);
 	ASSERT_EQ(a->max_dest_rd_atomic, 1);
 	ASSERT_EQ(a->qp_access_flags, IBV_ACCESS_REMOTE_WRITE |
 					      IBV_ACCESS_REMOTE_READ |
 					      IBV_ACCESS_REMOTE_ATOMIC);
-	ASSERT_EQ_U64(a->ah_attr.grh.traffic_class, __cm_get(req, CMF_P_TCLASS));
-	ASSERT_EQ_U64(a->ah_attr.grh.flow_label, __cm_get(req, CMF_P_FLOW_LABEL));
+	ASSERT_EQ_U64(a->ah_attr.grh.traffic_class, ur_cm_get(req, CMF_P_TCLASS));
+	ASSERT_EQ_U64(a->ah_attr.grh.flow_label, ur_cm_get(req, CMF_P_FLOW_LABEL));
 }
 
 /*
@@ -260,22 +260,22 @@ static void check_active_qp(const struct ibv_qp_attr *a, const uint8_t *req,
 			    const uint8_t *rep, uint8_t retry)
 {
 	ASSERT_EQ(a->qp_state, IBV_QPS_RTS);
-	ASSERT_EQ_U64(a->sq_psn, __cm_get(rep, CMF_STARTING_PSN));
-	ASSERT_EQ_U64(a->rq_psn, __cm_get(req, CMF_STARTING_PSN));
-	ASSERT_EQ_U64(a->dest_qp_num, __cm_get(rep, CMF_LOCAL_QPN));
-	ASSERT_EQ_U64(a->path_mtu, __cm_get(req, CMF_PATH_MTU));
+	ASSERT_EQ_U64(a->sq_psn, ur_cm_get(rep, CMF_STARTING_PSN));
+	ASSERT_EQ_U64(a->rq_psn, ur_cm_get(req, CMF_STARTING_PSN));
+	ASSERT_EQ_U64(a->dest_qp_num, ur_cm_get(rep, CMF_LOCAL_QPN));
+	ASSERT_EQ_U64(a->path_mtu, ur_cm_get(req, CMF_PATH_MTU));
 	ASSERT_EQ(a->timeout,
-		  cm__ack_timeout((uint8_t)__cm_get(rep, CMF_TARGET_ACK_DELAY),
+		  ur_cm_ack_timeout((uint8_t)ur_cm_get(rep, CMF_TARGET_ACK_DELAY),
 				  CM_PACKET_LIFETIME));
 	ASSERT_EQ(a->timeout, 19); /* as rxe's QP gets it from rxe's REP */
 	ASSERT_EQ(a->retry_cnt, retry);
-	ASSERT_EQ_U64(a->rnr_retry, __cm_get(rep, CMF_RNR_RETRY));
+	ASSERT_EQ_U64(a->rnr_retry, ur_cm_get(rep, CMF_RNR_RETRY));
 	ASSERT_EQ(a->min_rnr_timer, 0);
-	ASSERT_EQ_U64(a->max_rd_atomic, __cm_get(rep, CMF_RESP_RES));
-	ASSERT_EQ_U64(a->max_dest_rd_atomic, __cm_get(rep, CMF_INIT_DEPTH));
+	ASSERT_EQ_U64(a->max_rd_atomic, ur_cm_get(rep, CMF_RESP_RES));
+	ASSERT_EQ_U64(a->max_dest_rd_atomic, ur_cm_get(rep, CMF_INIT_DEPTH));
 	ASSERT_EQ(a->qp_access_flags,
 		  IBV_ACCESS_REMOTE_WRITE |
-			  (__cm_get(rep, CMF_INIT_DEPTH)
+			  (ur_cm_get(rep, CMF_INIT_DEPTH)
 				   ? IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC
 				   : 0));
 }
@@ -312,7 +312,7 @@ static void t_passive(void)
 	golden_req(req);
 	fake_send(req);
 	ASSERT(fake_recv(rep, 3000));
-	ASSERT_EQ(__cm_mad_attr(rep), UR_CM_ATTR_REP);
+	ASSERT_EQ(ur_cm_mad_attr(rep), UR_CM_ATTR_REP);
 	/* Our REP = rxe's REP, except the per-connection fields. */
 	memcpy(exp, g[1].mad, UR_MAD_LEN);
 	copy_field(exp, rep, CMF_LOCAL_COMM_ID);
@@ -320,9 +320,9 @@ static void t_passive(void)
 	copy_field(exp, rep, CMF_STARTING_PSN);
 	copy_field(exp, rep, CMF_LOCAL_CA_GUID);
 	ASSERT_MEM_EQ(rep, exp, UR_MAD_LEN);
-	ours = (uint32_t)__cm_get(rep, CMF_LOCAL_COMM_ID);
+	ours = (uint32_t)ur_cm_get(rep, CMF_LOCAL_COMM_ID);
 	ASSERT_NE(ours, 0);
-	ASSERT_NE(__cm_get(rep, CMF_LOCAL_QPN), 0);
+	ASSERT_NE(ur_cm_get(rep, CMF_LOCAL_QPN), 0);
 
 	/* A retransmitted REQ gets the same REP. */
 	fake_send(req);
@@ -331,15 +331,15 @@ static void t_passive(void)
 
 	/* rxe's RTU, then rxe's DREQ: our DREP = rxe's DREP. */
 	memcpy(m, g[2].mad, UR_MAD_LEN);
-	__cm_set(m, CMF_REMOTE_COMM_ID, ours);
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, ours);
 	fake_send(m);
 	memcpy(m, g[3].mad, UR_MAD_LEN);
-	__cm_set(m, CMF_REMOTE_COMM_ID, ours);
-	__cm_set(m, CMF_REMOTE_QPN, __cm_get(rep, CMF_LOCAL_QPN));
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, ours);
+	ur_cm_set(m, CMF_REMOTE_QPN, ur_cm_get(rep, CMF_LOCAL_QPN));
 	fake_send(m);
 	ASSERT(fake_recv(m, 3000));
 	memcpy(exp, g[4].mad, UR_MAD_LEN);
-	__cm_set(exp, CMF_LOCAL_COMM_ID, ours);
+	ur_cm_set(exp, CMF_LOCAL_COMM_ID, ours);
 	ASSERT_MEM_EQ(m, exp, UR_MAD_LEN);
 
 	pthread_join(s.t, NULL);
@@ -351,15 +351,15 @@ static void t_passive(void)
 	ASSERT_EQ(s.seen[2], RDMA_CM_EVENT_DISCONNECTED);
 
 	/* A REQ for a port nobody listens on: REJ, invalid service ID. */
-	__cm_set(req, CMF_SERVICE_ID, 0x0000000001060000ull | 7999);
-	__cm_set(req, CMF_LOCAL_COMM_ID, 0x12345678);
+	ur_cm_set(req, CMF_SERVICE_ID, 0x0000000001060000ull | 7999);
+	ur_cm_set(req, CMF_LOCAL_COMM_ID, 0x12345678);
 	fake_send(req);
 	ASSERT(fake_recv(m, 3000));
-	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_REJ);
-	ASSERT_EQ_U64(__cm_get(m, CMF_REMOTE_COMM_ID), 0x12345678);
-	ASSERT_EQ(__cm_get(m, CMF_MSG_REJECTED), CM_MSG_REQ);
-	ASSERT_EQ(__cm_get(m, CMF_REJ_REASON), CM_REJ_INVALID_SERVICE_ID);
-	ASSERT_EQ_U64(__cm_mad_tid(m), __cm_mad_tid(req));
+	ASSERT_EQ(ur_cm_mad_attr(m), UR_CM_ATTR_REJ);
+	ASSERT_EQ_U64(ur_cm_get(m, CMF_REMOTE_COMM_ID), 0x12345678);
+	ASSERT_EQ(ur_cm_get(m, CMF_MSG_REJECTED), CM_MSG_REQ);
+	ASSERT_EQ(ur_cm_get(m, CMF_REJ_REASON), CM_REJ_INVALID_SERVICE_ID);
+	ASSERT_EQ_U64(ur_cm_mad_tid(m), ur_cm_mad_tid(req));
 
 	rdma_destroy_id(s.listen);
 	rdma_destroy_event_channel(s.ch);
@@ -441,58 +441,58 @@ static void t_active(void)
 	client_start(&c, client_main);
 
 	ASSERT(fake_recv(req, 3000));
-	ASSERT_EQ(__cm_mad_attr(req), UR_CM_ATTR_REQ);
+	ASSERT_EQ(ur_cm_mad_attr(req), UR_CM_ATTR_REQ);
 	/* Our REQ = rxe's REQ, except the per-connection fields. */
 	memcpy(exp, g[0].mad, UR_MAD_LEN);
-	set_tid(exp, __cm_mad_tid(req));
+	set_tid(exp, ur_cm_mad_tid(req));
 	copy_field(exp, req, CMF_LOCAL_COMM_ID);
 	copy_field(exp, req, CMF_LOCAL_CA_GUID);
 	copy_field(exp, req, CMF_LOCAL_QPN);
 	copy_field(exp, req, CMF_STARTING_PSN);
 	copy_field(exp, req, CMF_PATH_MTU);
 	copy_field(exp, req, CMF_P_FLOW_LABEL);
-	memcpy(__cm_blob(exp, CMB_P_LOCAL_GID, &len),
-	       __cm_blob(req, CMB_P_LOCAL_GID, &l2), 16);
-	memcpy(__cm_blob(exp, CMB_P_REMOTE_GID, &len),
-	       __cm_blob(req, CMB_P_REMOTE_GID, &l2), 16);
-	memcpy(__cm_blob(exp, CMB_PDATA, &len), __cm_blob(req, CMB_PDATA, &l2),
+	memcpy(ur_cm_blob(exp, CMB_P_LOCAL_GID, &len),
+	       ur_cm_blob(req, CMB_P_LOCAL_GID, &l2), 16);
+	memcpy(ur_cm_blob(exp, CMB_P_REMOTE_GID, &len),
+	       ur_cm_blob(req, CMB_P_REMOTE_GID, &l2), 16);
+	memcpy(ur_cm_blob(exp, CMB_PDATA, &len), ur_cm_blob(req, CMB_PDATA, &l2),
 	       CMA_HDR_LEN);
 	ASSERT_MEM_EQ(req, exp, UR_MAD_LEN);
 	{
 		struct cma_hdr h;
 		uint8_t ip[4];
 
-		ASSERT_EQ(__cma_hdr_get(__cm_blob(req, CMB_PDATA, &len), &h), 0);
+		ASSERT_EQ(ur_cma_hdr_get(ur_cm_blob(req, CMB_PDATA, &len), &h), 0);
 		ASSERT_EQ(h.ip_version, 4);
 		inet_pton(AF_INET, US, ip);
 		ASSERT_MEM_EQ(h.src, ip, 4);
 		inet_pton(AF_INET, PEER, ip);
 		ASSERT_MEM_EQ(h.dst, ip, 4);
-		ASSERT_EQ(__cm_get(req, CMF_P_FLOW_LABEL),
+		ASSERT_EQ(ur_cm_get(req, CMF_P_FLOW_LABEL),
 			  ((uint32_t)h.port * 31 + SVC_PORT) & 0xfffff);
 	}
-	ours = (uint32_t)__cm_get(req, CMF_LOCAL_COMM_ID);
+	ours = (uint32_t)ur_cm_get(req, CMF_LOCAL_COMM_ID);
 
 	/* rxe's REP; our RTU = rxe's RTU. */
 	memcpy(rep, g[1].mad, UR_MAD_LEN);
-	set_tid(rep, __cm_mad_tid(req));
-	__cm_set(rep, CMF_REMOTE_COMM_ID, ours);
+	set_tid(rep, ur_cm_mad_tid(req));
+	ur_cm_set(rep, CMF_REMOTE_COMM_ID, ours);
 	fake_send(rep);
 	ASSERT(fake_recv(m, 3000));
 	memcpy(exp, g[2].mad, UR_MAD_LEN);
-	set_tid(exp, __cm_mad_tid(req));
-	__cm_set(exp, CMF_LOCAL_COMM_ID, ours);
+	set_tid(exp, ur_cm_mad_tid(req));
+	ur_cm_set(exp, CMF_LOCAL_COMM_ID, ours);
 	ASSERT_MEM_EQ(m, exp, UR_MAD_LEN);
 
 	/* Our DREQ = rxe's DREQ; rxe's DREP ends it. */
 	ASSERT(fake_recv(m, 3000));
 	memcpy(exp, g[3].mad, UR_MAD_LEN);
-	set_tid(exp, __cm_mad_tid(req));
-	__cm_set(exp, CMF_LOCAL_COMM_ID, ours);
+	set_tid(exp, ur_cm_mad_tid(req));
+	ur_cm_set(exp, CMF_LOCAL_COMM_ID, ours);
 	ASSERT_MEM_EQ(m, exp, UR_MAD_LEN);
 	memcpy(m, g[4].mad, UR_MAD_LEN);
-	set_tid(m, __cm_mad_tid(req));
-	__cm_set(m, CMF_REMOTE_COMM_ID, ours);
+	set_tid(m, ur_cm_mad_tid(req));
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, ours);
 	fake_send(m);
 
 	pthread_join(c.t, NULL);
@@ -532,7 +532,7 @@ static void t_unreachable(void)
 	ASSERT_EQ(rdma_connect(id, &cp), 0);
 	/* The fake peer swallows the REQ and its retransmissions. */
 	while (fake_recv(m, 200) || now_ns() - t0 < 1500000000ull)
-		if (__cm_mad_attr(m) == UR_CM_ATTR_REQ)
+		if (ur_cm_mad_attr(m) == UR_CM_ATTR_REQ)
 			nreq++;
 	ASSERT_GE(nreq, 2); /* UROCE_CM_RESEND_MS=500 */
 	ASSERT_EQ(rdma_get_cm_event(ch, &ev), 0);
@@ -542,10 +542,10 @@ static void t_unreachable(void)
 	rdma_ack_cm_event(ev);
 	/* The REQ's peer is told: REJ "timeout". */
 	while (fake_recv(m, 300))
-		if (__cm_mad_attr(m) == UR_CM_ATTR_REJ)
+		if (ur_cm_mad_attr(m) == UR_CM_ATTR_REJ)
 			break;
-	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_REJ);
-	ASSERT_EQ(__cm_get(m, CMF_REJ_REASON), CM_REJ_TIMEOUT);
+	ASSERT_EQ(ur_cm_mad_attr(m), UR_CM_ATTR_REJ);
+	ASSERT_EQ(ur_cm_get(m, CMF_REJ_REASON), CM_REJ_TIMEOUT);
 	rdma_destroy_id(id);
 	rdma_destroy_event_channel(ch);
 }
@@ -554,8 +554,8 @@ static void t_unreachable(void)
 static void peer_req(uint8_t *req, uint16_t port, uint32_t comm_id)
 {
 	golden_req(req);
-	__cm_set(req, CMF_SERVICE_ID, 0x0000000001060000ull | port);
-	__cm_set(req, CMF_LOCAL_COMM_ID, comm_id);
+	ur_cm_set(req, CMF_SERVICE_ID, 0x0000000001060000ull | port);
+	ur_cm_set(req, CMF_LOCAL_COMM_ID, comm_id);
 	set_tid(req, 0x4200000000ull | comm_id);
 }
 
@@ -585,16 +585,16 @@ static void t_stale(void)
 
 	client_start(&c, connect_main);
 	ASSERT(fake_recv(req, 3000));
-	ASSERT_EQ(__cm_mad_attr(req), UR_CM_ATTR_REQ);
-	ours = (uint32_t)__cm_get(req, CMF_LOCAL_COMM_ID);
-	tid = __cm_mad_tid(req);
+	ASSERT_EQ(ur_cm_mad_attr(req), UR_CM_ATTR_REQ);
+	ours = (uint32_t)ur_cm_get(req, CMF_LOCAL_COMM_ID);
+	tid = ur_cm_mad_tid(req);
 	memcpy(rep, g[1].mad, UR_MAD_LEN);
 	set_tid(rep, tid);
-	__cm_set(rep, CMF_REMOTE_COMM_ID, ours);
-	peer = (uint32_t)__cm_get(rep, CMF_LOCAL_COMM_ID);
+	ur_cm_set(rep, CMF_REMOTE_COMM_ID, ours);
+	peer = (uint32_t)ur_cm_get(rep, CMF_LOCAL_COMM_ID);
 	fake_send(rep);
 	ASSERT(fake_recv(m, 3000));
-	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_RTU);
+	ASSERT_EQ(ur_cm_mad_attr(m), UR_CM_ATTR_RTU);
 	pthread_join(c.t, NULL);
 	ASSERT_EQ(c.connect_ret, 0);
 	ASSERT_EQ(qp_state(c.id->qp), IBV_QPS_RTS);
@@ -609,37 +609,37 @@ static void t_stale(void)
 	/* REJ "invalid service ID" of our REQ, from a process without the
 	 * listener (no local comm ID): the REQ was answered long ago. */
 	memset(m, 0, sizeof(m));
-	__cm_mad_init(m, UR_CM_ATTR_REJ, tid);
-	__cm_set(m, CMF_REMOTE_COMM_ID, ours);
-	__cm_set(m, CMF_MSG_REJECTED, CM_MSG_REQ);
-	__cm_set(m, CMF_REJ_REASON, CM_REJ_INVALID_SERVICE_ID);
+	ur_cm_mad_init(m, UR_CM_ATTR_REJ, tid);
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, ours);
+	ur_cm_set(m, CMF_MSG_REJECTED, CM_MSG_REQ);
+	ur_cm_set(m, CMF_REJ_REASON, CM_REJ_INVALID_SERVICE_ID);
 	fake_send(m);
 	ASSERT(!fake_recv(m, 100));
 	ASSERT_EQ(qp_state(c.id->qp), IBV_QPS_RTS);
 	/* A REJ, a duplicate REP and a DREP from a comm ID that is not our
 	 * peer's. */
-	__cm_set(m, CMF_LOCAL_COMM_ID, peer ^ 0x5a);
-	__cm_set(m, CMF_MSG_REJECTED, CM_MSG_OTHER);
-	__cm_set(m, CMF_REJ_REASON, CM_REJ_CONSUMER_DEFINED);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, peer ^ 0x5a);
+	ur_cm_set(m, CMF_MSG_REJECTED, CM_MSG_OTHER);
+	ur_cm_set(m, CMF_REJ_REASON, CM_REJ_CONSUMER_DEFINED);
 	fake_send(m);
 	memcpy(m, rep, UR_MAD_LEN);
-	__cm_set(m, CMF_LOCAL_COMM_ID, peer ^ 0x5a);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, peer ^ 0x5a);
 	fake_send(m);
 	memcpy(m, g[4].mad, UR_MAD_LEN);
 	set_tid(m, tid);
-	__cm_set(m, CMF_LOCAL_COMM_ID, peer ^ 0x5a);
-	__cm_set(m, CMF_REMOTE_COMM_ID, ours);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, peer ^ 0x5a);
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, ours);
 	fake_send(m);
 	/* A DREQ from a stranger gets a DREP (12.9.7), as a DREQ for an
 	 * unknown connection does, and leaves ours up. */
 	memcpy(m, g[3].mad, UR_MAD_LEN);
 	set_tid(m, tid);
-	__cm_set(m, CMF_LOCAL_COMM_ID, peer ^ 0x5a);
-	__cm_set(m, CMF_REMOTE_COMM_ID, ours);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, peer ^ 0x5a);
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, ours);
 	fake_send(m);
 	ASSERT(fake_recv(m, 3000));
-	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_DREP); /* no RTU: dup REP ignored */
-	ASSERT_EQ_U64(__cm_get(m, CMF_REMOTE_COMM_ID), peer ^ 0x5a);
+	ASSERT_EQ(ur_cm_mad_attr(m), UR_CM_ATTR_DREP); /* no RTU: dup REP ignored */
+	ASSERT_EQ_U64(ur_cm_get(m, CMF_REMOTE_COMM_ID), peer ^ 0x5a);
 	ASSERT(!fake_recv(m, 200));
 	ASSERT_EQ(qp_state(c.id->qp), IBV_QPS_RTS);
 
@@ -647,14 +647,14 @@ static void t_stale(void)
 	 * connection ends as usual. */
 	fake_send(rep);
 	ASSERT(fake_recv(m, 3000));
-	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_RTU);
+	ASSERT_EQ(ur_cm_mad_attr(m), UR_CM_ATTR_RTU);
 	ASSERT_EQ(rdma_disconnect(c.id), 0);
 	ASSERT(fake_recv(m, 3000));
-	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_DREQ);
+	ASSERT_EQ(ur_cm_mad_attr(m), UR_CM_ATTR_DREQ);
 	memcpy(m, g[4].mad, UR_MAD_LEN);
 	set_tid(m, tid);
-	__cm_set(m, CMF_LOCAL_COMM_ID, peer);
-	__cm_set(m, CMF_REMOTE_COMM_ID, ours);
+	ur_cm_set(m, CMF_LOCAL_COMM_ID, peer);
+	ur_cm_set(m, CMF_REMOTE_COMM_ID, ours);
 	fake_send(m);
 	ASSERT_EQ(rdma_get_cm_event(c.id->channel, &ev), 0);
 	ASSERT_EQ(ev->event, RDMA_CM_EVENT_DISCONNECTED);
@@ -709,9 +709,9 @@ static void t_late_listener(void)
 	rdma_ack_cm_event(ev);
 	ASSERT_EQ(rdma_reject(id, NULL, 0), 0);
 	ASSERT(fake_recv(m, 3000));
-	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_REJ);
-	ASSERT_EQ_U64(__cm_get(m, CMF_REMOTE_COMM_ID), 0x2468ace0);
-	ASSERT_EQ(__cm_get(m, CMF_REJ_REASON), CM_REJ_CONSUMER_DEFINED);
+	ASSERT_EQ(ur_cm_mad_attr(m), UR_CM_ATTR_REJ);
+	ASSERT_EQ_U64(ur_cm_get(m, CMF_REMOTE_COMM_ID), 0x2468ace0);
+	ASSERT_EQ(ur_cm_get(m, CMF_REJ_REASON), CM_REJ_CONSUMER_DEFINED);
 	rdma_destroy_id(id);
 
 	/* Nobody ever listens on SVC_PORT + 2: REJ after the wait, once
@@ -722,9 +722,9 @@ static void t_late_listener(void)
 	fake_send(req);
 	ASSERT(fake_recv(m, 3000));
 	ASSERT_GE((now_ns() - t0) / 1000000, CM_LISTEN_WAIT_MS - 5);
-	ASSERT_EQ(__cm_mad_attr(m), UR_CM_ATTR_REJ);
-	ASSERT_EQ_U64(__cm_get(m, CMF_REMOTE_COMM_ID), 0x13579bdf);
-	ASSERT_EQ(__cm_get(m, CMF_REJ_REASON), CM_REJ_INVALID_SERVICE_ID);
+	ASSERT_EQ(ur_cm_mad_attr(m), UR_CM_ATTR_REJ);
+	ASSERT_EQ_U64(ur_cm_get(m, CMF_REMOTE_COMM_ID), 0x13579bdf);
+	ASSERT_EQ(ur_cm_get(m, CMF_REJ_REASON), CM_REJ_INVALID_SERVICE_ID);
 	ASSERT(!fake_recv(m, 300));
 	rdma_destroy_id(l);
 	rdma_destroy_event_channel(ch);

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cm_mad.h"
+#include "ur_cm_mad.h"
 
 struct cm_fdesc {
 	uint16_t attr;
@@ -138,19 +138,19 @@ static const char *const cm_field_names[] = {
 #undef CM_X
 };
 
-const char *__cm_attr_name(uint16_t attr)
+const char *ur_cm_attr_name(uint16_t attr)
 {
 	if (attr < UR_CM_ATTR_REQ || attr > UR_CM_ATTR_SIDR_REP)
 		return NULL;
 	return cm_attr_names[attr - UR_CM_ATTR_REQ];
 }
 
-const char *__cm_field_name(enum cm_field f)
+const char *ur_cm_field_name(enum cm_field f)
 {
 	return f < CMF_NUM ? cm_field_names[f] : "?";
 }
 
-void __cm_mad_init(uint8_t *mad, uint16_t attr, uint64_t tid)
+void ur_cm_mad_init(uint8_t *mad, uint16_t attr, uint64_t tid)
 {
 	memset(mad, 0, UR_MAD_LEN);
 	mad[0] = 1; /* base version */
@@ -161,20 +161,20 @@ void __cm_mad_init(uint8_t *mad, uint16_t attr, uint64_t tid)
 	ur_put16(mad + 16, attr);
 }
 
-uint16_t __cm_mad_attr(const uint8_t *mad)
+uint16_t ur_cm_mad_attr(const uint8_t *mad)
 {
 	return ur_get16(mad + 16);
 }
 
-uint64_t __cm_mad_tid(const uint8_t *mad)
+uint64_t ur_cm_mad_tid(const uint8_t *mad)
 {
 	return ur_get64(mad + 8);
 }
 
-bool __cm_mad_valid(const uint8_t *mad, size_t len)
+bool ur_cm_mad_valid(const uint8_t *mad, size_t len)
 {
 	return len >= UR_MAD_LEN && mad[0] == 1 &&
-	       mad[1] == UR_MGMT_CLASS_CM && __cm_attr_name(__cm_mad_attr(mad));
+	       mad[1] == UR_MGMT_CLASS_CM && ur_cm_attr_name(ur_cm_mad_attr(mad));
 }
 
 static const struct cm_fdesc *find(uint16_t attr, enum cm_field f)
@@ -185,7 +185,7 @@ static const struct cm_fdesc *find(uint16_t attr, enum cm_field f)
 	return NULL;
 }
 
-bool __cm_has(uint16_t attr, enum cm_field f)
+bool ur_cm_has(uint16_t attr, enum cm_field f)
 {
 	return find(attr, f) != NULL;
 }
@@ -213,9 +213,9 @@ static void store(uint8_t *p, unsigned int n, uint64_t v)
 		p[i] = (uint8_t)v;
 }
 
-int __cm_set(uint8_t *mad, enum cm_field f, uint64_t v)
+int ur_cm_set(uint8_t *mad, enum cm_field f, uint64_t v)
 {
-	const struct cm_fdesc *d = find(__cm_mad_attr(mad), f);
+	const struct cm_fdesc *d = find(ur_cm_mad_attr(mad), f);
 	uint8_t *p;
 	uint64_t mask, u;
 	unsigned int n;
@@ -231,9 +231,9 @@ int __cm_set(uint8_t *mad, enum cm_field f, uint64_t v)
 	return 0;
 }
 
-uint64_t __cm_get(const uint8_t *mad, enum cm_field f)
+uint64_t ur_cm_get(const uint8_t *mad, enum cm_field f)
 {
-	const struct cm_fdesc *d = find(__cm_mad_attr(mad), f);
+	const struct cm_fdesc *d = find(ur_cm_mad_attr(mad), f);
 	uint64_t u;
 
 	if (!d)
@@ -242,9 +242,9 @@ uint64_t __cm_get(const uint8_t *mad, enum cm_field f)
 	return d->width == 64 ? u : u & ((1ull << d->width) - 1);
 }
 
-uint8_t *__cm_blob(const uint8_t *mad, enum cm_blob b, size_t *len)
+uint8_t *ur_cm_blob(const uint8_t *mad, enum cm_blob b, size_t *len)
 {
-	uint16_t attr = __cm_mad_attr(mad);
+	uint16_t attr = ur_cm_mad_attr(mad);
 
 	for (size_t i = 0; i < sizeof(cm_blobs) / sizeof(cm_blobs[0]); i++)
 		if (cm_blobs[i].attr == attr && cm_blobs[i].blob == b) {
@@ -258,7 +258,7 @@ uint8_t *__cm_blob(const uint8_t *mad, enum cm_blob b, size_t *len)
 /* rdma_cm header (Annex A11 / Linux cma_hdr): version 0, IP version in the
  * high nibble, the active side's port, then two 16-byte addresses with IPv4
  * in their last 4 bytes. */
-void __cma_hdr_put(uint8_t *p, const struct cma_hdr *h)
+void ur_cma_hdr_put(uint8_t *p, const struct cma_hdr *h)
 {
 	memset(p, 0, CMA_HDR_LEN);
 	p[0] = 0;
@@ -273,7 +273,7 @@ void __cma_hdr_put(uint8_t *p, const struct cma_hdr *h)
 	}
 }
 
-int __cma_hdr_get(const uint8_t *p, struct cma_hdr *h)
+int ur_cma_hdr_get(const uint8_t *p, struct cma_hdr *h)
 {
 	memset(h, 0, sizeof(*h));
 	if (p[0] != 0)
@@ -293,12 +293,12 @@ int __cma_hdr_get(const uint8_t *p, struct cma_hdr *h)
 }
 
 /**
- * cm__ack_timeout() - the Local ACK Timeout of a path (the REQ field, IBTA 12.7):
+ * ur_cm_ack_timeout() - the Local ACK Timeout of a path (the REQ field, IBTA 12.7):
  * twice the packet lifetime plus the target's ACK delay, as the exponents
  * of 4.096 us that the fields carry; what Linux's CM computes
  * (cm_ack_timeout) for the REQ and, on the active side, for the QP.
  */
-uint8_t cm__ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime)
+uint8_t ur_cm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime)
 {
 	int t = packet_lifetime + 1;
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * IB CM messages (IBTA vol. 1 12.6, 12.11) as uroce's librdmacm writes and
- * reads them: every field is a row of a table (message, byte offset, bit
- * position, width), so the encoder and decoder cannot disagree. The MAD
- * header (13.4.3) comes first; offsets below are relative to the 232-byte
- * CM message that follows it, as in the spec's figures.
+ * IB CM messages (IBTA vol. 1 12.6, 12.11): the one CM codec of uroce.
+ * librdmacm writes and reads its MADs with it, the wire decoder
+ * (ur_cm_decode, uroce-decode) reads through it. Every field is a row of
+ * a table (message, byte offset, bit position, width), so the encoder and
+ * decoder cannot disagree. The MAD header (13.4.3) comes first; offsets
+ * below are relative to the 232-byte CM message that follows it, as in
+ * the spec's figures.
  */
-#ifndef CM_MAD_H
-#define CM_MAD_H
+#ifndef UR_CM_MAD_H
+#define UR_CM_MAD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,23 +59,23 @@ enum {
 };
 
 /* Start a MAD: zeroes it and writes the MAD header. */
-void __cm_mad_init(uint8_t *mad, uint16_t attr, uint64_t tid);
-uint16_t __cm_mad_attr(const uint8_t *mad);
-uint64_t __cm_mad_tid(const uint8_t *mad);
+void ur_cm_mad_init(uint8_t *mad, uint16_t attr, uint64_t tid);
+uint16_t ur_cm_mad_attr(const uint8_t *mad);
+uint64_t ur_cm_mad_tid(const uint8_t *mad);
 /* Field access by table; -EINVAL (set) / 0 (get) when @mad's message has no
  * such field. */
-int __cm_set(uint8_t *mad, enum cm_field f, uint64_t v);
-uint64_t __cm_get(const uint8_t *mad, enum cm_field f);
-bool __cm_has(uint16_t attr, enum cm_field f);
+int ur_cm_set(uint8_t *mad, enum cm_field f, uint64_t v);
+uint64_t ur_cm_get(const uint8_t *mad, enum cm_field f);
+bool ur_cm_has(uint16_t attr, enum cm_field f);
 /* Byte ranges: pointer into the MAD and its size, NULL if absent. */
-uint8_t *__cm_blob(const uint8_t *mad, enum cm_blob b, size_t *len);
-const char *__cm_attr_name(uint16_t attr);
-const char *__cm_field_name(enum cm_field f);
+uint8_t *ur_cm_blob(const uint8_t *mad, enum cm_blob b, size_t *len);
+const char *ur_cm_attr_name(uint16_t attr);
+const char *ur_cm_field_name(enum cm_field f);
 /* A received MAD we can parse: a CM class MAD of a known attribute. */
-bool __cm_mad_valid(const uint8_t *mad, size_t len);
+bool ur_cm_mad_valid(const uint8_t *mad, size_t len);
 
 /* The Local ACK Timeout exponent of a path (cm_mad.c). */
-uint8_t cm__ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime);
+uint8_t ur_cm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime);
 
 /* rdma_cm's private-data header in REQ and SIDR_REQ (36 bytes). */
 #define CMA_HDR_LEN 36
@@ -82,7 +84,7 @@ struct cma_hdr {
 	uint16_t port;      /* the active side's port */
 	uint8_t src[16], dst[16]; /* IPv4 in the first 4 bytes */
 };
-void __cma_hdr_put(uint8_t *p, const struct cma_hdr *h);
-int __cma_hdr_get(const uint8_t *p, struct cma_hdr *h);
+void ur_cma_hdr_put(uint8_t *p, const struct cma_hdr *h);
+int ur_cma_hdr_get(const uint8_t *p, struct cma_hdr *h);
 
 #endif
