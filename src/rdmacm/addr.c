@@ -22,7 +22,7 @@
 
 #include "cm_priv.h"
 
-uint16_t __cm_sa_port(const struct sockaddr *sa)
+uint16_t cm__sa_port(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET6)
 		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
@@ -31,7 +31,7 @@ uint16_t __cm_sa_port(const struct sockaddr *sa)
 	return 0;
 }
 
-void __cm_sa_set_port(struct sockaddr *sa, uint16_t port)
+void cm__sa_set_port(struct sockaddr *sa, uint16_t port)
 {
 	if (sa->sa_family == AF_INET6)
 		((struct sockaddr_in6 *)sa)->sin6_port = htons(port);
@@ -39,7 +39,7 @@ void __cm_sa_set_port(struct sockaddr *sa, uint16_t port)
 		((struct sockaddr_in *)sa)->sin_port = htons(port);
 }
 
-bool __cm_sa_is_any(const struct sockaddr *sa)
+bool cm__sa_is_any(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET6)
 		return IN6_IS_ADDR_UNSPECIFIED(
@@ -50,13 +50,13 @@ bool __cm_sa_is_any(const struct sockaddr *sa)
 	return true;
 }
 
-socklen_t __cm_sa_len(const struct sockaddr *sa)
+socklen_t cm__sa_len(const struct sockaddr *sa)
 {
 	return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 					 : sizeof(struct sockaddr_in);
 }
 
-void __cm_gid_from_sa(union ibv_gid *gid, const struct sockaddr *sa)
+void cm__gid_from_sa(union ibv_gid *gid, const struct sockaddr *sa)
 {
 	memset(gid, 0, sizeof(*gid));
 	if (sa->sa_family == AF_INET6) {
@@ -69,7 +69,7 @@ void __cm_gid_from_sa(union ibv_gid *gid, const struct sockaddr *sa)
 	}
 }
 
-void __cm_sa_from_gid(struct sockaddr_storage *ss, const union ibv_gid *gid)
+void cm__sa_from_gid(struct sockaddr_storage *ss, const union ibv_gid *gid)
 {
 	static const uint8_t v4pfx[12] = { [10] = 0xff, [11] = 0xff };
 
@@ -88,19 +88,19 @@ void __cm_sa_from_gid(struct sockaddr_storage *ss, const union ibv_gid *gid)
 }
 
 /* The source address the routing table picks for @dst. */
-int __cm_route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
+int cm__route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
 {
 	struct sockaddr_storage d;
 	socklen_t len = sizeof(*src);
 	int fd, ret = 0;
 
-	memcpy(&d, dst, __cm_sa_len(dst));
-	if (!__cm_sa_port((struct sockaddr *)&d))
-		__cm_sa_set_port((struct sockaddr *)&d, 9);
+	memcpy(&d, dst, cm__sa_len(dst));
+	if (!cm__sa_port((struct sockaddr *)&d))
+		cm__sa_set_port((struct sockaddr *)&d, 9);
 	fd = socket(dst->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&d, __cm_sa_len(dst)) ||
+	if (connect(fd, (struct sockaddr *)&d, cm__sa_len(dst)) ||
 	    getsockname(fd, (struct sockaddr *)src, &len))
 		ret = -errno;
 	close(fd);
@@ -154,12 +154,12 @@ static int try_bind(uint16_t ps, const struct sockaddr *sa, bool any,
 }
 
 /**
- * __cm_port_reserve() - give @c the local port of @sa (0: an ephemeral
+ * cm__port_reserve() - give @c the local port of @sa (0: an ephemeral
  * one, written back into c->id.route.addr.src_addr).
  */
-int __cm_port_reserve(struct cm_id *c, const struct sockaddr *sa, bool any)
+int cm__port_reserve(struct cm_id *c, const struct sockaddr *sa, bool any)
 {
-	uint16_t ps = (uint16_t)c->id.ps, port = __cm_sa_port(sa);
+	uint16_t ps = (uint16_t)c->id.ps, port = cm__sa_port(sa);
 	int fd = -EADDRINUSE;
 
 	if (port) {
@@ -168,7 +168,7 @@ int __cm_port_reserve(struct cm_id *c, const struct sockaddr *sa, bool any)
 		uint32_t r;
 
 		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-			r = (uint32_t)__cm_now();
+			r = (uint32_t)cm__now();
 		/* Linux's default ip_local_port_range. */
 		for (int i = 0; i < 1000 && fd < 0; i++) {
 			port = (uint16_t)(32768 + (r + (uint32_t)i * 7919) %
@@ -180,16 +180,16 @@ int __cm_port_reserve(struct cm_id *c, const struct sockaddr *sa, bool any)
 		return fd == -EADDRINUSE ? -EADDRINUSE : fd;
 	c->port_fd = fd;
 	c->bound = true;
-	__cm_sa_set_port(&c->id.route.addr.src_addr, port);
+	cm__sa_set_port(&c->id.route.addr.src_addr, port);
 	return 0;
 }
 
-int __cm_port_listen(struct cm_id *c)
+int cm__port_listen(struct cm_id *c)
 {
 	return listen(c->port_fd, 8) ? -errno : 0;
 }
 
-void __cm_port_release(struct cm_id *c)
+void cm__port_release(struct cm_id *c)
 {
 	if (c->port_fd >= 0)
 		close(c->port_fd);
@@ -214,7 +214,7 @@ static bool has_listener(uint16_t ps, const struct sockaddr *local, bool any,
 }
 
 /* Does any process on this host listen on @port at @local (or wildcard)? */
-bool __cm_port_has_listener(uint16_t ps, const struct sockaddr *local,
+bool cm__port_has_listener(uint16_t ps, const struct sockaddr *local,
 			    uint16_t port)
 {
 	return has_listener(ps, local, false, port) ||

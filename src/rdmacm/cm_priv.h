@@ -161,43 +161,43 @@ struct cm_global {
 extern struct cm_global cm;
 
 /* cma.c */
-uint64_t __cm_now(void);
-int __cm_devs_open(void);      /* cm.lock held */
-struct cm_dev *__cm_dev_by_ip(const struct sockaddr *sa, int *gid_index);
-int __cm_queue_event(struct cm_id *c, enum rdma_cm_event_type type,
+uint64_t cm__now(void);
+int cm__devs_open(void);      /* cm.lock held */
+struct cm_dev *cm__dev_by_ip(const struct sockaddr *sa, int *gid_index);
+int cm__queue_event(struct cm_id *c, enum rdma_cm_event_type type,
 		     int status, const uint8_t *pdata, size_t plen,
 		     struct cm_event **out);
-void __cm_timer_kick(void);
-struct cm_id *__cm_id_new(struct cm_chan *chan, void *context,
+void cm__timer_kick(void);
+struct cm_id *cm__id_new(struct cm_chan *chan, void *context,
 			  enum rdma_port_space ps, enum ibv_qp_type qpt);
 /* cm_proto.c */
-int __cm_gsi_rx(void *arg, const uint8_t *mad, size_t len,
+int cm__gsi_rx(void *arg, const uint8_t *mad, size_t len,
 		const struct sockaddr *src, bool from_sibling);
-int __cm_send_req(struct cm_id *c, const struct rdma_conn_param *p);
-int __cm_send_rep(struct cm_id *c, const struct rdma_conn_param *p);
-int __cm_send_rtu(struct cm_id *c);
-int __cm_send_rej(struct cm_id *c, uint16_t reason, const void *pd,
+int cm__send_req(struct cm_id *c, const struct rdma_conn_param *p);
+int cm__send_rep(struct cm_id *c, const struct rdma_conn_param *p);
+int cm__send_rtu(struct cm_id *c);
+int cm__send_rej(struct cm_id *c, uint16_t reason, const void *pd,
 		  uint8_t plen);
-int __cm_send_dreq(struct cm_id *c);
-int __cm_send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p);
-int __cm_send_sidr_rep(struct cm_id *c, int status, const void *pd,
+int cm__send_dreq(struct cm_id *c);
+int cm__send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p);
+int cm__send_sidr_rep(struct cm_id *c, int status, const void *pd,
 		       uint8_t plen);
-uint64_t __cm_run_timers(uint64_t now);
-uint32_t __cm_alloc_local_id(const struct cm_dev *dev);
-int __cm_modify_qp(struct cm_id *c, enum ibv_qp_state s);
-int __cm_init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask);
+uint64_t cm__run_timers(uint64_t now);
+uint32_t cm__alloc_local_id(const struct cm_dev *dev);
+int cm__modify_qp(struct cm_id *c, enum ibv_qp_state s);
+int cm__init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask);
 /* addr.c */
-int __cm_port_reserve(struct cm_id *c, const struct sockaddr *sa, bool any);
-int __cm_port_listen(struct cm_id *c);
-bool __cm_port_has_listener(uint16_t ps, const struct sockaddr *local,
+int cm__port_reserve(struct cm_id *c, const struct sockaddr *sa, bool any);
+int cm__port_listen(struct cm_id *c);
+bool cm__port_has_listener(uint16_t ps, const struct sockaddr *local,
 			    uint16_t port);
-void __cm_port_release(struct cm_id *c);
-int __cm_route_src(const struct sockaddr *dst, struct sockaddr_storage *src);
-uint16_t __cm_sa_port(const struct sockaddr *sa);
-void __cm_sa_set_port(struct sockaddr *sa, uint16_t port);
-bool __cm_sa_is_any(const struct sockaddr *sa);
-socklen_t __cm_sa_len(const struct sockaddr *sa);
-void __cm_gid_from_sa(union ibv_gid *gid, const struct sockaddr *sa);
-void __cm_sa_from_gid(struct sockaddr_storage *ss, const union ibv_gid *gid);
+void cm__port_release(struct cm_id *c);
+int cm__route_src(const struct sockaddr *dst, struct sockaddr_storage *src);
+uint16_t cm__sa_port(const struct sockaddr *sa);
+void cm__sa_set_port(struct sockaddr *sa, uint16_t port);
+bool cm__sa_is_any(const struct sockaddr *sa);
+socklen_t cm__sa_len(const struct sockaddr *sa);
+void cm__gid_from_sa(union ibv_gid *gid, const struct sockaddr *sa);
+void cm__sa_from_gid(struct sockaddr_storage *ss, const union ibv_gid *gid);
 
 #endif

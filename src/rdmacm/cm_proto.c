@@ -24,7 +24,7 @@ static uint32_t rand32(void)
 	uint32_t v;
 
 	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-		v = (uint32_t)__cm_now() * 2654435761u;
+		v = (uint32_t)cm__now() * 2654435761u;
 	return v;
 }
 
@@ -37,7 +37,7 @@ static struct cm_id *find_local(uint32_t local_id)
 }
 
 /* A comm ID carries our slot in bits 16..23, as QPNs do (docs/rdmacm.md). */
-uint32_t __cm_alloc_local_id(const struct cm_dev *dev)
+uint32_t cm__alloc_local_id(const struct cm_dev *dev)
 {
 	uint32_t id;
 
@@ -65,12 +65,12 @@ static int send_mad(struct cm_dev *dev, const struct sockaddr_storage *peer,
 /* Send the message kept in c->mad and retransmit it until answered. */
 static int send_armed(struct cm_id *c)
 {
-	uint64_t now = __cm_now();
+	uint64_t now = cm__now();
 
 	c->deadline = now + cm.resend_ns;
 	c->give_up = now + cm.timeout_ns;
 	c->resends = 0;
-	__cm_timer_kick();
+	cm__timer_kick();
 	send_mad(c->dev, &c->peer, c->mad);
 	return 0; /* a lost MAD is retried */
 }
@@ -111,18 +111,18 @@ static uint8_t rd_or_max(const struct rdma_conn_param *p, bool resp,
 }
 
 /* ---- active side ------------------------------------------------------- */
-int __cm_send_req(struct cm_id *c, const struct rdma_conn_param *p)
+int cm__send_req(struct cm_id *c, const struct rdma_conn_param *p)
 {
 	uint8_t *m = c->mad, *pd;
 	struct cma_hdr h = { 0 };
 	const struct sockaddr *src = &c->id.route.addr.src_addr;
 	const struct sockaddr *dst = &c->id.route.addr.dst_addr;
-	uint16_t sport = __cm_sa_port(src), dport = __cm_sa_port(dst);
+	uint16_t sport = cm__sa_port(src), dport = cm__sa_port(dst);
 	size_t len;
 
 	if (p && p->private_data_len > 92 - CMA_HDR_LEN)
 		return -EINVAL;
-	c->local_id = __cm_alloc_local_id(c->dev);
+	c->local_id = cm__alloc_local_id(c->dev);
 	c->remote_id = 0; /* until the REP */
 	c->tid = (uint64_t)c->dev->slot << 32 | c->local_id;
 	c->service_id = CMA_SID_PREFIX | (uint64_t)c->id.ps << 16 | dport;
@@ -189,7 +189,7 @@ int __cm_send_req(struct cm_id *c, const struct rdma_conn_param *p)
 	return send_armed(c);
 }
 
-int __cm_send_rtu(struct cm_id *c)
+int cm__send_rtu(struct cm_id *c)
 {
 	uint8_t m[UR_MAD_LEN];
 
@@ -199,7 +199,7 @@ int __cm_send_rtu(struct cm_id *c)
 	return send_mad(c->dev, &c->peer, m);
 }
 
-int __cm_send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p)
+int cm__send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p)
 {
 	uint8_t *m = c->mad;
 	struct cma_hdr h = { 0 };
@@ -209,16 +209,16 @@ int __cm_send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p)
 
 	if (p && p->private_data_len > 216 - CMA_HDR_LEN)
 		return -EINVAL;
-	c->local_id = __cm_alloc_local_id(c->dev);
+	c->local_id = cm__alloc_local_id(c->dev);
 	c->tid = (uint64_t)c->dev->slot << 32 | c->local_id;
 	c->service_id = CMA_SID_PREFIX | (uint64_t)c->id.ps << 16 |
-			__cm_sa_port(dst);
+			cm__sa_port(dst);
 	ur_cm_mad_init(m, UR_CM_ATTR_SIDR_REQ, c->tid);
 	ur_cm_set(m, CMF_LOCAL_COMM_ID, c->local_id);
 	ur_cm_set(m, CMF_PKEY, UR_DEFAULT_PKEY);
 	ur_cm_set(m, CMF_SERVICE_ID, c->service_id);
 	h.ip_version = src->sa_family == AF_INET6 ? 6 : 4;
-	h.port = __cm_sa_port(src);
+	h.port = cm__sa_port(src);
 	if (h.ip_version == 4) {
 		memcpy(h.src, &((const struct sockaddr_in *)src)->sin_addr, 4);
 		memcpy(h.dst, &((const struct sockaddr_in *)dst)->sin_addr, 4);
@@ -234,7 +234,7 @@ int __cm_send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p)
 }
 
 /* ---- passive side ------------------------------------------------------- */
-int __cm_send_rep(struct cm_id *c, const struct rdma_conn_param *p)
+int cm__send_rep(struct cm_id *c, const struct rdma_conn_param *p)
 {
 	uint8_t *m = c->mad;
 
@@ -261,7 +261,7 @@ int __cm_send_rep(struct cm_id *c, const struct rdma_conn_param *p)
 	return send_armed(c);
 }
 
-int __cm_send_sidr_rep(struct cm_id *c, int status, const void *pd,
+int cm__send_sidr_rep(struct cm_id *c, int status, const void *pd,
 		       uint8_t plen)
 {
 	uint8_t m[UR_MAD_LEN];
@@ -294,7 +294,7 @@ static int send_rej_raw(struct cm_dev *dev, const struct sockaddr_storage *peer,
 	return send_mad(dev, peer, m);
 }
 
-int __cm_send_rej(struct cm_id *c, uint16_t reason, const void *pd,
+int cm__send_rej(struct cm_id *c, uint16_t reason, const void *pd,
 		  uint8_t plen)
 {
 	int msg = c->state == CMS_REQ_RCVD ? CM_MSG_REQ
@@ -320,7 +320,7 @@ static void send_mra(struct cm_id *c)
 	send_mad(c->dev, &c->peer, m);
 }
 
-int __cm_send_dreq(struct cm_id *c)
+int cm__send_dreq(struct cm_id *c)
 {
 	uint8_t *m = c->mad;
 
@@ -351,7 +351,7 @@ static void send_drep(struct cm_dev *dev, const struct sockaddr_storage *peer,
  * REQ or REP is known, remote writes, and reads and atomics only if we
  * grant responder resources (cm_init_qp_init_attr).
  */
-int __cm_init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
+int cm__init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
 {
 	enum ibv_qp_state s = a->qp_state;
 	bool ud = c->id.qp_type == IBV_QPT_UD;
@@ -434,7 +434,7 @@ int __cm_init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
 /* Move the ID's QP to @s with the CM's attributes. Before RTR an RC QP is
  * moved INIT->INIT first, so that it takes the remote access that the
  * exchange grants (librdmacm's ucma_modify_qp_rtr does the same). */
-int __cm_modify_qp(struct cm_id *c, enum ibv_qp_state s)
+int cm__modify_qp(struct cm_id *c, enum ibv_qp_state s)
 {
 	struct ibv_qp_attr a = { .qp_state = s };
 	int mask, ret;
@@ -442,11 +442,11 @@ int __cm_modify_qp(struct cm_id *c, enum ibv_qp_state s)
 	if (!c->id.qp)
 		return 0;
 	if (s == IBV_QPS_RTR && c->id.qp_type != IBV_QPT_UD) {
-		ret = __cm_modify_qp(c, IBV_QPS_INIT);
+		ret = cm__modify_qp(c, IBV_QPS_INIT);
 		if (ret)
 			return ret;
 	}
-	ret = __cm_init_qp_attr(c, &a, &mask);
+	ret = cm__init_qp_attr(c, &a, &mask);
 	if (ret)
 		return ret;
 	return -ibv_modify_qp(c->id.qp, &a, mask);
@@ -467,7 +467,7 @@ static void conn_event(struct cm_id *c, enum rdma_cm_event_type type,
 		if (max_len && len > max_len)
 			len = max_len;
 	}
-	if (__cm_queue_event(c, type, status, pd, len, &e))
+	if (cm__queue_event(c, type, status, pd, len, &e))
 		return;
 	e->ev.param.conn.responder_resources = c->resp_res;
 	e->ev.param.conn.initiator_depth = c->init_depth;
@@ -483,9 +483,9 @@ static struct cm_id *find_listener(struct cm_dev *dev, uint16_t ps,
 		const struct sockaddr *la = &l->id.route.addr.src_addr;
 
 		if (l->state != CMS_LISTEN || l->id.ps != ps ||
-		    __cm_sa_port(la) != port)
+		    cm__sa_port(la) != port)
 			continue;
-		if (__cm_sa_is_any(la))
+		if (cm__sa_is_any(la))
 			return l;
 		if (l->dev != dev || la->sa_family != local->sa_family)
 			continue;
@@ -532,7 +532,7 @@ static void reject_no_listener(struct cm_dev *dev, const uint8_t *mad,
 				     .tid = ur_cm_mad_tid(mad), .remote_id = rid,
 				     .service_id = ur_cm_get(mad, CMF_SERVICE_ID) };
 
-		__cm_send_sidr_rep(&tmp, CM_SIDR_UNSUPPORTED, NULL, 0);
+		cm__send_sidr_rep(&tmp, CM_SIDR_UNSUPPORTED, NULL, 0);
 	} else {
 		send_rej_raw(dev, src, ur_cm_mad_tid(mad), 0, rid, CM_MSG_REQ,
 			     CM_REJ_INVALID_SERVICE_ID, NULL, 0);
@@ -602,12 +602,12 @@ static int park_req(struct cm_dev *dev, const uint8_t *mad,
 	p->dev = dev;
 	p->src = *src;
 	p->from_sibling = from_sibling;
-	p->since = __cm_now();
+	p->since = cm__now();
 	memcpy(p->mad, mad, UR_MAD_LEN);
 	p->next = cm.parked;
 	cm.parked = p;
 	cm.nparked++;
-	__cm_timer_kick();
+	cm__timer_kick();
 	return 0;
 }
 
@@ -631,7 +631,7 @@ static bool parked_try(struct cm_parked *p, uint64_t now)
 		rx_req(p->dev, p->mad, &p->src, p->from_sibling);
 		return false;
 	}
-	if (__cm_port_has_listener(ps, (struct sockaddr *)&local, port)) {
+	if (cm__port_has_listener(ps, (struct sockaddr *)&local, port)) {
 		/* A sibling on the address listens now. A REQ that the
 		 * kernel gave us from our own address goes back to the
 		 * address as it came (same 4-tuple: the same process gets
@@ -709,14 +709,14 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 		 * from a sibling was sent to all of them). Nobody does (yet):
 		 * held for a moment, then every CM that saw it answers;
 		 * duplicate REJs are harmless. */
-		if (cma && __cm_port_has_listener(ps, (struct sockaddr *)&local,
+		if (cma && cm__port_has_listener(ps, (struct sockaddr *)&local,
 						  port))
 			return from_sibling ? UR_GSI_CONSUMED : UR_GSI_BROADCAST;
 		if (!cma || park_req(dev, mad, src, from_sibling))
 			reject_no_listener(dev, mad, src);
 		return UR_GSI_CONSUMED;
 	}
-	c = __cm_id_new(l->chan, l->id.context, l->id.ps,
+	c = cm__id_new(l->chan, l->id.context, l->id.ps,
 			sidr ? IBV_QPT_UD
 			     : (ur_cm_get(mad, CMF_SERVICE_TYPE) == 1
 					? IBV_QPT_UC : IBV_QPT_RC));
@@ -732,14 +732,14 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 	c->tos = l->tos;
 	c->peer = *src;
 	c->remote_id = rid;
-	c->local_id = __cm_alloc_local_id(dev);
+	c->local_id = cm__alloc_local_id(dev);
 	c->tid = ur_cm_mad_tid(mad);
 	c->service_id = sid;
 	memcpy(&c->id.route.addr.src_storage, &local, sizeof(local));
 	memcpy(&c->id.route.addr.dst_storage, &remote, sizeof(remote));
-	__cm_gid_from_sa(&c->id.route.addr.addr.ibaddr.sgid,
+	cm__gid_from_sa(&c->id.route.addr.addr.ibaddr.sgid,
 			 (struct sockaddr *)&local);
-	__cm_gid_from_sa(&c->id.route.addr.addr.ibaddr.dgid,
+	cm__gid_from_sa(&c->id.route.addr.addr.ibaddr.dgid,
 			 (struct sockaddr *)&remote);
 	c->id.route.addr.addr.ibaddr.pkey = htons(UR_DEFAULT_PKEY);
 	c->id.route.path_rec = &c->path;
@@ -794,7 +794,7 @@ static void rx_rep(struct cm_id *c, const uint8_t *mad)
 
 	if (c->state == CMS_ESTABLISHED || c->state == CMS_REP_RCVD) {
 		if (c->state == CMS_ESTABLISHED)
-			__cm_send_rtu(c); /* our RTU was lost */
+			cm__send_rtu(c); /* our RTU was lost */
 		return;
 	}
 	if (c->state != CMS_REQ_SENT)
@@ -819,13 +819,13 @@ static void rx_rep(struct cm_id *c, const uint8_t *mad)
 		conn_event(c, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, mad, 0, 0);
 		return;
 	}
-	if (__cm_modify_qp(c, IBV_QPS_RTR) || __cm_modify_qp(c, IBV_QPS_RTS)) {
-		__cm_send_rej(c, CM_REJ_CONSUMER_DEFINED, NULL, 0);
-		__cm_modify_qp(c, IBV_QPS_ERR);
+	if (cm__modify_qp(c, IBV_QPS_RTR) || cm__modify_qp(c, IBV_QPS_RTS)) {
+		cm__send_rej(c, CM_REJ_CONSUMER_DEFINED, NULL, 0);
+		cm__modify_qp(c, IBV_QPS_ERR);
 		conn_event(c, RDMA_CM_EVENT_CONNECT_ERROR, -EINVAL, NULL, 0, 0);
 		return;
 	}
-	__cm_send_rtu(c);
+	cm__send_rtu(c);
 	c->state = CMS_ESTABLISHED;
 	conn_event(c, RDMA_CM_EVENT_ESTABLISHED, 0, mad, 0, 0);
 }
@@ -848,7 +848,7 @@ static void rx_rej(struct cm_id *c, const uint8_t *mad)
 		return;
 	stop_timer(c);
 	c->state = CMS_ERROR;
-	__cm_modify_qp(c, IBV_QPS_ERR);
+	cm__modify_qp(c, IBV_QPS_ERR);
 	conn_event(c, RDMA_CM_EVENT_REJECTED, reason, mad, 0, 0);
 }
 
@@ -883,7 +883,7 @@ static void rx_sidr_rep(struct cm_id *c, const uint8_t *mad)
 		return;
 	stop_timer(c);
 	c->state = status ? CMS_ERROR : CMS_ESTABLISHED;
-	if (__cm_queue_event(c, status ? RDMA_CM_EVENT_UNREACHABLE
+	if (cm__queue_event(c, status ? RDMA_CM_EVENT_UNREACHABLE
 				       : RDMA_CM_EVENT_ESTABLISHED,
 			     status, pd, len, &e))
 		return;
@@ -919,11 +919,11 @@ static bool from_peer(const struct cm_id *c, uint16_t attr,
 }
 
 /**
- * __cm_gsi_rx() - a MAD arrived on QP1 of @arg (a struct cm_dev).
+ * cm__gsi_rx() - a MAD arrived on QP1 of @arg (a struct cm_dev).
  * Return: UR_GSI_CONSUMED, a sibling slot, or UR_GSI_BROADCAST (see
  * uroce_gsi_attach()).
  */
-int __cm_gsi_rx(void *arg, const uint8_t *mad, size_t len,
+int cm__gsi_rx(void *arg, const uint8_t *mad, size_t len,
 		const struct sockaddr *src, bool from_sibling)
 {
 	struct cm_dev *dev = arg;
@@ -933,8 +933,8 @@ int __cm_gsi_rx(void *arg, const uint8_t *mad, size_t len,
 	struct cm_id *c;
 	int ret = UR_GSI_CONSUMED;
 
-	memcpy(&peer, src, __cm_sa_len(src));
-	__cm_sa_set_port((struct sockaddr *)&peer, 0);
+	memcpy(&peer, src, cm__sa_len(src));
+	cm__sa_set_port((struct sockaddr *)&peer, 0);
 	pthread_mutex_lock(&cm.lock);
 	cm.rx_mads++;
 	if (!ur_cm_mad_valid(mad, len)) {
@@ -987,7 +987,7 @@ int __cm_gsi_rx(void *arg, const uint8_t *mad, size_t len,
 		if (c->state == CMS_REQ_SENT || c->state == CMS_REP_SENT) {
 			uint64_t t = 4096ull << ur_cm_get(mad, CMF_SERVICE_TIMEOUT);
 
-			c->deadline = __cm_now() + t + cm.resend_ns;
+			c->deadline = cm__now() + t + cm.resend_ns;
 			c->give_up = c->deadline + cm.timeout_ns;
 		}
 		break;
@@ -1019,8 +1019,8 @@ static void timed_out(struct cm_id *c)
 	switch (s) {
 	case CMS_REQ_SENT:
 	case CMS_REP_SENT:
-		__cm_send_rej(c, CM_REJ_TIMEOUT, NULL, 0);
-		__cm_modify_qp(c, IBV_QPS_ERR);
+		cm__send_rej(c, CM_REJ_TIMEOUT, NULL, 0);
+		cm__modify_qp(c, IBV_QPS_ERR);
 		conn_event(c, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, 0, 0);
 		break;
 	case CMS_SIDR_REQ_SENT:
@@ -1037,7 +1037,7 @@ static void timed_out(struct cm_id *c)
 	}
 }
 
-uint64_t __cm_run_timers(uint64_t now)
+uint64_t cm__run_timers(uint64_t now)
 {
 	uint64_t next = cm.parked ? run_parked(now) : UINT64_MAX;
 

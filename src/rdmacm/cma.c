@@ -24,7 +24,7 @@ struct cm_global cm = {
 };
 static pthread_once_t cm_once = PTHREAD_ONCE_INIT;
 
-uint64_t __cm_now(void)
+uint64_t cm__now(void)
 {
 	struct timespec ts;
 
@@ -64,13 +64,13 @@ static void *timer_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&cm.lock);
 	for (;;) {
-		uint64_t next = __cm_run_timers(__cm_now());
+		uint64_t next = cm__run_timers(cm__now());
 
 		if (next == UINT64_MAX) {
 			pthread_cond_wait(&cm.timer_cond, &cm.lock);
 		} else {
 			struct timespec ts;
-			uint64_t now = __cm_now(), d = next > now ? next - now : 0;
+			uint64_t now = cm__now(), d = next > now ? next - now : 0;
 
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			d += (uint64_t)ts.tv_nsec;
@@ -83,7 +83,7 @@ static void *timer_main(void *arg)
 }
 
 /* A message with a deadline was sent (cm.lock held). */
-void __cm_timer_kick(void)
+void cm__timer_kick(void)
 {
 	if (!cm.timer_started) {
 		pthread_condattr_t ca;
@@ -106,7 +106,7 @@ void __cm_timer_kick(void)
 /* ---- devices ------------------------------------------------------------ */
 /* Open every uroce device once; they stay open while the library is loaded
  * (as librdmacm's). cm.lock held. */
-int __cm_devs_open(void)
+int cm__devs_open(void)
 {
 	struct ibv_device **list;
 	int n;
@@ -141,12 +141,12 @@ int __cm_devs_open(void)
 		for (int g = 0; g < pa.gid_tbl_len && d->ngid < 8; g++) {
 			if (ibv_query_gid(d->verbs, 1, g, &d->gid[d->ngid]))
 				break;
-			__cm_sa_from_gid(&d->addr[d->ngid], &d->gid[d->ngid]);
+			cm__sa_from_gid(&d->addr[d->ngid], &d->gid[d->ngid]);
 			d->ngid++;
 		}
 		d->pd = ibv_alloc_pd(d->verbs);
 		if (!d->pd || d->slot < 0 ||
-		    uroce_gsi_attach(d->verbs, __cm_gsi_rx, d)) {
+		    uroce_gsi_attach(d->verbs, cm__gsi_rx, d)) {
 			if (d->pd)
 				ibv_dealloc_pd(d->pd);
 			ibv_close_device(d->verbs);
@@ -170,7 +170,7 @@ static bool same_ip(const struct sockaddr *a, const struct sockaddr_storage *b)
 		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
 }
 
-struct cm_dev *__cm_dev_by_ip(const struct sockaddr *sa, int *gid_index)
+struct cm_dev *cm__dev_by_ip(const struct sockaddr *sa, int *gid_index)
 {
 	for (int i = 0; i < cm.ndevs; i++)
 		for (int g = 0; g < cm.devs[i].ngid; g++)
@@ -188,7 +188,7 @@ CM_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
 
 	cm_global_init();
 	pthread_mutex_lock(&cm.lock);
-	__cm_devs_open();
+	cm__devs_open();
 	l = calloc((size_t)cm.ndevs + 1, sizeof(*l));
 	for (int i = 0; l && i < cm.ndevs; i++)
 		l[i] = cm.devs[i].verbs;
@@ -239,7 +239,7 @@ CM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 
 	cm_global_init();
 	pthread_mutex_lock(&cm.lock);
-	if (__cm_devs_open()) {
+	if (cm__devs_open()) {
 		pthread_mutex_unlock(&cm.lock);
 		errno = ENODEV;
 		return NULL;
@@ -259,7 +259,7 @@ CM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		chan_free(cm_container_of(channel, struct cm_chan, ch));
 }
 
-int __cm_queue_event(struct cm_id *c, enum rdma_cm_event_type type,
+int cm__queue_event(struct cm_id *c, enum rdma_cm_event_type type,
 		     int status, const uint8_t *pdata, size_t plen,
 		     struct cm_event **out)
 {
@@ -344,7 +344,7 @@ CM_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 }
 
 /* ---- IDs ------------------------------------------------------------------ */
-struct cm_id *__cm_id_new(struct cm_chan *chan, void *context,
+struct cm_id *cm__id_new(struct cm_chan *chan, void *context,
 			  enum rdma_port_space ps, enum ibv_qp_type qpt)
 {
 	struct cm_id *c = calloc(1, sizeof(*c));
@@ -401,9 +401,9 @@ static int create_id(struct rdma_event_channel *channel,
 		return cm_err(-EINVAL);
 	cm_global_init();
 	pthread_mutex_lock(&cm.lock);
-	ret = __cm_devs_open();
+	ret = cm__devs_open();
 	c = ret ? NULL
-		: __cm_id_new(channel ? cm_container_of(channel, struct cm_chan,
+		: cm__id_new(channel ? cm_container_of(channel, struct cm_chan,
 							ch)
 				      : NULL,
 			      context, ps, qpt);
@@ -474,18 +474,18 @@ static void tell_peer(struct cm_id *c)
 {
 	switch (c->state) {
 	case CMS_ESTABLISHED:
-		__cm_send_dreq(c);
+		cm__send_dreq(c);
 		break;
 	case CMS_REQ_SENT:
 	case CMS_REP_SENT:
 	case CMS_REP_RCVD:
-		__cm_send_rej(c, CM_REJ_TIMEOUT, NULL, 0);
+		cm__send_rej(c, CM_REJ_TIMEOUT, NULL, 0);
 		break;
 	case CMS_REQ_RCVD:
-		__cm_send_rej(c, CM_REJ_CONSUMER_DEFINED, NULL, 0);
+		cm__send_rej(c, CM_REJ_CONSUMER_DEFINED, NULL, 0);
 		break;
 	case CMS_SIDR_REQ_RCVD:
-		__cm_send_sidr_rep(c, CM_SIDR_REJECT, NULL, 0);
+		cm__send_sidr_rep(c, CM_SIDR_REJECT, NULL, 0);
 		break;
 	default:
 		break;
@@ -531,7 +531,7 @@ CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 			o->listen = NULL;
 	c->chan->nids--;
 	pthread_mutex_unlock(&cm.lock);
-	__cm_port_release(c);
+	cm__port_release(c);
 	if (c->sync)
 		chan_free(c->chan);
 	free(c->qp_init);
@@ -582,15 +582,15 @@ static int bind_locked(struct cm_id *c, const struct sockaddr *addr)
 		return -EAFNOSUPPORT;
 	if (c->state != CMS_IDLE || c->bound)
 		return -EINVAL;
-	any = __cm_sa_is_any(addr);
+	any = cm__sa_is_any(addr);
 	if (!any) {
-		dev = __cm_dev_by_ip(addr, &gid);
+		dev = cm__dev_by_ip(addr, &gid);
 		if (!dev)
 			return -EADDRNOTAVAIL;
 	}
 	memset(&c->id.route.addr.src_storage, 0, sizeof(struct sockaddr_storage));
-	memcpy(&c->id.route.addr.src_storage, addr, __cm_sa_len(addr));
-	ret = __cm_port_reserve(c, addr, any);
+	memcpy(&c->id.route.addr.src_storage, addr, cm__sa_len(addr));
+	ret = cm__port_reserve(c, addr, any);
 	if (ret)
 		return ret;
 	if (dev)
@@ -616,7 +616,7 @@ static int pick_src(const struct sockaddr *dst, struct sockaddr_storage *src)
 {
 	struct sockaddr_storage r;
 
-	if (!__cm_route_src(dst, &r) && __cm_dev_by_ip((struct sockaddr *)&r,
+	if (!cm__route_src(dst, &r) && cm__dev_by_ip((struct sockaddr *)&r,
 						       NULL)) {
 		*src = r;
 	} else if (cm.ndevs == 1) {
@@ -630,7 +630,7 @@ static int pick_src(const struct sockaddr *dst, struct sockaddr_storage *src)
 		return -ENETUNREACH;
 	}
 found:
-	__cm_sa_set_port((struct sockaddr *)src, 0);
+	cm__sa_set_port((struct sockaddr *)src, 0);
 	return 0;
 }
 
@@ -651,7 +651,7 @@ CM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr
 	if (!c->bound) {
 		if (src_addr && src_addr->sa_family) {
 			memset(&src, 0, sizeof(src));
-			memcpy(&src, src_addr, __cm_sa_len(src_addr));
+			memcpy(&src, src_addr, cm__sa_len(src_addr));
 		} else {
 			ret = pick_src(dst_addr, &src);
 		}
@@ -665,12 +665,12 @@ CM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr
 	if (ret)
 		return unlock_err(ret);
 	memset(&c->id.route.addr.dst_storage, 0, sizeof(struct sockaddr_storage));
-	memcpy(&c->id.route.addr.dst_storage, dst_addr, __cm_sa_len(dst_addr));
-	__cm_gid_from_sa(&c->id.route.addr.addr.ibaddr.dgid, dst_addr);
+	memcpy(&c->id.route.addr.dst_storage, dst_addr, cm__sa_len(dst_addr));
+	cm__gid_from_sa(&c->id.route.addr.addr.ibaddr.dgid, dst_addr);
 	c->peer = c->id.route.addr.dst_storage;
-	__cm_sa_set_port((struct sockaddr *)&c->peer, 0);
+	cm__sa_set_port((struct sockaddr *)&c->peer, 0);
 	c->state = CMS_ADDR_RESOLVED;
-	__cm_queue_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0, NULL);
+	cm__queue_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0, NULL);
 	pthread_mutex_unlock(&cm.lock);
 	return sync_wait(c);
 }
@@ -698,7 +698,7 @@ CM_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	c->id.route.path_rec = &c->path;
 	c->id.route.num_paths = 1;
 	c->state = CMS_ROUTE_RESOLVED;
-	__cm_queue_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0, NULL);
+	cm__queue_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0, NULL);
 	pthread_mutex_unlock(&cm.lock);
 	return sync_wait(c);
 }
@@ -720,11 +720,11 @@ CM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	if (!ret && c->state != CMS_BOUND)
 		ret = -EINVAL;
 	if (!ret)
-		ret = __cm_port_listen(c);
+		ret = cm__port_listen(c);
 	if (!ret)
 		c->state = CMS_LISTEN;
 	if (!ret && cm.parked)
-		__cm_timer_kick(); /* a REQ that came a moment early */
+		cm__timer_kick(); /* a REQ that came a moment early */
 	return unlock_err(ret);
 }
 
@@ -759,9 +759,9 @@ CM_EXPORT int rdma_connect(struct rdma_cm_id *id,
 	else if ((ret = valid_param(c, conn_param)))
 		;
 	else if (c->id.qp_type == IBV_QPT_UD)
-		ret = __cm_send_sidr_req(c, conn_param);
+		ret = cm__send_sidr_req(c, conn_param);
 	else
-		ret = __cm_send_req(c, conn_param);
+		ret = cm__send_req(c, conn_param);
 	pthread_mutex_unlock(&cm.lock);
 	if (ret)
 		return cm_err(ret);
@@ -779,7 +779,7 @@ CM_EXPORT int rdma_establish(struct rdma_cm_id *id)
 	if (c->state != CMS_REP_RCVD) {
 		ret = -EINVAL;
 	} else {
-		__cm_send_rtu(c);
+		cm__send_rtu(c);
 		c->state = CMS_ESTABLISHED;
 	}
 	return unlock_err(ret);
@@ -797,7 +797,7 @@ CM_EXPORT int rdma_accept(struct rdma_cm_id *id,
 	if (c->state == CMS_SIDR_REQ_RCVD) {
 		c->local_qpn = c->id.qp ? c->id.qp->qp_num
 					: (conn_param ? conn_param->qp_num : 0);
-		ret = __cm_send_sidr_rep(c, CM_SIDR_SUCCESS,
+		ret = cm__send_sidr_rep(c, CM_SIDR_SUCCESS,
 					 conn_param ? conn_param->private_data
 						    : NULL,
 					 conn_param ? conn_param->private_data_len
@@ -822,14 +822,14 @@ CM_EXPORT int rdma_accept(struct rdma_cm_id *id,
 		c->init_depth = (uint8_t)c->dev->max_rd_atom;
 	c->local_qpn = c->id.qp ? c->id.qp->qp_num
 				: (conn_param ? conn_param->qp_num : 0);
-	ret = __cm_modify_qp(c, IBV_QPS_RTR);
+	ret = cm__modify_qp(c, IBV_QPS_RTR);
 	if (!ret)
-		ret = __cm_modify_qp(c, IBV_QPS_RTS);
+		ret = cm__modify_qp(c, IBV_QPS_RTS);
 	if (!ret)
-		ret = __cm_send_rep(c, conn_param);
+		ret = cm__send_rep(c, conn_param);
 	if (ret) {
-		__cm_send_rej(c, CM_REJ_NO_QP, NULL, 0);
-		__cm_modify_qp(c, IBV_QPS_ERR);
+		cm__send_rej(c, CM_REJ_NO_QP, NULL, 0);
+		cm__modify_qp(c, IBV_QPS_ERR);
 	}
 	pthread_mutex_unlock(&cm.lock);
 	if (ret)
@@ -846,9 +846,9 @@ static int reject(struct rdma_cm_id *id, const void *pd, uint8_t plen)
 	if (!c)
 		return cm_err(-EINVAL);
 	if (c->state == CMS_SIDR_REQ_RCVD)
-		ret = __cm_send_sidr_rep(c, CM_SIDR_REJECT, pd, plen);
+		ret = cm__send_sidr_rep(c, CM_SIDR_REJECT, pd, plen);
 	else if (c->state == CMS_REQ_RCVD)
-		ret = __cm_send_rej(c, CM_REJ_CONSUMER_DEFINED, pd, plen);
+		ret = cm__send_rej(c, CM_REJ_CONSUMER_DEFINED, pd, plen);
 	else
 		ret = -EINVAL;
 	return unlock_err(ret);
@@ -877,12 +877,12 @@ CM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	switch (c->state) {
 	case CMS_ESTABLISHED:
 	case CMS_REP_SENT:
-		__cm_modify_qp(c, IBV_QPS_ERR);
-		__cm_send_dreq(c);
+		cm__modify_qp(c, IBV_QPS_ERR);
+		cm__send_dreq(c);
 		break;
 	case CMS_DREQ_SENT:
 	case CMS_DISCONNECTED:
-		__cm_modify_qp(c, IBV_QPS_ERR);
+		cm__modify_qp(c, IBV_QPS_ERR);
 		break;
 	default:
 		ret = -EINVAL;
@@ -902,7 +902,7 @@ CM_EXPORT int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 	if (event == IBV_EVENT_COMM_EST && c->state == CMS_REP_SENT) {
 		c->deadline = 0;
 		c->state = CMS_ESTABLISHED;
-		__cm_queue_event(c, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0,
+		cm__queue_event(c, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0,
 				 NULL);
 	}
 	pthread_mutex_unlock(&cm.lock);
@@ -917,7 +917,7 @@ CM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id,
 	if (!id || !qp_attr || !qp_attr_mask)
 		return cm_err(-EINVAL);
 	pthread_mutex_lock(&cm.lock);
-	ret = __cm_init_qp_attr(to_cid(id), qp_attr, qp_attr_mask);
+	ret = cm__init_qp_attr(to_cid(id), qp_attr, qp_attr_mask);
 	return unlock_err(ret);
 }
 
@@ -1107,13 +1107,13 @@ CM_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id,
 	/* Ready to post receives (and, unconnected, sends). */
 	pthread_mutex_lock(&cm.lock);
 	a.qp_state = IBV_QPS_INIT;
-	ret = __cm_init_qp_attr(c, &a, &mask);
+	ret = cm__init_qp_attr(c, &a, &mask);
 	if (!ret)
 		ret = -ibv_modify_qp(qp, &a, mask);
 	if (!ret && id->qp_type == IBV_QPT_UD) {
-		ret = __cm_modify_qp(c, IBV_QPS_RTR);
+		ret = cm__modify_qp(c, IBV_QPS_RTR);
 		if (!ret)
-			ret = __cm_modify_qp(c, IBV_QPS_RTS);
+			ret = cm__modify_qp(c, IBV_QPS_RTS);
 	}
 	pthread_mutex_unlock(&cm.lock);
 	if (ret)
@@ -1300,12 +1300,12 @@ CM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 
 CM_EXPORT __be16 rdma_get_src_port(struct rdma_cm_id *id)
 {
-	return id ? htons(__cm_sa_port(&id->route.addr.src_addr)) : 0;
+	return id ? htons(cm__sa_port(&id->route.addr.src_addr)) : 0;
 }
 
 CM_EXPORT __be16 rdma_get_dst_port(struct rdma_cm_id *id)
 {
-	return id ? htons(__cm_sa_port(&id->route.addr.dst_addr)) : 0;
+	return id ? htons(cm__sa_port(&id->route.addr.dst_addr)) : 0;
 }
 
 CM_EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)
