@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uroce librdmacm: private objects. One global lock (cm.lock) guards every
- * ID, channel and device here: connection management is not a hot path,
- * and one lock keeps the receive handler (engine thread), the timer thread
- * and the application's calls simple to reason about.
+ * uroce librdmacm: private objects. The protocol core (cm_proto.c, struct
+ * cm_core) does no I/O: it is driven by cma.c, which gives it struct
+ * cm_ops and the time. One global lock (cm.lock) guards every ID, channel
+ * and device: connection management is not a hot path, and one lock keeps
+ * the receive handler (engine thread), the timer thread and the
+ * application's calls simple to reason about.
  */
 #ifndef CM_PRIV_H
 #define CM_PRIV_H
@@ -44,8 +46,13 @@ enum { UR_GSI_CONSUMED = 0, UR_GSI_BROADCAST = -1 };
 #define CM_PARK_POLL_NS 1000000ull
 #define CM_MAX_PARKED 64
 
+struct cm_core;
+struct cm_id;
+struct cm_event;
+
 /* A device as the CM sees it: an open context whose QP1 is ours. */
 struct cm_dev {
+	struct cm_core *core;
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;            /* default PD (rdma_create_ep, QPs) */
 	int slot;                     /* the engine's slot on its address */
@@ -142,21 +149,57 @@ static inline struct cm_id *to_cid(struct rdma_cm_id *id)
 	return cm_container_of(id, struct cm_id, id);
 }
 
+/*
+ * What the protocol core needs from around it. cma.c gives the real ones
+ * (the engine's QP1, event channels, ibv_modify_qp, getrandom, the timer
+ * thread); tests/rdmacm/test_cm_core.c records and fakes them.
+ */
+struct cm_ops {
+	/* Send @mad to @peer's QP1; @slot names the owner of the comm ID
+	 * we answer when the peer shares our address. 0 or -errno. */
+	int (*send_mad)(struct cm_core *k, struct cm_dev *dev,
+			const struct sockaddr_storage *peer, uint8_t slot,
+			const uint8_t *mad);
+	/* Queue an event for @c's user; *@out (if set) to add parameters. */
+	int (*queue_event)(struct cm_core *k, struct cm_id *c,
+			   enum rdma_cm_event_type type, int status,
+			   const uint8_t *pdata, size_t plen,
+			   struct cm_event **out);
+	/* ibv_modify_qp() on @c's QP: 0 or -errno. */
+	int (*modify_qp)(struct cm_core *k, struct cm_id *c,
+			 struct ibv_qp_attr *a, int mask);
+	/* A new ID for a REQ to listener @l (on @l's channel). */
+	struct cm_id *(*id_new)(struct cm_core *k, struct cm_id *l,
+				enum ibv_qp_type qpt);
+	/* Does another process on @local's address listen on @port? */
+	bool (*has_listener)(struct cm_core *k, uint16_t ps,
+			     const struct sockaddr *local, uint16_t port);
+	uint32_t (*random)(struct cm_core *k); /* comm IDs, PSNs */
+	/* A deadline was set: call cm__run_timers() by then. */
+	void (*timer_kick)(struct cm_core *k);
+};
+
+/* The protocol core: every ID and held REQ, the timeouts, the counters. */
+struct cm_core {
+	const struct cm_ops *ops;
+	struct cm_id *ids;
+	struct cm_parked *parked;     /* REQs waiting for their listener */
+	int nparked;
+	uint64_t timeout_ns;          /* UROCE_CM_TIMEOUT_MS, default 5000 */
+	uint64_t resend_ns;           /* UROCE_CM_RESEND_MS, default 1000 */
+	/* counters (docs/rdmacm.md) */
+	uint64_t rx_mads, rx_malformed, rx_unknown_id, rx_stale, tx_mads, resent;
+};
+
 struct cm_global {
 	pthread_mutex_t lock;
 	pthread_cond_t timer_cond;
 	bool timer_started;
-	struct cm_id *ids;
-	struct cm_parked *parked;     /* REQs waiting for their listener */
-	int nparked;
+	struct cm_core core;
 	int ndevs;
 	struct cm_dev *devs;
 	bool devs_open;
-	uint64_t timeout_ns;          /* UROCE_CM_TIMEOUT_MS, default 5000 */
-	uint64_t resend_ns;           /* UROCE_CM_RESEND_MS, default 1000 */
 	uint16_t udp_port;
-	/* counters (docs/rdmacm.md) */
-	uint64_t rx_mads, rx_malformed, rx_unknown_id, rx_stale, tx_mads, resent;
 };
 extern struct cm_global cm;
 
@@ -164,25 +207,30 @@ extern struct cm_global cm;
 uint64_t cm__now(void);
 int cm__devs_open(void);      /* cm.lock held */
 struct cm_dev *cm__dev_by_ip(const struct sockaddr *sa, int *gid_index);
-int cm__queue_event(struct cm_id *c, enum rdma_cm_event_type type,
-		     int status, const uint8_t *pdata, size_t plen,
-		     struct cm_event **out);
-void cm__timer_kick(void);
-struct cm_id *cm__id_new(struct cm_chan *chan, void *context,
-			  enum rdma_port_space ps, enum ibv_qp_type qpt);
-/* cm_proto.c */
-int cm__gsi_rx(void *arg, const uint8_t *mad, size_t len,
-		const struct sockaddr *src, bool from_sibling);
-int cm__send_req(struct cm_id *c, const struct rdma_conn_param *p);
-int cm__send_rep(struct cm_id *c, const struct rdma_conn_param *p);
+/* cm_proto.c: the core (cm.lock held by the caller) */
+int cm__rx(struct cm_dev *dev, const uint8_t *mad, size_t len,
+	   const struct sockaddr *src, bool from_sibling, uint64_t now);
+uint64_t cm__run_timers(struct cm_core *k, uint64_t now);
+int cm__connect(struct cm_id *c, const struct rdma_conn_param *p,
+		uint64_t now);
+int cm__establish(struct cm_id *c);
+int cm__accept(struct cm_id *c, const struct rdma_conn_param *p, uint64_t now);
+int cm__reject(struct cm_id *c, const void *pd, uint8_t plen);
+int cm__disconnect(struct cm_id *c, uint64_t now);
+void cm__notify_established(struct cm_id *c);
+void cm__tell_peer(struct cm_id *c, uint64_t now);
+int cm__send_req(struct cm_id *c, const struct rdma_conn_param *p,
+		 uint64_t now);
+int cm__send_rep(struct cm_id *c, const struct rdma_conn_param *p,
+		 uint64_t now);
 int cm__send_rtu(struct cm_id *c);
 int cm__send_rej(struct cm_id *c, uint16_t reason, const void *pd,
 		  uint8_t plen);
-int cm__send_dreq(struct cm_id *c);
-int cm__send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p);
+int cm__send_dreq(struct cm_id *c, uint64_t now);
+int cm__send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p,
+		      uint64_t now);
 int cm__send_sidr_rep(struct cm_id *c, int status, const void *pd,
 		       uint8_t plen);
-uint64_t cm__run_timers(uint64_t now);
 uint32_t cm__alloc_local_id(const struct cm_dev *dev);
 int cm__modify_qp(struct cm_id *c, enum ibv_qp_state s);
 int cm__init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask);
@@ -193,6 +241,7 @@ bool cm__port_has_listener(uint16_t ps, const struct sockaddr *local,
 			    uint16_t port);
 void cm__port_release(struct cm_id *c);
 int cm__route_src(const struct sockaddr *dst, struct sockaddr_storage *src);
+/* cm_sa.c (pure) */
 uint16_t cm__sa_port(const struct sockaddr *sa);
 void cm__sa_set_port(struct sockaddr *sa, uint16_t port);
 bool cm__sa_is_any(const struct sockaddr *sa);

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * The IB connection manager protocol (IBTA vol. 1 ch. 12) under rdma_cm
- * (Annex A11): building and sending REQ/REP/RTU/REJ/MRA/DREQ/DREP and SIDR
- * messages, the receive dispatch for MADs that reach our QP1, and the
- * retransmission timers. Runs under cm.lock.
+ * (Annex A11): building REQ/REP/RTU/REJ/MRA/DREQ/DREP and SIDR messages,
+ * the receive dispatch for MADs that reach our QP1, the retransmission
+ * timers, and what the rdma_cm calls do to a connection (connect, accept,
+ * reject, disconnect). Sans-I/O: MADs, events and QP changes leave
+ * through the core's ops (struct cm_ops), time comes in as @now, and
+ * randomness from ops->random; cma.c supplies the real ones and holds
+ * cm.lock around every call, tests/rdmacm/test_cm_core.c fakes them.
  *
  * Connection (12.9.6):  active  REQ_SENT --REP--> REP_RCVD --RTU--> ESTABLISHED
  *                       passive REQ_RCVD --accept/REP--> REP_SENT --RTU--> ESTABLISHED
@@ -13,24 +17,17 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-
-#include <uroce/uroce.h>
 
 #include "cm_priv.h"
 
-static uint32_t rand32(void)
+static uint32_t rand32(struct cm_core *k)
 {
-	uint32_t v;
-
-	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-		v = (uint32_t)cm__now() * 2654435761u;
-	return v;
+	return k->ops->random(k);
 }
 
-static struct cm_id *find_local(uint32_t local_id)
+static struct cm_id *find_local(struct cm_core *k, uint32_t local_id)
 {
-	for (struct cm_id *c = cm.ids; c; c = c->next)
+	for (struct cm_id *c = k->ids; c; c = c->next)
 		if (c->local_id == local_id && c->state != CMS_IDLE)
 			return c;
 	return NULL;
@@ -42,8 +39,9 @@ uint32_t cm__alloc_local_id(const struct cm_dev *dev)
 	uint32_t id;
 
 	do {
-		id = (rand32() & 0xff00ffffu) | ((uint32_t)dev->slot << 16);
-	} while (!id || find_local(id));
+		id = (rand32(dev->core) & 0xff00ffffu) |
+		     ((uint32_t)dev->slot << 16);
+	} while (!id || find_local(dev->core, id));
 	return id;
 }
 
@@ -55,22 +53,20 @@ static int send_mad(struct cm_dev *dev, const struct sockaddr_storage *peer,
 	uint8_t slot = ur_cm_has(attr, CMF_REMOTE_COMM_ID)
 			       ? (uint8_t)(ur_cm_get(mad, CMF_REMOTE_COMM_ID) >> 16)
 			       : 0;
-	int ret = uroce_gsi_send(dev->verbs, (const struct sockaddr *)peer,
-				 slot, mad, UR_MAD_LEN);
 
-	cm.tx_mads++;
-	return -ret;
+	dev->core->tx_mads++;
+	return dev->core->ops->send_mad(dev->core, dev, peer, slot, mad);
 }
 
 /* Send the message kept in c->mad and retransmit it until answered. */
-static int send_armed(struct cm_id *c)
+static int send_armed(struct cm_id *c, uint64_t now)
 {
-	uint64_t now = cm__now();
+	struct cm_core *k = c->dev->core;
 
-	c->deadline = now + cm.resend_ns;
-	c->give_up = now + cm.timeout_ns;
+	c->deadline = now + k->resend_ns;
+	c->give_up = now + k->timeout_ns;
 	c->resends = 0;
-	cm__timer_kick();
+	k->ops->timer_kick(k);
 	send_mad(c->dev, &c->peer, c->mad);
 	return 0; /* a lost MAD is retried */
 }
@@ -111,7 +107,7 @@ static uint8_t rd_or_max(const struct rdma_conn_param *p, bool resp,
 }
 
 /* ---- active side ------------------------------------------------------- */
-int cm__send_req(struct cm_id *c, const struct rdma_conn_param *p)
+int cm__send_req(struct cm_id *c, const struct rdma_conn_param *p, uint64_t now)
 {
 	uint8_t *m = c->mad, *pd;
 	struct cma_hdr h = { 0 };
@@ -129,7 +125,7 @@ int cm__send_req(struct cm_id *c, const struct rdma_conn_param *p)
 	c->local_qpn = c->id.qp ? c->id.qp->qp_num : (p ? p->qp_num : 0);
 	/* Our receive PSN: the peer sends from it (Linux's CM puts
 	 * rdma_cm's seq_num in the REQ and uses it as the RQ PSN). */
-	c->rq_psn = rand32() & 0xffffff;
+	c->rq_psn = rand32(c->dev->core) & 0xffffff;
 	c->resp_res = rd_or_max(p, true, c->dev->max_rd_atom);
 	c->init_depth = rd_or_max(p, false, c->dev->max_rd_atom);
 	c->retry_cnt = p ? (p->retry_count > 7 ? 7 : p->retry_count) : 7;
@@ -186,7 +182,7 @@ int cm__send_req(struct cm_id *c, const struct rdma_conn_param *p)
 	if (p)
 		put_pdata(m, CMA_HDR_LEN, p->private_data, p->private_data_len);
 	c->state = CMS_REQ_SENT;
-	return send_armed(c);
+	return send_armed(c, now);
 }
 
 int cm__send_rtu(struct cm_id *c)
@@ -199,7 +195,8 @@ int cm__send_rtu(struct cm_id *c)
 	return send_mad(c->dev, &c->peer, m);
 }
 
-int cm__send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p)
+int cm__send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p,
+		      uint64_t now)
 {
 	uint8_t *m = c->mad;
 	struct cma_hdr h = { 0 };
@@ -230,11 +227,11 @@ int cm__send_sidr_req(struct cm_id *c, const struct rdma_conn_param *p)
 	if (p)
 		put_pdata(m, CMA_HDR_LEN, p->private_data, p->private_data_len);
 	c->state = CMS_SIDR_REQ_SENT;
-	return send_armed(c);
+	return send_armed(c, now);
 }
 
 /* ---- passive side ------------------------------------------------------- */
-int cm__send_rep(struct cm_id *c, const struct rdma_conn_param *p)
+int cm__send_rep(struct cm_id *c, const struct rdma_conn_param *p, uint64_t now)
 {
 	uint8_t *m = c->mad;
 
@@ -258,7 +255,7 @@ int cm__send_rep(struct cm_id *c, const struct rdma_conn_param *p)
 	if (p)
 		put_pdata(m, 0, p->private_data, p->private_data_len);
 	c->state = CMS_REP_SENT;
-	return send_armed(c);
+	return send_armed(c, now);
 }
 
 int cm__send_sidr_rep(struct cm_id *c, int status, const void *pd,
@@ -320,7 +317,7 @@ static void send_mra(struct cm_id *c)
 	send_mad(c->dev, &c->peer, m);
 }
 
-int cm__send_dreq(struct cm_id *c)
+int cm__send_dreq(struct cm_id *c, uint64_t now)
 {
 	uint8_t *m = c->mad;
 
@@ -329,7 +326,7 @@ int cm__send_dreq(struct cm_id *c)
 	ur_cm_set(m, CMF_REMOTE_COMM_ID, c->remote_id);
 	ur_cm_set(m, CMF_REMOTE_QPN, c->remote_qpn);
 	c->state = CMS_DREQ_SENT;
-	return send_armed(c);
+	return send_armed(c, now);
 }
 
 static void send_drep(struct cm_dev *dev, const struct sockaddr_storage *peer,
@@ -449,7 +446,7 @@ int cm__modify_qp(struct cm_id *c, enum ibv_qp_state s)
 	ret = cm__init_qp_attr(c, &a, &mask);
 	if (ret)
 		return ret;
-	return -ibv_modify_qp(c->id.qp, &a, mask);
+	return c->dev->core->ops->modify_qp(c->dev->core, c, &a, mask);
 }
 
 /* ---- receive ------------------------------------------------------------- */
@@ -467,7 +464,8 @@ static void conn_event(struct cm_id *c, enum rdma_cm_event_type type,
 		if (max_len && len > max_len)
 			len = max_len;
 	}
-	if (cm__queue_event(c, type, status, pd, len, &e))
+	if (c->dev->core->ops->queue_event(c->dev->core, c, type, status, pd, len,
+					   &e))
 		return;
 	e->ev.param.conn.responder_resources = c->resp_res;
 	e->ev.param.conn.initiator_depth = c->init_depth;
@@ -479,7 +477,7 @@ static void conn_event(struct cm_id *c, enum rdma_cm_event_type type,
 static struct cm_id *find_listener(struct cm_dev *dev, uint16_t ps,
 				   uint16_t port, const struct sockaddr *local)
 {
-	for (struct cm_id *l = cm.ids; l; l = l->next) {
+	for (struct cm_id *l = dev->core->ids; l; l = l->next) {
 		const struct sockaddr *la = &l->id.route.addr.src_addr;
 
 		if (l->state != CMS_LISTEN || l->id.ps != ps ||
@@ -568,7 +566,8 @@ static bool is_our_addr(const struct cm_dev *dev,
 static bool own_stale_req(struct cm_dev *dev, const uint8_t *mad,
 			  const struct sockaddr_storage *src)
 {
-	struct cm_id *c = find_local((uint32_t)ur_cm_get(mad, CMF_LOCAL_COMM_ID));
+	struct cm_id *c = find_local(dev->core,
+				     (uint32_t)ur_cm_get(mad, CMF_LOCAL_COMM_ID));
 
 	return c && !c->passive && c->dev == dev &&
 	       c->state != CMS_REQ_SENT && c->state != CMS_SIDR_REQ_SENT &&
@@ -584,17 +583,19 @@ static bool own_stale_req(struct cm_dev *dev, const uint8_t *mad,
  * Return 0 if held (or already held), else a negative errno.
  */
 static int park_req(struct cm_dev *dev, const uint8_t *mad,
-		    const struct sockaddr_storage *src, bool from_sibling)
+		    const struct sockaddr_storage *src, bool from_sibling,
+		    uint64_t now)
 {
+	struct cm_core *k = dev->core;
 	uint32_t rid = (uint32_t)ur_cm_get(mad, CMF_LOCAL_COMM_ID);
 	struct cm_parked *p;
 
-	for (p = cm.parked; p; p = p->next)
+	for (p = k->parked; p; p = p->next)
 		if (p->dev == dev && (uint32_t)ur_cm_get(p->mad, CMF_LOCAL_COMM_ID) ==
 					     rid &&
 		    !memcmp(&p->src, src, sizeof(*src)))
 			return 0; /* a retransmission of a held REQ */
-	if (cm.nparked >= CM_MAX_PARKED)
+	if (k->nparked >= CM_MAX_PARKED)
 		return -ENOSPC;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -602,17 +603,18 @@ static int park_req(struct cm_dev *dev, const uint8_t *mad,
 	p->dev = dev;
 	p->src = *src;
 	p->from_sibling = from_sibling;
-	p->since = cm__now();
+	p->since = now;
 	memcpy(p->mad, mad, UR_MAD_LEN);
-	p->next = cm.parked;
-	cm.parked = p;
-	cm.nparked++;
-	cm__timer_kick();
+	p->next = k->parked;
+	k->parked = p;
+	k->nparked++;
+	k->ops->timer_kick(k);
 	return 0;
 }
 
 static int rx_req(struct cm_dev *dev, const uint8_t *mad,
-		  const struct sockaddr_storage *src, bool from_sibling);
+		  const struct sockaddr_storage *src, bool from_sibling,
+		  uint64_t now);
 
 /* A held REQ: true to keep holding it. */
 static bool parked_try(struct cm_parked *p, uint64_t now)
@@ -628,10 +630,11 @@ static bool parked_try(struct cm_parked *p, uint64_t now)
 		return false; /* (the header was checked when it arrived) */
 	sa_from_hdr(&local, &h, h.dst, port);
 	if (find_listener(p->dev, ps, port, (struct sockaddr *)&local)) {
-		rx_req(p->dev, p->mad, &p->src, p->from_sibling);
+		rx_req(p->dev, p->mad, &p->src, p->from_sibling, now);
 		return false;
 	}
-	if (cm__port_has_listener(ps, (struct sockaddr *)&local, port)) {
+	if (p->dev->core->ops->has_listener(p->dev->core, ps,
+					    (struct sockaddr *)&local, port)) {
 		/* A sibling on the address listens now. A REQ that the
 		 * kernel gave us from our own address goes back to the
 		 * address as it came (same 4-tuple: the same process gets
@@ -648,9 +651,9 @@ static bool parked_try(struct cm_parked *p, uint64_t now)
 	return false;
 }
 
-static uint64_t run_parked(uint64_t now)
+static uint64_t run_parked(struct cm_core *k, uint64_t now)
 {
-	struct cm_parked **pp = &cm.parked, *p;
+	struct cm_parked **pp = &k->parked, *p;
 	uint64_t next = UINT64_MAX;
 
 	while ((p = *pp)) {
@@ -660,7 +663,7 @@ static uint64_t run_parked(uint64_t now)
 			continue;
 		}
 		*pp = p->next;
-		cm.nparked--;
+		k->nparked--;
 		free(p);
 	}
 	return next;
@@ -668,8 +671,10 @@ static uint64_t run_parked(uint64_t now)
 
 /* REQ or SIDR_REQ: find the listener and make the new ID. */
 static int rx_req(struct cm_dev *dev, const uint8_t *mad,
-		  const struct sockaddr_storage *src, bool from_sibling)
+		  const struct sockaddr_storage *src, bool from_sibling,
+		  uint64_t now)
 {
+	struct cm_core *k = dev->core;
 	uint16_t attr = ur_cm_mad_attr(mad);
 	bool sidr = attr == UR_CM_ATTR_SIDR_REQ;
 	uint32_t rid = (uint32_t)ur_cm_get(mad, CMF_LOCAL_COMM_ID);
@@ -682,11 +687,11 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 	size_t len;
 
 	if (ur_cma_hdr_get(ur_cm_blob(mad, CMB_PDATA, &len), &h)) {
-		cm.rx_malformed++;
+		k->rx_malformed++;
 		return UR_GSI_CONSUMED;
 	}
 	/* A retransmitted REQ (12.9.6): answer from the state it left. */
-	for (c = cm.ids; c; c = c->next) {
+	for (c = k->ids; c; c = c->next) {
 		if (c->remote_id != rid || !c->passive || c->dev != dev ||
 		    memcmp(&c->peer, src, sizeof(*src)))
 			continue;
@@ -697,7 +702,7 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 		return UR_GSI_CONSUMED;
 	}
 	if (own_stale_req(dev, mad, src)) {
-		cm.rx_stale++;
+		k->rx_stale++;
 		return UR_GSI_CONSUMED;
 	}
 	sa_from_hdr(&local, &h, h.dst, port);
@@ -709,17 +714,16 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 		 * from a sibling was sent to all of them). Nobody does (yet):
 		 * held for a moment, then every CM that saw it answers;
 		 * duplicate REJs are harmless. */
-		if (cma && cm__port_has_listener(ps, (struct sockaddr *)&local,
-						  port))
+		if (cma && k->ops->has_listener(k, ps,
+						(struct sockaddr *)&local, port))
 			return from_sibling ? UR_GSI_CONSUMED : UR_GSI_BROADCAST;
-		if (!cma || park_req(dev, mad, src, from_sibling))
+		if (!cma || park_req(dev, mad, src, from_sibling, now))
 			reject_no_listener(dev, mad, src);
 		return UR_GSI_CONSUMED;
 	}
-	c = cm__id_new(l->chan, l->id.context, l->id.ps,
-			sidr ? IBV_QPT_UD
-			     : (ur_cm_get(mad, CMF_SERVICE_TYPE) == 1
-					? IBV_QPT_UC : IBV_QPT_RC));
+	c = k->ops->id_new(k, l, sidr ? IBV_QPT_UD
+				      : (ur_cm_get(mad, CMF_SERVICE_TYPE) == 1
+						 ? IBV_QPT_UC : IBV_QPT_RC));
 	if (!c)
 		return UR_GSI_CONSUMED; /* the peer retries */
 	c->sync = l->sync;
@@ -761,7 +765,7 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 	c->sq_psn = (uint32_t)ur_cm_get(mad, CMF_STARTING_PSN);
 	/* Ours, sent in the REP; chosen now, as a user who moves the QP
 	 * itself (rdma_init_qp_attr) does so before rdma_accept(). */
-	c->rq_psn = rand32() & 0xffffff;
+	c->rq_psn = rand32(c->dev->core) & 0xffffff;
 	/* Linux takes the REQ's MTU as it is; we never go above our own
 	 * link's (a larger one would fail modify_qp). */
 	c->mtu = (uint8_t)ur_cm_get(mad, CMF_PATH_MTU);
@@ -858,7 +862,7 @@ static void rx_dreq(struct cm_id *c, const uint8_t *mad)
 	 * does not, without an answer. */
 	if (c->local_qpn &&
 	    (uint32_t)ur_cm_get(mad, CMF_REMOTE_QPN) != c->local_qpn) {
-		cm.rx_stale++;
+		c->dev->core->rx_stale++;
 		return;
 	}
 	/* Answered at once (Linux answers when the user disconnects). */
@@ -883,9 +887,10 @@ static void rx_sidr_rep(struct cm_id *c, const uint8_t *mad)
 		return;
 	stop_timer(c);
 	c->state = status ? CMS_ERROR : CMS_ESTABLISHED;
-	if (cm__queue_event(c, status ? RDMA_CM_EVENT_UNREACHABLE
-				       : RDMA_CM_EVENT_ESTABLISHED,
-			     status, pd, len, &e))
+	if (c->dev->core->ops->queue_event(c->dev->core, c,
+					   status ? RDMA_CM_EVENT_UNREACHABLE
+						  : RDMA_CM_EVENT_ESTABLISHED,
+					   status, pd, len, &e))
 		return;
 	e->ev.param.ud.qp_num = (uint32_t)ur_cm_get(mad, CMF_QPN);
 	e->ev.param.ud.qkey = (uint32_t)ur_cm_get(mad, CMF_QKEY);
@@ -919,14 +924,14 @@ static bool from_peer(const struct cm_id *c, uint16_t attr,
 }
 
 /**
- * cm__gsi_rx() - a MAD arrived on QP1 of @arg (a struct cm_dev).
+ * cm__rx() - a MAD arrived on QP1 of @dev from @src at @now.
  * Return: UR_GSI_CONSUMED, a sibling slot, or UR_GSI_BROADCAST (see
  * uroce_gsi_attach()).
  */
-int cm__gsi_rx(void *arg, const uint8_t *mad, size_t len,
-		const struct sockaddr *src, bool from_sibling)
+int cm__rx(struct cm_dev *dev, const uint8_t *mad, size_t len,
+	   const struct sockaddr *src, bool from_sibling, uint64_t now)
 {
-	struct cm_dev *dev = arg;
+	struct cm_core *k = dev->core;
 	struct sockaddr_storage peer = { 0 };
 	uint16_t attr;
 	uint32_t rcid;
@@ -935,19 +940,16 @@ int cm__gsi_rx(void *arg, const uint8_t *mad, size_t len,
 
 	memcpy(&peer, src, cm__sa_len(src));
 	cm__sa_set_port((struct sockaddr *)&peer, 0);
-	pthread_mutex_lock(&cm.lock);
-	cm.rx_mads++;
+	k->rx_mads++;
 	if (!ur_cm_mad_valid(mad, len)) {
-		cm.rx_malformed++;
-		goto out;
+		k->rx_malformed++;
+		return ret;
 	}
 	attr = ur_cm_mad_attr(mad);
-	if (attr == UR_CM_ATTR_REQ || attr == UR_CM_ATTR_SIDR_REQ) {
-		ret = rx_req(dev, mad, &peer, from_sibling);
-		goto out;
-	}
+	if (attr == UR_CM_ATTR_REQ || attr == UR_CM_ATTR_SIDR_REQ)
+		return rx_req(dev, mad, &peer, from_sibling, now);
 	rcid = (uint32_t)ur_cm_get(mad, CMF_REMOTE_COMM_ID);
-	c = rcid ? find_local(rcid) : NULL;
+	c = rcid ? find_local(k, rcid) : NULL;
 	if (c && c->dev != dev)
 		c = NULL;
 	if (!c && (uint8_t)(rcid >> 16) != dev->slot) {
@@ -956,20 +958,20 @@ int cm__gsi_rx(void *arg, const uint8_t *mad, size_t len,
 		 * the owner answers its own). */
 		if (!from_sibling && rcid)
 			ret = (uint8_t)(rcid >> 16);
-		goto out;
+		return ret;
 	}
 	if (c && !from_peer(c, attr, mad)) {
-		cm.rx_stale++;
+		k->rx_stale++;
 		c = NULL; /* not for this connection: as if unknown */
 	} else if (!c) {
-		cm.rx_unknown_id++;
+		k->rx_unknown_id++;
 	}
 	if (!c) {
 		/* A DREQ for a connection we no longer have: DREP (12.9.7). */
 		if (attr == UR_CM_ATTR_DREQ)
 			send_drep(dev, &peer, ur_cm_mad_tid(mad), rcid,
 				  (uint32_t)ur_cm_get(mad, CMF_LOCAL_COMM_ID));
-		goto out;
+		return ret;
 	}
 	switch (attr) {
 	case UR_CM_ATTR_REP:
@@ -987,8 +989,8 @@ int cm__gsi_rx(void *arg, const uint8_t *mad, size_t len,
 		if (c->state == CMS_REQ_SENT || c->state == CMS_REP_SENT) {
 			uint64_t t = 4096ull << ur_cm_get(mad, CMF_SERVICE_TIMEOUT);
 
-			c->deadline = cm__now() + t + cm.resend_ns;
-			c->give_up = c->deadline + cm.timeout_ns;
+			c->deadline = now + t + k->resend_ns;
+			c->give_up = c->deadline + k->timeout_ns;
 		}
 		break;
 	case UR_CM_ATTR_DREQ:
@@ -1005,12 +1007,10 @@ int cm__gsi_rx(void *arg, const uint8_t *mad, size_t len,
 	default:
 		break;
 	}
-out:
-	pthread_mutex_unlock(&cm.lock);
 	return ret;
 }
 
-/* ---- timers (cm.lock held) ---------------------------------------------- */
+/* ---- timers ---------------------------------------------------------------- */
 static void timed_out(struct cm_id *c)
 {
 	enum cm_state s = c->state;
@@ -1037,11 +1037,16 @@ static void timed_out(struct cm_id *c)
 	}
 }
 
-uint64_t cm__run_timers(uint64_t now)
+/**
+ * cm__run_timers() - resend what is due at @now, give up what timed out,
+ * and look for the listeners of held REQs.
+ * Return: when to run again (UINT64_MAX: nothing pending).
+ */
+uint64_t cm__run_timers(struct cm_core *k, uint64_t now)
 {
-	uint64_t next = cm.parked ? run_parked(now) : UINT64_MAX;
+	uint64_t next = k->parked ? run_parked(k, now) : UINT64_MAX;
 
-	for (struct cm_id *c = cm.ids; c; c = c->next) {
+	for (struct cm_id *c = k->ids; c; c = c->next) {
 		if (!c->deadline)
 			continue;
 		if (c->deadline <= now) {
@@ -1049,10 +1054,10 @@ uint64_t cm__run_timers(uint64_t now)
 				timed_out(c);
 				continue;
 			}
-			cm.resent++;
+			k->resent++;
 			c->resends++;
 			send_mad(c->dev, &c->peer, c->mad);
-			c->deadline = now + cm.resend_ns;
+			c->deadline = now + k->resend_ns;
 			if (c->deadline > c->give_up)
 				c->deadline = c->give_up;
 		}
@@ -1060,4 +1065,153 @@ uint64_t cm__run_timers(uint64_t now)
 			next = c->deadline;
 	}
 	return next;
+}
+
+/* ---- what the rdma_cm calls do to a connection ----------------------------- */
+/* librdmacm's ucma_valid_param(): on RDMA_PS_TCP, an ID without a QP
+ * needs the parameters (they carry the QPN), and the read depths must
+ * not exceed the device's. */
+static int valid_param(const struct cm_id *c, const struct rdma_conn_param *p)
+{
+	if (c->id.ps != RDMA_PS_TCP)
+		return 0;
+	if (!p)
+		return c->id.qp ? 0 : -EINVAL;
+	if ((p->responder_resources != RDMA_MAX_RESP_RES &&
+	     p->responder_resources > c->dev->max_rd_atom) ||
+	    (p->initiator_depth != RDMA_MAX_INIT_DEPTH &&
+	     p->initiator_depth > c->dev->max_rd_atom))
+		return -EINVAL;
+	return 0;
+}
+
+/* rdma_connect() on a resolved ID: REQ, or SIDR REQ for UD. */
+int cm__connect(struct cm_id *c, const struct rdma_conn_param *p, uint64_t now)
+{
+	int ret;
+
+	if (c->state != CMS_ROUTE_RESOLVED)
+		return -EINVAL;
+	ret = valid_param(c, p);
+	if (ret)
+		return ret;
+	if (c->id.qp_type == IBV_QPT_UD)
+		return cm__send_sidr_req(c, p, now);
+	return cm__send_req(c, p, now);
+}
+
+/* rdma_establish(): the user moved the QP after CONNECT_RESPONSE. */
+int cm__establish(struct cm_id *c)
+{
+	if (c->state != CMS_REP_RCVD)
+		return -EINVAL;
+	cm__send_rtu(c);
+	c->state = CMS_ESTABLISHED;
+	return 0;
+}
+
+/*
+ * rdma_accept(): a SIDR REP for UD; for a connection the QP to RTR and
+ * RTS, then the REP (librdmacm's rdma_accept): the user's depths, or
+ * (RDMA_MAX_*) the REQ's bounded by the device. The accept's RNR retry
+ * count goes into the REP for the peer; ours stays the REQ's.
+ */
+int cm__accept(struct cm_id *c, const struct rdma_conn_param *p, uint64_t now)
+{
+	int ret;
+
+	if (c->state == CMS_SIDR_REQ_RCVD) {
+		c->local_qpn = c->id.qp ? c->id.qp->qp_num : (p ? p->qp_num : 0);
+		return cm__send_sidr_rep(c, CM_SIDR_SUCCESS,
+					 p ? p->private_data : NULL,
+					 p ? p->private_data_len : 0);
+	}
+	if (c->state != CMS_REQ_RCVD)
+		return -EINVAL;
+	ret = valid_param(c, p);
+	if (ret)
+		return ret;
+	if (p && p->responder_resources != RDMA_MAX_RESP_RES)
+		c->resp_res = p->responder_resources;
+	if (p && p->initiator_depth != RDMA_MAX_INIT_DEPTH)
+		c->init_depth = p->initiator_depth;
+	if (c->resp_res > c->dev->max_rd_atom)
+		c->resp_res = (uint8_t)c->dev->max_rd_atom;
+	if (c->init_depth > c->dev->max_rd_atom)
+		c->init_depth = (uint8_t)c->dev->max_rd_atom;
+	c->local_qpn = c->id.qp ? c->id.qp->qp_num : (p ? p->qp_num : 0);
+	ret = cm__modify_qp(c, IBV_QPS_RTR);
+	if (!ret)
+		ret = cm__modify_qp(c, IBV_QPS_RTS);
+	if (!ret)
+		ret = cm__send_rep(c, p, now);
+	if (ret) {
+		cm__send_rej(c, CM_REJ_NO_QP, NULL, 0);
+		cm__modify_qp(c, IBV_QPS_ERR);
+	}
+	return ret;
+}
+
+/* rdma_reject(): REJ "consumer defined", or SIDR REP "reject". */
+int cm__reject(struct cm_id *c, const void *pd, uint8_t plen)
+{
+	if (c->state == CMS_SIDR_REQ_RCVD)
+		return cm__send_sidr_rep(c, CM_SIDR_REJECT, pd, plen);
+	if (c->state == CMS_REQ_RCVD)
+		return cm__send_rej(c, CM_REJ_CONSUMER_DEFINED, pd, plen);
+	return -EINVAL;
+}
+
+/* rdma_disconnect(): the QP to ERR and, if connected, a DREQ. */
+int cm__disconnect(struct cm_id *c, uint64_t now)
+{
+	switch (c->state) {
+	case CMS_ESTABLISHED:
+	case CMS_REP_SENT:
+		cm__modify_qp(c, IBV_QPS_ERR);
+		return cm__send_dreq(c, now);
+	case CMS_DREQ_SENT:
+	case CMS_DISCONNECTED:
+		cm__modify_qp(c, IBV_QPS_ERR);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* rdma_notify(COMM_EST): data arrived before the RTU (12.9.6). */
+void cm__notify_established(struct cm_id *c)
+{
+	if (c->state != CMS_REP_SENT)
+		return;
+	c->deadline = 0;
+	c->state = CMS_ESTABLISHED;
+	c->dev->core->ops->queue_event(c->dev->core, c,
+				       RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0,
+				       NULL);
+}
+
+/* The ID is going (rdma_destroy_id, or the process exits): tell the peer
+ * that the connection or request is gone (12.9.6), as Linux's
+ * ib_destroy_cm_id does. */
+void cm__tell_peer(struct cm_id *c, uint64_t now)
+{
+	switch (c->state) {
+	case CMS_ESTABLISHED:
+		cm__send_dreq(c, now);
+		break;
+	case CMS_REQ_SENT:
+	case CMS_REP_SENT:
+	case CMS_REP_RCVD:
+		cm__send_rej(c, CM_REJ_TIMEOUT, NULL, 0);
+		break;
+	case CMS_REQ_RCVD:
+		cm__send_rej(c, CM_REJ_CONSUMER_DEFINED, NULL, 0);
+		break;
+	case CMS_SIDR_REQ_RCVD:
+		cm__send_sidr_rep(c, CM_SIDR_REJECT, NULL, 0);
+		break;
+	default:
+		break;
+	}
 }

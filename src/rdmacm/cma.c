@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@ struct cm_global cm = {
 	.timer_cond = PTHREAD_COND_INITIALIZER,
 };
 static pthread_once_t cm_once = PTHREAD_ONCE_INIT;
+static const struct cm_ops cm_ops;
 
 uint64_t cm__now(void)
 {
@@ -48,8 +50,9 @@ static void cm_init(void)
 {
 	const char *p = getenv("UROCE_PORT");
 
-	cm.timeout_ns = env_ms("UROCE_CM_TIMEOUT_MS", 5000);
-	cm.resend_ns = env_ms("UROCE_CM_RESEND_MS", 1000);
+	cm.core.ops = &cm_ops;
+	cm.core.timeout_ns = env_ms("UROCE_CM_TIMEOUT_MS", 5000);
+	cm.core.resend_ns = env_ms("UROCE_CM_RESEND_MS", 1000);
 	cm.udp_port = p && atoi(p) > 0 ? (uint16_t)atoi(p) : UR_ROCEV2_PORT;
 }
 
@@ -64,7 +67,7 @@ static void *timer_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&cm.lock);
 	for (;;) {
-		uint64_t next = cm__run_timers(cm__now());
+		uint64_t next = cm__run_timers(&cm.core, cm__now());
 
 		if (next == UINT64_MAX) {
 			pthread_cond_wait(&cm.timer_cond, &cm.lock);
@@ -83,8 +86,9 @@ static void *timer_main(void *arg)
 }
 
 /* A message with a deadline was sent (cm.lock held). */
-void cm__timer_kick(void)
+static void timer_kick(struct cm_core *k)
 {
+	(void)k;
 	if (!cm.timer_started) {
 		pthread_condattr_t ca;
 		pthread_attr_t ta;
@@ -104,6 +108,19 @@ void cm__timer_kick(void)
 }
 
 /* ---- devices ------------------------------------------------------------ */
+/* A MAD on QP1 of device @arg: the engine's callback (uroce_gsi_attach),
+ * on whichever thread drains the engine's socket. */
+static int gsi_rx(void *arg, const uint8_t *mad, size_t len,
+		  const struct sockaddr *src, bool from_sibling)
+{
+	int ret;
+
+	pthread_mutex_lock(&cm.lock);
+	ret = cm__rx(arg, mad, len, src, from_sibling, cm__now());
+	pthread_mutex_unlock(&cm.lock);
+	return ret;
+}
+
 /* Open every uroce device once; they stay open while the library is loaded
  * (as librdmacm's). cm.lock held. */
 int cm__devs_open(void)
@@ -134,6 +151,7 @@ int cm__devs_open(void)
 			ibv_close_device(d->verbs);
 			continue;
 		}
+		d->core = &cm.core;
 		d->mtu = pa.active_mtu;
 		d->max_rd_atom = (uint32_t)da.max_qp_rd_atom;
 		d->guid = ibv_get_device_guid(list[i]);
@@ -146,7 +164,7 @@ int cm__devs_open(void)
 		}
 		d->pd = ibv_alloc_pd(d->verbs);
 		if (!d->pd || d->slot < 0 ||
-		    uroce_gsi_attach(d->verbs, cm__gsi_rx, d)) {
+		    uroce_gsi_attach(d->verbs, gsi_rx, d)) {
 			if (d->pd)
 				ibv_dealloc_pd(d->pd);
 			ibv_close_device(d->verbs);
@@ -259,9 +277,9 @@ CM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		chan_free(cm_container_of(channel, struct cm_chan, ch));
 }
 
-int cm__queue_event(struct cm_id *c, enum rdma_cm_event_type type,
-		     int status, const uint8_t *pdata, size_t plen,
-		     struct cm_event **out)
+static int queue_event(struct cm_core *k, struct cm_id *c,
+		       enum rdma_cm_event_type type, int status,
+		       const uint8_t *pdata, size_t plen, struct cm_event **out)
 {
 	struct cm_event *e = calloc(1, sizeof(*e));
 	uint64_t one = 1;
@@ -344,8 +362,8 @@ CM_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 }
 
 /* ---- IDs ------------------------------------------------------------------ */
-struct cm_id *cm__id_new(struct cm_chan *chan, void *context,
-			  enum rdma_port_space ps, enum ibv_qp_type qpt)
+static struct cm_id *id_new(struct cm_chan *chan, void *context,
+			    enum rdma_port_space ps, enum ibv_qp_type qpt)
 {
 	struct cm_id *c = calloc(1, sizeof(*c));
 
@@ -367,10 +385,61 @@ struct cm_id *cm__id_new(struct cm_chan *chan, void *context,
 	c->id.context = context;
 	c->id.ps = ps;
 	c->id.qp_type = qpt;
-	c->next = cm.ids;
-	cm.ids = c;
+	c->next = cm.core.ids;
+	cm.core.ids = c;
 	return c;
 }
+
+/* ---- the core's surroundings (struct cm_ops) ------------------------------ */
+static struct cm_id *op_id_new(struct cm_core *k, struct cm_id *l,
+			       enum ibv_qp_type qpt)
+{
+	(void)k;
+	return id_new(l->chan, l->id.context, l->id.ps, qpt);
+}
+
+static int op_send_mad(struct cm_core *k, struct cm_dev *dev,
+		       const struct sockaddr_storage *peer, uint8_t slot,
+		       const uint8_t *mad)
+{
+	(void)k;
+	return -uroce_gsi_send(dev->verbs, (const struct sockaddr *)peer, slot,
+			       mad, UR_MAD_LEN);
+}
+
+static int op_modify_qp(struct cm_core *k, struct cm_id *c,
+			struct ibv_qp_attr *a, int mask)
+{
+	(void)k;
+	return -ibv_modify_qp(c->id.qp, a, mask);
+}
+
+static bool op_has_listener(struct cm_core *k, uint16_t ps,
+			    const struct sockaddr *local, uint16_t port)
+{
+	(void)k;
+	return cm__port_has_listener(ps, local, port);
+}
+
+static uint32_t op_random(struct cm_core *k)
+{
+	uint32_t v;
+
+	(void)k;
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = (uint32_t)cm__now() * 2654435761u;
+	return v;
+}
+
+static const struct cm_ops cm_ops = {
+	.send_mad = op_send_mad,
+	.queue_event = queue_event,
+	.modify_qp = op_modify_qp,
+	.id_new = op_id_new,
+	.has_listener = op_has_listener,
+	.random = op_random,
+	.timer_kick = timer_kick,
+};
 
 static int cm_err(int ret)
 {
@@ -403,7 +472,7 @@ static int create_id(struct rdma_event_channel *channel,
 	pthread_mutex_lock(&cm.lock);
 	ret = cm__devs_open();
 	c = ret ? NULL
-		: cm__id_new(channel ? cm_container_of(channel, struct cm_chan,
+		: id_new(channel ? cm_container_of(channel, struct cm_chan,
 							ch)
 				      : NULL,
 			      context, ps, qpt);
@@ -468,30 +537,6 @@ static int unlock_err(int ret)
 	return cm_err(ret);
 }
 
-/* Tell @c's peer that the connection or request is gone (12.9.6), as
- * Linux's ib_destroy_cm_id does. */
-static void tell_peer(struct cm_id *c)
-{
-	switch (c->state) {
-	case CMS_ESTABLISHED:
-		cm__send_dreq(c);
-		break;
-	case CMS_REQ_SENT:
-	case CMS_REP_SENT:
-	case CMS_REP_RCVD:
-		cm__send_rej(c, CM_REJ_TIMEOUT, NULL, 0);
-		break;
-	case CMS_REQ_RCVD:
-		cm__send_rej(c, CM_REJ_CONSUMER_DEFINED, NULL, 0);
-		break;
-	case CMS_SIDR_REQ_RCVD:
-		cm__send_sidr_rep(c, CM_SIDR_REJECT, NULL, 0);
-		break;
-	default:
-		break;
-	}
-}
-
 /*
  * A process that exits with connections up: on Linux the kernel destroys
  * its IDs and the CM sends DREQs and REJs, so a peer learns at once.
@@ -502,9 +547,9 @@ __attribute__((destructor)) static void cm_exit(void)
 {
 	if (pthread_mutex_trylock(&cm.lock))
 		return;
-	for (struct cm_id *c = cm.ids; c; c = c->next)
+	for (struct cm_id *c = cm.core.ids; c; c = c->next)
 		if (!c->destroying)
-			tell_peer(c);
+			cm__tell_peer(c, cm__now());
 	pthread_mutex_unlock(&cm.lock);
 }
 
@@ -516,17 +561,17 @@ CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 	if (!c)
 		return cm_err(-EINVAL);
 	c->destroying = true;
-	tell_peer(c);
+	cm__tell_peer(c, cm__now());
 	c->deadline = 0;
 	purge_events(c);
 	while (c->events > 0)
 		pthread_cond_wait(&c->cond, &cm.lock);
-	for (pp = &cm.ids; *pp; pp = &(*pp)->next)
+	for (pp = &cm.core.ids; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
 			break;
 		}
-	for (struct cm_id *o = cm.ids; o; o = o->next)
+	for (struct cm_id *o = cm.core.ids; o; o = o->next)
 		if (o->listen == c)
 			o->listen = NULL;
 	c->chan->nids--;
@@ -670,7 +715,7 @@ CM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr
 	c->peer = c->id.route.addr.dst_storage;
 	cm__sa_set_port((struct sockaddr *)&c->peer, 0);
 	c->state = CMS_ADDR_RESOLVED;
-	cm__queue_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0, NULL);
+	queue_event(&cm.core, c, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0, NULL);
 	pthread_mutex_unlock(&cm.lock);
 	return sync_wait(c);
 }
@@ -698,7 +743,8 @@ CM_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	c->id.route.path_rec = &c->path;
 	c->id.route.num_paths = 1;
 	c->state = CMS_ROUTE_RESOLVED;
-	cm__queue_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0, NULL);
+	queue_event(&cm.core, c, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0,
+		    NULL);
 	pthread_mutex_unlock(&cm.lock);
 	return sync_wait(c);
 }
@@ -723,26 +769,9 @@ CM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 		ret = cm__port_listen(c);
 	if (!ret)
 		c->state = CMS_LISTEN;
-	if (!ret && cm.parked)
-		cm__timer_kick(); /* a REQ that came a moment early */
+	if (!ret && cm.core.parked)
+		timer_kick(&cm.core); /* a REQ that came a moment early */
 	return unlock_err(ret);
-}
-
-/* librdmacm's ucma_valid_param(): on RDMA_PS_TCP, an ID without a QP
- * needs the parameters (they carry the QPN), and the read depths must
- * not exceed the device's. */
-static int valid_param(const struct cm_id *c, const struct rdma_conn_param *p)
-{
-	if (c->id.ps != RDMA_PS_TCP)
-		return 0;
-	if (!p)
-		return c->id.qp ? 0 : -EINVAL;
-	if ((p->responder_resources != RDMA_MAX_RESP_RES &&
-	     p->responder_resources > c->dev->max_rd_atom) ||
-	    (p->initiator_depth != RDMA_MAX_INIT_DEPTH &&
-	     p->initiator_depth > c->dev->max_rd_atom))
-		return -EINVAL;
-	return 0;
 }
 
 CM_EXPORT int rdma_connect(struct rdma_cm_id *id,
@@ -754,14 +783,7 @@ CM_EXPORT int rdma_connect(struct rdma_cm_id *id,
 	c = lock_id(id, true);
 	if (!c)
 		return cm_err(-EINVAL);
-	if (c->state != CMS_ROUTE_RESOLVED)
-		ret = -EINVAL;
-	else if ((ret = valid_param(c, conn_param)))
-		;
-	else if (c->id.qp_type == IBV_QPT_UD)
-		ret = cm__send_sidr_req(c, conn_param);
-	else
-		ret = cm__send_req(c, conn_param);
+	ret = cm__connect(c, conn_param, cm__now());
 	pthread_mutex_unlock(&cm.lock);
 	if (ret)
 		return cm_err(ret);
@@ -771,69 +793,28 @@ CM_EXPORT int rdma_connect(struct rdma_cm_id *id,
 CM_EXPORT int rdma_establish(struct rdma_cm_id *id)
 {
 	struct cm_id *c;
-	int ret = 0;
 
 	c = lock_id(id, false);
 	if (!c)
 		return cm_err(-EINVAL);
-	if (c->state != CMS_REP_RCVD) {
-		ret = -EINVAL;
-	} else {
-		cm__send_rtu(c);
-		c->state = CMS_ESTABLISHED;
-	}
-	return unlock_err(ret);
+	return unlock_err(cm__establish(c));
 }
 
 CM_EXPORT int rdma_accept(struct rdma_cm_id *id,
 			  struct rdma_conn_param *conn_param)
 {
 	struct cm_id *c;
+	bool sidr;
 	int ret;
 
 	c = lock_id(id, true);
 	if (!c)
 		return cm_err(-EINVAL);
-	if (c->state == CMS_SIDR_REQ_RCVD) {
-		c->local_qpn = c->id.qp ? c->id.qp->qp_num
-					: (conn_param ? conn_param->qp_num : 0);
-		ret = cm__send_sidr_rep(c, CM_SIDR_SUCCESS,
-					 conn_param ? conn_param->private_data
-						    : NULL,
-					 conn_param ? conn_param->private_data_len
-						    : 0);
+	sidr = c->state == CMS_SIDR_REQ_RCVD;
+	ret = cm__accept(c, conn_param, cm__now());
+	if (sidr || ret)
 		return unlock_err(ret);
-	}
-	if (c->state != CMS_REQ_RCVD)
-		return unlock_err(-EINVAL);
-	ret = valid_param(c, conn_param);
-	if (ret)
-		return unlock_err(ret);
-	/* librdmacm's rdma_accept(): the user's depths, or (RDMA_MAX_*)
-	 * the REQ's bounded by the device. The accept's RNR retry count
-	 * goes into the REP for the peer; ours stays the REQ's. */
-	if (conn_param && conn_param->responder_resources != RDMA_MAX_RESP_RES)
-		c->resp_res = conn_param->responder_resources;
-	if (conn_param && conn_param->initiator_depth != RDMA_MAX_INIT_DEPTH)
-		c->init_depth = conn_param->initiator_depth;
-	if (c->resp_res > c->dev->max_rd_atom)
-		c->resp_res = (uint8_t)c->dev->max_rd_atom;
-	if (c->init_depth > c->dev->max_rd_atom)
-		c->init_depth = (uint8_t)c->dev->max_rd_atom;
-	c->local_qpn = c->id.qp ? c->id.qp->qp_num
-				: (conn_param ? conn_param->qp_num : 0);
-	ret = cm__modify_qp(c, IBV_QPS_RTR);
-	if (!ret)
-		ret = cm__modify_qp(c, IBV_QPS_RTS);
-	if (!ret)
-		ret = cm__send_rep(c, conn_param);
-	if (ret) {
-		cm__send_rej(c, CM_REJ_NO_QP, NULL, 0);
-		cm__modify_qp(c, IBV_QPS_ERR);
-	}
 	pthread_mutex_unlock(&cm.lock);
-	if (ret)
-		return cm_err(ret);
 	return sync_wait(c);
 }
 
@@ -845,12 +826,7 @@ static int reject(struct rdma_cm_id *id, const void *pd, uint8_t plen)
 	c = lock_id(id, true);
 	if (!c)
 		return cm_err(-EINVAL);
-	if (c->state == CMS_SIDR_REQ_RCVD)
-		ret = cm__send_sidr_rep(c, CM_SIDR_REJECT, pd, plen);
-	else if (c->state == CMS_REQ_RCVD)
-		ret = cm__send_rej(c, CM_REJ_CONSUMER_DEFINED, pd, plen);
-	else
-		ret = -EINVAL;
+	ret = cm__reject(c, pd, plen);
 	return unlock_err(ret);
 }
 
@@ -874,20 +850,7 @@ CM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	c = lock_id(id, true);
 	if (!c)
 		return cm_err(-EINVAL);
-	switch (c->state) {
-	case CMS_ESTABLISHED:
-	case CMS_REP_SENT:
-		cm__modify_qp(c, IBV_QPS_ERR);
-		cm__send_dreq(c);
-		break;
-	case CMS_DREQ_SENT:
-	case CMS_DISCONNECTED:
-		cm__modify_qp(c, IBV_QPS_ERR);
-		break;
-	default:
-		ret = -EINVAL;
-		break;
-	}
+	ret = cm__disconnect(c, cm__now());
 	return unlock_err(ret);
 }
 
@@ -898,13 +861,8 @@ CM_EXPORT int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 	c = lock_id(id, false);
 	if (!c)
 		return cm_err(-EINVAL);
-	/* Data arrived before the RTU: the connection is up (12.9.6). */
-	if (event == IBV_EVENT_COMM_EST && c->state == CMS_REP_SENT) {
-		c->deadline = 0;
-		c->state = CMS_ESTABLISHED;
-		cm__queue_event(c, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0,
-				 NULL);
-	}
+	if (event == IBV_EVENT_COMM_EST)
+		cm__notify_established(c);
 	pthread_mutex_unlock(&cm.lock);
 	return 0;
 }
