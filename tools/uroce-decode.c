@@ -4,8 +4,16 @@
  * or pcapng captures with the uroce wire codec, one line per packet, ICRC
  * checked (IBTA Annex A17.3.3).
  *
+ * A datagram captured on the sending host before segmentation (a UDP GSO
+ * run on lo or on a device with segmentation offload) holds several
+ * packets of one size, the last maybe shorter: it is split at the size
+ * for which every segment decodes and its ICRC verifies over the headers
+ * the kernel gives each segment (lengths, IPv4 ID + k), and printed as
+ * frames N.1, N.2, ...
+ *
  * Exit status: 0 when every RoCEv2 packet decodes and its ICRC verifies,
- * 1 otherwise (the first bad packet is named), 2 on usage or I/O errors.
+ * 1 otherwise (the first bad packet is named) or when a file holds no
+ * RoCEv2 packet, 2 on usage or I/O errors.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -42,10 +50,12 @@ struct hist {
 };
 
 struct stats {
-	unsigned ok, bad, other;
+	unsigned ok, bad, other, gso;
 	unsigned nclass;
 	struct hist h[64];
 };
+
+static bool nothing; /* a file without RoCEv2 packets */
 
 static struct {
 	bool have;
@@ -73,8 +83,12 @@ static void usage(FILE *f, const char *argv0)
 		"  -x, --hex       also dump the first 32 payload bytes\n"
 		"  -h, --help      this text\n"
 		"\n"
+		"A UDP GSO batch captured on the sending host is split into its\n"
+		"packets (frames N.1, N.2, ...).\n"
+		"\n"
 		"Exit status: 0 all RoCEv2 packets decode and verify; 1 a packet is\n"
-		"bad (the first one is named on stderr); 2 usage or unreadable file.\n",
+		"bad (the first one is named on stderr) or a file has no RoCEv2\n"
+		"packet; 2 usage or unreadable file.\n",
 		argv0, UR_ROCEV2_PORT);
 }
 
@@ -215,6 +229,101 @@ static long l3_offset(int dlt, const uint8_t *d, size_t len)
 	return (long)off;
 }
 
+/* One decoded packet's line (the address part is printed already). */
+static void print_pkt(const struct ur_pkt *p, bool icrc_ok,
+		      const struct opts *o)
+{
+	if (o->quiet)
+		return;
+	printf("%s qp=0x%06x psn=%u", p->info->name, p->h.dqpn, p->h.psn);
+	if (p->h.se || p->h.ackreq || p->h.fecn || p->h.becn || p->h.mig ||
+	    p->h.pad) {
+		char fl[40];
+		int n = snprintf(fl, sizeof(fl), "%s%s%s%s%s",
+				 p->h.se ? " SE" : "", p->h.ackreq ? " A" : "",
+				 p->h.fecn ? " FECN" : "",
+				 p->h.becn ? " BECN" : "", p->h.mig ? " M" : "");
+
+		if (p->h.pad)
+			snprintf(fl + n, sizeof(fl) - (size_t)n, " pad=%u",
+				 p->h.pad);
+		printf(" [%s]", fl + 1);
+	}
+	if (p->h.pkey != UR_DEFAULT_PKEY)
+		printf(" pkey=0x%04x", p->h.pkey);
+	print_ext(p);
+	printf(" len=%u icrc=%s\n", p->payload_len, icrc_ok ? "ok" : "BAD");
+	if (o->verbose_payload && p->payload_len) {
+		printf("   ");
+		for (uint32_t i = 0; i < p->payload_len && i < 32; i++)
+			printf(" %02x", p->payload[i]);
+		printf("\n");
+	}
+}
+
+static void count_ok(const struct ur_pkt *p, struct stats *st)
+{
+	char cls[128];
+
+	hist_add(st, ur_pkt_class_str(p, cls, sizeof(cls)));
+	st->ok++;
+}
+
+/*
+ * Segment @k (@n bytes at @ib) of a GSO batch whose IP and UDP headers
+ * (@hl bytes at @ip) are the batch's: does it decode, and does its ICRC
+ * verify over the headers the kernel gives it (its own lengths, and for
+ * IPv4 the batch's ID + @k)? @hdr is scratch for those headers.
+ */
+static bool seg_ok(const uint8_t *ip, size_t hl, bool v6, const uint8_t *ib,
+		   size_t n, unsigned k, uint8_t *hdr, struct ur_pkt *p)
+{
+	if (hl > 64 || n < UR_BTH_LEN + UR_ICRC_LEN ||
+	    ur_pkt_decode(ib, n, p) != UR_DEC_OK)
+		return false;
+	memcpy(hdr, ip, hl);
+	if (v6) {
+		ur_put16(hdr + 4, (uint16_t)(8 + n));
+	} else {
+		ur_put16(hdr + 2, (uint16_t)(hl + n));
+		ur_put16(hdr + 4, (uint16_t)(ur_get16(ip + 4) + k));
+	}
+	ur_put16(hdr + hl - 8 + 4, (uint16_t)(8 + n));
+	return ur_icrc_raw(hdr, hl, v6, ib, n - UR_ICRC_LEN) == p->icrc;
+}
+
+/*
+ * The segment size of a GSO batch of @len bytes, or 0 if it is none: a
+ * size at which the first and the last segment verify. Tried: the batch
+ * cut into 2..64 equal parts, then one full-PMTU packet of the first
+ * opcode (256 B .. 16 KiB payload) with a shorter last one.
+ */
+static size_t gso_seg(const uint8_t *ip, size_t hl, bool v6, const uint8_t *ib,
+		      size_t len)
+{
+	size_t hlen = ur_pkt_hdr_len(ib[0]), cand[80];
+	unsigned nc = 0;
+	uint8_t hdr[64];
+	struct ur_pkt p;
+
+	for (size_t n = 2; n <= 64; n++)
+		if (len % n == 0)
+			cand[nc++] = len / n;
+	for (size_t pmtu = 256; hlen && pmtu <= 16384; pmtu *= 2)
+		cand[nc++] = hlen + pmtu + UR_ICRC_LEN;
+	for (unsigned i = 0; i < nc; i++) {
+		size_t s = cand[i], last = len % s ? len % s : s;
+		unsigned nseg = (unsigned)((len + s - 1) / s);
+
+		if (s >= len || nseg < 2)
+			continue;
+		if (seg_ok(ip, hl, v6, ib, s, 0, hdr, &p) &&
+		    seg_ok(ip, hl, v6, ib + len - last, last, nseg - 1, hdr, &p))
+			return s;
+	}
+	return 0;
+}
+
 static void process(const char *file, unsigned frame, double t, int dlt,
 		    const uint8_t *d, size_t caplen, size_t wirelen,
 		    const struct opts *o, struct stats *st)
@@ -222,10 +331,10 @@ static void process(const char *file, unsigned frame, double t, int dlt,
 	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN], why[160];
 	const uint8_t *ip, *udp, *ib;
 	long off = l3_offset(dlt, d, caplen);
-	size_t iplen, avail, ib_len, hl;
+	size_t iplen, avail, ib_len, hl, seg;
 	struct ur_pkt p;
 	enum ur_decode_err e;
-	bool v6, icrc_ok;
+	bool v6;
 	uint32_t icrc;
 
 	if (off < 0) {
@@ -268,73 +377,76 @@ static void process(const char *file, unsigned frame, double t, int dlt,
 		  sizeof(src));
 	inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? ip + 24 : ip + 16, dst,
 		  sizeof(dst));
-	if (!o->quiet)
-		printf("%u %.6f %s:%u -> %s:%u ", frame, t, src, ur_get16(udp),
-		       dst, ur_get16(udp + 2));
-
+	/* Frame N, or N.k for segment k of a GSO batch. */
+#define PREFIX(k)                                                            \
+	do {                                                                 \
+		if (o->quiet)                                                \
+			break;                                               \
+		if (k)                                                       \
+			printf("%u.%u ", frame, k);                          \
+		else                                                         \
+			printf("%u ", frame);                                \
+		printf("%.6f %s:%u -> %s:%u ", t, src, ur_get16(udp), dst,   \
+		       ur_get16(udp + 2));                                   \
+	} while (0)
 	hl = iplen + 8;
 	if (ur_get16(udp + 4) < 8 || caplen < wirelen ||
 	    ur_get16(udp + 4) > avail - iplen) {
 		snprintf(why, sizeof(why), "truncated capture or bad UDP length");
+		PREFIX(0);
 		goto bad;
 	}
 	ib_len = ur_get16(udp + 4) - 8u;
 	e = ur_pkt_decode(ib, ib_len, &p);
+	if (e == UR_DEC_OK &&
+	    ur_icrc_raw(ip, hl, v6, ib, ib_len - UR_ICRC_LEN) == p.icrc) {
+		PREFIX(0);
+		print_pkt(&p, true, o);
+		count_ok(&p, st);
+		return;
+	}
+	/* Not one packet: a GSO batch from the sending host? */
+	seg = gso_seg(ip, hl, v6, ib, ib_len);
+	if (seg) {
+		unsigned k = 0;
+
+		st->gso++;
+		for (size_t at = 0; at < ib_len; at += seg, k++) {
+			size_t n = ib_len - at < seg ? ib_len - at : seg;
+			uint8_t hdr[64];
+			struct ur_pkt q;
+
+			PREFIX(k + 1);
+			if (!seg_ok(ip, hl, v6, ib + at, n, k, hdr, &q)) {
+				snprintf(why, sizeof(why),
+					 "GSO segment %u of %zu bytes: no packet "
+					 "or bad ICRC", k + 1, n);
+				goto bad;
+			}
+			print_pkt(&q, true, o);
+			count_ok(&q, st);
+		}
+		return;
+	}
+	PREFIX(0);
 	if (e != UR_DEC_OK) {
 		snprintf(why, sizeof(why), "%s (opcode 0x%02x)",
 			 ur_decode_strerror(e), ib_len ? ib[0] : 0);
 		goto bad;
 	}
 	icrc = ur_icrc_raw(ip, hl, v6, ib, ib_len - UR_ICRC_LEN);
-	icrc_ok = icrc == p.icrc;
-	if (!o->quiet) {
-		printf("%s qp=0x%06x psn=%u", p.info->name, p.h.dqpn, p.h.psn);
-		if (p.h.se || p.h.ackreq || p.h.fecn || p.h.becn || p.h.mig ||
-		    p.h.pad) {
-			char fl[40];
-			int n = snprintf(fl, sizeof(fl), "%s%s%s%s%s",
-					 p.h.se ? " SE" : "",
-					 p.h.ackreq ? " A" : "",
-					 p.h.fecn ? " FECN" : "",
-					 p.h.becn ? " BECN" : "",
-					 p.h.mig ? " M" : "");
-
-			if (p.h.pad)
-				snprintf(fl + n, sizeof(fl) - (size_t)n,
-					 " pad=%u", p.h.pad);
-			printf(" [%s]", fl + 1);
-		}
-		if (p.h.pkey != UR_DEFAULT_PKEY)
-			printf(" pkey=0x%04x", p.h.pkey);
-		print_ext(&p);
-		printf(" len=%u icrc=%s\n", p.payload_len,
-		       icrc_ok ? "ok" : "BAD");
-		if (o->verbose_payload && p.payload_len) {
-			printf("   ");
-			for (uint32_t i = 0; i < p.payload_len && i < 32; i++)
-				printf(" %02x", p.payload[i]);
-			printf("\n");
-		}
-	}
-	if (!icrc_ok) {
-		snprintf(why, sizeof(why), "bad ICRC (0x%08x, expected 0x%08x)",
-			 p.icrc, icrc);
-		note_bad(file, frame, why);
-		st->bad++;
-		return;
-	}
-	{
-		char cls[128];
-
-		hist_add(st, ur_pkt_class_str(&p, cls, sizeof(cls)));
-	}
-	st->ok++;
+	print_pkt(&p, false, o);
+	snprintf(why, sizeof(why), "bad ICRC (0x%08x, expected 0x%08x)",
+		 p.icrc, icrc);
+	note_bad(file, frame, why);
+	st->bad++;
 	return;
 bad:
 	if (!o->quiet)
 		printf("BAD: %s\n", why);
 	note_bad(file, frame, why);
 	st->bad++;
+#undef PREFIX
 }
 
 static int run_file(const char *file, const struct opts *o)
@@ -376,9 +488,18 @@ static int run_file(const char *file, const struct opts *o)
 		return 2;
 	}
 	pcap_close(pc);
+	if (!st.ok && !st.bad) {
+		fprintf(stderr, "uroce-decode: %s: no RoCEv2 packet (UDP "
+			"destination port %d) in %u frames\n", file,
+			UR_ROCEV2_PORT, frame);
+		nothing = true;
+	}
 	if (o->quiet) {
-		printf("%s: %u ICRC ok, %u bad, %u not RoCEv2\n", file, st.ok,
+		printf("%s: %u ICRC ok, %u bad, %u not RoCEv2", file, st.ok,
 		       st.bad, st.other);
+		if (st.gso)
+			printf(" (%u GSO batches split)", st.gso);
+		printf("\n");
 		qsort(st.h, st.nclass, sizeof(st.h[0]), hist_cmp);
 		for (unsigned i = 0; i < st.nclass; i++)
 			printf("%8u  %s\n", st.h[i].count, st.h[i].name);
@@ -430,5 +551,5 @@ int main(int argc, char **argv)
 			first_bad.file, first_bad.frame, first_bad.reason);
 		return 1;
 	}
-	return 0;
+	return nothing ? 1 : 0;
 }

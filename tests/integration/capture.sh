@@ -4,8 +4,8 @@
 # ibv_rc_pingpong run and check that uroce-decode verifies every ICRC and
 # that Wireshark decodes every frame as InfiniBand.
 #   capture.sh BINDIR [SENDFAULT_SO]
-# 1. Loopback, UROCE_GSO=0: on lo a GSO run is seen as one large datagram;
-#    also with UROCE_JUMBO=1 (16 KiB packets, data checked by the program),
+# 1. Loopback, UROCE_GSO=0; then with GSO, where lo shows a GSO run as one
+#    large datagram that uroce-decode splits; also with UROCE_JUMBO=1 (16 KiB packets, data checked by the program),
 #    and with SENDFAULT_SO preloaded: sendmmsg calls that go partly and
 #    sends that fail, after which a connected socket's IDs must still be
 #    the kernel's.
@@ -97,6 +97,19 @@ UROCE_ICRC=strict UROCE_GSO=0 pingpong "" "" 127.0.77.2 127.0.77.3 -n 5 -s 4096
 expect_connected "loopback, UROCE_ICRC=strict" no
 stop_capture
 check "$dir/lo.pcap" "loopback capture" 100
+
+# 1a. loopback with GSO on (the default): lo shows each GSO run as one
+# datagram, which uroce-decode splits into its packets (frames N.k), each
+# ICRC verified over the headers the kernel gives the segment.
+capture "" lo "$dir/gso.pcap" "and host 127.0.77.8 and host 127.0.77.9"
+pingpong "" "" 127.0.77.8 127.0.77.9 -n 10 -s 65536 -m 1024
+stop_capture
+if ! "$bin/uroce-decode" -q "$dir/gso.pcap" >"$dir/decode.txt" 2>&1 ||
+	! grep -q "GSO batches split" "$dir/decode.txt"; then
+	echo "FAIL: loopback capture with GSO: uroce-decode"; cat "$dir/decode.txt"; fail=1
+else
+	echo "ok: loopback capture with GSO: $(head -1 "$dir/decode.txt")"
+fi
 
 # 1b. loopback with uroce's jumbo packets (UROCE_JUMBO=1 at both ends, a
 # negotiated extension: docs/wire.md): the messages after the first travel

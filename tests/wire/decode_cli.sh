@@ -26,6 +26,14 @@ done
 "$dec" -q "$dir"/*.pcap >"$tmp/out" || fail "-q on all files"
 grep -q '214 ICRC ok, 0 bad' "$tmp/out" || fail "-q summary"
 
+# A capture without RoCEv2 packets: nothing to decode is an error (1),
+# said with the file's name.
+head -c 24 "$dir/rc_send_64.pcap" >"$tmp/empty.pcap"
+"$dec" "$tmp/empty.pcap" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] || fail "no RoCEv2 packet: exit $rc, want 1"
+grep -q "empty.pcap: no RoCEv2 packet" "$tmp/err" || fail "no RoCEv2 packet: $(cat "$tmp/err")"
+
 # Flip one bit in the last byte of rc_send_64.pcap: the ICRC of its last
 # frame (12) no longer verifies.
 cp "$dir/rc_send_64.pcap" "$tmp/bad.pcap"
