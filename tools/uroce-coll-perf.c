@@ -11,6 +11,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,18 +36,54 @@ struct cfg {
 	enum uroce_redop redop;
 };
 
-static size_t parse_size(const char *s)
+/* A size with an optional K/M/G suffix; false if @s is not one. */
+static bool parse_size(const char *s, size_t *out)
 {
 	char *end;
-	double v = strtod(s, &end);
+	double v;
 
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || v < 0)
+		return false;
 	switch (*end) {
 	case 'G': case 'g': v *= 1024; /* fall through */
 	case 'M': case 'm': v *= 1024; /* fall through */
-	case 'K': case 'k': v *= 1024; break;
+	case 'K': case 'k': v *= 1024; end++; break;
 	default: break;
 	}
-	return (size_t)v;
+	if ((*end == 'B' || *end == 'b') && end[1] == 0)
+		end++;
+	if (*end || v > (double)(1ull << 40))
+		return false;
+	*out = (size_t)v;
+	return true;
+}
+
+static bool parse_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return end != s && !*end && !errno && *out >= lo && *out <= hi;
+}
+
+/* Under uroce-launch every rank parses the same arguments: only rank 0
+ * (or a rank-less run) says what is wrong. */
+static int arg_error(const char *fmt, ...)
+{
+	const char *r = getenv("RANK");
+	va_list ap;
+
+	if (r && atoi(r) != 0)
+		return 2;
+	fprintf(stderr, "uroce-coll-perf: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (--help lists the options)\n");
+	return 2;
 }
 
 static double now_s(void)
@@ -276,52 +314,77 @@ int main(int argc, char **argv)
 	long wrong_total = 0;
 
 	while ((ch = getopt_long(argc, argv, "b:e:f:i:n:w:o:d:R:r:c:ICh", opts, NULL)) != -1) {
+		long v;
+		char *end;
+
 		switch (ch) {
-		case 'b': c.minb = parse_size(optarg); break;
-		case 'e': c.maxb = parse_size(optarg); break;
-		case 'f': c.factor = atof(optarg); break;
-		case 'i': c.step = atol(optarg); break;
-		case 'n': c.iters = atoi(optarg); break;
-		case 'w': c.warmup = atoi(optarg); break;
-		case 'r': c.root = atoi(optarg); break;
-		case 'c': c.check = atoi(optarg); break;
+		case 'b':
+			if (!parse_size(optarg, &c.minb))
+				return arg_error("-b/--minbytes '%s': expected a size in bytes (K, M, G suffixes)", optarg);
+			break;
+		case 'e':
+			if (!parse_size(optarg, &c.maxb))
+				return arg_error("-e/--maxbytes '%s': expected a size in bytes (K, M, G suffixes)", optarg);
+			break;
+		case 'f':
+			c.factor = strtod(optarg, &end);
+			if (end == optarg || *end || !(c.factor > 1))
+				return arg_error("-f/--stepfactor '%s': expected a number above 1", optarg);
+			break;
+		case 'i':
+			if (!parse_int(optarg, 1, 1l << 40, &c.step))
+				return arg_error("-i/--stepbytes '%s': expected a positive number of bytes", optarg);
+			break;
+		case 'n':
+			if (!parse_int(optarg, 1, 1000000000, &v))
+				return arg_error("-n/--iters '%s': expected a positive number of iterations", optarg);
+			c.iters = (int)v;
+			break;
+		case 'w':
+			if (!parse_int(optarg, 0, 1000000000, &v))
+				return arg_error("-w/--warmup_iters '%s': expected a number of iterations (0 or more)", optarg);
+			c.warmup = (int)v;
+			break;
+		case 'r':
+			if (!parse_int(optarg, 0, 1 << 30, &v))
+				return arg_error("-r/--root '%s': expected a rank (0 or more)", optarg);
+			c.root = (int)v;
+			break;
+		case 'c':
+			if (!parse_int(optarg, 0, 1, &v))
+				return arg_error("-c/--check '%s': expected 0 or 1", optarg);
+			c.check = (int)v;
+			break;
 		case 'I': c.inplace = 1; break;
 		case 'C': c.calls = 1; break;
 		case 'o': {
 			int k;
 			for (k = 0; k < NOPS && strcmp(optarg, op_names[k]); k++)
 				;
-			if (k == NOPS) {
-				fprintf(stderr, "uroce-coll-perf: unknown op %s\n", optarg);
-				usage(stderr);
-				return 2;
-			}
+			if (k == NOPS)
+				return arg_error("-o/--op '%s': expected allreduce, reduce, broadcast, allgather, reducescatter, alltoall or alltoallv", optarg);
 			c.op = (enum op)k;
 			break;
 		}
 		case 'd':
-			if ((e = uroce_dtype_parse(optarg)) < 0) {
-				fprintf(stderr, "uroce-coll-perf: unknown type %s\n", optarg);
-				return 2;
-			}
+			if ((e = uroce_dtype_parse(optarg)) < 0)
+				return arg_error("-d/--datatype '%s': expected float32, float64, float16, bfloat16, int32, int64 or uint8", optarg);
 			c.dt = (enum uroce_dtype)e;
 			break;
 		case 'R':
-			if ((e = uroce_redop_parse(optarg)) < 0) {
-				fprintf(stderr, "uroce-coll-perf: unknown redop %s\n", optarg);
-				return 2;
-			}
+			if ((e = uroce_redop_parse(optarg)) < 0)
+				return arg_error("-R/--redop '%s': expected sum, prod, min, max or avg", optarg);
 			c.redop = (enum uroce_redop)e;
 			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind < argc || c.minb > c.maxb || c.iters < 1 || c.warmup < 0 ||
-	    (!c.step && c.factor <= 1)) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind < argc)
+		return arg_error("unexpected argument '%s'", argv[optind]);
+	if (c.minb > c.maxb)
+		return arg_error("-b/--minbytes %zu is above -e/--maxbytes %zu",
+				 c.minb, c.maxb);
 	e = uroce_comm_init(&comm, NULL);
 	if (e) {
 		fprintf(stderr, "uroce-coll-perf: init failed: %s\n", strerror(-e));

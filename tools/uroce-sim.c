@@ -9,6 +9,7 @@
  * shortcuts apply after the file, in order. Prints a summary; with -o
  * writes PREFIX_flows.csv, PREFIX_links.csv and PREFIX_summary.csv.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,31 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "uroce-sim: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	if (!c.work) {
+		fprintf(stderr, "uroce-sim: nothing to simulate: give a workload "
+			"(--workload ring|alltoall|permutation|incast|trace, or "
+			"workload= in -c FILE or -s)\n");
+		return 2;
+	}
+	if (out) {
+		/* Before the run, not after it: a folder that is not there. */
+		char path[512];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s_summary.csv", out);
+		f = fopen(path, "w");
+		if (!f) {
+			fprintf(stderr, "uroce-sim: -o %s: cannot write %s: %s\n",
+				out, path, strerror(errno));
+			return 2;
+		}
+		fclose(f);
 	}
 	s = sim_create(&c, err, sizeof(err));
 	if (!s) {

@@ -170,10 +170,24 @@ static void print_rate(const char *what, uint64_t bps)
 		printf(" %s -", what);
 }
 
+/* What was looked for and not found, on stderr. */
+static void none_found(void)
+{
+	if (opt_pid || opt_dev) {
+		fprintf(stderr, "uroce-stat: no running uroce process");
+		if (opt_pid)
+			fprintf(stderr, " with pid %d", opt_pid);
+		if (opt_dev)
+			fprintf(stderr, "%s device %s", opt_pid ? " and" : " with",
+				opt_dev);
+		fprintf(stderr, "\n");
+	} else {
+		fprintf(stderr, "uroce-stat: no running uroce process found\n");
+	}
+}
+
 static void show(const struct snap *s, int n)
 {
-	if (!n)
-		printf("no running uroce process found\n");
 	for (int i = 0; i < n; i++) {
 		const struct uroce_stat_file *f = &s[i].f;
 		int col = 0;
@@ -299,6 +313,12 @@ static void watch_rates(const struct snap *p, int np, const struct snap *s,
 	fflush(stdout);
 }
 
+static int bad_arg(const char *opt, const char *val, const char *want)
+{
+	fprintf(stderr, "uroce-stat: %s '%s': expected %s\n", opt, val, want);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -320,26 +340,57 @@ int main(int argc, char **argv)
 	int c, n, np;
 
 	while ((c = getopt_long(argc, argv, "ap:d:wi:c:h", lo, NULL)) != -1) {
+		char *end = NULL;
+
 		switch (c) {
 		case 'a': opt_all = true; break;
-		case 'p': opt_pid = atoi(optarg); break;
+		case 'p':
+			errno = 0;
+			opt_pid = (int)strtol(optarg, &end, 10);
+			if (errno || *end || opt_pid <= 0)
+				return bad_arg("-p/--pid", optarg,
+					       "a process ID (a positive integer)");
+			break;
 		case 'd': opt_dev = optarg; break;
 		case 'w': watch = true; break;
-		case 'i': interval = atof(optarg); break;
-		case 'c': count = atol(optarg); break;
+		case 'i':
+			interval = strtod(optarg, &end);
+			if (*end || !(interval >= 0.001 && interval <= 3600))
+				return bad_arg("-i/--interval", optarg,
+					       "seconds from 0.001 to 3600");
+			break;
+		case 'c':
+			errno = 0;
+			count = strtol(optarg, &end, 10);
+			if (errno || *end || count <= 0)
+				return bad_arg("-c/--count", optarg,
+					       "a positive number of intervals");
+			break;
 		case 'C': opt_csv = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind < argc || interval < 0.001 || interval > 3600) {
-		usage(stderr);
+	if (optind < argc) {
+		fprintf(stderr, "uroce-stat: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	if (!watch && (opt_csv || count >= 0)) {
+		fprintf(stderr, "uroce-stat: %s needs -w/--watch\n",
+			opt_csv ? "--csv" : "-c/--count");
 		return 2;
 	}
 	if (!watch) {
-		show(a, scan(a, MAX_FILES));
+		n = scan(a, MAX_FILES);
+		if (!n) {
+			none_found();
+			return 1;
+		}
+		show(a, n);
 		return 0;
 	}
+	/* A monitor: with nothing running yet it waits for processes. */
 	if (opt_csv)
 		printf("time_s,pid,dev,addr,qpn,tx_bps,rx_bps,cc_rate_bps,tx_cnp,"
 		       "rx_cnp,rx_ecn_ce,tx_retransmit\n");

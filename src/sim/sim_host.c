@@ -418,8 +418,9 @@ static void drain(struct sim *s, struct sim_host *h)
 			struct sim_qp *q = h->qps[e[i].qp_num - SIM_QPN0];
 
 			if (e[i].status != UR_WC_SUCCESS) {
-				fprintf(stderr, "sim: host %u qp 0x%x wc status %u\n",
-					h->id, e[i].qp_num, e[i].status);
+				fprintf(stderr, "sim: host %u qp 0x%x: %s (wc status %u)\n",
+					h->id, e[i].qp_num,
+					ur_wc_status_name(e[i].status), e[i].status);
 				continue;
 			}
 			if (e[i].opcode & UR_WC_RECV) {

@@ -153,3 +153,37 @@ void __ur_cq_push(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *e,
 	if (fire && ops->cq_event)
 		ops->cq_event(qp->dev->host, cq);
 }
+
+static const char *const wc_status_names[] = {
+	[UR_WC_SUCCESS] = "success",
+	[UR_WC_LOC_LEN_ERR] = "local length error",
+	[UR_WC_LOC_QP_OP_ERR] = "local QP operation error",
+	[UR_WC_LOC_EEC_OP_ERR] = "local EE context operation error",
+	[UR_WC_LOC_PROT_ERR] = "local protection error",
+	[UR_WC_WR_FLUSH_ERR] = "Work Request Flushed Error",
+	[UR_WC_MW_BIND_ERR] = "memory management operation error",
+	[UR_WC_BAD_RESP_ERR] = "bad response error",
+	[UR_WC_LOC_ACCESS_ERR] = "local access error",
+	[UR_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+	[UR_WC_REM_ACCESS_ERR] = "remote access error",
+	[UR_WC_REM_OP_ERR] = "remote operation error",
+	[UR_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
+	[UR_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
+	[UR_WC_LOC_RDD_VIOL_ERR] = "local RDD violation error",
+	[UR_WC_REM_INV_RD_REQ_ERR] = "remote invalid RD request",
+	[UR_WC_REM_ABORT_ERR] = "aborted error",
+	[UR_WC_INV_EECN_ERR] = "invalid EE context number",
+	[UR_WC_INV_EEC_STATE_ERR] = "invalid EE context state",
+	[UR_WC_FATAL_ERR] = "fatal error",
+	[UR_WC_RESP_TIMEOUT_ERR] = "response timeout error",
+	[UR_WC_GENERAL_ERR] = "general error",
+	[UR_WC_TM_ERR] = "TM error",
+	[UR_WC_TM_RNDV_INCOMPLETE] = "TM software rendezvous",
+};
+
+const char *ur_wc_status_name(uint32_t status)
+{
+	return status < sizeof(wc_status_names) / sizeof(wc_status_names[0])
+		       ? wc_status_names[status]
+		       : "unknown";
+}

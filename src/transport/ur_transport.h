@@ -101,6 +101,9 @@ enum ur_wc_status { /* == enum ibv_wc_status */
 	UR_WC_INV_EEC_STATE_ERR, UR_WC_FATAL_ERR, UR_WC_RESP_TIMEOUT_ERR,
 	UR_WC_GENERAL_ERR, UR_WC_TM_ERR, UR_WC_TM_RNDV_INCOMPLETE,
 };
+/* "success", "transport retry counter exceeded", ... as ibv_wc_status_str()
+ * names them (for tools and the simulator, which have no libibverbs). */
+const char *ur_wc_status_name(uint32_t status);
 enum ur_wc_opcode { /* == enum ibv_wc_opcode */
 	UR_WC_SEND, UR_WC_RDMA_WRITE, UR_WC_RDMA_READ, UR_WC_COMP_SWAP,
 	UR_WC_FETCH_ADD, UR_WC_BIND_MW, UR_WC_LOCAL_INV, UR_WC_TSO,

@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Every tool names a bad argument and exits 2, and a tool that finds
+# nothing to do says so and exits non-zero (issue 47): uroce-stat,
+# uroce-coll-perf, uroce-sim. (uroce-decode: tests/wire/decode_cli.sh.)
+#   tools_cli.sh BINDIR
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# expect RC MESSAGE CMD...: exit status RC and MESSAGE on stderr.
+expect() {
+	want=$1 msg=$2
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ $rc != "$want" ] || ! grep -qF -- "$msg" "$tmp/err"; then
+		echo "FAIL: $*: exit $rc (want $want), stderr: $(cat "$tmp/err")"
+		fail=1
+	else
+		echo "ok: $*: $rc, $(head -1 "$tmp/err")"
+	fi
+}
+
+expect 2 "-p/--pid 'abc': expected a process ID" "$bin/uroce-stat" -p abc
+expect 1 "no running uroce process with device nosuchdev" "$bin/uroce-stat" -d nosuchdev
+expect 1 "no running uroce process with pid 1" "$bin/uroce-stat" -p 1
+expect 2 "-c/--count 'abc': expected a positive number" "$bin/uroce-stat" -c abc -w
+expect 2 "--csv needs -w/--watch" "$bin/uroce-stat" --csv
+expect 2 "-i/--interval '0'" "$bin/uroce-stat" -w -i 0
+expect 2 "unexpected argument 'x'" "$bin/uroce-stat" x
+
+expect 2 "-b/--minbytes 'abc': expected a size" "$bin/uroce-coll-perf" -b abc -e abc
+expect 2 "-n/--iters 'x': expected a positive number" "$bin/uroce-coll-perf" -n x
+expect 2 "-b/--minbytes 1048576 is above -e/--maxbytes 4096" "$bin/uroce-coll-perf" -b 1M -e 4K
+expect 2 "-o/--op 'foo'" "$bin/uroce-coll-perf" -o foo
+expect 2 "-f/--stepfactor '1': expected a number above 1" "$bin/uroce-coll-perf" -f 1
+# Under uroce-launch only rank 0 says it (every rank parses the same).
+RANK=1 "$bin/uroce-coll-perf" -n x 2>"$tmp/err"
+rc=$?
+if [ $rc != 2 ] || [ -s "$tmp/err" ]; then
+	echo "FAIL: rank 1 with a bad -n: exit $rc, stderr: $(cat "$tmp/err")"; fail=1
+else
+	echo "ok: rank 1 with a bad -n: 2, silent"
+fi
+
+expect 2 "nothing to simulate: give a workload" "$bin/uroce-sim"
+expect 2 "-o $tmp/no/such: cannot write $tmp/no/such_summary.csv" \
+	"$bin/uroce-sim" --workload ring -o "$tmp/no/such"
+expect 2 "unexpected argument 'x'" "$bin/uroce-sim" --workload ring x
+exit $fail
