@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +390,31 @@ static const struct ibv_context_ops urv_ctx_ops = {
 	.bind_mw = __urv_bind_mw,
 };
 
+/* ibv_open_device() only returns NULL: say why on stderr, once (ibv_devinfo
+ * and the pingpongs print just "Failed to open device"). */
+static void open_failed(struct urv_device *dev, uint16_t port, int err)
+{
+	static atomic_bool told;
+	const struct sockaddr_storage *a = &dev->gids[0].addr;
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (atomic_exchange(&told, true))
+		return;
+	if (a->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr,
+			  ip, sizeof(ip));
+	else if (a->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)a)->sin6_addr,
+			  ip, sizeof(ip));
+	fprintf(stderr, "uroce: cannot open %s on %s UDP port %u: %s%s\n",
+		dev->vdev.device.name, ip, port, strerror(-err),
+		err == -EADDRNOTAVAIL ? " (not an address of this machine or "
+					"network namespace: check UROCE_IP)"
+		: err == -EADDRINUSE ? " (the port is held by a program that is "
+				       "not uroce)"
+				     : "");
+}
+
 URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct urv_device *dev = to_udev(device);
@@ -440,8 +466,10 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	cfg.host_ops = &__urv_host_ops;
 	cfg.host = ctx;
 	ret = ur_engine_open(&cfg, &ctx->eng);
-	if (ret)
+	if (ret) {
+		open_failed(dev, ctx->udp_port, ret);
 		goto err_evq;
+	}
 	ur_engine_dev(ctx->eng)->tx_window =
 		dev->if_loopback ? URV_LOOPBACK_TX_WINDOW : 0;
 	ret = __urv_cc_dev_init(ur_engine_dev(ctx->eng));

@@ -7,6 +7,8 @@
  * the engine is kicked after a post or modify with the lock released.
  */
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,12 +200,27 @@ int __urv_ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 	struct urv_device *dev = ctx->dev;
 	struct ur_ipudp src;
 
-	if (!ah->is_global)
+	static atomic_bool told_grh, told_gid;
+
+	if (!ah->is_global) {
+		/* What a new user meets first (ibv_rc_pingpong without -g):
+		 * say why, once. */
+		if (!atomic_exchange(&told_grh, true))
+			fprintf(stderr, "uroce: an address without a GRH "
+				"(is_global=0) cannot reach a RoCE peer: give "
+				"its GID (ibv_*_pingpong -g 0, perftest -x 0)\n");
 		return -EINVAL;
+	}
 	if (ah->port_num && ah->port_num != 1)
 		return -EINVAL;
-	if (ah->grh.sgid_index >= dev->num_gids)
+	if (ah->grh.sgid_index >= dev->num_gids) {
+		if (!atomic_exchange(&told_gid, true))
+			fprintf(stderr, "uroce: GID index %u: %s has %u GIDs "
+				"(uroce-devinfo -v lists them)\n",
+				ah->grh.sgid_index, dev->vdev.device.name,
+				(unsigned)dev->num_gids);
 		return -EINVAL;
+	}
 	memset(p, 0, sizeof(*p));
 	memset(&src, 0, sizeof(src));
 	__urv_gid_to_addr(&ah->grh.dgid, p, true);

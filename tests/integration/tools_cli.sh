@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Every tool names a bad argument and exits 2, and a tool that finds
 # nothing to do says so and exits non-zero (issue 47): uroce-stat,
-# uroce-coll-perf, uroce-sim. (uroce-decode: tests/wire/decode_cli.sh.)
+# uroce-coll-perf, uroce-sim (uroce-decode: tests/wire/decode_cli.sh);
+# and the library says why a device does not open and why a QP without
+# a GRH does not connect.
 #   tools_cli.sh BINDIR
 set -u
 bin=$1
@@ -50,4 +52,24 @@ expect 2 "nothing to simulate: give a workload" "$bin/uroce-sim"
 expect 2 "-o $tmp/no/such: cannot write $tmp/no/such_summary.csv" \
 	"$bin/uroce-sim" --workload ring -o "$tmp/no/such"
 expect 2 "unexpected argument 'x'" "$bin/uroce-sim" --workload ring x
+
+# The library's reasons, through unmodified programs.
+if command -v ibv_devinfo >/dev/null && command -v ibv_rc_pingpong >/dev/null; then
+	UROCE_IP=192.0.2.77 "$bin/uroce-run" ibv_devinfo >/dev/null 2>"$tmp/err"
+	if grep -q "uroce: cannot open uroce0 on 192.0.2.77 UDP port .*not an address of this machine" "$tmp/err"; then
+		echo "ok: UROCE_IP not on this machine: $(head -1 "$tmp/err")"
+	else
+		echo "FAIL: UROCE_IP not on this machine: $(cat "$tmp/err")"; fail=1
+	fi
+	UROCE_IP=127.0.0.61 timeout 10 "$bin/uroce-run" ibv_rc_pingpong -p 18561 >"$tmp/s" 2>&1 &
+	s=$!
+	sleep 0.5
+	UROCE_IP=127.0.0.62 timeout 10 "$bin/uroce-run" ibv_rc_pingpong -p 18561 127.0.0.61 >"$tmp/c" 2>&1
+	wait $s
+	if grep -q "uroce: an address without a GRH .*-g 0" "$tmp/s" "$tmp/c"; then
+		echo "ok: pingpong without -g: the GID hint"
+	else
+		echo "FAIL: pingpong without -g: no hint"; cat "$tmp/s" "$tmp/c"; fail=1
+	fi
+fi
 exit $fail
