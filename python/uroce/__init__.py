@@ -1,0 +1,324 @@
+# SPDX-License-Identifier: MIT
+"""uroce collectives from Python.
+
+A thin binding (ctypes, no compiler needed) of liburoce_coll
+(include/uroce/coll.h): a communicator whose collectives work on numpy
+arrays and on any object with the buffer protocol (bytearray, array.array,
+memoryview), in place or out of place. Errors raise UroceError with the
+library's reason.
+
+Ranks find each other as the C library does: RANK/WORLD_SIZE (uroce-launch,
+torchrun), OMPI_COMM_WORLD_RANK/SIZE (mpirun), PMI_RANK/SIZE,
+SLURM_PROCID/NTASKS; rank 0's address in MASTER_ADDR/MASTER_PORT. Run
+under uroce-launch (or uroce-run), which puts uroce's libraries on the
+library path:
+
+    uroce-launch -n 4 /usr/bin/python3 train.py
+
+    import numpy as np, uroce
+    with uroce.Comm() as comm:
+        x = np.full(1024, comm.rank, dtype=np.float32)
+        comm.allreduce(x)            # in place: x is the sum
+"""
+import ctypes
+import ctypes.util
+import os
+
+__all__ = ["Comm", "UroceError", "DTYPES", "OPS"]
+
+# enum uroce_dtype and enum uroce_redop, in the header's order.
+DTYPES = ("float32", "float64", "float16", "bfloat16", "int32", "int64",
+          "uint8")
+OPS = ("sum", "prod", "min", "max", "avg")
+_SIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2,
+         "int32": 4, "int64": 8, "uint8": 1}
+# memoryview/struct formats of each type (bfloat16 has none: name it).
+_FORMATS = {"f": "float32", "d": "float64", "e": "float16", "B": "uint8"}
+
+
+class UroceError(RuntimeError):
+    """A collective or the communicator failed (the library's reason)."""
+
+
+class _Attr(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_int), ("size", ctypes.c_int),
+                ("master_addr", ctypes.c_char_p),
+                ("master_port", ctypes.c_int),
+                ("dev_name", ctypes.c_char_p), ("gid_index", ctypes.c_int),
+                ("timeout_ms", ctypes.c_int)]
+
+
+def _load():
+    name = os.environ.get("UROCE_COLL_LIB")
+    if not name:
+        for cand in ("liburoce_coll.so.0", "liburoce_coll.so"):
+            try:
+                return ctypes.CDLL(cand)
+            except OSError:
+                pass
+        name = ctypes.util.find_library("uroce_coll")
+    if not name:
+        raise UroceError("liburoce_coll not found: run under uroce-launch or "
+                         "uroce-run, or set UROCE_COLL_LIB")
+    return ctypes.CDLL(name)
+
+
+_lib = None
+
+
+def _libc():
+    global _lib
+    if _lib is None:
+        lib = _load()
+        vp, sz, i = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
+        lib.uroce_comm_init.argtypes = [ctypes.POINTER(vp),
+                                        ctypes.POINTER(_Attr)]
+        lib.uroce_comm_destroy.argtypes = [vp]
+        lib.uroce_comm_rank.argtypes = [vp]
+        lib.uroce_comm_size.argtypes = [vp]
+        lib.uroce_comm_strerror.argtypes = [vp]
+        lib.uroce_comm_strerror.restype = ctypes.c_char_p
+        lib.uroce_comm_last_algo.argtypes = [vp]
+        lib.uroce_comm_last_algo.restype = ctypes.c_char_p
+        lib.uroce_allreduce.argtypes = [vp, vp, vp, sz, i, i]
+        lib.uroce_reduce.argtypes = [vp, vp, vp, sz, i, i, i]
+        lib.uroce_broadcast.argtypes = [vp, vp, vp, sz, i, i]
+        lib.uroce_allgather.argtypes = [vp, vp, vp, sz, i]
+        lib.uroce_reduce_scatter.argtypes = [vp, vp, vp, sz, i, i]
+        lib.uroce_alltoall.argtypes = [vp, vp, vp, sz, i]
+        szp = ctypes.POINTER(sz)
+        lib.uroce_alltoallv.argtypes = [vp, vp, szp, szp, vp, szp, szp, i]
+        lib.uroce_barrier.argtypes = [vp]
+        _lib = lib
+    return _lib
+
+
+class _Buf:
+    """A buffer's address, element count and uroce type."""
+
+    def __init__(self, obj, dtype, writable):
+        self.keep = obj
+        if hasattr(obj, "__array_interface__"):  # numpy and friends
+            ai = obj.__array_interface__
+            if ai.get("strides") is not None:
+                raise ValueError("uroce: the array must be contiguous "
+                                 "(np.ascontiguousarray)")
+            if writable and ai["data"][1]:
+                raise ValueError("uroce: the array is read-only")
+            kind = ai["typestr"][1:]
+            self.addr = ai["data"][0]
+            self.dtype = dtype or {
+                "f4": "float32", "f8": "float64", "f2": "float16",
+                "i4": "int32", "i8": "int64", "u1": "uint8"}.get(kind)
+            if self.dtype is None:
+                raise TypeError("uroce: arrays of %s are not supported "
+                                "(one of %s)" % (ai["typestr"],
+                                                 ", ".join(DTYPES)))
+            nbytes = int(obj.nbytes)
+        else:
+            mv = memoryview(obj)
+            if not mv.contiguous:
+                raise ValueError("uroce: the buffer must be contiguous")
+            mv = mv.cast("B")
+            nbytes = mv.nbytes
+            fmt = memoryview(obj).format
+            if dtype is None:
+                dtype = _FORMATS.get(fmt)
+                if dtype is None and fmt in ("i", "l", "q"):
+                    dtype = {4: "int32", 8: "int64"}.get(
+                        memoryview(obj).itemsize)
+            if dtype is None:
+                raise TypeError("uroce: buffer format %r: pass dtype= (one "
+                                "of %s)" % (fmt, ", ".join(DTYPES)))
+            self.dtype = dtype
+            if mv.readonly:
+                if writable:
+                    raise ValueError("uroce: the buffer is read-only")
+                self.keep = (ctypes.c_char * nbytes).from_buffer_copy(mv)
+            else:
+                self.keep = (ctypes.c_char * nbytes).from_buffer(mv)
+            self.addr = ctypes.addressof(self.keep) if nbytes else None
+        if self.dtype not in _SIZE:
+            raise ValueError("uroce: dtype %r: one of %s" %
+                             (self.dtype, ", ".join(DTYPES)))
+        if nbytes % _SIZE[self.dtype]:
+            raise ValueError("uroce: %d bytes is not a whole number of %s" %
+                             (nbytes, self.dtype))
+        self.count = nbytes // _SIZE[self.dtype]
+        self.code = DTYPES.index(self.dtype)
+
+
+def _op(op):
+    try:
+        return OPS.index(op)
+    except ValueError:
+        raise ValueError("uroce: op %r: one of %s" % (op, ", ".join(OPS)))
+
+
+class Comm:
+    """A communicator over uroce (or any RDMA device the library finds).
+
+    rank, size: None takes them from the environment (see the module's
+    text). master_addr/master_port: rank 0's rendezvous (MASTER_ADDR,
+    MASTER_PORT or 127.0.0.1:29500). device: an RDMA device name (the
+    first one, or UROCE_COLL_DEV). timeout_ms: how long a collective
+    waits for a peer (UROCE_COLL_TIMEOUT_MS or 30 s).
+    """
+
+    def __init__(self, rank=None, size=None, master_addr=None,
+                 master_port=None, device=None, timeout_ms=None):
+        lib = _libc()
+        self._c = ctypes.c_void_p()
+        if (rank is None) != (size is None):
+            raise ValueError("uroce: give both rank and size, or neither")
+        attr = _Attr(rank=rank or 0, size=size or 0,
+                     master_addr=master_addr.encode() if master_addr else None,
+                     master_port=master_port or 0,
+                     dev_name=device.encode() if device else None,
+                     gid_index=-1, timeout_ms=timeout_ms or 0)
+        ret = lib.uroce_comm_init(ctypes.byref(self._c), ctypes.byref(attr))
+        if ret:
+            raise UroceError("uroce: communicator: %s" % os.strerror(-ret))
+        self.rank = lib.uroce_comm_rank(self._c)
+        self.size = lib.uroce_comm_size(self._c)
+
+    def close(self):
+        """Tear the communicator down (also on leaving a with-block)."""
+        if self._c:
+            _libc().uroce_comm_destroy(self._c)
+            self._c = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def _check(self, ret, what):
+        if not self._c:
+            raise UroceError("uroce: the communicator is closed")
+        if ret:
+            why = _libc().uroce_comm_strerror(self._c)
+            raise UroceError("uroce: %s: %s" % (what, why.decode() if why
+                                                 else os.strerror(-ret)))
+
+    def _live(self):
+        if not self._c:
+            raise UroceError("uroce: the communicator is closed")
+
+    @property
+    def last_algo(self):
+        """The algorithm the last collective used (e.g. "ring")."""
+        a = _libc().uroce_comm_last_algo(self._c)
+        return a.decode() if a else None
+
+    def allreduce(self, send, recv=None, op="sum", dtype=None):
+        """recv = send reduced over the ranks; in place without recv."""
+        self._live()
+        s = _Buf(send, dtype, recv is None)
+        r = _Buf(recv, s.dtype, True) if recv is not None else s
+        if r.count != s.count:
+            raise ValueError("uroce: allreduce: %d elements in, %d out" %
+                             (s.count, r.count))
+        self._check(_libc().uroce_allreduce(self._c, s.addr, r.addr, s.count,
+                                            s.code, _op(op)), "allreduce")
+        return recv if recv is not None else send
+
+    def reduce(self, send, recv=None, op="sum", root=0, dtype=None):
+        """recv on root = send reduced over the ranks."""
+        self._live()
+        s = _Buf(send, dtype, recv is None)
+        r = _Buf(recv, s.dtype, True) if recv is not None else s
+        self._check(_libc().uroce_reduce(self._c, s.addr, r.addr, s.count,
+                                         s.code, _op(op), root), "reduce")
+        return recv if recv is not None else send
+
+    def broadcast(self, buf, root=0, dtype=None):
+        """buf on every rank = buf on root (in place)."""
+        self._live()
+        b = _Buf(buf, dtype, True)
+        self._check(_libc().uroce_broadcast(self._c, b.addr, b.addr, b.count,
+                                            b.code, root), "broadcast")
+        return buf
+
+    def allgather(self, send, recv, dtype=None):
+        """recv = every rank's send, in rank order (size x send)."""
+        self._live()
+        s = _Buf(send, dtype, False)
+        r = _Buf(recv, s.dtype, True)
+        if r.count != s.count * self.size:
+            raise ValueError("uroce: allgather: recv holds %d elements, "
+                             "needs %d" % (r.count, s.count * self.size))
+        self._check(_libc().uroce_allgather(self._c, s.addr, r.addr, s.count,
+                                            s.code), "allgather")
+        return recv
+
+    def reduce_scatter(self, send, recv, op="sum", dtype=None):
+        """recv = this rank's block of send reduced over the ranks."""
+        self._live()
+        s = _Buf(send, dtype, False)
+        r = _Buf(recv, s.dtype, True)
+        if s.count != r.count * self.size:
+            raise ValueError("uroce: reduce_scatter: send holds %d elements, "
+                             "needs %d" % (s.count, r.count * self.size))
+        self._check(_libc().uroce_reduce_scatter(
+            self._c, s.addr, r.addr, r.count, s.code, _op(op)),
+            "reduce_scatter")
+        return recv
+
+    def alltoall(self, send, recv=None, dtype=None):
+        """Block j of send goes to rank j; in place without recv."""
+        self._live()
+        s = _Buf(send, dtype, recv is None)
+        r = _Buf(recv, s.dtype, True) if recv is not None else s
+        if s.count % self.size or r.count != s.count:
+            raise ValueError("uroce: alltoall: %d elements in, %d out, "
+                             "%d ranks" % (s.count, r.count, self.size))
+        self._check(_libc().uroce_alltoall(self._c, s.addr, r.addr,
+                                           s.count // self.size, s.code),
+                    "alltoall")
+        return recv if recv is not None else send
+
+    def alltoallv(self, send, sendcounts, recv, recvcounts, sdispls=None,
+                  rdispls=None, dtype=None):
+        """sendcounts[j] elements at sdispls[j] go to rank j (displacements
+        default to packed blocks)."""
+        self._live()
+        s = _Buf(send, dtype, False)
+        r = _Buf(recv, s.dtype, True)
+        n = self.size
+
+        def arr(v, what):
+            v = [int(x) for x in v]
+            if len(v) != n or min(v) < 0:
+                raise ValueError("uroce: alltoallv: %s needs %d counts "
+                                 "(0 or more)" % (what, n))
+            return (ctypes.c_size_t * n)(*v)
+
+        def packed(c):
+            out, at = [], 0
+            for x in c:
+                out.append(at)
+                at += x
+            return out
+        sc, rc = arr(sendcounts, "sendcounts"), arr(recvcounts, "recvcounts")
+        sd = arr(sdispls if sdispls is not None else packed(sc), "sdispls")
+        rd = arr(rdispls if rdispls is not None else packed(rc), "rdispls")
+        if max(sd[j] + sc[j] for j in range(n)) > s.count or \
+           max(rd[j] + rc[j] for j in range(n)) > r.count:
+            raise ValueError("uroce: alltoallv: counts and displacements "
+                             "reach past the buffers")
+        self._check(_libc().uroce_alltoallv(self._c, s.addr, sc, sd, r.addr,
+                                            rc, rd, s.code), "alltoallv")
+        return recv
+
+    def barrier(self):
+        """Wait until every rank has called it."""
+        self._live()
+        self._check(_libc().uroce_barrier(self._c), "barrier")
