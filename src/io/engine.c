@@ -825,6 +825,7 @@ void ur_engine_qp_lock(struct ur_qp *qp)
 		pthread_mutex_lock(&q->lock);
 		pthread_rwlock_rdlock(&q->e->mr_lock);
 		backlog_run(qp, q); /* ACKs that came first go first */
+		q->unacked_at_lock = ur_qp_unacked(qp);
 	}
 }
 
@@ -919,8 +920,12 @@ static bool post_holds(struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
 	bool small = __ur_tx_single();
+	/* Count what was in flight before this post (plus its one packet):
+	 * a READ request spans its whole response in PSNs, and a lone
+	 * 64 KiB READ held for its own span waited for the retransmission
+	 * timer, since nothing else was due back (UCX ucp_get). */
 	bool hold = small && q->last_small &&
-		    ur_qp_unacked(qp) >= UR_IO_HOLD_INFLIGHT;
+		    q->unacked_at_lock + 1 >= UR_IO_HOLD_INFLIGHT;
 	unsigned int n;
 
 	q->last_small = small;
