@@ -190,6 +190,7 @@ int __cm_route_src(const struct sockaddr *dst, struct sockaddr_storage *src);
 uint16_t __cm_sa_port(const struct sockaddr *sa);
 void __cm_sa_set_port(struct sockaddr *sa, uint16_t port);
 bool __cm_sa_is_any(const struct sockaddr *sa);
+bool __cm_sa_is_loopback(const struct sockaddr *sa); /* 127/8, ::1 */
 socklen_t __cm_sa_len(const struct sockaddr *sa);
 void __cm_gid_from_sa(union ibv_gid *gid, const struct sockaddr *sa);
 void __cm_sa_from_gid(struct sockaddr_storage *ss, const union ibv_gid *gid);
