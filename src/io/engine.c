@@ -517,6 +517,8 @@ static bool env_is_0(const char *name)
 	return v && *v == '0';
 }
 
+static void stats_track(struct ur_engine *e, bool open);
+
 int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 {
 	struct ur_engine *e;
@@ -611,6 +613,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	ret = -pthread_create(&e->thread, NULL, engine_main, e);
 	if (ret)
 		goto err;
+	stats_track(e, true);
 	*out = e;
 	return 0;
 err:
@@ -619,12 +622,17 @@ err:
 	return ret < 0 ? ret : -ENOMEM;
 }
 
-/* UROCE_STATS=1: print the device counters when the context closes. */
-static void dump_counters(const struct ur_engine *e)
+static bool stats_on(void)
 {
 	const char *s = getenv("UROCE_STATS");
 
-	if (!s || !*s || *s == '0')
+	return s && *s && *s != '0';
+}
+
+/* UROCE_STATS=1: print the device counters when the context closes. */
+static void dump_counters(const struct ur_engine *e)
+{
+	if (!stats_on())
 		return;
 	fprintf(stderr, "uroce: slot %u counters:", e->slot);
 #define UR_X(n)                                                              \
@@ -635,10 +643,49 @@ static void dump_counters(const struct ur_engine *e)
 	fprintf(stderr, "\n");
 }
 
+/*
+ * Contexts still open at exit print their counters too (UROCE_STATS): MPI
+ * libraries and librdmacm's device list often never close theirs, and a
+ * test must see what their traffic moved. The engine threads still run,
+ * so the figures are a moment's snapshot.
+ */
+static pthread_mutex_t stats_open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ur_engine *stats_open[64];
+static pthread_once_t stats_exit_once = PTHREAD_ONCE_INIT;
+
+static void stats_at_exit(void)
+{
+	pthread_mutex_lock(&stats_open_lock);
+	for (size_t i = 0; i < sizeof(stats_open) / sizeof(stats_open[0]); i++)
+		if (stats_open[i])
+			dump_counters(stats_open[i]);
+	pthread_mutex_unlock(&stats_open_lock);
+}
+
+static void stats_exit_register(void)
+{
+	atexit(stats_at_exit);
+}
+
+static void stats_track(struct ur_engine *e, bool open)
+{
+	if (!stats_on())
+		return;
+	pthread_once(&stats_exit_once, stats_exit_register);
+	pthread_mutex_lock(&stats_open_lock);
+	for (size_t i = 0; i < sizeof(stats_open) / sizeof(stats_open[0]); i++)
+		if (stats_open[i] == (open ? NULL : e)) {
+			stats_open[i] = open ? e : NULL;
+			break;
+		}
+	pthread_mutex_unlock(&stats_open_lock);
+}
+
 void ur_engine_close(struct ur_engine *e)
 {
 	if (!e)
 		return;
+	stats_track(e, false);
 	if (e->thread) {
 		atomic_store(&e->stop, true);
 		wake(e);
