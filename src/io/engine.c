@@ -632,15 +632,25 @@ static bool stats_on(void)
 /* UROCE_STATS=1: print the device counters when the context closes. */
 static void dump_counters(const struct ur_engine *e)
 {
+	char buf[2048];
+	size_t o;
+
 	if (!stats_on())
 		return;
-	fprintf(stderr, "uroce: slot %u counters:", e->slot);
+	o = (size_t)snprintf(buf, sizeof(buf), "uroce: slot %u counters:", e->slot);
 #define UR_X(n)                                                              \
-	if (e->dev.cnt.n)                                                    \
-		fprintf(stderr, " %s=%llu", #n, (unsigned long long)e->dev.cnt.n);
+	if (e->dev.cnt.n && o < sizeof(buf))                                 \
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %s=%llu", #n,  \
+				      (unsigned long long)e->dev.cnt.n);
 	UR_COUNTERS(UR_X)
 #undef UR_X
-	fprintf(stderr, "\n");
+	if (o > sizeof(buf) - 2)
+		o = sizeof(buf) - 2;
+	buf[o++] = '\n';
+	/* One write: processes sharing a pipe (mpirun's ranks) do not
+	 * interleave their lines. */
+	if (write(STDERR_FILENO, buf, o) < 0)
+		return;
 }
 
 /*
