@@ -517,6 +517,8 @@ static bool env_is_0(const char *name)
 	return v && *v == '0';
 }
 
+static void stats_track(struct ur_engine *e, bool open);
+
 int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 {
 	struct ur_engine *e;
@@ -611,6 +613,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	ret = -pthread_create(&e->thread, NULL, engine_main, e);
 	if (ret)
 		goto err;
+	stats_track(e, true);
 	*out = e;
 	return 0;
 err:
@@ -619,26 +622,80 @@ err:
 	return ret < 0 ? ret : -ENOMEM;
 }
 
-/* UROCE_STATS=1: print the device counters when the context closes. */
-static void dump_counters(const struct ur_engine *e)
+static bool stats_on(void)
 {
 	const char *s = getenv("UROCE_STATS");
 
-	if (!s || !*s || *s == '0')
+	return s && *s && *s != '0';
+}
+
+/* UROCE_STATS=1: print the device counters when the context closes. */
+static void dump_counters(const struct ur_engine *e)
+{
+	char buf[2048];
+	size_t o;
+
+	if (!stats_on())
 		return;
-	fprintf(stderr, "uroce: slot %u counters:", e->slot);
+	o = (size_t)snprintf(buf, sizeof(buf), "uroce: slot %u counters:", e->slot);
 #define UR_X(n)                                                              \
-	if (e->dev.cnt.n)                                                    \
-		fprintf(stderr, " %s=%llu", #n, (unsigned long long)e->dev.cnt.n);
+	if (e->dev.cnt.n && o < sizeof(buf))                                 \
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %s=%llu", #n,  \
+				      (unsigned long long)e->dev.cnt.n);
 	UR_COUNTERS(UR_X)
 #undef UR_X
-	fprintf(stderr, "\n");
+	if (o > sizeof(buf) - 2)
+		o = sizeof(buf) - 2;
+	buf[o++] = '\n';
+	/* One write: processes sharing a pipe (mpirun's ranks) do not
+	 * interleave their lines. */
+	if (write(STDERR_FILENO, buf, o) < 0)
+		return;
+}
+
+/*
+ * Contexts still open at exit print their counters too (UROCE_STATS): MPI
+ * libraries and librdmacm's device list often never close theirs, and a
+ * test must see what their traffic moved. The engine threads still run,
+ * so the figures are a moment's snapshot.
+ */
+static pthread_mutex_t stats_open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ur_engine *stats_open[64];
+static pthread_once_t stats_exit_once = PTHREAD_ONCE_INIT;
+
+static void stats_at_exit(void)
+{
+	pthread_mutex_lock(&stats_open_lock);
+	for (size_t i = 0; i < sizeof(stats_open) / sizeof(stats_open[0]); i++)
+		if (stats_open[i])
+			dump_counters(stats_open[i]);
+	pthread_mutex_unlock(&stats_open_lock);
+}
+
+static void stats_exit_register(void)
+{
+	atexit(stats_at_exit);
+}
+
+static void stats_track(struct ur_engine *e, bool open)
+{
+	if (!stats_on())
+		return;
+	pthread_once(&stats_exit_once, stats_exit_register);
+	pthread_mutex_lock(&stats_open_lock);
+	for (size_t i = 0; i < sizeof(stats_open) / sizeof(stats_open[0]); i++)
+		if (stats_open[i] == (open ? NULL : e)) {
+			stats_open[i] = open ? e : NULL;
+			break;
+		}
+	pthread_mutex_unlock(&stats_open_lock);
 }
 
 void ur_engine_close(struct ur_engine *e)
 {
 	if (!e)
 		return;
+	stats_track(e, false);
 	if (e->thread) {
 		atomic_store(&e->stop, true);
 		wake(e);
@@ -825,6 +882,7 @@ void ur_engine_qp_lock(struct ur_qp *qp)
 		pthread_mutex_lock(&q->lock);
 		pthread_rwlock_rdlock(&q->e->mr_lock);
 		backlog_run(qp, q); /* ACKs that came first go first */
+		q->unacked_at_lock = ur_qp_unacked(qp);
 	}
 }
 
@@ -919,8 +977,12 @@ static bool post_holds(struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
 	bool small = __ur_tx_single();
+	/* Count what was in flight before this post (plus its one packet):
+	 * a READ request spans its whole response in PSNs, and a lone
+	 * 64 KiB READ held for its own span waited for the retransmission
+	 * timer, since nothing else was due back (UCX ucp_get). */
 	bool hold = small && q->last_small &&
-		    ur_qp_unacked(qp) >= UR_IO_HOLD_INFLIGHT;
+		    q->unacked_at_lock + 1 >= UR_IO_HOLD_INFLIGHT;
 	unsigned int n;
 
 	q->last_small = small;

@@ -88,6 +88,9 @@ struct ur_eqp {
 	 * QP first holds one. */
 	struct tx_batch *held;
 	bool last_small;  /* the previous post made one small packet */
+	/* PSNs unacknowledged when the lock was taken: in flight before a
+	 * post, which a READ request's own response span must not count. */
+	uint32_t unacked_at_lock;
 	/*
 	 * Plain ACKs that arrived while another thread held the lock (a post
 	 * in its system call): the receiver leaves them here instead of

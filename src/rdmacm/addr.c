@@ -182,10 +182,61 @@ CM_EXPORT void rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	}
 }
 
+/* Copy @len bytes of @sa into *@to (a NULL @sa copies nothing). */
+static int copy_sa(struct sockaddr **to, socklen_t *to_len,
+		   const struct sockaddr *sa, socklen_t len)
+{
+	if (!sa || !len || *to)
+		return 0;
+	*to = dup_sa(sa, len);
+	if (!*to)
+		return -ENOMEM;
+	*to_len = len;
+	return 0;
+}
+
+/* No node and no service: the addresses are the hints' own (as rdma-core's
+ * librdmacm, which libfabric's verbs provider relies on for a source it
+ * already has). */
+static int rai_from_hints(const struct rdma_addrinfo *hints,
+			  struct rdma_addrinfo **res)
+{
+	const struct sockaddr *a = hints->ai_src_addr ? hints->ai_src_addr
+						      : hints->ai_dst_addr;
+	struct rdma_addrinfo *r;
+
+	if (!a || (a->sa_family != AF_INET && a->sa_family != AF_INET6) ||
+	    (hints->ai_family && hints->ai_family != a->sa_family)) {
+		errno = EINVAL;
+		return -1;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto nomem;
+	r->ai_flags = hints->ai_flags;
+	r->ai_family = a->sa_family;
+	r->ai_qp_type = hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC;
+	r->ai_port_space = hints->ai_port_space ? hints->ai_port_space
+			   : (r->ai_qp_type == IBV_QPT_UD ? RDMA_PS_UDP
+							  : RDMA_PS_TCP);
+	if (copy_sa(&r->ai_src_addr, &r->ai_src_len, hints->ai_src_addr,
+		    hints->ai_src_len) ||
+	    copy_sa(&r->ai_dst_addr, &r->ai_dst_len, hints->ai_dst_addr,
+		    hints->ai_dst_len))
+		goto nomem;
+	*res = r;
+	return 0;
+nomem:
+	rdma_freeaddrinfo(r);
+	errno = ENOMEM;
+	return -1;
+}
+
 /**
  * rdma_getaddrinfo() - IP only (no AF_IB, no route/connect data): node and
  * service through getaddrinfo(3); RAI_PASSIVE gives a source address,
- * otherwise a destination (and the hints' source if any). Returns 0, an
+ * otherwise a destination (and the hints' source if any); neither node nor
+ * service: the hints' source and destination. Returns 0, an
  * EAI_* code from getaddrinfo, or -1 with errno.
  */
 CM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
@@ -197,7 +248,7 @@ CM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 	bool passive = hints && (hints->ai_flags & RAI_PASSIVE);
 	int ret;
 
-	if (!res || (!node && !service)) {
+	if (!res || (!node && !service && !hints)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -205,6 +256,8 @@ CM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 		errno = EAFNOSUPPORT;
 		return -1;
 	}
+	if (!node && !service)
+		return rai_from_hints(hints, res);
 	ah.ai_family = hints && hints->ai_family ? hints->ai_family : AF_UNSPEC;
 	ah.ai_socktype = SOCK_STREAM;
 	if (passive)
@@ -238,14 +291,13 @@ CM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 		r->ai_dst_len = ai->ai_addrlen;
 		if (!r->ai_dst_addr)
 			goto nomem;
-		if (hints && hints->ai_src_addr) {
-			r->ai_src_addr = dup_sa(hints->ai_src_addr,
-						hints->ai_src_len);
-			r->ai_src_len = hints->ai_src_len;
-			if (!r->ai_src_addr)
-				goto nomem;
-		}
 	}
+	/* What the lookup did not give comes from the hints. */
+	if (hints && (copy_sa(&r->ai_src_addr, &r->ai_src_len,
+			      hints->ai_src_addr, hints->ai_src_len) ||
+		      copy_sa(&r->ai_dst_addr, &r->ai_dst_len,
+			      hints->ai_dst_addr, hints->ai_dst_len)))
+		goto nomem;
 	if (node && ai->ai_canonname) {
 		char *cn = strdup(ai->ai_canonname);
 

@@ -91,7 +91,7 @@ enum cm_state {
 
 struct cm_id {
 	struct rdma_cm_id id;
-	struct cm_id *next;           /* cm.ids */
+	struct cm_id *next;           /* cm_core.ids */
 	struct cm_dev *dev;
 	struct cm_chan *chan;
 	bool sync;                    /* no user channel: calls block */
@@ -245,6 +245,7 @@ int cm__route_src(const struct sockaddr *dst, struct sockaddr_storage *src);
 uint16_t cm__sa_port(const struct sockaddr *sa);
 void cm__sa_set_port(struct sockaddr *sa, uint16_t port);
 bool cm__sa_is_any(const struct sockaddr *sa);
+bool cm__sa_is_loopback(const struct sockaddr *sa); /* 127/8, ::1 */
 socklen_t cm__sa_len(const struct sockaddr *sa);
 void cm__gid_from_sa(union ibv_gid *gid, const struct sockaddr *sa);
 void cm__sa_from_gid(struct sockaddr_storage *ss, const union ibv_gid *gid);

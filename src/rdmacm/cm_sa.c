@@ -37,6 +37,17 @@ bool cm__sa_is_any(const struct sockaddr *sa)
 	return true;
 }
 
+bool cm__sa_is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(
+			&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >>
+			24) == 127;
+	return false;
+}
+
 socklen_t cm__sa_len(const struct sockaddr *sa)
 {
 	return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)

@@ -630,7 +630,10 @@ static int bind_locked(struct cm_id *c, const struct sockaddr *addr)
 	any = cm__sa_is_any(addr);
 	if (!any) {
 		dev = cm__dev_by_ip(addr, &gid);
-		if (!dev)
+		/* As Linux: a loopback address binds with no device yet
+		 * (libfabric's verbs provider probes 127.0.0.1 and drops
+		 * the whole provider if that fails). */
+		if (!dev && !cm__sa_is_loopback(addr))
 			return -EADDRNOTAVAIL;
 	}
 	memset(&c->id.route.addr.src_storage, 0, sizeof(struct sockaddr_storage));

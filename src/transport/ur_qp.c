@@ -294,20 +294,29 @@ const uint8_t *__ur_sge_span(const struct ur_qsge *sge, uint32_t n,
 	return NULL;
 }
 
-void __ur_recv_complete(struct ur_qp *qp, uint32_t status, uint32_t opcode,
-			uint32_t byte_len, uint32_t imm, uint32_t flags,
-			uint32_t src_qp, bool solicited, uint64_t now)
+void __ur_recv_complete_sl(struct ur_qp *qp, uint32_t status, uint32_t opcode,
+			   uint32_t byte_len, uint32_t imm, uint32_t flags,
+			   uint32_t src_qp, uint8_t sl, bool solicited,
+			   uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_rwqe *rwqe = ur_rwqe_at(qp, p->rq_head);
 	struct ur_cqe e = {
 		.wr_id = rwqe->wr_id, .status = status, .opcode = opcode,
 		.byte_len = byte_len, .imm_data = imm, .qp_num = qp->qpn,
-		.src_qp = src_qp, .wc_flags = flags, .ts = now,
+		.src_qp = src_qp, .wc_flags = flags, .sl = sl, .ts = now,
 	};
 
 	p->rq_head++;
 	__ur_cq_push(qp, qp->recv_cq, &e, solicited);
+}
+
+void __ur_recv_complete(struct ur_qp *qp, uint32_t status, uint32_t opcode,
+			uint32_t byte_len, uint32_t imm, uint32_t flags,
+			uint32_t src_qp, bool solicited, uint64_t now)
+{
+	__ur_recv_complete_sl(qp, status, opcode, byte_len, imm, flags, src_qp,
+			      0, solicited, now);
 }
 
 /* ---- error state: flush everything (10.3.1, 11.4.1.1) --------------------- */

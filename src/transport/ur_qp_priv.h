@@ -363,6 +363,11 @@ const uint8_t *__ur_sge_span(const struct ur_qsge *sge, uint32_t n,
 void __ur_recv_complete(struct ur_qp *qp, uint32_t status, uint32_t opcode,
 			uint32_t byte_len, uint32_t imm, uint32_t flags,
 			uint32_t src_qp, bool solicited, uint64_t now);
+/* The same with a service level for the completion (UD receives). */
+void __ur_recv_complete_sl(struct ur_qp *qp, uint32_t status, uint32_t opcode,
+			   uint32_t byte_len, uint32_t imm, uint32_t flags,
+			   uint32_t src_qp, uint8_t sl, bool solicited,
+			   uint64_t now);
 
 /* ur_req.c */
 bool __ur_wr_allowed(uint32_t qp_type, uint32_t opcode);

@@ -94,7 +94,12 @@ void __ur_ud_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		flags |= UR_WC_WITH_IMM;
 		imm = ur_imm_net(pkt->imm);
 	}
-	__ur_recv_complete(qp, UR_WC_SUCCESS, UR_WC_RECV,
-			   UR_GRH_LEN + pkt->payload_len, imm, flags,
-			   pkt->deth.sqpn, pkt->h.se, now);
+	/* RoCE has no service level on the wire; like mlx5 (whose layout
+	 * UCX's UD DGID check reads) wc.sl says how the GRH area is filled:
+	 * bit 3 UDP present, bits 2..0 the L3 type, 2 IPv4 (header in bytes
+	 * 20..39), 1 IPv6 (the whole 40 bytes). */
+	__ur_recv_complete_sl(qp, UR_WC_SUCCESS, UR_WC_RECV,
+			      UR_GRH_LEN + pkt->payload_len, imm, flags,
+			      pkt->deth.sqpn, ri->path.v6 ? 0x9 : 0xa,
+			      pkt->h.se, now);
 }

@@ -47,6 +47,7 @@ static void cqe_to_wc(const struct ur_cqe *e, struct ibv_wc *wc)
 	wc->qp_num = e->qp_num;
 	wc->src_qp = e->src_qp;
 	wc->wc_flags = e->wc_flags;
+	wc->sl = e->sl;
 	wc->pkey_index = 0;
 }
 
@@ -163,7 +164,7 @@ static uint32_t urv_read_slid(struct ibv_cq_ex *c)
 }
 static uint8_t urv_read_sl(struct ibv_cq_ex *c)
 {
-	return 0;
+	return to_ucq_ex(c)->cur.sl;
 }
 static uint8_t urv_read_dlid_path_bits(struct ibv_cq_ex *c)
 {

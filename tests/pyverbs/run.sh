@@ -10,7 +10,7 @@
 # Fails if any test fails or errors, or if fewer pass than README.md's
 # "rdma-core test suite: N pass" line. test_rdmacm belongs to src/rdmacm:
 # its failures are printed but do not fail this script unless
-# UROCE_PYVERBS_STRICT_RDMACM=1. Env: UROCE_IP (default 127.0.7.1),
+# UROCE_PYVERBS_STRICT_RDMACM=1. Env: UROCE_IP (default 127.0.0.1),
 # UROCE_PYVERBS_LOG (keep the full log there).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,8 +31,10 @@ floor=$(sed -n 's/^.*rdma-core test suite: \([0-9][0-9]*\) pass.*$/\1/p' "$root/
 [ -n "$floor" ] || { echo "FAIL: no 'rdma-core test suite: N pass' line in README.md"; exit 1; }
 
 # Most tests put both QPs of a connection in this one process on uroce0,
-# so the device carries traffic to its own address.
-UROCE_IP=${UROCE_IP:-127.0.7.1} timeout 1200 "$bin/uroce-run" /usr/bin/python3 \
+# so the device carries traffic to its own address. The rdma_cm tests take
+# the device's address as the first one of its netdev (device/net/ in the
+# device view: lo), which is 127.0.0.1.
+UROCE_IP=${UROCE_IP:-127.0.0.1} timeout 1200 "$bin/uroce-run" /usr/bin/python3 \
 	"$tmp/tests/run_tests.py" -v --dev uroce0 --gid 0 "$@" >"$log" 2>&1
 rc=$?
 

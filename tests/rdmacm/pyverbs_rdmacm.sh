@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # rdma-core's rdma_cm tests (tests/test_rdmacm.py from python3-pyverbs) on
-# uroce. They find a device's IP through /sys/class/infiniband/<dev>/device/net,
-# which uroce cannot provide, and skip without it; this script runs a temp
-# copy of the suite whose base.py takes the address from UROCE_IP instead
-# (a one-line patch, below). Nothing else is changed.
+# uroce. They find a device's IP as the first address of the netdev under
+# /sys/class/infiniband/<dev>/device/net, which uroce-run's device view
+# provides (lo, so the default UROCE_IP is lo's first address, 127.0.0.1),
+# and skip without it. For a run without the view (UROCE_VIEW=0) this
+# script runs a temp copy of the suite whose base.py then takes the address
+# from UROCE_IP instead (a one-line patch, below). Nothing else is changed.
 #   pyverbs_rdmacm.sh [BINDIR] [TEST...]    (default tests.test_rdmacm)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,6 +31,6 @@ assert s.count(old) == 1, 'base.py changed: update the patch'
 open(p, 'w').write(s.replace(old, new))
 PY
 [ $# -gt 0 ] || set -- tests.test_rdmacm
-export UROCE_IP=${UROCE_IP:-127.0.8.1}
+export UROCE_IP=${UROCE_IP:-127.0.0.1}
 timeout 900 "$bin/uroce-run" /usr/bin/python3 "$tmp/tests/run_tests.py" -v \
 	--dev uroce0 --gid 0 "$@"
