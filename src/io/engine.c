@@ -121,7 +121,8 @@ static bool backlog_push(struct ur_eqp *q, const uint8_t *buf,
  * table is read-held and the QP locked, until the packet is delivered.
  */
 static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
-				 size_t len, uint8_t **place)
+				 size_t len, const struct ur_rxinfo *ri,
+				 uint8_t **place)
 {
 	struct ur_qp *qp;
 	struct ur_eqp *q;
@@ -130,7 +131,7 @@ static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
 	qp = __ur_map_get(&e->qps, ur_bth_dqpn(buf));
 	q = qp ? qp->io_priv : NULL;
 	if (q && qp_trylock(q)) {
-		*place = ur_qp_rx_place(qp, buf, len);
+		*place = ur_qp_rx_place(qp, buf, len, ri);
 		if (*place)
 			return qp;
 		ur_engine_qp_unlock(qp);
@@ -156,7 +157,7 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 
 		if (dqpn > 1 && slot == e->slot &&
 		    ur_bth_opcode(buf) == UR_OP_RC_RDMA_WRITE_MIDDLE)
-			placed = place_begin(e, buf, len, &place);
+			placed = place_begin(e, buf, len, ri, &place);
 		if (ri->icrc_checked) {
 			/* From shared memory (shm.c): no wire, no ICRC. */
 			if (place)
