@@ -341,7 +341,8 @@ static void connect_one(struct ur_qp *qp, struct ur_qp *peer,
 	a.path_mtu = ca->mtu ? ca->mtu : 1024;
 	a.dest_qp_num = peer->qpn;
 	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = 16;
+	a.max_dest_rd_atomic = ca->max_dest_rd_atomic ? ca->max_dest_rd_atomic
+						: 16;
 	a.min_rnr_timer = ca->min_rnr_timer;
 	modify_ok(qp, &a, UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
 			  UR_QP_DEST_QPN | UR_QP_RQ_PSN |

@@ -97,6 +97,7 @@ struct tconn_attr {
 	uint32_t mtu;
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic; /* 0: 16 */
 	uint32_t access;
 	uint32_t psn_a, psn_b;
 };
