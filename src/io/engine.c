@@ -1110,6 +1110,15 @@ static const struct ur_mr *key_get(struct ur_engine *e, uint32_t key)
 	return k;
 }
 
+/* Whether key index @idx died lately (mr_lock held). */
+static bool key_dead(const struct ur_engine *e, uint32_t idx)
+{
+	for (uint32_t i = 0; i < UR_IO_KEY_QUARANTINE; i++)
+		if (e->key_dead[i] == idx)
+			return true;
+	return false;
+}
+
 int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr)
 {
 	uint32_t key;
@@ -1117,8 +1126,13 @@ int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr)
 
 	pthread_rwlock_wrlock(&e->mr_lock);
 	do {
+		/* 32 random bits, but not an index that died lately: a
+		 * stale rkey (a peer's, or a forged guess of a freed one)
+		 * must not reach new memory (10.6.3.5). */
 		key = rand32();
-		ret = key >> 8 ? __ur_map_put(&e->mrs, key >> 8, mr) : -EEXIST;
+		ret = key >> 8 && !key_dead(e, key >> 8)
+			      ? __ur_map_put(&e->mrs, key >> 8, mr)
+			      : -EEXIST;
 	} while (ret == -EEXIST);
 	if (!ret) {
 		mr->rkey = key;
@@ -1139,6 +1153,9 @@ int ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr)
 		ret = -EBUSY; /* windows are bound to the region */
 	else
 		__ur_map_del(&e->mrs, mr->rkey >> 8);
+	if (!ret)
+		e->key_dead[e->key_dead_next++ % UR_IO_KEY_QUARANTINE] =
+			mr->rkey >> 8;
 	/* QPs that resolved the region earlier look it up again. */
 	if (!ret)
 		atomic_fetch_add(&e->dev.key_gen, 1);

@@ -14,6 +14,7 @@
 #define UR_IO_RX_BATCH 16
 #define UR_IO_RX_BUF 65536  /* a UDP GRO run of datagrams */
 #define UR_IO_TX_BATCH 64
+#define UR_IO_KEY_QUARANTINE 4096 /* deregistered keys not reused */
 #define UR_IO_GSO_MAX_SEGS 32 /* segments per UDP GSO send (IP IDs 0..31) */
 /* Doorbell batching (engine.c, post_holds): one-packet messages from a QP
  * with at least this many PSNs in flight. */
@@ -187,6 +188,11 @@ struct ur_engine {
 	struct ur_map sports;      /* sport -> struct ur_sport_sock */
 	pthread_rwlock_t mr_lock;
 	struct ur_map mrs;         /* key -> struct ur_mr */
+	/* The key indexes of the last UR_IO_KEY_QUARANTINE keys that died
+	 * (mr_lock): not handed out again meanwhile, since a peer may still
+	 * hold the old rkey (docs/security.md). */
+	uint32_t key_dead[UR_IO_KEY_QUARANTINE];
+	uint32_t key_dead_next;
 
 	/* QP1 (gsi.c): the CM's MAD handler, called under rx_lock */
 	ur_gsi_rx_fn gsi_fn;
