@@ -56,6 +56,22 @@ static int seqpacket(void)
 	return fd;
 }
 
+/*
+ * Only a process of our own user is a sibling. Abstract unix names have no
+ * permissions, and a forwarded packet comes with the rxinfo the sibling
+ * says it had: its source address is what an RC QP checks against its
+ * peer's (ur_qp_rx), so a stranger must not forward, nor take a slot's
+ * packets.
+ */
+static bool same_user(int fd)
+{
+	struct ucred c;
+	socklen_t l = sizeof(c);
+
+	return !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &l) &&
+	       l == sizeof(c) && c.uid == geteuid();
+}
+
 int __ur_fwd_open(struct ur_engine *e)
 {
 	struct sockaddr_un un;
@@ -129,6 +145,10 @@ static int out_conn(struct ur_engine *e, uint8_t slot, int *spare)
 			close(fd);
 		return err;
 	}
+	if (!same_user(fd)) {
+		close(fd);
+		return -EPERM;
+	}
 	big_sndbuf(fd);
 	e->fwd_out[slot] = fd;
 	return fd;
@@ -173,7 +193,8 @@ void __ur_fwd_accept(struct ur_engine *e)
 
 		if (fd < 0)
 			return;
-		if (e->fwd_nin == (int)(sizeof(e->fwd_in) / sizeof(e->fwd_in[0]))) {
+		if (!same_user(fd) ||
+		    e->fwd_nin == (int)(sizeof(e->fwd_in) / sizeof(e->fwd_in[0]))) {
 			close(fd);
 			continue;
 		}
@@ -279,8 +300,11 @@ int __ur_fwd_once(const struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&un, ulen) ||
-	    sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+	if (connect(fd, (struct sockaddr *)&un, ulen))
+		ret = -errno;
+	else if (!same_user(fd))
+		ret = -EPERM;
+	else if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		ret = -errno;
 	close(fd);
 	return ret;
