@@ -374,7 +374,33 @@ static void t_dup_atomic_window(void)
 	tfix_fini(&f);
 }
 
+/* UC takes no ACKs, but its requests are checked the same way. */
+static void t_offpath_uc(void)
+{
+	struct tconn_attr ca = conn(0);
+	static uint8_t pkt[2048], data[256];
+	struct ur_pkt x = { 0 };
+	uint32_t len;
+	struct tfix f;
+
+	tfix_init(&f, UR_QPT_UC, &ca);
+	memset(data, 0xaa, sizeof(data));
+	memset(f.b.buf, 0, 4096);
+	x.reth = (struct ur_reth){ (uintptr_t)f.b.buf, f.b.mr->rkey, 256 };
+	len = craft(pkt, UR_OP_UC_RDMA_WRITE_ONLY, f.b.qp->qpn, ca.psn_a, &x,
+		    data, 256);
+	ASSERT_EQ(tnet_inject(&f.net, EVIL, 1, pkt, len), 0);
+	ASSERT_EQ(f.net.nodes[1].dev.cnt.rx_drop_offpath, 1);
+	ASSERT(all(f.b.buf, 0, 4096));
+	/* From a's address it lands. */
+	ASSERT_EQ(tnet_inject(&f.net, 0, 1, pkt, len), 0);
+	ASSERT(all(f.b.buf, 0xaa, 256));
+	ASSERT_EQ(f.b.qp->state, UR_QPS_RTS);
+	tfix_fini(&f);
+}
+
 static const struct ur_test_case tests[] = {
+	{ "offpath_uc", t_offpath_uc },
 	{ "offpath", t_offpath },
 	{ "ack_in_flight", t_ack_in_flight },
 	{ "dup_read_window", t_dup_read_window },
