@@ -1128,7 +1128,7 @@ int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr)
 	do {
 		/* 32 random bits, but not an index that died lately: a
 		 * stale rkey (a peer's, or a forged guess of a freed one)
-		 * must not reach new memory (10.6.3.5). */
+		 * must not reach new memory (10.6.3). */
 		key = rand32();
 		ret = key >> 8 && !key_dead(e, key >> 8)
 			      ? __ur_map_put(&e->mrs, key >> 8, mr)

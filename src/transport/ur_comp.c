@@ -107,7 +107,7 @@ static void comp_ask(struct ur_qp *qp, uint64_t now)
 }
 
 /*
- * IBTA 9.7.5.2.1 (C9-114..116, rxe's check_psn): an ACK, NAK or response is
+ * IBTA 9.7.5.2 (as rxe's check_psn): an ACK, NAK or response is
  * taken only for a PSN in flight, from the oldest unacknowledged one up to
  * the last one ever sent. Anything else, above all a NAK, is a ghost: a
  * stale duplicate (rx_duplicate) or for a PSN never sent (rx_drop_psn), and

@@ -67,13 +67,13 @@ struct ur_rwqe {
 };
 
 /*
- * A responder resource (IBTA 9.7.5.1.5, 9.7.5.2.x; rxe's struct resp_res):
- * one per READ or atomic executed, the last max_dest_rd_atomic kept. A
- * duplicate READ is served again only inside a kept READ (C9-85: the
- * requester retries only READs still outstanding, at most max_rd_atomic
- * of them, which the peer set no higher than our max_dest_rd_atomic); a
+ * A responder resource (max_dest_rd_atomic of them, IBTA 9.5.4; rxe's
+ * struct resp_res): one per READ or atomic executed, the last ones kept. A
+ * duplicate READ is served again (9.7.5.1.5) only inside a kept READ: the
+ * requester retries only READs still outstanding, at most its
+ * max_rd_atomic, which it sets no higher than our max_dest_rd_atomic; a
  * duplicate atomic is answered from its saved result, never executed
- * twice (C9-78). Anything older is dropped, not answered.
+ * twice. Anything older is dropped, not answered.
  */
 struct ur_rd_res {
 	bool valid;
@@ -229,10 +229,11 @@ static inline bool ur_state_receives(uint32_t state)
 
 /*
  * Whether a packet to connected QP @qp (RC, UC) comes from its peer: the
- * source address is the AV's destination (IBTA 9.6.1.3 checks the source
- * LID/GID of a connected QP's packets; RoCEv2's GIDs are the IP addresses,
- * A17.4.5). Without it anyone who guesses a QPN and PSN could inject
- * (docs/security.md). A host that gives no rxinfo gets nothing in.
+ * source address is the AV's destination (IBTA 9.6 header validation: a
+ * connected QP takes packets from its peer's port only; RoCEv2's GIDs are
+ * the IP addresses, Annex A17). Without it anyone who guesses a QPN and
+ * PSN could inject (docs/security.md). A host that gives no rxinfo gets
+ * nothing in.
  */
 static inline bool ur__from_peer(const struct ur_qp *qp,
 				 const struct ur_rxinfo *ri)

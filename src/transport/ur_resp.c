@@ -433,7 +433,7 @@ static void send_atomic_ack(struct ur_qp *qp, uint32_t psn, uint64_t orig)
 }
 
 /* Keep a responder resource for the READ or atomic at @psn (the oldest
- * one gives way: 9.7.5.2.x allows max_dest_rd_atomic outstanding). */
+ * one gives way: 9.5.4 allows max_dest_rd_atomic outstanding). */
 static struct ur_rd_res *res_new(struct ur_qp *qp, uint32_t psn)
 {
 	struct ur_resp *r = &qp->priv->resp;

@@ -338,7 +338,7 @@ struct ur_ipudp {
  * Whether two addresses of struct ur_ipudp (src or dst) name the same host:
  * IPv4 in the first 4 bytes, or IPv6; an IPv4-mapped IPv6 address
  * (::ffff:a.b.c.d, RFC 4291 2.5.5.2) equals its IPv4 form, as RoCEv2 GIDs
- * carry IPv4 addresses that way (Annex A17.4.5).
+ * carry IPv4 addresses that way (Annex A17).
  */
 static inline bool ur_ip_same(bool v6a, const uint8_t *a, bool v6b,
 			      const uint8_t *b)

@@ -97,7 +97,7 @@ static void t_offpath(void)
 				    5, 0 };
 	len = craft(pkt, UR_OP_RC_FETCH_ADD, bq, psn, &x, NULL, 0);
 	ASSERT_EQ(tnet_inject(&f.net, EVIL, 1, pkt, len), 0);
-	/* A bad rkey at the expected PSN (would be fatal: 9.7.5.2.4). */
+	/* A bad rkey at the expected PSN (fatal from the peer). */
 	x.reth.rkey ^= 0x5a5a0000;
 	len = craft(pkt, UR_OP_RC_RDMA_WRITE_ONLY, bq, psn, &x, data, 512);
 	ASSERT_EQ(tnet_inject(&f.net, EVIL, 1, pkt, len), 0);
@@ -149,7 +149,7 @@ static void t_offpath(void)
 }
 
 /* The requester's completer takes an ACK or NAK only for a PSN in flight
- * (9.7.5.2.1), even from the peer's address. */
+ * (9.7.5.2), even from the peer's address. */
 static void t_ack_in_flight(void)
 {
 	struct tconn_attr ca = conn(0);
