@@ -17,6 +17,10 @@
  * another UDP port: the port is not checked): a duplicate READ outside
  * the responder's window is dropped (rx_drop_dup_rd), and a WRITE at the
  * expected PSN lands, so the checks above could have failed.
+ *
+ * Variants (CMake): the pair over shared memory (UROCE_SHM=1: its records
+ * carry the sender's address), and P on V's own address
+ * (OFFPATH_PEER_IP=127.0.0.2: sibling forwarding keeps the source).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -42,7 +46,15 @@
 #include "ur_wire.h"
 
 #define V_IP "127.0.0.2"
-#define P_IP "127.0.0.3"
+/* P's address; OFFPATH_PEER_IP=127.0.0.2 puts P on V's address: the two
+ * processes share it (SO_REUSEPORT) and a packet the kernel hands to the
+ * other one is forwarded with its original source (docs/architecture.md). */
+static const char *p_ip(void)
+{
+	const char *ip = getenv("OFFPATH_PEER_IP");
+
+	return ip && *ip ? ip : "127.0.0.3";
+}
 #define EVIL_IP "127.0.0.9"
 #define BUF (1u << 20)
 #define SRC (BUF / 2) /* V's stream comes from here */
@@ -202,7 +214,7 @@ static void peer_main(int sock, uint32_t psn)
 	struct end e = { 0 };
 	char cmd;
 
-	setenv("UROCE_IP", P_IP, 1);
+	setenv("UROCE_IP", p_ip(), 1);
 	end_open(&e, sock, psn);
 	for (;;) {
 		xfer(sock, &cmd, 1, false);
@@ -414,7 +426,7 @@ static void t_offpath(void)
 
 	/* 2. The same READ from P's address (another UDP port): it passes
 	 * the address check, and is outside the responder's window. */
-	evil_open(&ctl, P_IP, (uint16_t)(port() + 1));
+	evil_open(&ctl, p_ip(), (uint16_t)(port() + 1));
 	dup0 = counter(&v, "rx_drop_dup_rd");
 	evil_send(&ctl, &x, NULL, 0);
 	ASSERT_EQ(counter(&v, "rx_drop_dup_rd"), dup0 + 1);
