@@ -176,7 +176,7 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		/* Unverified packets are counted once, by the transport's
 		 * classification (also for those forwarded to a sibling). */
 		if (dqpn > 1 && slot != e->slot) {
-			__ur_fwd_to(e, slot, buf, len, ri);
+			__ur_fwd_to(e, slot, buf, len, ri, false);
 			return;
 		}
 	}
@@ -536,7 +536,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	e->ep_timer_fd = -1;
 	pthread_mutex_init(&e->gsi_lock, NULL);
 	for (int i = 0; i < 256; i++)
-		e->fwd_out[i] = -1;
+		e->fwd_out[i] = e->fwd_own[i] = -1;
 	e->local.v6 = cfg->addr.ss_family == AF_INET6;
 	if (e->local.v6)
 		memcpy(e->local.src,
