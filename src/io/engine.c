@@ -121,7 +121,8 @@ static bool backlog_push(struct ur_eqp *q, const uint8_t *buf,
  * table is read-held and the QP locked, until the packet is delivered.
  */
 static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
-				 size_t len, uint8_t **place)
+				 size_t len, const struct ur_rxinfo *ri,
+				 uint8_t **place)
 {
 	struct ur_qp *qp;
 	struct ur_eqp *q;
@@ -130,7 +131,7 @@ static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
 	qp = __ur_map_get(&e->qps, ur_bth_dqpn(buf));
 	q = qp ? qp->io_priv : NULL;
 	if (q && qp_trylock(q)) {
-		*place = ur_qp_rx_place(qp, buf, len);
+		*place = ur_qp_rx_place(qp, buf, len, ri);
 		if (*place)
 			return qp;
 		ur_engine_qp_unlock(qp);
@@ -156,7 +157,7 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 
 		if (dqpn > 1 && slot == e->slot &&
 		    ur_bth_opcode(buf) == UR_OP_RC_RDMA_WRITE_MIDDLE)
-			placed = place_begin(e, buf, len, &place);
+			placed = place_begin(e, buf, len, ri, &place);
 		if (ri->icrc_checked) {
 			/* From shared memory (shm.c): no wire, no ICRC. */
 			if (place)
@@ -175,7 +176,7 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		/* Unverified packets are counted once, by the transport's
 		 * classification (also for those forwarded to a sibling). */
 		if (dqpn > 1 && slot != e->slot) {
-			__ur_fwd_to(e, slot, buf, len, ri);
+			__ur_fwd_to(e, slot, buf, len, ri, false);
 			return;
 		}
 	}
@@ -537,7 +538,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	e->ep_timer_fd = -1;
 	pthread_mutex_init(&e->gsi_lock, NULL);
 	for (int i = 0; i < 256; i++)
-		e->fwd_out[i] = -1;
+		e->fwd_out[i] = e->fwd_own[i] = -1;
 	e->local.v6 = cfg->addr.ss_family == AF_INET6;
 	if (e->local.v6)
 		memcpy(e->local.src,
@@ -1171,6 +1172,15 @@ static const struct ur_mr *key_get(struct ur_engine *e, uint32_t key)
 	return k;
 }
 
+/* Whether key index @idx died lately (mr_lock held). */
+static bool key_dead(const struct ur_engine *e, uint32_t idx)
+{
+	for (uint32_t i = 0; i < UR_IO_KEY_QUARANTINE; i++)
+		if (e->key_dead[i] == idx)
+			return true;
+	return false;
+}
+
 int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr)
 {
 	uint32_t key;
@@ -1178,8 +1188,13 @@ int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr)
 
 	pthread_rwlock_wrlock(&e->mr_lock);
 	do {
+		/* 32 random bits, but not an index that died lately: a
+		 * stale rkey (a peer's, or a forged guess of a freed one)
+		 * must not reach new memory (10.6.3). */
 		key = rand32();
-		ret = key >> 8 ? __ur_map_put(&e->mrs, key >> 8, mr) : -EEXIST;
+		ret = key >> 8 && !key_dead(e, key >> 8)
+			      ? __ur_map_put(&e->mrs, key >> 8, mr)
+			      : -EEXIST;
 	} while (ret == -EEXIST);
 	if (!ret) {
 		mr->rkey = key;
@@ -1200,6 +1215,9 @@ int ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr)
 		ret = -EBUSY; /* windows are bound to the region */
 	else
 		__ur_map_del(&e->mrs, mr->rkey >> 8);
+	if (!ret)
+		e->key_dead[e->key_dead_next++ % UR_IO_KEY_QUARANTINE] =
+			mr->rkey >> 8;
 	/* QPs that resolved the region earlier look it up again. */
 	if (!ret)
 		atomic_fetch_add(&e->dev.key_gen, 1);

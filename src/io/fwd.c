@@ -56,6 +56,22 @@ static int seqpacket(void)
 	return fd;
 }
 
+/*
+ * Only a process of our own user is a sibling. Abstract unix names have no
+ * permissions, and a forwarded packet comes with the rxinfo the sibling
+ * says it had: its source address is what an RC QP checks against its
+ * peer's (ur_qp_rx), so a stranger must not forward, nor take a slot's
+ * packets.
+ */
+static bool same_user(int fd)
+{
+	struct ucred c;
+	socklen_t l = sizeof(c);
+
+	return !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &l) &&
+	       l == sizeof(c) && c.uid == geteuid();
+}
+
 int __ur_fwd_open(struct ur_engine *e)
 {
 	struct sockaddr_un un;
@@ -87,9 +103,12 @@ int __ur_fwd_open(struct ur_engine *e)
 
 void __ur_fwd_close(struct ur_engine *e)
 {
-	for (int i = 0; i < 256; i++)
+	for (int i = 0; i < 256; i++) {
 		if (e->fwd_out[i] >= 0)
 			close(e->fwd_out[i]);
+		if (e->fwd_own[i] >= 0)
+			close(e->fwd_own[i]);
+	}
 	for (int i = 0; i < e->fwd_nin; i++)
 		close(e->fwd_in[i]);
 	e->fwd_nin = 0;
@@ -101,14 +120,14 @@ void __ur_fwd_close(struct ur_engine *e)
  * *spare for the next slot: most slots have no process, and a socket made
  * and closed per slot cost ~2 ms per broadcast on 255 slots (~0.5 ms so).
  */
-static int out_conn(struct ur_engine *e, uint8_t slot, int *spare)
+static int out_conn(struct ur_engine *e, int *tab, uint8_t slot, int *spare)
 {
 	struct sockaddr_un un;
 	socklen_t len;
 	int fd;
 
-	if (e->fwd_out[slot] >= 0)
-		return e->fwd_out[slot];
+	if (tab[slot] >= 0)
+		return tab[slot];
 	if (spare && *spare >= 0) {
 		fd = *spare;
 		*spare = -1;
@@ -129,14 +148,19 @@ static int out_conn(struct ur_engine *e, uint8_t slot, int *spare)
 			close(fd);
 		return err;
 	}
+	if (!same_user(fd)) {
+		close(fd);
+		return -EPERM;
+	}
 	big_sndbuf(fd);
-	e->fwd_out[slot] = fd;
+	tab[slot] = fd;
 	return fd;
 }
 
 int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
-		size_t len, const struct ur_rxinfo *ri)
+		size_t len, const struct ur_rxinfo *ri, bool own)
 {
+	int *tab = own ? e->fwd_own : e->fwd_out;
 	struct iovec iov[2] = {
 		{ .iov_base = (void *)ri, .iov_len = sizeof(*ri) },
 		{ .iov_base = (void *)buf, .iov_len = len },
@@ -145,7 +169,7 @@ int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 
 	pthread_mutex_lock(&e->fwd_lock);
 	for (int attempt = 0; attempt < 2; attempt++) {
-		int fd = out_conn(e, slot, NULL);
+		int fd = out_conn(e, tab, slot, NULL);
 
 		if (fd < 0)
 			break; /* no such process: a packet to a dead host */
@@ -157,7 +181,7 @@ int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 			break; /* sibling is behind: dropped, as by a switch */
 		/* The sibling died (and maybe another took its slot). */
 		close(fd);
-		e->fwd_out[slot] = -1;
+		tab[slot] = -1;
 	}
 	pthread_mutex_unlock(&e->fwd_lock);
 	e->dev.cnt.rx_drop_no_qp++;
@@ -173,7 +197,8 @@ void __ur_fwd_accept(struct ur_engine *e)
 
 		if (fd < 0)
 			return;
-		if (e->fwd_nin == (int)(sizeof(e->fwd_in) / sizeof(e->fwd_in[0]))) {
+		if (!same_user(fd) ||
+		    e->fwd_nin == (int)(sizeof(e->fwd_in) / sizeof(e->fwd_in[0]))) {
 			close(fd);
 			continue;
 		}
@@ -191,7 +216,10 @@ int __ur_fwd_drain(struct ur_engine *e, uint64_t now)
 	 * poll left there (udp.c, rx_deliver). */
 	__ur_udp_rx_rest(e, now);
 	for (int i = 0; i < e->fwd_nin; i++) {
-		for (;;) {
+		/* A bounded turn each: a connection a flood keeps full (see
+		 * fwd_own) must not starve the others; epoll reports the
+		 * rest. */
+		for (int k = 0; k < UR_IO_FWD_TURN; k++) {
 			struct ur_rxinfo ri;
 			struct iovec iov[2] = {
 				{ .iov_base = &ri, .iov_len = sizeof(ri) },
@@ -246,7 +274,7 @@ void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
 
 		if (slot == e->slot)
 			continue;
-		fd = out_conn(e, (uint8_t)slot, &spare);
+		fd = out_conn(e, e->fwd_out, (uint8_t)slot, &spare);
 		if (fd < 0)
 			continue;
 		if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
@@ -279,8 +307,11 @@ int __ur_fwd_once(const struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&un, ulen) ||
-	    sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+	if (connect(fd, (struct sockaddr *)&un, ulen))
+		ret = -errno;
+	else if (!same_user(fd))
+		ret = -EPERM;
+	else if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		ret = -errno;
 	close(fd);
 	return ret;

@@ -63,7 +63,7 @@ void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 	if (to == UR_GSI_BROADCAST)
 		__ur_fwd_all(e, buf, len, ri);
 	else if (to > 0 && to < 256 && to != e->slot)
-		__ur_fwd_to(e, (uint8_t)to, buf, len, ri);
+		__ur_fwd_to(e, (uint8_t)to, buf, len, ri, false);
 	else
 		e->dev.cnt.rx_drop_no_qp++;
 }

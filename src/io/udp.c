@@ -514,7 +514,7 @@ static bool to_sibling(struct tx_slot *s)
 	linearize(s);
 	icrc_put(pb, NULL);
 	ri.path = pb->path;
-	__ur_fwd_to(e, slot, pb->data, pb->len, &ri);
+	__ur_fwd_to(e, slot, pb->data, pb->len, &ri, true);
 	return true;
 }
 
@@ -1093,7 +1093,9 @@ int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 		if (stop && ur_cq_nonempty(stop))
 			return total;
 	}
-	for (;;) {
+	/* A bounded turn: a socket that a flood keeps full must not keep
+	 * the caller from its siblings' connections (fwd.c) and timers. */
+	for (int turn = 0; turn < UR_IO_RX_TURN; turn++) {
 		bool batch = e->rx_batch || !single_ok, done;
 		int n = rx_call(e, fd, batch);
 

@@ -14,6 +14,9 @@
 #define UR_IO_RX_BATCH 16
 #define UR_IO_RX_BUF 65536  /* a UDP GRO run of datagrams */
 #define UR_IO_TX_BATCH 64
+#define UR_IO_KEY_QUARANTINE 4096 /* deregistered keys not reused */
+#define UR_IO_FWD_TURN 256 /* packets from one sibling connection per drain */
+#define UR_IO_RX_TURN 64 /* full receive batches per drain */
 #define UR_IO_GSO_MAX_SEGS 32 /* segments per UDP GSO send (IP IDs 0..31) */
 /* Doorbell batching (engine.c, post_holds): one-packet messages from a QP
  * with at least this many PSNs in flight. */
@@ -149,9 +152,14 @@ struct ur_engine {
 	struct ur_ipudp local;  /* our address, as the ICRC sees it */
 	int rx_fd;              /* UDP <addr>:<port>, SO_REUSEPORT */
 	int fwd_fd;             /* unix seqpacket listener: claims our slot */
-	int fwd_out[256];       /* connections to siblings, by slot */
-	pthread_mutex_t fwd_lock; /* fwd_out: any thread may send to a sibling */
-	int fwd_in[256];        /* connections from siblings */
+	int fwd_out[256];       /* connections to siblings, by slot: what
+				 * the kernel gave us for them */
+	/* Our own packets to siblings (to_sibling), on connections of their
+	 * own: a flood that lands here for a sibling (anyone can send it)
+	 * must not fill the queue our own ACKs and requests wait in. */
+	int fwd_own[256];
+	pthread_mutex_t fwd_lock; /* fwd_out, fwd_own: any thread may send */
+	int fwd_in[512];        /* connections from siblings (two each) */
 	int fwd_nin;
 	uint64_t fwd_accept_at; /* last accept4 of a busy engine (drain_all) */
 	int ev_fd;              /* eventfd: wake the engine thread */
@@ -190,6 +198,11 @@ struct ur_engine {
 	struct ur_map sports;      /* sport -> struct ur_sport_sock */
 	pthread_rwlock_t mr_lock;
 	struct ur_map mrs;         /* key -> struct ur_mr */
+	/* The key indexes of the last UR_IO_KEY_QUARANTINE keys that died
+	 * (mr_lock): not handed out again meanwhile, since a peer may still
+	 * hold the old rkey (docs/security.md). */
+	uint32_t key_dead[UR_IO_KEY_QUARANTINE];
+	uint32_t key_dead_next;
 
 	/* QP1 (gsi.c): the CM's MAD handler, called under rx_lock */
 	ur_gsi_rx_fn gsi_fn;
@@ -292,8 +305,9 @@ void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb);
 /* fwd.c */
 int __ur_fwd_open(struct ur_engine *e);
 void __ur_fwd_close(struct ur_engine *e);
+/* @own: a packet we made (to_sibling), not one we received. */
 int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
-		size_t len, const struct ur_rxinfo *ri);
+		size_t len, const struct ur_rxinfo *ri, bool own);
 int __ur_fwd_drain(struct ur_engine *e, uint64_t now);
 void __ur_fwd_accept(struct ur_engine *e);
 void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,

@@ -138,6 +138,9 @@ struct sim_result {
 	uint64_t cnps, nak_seq;
 	uint64_t sr_held, sr_naks;     /* selective repeat: requests held,
 					* selective NAKs sent */
+	uint64_t offpath;              /* packets dropped as not from a QP's
+					* peer (rx_drop_offpath): 0 unless the
+					* simulator's addresses are wrong */
 	uint64_t paused_ns;            /* summed over ports */
 	uint64_t max_queue;            /* bytes */
 	uint64_t events, hops;

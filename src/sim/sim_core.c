@@ -389,6 +389,7 @@ void sim_result(struct sim *s, struct sim_result *r)
 		r->nak_seq += c->tx_nak_seq;
 		r->sr_held += c->rx_sr_held;
 		r->sr_naks += c->tx_sr_nak;
+		r->offpath += c->rx_drop_offpath;
 	}
 	r->events = s->events;
 	r->hops = s->hops;

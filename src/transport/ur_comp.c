@@ -106,19 +106,25 @@ static void comp_ask(struct ur_qp *qp, uint64_t now)
 	__ur_req_resend_one(qp, qp->priv->sq_head, c->psn, now);
 }
 
+/*
+ * IBTA 9.7.5.2 (as rxe's check_psn): an ACK, NAK or response is
+ * taken only for a PSN in flight, from the oldest unacknowledged one up to
+ * the last one ever sent. Anything else, above all a NAK, is a ghost: a
+ * stale duplicate (rx_duplicate) or for a PSN never sent (rx_drop_psn), and
+ * must not complete, retry or fail a WQE.
+ */
 static enum comp_state check_psn(struct ur_qp *qp, struct comp_ctx *cx)
 {
 	struct ur_qp_priv *p = qp->priv;
 
-	if (p->sq_head == p->req.assigned)
-		return COMP_DROP;
 	if (ur_psn_diff(cx->psn, p->comp.psn) < 0) {
 		qp->dev->cnt.rx_duplicate++;
 		return COMP_DROP; /* old response or ACK */
 	}
-	if (ur_psn_diff(cx->psn, p->req.psn_max) >= 0) {
+	if (ur_psn_diff(cx->psn, p->req.psn_max) >= 0 ||
+	    p->sq_head == p->req.assigned) {
 		qp->dev->cnt.rx_drop_psn++;
-		return COMP_DROP; /* for a PSN never sent */
+		return COMP_DROP; /* for a PSN never sent, or nothing sent */
 	}
 	return COMP_CHECK_ACK;
 }

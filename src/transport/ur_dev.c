@@ -71,6 +71,12 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		qp->dev->cnt.rx_drop_bad_state++;
 		return;
 	}
+	if (qp->type != UR_QPT_UD && !ur__from_peer(qp, ri)) {
+		/* Requests, ACKs, NAKs and CNPs alike: none of them may
+		 * move a connection's state when forged off the path. */
+		qp->dev->cnt.rx_drop_offpath++;
+		return;
+	}
 	qp->cnt.rx_packets++;
 	qp->cnt.rx_bytes += pkt->payload_len;
 	if (pkt->mask & UR_OPF_CNP) {

@@ -117,7 +117,7 @@ static void qp_free(struct ur_qp_priv *p)
 {
 	if (!p)
 		return;
-	free(p->resp.atomics);
+	free(p->resp.res);
 	free(p->rq_sge);
 	free(p->rq);
 	free(p->sq_inline);
@@ -188,9 +188,9 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		if (!p->rq || !p->rq_sge)
 			goto err;
 	}
-	p->resp.n_atomics = 1;
-	p->resp.atomics = calloc(1, sizeof(*p->resp.atomics));
-	if (!p->resp.atomics)
+	p->resp.n_res = 1;
+	p->resp.res = calloc(1, sizeof(*p->resp.res));
+	if (!p->resp.res)
 		goto err;
 	p->req.window = dev->tx_window ? dev->tx_window : UR_DEFAULT_TX_WINDOW;
 	p->comp.rto_deadline = UINT64_MAX;
@@ -414,14 +414,14 @@ static void qp_reset(struct ur_qp *qp)
 	memset(&p->comp, 0, sizeof(p->comp));
 	p->comp.rto_deadline = UINT64_MAX;
 	__ur_req_reset(qp);
-	memset(p->resp.atomics, 0, p->resp.n_atomics * sizeof(*p->resp.atomics));
+	memset(p->resp.res, 0, p->resp.n_res * sizeof(*p->resp.res));
 	{
-		struct ur_atomic_res *a = p->resp.atomics;
-		uint32_t n = p->resp.n_atomics;
+		struct ur_rd_res *a = p->resp.res;
+		uint32_t n = p->resp.n_res;
 
 		memset(&p->resp, 0, sizeof(p->resp));
-		p->resp.atomics = a;
-		p->resp.n_atomics = n;
+		p->resp.res = a;
+		p->resp.n_res = n;
 	}
 	memset(&p->attr, 0, sizeof(p->attr));
 	__ur_sr_release(qp);
@@ -461,22 +461,22 @@ static int check_values(const struct ur_qp_attr *a, uint32_t mask)
 	return 0;
 }
 
-static int set_atomic_cache(struct ur_qp *qp, uint32_t n)
+static int set_rd_res(struct ur_qp *qp, uint32_t n)
 {
 	struct ur_resp *r = &qp->priv->resp;
-	struct ur_atomic_res *a;
+	struct ur_rd_res *a;
 
 	if (!n)
 		n = 1;
-	if (n == r->n_atomics)
+	if (n == r->n_res)
 		return 0;
 	a = calloc(n, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	free(r->atomics);
-	r->atomics = a;
-	r->n_atomics = n;
-	r->atomic_next = 0;
+	free(r->res);
+	r->res = a;
+	r->n_res = n;
+	r->res_next = 0;
 	return 0;
 }
 
@@ -545,7 +545,7 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
 	if (rc)
 		return rc;
 	if (mask & UR_QP_MAX_DEST_RD_ATOMIC) {
-		rc = set_atomic_cache(qp, attr->max_dest_rd_atomic);
+		rc = set_rd_res(qp, attr->max_dest_rd_atomic);
 		if (rc)
 			return rc;
 	}

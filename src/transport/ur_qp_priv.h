@@ -66,11 +66,23 @@ struct ur_rwqe {
 	uint32_t length;  /* total of the SGEs */
 };
 
-/* Saved result of an executed atomic, for replay to a duplicate (9.7.5.1). */
-struct ur_atomic_res {
+/*
+ * A responder resource (max_dest_rd_atomic of them, IBTA 9.5.4; rxe's
+ * struct resp_res): one per READ or atomic executed, the last ones kept. A
+ * duplicate READ is served again (9.7.5.1.5) only inside a kept READ: the
+ * requester retries only READs still outstanding, at most its
+ * max_rd_atomic, which it sets no higher than our max_dest_rd_atomic; a
+ * duplicate atomic is answered from its saved result, never executed
+ * twice. Anything older is dropped, not answered.
+ */
+struct ur_rd_res {
 	bool valid;
-	uint32_t psn;
-	uint64_t orig;
+	bool read;
+	uint32_t psn;       /* the request's PSN */
+	uint32_t last_psn;  /* READ: its last response PSN */
+	uint64_t orig;      /* atomic: the original value */
+	uint64_t va;        /* READ: what it asked for */
+	uint32_t rkey, len;
 };
 
 /* Requester (ur_req.c). */
@@ -139,9 +151,10 @@ struct ur_resp {
 	uint32_t rd_len, rd_off, rd_psn, rd_first_psn;
 	uint32_t rd_rkey;
 	uint64_t rd_va;
-	/* Atomic replay cache, max_dest_rd_atomic entries (>= 1). */
-	struct ur_atomic_res *atomics;
-	uint32_t n_atomics, atomic_next;
+	/* READ/atomic resources, max_dest_rd_atomic entries (>= 1), a ring
+	 * in execution order. */
+	struct ur_rd_res *res;
+	uint32_t n_res, res_next;
 };
 
 /* Congestion control and shaping of a QP (ur_cc.c). */
@@ -212,6 +225,22 @@ static inline bool ur_state_receives(uint32_t state)
 {
 	return state == UR_QPS_RTR || state == UR_QPS_RTS ||
 	       state == UR_QPS_SQD;
+}
+
+/*
+ * Whether a packet to connected QP @qp (RC, UC) comes from its peer: the
+ * source address is the AV's destination (IBTA 9.6 header validation: a
+ * connected QP takes packets from its peer's port only; RoCEv2's GIDs are
+ * the IP addresses, Annex A17). Without it anyone who guesses a QPN and
+ * PSN could inject (docs/security.md). A host that gives no rxinfo gets
+ * nothing in.
+ */
+static inline bool ur__from_peer(const struct ur_qp *qp,
+				 const struct ur_rxinfo *ri)
+{
+	const struct ur_ipudp *av = &qp->priv->attr.path;
+
+	return ri && ur_ip_same(ri->path.v6, ri->path.src, av->v6, av->dst);
 }
 
 static inline struct ur_qp_priv *ur_priv(const struct ur_qp *qp)

@@ -432,6 +432,40 @@ static void send_atomic_ack(struct ur_qp *qp, uint32_t psn, uint64_t orig)
 		__ur_tx_send(qp, b, &h, 0, NULL);
 }
 
+/* Keep a responder resource for the READ or atomic at @psn (the oldest
+ * one gives way: 9.5.4 allows max_dest_rd_atomic outstanding). */
+static struct ur_rd_res *res_new(struct ur_qp *qp, uint32_t psn)
+{
+	struct ur_resp *r = &qp->priv->resp;
+	struct ur_rd_res *res = &r->res[r->res_next++ % r->n_res];
+
+	memset(res, 0, sizeof(*res));
+	res->valid = true;
+	res->psn = psn;
+	return res;
+}
+
+/* The kept resource a duplicate READ or atomic at @psn belongs to: an
+ * atomic by its PSN, a READ by any PSN of its response (a retried READ
+ * asks from where its responses stopped, 9.7.4.1.4). NULL: none. */
+static const struct ur_rd_res *res_find(const struct ur_qp *qp, uint32_t psn,
+					bool read)
+{
+	const struct ur_resp *r = &qp->priv->resp;
+
+	for (uint32_t i = 0; i < r->n_res; i++) {
+		const struct ur_rd_res *res = &r->res[i];
+
+		if (!res->valid || res->read != read)
+			continue;
+		if (read ? ur_psn_diff(psn, res->psn) >= 0 &&
+				   ur_psn_diff(psn, res->last_psn) <= 0
+			 : psn == res->psn)
+			return res;
+	}
+	return NULL;
+}
+
 /* IBTA 9.4.5: atomics on an 8-byte aligned target, at most once. */
 static enum resp_state exec_atomic(struct ur_qp *qp, struct resp_ctx *cx)
 {
@@ -439,7 +473,7 @@ static enum resp_state exec_atomic(struct ur_qp *qp, struct resp_ctx *cx)
 	const struct ur_pkt *pkt = cx->pkt;
 	uint64_t *t = (uint64_t *)(void *)cx->host;
 	uint64_t orig;
-	struct ur_atomic_res *res;
+	struct ur_rd_res *res;
 
 	if (pkt->h.opcode == UR_OP_RC_COMPARE_SWAP) {
 		orig = pkt->atm.compare;
@@ -449,9 +483,7 @@ static enum resp_state exec_atomic(struct ur_qp *qp, struct resp_ctx *cx)
 		orig = __atomic_fetch_add(t, pkt->atm.swap_add,
 					  __ATOMIC_SEQ_CST);
 	}
-	res = &r->atomics[r->atomic_next++ % r->n_atomics];
-	res->valid = true;
-	res->psn = cx->psn;
+	res = res_new(qp, cx->psn);
 	res->orig = orig;
 	r->msn = ur_psn_add(r->msn, 1);
 	r->psn = ur_psn_add(r->psn, 1);
@@ -483,7 +515,13 @@ static enum resp_state execute(struct ur_qp *qp, struct resp_ctx *cx,
 	}
 	if (m & UR_OPF_READ) {
 		uint32_t n = ur_npkts(pkt->reth.len, ur_qp_mtu(qp));
+		struct ur_rd_res *res = res_new(qp, cx->psn);
 
+		res->read = true;
+		res->last_psn = ur_psn_add(cx->psn, n - 1);
+		res->va = pkt->reth.va;
+		res->rkey = pkt->reth.rkey;
+		res->len = pkt->reth.len;
 		r->psn = ur_psn_add(r->psn, n);
 		r->msn = ur_psn_add(r->msn, 1);
 		read_start(qp, pkt, cx->host, pkt->reth.len, cx->psn, now);
@@ -511,12 +549,23 @@ static enum resp_state duplicate(struct ur_qp *qp, struct resp_ctx *cx,
 	uint32_t m = pkt->mask;
 
 	if (m & UR_OPF_READ) {
+		const struct ur_rd_res *res = res_find(qp, cx->psn, true);
+		const struct ur_reth *re = &pkt->reth;
 		uint8_t *host = NULL;
 
-		/* 9.7.5.1.5: serve the duplicate from its PSN, for what it
-		 * asks (the rest only). A READ job still in progress (out of
-		 * buffers) is abandoned: this is the one the requester is
-		 * waiting for, and it asks again for the other. */
+		/* 9.7.5.1.5: only a READ we still keep a resource for, and
+		 * only within what it asked (same key, a part of its range,
+		 * as rxe checks): not half the PSN space of READs answered
+		 * again to whoever asks, which made us a reflector. */
+		if (!res || re->rkey != res->rkey || re->va < res->va ||
+		    re->len > res->len || re->va - res->va > res->len - re->len) {
+			qp->dev->cnt.rx_drop_dup_rd++;
+			return RESP_DONE;
+		}
+		/* Serve the duplicate from its PSN. A READ job still in
+		 * progress (out of buffers) is abandoned: this is the one
+		 * the requester is waiting for, and it asks again for the
+		 * other. */
 		if (pkt->reth.len) {
 			if (ur_rkey_check(qp, pkt->reth.rkey, pkt->reth.va,
 					  pkt->reth.len, UR_ACCESS_REMOTE_READ,
@@ -527,14 +576,12 @@ static enum resp_state duplicate(struct ur_qp *qp, struct resp_ctx *cx,
 		return RESP_DONE;
 	}
 	if (m & UR_OPF_ATOMIC) {
-		for (uint32_t i = 0; i < r->n_atomics; i++) {
-			struct ur_atomic_res *res = &r->atomics[i];
+		const struct ur_rd_res *res = res_find(qp, cx->psn, false);
 
-			if (res->valid && res->psn == cx->psn) {
-				send_atomic_ack(qp, cx->psn, res->orig);
-				break;
-			}
-		}
+		if (res)
+			send_atomic_ack(qp, cx->psn, res->orig);
+		else
+			qp->dev->cnt.rx_drop_dup_rd++;
 		return RESP_DONE;
 	}
 	/* C9-105: acknowledge again, without executing. Once per burst of
@@ -569,11 +616,13 @@ static void resp_error(struct ur_qp *qp, struct resp_ctx *cx, uint64_t now)
 }
 
 uint8_t *ur_qp_rx_place(const struct ur_qp *qp, const uint8_t *buf,
-			size_t len)
+			size_t len, const struct ur_rxinfo *ri)
 {
 	const struct ur_resp *r = &qp->priv->resp;
 
-	if (qp->type != UR_QPT_RC || len < UR_BTH_LEN + UR_ICRC_LEN ||
+	/* Not a byte from anyone but the peer (ur_qp_rx drops it after). */
+	if (qp->type != UR_QPT_RC || !ur__from_peer(qp, ri) ||
+	    len < UR_BTH_LEN + UR_ICRC_LEN ||
 	    ur_bth_opcode(buf) != UR_OP_RC_RDMA_WRITE_MIDDLE ||
 	    ur_bth_pad(buf) || r->cur != UR_CUR_WRITE ||
 	    ur_bth_psn(buf) != r->psn || !ur_state_receives(qp->state))

@@ -370,7 +370,11 @@ struct ur_dev_ops {
 
 /* Receive-side metadata the host knows about an incoming datagram. */
 struct ur_rxinfo {
-	struct ur_ipudp path;  /* src/dst address, ports, tos (ECN) */
+	/* src/dst address, ports, tos (ECN). path.src must be the address
+	 * the datagram came from (the original sender's, also when a sibling
+	 * process forwarded it): an RC or UC QP takes packets only from the
+	 * address of its AV (ur_qp_rx, counter rx_drop_offpath). */
+	struct ur_ipudp path;
 	bool icrc_checked;     /* host verified the ICRC (raw socket / sim) */
 };
 
@@ -387,7 +391,8 @@ struct ur_rxinfo {
 	X(tx_drop_io) X(rx_sr_held) X(rx_sr_drop) X(tx_sr_nak)               \
 	X(rx_sr_nak) X(tx_sr_resend) X(tx_ack_coalesced) X(tx_held)          \
 	X(rx_ack_deferred) X(tx_connected) X(rx_placed) X(poll_late)       \
-	X(poll_handover) X(tx_shm) X(rx_shm) X(tx_drop_shm)
+	X(poll_handover) X(tx_shm) X(rx_shm) X(tx_drop_shm)                  \
+	X(rx_drop_offpath) X(rx_drop_dup_rd)
 
 struct ur_counters {
 #define UR_X(n) uint64_t n;
@@ -462,7 +467,10 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 		       const struct ur_rxinfo *ri, struct ur_pkt *pkt,
 		       struct ur_qp **qp);
 /* Receive, step 2 (host holds the QP's lock): run the packet through the
- * QP's responder/completer. */
+ * QP's responder/completer. An RC or UC QP drops (rx_drop_offpath) what
+ * does not come from its peer's address (@ri->path.src against the AV's
+ * dst; no @ri: dropped too). The UDP source port is not checked: senders
+ * vary it for ECMP entropy (docs/security.md). */
 void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	      const struct ur_rxinfo *ri, uint64_t now);
 /*
@@ -477,7 +485,7 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
  * so the retransmission overwrites them before the last byte lands.
  */
 uint8_t *ur_qp_rx_place(const struct ur_qp *qp, const uint8_t *buf,
-			size_t len);
+			size_t len, const struct ur_rxinfo *ri);
 /* Both steps, for single-threaded hosts (tests, simulator). */
 int ur_dev_rx(struct ur_dev *dev, const uint8_t *buf, size_t len,
 	      const struct ur_rxinfo *ri, uint64_t now);

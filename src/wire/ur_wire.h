@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define UR_ROCEV2_PORT 4791
 #define UR_BTH_LEN 12
@@ -332,6 +333,24 @@ struct ur_ipudp {
 	uint16_t ip_frag; /* IPv4 flags + fragment offset, 0x4000 = DF */
 	uint32_t flow_label; /* IPv6; masked */
 };
+
+/*
+ * Whether two addresses of struct ur_ipudp (src or dst) name the same host:
+ * IPv4 in the first 4 bytes, or IPv6; an IPv4-mapped IPv6 address
+ * (::ffff:a.b.c.d, RFC 4291 2.5.5.2) equals its IPv4 form, as RoCEv2 GIDs
+ * carry IPv4 addresses that way (Annex A17).
+ */
+static inline bool ur_ip_same(bool v6a, const uint8_t *a, bool v6b,
+			      const uint8_t *b)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (v6a && !v6b && !memcmp(a, mapped, 12))
+		return !memcmp(a + 12, b, 4);
+	if (!v6a && v6b && !memcmp(b, mapped, 12))
+		return !memcmp(a, b + 12, 4);
+	return v6a == v6b && !memcmp(a, b, v6a ? 16 : 4);
+}
 
 /*
  * ICRC over the IB part (BTH..payload+pad, without the trailing ICRC) of a

@@ -458,6 +458,8 @@ static void test_spray_selective_repeat(void)
 		       (unsigned long)r[i].sr_held, (unsigned long)r[i].sr_naks,
 		       (unsigned long)r[i].nak_seq, (unsigned long)r[i].timeouts);
 		ASSERT_EQ(r[i].flows_done, r[i].flows);
+		/* Sprayed over UDP source ports, from the peer's address. */
+		ASSERT_EQ(r[i].offpath, 0);
 		sim_destroy(s);
 	}
 	ASSERT_GT(r[0].sr_held, 0);

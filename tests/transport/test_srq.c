@@ -271,10 +271,7 @@ static void tap(struct tnet *net, const uint8_t *data, uint32_t len, void *arg)
 
 static int inject(struct tfix *f, int node, const uint8_t *p, uint32_t len)
 {
-	struct ur_rxinfo ri = { .icrc_checked = true };
-
-	tnet_addr(node ^ 1, &ri.path);
-	return ur_dev_rx(&f->net.nodes[node].dev, p, len, &ri, f->net.now);
+	return tnet_inject(&f->net, node ^ 1, node, p, len);
 }
 
 /* A WRITE captured on the wire, then replayed with one field changed:

@@ -244,9 +244,13 @@ static void t_place_bounds(void)
 	static uint8_t pkt[UR_BTH_LEN + 4096 + UR_ICRC_LEN];
 	const uint32_t n = 2500; /* FIRST 1024, MIDDLE 1024, LAST 452 */
 	const size_t mid = UR_BTH_LEN + 1024 + UR_ICRC_LEN;
+	struct ur_rxinfo ri, ri_b, ri_x;
 	struct ur_mr *other;
 	struct tfix f;
 
+	tnet_rxinfo(0, 1, &ri);   /* from a, b's peer */
+	tnet_rxinfo(1, 0, &ri_b); /* from b */
+	tnet_rxinfo(8, 1, &ri_x); /* from 10.0.0.9: nobody's peer */
 	tfix_init(&f, UR_QPT_RC, NULL);
 	other = tnet_mr(f.b.node, f.b.buf + TBUF / 2, 4096, ACC_ALL, 1);
 	f.net.f.delay_ns = 1000;
@@ -262,30 +266,33 @@ static void t_place_bounds(void)
 	ur_put24(pkt + 5, f.b.qp->qpn);
 	pkt[0] = UR_OP_RC_RDMA_WRITE_MIDDLE;
 	ur_put24(pkt + 9, 101);
-	ASSERT(ur_qp_rx_place(f.b.qp, pkt, mid) == f.b.buf + 64 + 1024);
-	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, UR_BTH_LEN + 1476 + UR_ICRC_LEN));
-	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, sizeof(pkt)));
-	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, UR_BTH_LEN + UR_ICRC_LEN - 1));
+	ASSERT(ur_qp_rx_place(f.b.qp, pkt, mid, &ri) == f.b.buf + 64 + 1024);
+	/* The same packet from another address: nothing is placed. */
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid, &ri_x));
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid, NULL));
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, UR_BTH_LEN + 1476 + UR_ICRC_LEN, &ri));
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, sizeof(pkt), &ri));
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, UR_BTH_LEN + UR_ICRC_LEN - 1, &ri));
 	pkt[1] = 1 << 4; /* a pad */
-	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid));
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid, &ri));
 	pkt[1] = 0;
 	ur_put24(pkt + 9, 102);
-	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid));
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid, &ri));
 	ur_put24(pkt + 9, 100);
-	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid));
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid, &ri));
 	ur_put24(pkt + 9, 101);
 	pkt[0] = UR_OP_RC_RDMA_WRITE_LAST;
-	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid));
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid, &ri));
 	pkt[0] = UR_OP_RC_RDMA_WRITE_MIDDLE;
-	ASSERT(!ur_qp_rx_place(f.a.qp, pkt, mid)); /* a has no WRITE coming */
-	ASSERT(ur_qp_rx_place(f.b.qp, pkt, mid));
+	ASSERT(!ur_qp_rx_place(f.a.qp, pkt, mid, &ri_b)); /* a has no WRITE coming */
+	ASSERT(ur_qp_rx_place(f.b.qp, pkt, mid, &ri));
 	tnet_mr_del(f.b.node, other);
-	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid));
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid, &ri));
 	/* The WRITE then completes; nothing is in progress any more. */
 	ASSERT_EQ(tfix_run_ok(&f, &f.a.scq).opcode, UR_WC_RDMA_WRITE);
 	ASSERT_MEM_EQ(f.b.buf + 64, f.a.buf, n);
 	ur_put24(pkt + 9, 103);
-	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid));
+	ASSERT(!ur_qp_rx_place(f.b.qp, pkt, mid, &ri));
 	tfix_fini(&f);
 }
 

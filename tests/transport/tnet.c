@@ -34,6 +34,24 @@ void tnet_addr(int node, struct ur_ipudp *ip)
 	ip->ttl = 64;
 }
 
+void tnet_rxinfo(int from, int to, struct ur_rxinfo *ri)
+{
+	memset(ri, 0, sizeof(*ri));
+	tnet_addr(to, &ri->path);
+	memcpy(ri->path.src, (uint8_t[4]){ 10, 0, 0, (uint8_t)(from + 1) }, 4);
+	ri->path.sport = 0xc000;
+	ri->icrc_checked = true;
+}
+
+int tnet_inject(struct tnet *net, int from, int to, const uint8_t *p,
+		uint32_t len)
+{
+	struct ur_rxinfo ri;
+
+	tnet_rxinfo(from, to, &ri);
+	return ur_dev_rx(&net->nodes[to].dev, p, len, &ri, net->now);
+}
+
 /* ---- heap ----------------------------------------------------------- */
 static bool before(const struct tpkt *a, const struct tpkt *b)
 {
@@ -323,7 +341,8 @@ static void connect_one(struct ur_qp *qp, struct ur_qp *peer,
 	a.path_mtu = ca->mtu ? ca->mtu : 1024;
 	a.dest_qp_num = peer->qpn;
 	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = 16;
+	a.max_dest_rd_atomic = ca->max_dest_rd_atomic ? ca->max_dest_rd_atomic
+						: 16;
 	a.min_rnr_timer = ca->min_rnr_timer;
 	modify_ok(qp, &a, UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
 			  UR_QP_DEST_QPN | UR_QP_RQ_PSN |
@@ -408,7 +427,7 @@ static bool place_step(struct tnet *net, struct tpkt *p, struct ur_rxinfo *ri)
 	if (p->len < UR_BTH_LEN + UR_ICRC_LEN)
 		return false;
 	qp = dev->ops->qp_lookup(dev->host, ur_bth_dqpn(p->data));
-	dst = qp ? ur_qp_rx_place(qp, p->data, p->len) : NULL;
+	dst = qp ? ur_qp_rx_place(qp, p->data, p->len, ri) : NULL;
 	if (!dst)
 		return false;
 	if (tnet_frand(net) < net->place_bad) {

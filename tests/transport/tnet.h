@@ -97,6 +97,7 @@ struct tconn_attr {
 	uint32_t mtu;
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic; /* 0: 16 */
 	uint32_t access;
 	uint32_t psn_a, psn_b;
 };
@@ -106,6 +107,12 @@ void tnet_connect(struct ur_qp *a, struct ur_qp *b,
 /* Bring a UD QP to RTS with @qkey. */
 void tnet_ud_up(struct ur_qp *qp, uint32_t qkey);
 void tnet_addr(int node, struct ur_ipudp *ip);
+/* What a node's host knows about a datagram from node @from (any number:
+ * nodes that do not exist make off-path sources) to node @to. */
+void tnet_rxinfo(int from, int to, struct ur_rxinfo *ri);
+/* Deliver raw IB bytes to node @to now, as if sent by address @from. */
+int tnet_inject(struct tnet *net, int from, int to, const uint8_t *p,
+		uint32_t len);
 
 /* Run until nothing is in flight and no timer is pending, or until the
  * virtual clock passes @limit. Returns the number of events processed. */

@@ -758,8 +758,31 @@ static void test_cm(void)
 	}
 }
 
+/* ur_ip_same: the peer check's address compare (IPv4, IPv6, and an
+ * IPv4-mapped IPv6 address equal to its IPv4 form, both ways). */
+static void test_ip_same(void)
+{
+	uint8_t v4[16] = { 127, 0, 0, 3 }, v4b[16] = { 127, 0, 0, 9 };
+	uint8_t mapped[16] = { [10] = 0xff, [11] = 0xff, 127, 0, 0, 3 };
+	uint8_t compat[16] = { [12] = 127, 0, 0, 3 }; /* ::127.0.0.3 */
+	uint8_t v6[16] = { 0xfd, 0, [15] = 3 }, v6b[16] = { 0xfd, 0, [15] = 4 };
+
+	ASSERT(ur_ip_same(false, v4, false, v4));
+	ASSERT(!ur_ip_same(false, v4, false, v4b));
+	ASSERT(ur_ip_same(true, mapped, false, v4));
+	ASSERT(ur_ip_same(false, v4, true, mapped));
+	ASSERT(!ur_ip_same(true, mapped, false, v4b));
+	ASSERT(!ur_ip_same(true, compat, false, v4));
+	ASSERT(!ur_ip_same(false, v4, true, compat));
+	ASSERT(ur_ip_same(true, v6, true, v6));
+	ASSERT(!ur_ip_same(true, v6, true, v6b));
+	ASSERT(!ur_ip_same(true, v6, false, v6));
+	ASSERT(ur_ip_same(true, mapped, true, mapped));
+}
+
 static const struct ur_test_case tests[] = {
 	{"opcode_table", test_opcode_table},
+	{"ip_same", test_ip_same},
 	{"psn", test_psn},
 	{"aeth", test_aeth},
 	{"roundtrip", test_roundtrip},
