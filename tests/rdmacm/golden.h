@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ur_wire.h"
+#include <arpa/inet.h>
+
+#include "ur_cm_mad.h"
 
 #define GOLDEN_MAX 16
 struct golden_mad {
@@ -91,6 +93,76 @@ static inline int golden_load(const char *name, struct golden_mad *out)
 		m++;
 	}
 	return n < 0 ? -1 : m;
+}
+
+/* GID @b of CM MAD @mad := the IPv4-mapped GID of dotted @ip. */
+static inline void golden_set_gid(uint8_t *mad, enum cm_blob b, const char *ip)
+{
+	size_t len;
+	uint8_t *g = ur_cm_blob(mad, b, &len);
+
+	memset(g, 0, 16);
+	g[10] = g[11] = 0xff;
+	inet_pton(AF_INET, ip, g + 12);
+}
+
+/* rxe's golden REQ @golden readdressed from @from to @to (GIDs and the
+ * rdma_cm header): 0, or -1 if it has no rdma_cm header. */
+static inline int golden_readdress_req(uint8_t *req, const uint8_t *golden,
+				       const char *from, const char *to)
+{
+	struct cma_hdr h;
+	size_t len;
+
+	memcpy(req, golden, UR_MAD_LEN);
+	golden_set_gid(req, CMB_P_LOCAL_GID, from);
+	golden_set_gid(req, CMB_P_REMOTE_GID, to);
+	if (ur_cma_hdr_get(ur_cm_blob(req, CMB_PDATA, &len), &h))
+		return -1;
+	inet_pton(AF_INET, from, h.src);
+	inet_pton(AF_INET, to, h.dst);
+	ur_cma_hdr_put(ur_cm_blob(req, CMB_PDATA, &len), &h);
+	return 0;
+}
+
+/* What our REQ @ours must be: rxe's @golden with the fields that differ
+ * per connection (TID, comm ID, GUID, QPN, PSN, MTU, flow label, GIDs,
+ * the rdma_cm header's addresses and port) taken from @ours. */
+static inline void golden_expect_req(uint8_t *exp, const uint8_t *golden,
+				     const uint8_t *ours)
+{
+	static const enum cm_field per_conn[] = {
+		CMF_LOCAL_COMM_ID, CMF_LOCAL_CA_GUID, CMF_LOCAL_QPN,
+		CMF_STARTING_PSN, CMF_PATH_MTU, CMF_P_FLOW_LABEL,
+	};
+	static const enum cm_blob blobs[] = { CMB_P_LOCAL_GID,
+					      CMB_P_REMOTE_GID };
+	size_t len, l2;
+
+	memcpy(exp, golden, UR_MAD_LEN);
+	ur_put64(exp + 8, ur_cm_mad_tid(ours));
+	for (size_t i = 0; i < sizeof(per_conn) / sizeof(per_conn[0]); i++)
+		ur_cm_set(exp, per_conn[i], ur_cm_get(ours, per_conn[i]));
+	for (size_t i = 0; i < 2; i++)
+		memcpy(ur_cm_blob(exp, blobs[i], &len),
+		       ur_cm_blob(ours, blobs[i], &l2), 16);
+	memcpy(ur_cm_blob(exp, CMB_PDATA, &len),
+	       ur_cm_blob(ours, CMB_PDATA, &l2), CMA_HDR_LEN);
+}
+
+/* What our REP @ours must be: rxe's @golden with our comm ID, QPN,
+ * Starting PSN and GUID. */
+static inline void golden_expect_rep(uint8_t *exp, const uint8_t *golden,
+				     const uint8_t *ours)
+{
+	static const enum cm_field per_conn[] = {
+		CMF_LOCAL_COMM_ID, CMF_LOCAL_QPN, CMF_STARTING_PSN,
+		CMF_LOCAL_CA_GUID,
+	};
+
+	memcpy(exp, golden, UR_MAD_LEN);
+	for (size_t i = 0; i < sizeof(per_conn) / sizeof(per_conn[0]); i++)
+		ur_cm_set(exp, per_conn[i], ur_cm_get(ours, per_conn[i]));
 }
 
 #endif

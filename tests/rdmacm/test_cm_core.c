@@ -220,34 +220,10 @@ static void rx(const uint8_t *mad, uint64_t now)
 		  UR_GSI_CONSUMED);
 }
 
-static void set_gid(uint8_t *mad, enum cm_blob b, const char *ip)
-{
-	size_t len;
-	uint8_t *p = ur_cm_blob(mad, b, &len);
-
-	memset(p, 0, 16);
-	p[10] = p[11] = 0xff;
-	inet_pton(AF_INET, ip, p + 12);
-}
-
 /* rxe's golden REQ, from PEER_IP to our SVC_PORT. */
 static void golden_req(uint8_t *req)
 {
-	struct cma_hdr h;
-	size_t len;
-
-	memcpy(req, g[0].mad, UR_MAD_LEN);
-	set_gid(req, CMB_P_LOCAL_GID, PEER_IP);
-	set_gid(req, CMB_P_REMOTE_GID, US_IP);
-	ASSERT_EQ(ur_cma_hdr_get(ur_cm_blob(req, CMB_PDATA, &len), &h), 0);
-	inet_pton(AF_INET, PEER_IP, h.src);
-	inet_pton(AF_INET, US_IP, h.dst);
-	ur_cma_hdr_put(ur_cm_blob(req, CMB_PDATA, &len), &h);
-}
-
-static void copy_field(uint8_t *dst, const uint8_t *src, enum cm_field f)
-{
-	ASSERT_EQ(ur_cm_set(dst, f, ur_cm_get(src, f)), 0);
+	ASSERT_EQ(golden_readdress_req(req, g[0].mad, PEER_IP, US_IP), 0);
 }
 
 /* ---- passive: rxe's REQ, our accept ----------------------------------------- */
@@ -285,11 +261,7 @@ static void t_passive_golden(void)
 	/* Our REP = rxe's REP, except the per-connection fields. */
 	ASSERT_EQ(F.nmad, 1);
 	rep = F.mad[0];
-	memcpy(exp, g[1].mad, UR_MAD_LEN);
-	copy_field(exp, rep, CMF_LOCAL_COMM_ID);
-	copy_field(exp, rep, CMF_LOCAL_QPN);
-	copy_field(exp, rep, CMF_STARTING_PSN);
-	copy_field(exp, rep, CMF_LOCAL_CA_GUID);
+	golden_expect_rep(exp, g[1].mad, rep);
 	ASSERT_MEM_EQ(rep, exp, UR_MAD_LEN);
 	ASSERT_EQ_U64(ur_cm_get(rep, CMF_LOCAL_QPN), QP.qp_num);
 	ASSERT_EQ_U64(ur_cm_get(rep, CMF_LOCAL_COMM_ID) >> 16 & 0xff, D.slot);
@@ -354,7 +326,6 @@ static void t_active_golden(void)
 	uint8_t exp[UR_MAD_LEN], rep[UR_MAD_LEN], m[UR_MAD_LEN];
 	const uint8_t *req;
 	struct cm_id *c;
-	size_t len, l2;
 
 	setup();
 	c = active(SVC_PORT);
@@ -364,20 +335,7 @@ static void t_active_golden(void)
 	ASSERT_GE(F.kicks, 1);
 	req = F.mad[0];
 	/* Our REQ = rxe's REQ, except the per-connection fields. */
-	memcpy(exp, g[0].mad, UR_MAD_LEN);
-	ur_put64(exp + 8, ur_cm_mad_tid(req));
-	copy_field(exp, req, CMF_LOCAL_COMM_ID);
-	copy_field(exp, req, CMF_LOCAL_CA_GUID);
-	copy_field(exp, req, CMF_LOCAL_QPN);
-	copy_field(exp, req, CMF_STARTING_PSN);
-	copy_field(exp, req, CMF_PATH_MTU);
-	copy_field(exp, req, CMF_P_FLOW_LABEL);
-	memcpy(ur_cm_blob(exp, CMB_P_LOCAL_GID, &len),
-	       ur_cm_blob(req, CMB_P_LOCAL_GID, &l2), 16);
-	memcpy(ur_cm_blob(exp, CMB_P_REMOTE_GID, &len),
-	       ur_cm_blob(req, CMB_P_REMOTE_GID, &l2), 16);
-	memcpy(ur_cm_blob(exp, CMB_PDATA, &len), ur_cm_blob(req, CMB_PDATA, &l2),
-	       CMA_HDR_LEN);
+	golden_expect_req(exp, g[0].mad, req);
 	ASSERT_MEM_EQ(req, exp, UR_MAD_LEN);
 	ASSERT_EQ_U64(ur_cm_get(req, CMF_LOCAL_QPN), QP.qp_num);
 

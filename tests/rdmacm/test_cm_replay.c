@@ -125,20 +125,6 @@ static bool fake_recv(uint8_t *mad, int ms)
 	return true;
 }
 
-static void set_gid(uint8_t *mad, enum cm_blob b, const char *ip)
-{
-	size_t len;
-	uint8_t *g = ur_cm_blob(mad, b, &len);
-
-	memset(g, 0, 16);
-	g[10] = g[11] = 0xff;
-	inet_pton(AF_INET, ip, g + 12);
-}
-
-static void copy_field(uint8_t *dst, const uint8_t *src, enum cm_field f)
-{
-	ASSERT_EQ(ur_cm_set(dst, f, ur_cm_get(src, f)), 0);
-}
 
 static void set_tid(uint8_t *mad, uint64_t tid)
 {
@@ -209,16 +195,7 @@ static void *server_main(void *arg)
 /* rxe's golden REQ, readdressed from the fake peer to us. */
 static void golden_req(uint8_t *req)
 {
-	struct cma_hdr h;
-	size_t len;
-
-	memcpy(req, g[0].mad, UR_MAD_LEN);
-	set_gid(req, CMB_P_LOCAL_GID, PEER);
-	set_gid(req, CMB_P_REMOTE_GID, US);
-	ASSERT_EQ(ur_cma_hdr_get(ur_cm_blob(req, CMB_PDATA, &len), &h), 0);
-	inet_pton(AF_INET, PEER, h.src);
-	inet_pton(AF_INET, US, h.dst);
-	ur_cma_hdr_put(ur_cm_blob(req, CMB_PDATA, &len), &h);
+	ASSERT_EQ(golden_readdress_req(req, g[0].mad, PEER, US), 0);
 }
 
 /*
@@ -314,11 +291,7 @@ static void t_passive(void)
 	ASSERT(fake_recv(rep, 3000));
 	ASSERT_EQ(ur_cm_mad_attr(rep), UR_CM_ATTR_REP);
 	/* Our REP = rxe's REP, except the per-connection fields. */
-	memcpy(exp, g[1].mad, UR_MAD_LEN);
-	copy_field(exp, rep, CMF_LOCAL_COMM_ID);
-	copy_field(exp, rep, CMF_LOCAL_QPN);
-	copy_field(exp, rep, CMF_STARTING_PSN);
-	copy_field(exp, rep, CMF_LOCAL_CA_GUID);
+	golden_expect_rep(exp, g[1].mad, rep);
 	ASSERT_MEM_EQ(rep, exp, UR_MAD_LEN);
 	ours = (uint32_t)ur_cm_get(rep, CMF_LOCAL_COMM_ID);
 	ASSERT_NE(ours, 0);
@@ -435,7 +408,7 @@ static void t_active(void)
 {
 	struct client c = { 0 };
 	uint8_t req[UR_MAD_LEN], m[UR_MAD_LEN], exp[UR_MAD_LEN], rep[UR_MAD_LEN];
-	size_t len, l2;
+	size_t len;
 	uint32_t ours;
 
 	client_start(&c, client_main);
@@ -443,20 +416,7 @@ static void t_active(void)
 	ASSERT(fake_recv(req, 3000));
 	ASSERT_EQ(ur_cm_mad_attr(req), UR_CM_ATTR_REQ);
 	/* Our REQ = rxe's REQ, except the per-connection fields. */
-	memcpy(exp, g[0].mad, UR_MAD_LEN);
-	set_tid(exp, ur_cm_mad_tid(req));
-	copy_field(exp, req, CMF_LOCAL_COMM_ID);
-	copy_field(exp, req, CMF_LOCAL_CA_GUID);
-	copy_field(exp, req, CMF_LOCAL_QPN);
-	copy_field(exp, req, CMF_STARTING_PSN);
-	copy_field(exp, req, CMF_PATH_MTU);
-	copy_field(exp, req, CMF_P_FLOW_LABEL);
-	memcpy(ur_cm_blob(exp, CMB_P_LOCAL_GID, &len),
-	       ur_cm_blob(req, CMB_P_LOCAL_GID, &l2), 16);
-	memcpy(ur_cm_blob(exp, CMB_P_REMOTE_GID, &len),
-	       ur_cm_blob(req, CMB_P_REMOTE_GID, &l2), 16);
-	memcpy(ur_cm_blob(exp, CMB_PDATA, &len), ur_cm_blob(req, CMB_PDATA, &l2),
-	       CMA_HDR_LEN);
+	golden_expect_req(exp, g[0].mad, req);
 	ASSERT_MEM_EQ(req, exp, UR_MAD_LEN);
 	{
 		struct cma_hdr h;
