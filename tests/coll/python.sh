@@ -10,6 +10,14 @@ src=$2
 py=/usr/bin/python3
 $py -c 'import numpy' 2>/dev/null || { echo "SKIP: no python3-numpy"; exit 77; }
 export UROCE_PYTHON_DIR="$src/python"
+# A sanitized build: python3 itself is not, so it needs the runtimes
+# preloaded (as uroce-run does for other programs), and python's own
+# allocations are not ours to check.
+if [ -r "$bin/../lib/uroce-preload" ]; then
+	LD_PRELOAD="$(cat "$bin/../lib/uroce-preload")${LD_PRELOAD:+ $LD_PRELOAD}"
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+	export LD_PRELOAD ASAN_OPTIONS
+fi
 fail=0
 for run in "2" "3 --no-shm"; do
 	set -- $run
