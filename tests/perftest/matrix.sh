@@ -87,7 +87,11 @@ one() { # tool args...
 # D - 2 x margin = 1 s of real time (its alarm): the iterations it reports
 # at its own average rate must span that second. For bandwidth, the bytes
 # the client's device moved in both directions (UROCE_STATS=1 counters,
-# headers included) over the whole D must also come to its average rate.
+# headers included) over the whole D must also come to about its average
+# rate: within 0.4..2.5 x, since the margins around the sampled second
+# run at whatever rate the machine's load allows (1.70 x was seen in CI
+# beside a compile, where the sample window ran slower than its margins).
+# A wrong CPU rate is caught by the sample window itself (0.8..1.25 x).
 # clock TOOL K ARGS... (K: the round trips per iteration that its latency
 # figure stands for, 2 where it prints half a round trip; 0: bandwidth)
 clock() {
@@ -107,7 +111,7 @@ clock() {
 		printf "  %.3f s of samples", w
 		if (k == 0) printf ", device bytes %.2f x the average", dev
 		printf "\n"
-		exit !(w > 0.8 * win && w < 1.25 * win && dev > 0.7 && dev < 1.4) }'; then
+		exit !(w > 0.8 * win && w < 1.25 * win && dev > 0.4 && dev < 2.5) }'; then
 		echo "ok   $tool: figures agree with the wall clock"
 	else
 		pass=$((pass - 1))
