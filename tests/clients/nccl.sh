@@ -16,14 +16,19 @@
 #    WRITE WITH IMM moves data; NCCL_IB_ADDR_FAMILY=AF_INET6 = fd98::1 and
 #    NCCL_IB_GID_INDEX=1 = 10.98.0.2, which are not GID 0: uroce serves
 #    GID 0 only and refuses the RTR with EOPNOTSUPP (-x);
-# 3. NCCL_IB_HCA=^<v0 device>: every other device, = exact name: one.
+# 3. NCCL_IB_HCA=^<v0 device>: every other device that opens (those in
+#    the view), = exact name: one.
 if [ "${UROCE_NCCL_NS:-}" != 1 ]; then
 	unshare -n true 2>/dev/null || { echo "SKIP: cannot unshare a network namespace"; exit 77; }
 	exec env UROCE_NCCL_NS=1 unshare -n sh "$0" "$@"
 fi
 . "$(dirname "$0")/lib.sh"
 probe=${2:?usage: $0 BINDIR NCCL_PROBE}
+# First a veth pair with IPv6 link-local addresses only: their devices come
+# before v0's and may not open (NCCL skips those; the view must still show
+# the others).
 ip link set lo up &&
+ip link add vx0 type veth peer name vx1 && ip link set vx0 up && ip link set vx1 up &&
 ip link add v0 type veth peer name v1 &&
 ip addr add 10.98.0.1/24 dev v0 && ip addr add 10.98.0.2/24 dev v0 &&
 ip -6 addr add fd98::1/64 dev v0 nodad &&
