@@ -227,9 +227,12 @@ static int add_device(struct tree *t, struct ibv_device *dev)
 
 	if (strchr(dn, '/') || strchr(dev->dev_name, '/'))
 		return -EINVAL;
+	/* A device that cannot be opened (its address not usable yet, e.g. a
+	 * tentative IPv6 address) cannot be opened by the program either:
+	 * leave it out rather than lose the view of every other device. */
 	ctx = ibv_open_device(dev);
 	if (!ctx)
-		return -errno;
+		return 0;
 	if (ibv_query_device(ctx, &da)) {
 		ret = -errno;
 		goto out;

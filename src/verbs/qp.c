@@ -200,7 +200,7 @@ int __urv_ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 	struct urv_device *dev = ctx->dev;
 	struct ur_ipudp src;
 
-	static atomic_bool told_grh, told_gid;
+	static atomic_bool told_grh, told_gid, told_sgid;
 
 	if (!ah->is_global) {
 		/* What a new user meets first (ibv_rc_pingpong without -g):
@@ -220,6 +220,16 @@ int __urv_ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 				ah->grh.sgid_index, dev->vdev.device.name,
 				(unsigned)dev->num_gids);
 		return -EINVAL;
+	}
+	/* The engine sends from and listens on GID 0's address only (its
+	 * socket is bound there): any other source GID would give a path
+	 * whose replies reach nobody. Say so instead of timing out later. */
+	if (ah->grh.sgid_index != 0) {
+		if (!atomic_exchange(&told_sgid, true))
+			fprintf(stderr, "uroce: source GID index %u: only GID 0 "
+				"is served (set UROCE_IP to the address wanted)\n",
+				ah->grh.sgid_index);
+		return -EOPNOTSUPP;
 	}
 	memset(p, 0, sizeof(*p));
 	memset(&src, 0, sizeof(src));

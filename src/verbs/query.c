@@ -134,8 +134,13 @@ int __urv_query_port(struct ibv_context *ctx, uint8_t port,
 	if (port != 1)
 		return EINVAL;
 	fill_port_attr(to_uctx(ctx)->dev, &a);
-	if (attr_len > sizeof(a))
+	/* A caller built against newer headers passes a larger struct (NCCL's
+	 * ibvcore.h adds active_speed_ex and does not clear it): as rdma-core's
+	 * __lib_query_port, zero what we do not know rather than leave it. */
+	if (attr_len > sizeof(a)) {
+		memset((char *)attr + sizeof(a), 0, attr_len - sizeof(a));
 		attr_len = sizeof(a);
+	}
 	memcpy(attr, &a, attr_len);
 	return 0;
 }
