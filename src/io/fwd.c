@@ -177,8 +177,13 @@ int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 			pthread_mutex_unlock(&e->fwd_lock);
 			return 0;
 		}
-		if (errno == EAGAIN)
-			break; /* sibling is behind: dropped, as by a switch */
+		if (errno == EAGAIN) {
+			/* The sibling is behind: dropped, as by a switch,
+			 * and counted apart from packets for no QP at all. */
+			pthread_mutex_unlock(&e->fwd_lock);
+			e->dev.cnt.rx_drop_fwd_full++;
+			return -EAGAIN;
+		}
 		/* The sibling died (and maybe another took its slot). */
 		close(fd);
 		tab[slot] = -1;
