@@ -8,6 +8,7 @@
 #define UR_TEST_H
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,17 @@ extern unsigned long long ur_test_seed;
 			UR_FAIL("%s == %s: \"%s\" vs \"%s\"", #a, #b, _a,    \
 				_b);                                         \
 	} while (0)
+/* Every one of @n bytes at @p is @v (memory an attack must not touch). */
+static inline bool ur_test_all(const void *p, unsigned char v, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != v)
+			return false;
+	return true;
+}
+
 #define ASSERT_MEM_EQ(a, b, n)                                               \
 	do {                                                                 \
 		const unsigned char *_a = (const void *)(a),                 \

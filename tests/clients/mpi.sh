@@ -54,21 +54,9 @@ run() { # NP
 		sh -c "UROCE_IP=$ip"' exec "$0" "$@"' "$bin/uroce-run" \
 		"$tests/mpi_check" >"$tmp/out" 2>&1
 	rc=$?
-	tx=$(counter "$tmp/out" tx_bytes)
-	# Bytes that must cross between processes: allreduce at least
-	# (np-1) x its vector, alltoall np x (np-1) blocks (mpi_check.c).
-	want=$(( (np - 1) * (1 + 1000 + 262144) * 8 + np * (np - 1) * (1 + 1000 + 32768) * 8 ))
 	name="mpirun -np $np $mode"
-	if [ $rc -ne 0 ]; then
-		bad "$name: rc=$rc"; show "$tmp/out"
-	elif ! grep -q "^mpi_check: $np ranks: .* 0 wrong: PASS" "$tmp/out"; then
-		bad "$name: no PASS line"; show "$tmp/out"
-	elif [ "$tx" -lt "$want" ]; then
-		bad "$name: the ranks' uroce devices sent $tx bytes, the collectives move at least $want"
-		show "$tmp/out"
-	else
+	mpi_verdict "$name" "$np" $rc "$tmp/out" &&
 		ok "$name: $(grep '^mpi_check:' "$tmp/out" | sed 's/^mpi_check: //'); uroce sent $tx bytes (at least $want needed)"
-	fi
 }
 run 2
 run 4

@@ -55,14 +55,6 @@ static struct tconn_attr conn(uint8_t max_dest_rd_atomic)
 		.psn_b = (uint32_t)(r >> 32) & UR_PSN_MASK };
 }
 
-static bool all(const uint8_t *p, uint8_t v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != v)
-			return false;
-	return true;
-}
-
 /* WRITE, SEND, atomic, bad-rkey WRITE, duplicate READ, NAK and ACK from
  * 10.0.0.9 with the right QPNs, PSNs and keys: nothing happens. */
 static void t_offpath(void)
@@ -109,7 +101,7 @@ static void t_offpath(void)
 	ASSERT_EQ(tnet_inject(&f.net, EVIL, 1, pkt, len), 0);
 	ASSERT_EQ(cb_cnt->tx_packets, txb);
 	ASSERT_EQ(cb_cnt->rx_drop_offpath, 5);
-	ASSERT(all(f.b.buf, 0, 4096));
+	ASSERT(ur_test_all(f.b.buf, 0, 4096));
 	tfix_no_cqe(&f.b.rcq);
 	ASSERT_EQ(f.b.qp->state, UR_QPS_RTS);
 	ASSERT_EQ(cb_cnt->tx_nak_other + cb_cnt->tx_nak_seq, 0);
@@ -144,7 +136,7 @@ static void t_offpath(void)
 	x.reth = (struct ur_reth){ (uintptr_t)f.b.buf + 3072, f.b.mr->rkey, 512 };
 	len = craft(pkt, UR_OP_RC_RDMA_WRITE_ONLY, bq, psn, &x, data, 512);
 	ASSERT_EQ(tnet_inject(&f.net, 0, 1, pkt, len), 0);
-	ASSERT(all(f.b.buf + 3072, 0xaa, 512));
+	ASSERT(ur_test_all(f.b.buf + 3072, 0xaa, 512));
 	tfix_fini(&f);
 }
 
@@ -391,10 +383,10 @@ static void t_offpath_uc(void)
 		    data, 256);
 	ASSERT_EQ(tnet_inject(&f.net, EVIL, 1, pkt, len), 0);
 	ASSERT_EQ(f.net.nodes[1].dev.cnt.rx_drop_offpath, 1);
-	ASSERT(all(f.b.buf, 0, 4096));
+	ASSERT(ur_test_all(f.b.buf, 0, 4096));
 	/* From a's address it lands. */
 	ASSERT_EQ(tnet_inject(&f.net, 0, 1, pkt, len), 0);
-	ASSERT(all(f.b.buf, 0xaa, 256));
+	ASSERT(ur_test_all(f.b.buf, 0xaa, 256));
 	ASSERT_EQ(f.b.qp->state, UR_QPS_RTS);
 	tfix_fini(&f);
 }

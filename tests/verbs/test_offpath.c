@@ -359,14 +359,6 @@ static uint64_t counter_wait(struct end *e, const char *name, uint64_t want)
 	return v;
 }
 
-static bool all(const uint8_t *p, uint8_t v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != v)
-			return false;
-	return true;
-}
-
 static void t_offpath(void)
 {
 	uint32_t vpsn = (uint32_t)(ur_test_seed & UR_PSN_MASK);
@@ -431,7 +423,7 @@ static void t_offpath(void)
 	ASSERT_EQ(counter_wait(&v, "rx_drop_offpath", 5), 5);
 	ASSERT_EQ(counter(&v, "rx_drop_icrc"), drop_icrc0);
 	ASSERT_EQ(counter(&v, "tx_packets"), tx0); /* nothing answered */
-	ASSERT(all(v.buf, 0, BUF));
+	ASSERT(ur_test_all(v.buf, 0, BUF));
 	ASSERT_EQ(ibv_poll_cq(v.cq, 1, &wc), 0);
 	ASSERT_EQ(qp_state(&v), IBV_QPS_RTS);
 
@@ -489,13 +481,13 @@ static void t_offpath(void)
 	ASSERT_EQ(wc.wr_id, 77);
 	ASSERT_EQ(wc.byte_len, 64);
 	/* Exactly what P did, nothing of the attacker's. */
-	ASSERT(all(v.buf, 0, 8192));
-	ASSERT(all(v.buf + 8192, 0x5c, 1024));
-	ASSERT(all(v.buf + 9216, 0, 16384 - 9216));
+	ASSERT(ur_test_all(v.buf, 0, 8192));
+	ASSERT(ur_test_all(v.buf + 8192, 0x5c, 1024));
+	ASSERT(ur_test_all(v.buf + 9216, 0, 16384 - 9216));
 	ASSERT_EQ(v.buf[16384], 7); /* FETCH_ADD by P alone */
-	ASSERT(all(v.buf + 16385, 0, 32768 - 16385));
-	ASSERT(all(v.buf + 32768, 0x5c, 64));
-	ASSERT(all(v.buf + 32768 + 64, 0, SRC - 32768 - 64));
+	ASSERT(ur_test_all(v.buf + 16385, 0, 32768 - 16385));
+	ASSERT(ur_test_all(v.buf + 32768, 0x5c, 64));
+	ASSERT(ur_test_all(v.buf + 32768 + 64, 0, SRC - 32768 - 64));
 	ASSERT_EQ(qp_state(&v), IBV_QPS_RTS);
 
 	/* 5. The control: a WRITE at V's expected PSN (P used 4) from P's
@@ -505,9 +497,9 @@ static void t_offpath(void)
 				    .psn = ur_psn_add(ppsn, 4) },
 			     .reth = { v.me.addr + 49152, v.me.rkey, 1024 } };
 	evil_send(&ctl, &x, data, 1024);
-	for (int i = 0; i < 200 && !all(v.buf + 49152, 0xee, 1024); i++)
+	for (int i = 0; i < 200 && !ur_test_all(v.buf + 49152, 0xee, 1024); i++)
 		usleep(10 * 1000);
-	ASSERT(all(v.buf + 49152, 0xee, 1024));
+	ASSERT(ur_test_all(v.buf + 49152, 0xee, 1024));
 
 	cmd = 'q';
 	xfer(sv[0], &cmd, 1, true);
