@@ -129,9 +129,13 @@ for c in $CASES; do
 	clean)
 		integrity clean && CLEAN_MBPS=$RES_MBPS
 		# Nothing is lost or reordered on the way: a retransmission
-		# means a QP's packets left out of PSN order (a 64 KiB
-		# message is 64 packets at MTU 1024, a whole transmit batch).
-		[[ $RES_RETX -eq 0 ]] || { echo "FAIL: clean: $RES_RETX packets retransmitted on a loss-free network"; FAILS=$((FAILS + 1)); } ;;
+		# that no timeout caused means a QP's packets left out of PSN
+		# order (a 64 KiB message is 64 packets at MTU 1024, a whole
+		# transmit batch). A timeout can fire on a loaded 2-core
+		# machine (ASan, other work: once 323 packets of go-back-N
+		# after a stall), so retransmissions count only without one.
+		[[ $RES_RETX -eq 0 || $RES_TO -gt 0 ]] || { echo "FAIL: clean: $RES_RETX packets retransmitted on a loss-free network, no timeout behind them"; FAILS=$((FAILS + 1)); }
+		[[ $RES_TO -eq 0 ]] || echo "    clean: $RES_TO retransmission timeouts (a loaded machine), $RES_RETX packets resent" ;;
 	loss0.1|loss1|loss5)
 		lab_loss "${c#loss}" 2>/dev/null
 		twice "$c" && [[ -n $CLEAN_MBPS && $c == loss1 ]] &&

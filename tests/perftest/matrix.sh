@@ -91,7 +91,10 @@ one() { # tool args...
 # rate: within 0.4..2.5 x, since the margins around the sampled second
 # run at whatever rate the machine's load allows (1.70 x was seen in CI
 # beside a compile, where the sample window ran slower than its margins).
-# A wrong CPU rate is caught by the sample window itself (0.8..1.25 x).
+# A wrong CPU rate is caught by the sample window itself (0.7..1.4 x:
+# the alarm and the last iterations land late on a loaded machine, and
+# ib_read_lat once read outside 0.8..1.25 under ASan beside other work;
+# a CPU rate read wrongly from /proc/cpuinfo is off by more).
 # clock TOOL K ARGS... (K: the round trips per iteration that its latency
 # figure stands for, 2 where it prints half a round trip; 0: bandwidth)
 clock() {
@@ -111,7 +114,7 @@ clock() {
 		printf "  %.3f s of samples", w
 		if (k == 0) printf ", device bytes %.2f x the average", dev
 		printf "\n"
-		exit !(w > 0.8 * win && w < 1.25 * win && dev > 0.4 && dev < 2.5) }'; then
+		exit !(w > 0.7 * win && w < 1.4 * win && dev > 0.4 && dev < 2.5) }'; then
 		echo "ok   $tool: figures agree with the wall clock"
 	else
 		pass=$((pass - 1))
