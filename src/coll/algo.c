@@ -80,7 +80,7 @@ static const unsigned algos_of[UR_C_MAX] = {
  * ring. Thresholds are per rank's vector in bytes. An override that the
  * collective does not implement is ignored (documented).
  */
-enum ur_algo __ur_pick(struct uroce_comm *c, enum ur_coll_kind k, size_t bytes)
+enum ur_algo ur__pick(struct uroce_comm *c, enum ur_coll_kind k, size_t bytes)
 {
 	enum ur_algo a;
 
@@ -143,7 +143,7 @@ static int mod(int a, int n)
  * reduced; each received block is reduced once, from the input's block:
  * so in need not be copied into buf first.
  */
-int __ur_ring_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
+int ur__ring_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
 			     size_t count, int shift, uint32_t sig,
 			     enum uroce_dtype dt, enum uroce_redop op)
 {
@@ -154,12 +154,12 @@ int __ur_ring_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
 		ur_move(buf, in, count * es);
 	for (int s = 0; s < n - 1; s++) {
 		int sb = mod(r - s + shift, n), rb = mod(r - s - 1 + shift, n);
-		size_t so = __ur_blk_off(count, n, sb) * es;
-		size_t ro = __ur_blk_off(count, n, rb) * es;
-		int e = __ur_sendrecv_reduce(c, mod(r + 1, n), (s ? buf : in) + so,
-					     __ur_blk_len(count, n, sb) * es,
+		size_t so = ur__blk_off(count, n, sb) * es;
+		size_t ro = ur__blk_off(count, n, rb) * es;
+		int e = ur__sendrecv_reduce(c, mod(r + 1, n), (s ? buf : in) + so,
+					     ur__blk_len(count, n, sb) * es,
 					     mod(r - 1, n), buf + ro, in + ro,
-					     __ur_blk_len(count, n, rb) * es,
+					     ur__blk_len(count, n, rb) * es,
 					     sig, dt, op);
 		if (e)
 			return e;
@@ -168,7 +168,7 @@ int __ur_ring_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
 }
 
 /* Ring allgather: rank r starts owning block r+1+shift. */
-int __ur_ring_allgather_blocks(struct uroce_comm *c, char *buf, size_t count,
+int ur__ring_allgather_blocks(struct uroce_comm *c, char *buf, size_t count,
 			       int shift, uint32_t sig, enum uroce_dtype dt)
 {
 	int n = c->size, r = c->rank;
@@ -176,10 +176,10 @@ int __ur_ring_allgather_blocks(struct uroce_comm *c, char *buf, size_t count,
 
 	for (int s = 0; s < n - 1; s++) {
 		int sb = mod(r + 1 + shift - s, n), rb = mod(r + shift - s, n);
-		int e = __ur_sendrecv(c, mod(r + 1, n), buf + __ur_blk_off(count, n, sb) * es,
-				      __ur_blk_len(count, n, sb) * es, mod(r - 1, n),
-				      buf + __ur_blk_off(count, n, rb) * es,
-				      __ur_blk_len(count, n, rb) * es, UR_X_RECV, sig,
+		int e = ur__sendrecv(c, mod(r + 1, n), buf + ur__blk_off(count, n, sb) * es,
+				      ur__blk_len(count, n, sb) * es, mod(r - 1, n),
+				      buf + ur__blk_off(count, n, rb) * es,
+				      ur__blk_len(count, n, rb) * es, UR_X_RECV, sig,
 				      dt, UROCE_SUM);
 		if (e)
 			return e;
@@ -196,8 +196,8 @@ double uroce_dtype_get(enum uroce_dtype dt, const void *buf, size_t i)
 	switch (dt) {
 	case UROCE_FLOAT32: return v.f;
 	case UROCE_FLOAT64: return v.d;
-	case UROCE_FLOAT16: return __ur_half_to_float(v.h);
-	case UROCE_BFLOAT16: return __ur_bf16_to_float(v.h);
+	case UROCE_FLOAT16: return ur__half_to_float(v.h);
+	case UROCE_BFLOAT16: return ur__bf16_to_float(v.h);
 	case UROCE_INT32: return v.i32;
 	case UROCE_INT64: return (double)v.i64;
 	case UROCE_UINT8: return v.u8;
@@ -213,8 +213,8 @@ void uroce_dtype_set(enum uroce_dtype dt, void *buf, size_t i, double x)
 	switch (dt) {
 	case UROCE_FLOAT32: v.f = (float)x; break;
 	case UROCE_FLOAT64: v.d = x; break;
-	case UROCE_FLOAT16: v.h = __ur_float_to_half((float)x); break;
-	case UROCE_BFLOAT16: v.h = __ur_float_to_bf16((float)x); break;
+	case UROCE_FLOAT16: v.h = ur__float_to_half((float)x); break;
+	case UROCE_BFLOAT16: v.h = ur__float_to_bf16((float)x); break;
 	case UROCE_INT32: v.i32 = (int32_t)x; break;
 	case UROCE_INT64: v.i64 = (int64_t)x; break;
 	case UROCE_UINT8: v.u8 = (uint8_t)(int64_t)x; break;

@@ -5,7 +5,7 @@
  * connection records (one per peer); rank 0 gathers the size x size table
  * and sends it back to everyone. The TCP connections stay open for the
  * communicator's lifetime: a rank that dies closes them (the kernel does),
- * which is how the others learn about it quickly (__ur_boot_watch), and a
+ * which is how the others learn about it quickly (ur__boot_watch), and a
  * rank that fails aborts them so the failure cascades through rank 0.
  */
 #include <errno.h>
@@ -31,7 +31,7 @@ struct ur_hello {
 	uint64_t len;
 };
 
-uint64_t __ur_now_ns(void)
+uint64_t ur__now_ns(void)
 {
 	struct timespec ts;
 
@@ -42,7 +42,7 @@ uint64_t __ur_now_ns(void)
 static int wait_fd(int fd, short ev, uint64_t deadline)
 {
 	for (;;) {
-		uint64_t now = __ur_now_ns();
+		uint64_t now = ur__now_ns();
 		struct pollfd p = { .fd = fd, .events = ev };
 		int r;
 
@@ -143,7 +143,7 @@ static int listen_on(const char *addr, int port, uint64_t deadline)
 			continue;
 		}
 		/* A previous job's port in TIME_WAIT or a slow exit: retry. */
-		if (errno == EADDRINUSE && __ur_now_ns() < deadline) {
+		if (errno == EADDRINUSE && ur__now_ns() < deadline) {
 			usleep(50000);
 			continue;
 		}
@@ -181,7 +181,7 @@ static int connect_to(const char *addr, int port, uint64_t deadline)
 		}
 		r = -errno;
 		close(fd);
-		if (__ur_now_ns() >= deadline) {
+		if (ur__now_ns() >= deadline) {
 			fprintf(stderr,
 				"uroce_coll: cannot connect to rank 0 at %s:%d: %s\n",
 				addr, port, strerror(-r));
@@ -191,11 +191,11 @@ static int connect_to(const char *addr, int port, uint64_t deadline)
 	}
 }
 
-int __ur_boot_exchange(struct ur_boot *b, const char *addr, int port,
+int ur__boot_exchange(struct ur_boot *b, const char *addr, int port,
 		       int timeout_ms, const void *mine, size_t len,
 		       void *table)
 {
-	uint64_t deadline = __ur_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline = ur__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct ur_hello h = { UR_COLL_MAGIC, UR_COLL_VERSION, (uint32_t)b->rank,
 			      (uint32_t)b->size, len };
 	size_t total = len * (size_t)b->size;
@@ -278,9 +278,9 @@ int __ur_boot_exchange(struct ur_boot *b, const char *addr, int port,
 }
 
 /* Everyone sends a byte to rank 0, which answers when all have arrived. */
-int __ur_boot_barrier(struct ur_boot *b, int timeout_ms)
+int ur__boot_barrier(struct ur_boot *b, int timeout_ms)
 {
-	uint64_t deadline = __ur_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline = ur__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	char ch = 'B';
 	int r;
 
@@ -309,7 +309,7 @@ int __ur_boot_barrier(struct ur_boot *b, int timeout_ms)
 	return 0;
 }
 
-int __ur_boot_watch(struct ur_boot *b, int *who)
+int ur__boot_watch(struct ur_boot *b, int *who)
 {
 	struct pollfd p[b->size > 0 ? b->size : 1];
 	int n = 0, map[b->size > 0 ? b->size : 1];
@@ -342,7 +342,7 @@ int __ur_boot_watch(struct ur_boot *b, int *who)
 	return 0;
 }
 
-void __ur_boot_abort(struct ur_boot *b)
+void ur__boot_abort(struct ur_boot *b)
 {
 	char ch = 'A';
 
@@ -354,7 +354,7 @@ void __ur_boot_abort(struct ur_boot *b)
 	}
 }
 
-void __ur_boot_close(struct ur_boot *b)
+void ur__boot_close(struct ur_boot *b)
 {
 	if (b->listen_fd >= 0)
 		close(b->listen_fd);

@@ -7,7 +7,7 @@
  *             credits, progress, deadline, signature check
  *   regcache.c  registrations of user buffers for zero-copy sends
  *   reduce.c  reduction kernels (-O3, vectorised loops)
- *   algo_*.c  the collectives, written as steps of __ur_xfer()
+ *   algo_*.c  the collectives, written as steps of ur__xfer()
  */
 #ifndef UR_COLL_INTERNAL_H
 #define UR_COLL_INTERNAL_H
@@ -39,7 +39,7 @@ enum ur_coll_kind {
 #undef X
 	UR_C_MAX
 };
-extern const char *const __ur_coll_kind_name[UR_C_MAX];
+extern const char *const ur__coll_kind_name[UR_C_MAX];
 
 /* Algorithms; UROCE_COLL_ALGO names one of these (or "auto"). */
 #define UR_ALGOS(X)                                                          \
@@ -59,7 +59,7 @@ enum ur_algo {
 #undef X
 	UR_A_MAX
 };
-extern const char *const __ur_algo_name[UR_A_MAX];
+extern const char *const ur__algo_name[UR_A_MAX];
 
 /* Connection record one rank publishes for each peer (host byte order). */
 struct ur_conn_info {
@@ -127,7 +127,7 @@ struct uroce_comm {
 	uint64_t block_ns;   /* longest block before draining ourselves */
 	int yield;           /* spin with sched_yield (more ranks than cores) */
 	/* A credit is owed but one is still in flight: its (unsolicited)
-	 * send completion must wake a waiting rank (progress, __ur_xfer). */
+	 * send completion must wake a waiting rank (progress, ur__xfer). */
 	int want_acks;
 	int qp_timeout;      /* ibv_qp_attr.timeout (local ACK timeout) */
 	int cq_depth;
@@ -149,7 +149,7 @@ struct uroce_comm {
 };
 
 /* Signature of one message stream: collective, type, op, count, call. */
-uint32_t __ur_sig(struct uroce_comm *c, enum ur_coll_kind k,
+uint32_t ur__sig(struct uroce_comm *c, enum ur_coll_kind k,
 		  enum uroce_dtype dt, enum uroce_redop op, uint64_t count,
 		  int root);
 
@@ -203,63 +203,63 @@ struct ur_xop {
 enum { UR_X_OFFER, UR_X_DIRECT, UR_X_SLOTS };
 enum { UR_DIRECT_SIZED = 1, UR_DIRECT_ALWAYS = 2 };
 
-static inline void __ur_xop(struct ur_xop *x, int kind, int peer, void *buf,
+static inline void ur__xop(struct ur_xop *x, int kind, int peer, void *buf,
 			    size_t bytes, uint32_t sig)
 {
-	/* __ur_xfer sets the progress fields; callers may set direct. */
+	/* ur__xfer sets the progress fields; callers may set direct. */
 	*x = (struct ur_xop){ .kind = kind, .peer = peer, .buf = buf,
 			      .bytes = bytes, .sig = sig };
 }
 
 /* Run the streams concurrently until all are done (or the comm fails). */
-int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
+int ur__xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 	      enum uroce_dtype dt, enum uroce_redop op);
 /* Convenience: one send and/or one receive (peer -1 = none). */
-int __ur_sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
+int ur__sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
 		  size_t sbytes, int rpeer, void *rbuf, size_t rbytes,
 		  int rkind, uint32_t sig, enum uroce_dtype dt,
 		  enum uroce_redop op);
 /* One send and one reducing receive into rbuf of rsrc op data. */
-int __ur_sendrecv_reduce(struct uroce_comm *c, int speer, const void *sbuf,
+int ur__sendrecv_reduce(struct uroce_comm *c, int speer, const void *sbuf,
 			 size_t sbytes, int rpeer, void *rbuf,
 			 const void *rsrc, size_t rbytes, uint32_t sig,
 			 enum uroce_dtype dt, enum uroce_redop op);
-int __ur_fail(struct uroce_comm *c, int err, const char *fmt, ...)
+int ur__fail(struct uroce_comm *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-void *__ur_scratch(struct uroce_comm *c, size_t len);
-uint64_t __ur_now_ns(void);
+void *ur__scratch(struct uroce_comm *c, size_t len);
+uint64_t ur__now_ns(void);
 
 /* boot.c */
-int __ur_boot_exchange(struct ur_boot *b, const char *addr, int port,
+int ur__boot_exchange(struct ur_boot *b, const char *addr, int port,
 		       int timeout_ms, const void *mine, size_t len,
 		       void *table);
-int __ur_boot_barrier(struct ur_boot *b, int timeout_ms);
+int ur__boot_barrier(struct ur_boot *b, int timeout_ms);
 /* 0 while every bootstrap peer is alive, -EPIPE (with *who) when one closed. */
-int __ur_boot_watch(struct ur_boot *b, int *who);
-void __ur_boot_abort(struct ur_boot *b);
-void __ur_boot_close(struct ur_boot *b);
+int ur__boot_watch(struct ur_boot *b, int *who);
+void ur__boot_abort(struct ur_boot *b);
+void ur__boot_close(struct ur_boot *b);
 
 /* reduce.c: dst[i] = dst[i] op src[i]; finish applies avg's division. */
-void __ur_reduce(void *dst, const void *src, size_t count,
+void ur__reduce(void *dst, const void *src, size_t count,
 		 enum uroce_dtype dt, enum uroce_redop op);
 /* dst[i] = a[i] op src[i]; a may be dst, else neither input overlaps dst. */
-void __ur_reduce3(void *dst, const void *a, const void *src, size_t count,
+void ur__reduce3(void *dst, const void *a, const void *src, size_t count,
 		  enum uroce_dtype dt, enum uroce_redop op);
-void __ur_reduce_finish(void *buf, size_t count, enum uroce_dtype dt,
+void ur__reduce_finish(void *buf, size_t count, enum uroce_dtype dt,
 			enum uroce_redop op, int nranks);
 
-float __ur_half_to_float(uint16_t h);
-uint16_t __ur_float_to_half(float f);
-float __ur_bf16_to_float(uint16_t h);
-uint16_t __ur_float_to_bf16(float f);
+float ur__half_to_float(uint16_t h);
+uint16_t ur__float_to_half(float f);
+float ur__bf16_to_float(uint16_t h);
+uint16_t ur__float_to_bf16(float f);
 
 /* regcache.c */
-int __ur_reg_init(struct uroce_comm *c, int entries);
-void __ur_reg_fini(struct uroce_comm *c);
+int ur__reg_init(struct uroce_comm *c, int entries);
+void ur__reg_fini(struct uroce_comm *c);
 /* remote: also writable by peers (a direct receive lands in it). */
-struct ibv_mr *__ur_reg_find(struct uroce_comm *c, const void *buf, size_t len,
+struct ibv_mr *ur__reg_find(struct uroce_comm *c, const void *buf, size_t len,
 			     int remote);
-void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len,
+void ur__reg_hint(struct uroce_comm *c, const void *buf, size_t len,
 		   int remote);
 
 /* Algorithm selection (algo.c). From 4 ranks, allgather takes Bruck's
@@ -269,11 +269,11 @@ void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len,
 #define UR_BRUCK_MAX (64u << 10)
 #define UR_HALVING_POW2_MAX (16u << 20)
 #define UR_HALVING_MAX (256u << 10)
-enum ur_algo __ur_pick(struct uroce_comm *c, enum ur_coll_kind k,
+enum ur_algo ur__pick(struct uroce_comm *c, enum ur_coll_kind k,
 		       size_t bytes);
 
 /* Do two non-empty byte ranges share a byte? */
-static inline int __ur_overlaps(const void *a, size_t alen, const void *b,
+static inline int ur__overlaps(const void *a, size_t alen, const void *b,
 				size_t blen)
 {
 	const char *x = a, *y = b;
@@ -282,12 +282,12 @@ static inline int __ur_overlaps(const void *a, size_t alen, const void *b,
 }
 
 /* Blocks of a vector of count elements split into n parts. */
-static inline size_t __ur_blk_off(size_t count, int n, int i)
+static inline size_t ur__blk_off(size_t count, int n, int i)
 {
 	size_t q = count / n, r = count % n;
 	return (size_t)i * q + ((size_t)i < r ? (size_t)i : r);
 }
-static inline size_t __ur_blk_len(size_t count, int n, int i)
+static inline size_t ur__blk_len(size_t count, int n, int i)
 {
 	return count / n + ((size_t)i < count % n ? 1 : 0);
 }
@@ -295,14 +295,14 @@ static inline size_t __ur_blk_len(size_t count, int n, int i)
 /* Building blocks shared by several collectives (algo_ring.c etc). */
 /* Reduce-scatter of in (const) into buf (may be in): the blocks of buf
  * that a step reduces are written, the others are left alone. */
-int __ur_ring_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
+int ur__ring_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
 			     size_t count, int shift, uint32_t sig,
 			     enum uroce_dtype dt, enum uroce_redop op);
-int __ur_ring_allgather_blocks(struct uroce_comm *c, char *buf, size_t count,
+int ur__ring_allgather_blocks(struct uroce_comm *c, char *buf, size_t count,
 			       int shift, uint32_t sig, enum uroce_dtype dt);
 /* Reduce-scatter of n blocks of bcount elements by recursive halving:
  * block r of buf holds the reduction at rank r (coll_reduce.c). */
-int __ur_halving_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
+int ur__halving_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
 				size_t bcount, uint32_t sig, enum uroce_dtype dt,
 				enum uroce_redop op);
 #endif

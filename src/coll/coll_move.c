@@ -10,9 +10,9 @@
 
 #include "coll_internal.h"
 
-int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
+int ur__begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
 	       int root);
-int __ur_begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+int ur__begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		  size_t count, enum uroce_dtype dt, enum uroce_redop op);
 
 /*
@@ -28,14 +28,14 @@ static int bruck_allgather(struct uroce_comm *c, char *recvbuf, size_t bytes,
 			   uint32_t sig, enum uroce_dtype dt)
 {
 	int n = c->size, r = c->rank;
-	char *tmp = __ur_scratch(c, bytes * (size_t)n);
+	char *tmp = ur__scratch(c, bytes * (size_t)n);
 
 	if (!tmp)
 		return -ENOMEM;
 	ur_copy(tmp, recvbuf + (size_t)r * bytes, bytes);
 	for (int d = 1; d < n; d *= 2) {
 		size_t cnt = (size_t)(d < n - d ? d : n - d);
-		int e = __ur_sendrecv(c, (r - d + n) % n, tmp, cnt * bytes, (r + d) % n,
+		int e = ur__sendrecv(c, (r - d + n) % n, tmp, cnt * bytes, (r + d) % n,
 				      tmp + (size_t)d * bytes, cnt * bytes, UR_X_RECV, sig,
 				      dt, UROCE_SUM);
 		if (e)
@@ -50,7 +50,7 @@ static int bruck_allgather(struct uroce_comm *c, char *recvbuf, size_t bytes,
 int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		    size_t sendcount, enum uroce_dtype dt)
 {
-	int e = __ur_begin_sr(c, sendbuf, recvbuf, sendcount, dt, UROCE_SUM);
+	int e = ur__begin_sr(c, sendbuf, recvbuf, sendcount, dt, UROCE_SUM);
 	size_t es = uroce_dtype_size(dt), bytes = sendcount * es;
 	enum ur_algo algo;
 	char *mine;
@@ -58,9 +58,9 @@ int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 
 	if (e || !sendcount)
 		return e;
-	sig = __ur_sig(c, UR_C_ALLGATHER, dt, UROCE_SUM, sendcount, 0);
-	algo = __ur_pick(c, UR_C_ALLGATHER, bytes);
-	c->last_algo = __ur_algo_name[algo];
+	sig = ur__sig(c, UR_C_ALLGATHER, dt, UROCE_SUM, sendcount, 0);
+	algo = ur__pick(c, UR_C_ALLGATHER, bytes);
+	c->last_algo = ur__algo_name[algo];
 	mine = (char *)recvbuf + (size_t)c->rank * bytes;
 	if (mine != sendbuf)
 		ur_move(mine, sendbuf, bytes);
@@ -68,8 +68,8 @@ int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		return 0;
 	if (algo == UR_A_BRUCK)
 		return bruck_allgather(c, recvbuf, bytes, sig, dt);
-	__ur_reg_hint(c, recvbuf, bytes * (size_t)c->size, 1);
-	return __ur_ring_allgather_blocks(c, recvbuf, sendcount * (size_t)c->size,
+	ur__reg_hint(c, recvbuf, bytes * (size_t)c->size, 1);
+	return ur__ring_allgather_blocks(c, recvbuf, sendcount * (size_t)c->size,
 					  -1, sig, dt);
 }
 
@@ -77,7 +77,7 @@ int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 			 size_t recvcount, enum uroce_dtype dt,
 			 enum uroce_redop op)
 {
-	int e = __ur_begin_sr(c, sendbuf, recvbuf, recvcount, dt, op), n;
+	int e = ur__begin_sr(c, sendbuf, recvbuf, recvcount, dt, op), n;
 	size_t es = uroce_dtype_size(dt), bytes = recvcount * es;
 	enum ur_algo algo;
 	uint32_t sig;
@@ -86,31 +86,31 @@ int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	if (e || !recvcount)
 		return e;
 	n = c->size;
-	sig = __ur_sig(c, UR_C_REDUCESCATTER, dt, op, recvcount, 0);
-	algo = __ur_pick(c, UR_C_REDUCESCATTER, bytes);
-	c->last_algo = __ur_algo_name[algo];
+	sig = ur__sig(c, UR_C_REDUCESCATTER, dt, op, recvcount, 0);
+	algo = ur__pick(c, UR_C_REDUCESCATTER, bytes);
+	c->last_algo = ur__algo_name[algo];
 	/* Reduce into scratch, reading sendbuf (const, and it may hold
 	 * recvbuf: in place); only our block is copied out at the end. */
-	work = __ur_scratch(c, bytes * (size_t)n);
+	work = ur__scratch(c, bytes * (size_t)n);
 	if (!work)
 		return -ENOMEM;
-	__ur_reg_hint(c, sendbuf, bytes * (size_t)n, 0);
-	__ur_reg_hint(c, work, bytes * (size_t)n, 0);
+	ur__reg_hint(c, sendbuf, bytes * (size_t)n, 0);
+	ur__reg_hint(c, work, bytes * (size_t)n, 0);
 	if (algo == UR_A_HALVING)
-		e = __ur_halving_reduce_scatter(c, work, sendbuf, recvcount, sig, dt, op);
+		e = ur__halving_reduce_scatter(c, work, sendbuf, recvcount, sig, dt, op);
 	else
-		e = __ur_ring_reduce_scatter(c, work, sendbuf, recvcount * (size_t)n, -1,
+		e = ur__ring_reduce_scatter(c, work, sendbuf, recvcount * (size_t)n, -1,
 					     sig, dt, op);
 	if (e)
 		return e;
-	__ur_reduce_finish(work + (size_t)c->rank * bytes, recvcount, dt, op, n);
+	ur__reduce_finish(work + (size_t)c->rank * bytes, recvcount, dt, op, n);
 	ur_move(recvbuf, work + (size_t)c->rank * bytes, bytes);
 	return 0;
 }
 
 /*
  * Pairwise exchange: in step k rank r sends its block for r+k and receives
- * the block from r-k; the n-1 steps all run at once (one __ur_xfer). Each
+ * the block from r-k; the n-1 steps all run at once (one ur__xfer). Each
  * pair's signature carries that pair's count, so alltoallv catches a
  * sendcounts/recvcounts disagreement.
  */
@@ -131,15 +131,15 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 	for (int i = 0; i < n; i++)
 		if (rcnt[i] && (rdsp[i] + rcnt[i]) * es > rext)
 			rext = (rdsp[i] + rcnt[i]) * es;
-	if (__ur_overlaps(sbuf, extent, rbuf, rext)) {
-		char *tmp = __ur_scratch(c, extent);
+	if (ur__overlaps(sbuf, extent, rbuf, rext)) {
+		char *tmp = ur__scratch(c, extent);
 		if (!tmp)
 			return -ENOMEM;
 		ur_copy(tmp, sbuf, extent);
 		src = tmp;
 	}
 	if (scnt[r] != rcnt[r])
-		return __ur_fail(c, -EINVAL, "alltoallv: sendcounts[%d]=%zu != recvcounts[%d]=%zu",
+		return ur__fail(c, -EINVAL, "alltoallv: sendcounts[%d]=%zu != recvcounts[%d]=%zu",
 				 r, scnt[r], r, rcnt[r]);
 	if (scnt[r] * es >= UR_STREAM_MIN)
 		ur_copy_stream(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
@@ -147,8 +147,8 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 		ur_copy(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
 	if (n == 1)
 		return 0;
-	__ur_reg_hint(c, src, extent, 0);
-	__ur_reg_hint(c, rbuf, rext, 1);
+	ur__reg_hint(c, src, extent, 0);
+	ur__reg_hint(c, rbuf, rext, 1);
 	/* All steps at once: one step per peer pair, listed in pairwise
 	 * order (rank r first serves r+1 and r-1, and so on), so that each
 	 * peer's streams start staggered, but no step waits for the one before
@@ -162,16 +162,16 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 	for (int s = 1; s < n; s++) {
 		int to = (r + s) % n, from = (r - s + n) % n;
 
-		__ur_xop(&x[nx++], UR_X_SEND, to, (char *)src + sdsp[to] * es, scnt[to] * es,
-			 __ur_sig(c, k, dt, UROCE_SUM, scnt[to], 0));
-		__ur_xop(&x[nx++], UR_X_RECV, from, rbuf + rdsp[from] * es, rcnt[from] * es,
-			 __ur_sig(c, k, dt, UROCE_SUM, rcnt[from], 0));
+		ur__xop(&x[nx++], UR_X_SEND, to, (char *)src + sdsp[to] * es, scnt[to] * es,
+			 ur__sig(c, k, dt, UROCE_SUM, scnt[to], 0));
+		ur__xop(&x[nx++], UR_X_RECV, from, rbuf + rdsp[from] * es, rcnt[from] * es,
+			 ur__sig(c, k, dt, UROCE_SUM, rcnt[from], 0));
 		/* alltoall: one count for every pair, so both ends see the
 		 * same size and small streams skip the offer's round trip. */
 		x[nx - 2].direct = x[nx - 1].direct =
 			k == UR_C_ALLTOALL ? UR_DIRECT_SIZED : UR_DIRECT_ALWAYS;
 	}
-	e = __ur_xfer(c, x, nx, dt, UROCE_SUM);
+	e = ur__xfer(c, x, nx, dt, UROCE_SUM);
 	free(x);
 	return e;
 }
@@ -179,13 +179,13 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 int uroce_alltoall(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		   size_t count, enum uroce_dtype dt)
 {
-	int e = __ur_begin_sr(c, sendbuf, recvbuf, count, dt, UROCE_SUM), n;
+	int e = ur__begin_sr(c, sendbuf, recvbuf, count, dt, UROCE_SUM), n;
 	size_t *v;
 
 	if (e || !count)
 		return e;
 	n = c->size;
-	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_ALLTOALL, count * uroce_dtype_size(dt))];
+	c->last_algo = ur__algo_name[ur__pick(c, UR_C_ALLTOALL, count * uroce_dtype_size(dt))];
 	v = malloc(sizeof(size_t) * 2 * (size_t)n);
 	if (!v)
 		return -ENOMEM;
@@ -203,13 +203,13 @@ int uroce_alltoallv(uroce_comm_t *c, const void *sendbuf,
 		    void *recvbuf, const size_t *recvcounts,
 		    const size_t *rdispls, enum uroce_dtype dt)
 {
-	int e = __ur_begin(c, dt, UROCE_SUM, 0);
+	int e = ur__begin(c, dt, UROCE_SUM, 0);
 
 	if (e)
 		return e;
 	if (!sendcounts || !sdispls || !recvcounts || !rdispls)
 		return -EINVAL;
-	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_ALLTOALLV, 0)];
+	c->last_algo = ur__algo_name[ur__pick(c, UR_C_ALLTOALLV, 0)];
 	return pairwise(c, UR_C_ALLTOALLV, sendbuf, sendcounts, sdispls, recvbuf,
 			recvcounts, rdispls, dt);
 }
@@ -217,16 +217,16 @@ int uroce_alltoallv(uroce_comm_t *c, const void *sendbuf,
 /* Dissemination: ceil(log2 n) rounds of empty messages to r + 2^k. */
 int uroce_barrier(uroce_comm_t *c)
 {
-	int e = __ur_begin(c, UROCE_UINT8, UROCE_SUM, 0), n;
+	int e = ur__begin(c, UROCE_UINT8, UROCE_SUM, 0), n;
 	uint32_t sig;
 
 	if (e)
 		return e;
 	n = c->size;
-	sig = __ur_sig(c, UR_C_BARRIER, UROCE_UINT8, UROCE_SUM, 0, 0);
-	c->last_algo = __ur_algo_name[__ur_pick(c, UR_C_BARRIER, 0)];
+	sig = ur__sig(c, UR_C_BARRIER, UROCE_UINT8, UROCE_SUM, 0, 0);
+	c->last_algo = ur__algo_name[ur__pick(c, UR_C_BARRIER, 0)];
 	for (int k = 1; k < n && !e; k <<= 1)
-		e = __ur_sendrecv(c, (c->rank + k) % n, NULL, 0, (c->rank - k + n) % n,
+		e = ur__sendrecv(c, (c->rank + k) % n, NULL, 0, (c->rank - k + n) % n,
 				  NULL, 0, UR_X_RECV, sig, UROCE_UINT8, UROCE_SUM);
 	return e;
 }

@@ -9,11 +9,11 @@
 
 #include "coll_internal.h"
 
-int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
+int ur__begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
 	       int root);
-int __ur_begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+int ur__begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		  size_t count, enum uroce_dtype dt, enum uroce_redop op);
-int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
+int ur__begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
 	       int root)
 {
 	if (!c)
@@ -27,12 +27,12 @@ int __ur_begin(struct uroce_comm *c, enum uroce_dtype dt, enum uroce_redop op,
 	return 0;
 }
 
-/* __ur_begin for a collective from sendbuf to recvbuf on count elements
+/* ur__begin for a collective from sendbuf to recvbuf on count elements
  * (root 0): -EINVAL when count is not 0 but a buffer is missing. */
-int __ur_begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+int ur__begin_sr(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		  size_t count, enum uroce_dtype dt, enum uroce_redop op)
 {
-	int e = __ur_begin(c, dt, op, 0);
+	int e = ur__begin(c, dt, op, 0);
 
 	if (e)
 		return e;
@@ -77,8 +77,8 @@ static int fold_in(struct uroce_comm *c, const struct pof2 *p, char *buf,
 	if (r >= 2 * p->rem)
 		return 0;
 	if (r % 2 == 0)
-		return __ur_sendrecv(c, r + 1, in, bytes, -1, NULL, 0, 0, sig, dt, op);
-	return __ur_sendrecv_reduce(c, -1, NULL, 0, r - 1, buf, in, bytes, sig,
+		return ur__sendrecv(c, r + 1, in, bytes, -1, NULL, 0, 0, sig, dt, op);
+	return ur__sendrecv_reduce(c, -1, NULL, 0, r - 1, buf, in, bytes, sig,
 				    dt, op);
 }
 
@@ -90,8 +90,8 @@ static int fold_out(struct uroce_comm *c, const struct pof2 *p, char *buf,
 	if (r >= 2 * p->rem)
 		return 0;
 	if (r % 2 == 1)
-		return __ur_sendrecv(c, r - 1, buf, bytes, -1, NULL, 0, 0, sig, dt, UROCE_SUM);
-	return __ur_sendrecv(c, -1, NULL, 0, r + 1, buf, bytes, UR_X_RECV, sig, dt, UROCE_SUM);
+		return ur__sendrecv(c, r - 1, buf, bytes, -1, NULL, 0, 0, sig, dt, UROCE_SUM);
+	return ur__sendrecv(c, -1, NULL, 0, r + 1, buf, bytes, UR_X_RECV, sig, dt, UROCE_SUM);
 }
 
 static int allreduce_recdoubling(struct uroce_comm *c, char *buf, size_t count,
@@ -99,18 +99,18 @@ static int allreduce_recdoubling(struct uroce_comm *c, char *buf, size_t count,
 {
 	size_t bytes = count * uroce_dtype_size(dt);
 	struct pof2 p = pof2_of(c->size, c->rank);
-	char *tmp = __ur_scratch(c, bytes);
+	char *tmp = ur__scratch(c, bytes);
 	int e;
 
 	if (!tmp)
 		return -ENOMEM;
-	__ur_reg_hint(c, tmp, bytes, 0);
+	ur__reg_hint(c, tmp, bytes, 0);
 	e = fold_in(c, &p, buf, buf, bytes, sig, dt, op);
 	for (int mask = 1; !e && p.newrank >= 0 && mask < p.p2; mask <<= 1) {
 		int peer = real_rank(&p, p.newrank ^ mask);
 		/* Send a snapshot: the receive reduces into buf meanwhile. */
 		ur_copy(tmp, buf, bytes);
-		e = __ur_sendrecv(c, peer, tmp, bytes, peer, buf, bytes,
+		e = ur__sendrecv(c, peer, tmp, bytes, peer, buf, bytes,
 				  UR_X_RECV_REDUCE, sig, dt, op);
 	}
 	return e ? e : fold_out(c, &p, buf, bytes, sig, dt);
@@ -130,7 +130,7 @@ static size_t core_off(const struct core_blocks *bl, int b)
 {
 	if (bl->blen)
 		return (size_t)(b < bl->p->rem ? 2 * b : b + bl->p->rem) * bl->blen;
-	return __ur_blk_off(bl->count, bl->p->p2, b) * bl->es;
+	return ur__blk_off(bl->count, bl->p->p2, b) * bl->es;
 }
 
 /*
@@ -155,7 +155,7 @@ static int halving(struct uroce_comm *c, const struct core_blocks *bl, char *buf
 		int keep = (p->newrank & mask) ? *lo + half : *lo;
 		int give = (p->newrank & mask) ? *lo : *lo + half;
 
-		e = __ur_sendrecv_reduce(c, peer, src + OFF(give),
+		e = ur__sendrecv_reduce(c, peer, src + OFF(give),
 					 OFF(give + half) - OFF(give), peer,
 					 buf + OFF(keep), src + OFF(keep),
 					 OFF(keep + half) - OFF(keep), sig, dt, op);
@@ -191,7 +191,7 @@ static int allreduce_rabenseifner(struct uroce_comm *c, char *buf, const char *i
 		int peer = real_rank(&p, p.newrank ^ mask);
 		int theirs = (p.newrank & mask) ? lo - nb : lo + nb;
 
-		e = __ur_sendrecv(c, peer, buf + OFF(lo), OFF(lo + nb) - OFF(lo), peer,
+		e = ur__sendrecv(c, peer, buf + OFF(lo), OFF(lo + nb) - OFF(lo), peer,
 				  buf + OFF(theirs), OFF(theirs + nb) - OFF(theirs),
 				  UR_X_RECV, sig, dt, op);
 		lo = lo < theirs ? lo : theirs;
@@ -209,7 +209,7 @@ static int allreduce_rabenseifner(struct uroce_comm *c, char *buf, const char *i
  * even one its block at the end. buf (n blocks) receives the reductions,
  * in (const) is read where a rank first reduces.
  */
-int __ur_halving_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
+int ur__halving_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
 				size_t bcount, uint32_t sig, enum uroce_dtype dt,
 				enum uroce_redop op)
 {
@@ -224,9 +224,9 @@ int __ur_halving_reduce_scatter(struct uroce_comm *c, char *buf, const char *in,
 	if (e || r >= 2 * p.rem)
 		return e;
 	if (r % 2 == 1)
-		return __ur_sendrecv(c, r - 1, buf + (size_t)(r - 1) * bytes, bytes, -1,
+		return ur__sendrecv(c, r - 1, buf + (size_t)(r - 1) * bytes, bytes, -1,
 				     NULL, 0, 0, sig, dt, op);
-	return __ur_sendrecv(c, -1, NULL, 0, r + 1, buf + (size_t)r * bytes, bytes,
+	return ur__sendrecv(c, -1, NULL, 0, r + 1, buf + (size_t)r * bytes, bytes,
 			     UR_X_RECV, sig, dt, op);
 }
 
@@ -239,10 +239,10 @@ static int reduce_tree(struct uroce_comm *c, char *buf, size_t count, int root,
 
 	for (int mask = 1; mask < n; mask <<= 1) {
 		if (vr & mask)
-			return __ur_sendrecv(c, (vr - mask + root) % n, buf, bytes, -1,
+			return ur__sendrecv(c, (vr - mask + root) % n, buf, bytes, -1,
 					     NULL, 0, 0, sig, dt, op);
 		if (vr + mask < n) {
-			int e = __ur_sendrecv(c, -1, NULL, 0, (vr + mask + root) % n, buf,
+			int e = ur__sendrecv(c, -1, NULL, 0, (vr + mask + root) % n, buf,
 					      bytes, UR_X_RECV_REDUCE, sig, dt, op);
 			if (e)
 				return e;
@@ -261,7 +261,7 @@ static int bcast_tree(struct uroce_comm *c, char *buf, size_t bytes, int root,
 
 	while (mask < n) {
 		if (vr & mask) {
-			e = __ur_sendrecv(c, -1, NULL, 0, (vr - mask + root) % n, buf, bytes,
+			e = ur__sendrecv(c, -1, NULL, 0, (vr - mask + root) % n, buf, bytes,
 					  UR_X_RECV, sig, dt, UROCE_SUM);
 			if (e)
 				return e;
@@ -271,8 +271,8 @@ static int bcast_tree(struct uroce_comm *c, char *buf, size_t bytes, int root,
 	}
 	for (mask >>= 1; mask > 0; mask >>= 1)
 		if (vr + mask < n)
-			__ur_xop(&x[nx++], UR_X_SEND, (vr + mask + root) % n, buf, bytes, sig);
-	return nx ? __ur_xfer(c, x, nx, dt, UROCE_SUM) : 0;
+			ur__xop(&x[nx++], UR_X_SEND, (vr + mask + root) % n, buf, bytes, sig);
+	return nx ? ur__xfer(c, x, nx, dt, UROCE_SUM) : 0;
 }
 
 /* Large broadcast: root scatters n blocks, then a ring allgather. */
@@ -281,28 +281,28 @@ static int bcast_ring(struct uroce_comm *c, char *buf, size_t count, int root,
 {
 	int n = c->size, r = c->rank, nx = 0, e;
 	size_t es = uroce_dtype_size(dt);
-	struct ur_xop *x = __ur_scratch(c, sizeof(*x) * (size_t)n);
+	struct ur_xop *x = ur__scratch(c, sizeof(*x) * (size_t)n);
 
 	if (!x)
 		return -ENOMEM;
 	if (r == root) {
 		for (int i = 0; i < n; i++)
 			if (i != root)
-				__ur_xop(&x[nx++], UR_X_SEND, i,
-					 buf + __ur_blk_off(count, n, i) * es,
-					 __ur_blk_len(count, n, i) * es, sig);
+				ur__xop(&x[nx++], UR_X_SEND, i,
+					 buf + ur__blk_off(count, n, i) * es,
+					 ur__blk_len(count, n, i) * es, sig);
 	} else {
-		__ur_xop(&x[nx++], UR_X_RECV, root, buf + __ur_blk_off(count, n, r) * es,
-			 __ur_blk_len(count, n, r) * es, sig);
+		ur__xop(&x[nx++], UR_X_RECV, root, buf + ur__blk_off(count, n, r) * es,
+			 ur__blk_len(count, n, r) * es, sig);
 	}
-	e = __ur_xfer(c, x, nx, dt, UROCE_SUM);
-	return e ? e : __ur_ring_allgather_blocks(c, buf, count, -1, sig, dt);
+	e = ur__xfer(c, x, nx, dt, UROCE_SUM);
+	return e ? e : ur__ring_allgather_blocks(c, buf, count, -1, sig, dt);
 }
 
 int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		    size_t count, enum uroce_dtype dt, enum uroce_redop op)
 {
-	int e = __ur_begin_sr(c, sendbuf, recvbuf, count, dt, op);
+	int e = ur__begin_sr(c, sendbuf, recvbuf, count, dt, op);
 	size_t bytes = count * uroce_dtype_size(dt);
 	const char *in = sendbuf;
 	enum ur_algo a;
@@ -310,19 +310,19 @@ int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 
 	if (e || !count)
 		return e;
-	sig = __ur_sig(c, UR_C_ALLREDUCE, dt, op, count, 0);
-	a = __ur_pick(c, UR_C_ALLREDUCE, bytes);
-	c->last_algo = __ur_algo_name[a];
+	sig = ur__sig(c, UR_C_ALLREDUCE, dt, op, count, 0);
+	a = ur__pick(c, UR_C_ALLREDUCE, bytes);
+	c->last_algo = ur__algo_name[a];
 	/* The ring and Rabenseifner read sendbuf where they first reduce
 	 * (no copy of the whole input); the others work in recvbuf. */
 	if ((a != UR_A_RING && a != UR_A_RABENSEIFNER) || c->size == 1 ||
-	    (sendbuf != recvbuf && __ur_overlaps(sendbuf, bytes, recvbuf, bytes))) {
+	    (sendbuf != recvbuf && ur__overlaps(sendbuf, bytes, recvbuf, bytes))) {
 		ur_move(recvbuf, sendbuf, bytes);
 		in = recvbuf;
 	}
-	__ur_reg_hint(c, recvbuf, bytes, 1);
+	ur__reg_hint(c, recvbuf, bytes, 1);
 	if (in != recvbuf)
-		__ur_reg_hint(c, in, bytes, 0);
+		ur__reg_hint(c, in, bytes, 0);
 	switch (a) {
 	case UR_A_LOCAL:
 		break;
@@ -338,20 +338,20 @@ int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 			e = bcast_tree(c, recvbuf, bytes, 0, sig, dt);
 		break;
 	default:
-		e = __ur_ring_reduce_scatter(c, recvbuf, in, count, 0, sig, dt, op);
+		e = ur__ring_reduce_scatter(c, recvbuf, in, count, 0, sig, dt, op);
 		if (!e)
-			e = __ur_ring_allgather_blocks(c, recvbuf, count, 0, sig, dt);
+			e = ur__ring_allgather_blocks(c, recvbuf, count, 0, sig, dt);
 		break;
 	}
 	if (!e)
-		__ur_reduce_finish(recvbuf, count, dt, op, c->size);
+		ur__reduce_finish(recvbuf, count, dt, op, c->size);
 	return e;
 }
 
 int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		 size_t count, enum uroce_dtype dt, enum uroce_redop op, int root)
 {
-	int e = __ur_begin(c, dt, op, root), n;
+	int e = ur__begin(c, dt, op, root), n;
 	size_t es = uroce_dtype_size(dt), bytes = count * es;
 	const char *in;
 	enum ur_algo a;
@@ -365,15 +365,15 @@ int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	if (!count)
 		return 0;
 	n = c->size;
-	sig = __ur_sig(c, UR_C_REDUCE, dt, op, count, root);
-	a = __ur_pick(c, UR_C_REDUCE, bytes);
-	c->last_algo = __ur_algo_name[a];
+	sig = ur__sig(c, UR_C_REDUCE, dt, op, count, root);
+	a = ur__pick(c, UR_C_REDUCE, bytes);
+	c->last_algo = ur__algo_name[a];
 	if (c->rank == root) {
 		work = recvbuf;
 	} else {
 		/* Non-roots accumulate in scratch (room for the xop list of the
 		 * ring's gather too). */
-		work = __ur_scratch(c, bytes + 64);
+		work = ur__scratch(c, bytes + 64);
 		if (!work)
 			return -ENOMEM;
 	}
@@ -381,22 +381,22 @@ int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	 * place. */
 	in = sendbuf;
 	if (a != UR_A_RING ||
-	    (work != in && __ur_overlaps(work, bytes, in, bytes))) {
+	    (work != in && ur__overlaps(work, bytes, in, bytes))) {
 		ur_move(work, sendbuf, bytes);
 		in = work;
 	}
-	__ur_reg_hint(c, work, bytes, 0);
+	ur__reg_hint(c, work, bytes, 0);
 	if (in != work)
-		__ur_reg_hint(c, in, bytes, 0);
+		ur__reg_hint(c, in, bytes, 0);
 	if (a == UR_A_TREE) {
 		e = reduce_tree(c, work, count, root, sig, dt, op);
 	} else if (a == UR_A_RING) {
 		/* Ring reduce-scatter, then everyone sends its block to root. */
-		e = __ur_ring_reduce_scatter(c, work, in, count, 0, sig, dt, op);
+		e = ur__ring_reduce_scatter(c, work, in, count, 0, sig, dt, op);
 		if (!e && c->rank != root) {
 			int b = (c->rank + 1) % n;
-			e = __ur_sendrecv(c, root, work + __ur_blk_off(count, n, b) * es,
-					  __ur_blk_len(count, n, b) * es, -1, NULL, 0, 0, sig,
+			e = ur__sendrecv(c, root, work + ur__blk_off(count, n, b) * es,
+					  ur__blk_len(count, n, b) * es, -1, NULL, 0, 0, sig,
 					  dt, op);
 		} else if (!e) {
 			struct ur_xop x[n];
@@ -404,22 +404,22 @@ int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 			for (int i = 0; i < n; i++) {
 				int b = (i + 1) % n;
 				if (i != root)
-					__ur_xop(&x[nx++], UR_X_RECV, i,
-						 work + __ur_blk_off(count, n, b) * es,
-						 __ur_blk_len(count, n, b) * es, sig);
+					ur__xop(&x[nx++], UR_X_RECV, i,
+						 work + ur__blk_off(count, n, b) * es,
+						 ur__blk_len(count, n, b) * es, sig);
 			}
-			e = __ur_xfer(c, x, nx, dt, op);
+			e = ur__xfer(c, x, nx, dt, op);
 		}
 	}
 	if (!e && c->rank == root)
-		__ur_reduce_finish(recvbuf, count, dt, op, n);
+		ur__reduce_finish(recvbuf, count, dt, op, n);
 	return e;
 }
 
 int uroce_broadcast(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		    size_t count, enum uroce_dtype dt, int root)
 {
-	int e = __ur_begin(c, dt, UROCE_SUM, root);
+	int e = ur__begin(c, dt, UROCE_SUM, root);
 	size_t bytes = count * uroce_dtype_size(dt);
 	enum ur_algo a;
 	uint32_t sig;
@@ -430,12 +430,12 @@ int uroce_broadcast(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		return -EINVAL;
 	if (!count)
 		return 0;
-	sig = __ur_sig(c, UR_C_BROADCAST, dt, UROCE_SUM, count, root);
-	a = __ur_pick(c, UR_C_BROADCAST, bytes);
-	c->last_algo = __ur_algo_name[a];
+	sig = ur__sig(c, UR_C_BROADCAST, dt, UROCE_SUM, count, root);
+	a = ur__pick(c, UR_C_BROADCAST, bytes);
+	c->last_algo = ur__algo_name[a];
 	if (c->rank == root)
 		ur_move(recvbuf, sendbuf, bytes);
-	__ur_reg_hint(c, recvbuf, bytes, 1);
+	ur__reg_hint(c, recvbuf, bytes, 1);
 	if (a == UR_A_TREE)
 		e = bcast_tree(c, recvbuf, bytes, root, sig, dt);
 	else if (a == UR_A_RING)

@@ -17,13 +17,13 @@
 
 #include "coll_internal.h"
 
-const char *const __ur_coll_kind_name[UR_C_MAX] = {
+const char *const ur__coll_kind_name[UR_C_MAX] = {
 #define X(e, s) [UR_C_##e] = s,
 	UR_COLL_KINDS(X)
 #undef X
 };
 
-const char *const __ur_algo_name[UR_A_MAX] = {
+const char *const ur__algo_name[UR_A_MAX] = {
 #define X(e, s) [UR_A_##e] = s,
 	UR_ALGOS(X)
 #undef X
@@ -44,7 +44,7 @@ static const char *const rank_vars[] = { "RANK", "OMPI_COMM_WORLD_RANK",
 static const char *const size_vars[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE",
 					 "PMI_SIZE", "SLURM_NTASKS", NULL };
 
-int __ur_fail(struct uroce_comm *c, int err, const char *fmt, ...)
+int ur__fail(struct uroce_comm *c, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -57,11 +57,11 @@ int __ur_fail(struct uroce_comm *c, int err, const char *fmt, ...)
 	fprintf(stderr, "uroce_coll: rank %d: %s\n", c->rank, c->err);
 	/* Tell everyone through the bootstrap sockets (rank 0 relays by
 	 * failing in turn), so nobody waits for the timeout. */
-	__ur_boot_abort(&c->boot);
+	ur__boot_abort(&c->boot);
 	return c->failed;
 }
 
-void *__ur_scratch(struct uroce_comm *c, size_t len)
+void *ur__scratch(struct uroce_comm *c, size_t len)
 {
 	if (len > c->scratch_len) {
 		void *p = realloc(c->scratch, len);
@@ -81,13 +81,13 @@ static int parse_algo(enum ur_algo *out)
 	if (!v || !*v)
 		return 0;
 	for (int i = 0; i < UR_A_MAX; i++)
-		if (!strcmp(v, __ur_algo_name[i])) {
+		if (!strcmp(v, ur__algo_name[i])) {
 			*out = (enum ur_algo)i;
 			return 0;
 		}
 	fprintf(stderr, "uroce_coll: unknown UROCE_COLL_ALGO=%s; valid:", v);
 	for (int i = 0; i < UR_A_MAX; i++)
-		fprintf(stderr, " %s", __ur_algo_name[i]);
+		fprintf(stderr, " %s", ur__algo_name[i]);
 	fprintf(stderr, "\n");
 	return -EINVAL;
 }
@@ -261,8 +261,8 @@ static int post_recvs(struct uroce_comm *c, int peer, unsigned n)
 	return 0;
 }
 
-int __ur_repost_recv(struct uroce_comm *c, int peer);
-int __ur_repost_recv(struct uroce_comm *c, int peer)
+int ur__repost_recv(struct uroce_comm *c, int peer);
+int ur__repost_recv(struct uroce_comm *c, int peer)
 {
 	return post_recvs(c, peer, 1);
 }
@@ -278,7 +278,7 @@ static void comm_free(struct uroce_comm *c)
 		}
 		free(c->peers);
 	}
-	__ur_reg_fini(c);
+	ur__reg_fini(c);
 	if (c->mr)
 		ibv_dereg_mr(c->mr);
 	if (c->region)
@@ -294,7 +294,7 @@ static void comm_free(struct uroce_comm *c)
 		ibv_dealloc_pd(c->pd);
 	if (c->ctx)
 		ibv_close_device(c->ctx);
-	__ur_boot_close(&c->boot);
+	ur__boot_close(&c->boot);
 	free(c->scratch);
 	free(c);
 }
@@ -374,7 +374,7 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	}
 	c->pd = ibv_alloc_pd(c->ctx);
 	/* Caching registrations by address is safe on uroce only (regcache.c). */
-	r = __ur_reg_init(c, env_int((const char *const[]){ "UROCE_COLL_REGCACHE", NULL },
+	r = ur__reg_init(c, env_int((const char *const[]){ "UROCE_COLL_REGCACHE", NULL },
 				     strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 16));
 	if (r)
 		goto err;
@@ -454,7 +454,7 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 			offer_jumbo(p->qp);
 		uint32_t psn;
 		if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
-			psn = (uint32_t)__ur_now_ns();
+			psn = (uint32_t)ur__now_ns();
 		mine[i].qpn = p->qp->qp_num;
 		mine[i].psn = psn & 0xffffff;
 		memcpy(mine[i].gid, gid.raw, 16);
@@ -465,7 +465,7 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 		mine[i].lid = pa.lid;
 	}
 
-	r = __ur_boot_exchange(&c->boot, addr, mport, c->timeout_ms, mine,
+	r = ur__boot_exchange(&c->boot, addr, mport, c->timeout_ms, mine,
 			       sizeof(*mine) * (size_t)c->size, table);
 	if (r)
 		goto err;
@@ -489,7 +489,7 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 		}
 	}
 	/* Nobody writes before every QP is at least RTR. */
-	r = __ur_boot_barrier(&c->boot, c->timeout_ms);
+	r = ur__boot_barrier(&c->boot, c->timeout_ms);
 	if (r) {
 		fprintf(stderr, "uroce_coll: rank %d: bootstrap barrier: %s\n",
 			c->rank, strerror(-r));
@@ -534,7 +534,7 @@ int uroce_comm_destroy(uroce_comm_t *c)
 			if (n <= 0)
 				usleep(100);
 		}
-		r = __ur_boot_barrier(&c->boot, c->timeout_ms);
+		r = ur__boot_barrier(&c->boot, c->timeout_ms);
 	}
 	comm_free(c);
 	return r;

@@ -25,7 +25,7 @@
 
 #include "coll_internal.h"
 
-int __ur_repost_recv(struct uroce_comm *c, int peer);
+int ur__repost_recv(struct uroce_comm *c, int peer);
 
 enum { WR_DATA = 1, WR_CREDIT = 2, WR_DIRECT = 3, WR_RTR = 4 };
 
@@ -40,7 +40,7 @@ enum { WR_DATA = 1, WR_CREDIT = 2, WR_DIRECT = 3, WR_RTR = 4 };
  * Signature layout: bits 0..7 call number, 8..11 collective, 12..15
  * dtype, 16..18 op, 19..31 hash of (count, root).
  */
-uint32_t __ur_sig(struct uroce_comm *c, enum ur_coll_kind k,
+uint32_t ur__sig(struct uroce_comm *c, enum ur_coll_kind k,
 		  enum uroce_dtype dt, enum uroce_redop op, uint64_t count,
 		  int root)
 {
@@ -59,23 +59,23 @@ static int sig_mismatch(struct uroce_comm *c, int peer, uint32_t got,
 {
 	unsigned gk = (got >> 8) & 0xf, wk = (want >> 8) & 0xf;
 	unsigned gd = (got >> 12) & 0xf, wd = (want >> 12) & 0xf;
-	const char *gks = gk < UR_C_MAX ? __ur_coll_kind_name[gk] : "?";
+	const char *gks = gk < UR_C_MAX ? ur__coll_kind_name[gk] : "?";
 
 	if ((got & 0xff) != (want & 0xff))
-		return __ur_fail(c, -EPROTO,
+		return ur__fail(c, -EPROTO,
 				 "mismatch: rank %d is at collective call #%u, we are at #%u (%s); a rank skipped or added a call",
-				 peer, got & 0xff, want & 0xff, __ur_coll_kind_name[wk]);
+				 peer, got & 0xff, want & 0xff, ur__coll_kind_name[wk]);
 	if (gk != wk)
-		return __ur_fail(c, -EPROTO, "mismatch: rank %d called %s, we called %s",
-				 peer, gks, __ur_coll_kind_name[wk]);
+		return ur__fail(c, -EPROTO, "mismatch: rank %d called %s, we called %s",
+				 peer, gks, ur__coll_kind_name[wk]);
 	if (gd != wd)
-		return __ur_fail(c, -EPROTO, "mismatch in %s: rank %d uses type %s, we use %s",
+		return ur__fail(c, -EPROTO, "mismatch in %s: rank %d uses type %s, we use %s",
 				 gks, peer, uroce_dtype_name(gd), uroce_dtype_name(wd));
 	if (((got >> 16) & 7) != ((want >> 16) & 7))
-		return __ur_fail(c, -EPROTO, "mismatch in %s: rank %d uses op %s, we use %s",
+		return ur__fail(c, -EPROTO, "mismatch in %s: rank %d uses op %s, we use %s",
 				 gks, peer, uroce_redop_name((got >> 16) & 7),
 				 uroce_redop_name((want >> 16) & 7));
-	return __ur_fail(c, -EPROTO, "mismatch in %s: rank %d uses a different count (or root)",
+	return ur__fail(c, -EPROTO, "mismatch in %s: rank %d uses a different count (or root)",
 			 gks, peer);
 }
 
@@ -97,7 +97,7 @@ static int post_credit(struct uroce_comm *c, int peer)
 	int r = ibv_post_send(p->qp, &wr, &bad);
 
 	if (r)
-		return __ur_fail(c, -r, "posting a credit to rank %d: %s", peer, strerror(r));
+		return ur__fail(c, -r, "posting a credit to rank %d: %s", peer, strerror(r));
 	p->credit_sent = val;
 	p->credit_inflight = 1;
 	return 0;
@@ -110,43 +110,43 @@ static int progress(struct uroce_comm *c)
 	int n = ibv_poll_cq(c->cq, 32, wc);
 
 	if (n < 0)
-		return __ur_fail(c, -EIO, "ibv_poll_cq failed");
+		return ur__fail(c, -EIO, "ibv_poll_cq failed");
 	for (int i = 0; i < n; i++) {
 		struct ibv_wc *w = &wc[i];
 		int peer = (w->opcode & IBV_WC_RECV) ? (int)w->wr_id : (int)(w->wr_id >> 8);
 
 		if (peer < 0 || peer >= c->size)
-			return __ur_fail(c, -EIO, "completion with bad wr_id %llx",
+			return ur__fail(c, -EIO, "completion with bad wr_id %llx",
 					 (unsigned long long)w->wr_id);
 		if (w->status != IBV_WC_SUCCESS)
-			return __ur_fail(c, -ECONNRESET,
+			return ur__fail(c, -ECONNRESET,
 					 "QP to rank %d failed: %s (vendor err %u); the peer died or is unreachable",
 					 peer, ibv_wc_status_str(w->status), w->vendor_err);
 		struct ur_peer *p = &c->peers[peer];
 		if (w->opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
 		    ntohl(w->imm_data) == UR_CREDIT_IMM) {
 			/* The credit word is written; just recycle the receive. */
-			int r = __ur_repost_recv(c, peer);
+			int r = ur__repost_recv(c, peer);
 			if (r)
-				return __ur_fail(c, r, "reposting a receive for rank %d", peer);
+				return ur__fail(c, r, "reposting a receive for rank %d", peer);
 		} else if (w->opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
 			   ntohl(w->imm_data) == UR_RTR_IMM) {
 			/* An offer is in the mailbox; send_direct reads it. */
 			if (++p->rtr_arrived - p->rtr_used > UR_RTR_RING)
-				return __ur_fail(c, -EPROTO, "rank %d overran its offers", peer);
-			int r = __ur_repost_recv(c, peer);
+				return ur__fail(c, -EPROTO, "rank %d overran its offers", peer);
+			int r = ur__repost_recv(c, peer);
 			if (r)
-				return __ur_fail(c, r, "reposting a receive for rank %d", peer);
+				return ur__fail(c, r, "reposting a receive for rank %d", peer);
 		} else if (w->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 			unsigned s = (unsigned)(p->rx_arrived % c->nslots);
 			if (p->rx_arrived - p->rx_consumed >= c->nslots)
-				return __ur_fail(c, -EPROTO, "rank %d overran its credits", peer);
+				return ur__fail(c, -EPROTO, "rank %d overran its credits", peer);
 			p->rx_imm[s] = ntohl(w->imm_data);
 			p->rx_len[s] = w->byte_len;
 			p->rx_arrived++;
-			int r = __ur_repost_recv(c, peer);
+			int r = ur__repost_recv(c, peer);
 			if (r)
-				return __ur_fail(c, r, "reposting a receive for rank %d", peer);
+				return ur__fail(c, r, "reposting a receive for rank %d", peer);
 		} else if ((w->wr_id & 0xff) == WR_DATA) {
 			p->tx_done++;
 		} else if ((w->wr_id & 0xff) == WR_CREDIT) {
@@ -192,7 +192,7 @@ static int post_offer(struct uroce_comm *c, struct ur_xop *x)
 {
 	struct ur_peer *p = &c->peers[x->peer];
 	struct ibv_mr *mr = x->bytes >= UR_DIRECT_MIN ?
-			    __ur_reg_find(c, x->buf, x->bytes, 1) : NULL;
+			    ur__reg_find(c, x->buf, x->bytes, 1) : NULL;
 	struct ur_rtr rec = {
 		.addr = mr ? (uint64_t)(uintptr_t)x->buf : 0,
 		.len = x->bytes,
@@ -218,7 +218,7 @@ static int post_offer(struct uroce_comm *c, struct ur_xop *x)
 		return 0; /* the mailbox slot may still be unread */
 	r = ibv_post_send(p->qp, &wr, &bad);
 	if (r)
-		return __ur_fail(c, -r, "posting an offer to rank %d: %s", x->peer, strerror(r));
+		return ur__fail(c, -r, "posting an offer to rank %d: %s", x->peer, strerror(r));
 	p->rtr_sent++;
 	p->rtr_inflight++;
 	x->mode = UR_X_SLOTS; /* we take what comes; see recv_some */
@@ -237,9 +237,9 @@ static int take_offer(struct uroce_comm *c, struct ur_xop *x)
 	if (v->sig != x->sig)
 		return sig_mismatch(c, x->peer, v->sig, x->sig);
 	if (v->len != x->bytes)
-		return __ur_fail(c, -EPROTO,
+		return ur__fail(c, -EPROTO,
 				 "mismatch in %s: rank %d expects %llu bytes, we send %zu (counts differ?)",
-				 __ur_coll_kind_name[(x->sig >> 8) & 0xf], x->peer,
+				 ur__coll_kind_name[(x->sig >> 8) & 0xf], x->peer,
 				 (unsigned long long)v->len, x->bytes);
 	x->mode = v->addr && x->lkey ? UR_X_DIRECT : UR_X_SLOTS;
 	x->raddr = v->addr;
@@ -275,7 +275,7 @@ static int send_direct(struct uroce_comm *c, struct ur_xop *x, int *acks)
 		int r = ibv_post_send(p->qp, &wr, &bad);
 
 		if (r)
-			return __ur_fail(c, -r, "posting a write to rank %d: %s", x->peer, strerror(r));
+			return ur__fail(c, -r, "posting a write to rank %d: %s", x->peer, strerror(r));
 		p->dw_posted++;
 		x->off += len;
 		moved = 1;
@@ -337,7 +337,7 @@ static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
 			ur_copy(slot, x->buf + x->off, len);
 		int r = ibv_post_send(p->qp, &wr, &bad);
 		if (r)
-			return __ur_fail(c, -r, "posting a write to rank %d: %s", x->peer, strerror(r));
+			return ur__fail(c, -r, "posting a write to rank %d: %s", x->peer, strerror(r));
 		p->tx_posted++;
 		x->tx_end = p->tx_posted;
 		x->off += len;
@@ -386,17 +386,17 @@ static int recv_some(struct uroce_comm *c, struct ur_xop *x,
 			return 1;
 		}
 		if (p->rx_len[s] != len)
-			return __ur_fail(c, -EPROTO,
+			return ur__fail(c, -EPROTO,
 					 "mismatch in %s: rank %d sent %u bytes, we expect %zu (counts differ?)",
-					 __ur_coll_kind_name[(x->sig >> 8) & 0xf], x->peer,
+					 ur__coll_kind_name[(x->sig >> 8) & 0xf], x->peer,
 					 p->rx_len[s], len);
 		if (!len)
 			; /* an empty stream may have no buffer */
 		else if (x->kind == UR_X_RECV_REDUCE && x->src)
-			__ur_reduce3(x->buf + x->off, x->src + x->off, slot,
+			ur__reduce3(x->buf + x->off, x->src + x->off, slot,
 				     len / es, dt, op);
 		else if (x->kind == UR_X_RECV_REDUCE)
-			__ur_reduce(x->buf + x->off, slot, len / es, dt, op);
+			ur__reduce(x->buf + x->off, slot, len / es, dt, op);
 		else
 			ur_copy(x->buf + x->off, slot, len);
 		p->rx_consumed++;
@@ -414,8 +414,8 @@ static int check_alive(struct uroce_comm *c, uint64_t now)
 	if (now < c->next_watch_ns)
 		return 0;
 	c->next_watch_ns = now + 2000000; /* every 2 ms */
-	if (__ur_boot_watch(&c->boot, &who))
-		return __ur_fail(c, -EPIPE,
+	if (ur__boot_watch(&c->boot, &who))
+		return ur__fail(c, -EPIPE,
 				 who == 0 && c->rank != 0 ?
 				 "rank 0's bootstrap connection closed: a rank died or failed" :
 				 "rank %d died or failed (its bootstrap connection closed)", who);
@@ -450,14 +450,14 @@ static int wait_idle(struct uroce_comm *c, uint64_t now, uint64_t last,
 		return 0;
 	}
 	if (ibv_req_notify_cq(c->cq, !acks))
-		return __ur_fail(c, -EIO, "ibv_req_notify_cq failed");
+		return ur__fail(c, -EIO, "ibv_req_notify_cq failed");
 	n = progress(c);
 	if (n)
 		return n;
 	n = ppoll(&pfd, 1, &ts, NULL);
 	if (n > 0 && (pfd.revents & POLLIN)) {
 		if (ibv_get_cq_event(c->chan, &cq, &ctx))
-			return __ur_fail(c, -EIO, "ibv_get_cq_event failed");
+			return ur__fail(c, -EIO, "ibv_get_cq_event failed");
 		if (++c->cq_events >= 256) {
 			ibv_ack_cq_events(c->cq, c->cq_events);
 			c->cq_events = 0;
@@ -466,11 +466,11 @@ static int wait_idle(struct uroce_comm *c, uint64_t now, uint64_t last,
 	return 0;
 }
 
-int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
+int ur__xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 	      enum uroce_dtype dt, enum uroce_redop op)
 {
 	uint64_t timeout = (uint64_t)c->timeout_ms * 1000000ull;
-	uint64_t last = __ur_now_ns();
+	uint64_t last = ur__now_ns();
 
 	if (c->failed)
 		return c->failed;
@@ -480,7 +480,7 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 		ops[i].nmsgs = ops[i].bytes ? (ops[i].bytes + c->slot - 1) / c->slot : 1;
 		ops[i].lkey = 0;
 		if (ops[i].kind == UR_X_SEND && ops[i].bytes >= UR_ZC_MIN) {
-			struct ibv_mr *mr = __ur_reg_find(c, ops[i].buf, ops[i].bytes, 0);
+			struct ibv_mr *mr = ur__reg_find(c, ops[i].buf, ops[i].bytes, 0);
 			ops[i].lkey = mr ? mr->lkey : 0;
 		}
 		ops[i].tx_end = 0;
@@ -523,19 +523,19 @@ int __ur_xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 		r = progress(c);
 		if (r < 0)
 			return r;
-		uint64_t now = __ur_now_ns();
+		uint64_t now = ur__now_ns();
 		if (moved || r > 0) {
 			last = now;
 		} else {
 			if (now - last > timeout)
-				return __ur_fail(c, -ETIMEDOUT,
+				return ur__fail(c, -ETIMEDOUT,
 						 "no progress for %d ms in %s (UROCE_COLL_TIMEOUT_MS); a peer is stuck or dead",
-						 c->timeout_ms, __ur_coll_kind_name[(ops[0].sig >> 8) & 0xf]);
+						 c->timeout_ms, ur__coll_kind_name[(ops[0].sig >> 8) & 0xf]);
 			r = wait_idle(c, now, last, acks | c->want_acks);
 			if (r < 0)
 				return r;
 			if (r > 0)
-				last = __ur_now_ns();
+				last = ur__now_ns();
 		}
 		r = check_alive(c, now);
 		if (r)
@@ -553,19 +553,19 @@ static int sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
 	int n = 0;
 
 	if (speer >= 0)
-		__ur_xop(&x[n++], UR_X_SEND, speer, (void *)sbuf, sbytes, sig);
+		ur__xop(&x[n++], UR_X_SEND, speer, (void *)sbuf, sbytes, sig);
 	if (rpeer >= 0) {
-		__ur_xop(&x[n], rkind, rpeer, rbuf, rbytes, sig);
+		ur__xop(&x[n], rkind, rpeer, rbuf, rbytes, sig);
 		x[n++].src = rsrc;
 	}
 	/* A plain exchange step is the same step at the peer: its receive
 	 * from us is plain too, so our send may be direct. */
 	if (speer >= 0 && rpeer >= 0 && rkind == UR_X_RECV)
 		x[0].direct = x[1].direct = UR_DIRECT_SIZED;
-	return __ur_xfer(c, x, n, dt, op);
+	return ur__xfer(c, x, n, dt, op);
 }
 
-int __ur_sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
+int ur__sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
 		  size_t sbytes, int rpeer, void *rbuf, size_t rbytes,
 		  int rkind, uint32_t sig, enum uroce_dtype dt,
 		  enum uroce_redop op)
@@ -574,7 +574,7 @@ int __ur_sendrecv(struct uroce_comm *c, int speer, const void *sbuf,
 			rkind, sig, dt, op);
 }
 
-int __ur_sendrecv_reduce(struct uroce_comm *c, int speer, const void *sbuf,
+int ur__sendrecv_reduce(struct uroce_comm *c, int speer, const void *sbuf,
 			 size_t sbytes, int rpeer, void *rbuf,
 			 const void *rsrc, size_t rbytes, uint32_t sig,
 			 enum uroce_dtype dt, enum uroce_redop op)

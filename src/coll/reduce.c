@@ -13,7 +13,7 @@
 
 #include "coll_internal.h"
 
-float __ur_half_to_float(uint16_t h)
+float ur__half_to_float(uint16_t h)
 {
 	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
 	uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
@@ -32,7 +32,7 @@ float __ur_half_to_float(uint16_t h)
 	return f;
 }
 
-uint16_t __ur_float_to_half(float f)
+uint16_t ur__float_to_half(float f)
 {
 	uint32_t u, sign, exp, man;
 
@@ -63,7 +63,7 @@ uint16_t __ur_float_to_half(float f)
 	return (uint16_t)h;
 }
 
-float __ur_bf16_to_float(uint16_t h)
+float ur__bf16_to_float(uint16_t h)
 {
 	uint32_t u = (uint32_t)h << 16;
 	float f;
@@ -72,7 +72,7 @@ float __ur_bf16_to_float(uint16_t h)
 	return f;
 }
 
-uint16_t __ur_float_to_bf16(float f)
+uint16_t ur__float_to_bf16(float f)
 {
 	uint32_t u;
 
@@ -140,14 +140,14 @@ KERNEL(wprod_i64, int64_t, (int64_t)((uint64_t)a * (uint64_t)b))
 	HKERNEL(min_##tn, TO, FROM, (b < a ? b : a))                         \
 	HKERNEL(max_##tn, TO, FROM, (b > a ? b : a))
 
-HKERNELS(f16, __ur_float_to_half, __ur_half_to_float)
-HKERNELS(bf16, __ur_float_to_bf16, __ur_bf16_to_float)
+HKERNELS(f16, ur__float_to_half, ur__half_to_float)
+HKERNELS(bf16, ur__float_to_bf16, ur__bf16_to_float)
 
 typedef void (*kernel_fn)(char *restrict, const char *restrict, size_t);
 typedef void (*kernel3_fn)(char *restrict, const char *restrict,
 			   const char *restrict, size_t);
 
-/* [dtype][op]; avg reduces as sum and divides in __ur_reduce_finish. */
+/* [dtype][op]; avg reduces as sum and divides in ur__reduce_finish. */
 #define KERNEL_TABLE(type, sfx)                                              \
 	static const type kernels##sfx[UROCE_DTYPE_MAX][UROCE_REDOP_MAX] = { \
 		[UROCE_FLOAT32] = { sum_f32##sfx, prod_f32##sfx, min_f32##sfx, max_f32##sfx, sum_f32##sfx }, \
@@ -161,13 +161,13 @@ typedef void (*kernel3_fn)(char *restrict, const char *restrict,
 KERNEL_TABLE(kernel_fn, )
 KERNEL_TABLE(kernel3_fn, _3)
 
-void __ur_reduce(void *dst, const void *src, size_t count,
+void ur__reduce(void *dst, const void *src, size_t count,
 		 enum uroce_dtype dt, enum uroce_redop op)
 {
 	kernels[dt][op](dst, src, count);
 }
 
-void __ur_reduce3(void *dst, const void *a, const void *src, size_t count,
+void ur__reduce3(void *dst, const void *a, const void *src, size_t count,
 		  enum uroce_dtype dt, enum uroce_redop op)
 {
 	if (dst == a)
@@ -176,7 +176,7 @@ void __ur_reduce3(void *dst, const void *a, const void *src, size_t count,
 		kernels_3[dt][op](dst, a, src, count);
 }
 
-void __ur_reduce_finish(void *buf, size_t count, enum uroce_dtype dt,
+void ur__reduce_finish(void *buf, size_t count, enum uroce_dtype dt,
 			enum uroce_redop op, int n)
 {
 	char *p = buf;
@@ -188,10 +188,10 @@ void __ur_reduce_finish(void *buf, size_t count, enum uroce_dtype dt,
 		case UROCE_FLOAT32: ST(float, p, i, LD(float, p, i) / (float)n); break;
 		case UROCE_FLOAT64: ST(double, p, i, LD(double, p, i) / n); break;
 		case UROCE_FLOAT16:
-			ST(uint16_t, p, i, __ur_float_to_half(__ur_half_to_float(LD(uint16_t, p, i)) / (float)n));
+			ST(uint16_t, p, i, ur__float_to_half(ur__half_to_float(LD(uint16_t, p, i)) / (float)n));
 			break;
 		case UROCE_BFLOAT16:
-			ST(uint16_t, p, i, __ur_float_to_bf16(__ur_bf16_to_float(LD(uint16_t, p, i)) / (float)n));
+			ST(uint16_t, p, i, ur__float_to_bf16(ur__bf16_to_float(LD(uint16_t, p, i)) / (float)n));
 			break;
 		case UROCE_INT32: ST(int32_t, p, i, LD(int32_t, p, i) / n); break;
 		case UROCE_INT64: ST(int64_t, p, i, LD(int64_t, p, i) / n); break;

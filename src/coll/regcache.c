@@ -3,8 +3,8 @@
  * Registration cache for user buffers, so large sends leave straight from
  * the caller's memory instead of through a staging copy, and large plain
  * receives land straight in it (remote write access). A collective
- * registers its buffers once (__ur_reg_hint); the data path only looks up
- * (__ur_reg_find) and falls back to the copy on a miss. Registering costs
+ * registers its buffers once (ur__reg_hint); the data path only looks up
+ * (ur__reg_find) and falls back to the copy on a miss. Registering costs
  * milliseconds per 16 MiB, so entries live until evicted (least recently
  * used) or the communicator goes away.
  *
@@ -28,7 +28,7 @@ struct ur_reg {
 	uint64_t used;      /* LRU stamp */
 };
 
-int __ur_reg_init(struct uroce_comm *c, int entries)
+int ur__reg_init(struct uroce_comm *c, int entries)
 {
 	c->nregs = entries > 0 ? entries : 0;
 	if (!c->nregs)
@@ -37,7 +37,7 @@ int __ur_reg_init(struct uroce_comm *c, int entries)
 	return c->regs ? 0 : -ENOMEM;
 }
 
-void __ur_reg_fini(struct uroce_comm *c)
+void ur__reg_fini(struct uroce_comm *c)
 {
 	for (int i = 0; i < c->nregs; i++)
 		if (c->regs[i].mr)
@@ -47,7 +47,7 @@ void __ur_reg_fini(struct uroce_comm *c)
 	c->nregs = 0;
 }
 
-struct ibv_mr *__ur_reg_find(struct uroce_comm *c, const void *buf, size_t len,
+struct ibv_mr *ur__reg_find(struct uroce_comm *c, const void *buf, size_t len,
 			     int remote)
 {
 	uintptr_t a = (uintptr_t)buf;
@@ -66,16 +66,16 @@ struct ibv_mr *__ur_reg_find(struct uroce_comm *c, const void *buf, size_t len,
 /*
  * Make [buf, buf + len) findable. Only large buffers: below UR_ZC_MIN the
  * staging copy is cheap and a registration is not. Called between collectives' transfers, when no zero-copy send is in
- * flight (__ur_xfer waits for them), so any entry may be evicted.
+ * flight (ur__xfer waits for them), so any entry may be evicted.
  */
-void __ur_reg_hint(struct uroce_comm *c, const void *buf, size_t len,
+void ur__reg_hint(struct uroce_comm *c, const void *buf, size_t len,
 		   int remote)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t lo, hi;
 	struct ur_reg *v = NULL;
 
-	if (!c->nregs || !buf || len < UR_ZC_MIN || __ur_reg_find(c, buf, len, remote))
+	if (!c->nregs || !buf || len < UR_ZC_MIN || ur__reg_find(c, buf, len, remote))
 		return;
 	lo = (uintptr_t)buf & ~(uintptr_t)(pg - 1);
 	hi = ((uintptr_t)buf + len + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);

@@ -15,7 +15,7 @@
  * included. They also show how a GSO send moves the counter (by one, or by
  * its segment count: kernels differ, 2026 patches change it); segment i of
  * a send carries the send's ID + i either way. From then on every send
- * on the socket takes its lock and is numbered (__ur_csock_begin/_end). A
+ * on the socket takes its lock and is numbered (ur__csock_begin/_end). A
  * send that fails after the kernel may have used an ID retires the socket
  * and its QP goes back to the unconnected one, as does a socket whose
  * probes do not come back as expected. UROCE_CONNECT=0 keeps every QP
@@ -123,7 +123,7 @@ static bool calibrate(struct ur_csock *cs, const struct sockaddr_in *self,
 	return true;
 }
 
-struct ur_csock *__ur_csock_open(struct ur_engine *e, int sport_fd,
+struct ur_csock *ur__csock_open(struct ur_engine *e, int sport_fd,
 				 uint16_t sport, const struct ur_ipudp *path)
 {
 	struct ur_csock *cs = calloc(1, sizeof(*cs));
@@ -132,13 +132,13 @@ struct ur_csock *__ur_csock_open(struct ur_engine *e, int sport_fd,
 
 	if (!cs)
 		return NULL;
-	cs->fd = __ur_udp_open_tx(e, sport);
+	cs->fd = ur__udp_open_tx(e, sport);
 	if (cs->fd < 0)
 		goto fail;
 	cs->v6 = path->v6;
 	memcpy(cs->dst, path->dst, sizeof(cs->dst));
 	cs->fallback_fd = sport_fd;
-	__ur_udp_fill_dst(&to, path, e->cfg.port, &len);
+	ur__udp_fill_dst(&to, path, e->cfg.port, &len);
 	if (connect(cs->fd, (struct sockaddr *)&to, len))
 		goto fail;
 	if (!cs->v6) {
@@ -158,7 +158,7 @@ fail:
 	return NULL;
 }
 
-void __ur_csock_close(struct ur_csock *cs)
+void ur__csock_close(struct ur_csock *cs)
 {
 	if (!cs)
 		return;
@@ -167,7 +167,7 @@ void __ur_csock_close(struct ur_csock *cs)
 	free(cs);
 }
 
-bool __ur_csock_begin(struct ur_csock *cs, uint16_t *id)
+bool ur__csock_begin(struct ur_csock *cs, uint16_t *id)
 {
 	pthread_mutex_lock(&cs->lock);
 	if (atomic_load_explicit(&cs->dead, memory_order_relaxed)) {
@@ -178,7 +178,7 @@ bool __ur_csock_begin(struct ur_csock *cs, uint16_t *id)
 	return true;
 }
 
-void __ur_csock_sent(struct ur_csock *cs, int err, unsigned int nseg)
+void ur__csock_sent(struct ur_csock *cs, int err, unsigned int nseg)
 {
 	switch (err) {
 	case 0:
@@ -196,7 +196,7 @@ void __ur_csock_sent(struct ur_csock *cs, int err, unsigned int nseg)
 	}
 }
 
-void __ur_csock_end(struct ur_csock *cs)
+void ur__csock_end(struct ur_csock *cs)
 {
 	pthread_mutex_unlock(&cs->lock);
 }

@@ -72,17 +72,17 @@ static const struct ur_mr *eng_mr_lookup(void *host, uint32_t key)
 	return key_get(e, key);
 }
 
-/* Called from __ur_engine_deliver with qp_lock read-held. */
+/* Called from ur__engine_deliver with qp_lock read-held. */
 static struct ur_qp *eng_qp_lookup(void *host, uint32_t qpn)
 {
 	struct ur_engine *e = host;
 
-	return __ur_map_get(&e->qps, qpn);
+	return ur__map_get(&e->qps, qpn);
 }
 
 static const struct ur_dev_ops engine_dev_ops = {
-	.pkt_alloc = __ur_eng_pkt_alloc,
-	.pkt_send = __ur_eng_pkt_send,
+	.pkt_alloc = ur__eng_pkt_alloc,
+	.pkt_send = ur__eng_pkt_send,
 	.cq_event = eng_cq_event,
 	.qp_event = eng_qp_event,
 	.mr_lookup = eng_mr_lookup,
@@ -128,7 +128,7 @@ static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
 	struct ur_eqp *q;
 
 	pthread_rwlock_rdlock(&e->qp_lock);
-	qp = __ur_map_get(&e->qps, ur_bth_dqpn(buf));
+	qp = ur__map_get(&e->qps, ur_bth_dqpn(buf));
 	q = qp ? qp->io_priv : NULL;
 	if (q && qp_trylock(q)) {
 		*place = ur_qp_rx_place(qp, buf, len, ri);
@@ -140,7 +140,7 @@ static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
 	return NULL;
 }
 
-void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
+void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling)
 {
 	struct ur_qp *qp, *placed = NULL;
@@ -163,7 +163,7 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			if (place)
 				ur_copy(place, buf + UR_BTH_LEN,
 				       len - UR_BTH_LEN - UR_ICRC_LEN);
-		} else if (!__ur_icrc_check(e->icrc, &ri->path, buf, len,
+		} else if (!ur__icrc_check(e->icrc, &ri->path, buf, len,
 					    &ri->icrc_checked, place)) {
 			e->dev.cnt.rx_drop_icrc++;
 			if (placed) {
@@ -176,12 +176,12 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		/* Unverified packets are counted once, by the transport's
 		 * classification (also for those forwarded to a sibling). */
 		if (dqpn > 1 && slot != e->slot) {
-			__ur_fwd_to(e, slot, buf, len, ri, false);
+			ur__fwd_to(e, slot, buf, len, ri, false);
 			return;
 		}
 	}
 	if (ur_bth_dqpn(buf) == 1) {
-		__ur_gsi_rx(e, buf, len, ri, from_sibling);
+		ur__gsi_rx(e, buf, len, ri, from_sibling);
 		return;
 	}
 	if (!placed)
@@ -196,7 +196,7 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			pkt.payload = place;
 			e->dev.cnt.rx_placed++;
 		} else if (!q || !qp_trylock(q)) {
-			if (q && __ur_is_plain_ack(buf, len) &&
+			if (q && ur__is_plain_ack(buf, len) &&
 			    backlog_push(q, buf, ri)) {
 				/* A post holds the QP (in its system call,
 				 * most likely): it runs the ACK at its unlock,
@@ -223,7 +223,7 @@ void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		 * ur_engine_qp_del flushes what it deferred. */
 out:
 		if (!tls_polling)
-			__ur_tx_flush();
+			ur__tx_flush();
 	} else if (placed) {
 		ur_engine_qp_unlock(placed); /* dropped, and counted */
 	}
@@ -232,7 +232,7 @@ out:
 }
 
 /* Run expired QP timers; return the earliest remaining deadline. */
-uint64_t __ur_engine_run_timers(struct ur_engine *e, uint64_t now)
+uint64_t ur__engine_run_timers(struct ur_engine *e, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
 
@@ -252,7 +252,7 @@ uint64_t __ur_engine_run_timers(struct ur_engine *e, uint64_t now)
 				next = qp->deadline;
 		}
 	}
-	__ur_tx_flush(); /* before a QP can be destroyed (see deliver) */
+	ur__tx_flush(); /* before a QP can be destroyed (see deliver) */
 	pthread_rwlock_unlock(&e->qp_lock);
 	atomic_store(&e->next_deadline, next);
 	return next;
@@ -262,15 +262,15 @@ uint64_t __ur_engine_run_timers(struct ur_engine *e, uint64_t now)
 /* Send what batch @b holds, leaving this thread's own batch as it is. */
 static void flush_batch(struct tx_batch *b)
 {
-	struct tx_batch *prev = __ur_tx_switch(b);
+	struct tx_batch *prev = ur__tx_switch(b);
 
-	__ur_tx_flush();
-	__ur_tx_switch(prev);
+	ur__tx_flush();
+	ur__tx_switch(prev);
 }
 
 static void flush_poll_tx(struct ur_engine *e)
 {
-	if (__ur_tx_pending(e->poll_tx))
+	if (ur__tx_pending(e->poll_tx))
 		flush_batch(e->poll_tx);
 	atomic_store_explicit(&e->poll_tx_at, 0, memory_order_relaxed);
 }
@@ -307,7 +307,7 @@ static uint64_t ack_due(struct ur_engine *e)
 /* Flush the poll batch if its oldest ACK waited long enough; rx_lock held. */
 static void flush_poll_tx_held(struct ur_engine *e, uint64_t now)
 {
-	if (__ur_tx_pending(e->poll_tx) &&
+	if (ur__tx_pending(e->poll_tx) &&
 	    now - atomic_load_explicit(&e->poll_tx_at, memory_order_relaxed) >=
 		    UR_IO_ACK_HOLD_NS)
 		flush_poll_tx(e);
@@ -319,7 +319,7 @@ static void flush_poll_tx_held(struct ur_engine *e, uint64_t now)
 static void accept_due(struct ur_engine *e, uint64_t now)
 {
 	if (now - e->fwd_accept_at >= UR_IO_ACCEPT_NS) {
-		__ur_fwd_accept(e);
+		ur__fwd_accept(e);
 		e->fwd_accept_at = now;
 	}
 }
@@ -339,15 +339,15 @@ static int drain_all(struct ur_engine *e)
 	flush_poll_tx(e);
 	/* In the poll batch, so that the ACKs of a receive batch coalesce
 	 * and ur_engine_qp_del finds any still unsent. */
-	prev = __ur_tx_switch(e->poll_tx);
+	prev = ur__tx_switch(e->poll_tx);
 	tls_polling = true;
-	n = __ur_udp_drain(e, e->rx_fd, now, true, NULL);
+	n = ur__udp_drain(e, e->rx_fd, now, true, NULL);
 	tls_polling = false;
-	__ur_tx_switch(prev);
+	ur__tx_switch(prev);
 	/* New siblings: only the engine thread looks, and not at every
 	 * batch. The listener wakes a sleeping engine (engine_main). */
 	accept_due(e, now);
-	n += __ur_fwd_drain(e, now);
+	n += ur__fwd_drain(e, now);
 	pthread_mutex_unlock(&e->rx_lock);
 	return n;
 }
@@ -391,7 +391,7 @@ static void *engine_main(void *arg)
 			 * undelivered waits at most until this look. */
 			now = ur_now();
 			accept_due(e, now);
-			__ur_udp_rx_rest(e, now);
+			ur__udp_rx_rest(e, now);
 			/* ACKs a poll left that nobody sent since. */
 			if (ack_due(e) <= now)
 				flush_poll_tx(e);
@@ -407,18 +407,18 @@ static void *engine_main(void *arg)
 			 * receive batch of a busy engine. */
 			if (scan || atomic_exchange(&e->timer_dirty, false) ||
 			    nd <= t)
-				next = __ur_engine_run_timers(e, t);
+				next = ur__engine_run_timers(e, t);
 			else
 				next = nd;
 			scan = false;
 		}
 		{
-			uint64_t s = __ur_stats_publish(e, ur_now());
+			uint64_t s = ur__stats_publish(e, ur_now());
 
 			if (s < next)
 				next = s; /* uroce-stat sees the last counts */
 		}
-		__ur_tx_flush();
+		ur__tx_flush();
 		/* An application thread that polled lately on this CPU (not
 		 * within UR_IO_APP_POLL_NS, or it would drain itself) may be
 		 * waiting for it, both bound to one core as MPI-style
@@ -453,14 +453,14 @@ static void *engine_main(void *arg)
 		}
 		/* Producers on this machine ring our FIFO only while we
 		 * sleep on it: say so, then look at the lanes once more. */
-		if (epfd == e->ep_fd && e->shm && __ur_shm_sleep(e)) {
+		if (epfd == e->ep_fd && e->shm && ur__shm_sleep(e)) {
 			atomic_store(&e->sleep_until, 0);
 			continue;
 		}
 		int n = epoll_pwait2(epfd, ev, 4, tsp, NULL);
 
 		if (epfd == e->ep_fd && e->shm)
-			__ur_shm_awake(e);
+			ur__shm_awake(e);
 
 		for (int i = 0; i < n; i++) {
 			if (ev[i].data.fd == e->ev_fd) {
@@ -474,7 +474,7 @@ static void *engine_main(void *arg)
 		}
 		atomic_store(&e->sleep_until, 0);
 	}
-	__ur_tx_flush();
+	ur__tx_flush();
 	return NULL;
 }
 
@@ -557,23 +557,23 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	pthread_mutex_init(&e->fwd_lock, NULL);
 	pthread_rwlock_init(&e->qp_lock, NULL);
 	pthread_rwlock_init(&e->mr_lock, NULL);
-	if (__ur_map_init(&e->qps, 1024) || __ur_map_init(&e->sports, 256) ||
-	    __ur_map_init(&e->mrs, 1024))
+	if (ur__map_init(&e->qps, 1024) || ur__map_init(&e->sports, 256) ||
+	    ur__map_init(&e->mrs, 1024))
 		goto err;
-	e->rxbuf = __ur_buf_new(UR_IO_RX_BATCH * sizeof(*e->rxbuf));
+	e->rxbuf = ur__buf_new(UR_IO_RX_BATCH * sizeof(*e->rxbuf));
 	e->rxv = calloc(1, sizeof(*e->rxv));
-	e->icrc = __ur_icrc_policy_env();
+	e->icrc = ur__icrc_policy_env();
 	/* A strict receiver takes only the IDs of unconnected sockets: a
 	 * strict deployment keeps to them (csock.c). */
 	e->csock_on = e->icrc != UR_ICRC_STRICT && !env_is_0("UROCE_CONNECT");
-	e->poll_tx = __ur_tx_batch_new(true);
+	e->poll_tx = ur__tx_batch_new(true);
 	if (!e->rxbuf || !e->rxv || !e->poll_tx)
 		goto err;
-	__ur_udp_rx_init(e);
-	ret = e->fwd_fd = __ur_fwd_open(e);
+	ur__udp_rx_init(e);
+	ret = e->fwd_fd = ur__fwd_open(e);
 	if (ret < 0)
 		goto err;
-	ret = e->rx_fd = __ur_udp_open_rx(e);
+	ret = e->rx_fd = ur__udp_open_rx(e);
 	if (ret < 0)
 		goto err;
 	/* UROCE_SHM=1: devices of this machine and network namespace that
@@ -582,7 +582,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	{
 		const char *v = getenv("UROCE_SHM");
 
-		if (v && *v == '1' && __ur_shm_open(e) < 0)
+		if (v && *v == '1' && ur__shm_open(e) < 0)
 			fprintf(stderr, "uroce: UROCE_SHM=1 but no shared-memory lanes: UDP only\n");
 	}
 	e->ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -598,7 +598,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	ev.data.fd = e->ev_fd;
 	epoll_ctl(e->ep_fd, EPOLL_CTL_ADD, e->ev_fd, &ev);
 	if (e->shm) {
-		ev.data.fd = __ur_shm_fifo_fd(e);
+		ev.data.fd = ur__shm_fifo_fd(e);
 		epoll_ctl(e->ep_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 		ev.data.fd = e->ev_fd;
 	}
@@ -610,7 +610,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	epoll_ctl(e->ep_timer_fd, EPOLL_CTL_ADD, e->ev_fd, &ev);
 	ev.data.fd = e->fwd_fd; /* a new sibling connects: accept it */
 	epoll_ctl(e->ep_timer_fd, EPOLL_CTL_ADD, e->fwd_fd, &ev);
-	__ur_stats_open(e, cfg->name);
+	ur__stats_open(e, cfg->name);
 	ret = -pthread_create(&e->thread, NULL, engine_main, e);
 	if (ret)
 		goto err;
@@ -702,13 +702,13 @@ void ur_engine_close(struct ur_engine *e)
 		wake(e);
 		pthread_join(e->thread, NULL);
 	}
-	__ur_stats_close(e);
+	ur__stats_close(e);
 	dump_counters(e);
 	if (e->poll_tx) {
 		flush_poll_tx(e);
-		__ur_tx_batch_free(e->poll_tx);
+		ur__tx_batch_free(e->poll_tx);
 	}
-	__ur_tx_flush();
+	ur__tx_flush();
 	for (uint32_t i = 0; e->sports.b && i < e->sports.nb; i++)
 		for (struct ur_map_node *n = e->sports.b[i]; n; n = n->next) {
 			struct ur_sport_sock *s = n->val;
@@ -721,8 +721,8 @@ void ur_engine_close(struct ur_engine *e)
 	if (e->gsi_fd >= 0)
 		close(e->gsi_fd);
 	pthread_mutex_destroy(&e->gsi_lock);
-	__ur_shm_close(e);
-	__ur_fwd_close(e);
+	ur__shm_close(e);
+	ur__fwd_close(e);
 	if (e->fwd_fd >= 0)
 		close(e->fwd_fd);
 	if (e->ev_fd >= 0)
@@ -732,10 +732,10 @@ void ur_engine_close(struct ur_engine *e)
 	if (e->ep_timer_fd >= 0)
 		close(e->ep_timer_fd);
 	ur_dev_fini(&e->dev); /* the selective-repeat pool, if any */
-	__ur_map_fini(&e->qps);
-	__ur_map_fini(&e->sports);
-	__ur_map_fini(&e->mrs);
-	__ur_buf_free(e->rxbuf, UR_IO_RX_BATCH * sizeof(*e->rxbuf));
+	ur__map_fini(&e->qps);
+	ur__map_fini(&e->sports);
+	ur__map_fini(&e->mrs);
+	ur__buf_free(e->rxbuf, UR_IO_RX_BATCH * sizeof(*e->rxbuf));
 	free(e->rxv);
 	pthread_mutex_destroy(&e->rx_lock);
 	pthread_mutex_destroy(&e->fwd_lock);
@@ -751,7 +751,7 @@ struct ur_dev *ur_engine_dev(struct ur_engine *e)
 
 const char *ur_engine_icrc_mode(const struct ur_engine *e)
 {
-	return __ur_icrc_policy_name(e->icrc);
+	return ur__icrc_policy_name(e->icrc);
 }
 
 /* ---- QPs ---------------------------------------------------------------- */
@@ -763,7 +763,7 @@ uint32_t ur_engine_alloc_qpn(struct ur_engine *e)
 	do {
 		qpn = ((uint32_t)e->slot << UR_IO_SLOT_SHIFT) |
 		      (rand32() & 0xffff);
-	} while (__ur_map_get(&e->qps, qpn));
+	} while (ur__map_get(&e->qps, qpn));
 	pthread_rwlock_unlock(&e->qp_lock);
 	return qpn;
 }
@@ -773,7 +773,7 @@ static int sport_get(struct ur_engine *e, uint16_t *sport)
 {
 	for (int i = 0; i < 64; i++) {
 		uint16_t p = (uint16_t)(0xc000 | ((*sport + i) & 0x3fff));
-		struct ur_sport_sock *s = __ur_map_get(&e->sports, p);
+		struct ur_sport_sock *s = ur__map_get(&e->sports, p);
 		int fd;
 
 		if (s) {
@@ -781,11 +781,11 @@ static int sport_get(struct ur_engine *e, uint16_t *sport)
 			*sport = p;
 			return s->fd;
 		}
-		fd = __ur_udp_open_tx(e, p);
+		fd = ur__udp_open_tx(e, p);
 		if (fd < 0)
 			continue; /* taken by a foreign socket: next port */
 		s = malloc(sizeof(*s));
-		if (!s || __ur_map_put(&e->sports, p, s)) {
+		if (!s || ur__map_put(&e->sports, p, s)) {
 			free(s);
 			close(fd);
 			return -ENOMEM;
@@ -800,10 +800,10 @@ static int sport_get(struct ur_engine *e, uint16_t *sport)
 
 static void sport_put(struct ur_engine *e, uint16_t sport)
 {
-	struct ur_sport_sock *s = __ur_map_get(&e->sports, sport);
+	struct ur_sport_sock *s = ur__map_get(&e->sports, sport);
 
 	if (s && --s->refs == 0) {
-		__ur_map_del(&e->sports, sport);
+		ur__map_del(&e->sports, sport);
 		close(s->fd);
 		free(s);
 	}
@@ -826,7 +826,7 @@ int ur_engine_qp_add(struct ur_engine *e, struct ur_qp *qp)
 		q->sport = sport;
 		qp->sport = sport;
 		qp->io_priv = q;
-		ret = __ur_map_put(&e->qps, qp->qpn, qp);
+		ret = ur__map_put(&e->qps, qp->qpn, qp);
 		if (ret)
 			sport_put(e, sport);
 	}
@@ -848,17 +848,17 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 	 * ACKs and the close of its port (the application may see the
 	 * completion of a SEND before its ACK was made, and destroy the QP). */
 	pthread_mutex_lock(&e->rx_lock);
-	__ur_udp_rx_rest(e, ur_now()); /* none left for a QP about to go */
+	ur__udp_rx_rest(e, ur_now()); /* none left for a QP about to go */
 	flush_poll_tx(e);
 	/* The write lock waits out any timer using the QP. */
 	pthread_rwlock_wrlock(&e->qp_lock);
-	if (__ur_map_get(&e->qps, qp->qpn) == qp)
-		__ur_map_del(&e->qps, qp->qpn);
+	if (ur__map_get(&e->qps, qp->qpn) == qp)
+		ur__map_del(&e->qps, qp->qpn);
 	if (q) {
 		if (q->held) /* before its port closes */
 			flush_batch(q->held);
 		if (q->cs) {
-			__ur_csock_close(q->cs);
+			ur__csock_close(q->cs);
 			atomic_fetch_sub(&e->ncsock, 1);
 		}
 		sport_put(e, q->sport);
@@ -867,7 +867,7 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 	pthread_mutex_unlock(&e->rx_lock);
 	if (q) {
 		pthread_mutex_destroy(&q->lock);
-		__ur_tx_batch_free(q->held);
+		ur__tx_batch_free(q->held);
 		free(q);
 	}
 	qp->io_priv = NULL;
@@ -928,10 +928,10 @@ static void backlog_run(struct ur_qp *qp, struct ur_eqp *q)
  */
 static void unlock_flush(struct ur_eqp *q)
 {
-	if (q && q->held && __ur_tx_pending(q->held))
-		__ur_tx_flush_after(q->held);
-	else if (!tls_polling || __ur_tx_ordered_pending())
-		__ur_tx_flush();
+	if (q && q->held && ur__tx_pending(q->held))
+		ur__tx_flush_after(q->held);
+	else if (!tls_polling || ur__tx_ordered_pending())
+		ur__tx_flush();
 }
 
 /* Release what ur_engine_qp_lock took, then take the lock back for ACKs
@@ -977,7 +977,7 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 static bool post_holds(struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
-	bool small = __ur_tx_single();
+	bool small = ur__tx_single();
 	/* Count what was in flight before this post (plus its one packet):
 	 * a READ request spans its whole response in PSNs, and a lone
 	 * 64 KiB READ held for its own span waited for the retransmission
@@ -989,7 +989,7 @@ static bool post_holds(struct ur_qp *qp)
 	q->last_small = small;
 	if (!hold)
 		return false;
-	n = __ur_tx_hold(&q->held); /* 0: no memory for the batch, not held */
+	n = ur__tx_hold(&q->held); /* 0: no memory for the batch, not held */
 	if (n)
 		q->e->dev.cnt.tx_held++;
 	/* Full: the unlock sends what is held (this packet included). */
@@ -1018,10 +1018,10 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 	}
 	/* The ACKs deferred by the last poll go after our request, in the
 	 * same system call (the unlock flushes). */
-	if (__ur_tx_pending(e->poll_tx) &&
+	if (ur__tx_pending(e->poll_tx) &&
 	    !pthread_mutex_trylock(&e->rx_lock)) {
-		__ur_tx_adopt(e->poll_tx);
-		if (!__ur_tx_pending(e->poll_tx))
+		ur__tx_adopt(e->poll_tx);
+		if (!ur__tx_pending(e->poll_tx))
 			atomic_store_explicit(&e->poll_tx_at, 0,
 					      memory_order_relaxed);
 		pthread_mutex_unlock(&e->rx_lock);
@@ -1072,21 +1072,21 @@ uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 	 * system call), or alone once held UR_IO_ACK_HOLD_NS, or from the
 	 * engine thread; not on the latency path. */
 	flush_poll_tx_held(e, now);
-	prev_tx = __ur_tx_switch(e->poll_tx);
+	prev_tx = ur__tx_switch(e->poll_tx);
 	tls_polling = true;
-	__ur_udp_drain(e, e->rx_fd, now, false, cq);
+	ur__udp_drain(e, e->rx_fd, now, false, cq);
 	if (e->fwd_nin) /* a system call per poll only when siblings exist */
-		__ur_fwd_drain(e, now);
+		ur__fwd_drain(e, now);
 	tls_polling = false;
-	__ur_tx_switch(prev_tx);
+	ur__tx_switch(prev_tx);
 	if (!atomic_load_explicit(&e->poll_tx_at, memory_order_relaxed) &&
-	    __ur_tx_pending(e->poll_tx))
+	    ur__tx_pending(e->poll_tx))
 		poll_tx_mark(e, now);
 	pthread_mutex_unlock(&e->rx_lock);
 	/* Due timers (a paced send, a retransmission): on 2 CPUs with this
 	 * thread spinning, the engine thread may wait milliseconds for one. */
 	if (atomic_load(&e->next_deadline) <= now)
-		__ur_engine_run_timers(e, now);
+		ur__engine_run_timers(e, now);
 	return now;
 }
 
@@ -1106,7 +1106,7 @@ void ur_engine_poll_done(struct ur_engine *e, int got, uint64_t now)
 	uint64_t at = atomic_load(&e->comp_at);
 
 	if (got == 0) {
-		bool pending = __ur_tx_pending(e->poll_tx);
+		bool pending = ur__tx_pending(e->poll_tx);
 
 		/* e.g. ib_write_lat: a WRITE makes no completion and the
 		 * program spins on memory after this poll; ACKs held past
@@ -1165,7 +1165,7 @@ void ur_engine_set_poller_stays(struct ur_engine *e, bool on)
  */
 static const struct ur_mr *key_get(struct ur_engine *e, uint32_t key)
 {
-	const struct ur_mr *k = __ur_map_get(&e->mrs, key >> 8);
+	const struct ur_mr *k = ur__map_get(&e->mrs, key >> 8);
 
 	if (k && k->type == UR_KEY_MR && k->lkey != key)
 		return NULL;
@@ -1193,7 +1193,7 @@ int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr)
 		 * must not reach new memory (10.6.3). */
 		key = rand32();
 		ret = key >> 8 && !key_dead(e, key >> 8)
-			      ? __ur_map_put(&e->mrs, key >> 8, mr)
+			      ? ur__map_put(&e->mrs, key >> 8, mr)
 			      : -EEXIST;
 	} while (ret == -EEXIST);
 	if (!ret) {
@@ -1214,7 +1214,7 @@ int ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr)
 	if (atomic_load(&mr->nbound))
 		ret = -EBUSY; /* windows are bound to the region */
 	else
-		__ur_map_del(&e->mrs, mr->rkey >> 8);
+		ur__map_del(&e->mrs, mr->rkey >> 8);
 	if (!ret)
 		e->key_dead[e->key_dead_next++ % UR_IO_KEY_QUARANTINE] =
 			mr->rkey >> 8;

@@ -72,7 +72,7 @@ static bool same_user(int fd)
 	       l == sizeof(c) && c.uid == geteuid();
 }
 
-int __ur_fwd_open(struct ur_engine *e)
+int ur__fwd_open(struct ur_engine *e)
 {
 	struct sockaddr_un un;
 	uint8_t start;
@@ -101,7 +101,7 @@ int __ur_fwd_open(struct ur_engine *e)
 	return -EADDRINUSE;
 }
 
-void __ur_fwd_close(struct ur_engine *e)
+void ur__fwd_close(struct ur_engine *e)
 {
 	for (int i = 0; i < 256; i++) {
 		if (e->fwd_out[i] >= 0)
@@ -157,7 +157,7 @@ static int out_conn(struct ur_engine *e, int *tab, uint8_t slot, int *spare)
 	return fd;
 }
 
-int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
+int ur__fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 		size_t len, const struct ur_rxinfo *ri, bool own)
 {
 	int *tab = own ? e->fwd_own : e->fwd_out;
@@ -193,7 +193,7 @@ int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 	return -EHOSTUNREACH;
 }
 
-void __ur_fwd_accept(struct ur_engine *e)
+void ur__fwd_accept(struct ur_engine *e)
 {
 	for (;;) {
 		int fd = accept4(e->fwd_fd, NULL, NULL,
@@ -213,13 +213,13 @@ void __ur_fwd_accept(struct ur_engine *e)
 	}
 }
 
-int __ur_fwd_drain(struct ur_engine *e, uint64_t now)
+int ur__fwd_drain(struct ur_engine *e, uint64_t now)
 {
 	int n = 0;
 
 	/* Siblings' packets land in rxbuf[0]: first deliver what a stopped
 	 * poll left there (udp.c, rx_deliver). */
-	__ur_udp_rx_rest(e, now);
+	ur__udp_rx_rest(e, now);
 	for (int i = 0; i < e->fwd_nin; i++) {
 		/* A bounded turn each: a connection a flood keeps full (see
 		 * fwd_own) must not starve the others; epoll reports the
@@ -249,7 +249,7 @@ int __ur_fwd_drain(struct ur_engine *e, uint64_t now)
 				e->dev.cnt.rx_drop_malformed++;
 				continue;
 			}
-			__ur_engine_deliver(e, e->rxbuf[0],
+			ur__engine_deliver(e, e->rxbuf[0],
 					    (size_t)r - sizeof(ri), &ri, now,
 					    true);
 			n++;
@@ -263,7 +263,7 @@ int __ur_fwd_drain(struct ur_engine *e, uint64_t now)
  * the receiver cannot tell, e.g. a CM REQ for a service another process
  * listens on). Slots without a process fail to connect at once.
  */
-void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
+void ur__fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
 		  const struct ur_rxinfo *ri)
 {
 	struct iovec iov[2] = {
@@ -298,7 +298,7 @@ void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
  * thread (the cached connections belong to the receive path): used for QP1
  * MADs to a process on our own address (see gsi.c).
  */
-int __ur_fwd_once(const struct ur_engine *e, uint8_t slot, const uint8_t *buf,
+int ur__fwd_once(const struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 		  size_t len, const struct ur_rxinfo *ri)
 {
 	struct iovec iov[2] = {

@@ -35,8 +35,8 @@ uint8_t ur_engine_slot(const struct ur_engine *e)
 	return e->slot;
 }
 
-/* Called from __ur_engine_deliver for DestQP 1 (rx_lock held). */
-void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
+/* Called from ur__engine_deliver for DestQP 1 (rx_lock held). */
+void ur__gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 		 struct ur_rxinfo *ri, bool from_sibling)
 {
 	struct ur_pkt pkt;
@@ -61,9 +61,9 @@ void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 	if (from_sibling || to == UR_GSI_CONSUMED)
 		return; /* a forwarded MAD is never forwarded again */
 	if (to == UR_GSI_BROADCAST)
-		__ur_fwd_all(e, buf, len, ri);
+		ur__fwd_all(e, buf, len, ri);
 	else if (to > 0 && to < 256 && to != e->slot)
-		__ur_fwd_to(e, (uint8_t)to, buf, len, ri, false);
+		ur__fwd_to(e, (uint8_t)to, buf, len, ri, false);
 	else
 		e->dev.cnt.rx_drop_no_qp++;
 }
@@ -80,15 +80,15 @@ void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 static void flush_before_mad(struct ur_engine *e)
 {
 	if (tls_in_handler) {
-		__ur_tx_flush(); /* our batch: what we deferred so far */
+		ur__tx_flush(); /* our batch: what we deferred so far */
 		return;
 	}
-	for (int i = 0; __ur_tx_pending(e->poll_tx); i++) {
+	for (int i = 0; ur__tx_pending(e->poll_tx); i++) {
 		if (!pthread_mutex_trylock(&e->rx_lock)) {
-			struct tx_batch *prev = __ur_tx_switch(e->poll_tx);
+			struct tx_batch *prev = ur__tx_switch(e->poll_tx);
 
-			__ur_tx_flush();
-			__ur_tx_switch(prev);
+			ur__tx_flush();
+			ur__tx_switch(prev);
 			pthread_mutex_unlock(&e->rx_lock);
 			return;
 		}
@@ -133,7 +133,7 @@ int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
 
 		/* SO_REUSEPORT: every process on the address sends from
 		 * the same port, as the one QP1 of a NIC would. */
-		e->gsi_fd = __ur_udp_open_tx_plain(e, p);
+		e->gsi_fd = ur__udp_open_tx_plain(e, p);
 		e->gsi_sport = p;
 	}
 	fd = e->gsi_fd;
@@ -158,7 +158,7 @@ int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
 	    !memcmp(path.dst, path.src, path.v6 ? 16 : 4)) {
 		struct ur_rxinfo ri = { .path = path, .icrc_checked = true };
 
-		if (!__ur_fwd_once(e, slot, buf, (size_t)n, &ri))
+		if (!ur__fwd_once(e, slot, buf, (size_t)n, &ri))
 			goto sent;
 	}
 	if (path.v6) {

@@ -23,7 +23,7 @@
 
 #include "ur_io_priv.h"
 
-enum ur_icrc_policy __ur_icrc_policy_env(void)
+enum ur_icrc_policy ur__icrc_policy_env(void)
 {
 	const char *s = getenv("UROCE_ICRC");
 
@@ -34,12 +34,12 @@ enum ur_icrc_policy __ur_icrc_policy_env(void)
 	return UR_ICRC_AUTO;
 }
 
-const char *__ur_icrc_policy_name(enum ur_icrc_policy p)
+const char *ur__icrc_policy_name(enum ur_icrc_policy p)
 {
 	return p == UR_ICRC_STRICT ? "strict" : p == UR_ICRC_OFF ? "off" : "auto";
 }
 
-bool __ur_icrc_check(enum ur_icrc_policy pol, struct ur_ipudp *path,
+bool ur__icrc_check(enum ur_icrc_policy pol, struct ur_ipudp *path,
 		     const uint8_t *buf, size_t len, bool *verified,
 		     uint8_t *place)
 {

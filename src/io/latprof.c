@@ -49,7 +49,7 @@ static void add(struct series *s, uint64_t d)
 		s->v[s->n++] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
 }
 
-void __ur_lp_mark(enum ur_lp m)
+void ur__lp_mark(enum ur_lp m)
 {
 	uint64_t t = __rdtsc();
 
@@ -85,7 +85,7 @@ void __ur_lp_mark(enum ur_lp m)
 	next = UR_LP_RX;
 }
 
-void __ur_lp_stage(enum ur_lp_stage s)
+void ur__lp_stage(enum ur_lp_stage s)
 {
 	uint64_t from;
 
@@ -101,7 +101,7 @@ void __ur_lp_stage(enum ur_lp_stage s)
 	st[s] = __rdtsc() - from;
 }
 
-void __ur_lp_poll(int empty)
+void ur__lp_poll(int empty)
 {
 	uint64_t t = __rdtsc();
 

@@ -11,7 +11,7 @@ static uint32_t slot_of(const struct ur_map *m, uint32_t key)
 	return (key * 2654435761u) & (m->nb - 1);
 }
 
-int __ur_map_init(struct ur_map *m, uint32_t nb)
+int ur__map_init(struct ur_map *m, uint32_t nb)
 {
 	m->b = calloc(nb, sizeof(*m->b));
 	m->nb = nb;
@@ -19,7 +19,7 @@ int __ur_map_init(struct ur_map *m, uint32_t nb)
 	return m->b ? 0 : -ENOMEM;
 }
 
-void __ur_map_fini(struct ur_map *m)
+void ur__map_fini(struct ur_map *m)
 {
 	for (uint32_t i = 0; m->b && i < m->nb; i++) {
 		struct ur_map_node *n = m->b[i], *nx;
@@ -33,7 +33,7 @@ void __ur_map_fini(struct ur_map *m)
 	m->b = NULL;
 }
 
-void *__ur_map_get(const struct ur_map *m, uint32_t key)
+void *ur__map_get(const struct ur_map *m, uint32_t key)
 {
 	for (struct ur_map_node *n = m->b[slot_of(m, key)]; n; n = n->next)
 		if (n->key == key)
@@ -41,12 +41,12 @@ void *__ur_map_get(const struct ur_map *m, uint32_t key)
 	return NULL;
 }
 
-int __ur_map_put(struct ur_map *m, uint32_t key, void *val)
+int ur__map_put(struct ur_map *m, uint32_t key, void *val)
 {
 	uint32_t s = slot_of(m, key);
 	struct ur_map_node *n;
 
-	if (__ur_map_get(m, key))
+	if (ur__map_get(m, key))
 		return -EEXIST;
 	n = malloc(sizeof(*n));
 	if (!n)
@@ -59,7 +59,7 @@ int __ur_map_put(struct ur_map *m, uint32_t key, void *val)
 	return 0;
 }
 
-void *__ur_map_del(struct ur_map *m, uint32_t key)
+void *ur__map_del(struct ur_map *m, uint32_t key)
 {
 	for (struct ur_map_node **p = &m->b[slot_of(m, key)]; *p;
 	     p = &(*p)->next) {

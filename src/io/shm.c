@@ -217,7 +217,7 @@ static void sweep(void)
 	closedir(d);
 }
 
-int __ur_shm_open(struct ur_engine *e)
+int ur__shm_open(struct ur_engine *e)
 {
 	struct ur_shm *s;
 	char fifo[140];
@@ -288,12 +288,12 @@ err:
 	return ret;
 }
 
-int __ur_shm_fifo_fd(const struct ur_engine *e)
+int ur__shm_fifo_fd(const struct ur_engine *e)
 {
 	return e->shm ? e->shm->fifo_fd : -1;
 }
 
-void __ur_shm_close(struct ur_engine *e)
+void ur__shm_close(struct ur_engine *e)
 {
 	struct ur_shm_peers *ps = e->shm_peers;
 	struct ur_shm *s = e->shm;
@@ -330,7 +330,7 @@ void __ur_shm_close(struct ur_engine *e)
 /* Open @p's receiver and claim a lane; false if it has none for us. */
 /*
  * Wake the receiver's engine thread if it sleeps in epoll. Dekker with
- * __ur_shm_sleep: what we published (a head, a lane's owner), then the flag.
+ * ur__shm_sleep: what we published (a head, a lane's owner), then the flag.
  */
 static void wake(const struct ur_shm_peer *p)
 {
@@ -398,7 +398,7 @@ static bool peer_attach(struct ur_engine *e, struct ur_shm_peer *p)
 		goto err_lane;
 	p->fd = fd;
 	p->tail_seen = atomic_load(&lane_of(p->map, p->lane)->tail);
-	wake(p); /* to map our lane (__ur_shm_drain) now */
+	wake(p); /* to map our lane (ur__shm_drain) now */
 	return true;
 err_lane:
 	atomic_store(&lane_of(p->map, p->lane)->owner, 0);
@@ -424,7 +424,7 @@ static bool peer_is(const struct ur_shm_peer *p, bool v6, const uint8_t *a,
 	return p->v6 == v6 && p->slot == slot && !memcmp(p->addr, a, v6 ? 16 : 4);
 }
 
-struct ur_shm_peer *__ur_shm_peer(struct ur_engine *e,
+struct ur_shm_peer *ur__shm_peer(struct ur_engine *e,
 				  const struct ur_ipudp *path, uint8_t slot)
 {
 	struct ur_shm_peers *ps = e->shm_peers;
@@ -466,7 +466,7 @@ struct ur_shm_peer *__ur_shm_peer(struct ur_engine *e,
 	return p->ok ? p : NULL;
 }
 
-void __ur_shm_put(struct ur_engine *e, struct ur_shm_peer *p,
+void ur__shm_put(struct ur_engine *e, struct ur_shm_peer *p,
 		  const struct ur_ipudp *path, const struct iovec *iov, int niov)
 {
 	struct shm_lane *l;
@@ -540,7 +540,7 @@ static bool lanes_pending(const struct ur_shm *s)
 	return false;
 }
 
-int __ur_shm_drain(struct ur_engine *e, uint64_t now, const struct ur_cq *stop)
+int ur__shm_drain(struct ur_engine *e, uint64_t now, const struct ur_cq *stop)
 {
 	struct ur_shm *s = e->shm;
 	size_t since = 0;
@@ -601,7 +601,7 @@ int __ur_shm_drain(struct ur_engine *e, uint64_t now, const struct ur_cq *stop)
 			ri.path.ip_frag = 0x4000;
 			ri.icrc_checked = true; /* not computed: to_shm */
 			e->dev.cnt.rx_shm++;
-			__ur_engine_deliver(e, ring + pos + UR_SHM_REC, r.len,
+			ur__engine_deliver(e, ring + pos + UR_SHM_REC, r.len,
 					    &ri, now, false);
 			t += rec_size(r.len);
 			n++;
@@ -619,7 +619,7 @@ int __ur_shm_drain(struct ur_engine *e, uint64_t now, const struct ur_cq *stop)
 	return n;
 }
 
-bool __ur_shm_sleep(struct ur_engine *e)
+bool ur__shm_sleep(struct ur_engine *e)
 {
 	struct shm_ctl *c = ctl_of(e->shm->map);
 
@@ -631,7 +631,7 @@ bool __ur_shm_sleep(struct ur_engine *e)
 	return true;
 }
 
-void __ur_shm_awake(struct ur_engine *e)
+void ur__shm_awake(struct ur_engine *e)
 {
 	char buf[64];
 

@@ -85,7 +85,7 @@ static void clean_stale(void)
 	closedir(d);
 }
 
-void __ur_stats_open(struct ur_engine *e, const char *devname)
+void ur__stats_open(struct ur_engine *e, const char *devname)
 {
 	const char *v = getenv("UROCE_STAT_FILE");
 	struct ur_stats *s;
@@ -177,7 +177,7 @@ static void fill_qp(struct uroce_stat_qp *o, struct ur_qp *qp)
 	ur_engine_qp_unlock(qp);
 }
 
-uint64_t __ur_stats_publish(struct ur_engine *e, uint64_t now)
+uint64_t ur__stats_publish(struct ur_engine *e, uint64_t now)
 {
 	struct ur_stats *s;
 	struct uroce_stat_file *f;
@@ -219,7 +219,7 @@ uint64_t __ur_stats_publish(struct ur_engine *e, uint64_t now)
 	return UINT64_MAX;
 }
 
-void __ur_stats_close(struct ur_engine *e)
+void ur__stats_close(struct ur_engine *e)
 {
 	struct ur_stats *s = NULL;
 

@@ -131,17 +131,17 @@ err:
 	return ret;
 }
 
-int __ur_udp_open_rx(struct ur_engine *e)
+int ur__udp_open_rx(struct ur_engine *e)
 {
 	return open_bound(e, e->cfg.port, true, UR_IO_SOCK_TOS);
 }
 
-int __ur_udp_open_tx(const struct ur_engine *e, uint16_t sport)
+int ur__udp_open_tx(const struct ur_engine *e, uint16_t sport)
 {
 	return open_bound(e, sport, false, UR_IO_SOCK_TOS);
 }
 
-int __ur_udp_open_tx_plain(const struct ur_engine *e, uint16_t sport)
+int ur__udp_open_tx_plain(const struct ur_engine *e, uint16_t sport)
 {
 	return open_bound(e, sport, false, 0);
 }
@@ -203,7 +203,7 @@ static void gso_env(void)
 /* A thread's batch is freed when the thread exits. */
 static void tx_free(void *p)
 {
-	__ur_tx_batch_free(p);
+	ur__tx_batch_free(p);
 }
 
 static void tx_key_init(void)
@@ -211,7 +211,7 @@ static void tx_key_init(void)
 	pthread_key_create(&tx_key, tx_free);
 }
 
-void __ur_udp_fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
+void ur__udp_fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
 		       uint16_t port, socklen_t *len)
 {
 	memset(ss, 0, sizeof(*ss));
@@ -323,7 +323,7 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-void *__ur_buf_new(size_t len)
+void *ur__buf_new(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -333,38 +333,38 @@ void *__ur_buf_new(size_t len)
 	return p;
 }
 
-void __ur_buf_free(void *p, size_t len)
+void ur__buf_free(void *p, size_t len)
 {
 	if (p)
 		munmap(p, len);
 }
 
-struct tx_batch *__ur_tx_batch_new(bool populate)
+struct tx_batch *ur__tx_batch_new(bool populate)
 {
 	void *p;
 
 	pthread_once(&gso_once, gso_env);
 	if (populate)
-		return __ur_buf_new(sizeof(struct tx_batch));
-	/* A QP's batch of held small posts (__ur_tx_hold) writes a header
+		return ur__buf_new(sizeof(struct tx_batch));
+	/* A QP's batch of held small posts (ur__tx_hold) writes a header
 	 * page per slot at most: fresh pages cost nothing until written. */
 	p = mmap(NULL, sizeof(struct tx_batch), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
-void __ur_tx_batch_free(struct tx_batch *b)
+void ur__tx_batch_free(struct tx_batch *b)
 {
 	if (b)
-		__ur_buf_free(b, sizeof(*b));
+		ur__buf_free(b, sizeof(*b));
 }
 
-bool __ur_tx_pending(const struct tx_batch *b)
+bool ur__tx_pending(const struct tx_batch *b)
 {
 	return b && b->used;
 }
 
-bool __ur_tx_ordered_pending(void)
+bool ur__tx_ordered_pending(void)
 {
 	return tls_tx && tls_tx->used && tls_tx->ordered;
 }
@@ -422,7 +422,7 @@ static void icrc_put(struct ur_pktbuf *pb, const struct ext_parts *x)
 				    x->payload, x->pad));
 }
 
-void __ur_tx_adopt(struct tx_batch *from)
+void ur__tx_adopt(struct tx_batch *from)
 {
 	struct tx_batch *b = tls_tx;
 	unsigned int i;
@@ -453,39 +453,39 @@ void __ur_tx_adopt(struct tx_batch *from)
 	}
 }
 
-bool __ur_tx_single(void)
+bool ur__tx_single(void)
 {
 	const struct tx_batch *b = tls_tx;
 
 	return b && b->used == 1 && b->slot[0].ready;
 }
 
-unsigned int __ur_tx_hold(struct tx_batch **held)
+unsigned int ur__tx_hold(struct tx_batch **held)
 {
 	struct tx_batch *cur = tls_tx;
 
 	if (!*held)
-		*held = __ur_tx_batch_new(false);
+		*held = ur__tx_batch_new(false);
 	if (!*held)
 		return 0; /* the caller's flush sends them */
 	tls_tx = *held;
-	__ur_tx_adopt(cur);
+	ur__tx_adopt(cur);
 	tls_tx = cur;
 	return (*held)->used;
 }
 
-void __ur_tx_flush_after(struct tx_batch *held)
+void ur__tx_flush_after(struct tx_batch *held)
 {
 	struct tx_batch *cur = tls_tx;
 
 	tls_tx = held;
-	__ur_tx_adopt(cur); /* what does not fit stays, and leaves next */
-	__ur_tx_flush();
+	ur__tx_adopt(cur); /* what does not fit stays, and leaves next */
+	ur__tx_flush();
 	tls_tx = cur;
-	__ur_tx_flush();
+	ur__tx_flush();
 }
 
-struct tx_batch *__ur_tx_switch(struct tx_batch *b)
+struct tx_batch *ur__tx_switch(struct tx_batch *b)
 {
 	struct tx_batch *old = tls_tx;
 
@@ -514,7 +514,7 @@ static bool to_sibling(struct tx_slot *s)
 	linearize(s);
 	icrc_put(pb, NULL);
 	ri.path = pb->path;
-	__ur_fwd_to(e, slot, pb->data, pb->len, &ri, true);
+	ur__fwd_to(e, slot, pb->data, pb->len, &ri, true);
 	return true;
 }
 
@@ -529,7 +529,7 @@ void ur_engine_peer_hint(struct ur_engine *e, const struct ur_ipudp *path,
 			 uint32_t dqpn)
 {
 	if (e->shm_peers && dqpn > 1)
-		(void)__ur_shm_peer(e, path, (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT));
+		(void)ur__shm_peer(e, path, (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT));
 }
 
 static bool to_shm(struct tx_slot *s)
@@ -543,7 +543,7 @@ static bool to_shm(struct tx_slot *s)
 
 	if (!e->shm_peers || dqpn <= 1)
 		return false;
-	p = __ur_shm_peer(e, &pb->path, (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT));
+	p = ur__shm_peer(e, &pb->path, (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT));
 	if (!p)
 		return false;
 	if (pb->ext) {
@@ -556,7 +556,7 @@ static bool to_shm(struct tx_slot *s)
 	} else {
 		iov[0] = (struct iovec){ pb->data, pb->len };
 	}
-	__ur_shm_put(e, p, &pb->path, iov, n);
+	ur__shm_put(e, p, &pb->path, iov, n);
 	return true;
 }
 
@@ -586,14 +586,14 @@ static void csock_send(struct tx_batch *b, struct ur_csock *cs,
 				n = 0;
 		}
 		for (unsigned int k = i; k < i + (unsigned int)n; k++) {
-			__ur_csock_sent(cs, 0, b->msg_npkt[k]);
+			ur__csock_sent(cs, 0, b->msg_npkt[k]);
 			b->msg_e[k]->dev.cnt.tx_connected++;
 		}
 		i += (unsigned int)n;
 		if (i == to)
 			break;
 		err = send_one(b, i);
-		__ur_csock_sent(cs, err, b->msg_npkt[i]);
+		ur__csock_sent(cs, err, b->msg_npkt[i]);
 		if (!err) {
 			b->msg_e[i]->dev.cnt.tx_connected++;
 			i++;
@@ -602,10 +602,10 @@ static void csock_send(struct tx_batch *b, struct ur_csock *cs,
 		for (i++; i < to; i++)
 			b->msg_e[i]->dev.cnt.tx_drop_io += b->msg_npkt[i];
 	}
-	__ur_csock_end(cs);
+	ur__csock_end(cs);
 }
 
-void __ur_tx_flush(void)
+void ur__tx_flush(void)
 {
 	struct tx_batch *b = tls_tx;
 	unsigned int i, n = 0, v = 0, sent = 0, held_from = 0;
@@ -645,7 +645,7 @@ void __ur_tx_flush(void)
 			 * before leaves first. */
 			send_msgs(b, sent, n);
 			sent = n;
-			if (__ur_csock_begin(cs, &held_id)) {
+			if (ur__csock_begin(cs, &held_id)) {
 				held = cs;
 				held_from = n;
 			} else {
@@ -690,7 +690,7 @@ void __ur_tx_flush(void)
 						      x.pad + UR_ICRC_LEN };
 		}
 		if (!cs) {
-			__ur_udp_fill_dst(&b->to[n], &first->pb.path,
+			ur__udp_fill_dst(&b->to[n], &first->pb.path,
 					  first->e->cfg.port, &alen);
 			mh->msg_name = &b->to[n];
 			mh->msg_namelen = alen;
@@ -743,7 +743,7 @@ void __ur_tx_flush(void)
 	b->ordered = false;
 }
 
-struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len)
+struct ur_pktbuf *ur__eng_pkt_alloc(void *host, uint32_t len)
 {
 	struct tx_batch *b = tls_tx;
 	struct tx_slot *s;
@@ -752,14 +752,14 @@ struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len)
 		return NULL;
 	if (!b) {
 		pthread_once(&tx_once, tx_key_init);
-		b = __ur_tx_batch_new(true);
+		b = ur__tx_batch_new(true);
 		if (!b)
 			return NULL;
 		tls_tx = b;
 		pthread_setspecific(tx_key, b);
 	}
 	if (b->used == UR_IO_TX_BATCH)
-		__ur_tx_flush();
+		ur__tx_flush();
 	if (b->used == UR_IO_TX_BATCH)
 		return NULL;
 	s = &b->slot[b->used++];
@@ -776,7 +776,7 @@ struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len)
 
 static bool plain_ack(const struct ur_pktbuf *pb)
 {
-	return __ur_is_plain_ack(pb->data, pb->len);
+	return ur__is_plain_ack(pb->data, pb->len);
 }
 
 /* Drop an older plain ACK of the same QP still waiting in the batch: the
@@ -818,7 +818,7 @@ static struct ur_csock *csock_of(struct ur_engine *e, struct ur_eqp *q,
 		     !memcmp(p->dst, e->local.src, p->v6 ? 16 : 4)))
 			return NULL;
 		if (atomic_fetch_add(&e->ncsock, 1) >= UR_IO_CSOCK_MAX ||
-		    !(cs = q->cs = __ur_csock_open(e, q->tx_fd, q->sport, p))) {
+		    !(cs = q->cs = ur__csock_open(e, q->tx_fd, q->sport, p))) {
 			atomic_fetch_sub(&e->ncsock, 1);
 			return NULL;
 		}
@@ -829,7 +829,7 @@ static struct ur_csock *csock_of(struct ur_engine *e, struct ur_eqp *q,
 	return cs;
 }
 
-void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
+void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb)
 {
 	struct ur_engine *e = host;
 	struct tx_slot *s = pb->host_priv;
@@ -856,7 +856,7 @@ void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
 	} else {
 		if (p->sport) {
 			pthread_rwlock_rdlock(&e->qp_lock);
-			ss = __ur_map_get(&e->sports, p->sport);
+			ss = ur__map_get(&e->sports, p->sport);
 			pthread_rwlock_unlock(&e->qp_lock);
 		}
 		if (!ss)
@@ -876,10 +876,10 @@ void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb)
 		 * earlier posts (doorbell batching) was made first and leaves
 		 * first, as at its unlock, or the peer sees a PSN gap and
 		 * NAKs (9.7.4.1.3). We hold the QP's lock. */
-		if (q && q->held && __ur_tx_pending(q->held))
-			__ur_tx_flush_after(q->held);
+		if (q && q->held && ur__tx_pending(q->held))
+			ur__tx_flush_after(q->held);
 		else
-			__ur_tx_flush();
+			ur__tx_flush();
 	}
 }
 
@@ -951,7 +951,7 @@ static void rx_arm(struct ur_engine *e, int i)
 	mh->msg_controllen = sizeof(v->ctl[i]);
 }
 
-void __ur_udp_rx_init(struct ur_engine *e)
+void ur__udp_rx_init(struct ur_engine *e)
 {
 	struct ur_rxv *v = e->rxv;
 
@@ -999,7 +999,7 @@ static int rx_call(struct ur_engine *e, int fd, bool batch)
 static bool only_acks(const uint8_t *p, size_t len, size_t seg)
 {
 	for (size_t off = 0; off < len; off += seg)
-		if (!__ur_is_plain_ack(p + off, len - off < seg ? len - off : seg))
+		if (!ur__is_plain_ack(p + off, len - off < seg ? len - off : seg))
 			return false;
 	return true;
 }
@@ -1055,7 +1055,7 @@ static bool rx_deliver(struct ur_engine *e, uint64_t now,
 
 			r.path.ip_id = e->rx_k++;
 			e->rx_off += l;
-			__ur_engine_deliver(e, e->rxbuf[i] + off, l, &r, now,
+			ur__engine_deliver(e, e->rxbuf[i] + off, l, &r, now,
 					    false);
 			if (stop && e->rx_off < len && i + 1 == e->rx_n &&
 			    ur_cq_nonempty(stop) &&
@@ -1069,12 +1069,12 @@ static bool rx_deliver(struct ur_engine *e, uint64_t now,
 	return true;
 }
 
-void __ur_udp_rx_rest(struct ur_engine *e, uint64_t now)
+void ur__udp_rx_rest(struct ur_engine *e, uint64_t now)
 {
 	rx_deliver(e, now, NULL);
 }
 
-int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
+int ur__udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 		   const struct ur_cq *stop)
 {
 	/* Only a poller that keeps polling (no late return lately) receives
@@ -1087,9 +1087,9 @@ int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 	if (!rx_deliver(e, now, stop) || (stop && ur_cq_nonempty(stop)))
 		return 0;
 	if (e->shm) {
-		total = __ur_shm_drain(e, now, stop);
+		total = ur__shm_drain(e, now, stop);
 		if (flush && total)
-			__ur_tx_flush();
+			ur__tx_flush();
 		if (stop && ur_cq_nonempty(stop))
 			return total;
 	}
@@ -1116,7 +1116,7 @@ int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 		/* One coalesced ACK per QP per receive batch, not one per
 		 * packet, and none held while the socket stays busy. */
 		if (flush)
-			__ur_tx_flush();
+			ur__tx_flush();
 		/* A single receive returns at once: the caller may be
 		 * waiting for just this datagram. */
 		if (!done || !batch || n < UR_IO_RX_BATCH)

@@ -50,7 +50,7 @@
 
 /* An ACK that only acknowledges (9.7.5.1), no NAK: a later one from the
  * same QP supersedes it. */
-static inline bool __ur_is_plain_ack(const uint8_t *d, size_t len)
+static inline bool ur__is_plain_ack(const uint8_t *d, size_t len)
 {
 	return len == UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN &&
 	       ur_bth_opcode(d) == UR_OP_RC_ACKNOWLEDGE &&
@@ -68,11 +68,11 @@ struct ur_map {
 	uint32_t nb; /* power of two */
 	uint32_t n;
 };
-int __ur_map_init(struct ur_map *m, uint32_t nb);
-void __ur_map_fini(struct ur_map *m);
-void *__ur_map_get(const struct ur_map *m, uint32_t key);
-int __ur_map_put(struct ur_map *m, uint32_t key, void *val); /* -EEXIST */
-void *__ur_map_del(struct ur_map *m, uint32_t key);
+int ur__map_init(struct ur_map *m, uint32_t nb);
+void ur__map_fini(struct ur_map *m);
+void *ur__map_get(const struct ur_map *m, uint32_t key);
+int ur__map_put(struct ur_map *m, uint32_t key, void *val); /* -EEXIST */
+void *ur__map_del(struct ur_map *m, uint32_t key);
 
 /* Engine per-QP state, hung on qp->io_priv. */
 struct ur_eqp {
@@ -112,7 +112,7 @@ struct ur_eqp {
 /*
  * A connected QP's own transmit socket (csock.c): bound to its source port,
  * connected to its peer; IPv4 datagrams are numbered by next_id under the
- * lock (__ur_csock_begin, _sent for each send, _end).
+ * lock (ur__csock_begin, _sent for each send, _end).
  */
 struct ur_csock {
 	pthread_mutex_t lock;
@@ -241,105 +241,105 @@ struct ur_engine {
 };
 
 /* icrc.c: the receive ICRC check and what a mismatch means (UROCE_ICRC). */
-enum ur_icrc_policy __ur_icrc_policy_env(void);
-const char *__ur_icrc_policy_name(enum ur_icrc_policy p);
+enum ur_icrc_policy ur__icrc_policy_env(void);
+const char *ur__icrc_policy_name(enum ur_icrc_policy p);
 /* Check the ICRC in the last 4 bytes of @buf against @path (ip_id: the
  * packet's index in its GRO run); @path gets the IPv4 ID and DF flag that
  * verified it. *verified: it did. Returns whether to deliver it. @place,
  * if not NULL: where the payload after the BTH goes (ur_qp_rx_place),
  * copied there in the same pass, whatever the outcome. */
-bool __ur_icrc_check(enum ur_icrc_policy pol, struct ur_ipudp *path,
+bool ur__icrc_check(enum ur_icrc_policy pol, struct ur_ipudp *path,
 		     const uint8_t *buf, size_t len, bool *verified,
 		     uint8_t *place);
 
 /* csock.c */
-struct ur_csock *__ur_csock_open(struct ur_engine *e, int sport_fd,
+struct ur_csock *ur__csock_open(struct ur_engine *e, int sport_fd,
 				 uint16_t sport, const struct ur_ipudp *path);
-void __ur_csock_close(struct ur_csock *cs);
+void ur__csock_close(struct ur_csock *cs);
 /* Lock @cs and give the ID of its next send; false (unlocked) if retired. */
-bool __ur_csock_begin(struct ur_csock *cs, uint16_t *id);
+bool ur__csock_begin(struct ur_csock *cs, uint16_t *id);
 /* After a send of @nseg segments that failed with @err (0: sent), lock
  * held: the ID of the next one, or retire @cs (an ID may be lost). */
-void __ur_csock_sent(struct ur_csock *cs, int err, unsigned int nseg);
+void ur__csock_sent(struct ur_csock *cs, int err, unsigned int nseg);
 /* Unlock @cs. */
-void __ur_csock_end(struct ur_csock *cs);
+void ur__csock_end(struct ur_csock *cs);
 
 /* udp.c */
-void __ur_udp_fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
+void ur__udp_fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
 		       uint16_t port, socklen_t *len);
-int __ur_udp_open_rx(struct ur_engine *e);
-int __ur_udp_open_tx(const struct ur_engine *e, uint16_t sport);
-/* Not-ECT by default (the GSI's MADs; __ur_udp_open_tx's send ECT(0)). */
-int __ur_udp_open_tx_plain(const struct ur_engine *e, uint16_t sport);
-void __ur_udp_rx_init(struct ur_engine *e); /* arms e->rxv */
+int ur__udp_open_rx(struct ur_engine *e);
+int ur__udp_open_tx(const struct ur_engine *e, uint16_t sport);
+/* Not-ECT by default (the GSI's MADs; ur__udp_open_tx's send ECT(0)). */
+int ur__udp_open_tx_plain(const struct ur_engine *e, uint16_t sport);
+void ur__udp_rx_init(struct ur_engine *e); /* arms e->rxv */
 /* @flush: send what each receive batch made (the engine thread). @stop:
  * return once this CQ has an entry, leaving the rest of the batch for the
- * next drain (or __ur_udp_rx_rest); NULL: deliver everything. */
-int __ur_udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
+ * next drain (or ur__udp_rx_rest); NULL: deliver everything. */
+int ur__udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 		   const struct ur_cq *stop);
 /* Deliver what a stopped drain left; rx_lock held. */
-void __ur_udp_rx_rest(struct ur_engine *e, uint64_t now);
-void __ur_tx_flush(void);
+void ur__udp_rx_rest(struct ur_engine *e, uint64_t now);
+void ur__tx_flush(void);
 struct tx_batch;
-/* @populate: make its pages resident now (__ur_populate); a QP's batch of
+/* @populate: make its pages resident now (ur__populate); a QP's batch of
  * held small posts stays lazy, as it touches one page per slot at most. */
-struct tx_batch *__ur_tx_batch_new(bool populate);
+struct tx_batch *ur__tx_batch_new(bool populate);
 /* Buffers the data path writes: mapped and made resident at once. */
-void *__ur_buf_new(size_t len);
-void __ur_buf_free(void *p, size_t len);
-void __ur_tx_batch_free(struct tx_batch *b);
-struct tx_batch *__ur_tx_switch(struct tx_batch *b);
-bool __ur_tx_pending(const struct tx_batch *b);
+void *ur__buf_new(size_t len);
+void ur__buf_free(void *p, size_t len);
+void ur__tx_batch_free(struct tx_batch *b);
+struct tx_batch *ur__tx_switch(struct tx_batch *b);
+bool ur__tx_pending(const struct tx_batch *b);
 /* This thread's batch holds packets other than plain ACKs. */
-bool __ur_tx_ordered_pending(void);
-void __ur_tx_adopt(struct tx_batch *from);
+bool ur__tx_ordered_pending(void);
+void ur__tx_adopt(struct tx_batch *from);
 /* Whether this thread's batch is one packet. */
-bool __ur_tx_single(void);
+bool ur__tx_single(void);
 /* Move this thread's packets to the end of *@held (allocated on first
  * use; payloads copied); returns how many *@held holds. */
-unsigned int __ur_tx_hold(struct tx_batch **held);
+unsigned int ur__tx_hold(struct tx_batch **held);
 /* Send @held, then this thread's batch after it, in one flush. */
-void __ur_tx_flush_after(struct tx_batch *held);
-struct ur_pktbuf *__ur_eng_pkt_alloc(void *host, uint32_t len);
-void __ur_eng_pkt_send(void *host, struct ur_pktbuf *pb);
+void ur__tx_flush_after(struct tx_batch *held);
+struct ur_pktbuf *ur__eng_pkt_alloc(void *host, uint32_t len);
+void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb);
 /* fwd.c */
-int __ur_fwd_open(struct ur_engine *e);
-void __ur_fwd_close(struct ur_engine *e);
+int ur__fwd_open(struct ur_engine *e);
+void ur__fwd_close(struct ur_engine *e);
 /* @own: a packet we made (to_sibling), not one we received. */
-int __ur_fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
+int ur__fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 		size_t len, const struct ur_rxinfo *ri, bool own);
-int __ur_fwd_drain(struct ur_engine *e, uint64_t now);
-void __ur_fwd_accept(struct ur_engine *e);
-void __ur_fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
+int ur__fwd_drain(struct ur_engine *e, uint64_t now);
+void ur__fwd_accept(struct ur_engine *e);
+void ur__fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
 		  const struct ur_rxinfo *ri);
-int __ur_fwd_once(const struct ur_engine *e, uint8_t slot, const uint8_t *buf,
+int ur__fwd_once(const struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 		  size_t len, const struct ur_rxinfo *ri);
 /* shm.c */
 struct iovec;
 struct ur_shm_peer;
-int __ur_shm_open(struct ur_engine *e); /* after the slot is claimed */
-void __ur_shm_close(struct ur_engine *e);
-int __ur_shm_fifo_fd(const struct ur_engine *e);
+int ur__shm_open(struct ur_engine *e); /* after the slot is claimed */
+void ur__shm_close(struct ur_engine *e);
+int ur__shm_fifo_fd(const struct ur_engine *e);
 /* The lane to the engine at @path->dst, @slot, or NULL: UDP. */
-struct ur_shm_peer *__ur_shm_peer(struct ur_engine *e,
+struct ur_shm_peer *ur__shm_peer(struct ur_engine *e,
 				  const struct ur_ipudp *path, uint8_t slot);
-void __ur_shm_put(struct ur_engine *e, struct ur_shm_peer *p,
+void ur__shm_put(struct ur_engine *e, struct ur_shm_peer *p,
 		  const struct ur_ipudp *path, const struct iovec *iov, int niov);
 /* Deliver what the lanes hold (rx_lock held): how many packets. @stop:
  * return once this CQ has an entry (the rest waits for the next drain). */
-int __ur_shm_drain(struct ur_engine *e, uint64_t now, const struct ur_cq *stop);
+int ur__shm_drain(struct ur_engine *e, uint64_t now, const struct ur_cq *stop);
 /* Append one packet (its IB part in @iov; the ICRC's 4 bytes are carried
  * but not computed); dropped and counted if the lane is full or its
  * receiver gone. */
 /* The engine thread is about to sleep: true if it must not (data came). */
-bool __ur_shm_sleep(struct ur_engine *e);
-void __ur_shm_awake(struct ur_engine *e);
+bool ur__shm_sleep(struct ur_engine *e);
+void ur__shm_awake(struct ur_engine *e);
 /* gsi.c */
-void __ur_gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
+void ur__gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 		 struct ur_rxinfo *ri, bool from_sibling);
 /* engine.c */
-void __ur_engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
+void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling);
-uint64_t __ur_engine_run_timers(struct ur_engine *e, uint64_t now);
+uint64_t ur__engine_run_timers(struct ur_engine *e, uint64_t now);
 
 #endif

@@ -34,12 +34,12 @@ enum ur_lp_stage {
 };
 
 #ifdef UR_LATPROF
-void __ur_lp_mark(enum ur_lp m);
-void __ur_lp_stage(enum ur_lp_stage s);
-void __ur_lp_poll(int empty);
-#define UR_LP_MARK(m) __ur_lp_mark(m)
-#define UR_LP_STAGE(s) __ur_lp_stage(s)
-#define UR_LP_POLL(empty) __ur_lp_poll(empty)
+void ur__lp_mark(enum ur_lp m);
+void ur__lp_stage(enum ur_lp_stage s);
+void ur__lp_poll(int empty);
+#define UR_LP_MARK(m) ur__lp_mark(m)
+#define UR_LP_STAGE(s) ur__lp_stage(s)
+#define UR_LP_POLL(empty) ur__lp_poll(empty)
 #else
 #define UR_LP_MARK(m) ((void)0)
 #define UR_LP_STAGE(s) ((void)0)

@@ -7,10 +7,10 @@
 
 struct ur_engine;
 
-void __ur_stats_open(struct ur_engine *e, const char *devname);
+void ur__stats_open(struct ur_engine *e, const char *devname);
 /* Copy the counters if the last copy is older than the period; returns
  * when the engine should call again (UINT64_MAX: only when busy). */
-uint64_t __ur_stats_publish(struct ur_engine *e, uint64_t now);
-void __ur_stats_close(struct ur_engine *e);
+uint64_t ur__stats_publish(struct ur_engine *e, uint64_t now);
+void ur__stats_close(struct ur_engine *e);
 
 #endif

@@ -319,7 +319,7 @@ int sim_cfg_load(struct sim_cfg *c, const char *path, char *err, size_t n)
 	return 0;
 }
 
-int __sim_cfg_line(const struct sim_cfg *c, const char *key)
+int sim__cfg_line(const struct sim_cfg *c, const char *key)
 {
 	for (uint32_t i = 0; i < c->n_keylines; i++)
 		if (!strcmp(c->keylines[i].key, key))
@@ -327,7 +327,7 @@ int __sim_cfg_line(const struct sim_cfg *c, const char *key)
 	return 0;
 }
 
-const char *__sim_cfg_where(const struct sim_cfg *c, char *buf, size_t n, ...)
+const char *sim__cfg_where(const struct sim_cfg *c, char *buf, size_t n, ...)
 {
 	const char *key;
 	int line = 0;
@@ -335,7 +335,7 @@ const char *__sim_cfg_where(const struct sim_cfg *c, char *buf, size_t n, ...)
 
 	va_start(ap, n);
 	while ((key = va_arg(ap, const char *))) {
-		int l = __sim_cfg_line(c, key);
+		int l = sim__cfg_line(c, key);
 
 		if (l > line)
 			line = l;

@@ -19,7 +19,7 @@ static inline bool ev_before(const struct sim_ev *a, const struct sim_ev *b)
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-void __sim_push(struct sim *s, uint64_t t, uint32_t type, void *ptr,
+void sim__push(struct sim *s, uint64_t t, uint32_t type, void *ptr,
 		uint32_t arg)
 {
 	struct sim_heap *h = &s->heap;
@@ -69,7 +69,7 @@ static struct sim_ev heap_pop(struct sim_heap *h)
 }
 
 /* ---- random ----------------------------------------------------------- */
-uint64_t __sim_rand(struct sim *s)
+uint64_t sim__rand(struct sim *s)
 {
 	uint64_t x = s->rng;
 
@@ -80,13 +80,13 @@ uint64_t __sim_rand(struct sim *s)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
-double __sim_frand(struct sim *s)
+double sim__frand(struct sim *s)
 {
-	return (double)(__sim_rand(s) >> 11) / (double)(1ull << 53);
+	return (double)(sim__rand(s) >> 11) / (double)(1ull << 53);
 }
 
 /* ---- packet pool: two size classes, slabs, free lists ------------------ */
-struct sim_pkt *__sim_pkt_get(struct sim *s, uint32_t len)
+struct sim_pkt *sim__pkt_get(struct sim *s, uint32_t len)
 {
 	struct sim_pool *pl = &s->pool;
 	int c = len > pl->cap[0];
@@ -130,7 +130,7 @@ struct sim_pkt *__sim_pkt_get(struct sim *s, uint32_t len)
 	return p;
 }
 
-void __sim_pkt_put(struct sim *s, struct sim_pkt *p)
+void sim__pkt_put(struct sim *s, struct sim_pkt *p)
 {
 	struct sim_pool *pl = &s->pool;
 
@@ -162,12 +162,12 @@ struct sim *sim_create(const struct sim_cfg *c, char *err, size_t n)
 	s->pool.cap[0] = 128;
 	s->pool.cap[1] = c->mtu + 128;
 	s->wall0 = wall();
-	if (__sim_topo_build(s, err, n) || __sim_hosts_init(s, err, n)) {
+	if (sim__topo_build(s, err, n) || sim__hosts_init(s, err, n)) {
 		sim_destroy(s);
 		return NULL;
 	}
 	if (c->sample_ns)
-		__sim_push(s, c->sample_ns, SIM_EV_SAMPLE, NULL, 0);
+		sim__push(s, c->sample_ns, SIM_EV_SAMPLE, NULL, 0);
 	return s;
 }
 
@@ -175,7 +175,7 @@ void sim_destroy(struct sim *s)
 {
 	if (!s)
 		return;
-	__sim_hosts_fini(s);
+	sim__hosts_fini(s);
 	for (uint32_t i = 0; i < s->nnodes; i++)
 		free(s->nodes[i].ports);
 	free(s->nodes);
@@ -246,7 +246,7 @@ static void start_flows(struct sim *s)
 	s->mr.length = max;
 	for (uint32_t i = 0; i < s->nflows; i++)
 		if (!s->flows[i].deps && !s->flows[i].t_post)
-			__sim_push(s, s->flows[i].t_start, SIM_EV_FLOW, NULL, i);
+			sim__push(s, s->flows[i].t_start, SIM_EV_FLOW, NULL, i);
 }
 
 void sim_run(struct sim *s, uint64_t until)
@@ -269,25 +269,25 @@ void sim_run(struct sim *s, uint64_t until)
 		s->events++;
 		switch (e.type) {
 		case SIM_EV_ARRIVE:
-			__sim_arrive(s, e.ptr);
+			sim__arrive(s, e.ptr);
 			break;
 		case SIM_EV_TXDONE:
-			__sim_txdone(s, e.ptr);
+			sim__txdone(s, e.ptr);
 			break;
 		case SIM_EV_PFC:
-			__sim_pfc(s, e.ptr, e.arg);
+			sim__pfc(s, e.ptr, e.arg);
 			break;
 		case SIM_EV_QPTIMER:
-			__sim_qp_timer(s, e.ptr);
+			sim__qp_timer(s, e.ptr);
 			break;
 		case SIM_EV_FEEDBACK:
-			__sim_feedback(s, e.ptr, e.arg);
+			sim__feedback(s, e.ptr, e.arg);
 			break;
 		case SIM_EV_FLOW:
-			__sim_flow_start(s, e.arg);
+			sim__flow_start(s, e.arg);
 			break;
 		case SIM_EV_SAMPLE:
-			__sim_push(s, s->now + s->c.sample_ns, SIM_EV_SAMPLE,
+			sim__push(s, s->now + s->c.sample_ns, SIM_EV_SAMPLE,
 				   NULL, 0);
 			break;
 		}

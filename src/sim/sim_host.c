@@ -49,7 +49,7 @@ static struct ur_pktbuf *op_alloc(void *host, uint32_t len)
 		block(h, h->cur);
 		return NULL;
 	}
-	p = __sim_pkt_get(s, len);
+	p = sim__pkt_get(s, len);
 	return &p->b;
 }
 
@@ -66,7 +66,7 @@ static uint32_t pick_path(struct sim *s, struct sim_qp *q)
 		return q->rr++ % k;
 	/* Adaptive: the better of two (power of two choices) by score. */
 	a = q->rr++ % k;
-	b = (uint32_t)(__sim_rand(s) % k);
+	b = (uint32_t)(sim__rand(s) % k);
 	return q->score[b] < q->score[a] ? b : a;
 }
 
@@ -78,8 +78,8 @@ static void op_send(void *host, struct ur_pktbuf *b)
 	uint8_t op = b->data[0];
 
 	p->src = h->id;
-	p->dst = __sim_addr_host(b->path.dst);
-	__sim_host_addr(h->id, b->path.src);
+	p->dst = sim__addr_host(b->path.dst);
+	sim__host_addr(h->id, b->path.src);
 	p->prio = (op == UR_OP_RC_ACKNOWLEDGE || op == UR_OP_CNP) ? 1 : 0;
 	p->pathi = 0;
 	if (s->c.lb != SIM_LB_SINGLE && h->cur && s->c.paths > 1) {
@@ -87,7 +87,7 @@ static void op_send(void *host, struct ur_pktbuf *b)
 		b->path.sport = path_sport(h->cur, p->pathi);
 	}
 	p->t0 = s->now;
-	__sim_port_enqueue(s, &h->node->ports[0], p);
+	sim__port_enqueue(s, &h->node->ports[0], p);
 }
 
 static void op_cq_event(void *host, struct ur_cq *cq)
@@ -124,7 +124,7 @@ static const struct ur_dev_ops sim_dev_ops = {
 	.qp_lookup = op_qp_lookup,
 };
 
-int __sim_hosts_init(struct sim *s, char *err, size_t n)
+int sim__hosts_init(struct sim *s, char *err, size_t n)
 {
 	s->hosts = calloc(s->nhosts, sizeof(*s->hosts));
 	if (!s->hosts) {
@@ -156,7 +156,7 @@ int __sim_hosts_init(struct sim *s, char *err, size_t n)
 	return 0;
 }
 
-void __sim_hosts_fini(struct sim *s)
+void sim__hosts_fini(struct sim *s)
 {
 	if (!s->hosts)
 		return;
@@ -188,7 +188,7 @@ static size_t ckey_slot(const struct sim *s, uint64_t key)
 	return i;
 }
 
-struct sim_qp *__sim_conn_find(const struct sim *s, uint32_t a, uint32_t b)
+struct sim_qp *sim__conn_find(const struct sim *s, uint32_t a, uint32_t b)
 {
 	uint64_t key = ((uint64_t)(a + 1) << 32) | (b + 1);
 	size_t i;
@@ -255,7 +255,7 @@ static struct sim_qp *qp_new(struct sim *s, struct sim_host *h, uint32_t peer)
 	if (adaptive)
 		q->score = (float *)(q + 1);
 	q->qp.owner = q;
-	q->qp.sport = (uint16_t)(0xc000 | (__sim_rand(s) & 0x3fff));
+	q->qp.sport = (uint16_t)(0xc000 | (sim__rand(s) & 0x3fff));
 	q->h = h;
 	q->peer_hid = peer;
 	q->armed = UINT64_MAX;
@@ -291,8 +291,8 @@ static void qp_up(struct sim *s, struct sim_qp *q)
 	rc = ur_qp_modify(&q->qp, &a, UR_QP_STATE | UR_QP_PKEY_INDEX |
 				      UR_QP_PORT | UR_QP_ACCESS_FLAGS, s->now);
 	a.qp_state = UR_QPS_RTR;
-	__sim_host_addr(q->peer_hid, a.path.dst);
-	__sim_host_addr(q->h->id, a.path.src);
+	sim__host_addr(q->peer_hid, a.path.dst);
+	sim__host_addr(q->h->id, a.path.src);
 	a.path.dport = UR_ROCEV2_PORT;
 	a.path.ttl = 64;
 	a.path_mtu = s->c.mtu;
@@ -320,9 +320,9 @@ static void qp_up(struct sim *s, struct sim_qp *q)
 		ur_qp_post_recv(&q->qp, &rw);
 }
 
-struct sim_qp *__sim_conn(struct sim *s, uint32_t a, uint32_t b)
+struct sim_qp *sim__conn(struct sim *s, uint32_t a, uint32_t b)
 {
-	struct sim_qp *qa = __sim_conn_find(s, a, b), *qb;
+	struct sim_qp *qa = sim__conn_find(s, a, b), *qb;
 
 	if (qa)
 		return qa;
@@ -364,10 +364,10 @@ static int post_flow(struct sim *s, struct sim_qp *q, uint32_t f)
 	return rc;
 }
 
-void __sim_flow_start(struct sim *s, uint32_t f)
+void sim__flow_start(struct sim *s, uint32_t f)
 {
 	struct sim_flow *fl = &s->flows[f];
-	struct sim_qp *q = __sim_conn(s, fl->src, fl->dst);
+	struct sim_qp *q = sim__conn(s, fl->src, fl->dst);
 
 	fl->t_post = s->now ? s->now : 1;
 	if (!s->t_first || s->now < s->t_first)
@@ -400,9 +400,9 @@ static void flow_done(struct sim *s, uint32_t f)
 
 		if (c->deps && !--c->deps) {
 			if (c->t_start > s->now)
-				__sim_push(s, c->t_start, SIM_EV_FLOW, NULL, fl->child);
+				sim__push(s, c->t_start, SIM_EV_FLOW, NULL, fl->child);
 			else
-				__sim_flow_start(s, fl->child);
+				sim__flow_start(s, fl->child);
 		}
 	}
 }
@@ -456,13 +456,13 @@ static void after(struct sim *s, struct sim_qp *q)
 		if (d < s->now)
 			d = s->now;
 		q->armed = d;
-		__sim_push(s, d, SIM_EV_QPTIMER, q, 0);
+		sim__push(s, d, SIM_EV_QPTIMER, q, 0);
 	}
 	if (q->h->cq.head != q->h->cq.tail)
 		drain(s, q->h);
 }
 
-void __sim_qp_timer(struct sim *s, struct sim_qp *q)
+void sim__qp_timer(struct sim *s, struct sim_qp *q)
 {
 	if (s->now != q->armed)
 		return; /* superseded by an earlier deadline */
@@ -475,7 +475,7 @@ void __sim_qp_timer(struct sim *s, struct sim_qp *q)
 	after(s, q);
 }
 
-void __sim_host_txdone(struct sim *s, struct sim_host *h)
+void sim__host_txdone(struct sim *s, struct sim_host *h)
 {
 	struct sim_port *pt = &h->node->ports[0];
 
@@ -508,10 +508,10 @@ static void deliver(struct sim *s, struct sim_host *h, struct sim_pkt *p)
 		h->cur = NULL;
 		after(s, q);
 	}
-	__sim_pkt_put(s, p);
+	sim__pkt_put(s, p);
 }
 
-void __sim_feedback(struct sim *s, struct sim_qp *q, uint32_t arg)
+void sim__feedback(struct sim *s, struct sim_qp *q, uint32_t arg)
 {
 	uint32_t i = arg & 31;
 	bool ce = arg & 32;
@@ -521,7 +521,7 @@ void __sim_feedback(struct sim *s, struct sim_qp *q, uint32_t arg)
 		q->score[i] = 0.75f * q->score[i] + 0.25f * sample;
 }
 
-void __sim_host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p)
+void sim__host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p)
 {
 	uint8_t op = p->data[0];
 
@@ -536,7 +536,7 @@ void __sim_host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p)
 				       ((p->b.path.tos & 3) == 3 ? 32u : 0) |
 				       (uint32_t)((dl > 0x3ffffff ? 0x3ffffff : dl) << 6);
 
-			__sim_push(s, s->now + (s->now - p->t0),
+			sim__push(s, s->now + (s->now - p->t0),
 				   SIM_EV_FEEDBACK, q->peer, arg);
 		}
 	}
@@ -545,14 +545,14 @@ void __sim_host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p)
 
 uint64_t sim_qp_tx_bytes(const struct sim *s, uint32_t src, uint32_t dst)
 {
-	struct sim_qp *q = __sim_conn_find(s, src, dst);
+	struct sim_qp *q = sim__conn_find(s, src, dst);
 
 	return q ? q->qp.cnt.tx_bytes : 0;
 }
 
 uint64_t sim_qp_rate(const struct sim *s, uint32_t src, uint32_t dst)
 {
-	struct sim_qp *q = __sim_conn_find(s, src, dst);
+	struct sim_qp *q = sim__conn_find(s, src, dst);
 
 	return q ? ur_qp_cc_rate(&q->qp) : 0;
 }

@@ -12,7 +12,7 @@
 
 #include "sim_priv.h"
 
-void __sim_host_addr(uint32_t hid, uint8_t ip[4])
+void sim__host_addr(uint32_t hid, uint8_t ip[4])
 {
 	uint32_t v = hid + 1;
 
@@ -22,7 +22,7 @@ void __sim_host_addr(uint32_t hid, uint8_t ip[4])
 	ip[3] = (uint8_t)v;
 }
 
-uint32_t __sim_addr_host(const uint8_t ip[4])
+uint32_t sim__addr_host(const uint8_t ip[4])
 {
 	return (((uint32_t)ip[1] << 16) | ((uint32_t)ip[2] << 8) | ip[3]) - 1;
 }
@@ -33,7 +33,7 @@ static inline uint64_t ser_ns(const struct sim_port *pt, uint32_t len)
 	       pt->bps;
 }
 
-uint32_t __sim_hash(const struct ur_ipudp *p, uint32_t salt)
+uint32_t sim__hash(const struct ur_ipudp *p, uint32_t salt)
 {
 	uint64_t x = ((uint64_t)ur_get32(p->src) << 32) | ur_get32(p->dst);
 	uint64_t y = ((((uint64_t)p->sport << 16) | p->dport) << 8) | 17;
@@ -49,7 +49,7 @@ uint32_t __sim_hash(const struct ur_ipudp *p, uint32_t salt)
 	return (uint32_t)(x >> 32);
 }
 
-int __sim_route(const struct sim *s, const struct sim_node *n, uint32_t dst,
+int sim__route(const struct sim *s, const struct sim_node *n, uint32_t dst,
 		const struct ur_ipudp *path)
 {
 	const uint8_t *d = &s->dist[(size_t)dst * s->nnodes];
@@ -67,7 +67,7 @@ int __sim_route(const struct sim *s, const struct sim_node *n, uint32_t dst,
 		return -1;
 	if (nc == 1)
 		return cand[0];
-	return cand[__sim_hash(path, n->salt) % nc];
+	return cand[sim__hash(path, n->salt) % nc];
 }
 
 static void qtrace(struct sim *s, struct sim_port *pt)
@@ -84,7 +84,7 @@ static void send_pfc(struct sim *s, struct sim_port *in, int pr, bool on)
 {
 	in->pause_sent[pr] = on;
 	in->pause_frames++;
-	__sim_push(s, s->now + ser_ns(in, 64 - SIM_WIRE_OVH + 20) + in->delay,
+	sim__push(s, s->now + ser_ns(in, 64 - SIM_WIRE_OVH + 20) + in->delay,
 		   SIM_EV_PFC, in->peer, (uint32_t)pr | (on ? 0x100u : 0));
 }
 
@@ -116,22 +116,22 @@ static void start_tx(struct sim *s, struct sim_port *pt)
 	}
 	pt->busy = true;
 	t = ser_ns(pt, p->b.len);
-	__sim_push(s, s->now + t, SIM_EV_TXDONE, pt, 0);
+	sim__push(s, s->now + t, SIM_EV_TXDONE, pt, 0);
 	pt->tx_bytes += p->b.len + SIM_WIRE_OVH;
 	pt->tx_pkts++;
 	s->hops++;
-	if (pt->loss > 0 && __sim_frand(s) < pt->loss) {
+	if (pt->loss > 0 && sim__frand(s) < pt->loss) {
 		pt->drops++;
 		pt->node->drops++;
-		__sim_pkt_put(s, p);
+		sim__pkt_put(s, p);
 		return;
 	}
 	p->in = pt->peer;
 	p->accounted = 0;
-	__sim_push(s, s->now + t + pt->delay, SIM_EV_ARRIVE, p, 0);
+	sim__push(s, s->now + t + pt->delay, SIM_EV_ARRIVE, p, 0);
 }
 
-void __sim_port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p)
+void sim__port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p)
 {
 	int pr = p->prio;
 
@@ -147,15 +147,15 @@ void __sim_port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p)
 		start_tx(s, pt);
 }
 
-void __sim_txdone(struct sim *s, struct sim_port *pt)
+void sim__txdone(struct sim *s, struct sim_port *pt)
 {
 	pt->busy = false;
 	start_tx(s, pt);
 	if (pt->node->kind == SIM_HOST)
-		__sim_host_txdone(s, pt->node->host);
+		sim__host_txdone(s, pt->node->host);
 }
 
-void __sim_pfc(struct sim *s, struct sim_port *pt, uint32_t arg)
+void sim__pfc(struct sim *s, struct sim_port *pt, uint32_t arg)
 {
 	int pr = arg & 0xff;
 	bool on = arg & 0x100;
@@ -178,10 +178,10 @@ static void drop(struct sim *s, struct sim_node *n, struct sim_port *out,
 	n->drops++;
 	if (out)
 		out->drops++;
-	__sim_pkt_put(s, p);
+	sim__pkt_put(s, p);
 }
 
-void __sim_arrive(struct sim *s, struct sim_pkt *p)
+void sim__arrive(struct sim *s, struct sim_pkt *p)
 {
 	struct sim_port *in = p->in, *out;
 	struct sim_node *n = in->node;
@@ -190,10 +190,10 @@ void __sim_arrive(struct sim *s, struct sim_pkt *p)
 	int pr = p->prio, e;
 
 	if (n->kind == SIM_HOST) {
-		__sim_host_rx(s, n->host, p);
+		sim__host_rx(s, n->host, p);
 		return;
 	}
-	e = __sim_route(s, n, p->dst, &p->b.path);
+	e = sim__route(s, n, p->dst, &p->b.path);
 	if (e < 0) {
 		drop(s, n, NULL, p);
 		return;
@@ -221,12 +221,12 @@ void __sim_arrive(struct sim *s, struct sim_pkt *p)
 			pm = 1;
 		else if (q > c->kmin)
 			pm = c->pmax * (q - c->kmin) / (double)(c->kmax - c->kmin);
-		if (pm > 0 && (pm >= 1 || __sim_frand(s) < pm)) {
+		if (pm > 0 && (pm >= 1 || sim__frand(s) < pm)) {
 			p->b.path.tos |= 3;
 			out->marks++;
 		}
 	}
-	__sim_port_enqueue(s, out, p);
+	sim__port_enqueue(s, out, p);
 }
 
 /* ---- introspection -------------------------------------------------------- */
@@ -271,9 +271,9 @@ int sim_ecmp_port(const struct sim *s, int node, uint32_t src, uint32_t dst,
 	struct ur_ipudp p;
 
 	memset(&p, 0, sizeof(p));
-	__sim_host_addr(src, p.src);
-	__sim_host_addr(dst, p.dst);
+	sim__host_addr(src, p.src);
+	sim__host_addr(dst, p.dst);
 	p.sport = sport;
 	p.dport = UR_ROCEV2_PORT;
-	return __sim_route(s, &s->nodes[node], dst, &p);
+	return sim__route(s, &s->nodes[node], dst, &p);
 }

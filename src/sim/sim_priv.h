@@ -152,41 +152,41 @@ struct sim {
 };
 
 /* sim_core.c */
-void __sim_push(struct sim *s, uint64_t t, uint32_t type, void *ptr,
+void sim__push(struct sim *s, uint64_t t, uint32_t type, void *ptr,
 		uint32_t arg);
-uint64_t __sim_rand(struct sim *s);
-double __sim_frand(struct sim *s);
-struct sim_pkt *__sim_pkt_get(struct sim *s, uint32_t len);
-void __sim_pkt_put(struct sim *s, struct sim_pkt *p);
+uint64_t sim__rand(struct sim *s);
+double sim__frand(struct sim *s);
+struct sim_pkt *sim__pkt_get(struct sim *s, uint32_t len);
+void sim__pkt_put(struct sim *s, struct sim_pkt *p);
 
 /* sim_net.c */
-void __sim_port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p);
-void __sim_arrive(struct sim *s, struct sim_pkt *p);
-void __sim_txdone(struct sim *s, struct sim_port *pt);
-void __sim_pfc(struct sim *s, struct sim_port *pt, uint32_t arg);
-uint32_t __sim_hash(const struct ur_ipudp *p, uint32_t salt);
-int __sim_route(const struct sim *s, const struct sim_node *n, uint32_t dst,
+void sim__port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p);
+void sim__arrive(struct sim *s, struct sim_pkt *p);
+void sim__txdone(struct sim *s, struct sim_port *pt);
+void sim__pfc(struct sim *s, struct sim_port *pt, uint32_t arg);
+uint32_t sim__hash(const struct ur_ipudp *p, uint32_t salt);
+int sim__route(const struct sim *s, const struct sim_node *n, uint32_t dst,
 		const struct ur_ipudp *path);
-void __sim_host_addr(uint32_t hid, uint8_t ip[4]);
-uint32_t __sim_addr_host(const uint8_t ip[4]);
+void sim__host_addr(uint32_t hid, uint8_t ip[4]);
+uint32_t sim__addr_host(const uint8_t ip[4]);
 
 /* sim_topo.c */
 /* The line of the config file that last set @key (0: not from a file). */
-int __sim_cfg_line(const struct sim_cfg *c, const char *key);
+int sim__cfg_line(const struct sim_cfg *c, const char *key);
 /* "FILE:LINE: " for the latest line that set one of the keys (a NULL-ended
  * list), or "" if none came from a file; returns @buf. */
-const char *__sim_cfg_where(const struct sim_cfg *c, char *buf, size_t n, ...);
-int __sim_topo_build(struct sim *s, char *err, size_t n);
+const char *sim__cfg_where(const struct sim_cfg *c, char *buf, size_t n, ...);
+int sim__topo_build(struct sim *s, char *err, size_t n);
 
 /* sim_host.c */
-int __sim_hosts_init(struct sim *s, char *err, size_t n);
-void __sim_hosts_fini(struct sim *s);
-struct sim_qp *__sim_conn(struct sim *s, uint32_t a, uint32_t b);
-struct sim_qp *__sim_conn_find(const struct sim *s, uint32_t a, uint32_t b);
-void __sim_host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p);
-void __sim_host_txdone(struct sim *s, struct sim_host *h);
-void __sim_qp_timer(struct sim *s, struct sim_qp *q);
-void __sim_feedback(struct sim *s, struct sim_qp *q, uint32_t arg);
-void __sim_flow_start(struct sim *s, uint32_t f);
+int sim__hosts_init(struct sim *s, char *err, size_t n);
+void sim__hosts_fini(struct sim *s);
+struct sim_qp *sim__conn(struct sim *s, uint32_t a, uint32_t b);
+struct sim_qp *sim__conn_find(const struct sim *s, uint32_t a, uint32_t b);
+void sim__host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p);
+void sim__host_txdone(struct sim *s, struct sim_host *h);
+void sim__qp_timer(struct sim *s, struct sim_qp *q);
+void sim__feedback(struct sim *s, struct sim_qp *q, uint32_t arg);
+void sim__flow_start(struct sim *s, uint32_t f);
 
 #endif

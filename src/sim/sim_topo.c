@@ -73,7 +73,7 @@ static int bfs(struct sim *s, uint32_t h, uint32_t *queue)
 	return 0;
 }
 
-int __sim_topo_build(struct sim *s, char *err, size_t en)
+int sim__topo_build(struct sim *s, char *err, size_t en)
 {
 	const struct sim_cfg *c = &s->c;
 	struct builder b = { 0 };
@@ -81,7 +81,7 @@ int __sim_topo_build(struct sim *s, char *err, size_t en)
 	uint32_t *deg, *queue;
 	char w[300];
 
-#define WHERE(...) __sim_cfg_where(c, w, sizeof(w), __VA_ARGS__, (const char *)NULL)
+#define WHERE(...) sim__cfg_where(c, w, sizeof(w), __VA_ARGS__, (const char *)NULL)
 	if (c->topo == SIM_TOPO_FATTREE) {
 		uint32_t k = c->k, h2 = k / 2;
 
@@ -147,7 +147,7 @@ int __sim_topo_build(struct sim *s, char *err, size_t en)
 		s->nodes[i].ports = calloc(deg[i] ? deg[i] : 1, sizeof(struct sim_port));
 		if (!s->nodes[i].ports)
 			abort();
-		s->nodes[i].salt = (uint32_t)__sim_rand(s);
+		s->nodes[i].salt = (uint32_t)sim__rand(s);
 	}
 	for (uint32_t i = 0; i < b.n; i++) {
 		struct sim_node *x = &s->nodes[b.l[i].a], *y = &s->nodes[b.l[i].b];

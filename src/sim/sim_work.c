@@ -24,7 +24,7 @@ static uint32_t *placement(struct sim *s, uint32_t r)
 		o[i] = i;
 	if (s->c.random_placement)
 		for (uint32_t i = s->nhosts - 1; i > 0; i--) {
-			uint32_t j = (uint32_t)(__sim_rand(s) % (i + 1)), t = o[i];
+			uint32_t j = (uint32_t)(sim__rand(s) % (i + 1)), t = o[i];
 
 			o[i] = o[j];
 			o[j] = t;
@@ -42,7 +42,7 @@ static int ring(struct sim *s, char *err, size_t n)
 
 	if (r < 2 || r > s->nhosts || !c) {
 		snprintf(err, n, "%sring: ranks must be 2..%u, chunks >= 1",
-			 __sim_cfg_where(&s->c, w, sizeof(w), "ranks", "chunks",
+			 sim__cfg_where(&s->c, w, sizeof(w), "ranks", "chunks",
 					 "workload", "k", "topology", "leaves",
 					 "hosts_per_leaf", (const char *)NULL),
 			 s->nhosts);
@@ -77,7 +77,7 @@ static int alltoall(struct sim *s, char *err, size_t n)
 
 	if (r < 2 || r > s->nhosts) {
 		snprintf(err, n, "%salltoall: ranks must be 2..%u",
-			 __sim_cfg_where(&s->c, w, sizeof(w), "ranks", "workload",
+			 sim__cfg_where(&s->c, w, sizeof(w), "ranks", "workload",
 					 "k", "topology", "leaves",
 					 "hosts_per_leaf", (const char *)NULL),
 			 s->nhosts);
@@ -98,7 +98,7 @@ static int permutation(struct sim *s)
 	uint32_t *o = placement(s, s->nhosts), nh = s->nhosts;
 
 	for (uint32_t i = nh - 1; i > 0; i--) {
-		uint32_t j = (uint32_t)(__sim_rand(s) % (i + 1)), t = o[i];
+		uint32_t j = (uint32_t)(sim__rand(s) % (i + 1)), t = o[i];
 
 		o[i] = o[j];
 		o[j] = t;
@@ -125,7 +125,7 @@ static int trace(struct sim *s, char *err, size_t n)
 
 	if (!f) {
 		snprintf(err, n, "%s%s: %s",
-			 __sim_cfg_where(&s->c, w, sizeof(w), "trace", "workload",
+			 sim__cfg_where(&s->c, w, sizeof(w), "trace", "workload",
 					 (const char *)NULL),
 			 s->c.trace[0] ? s->c.trace : "(no trace file)",
 			 strerror(errno));
@@ -186,7 +186,7 @@ int sim_workload(struct sim *s, char *err, size_t n)
 
 	if (s->c.bytes > (1ull << 31)) {
 		snprintf(err, n, "%sbytes: at most 2 GiB per message",
-			 __sim_cfg_where(&s->c, w, sizeof(w), "bytes",
+			 sim__cfg_where(&s->c, w, sizeof(w), "bytes",
 					 (const char *)NULL));
 		return -1;
 	}
@@ -203,7 +203,7 @@ int sim_workload(struct sim *s, char *err, size_t n)
 	case SIM_WORK_INCAST:
 		if (s->c.incast_senders < 1 || s->c.incast_senders >= s->nhosts) {
 			snprintf(err, n, "%sincast: senders must be 1..%u",
-				 __sim_cfg_where(&s->c, w, sizeof(w), "incast_senders",
+				 sim__cfg_where(&s->c, w, sizeof(w), "incast_senders",
 						 "workload", "k", "topology", "leaves",
 						 "hosts_per_leaf", (const char *)NULL),
 				 s->nhosts - 1);

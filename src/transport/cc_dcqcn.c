@@ -100,7 +100,7 @@ static void dq_sent(struct ur_cc *cc, uint32_t bytes, uint64_t now)
 {
 	struct ur_dcqcn *d = &cc->u.dcqcn;
 
-	__ur_rate_est_add(&d->sent, bytes, now);
+	ur__rate_est_add(&d->sent, bytes, now);
 	if (!d->acked.bps)
 		line_update(d, d->sent.bps); /* no ACKs (UC): what left */
 	if (!d->active)
@@ -117,7 +117,7 @@ static void dq_ack(struct ur_cc *cc, uint32_t bytes, uint64_t now)
 {
 	struct ur_dcqcn *d = &cc->u.dcqcn;
 
-	__ur_rate_est_add(&d->acked, bytes, now);
+	ur__rate_est_add(&d->acked, bytes, now);
 	line_update(d, d->acked.bps);
 }
 

@@ -66,7 +66,7 @@ void ur_cc_init(struct ur_cc *cc, const struct ur_cc_params *p, uint64_t now)
 #define UR_EST_WINDOW_NS 1000000ull  /* one sample per >= 1 ms */
 #define UR_EST_IDLE_NS 50000000ull   /* a longer gap restarts the window */
 
-void __ur_rate_est_add(struct ur_rate_est *e, uint32_t bytes, uint64_t now)
+void ur__rate_est_add(struct ur_rate_est *e, uint32_t bytes, uint64_t now)
 {
 	if (!e->start || now - e->start > UR_EST_IDLE_NS) {
 		/* These bytes left (or were delivered) before the window. */
@@ -140,7 +140,7 @@ static void qcc_state_init(struct ur_qp *qp, const struct ur_cc_params *p,
 	c->cnp_sent = false;
 }
 
-void __ur_cc_qp_init(struct ur_qp *qp, uint64_t now)
+void ur__cc_qp_init(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_cc_params p = qp->dev->cc;
 
@@ -152,7 +152,7 @@ void __ur_cc_qp_init(struct ur_qp *qp, uint64_t now)
 	qp->priv->cc.limit_burst = 0;
 }
 
-void __ur_cc_qp_reset(struct ur_qp *qp)
+void ur__cc_qp_reset(struct ur_qp *qp)
 {
 	struct ur_cc_params p = qp->priv->cc.cc.p;
 
@@ -214,7 +214,7 @@ static void pace_update(struct ur_qp *qp)
 	c->pace.burst = burst;
 }
 
-bool __ur_cc_may_send(struct ur_qp *qp, uint64_t now)
+bool ur__cc_may_send(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 	struct ur_dev *dev = qp->dev;
@@ -254,7 +254,7 @@ bool __ur_cc_may_send(struct ur_qp *qp, uint64_t now)
 	return ok;
 }
 
-void __ur_cc_sent(struct ur_qp *qp, uint32_t bytes, uint64_t now)
+void ur__cc_sent(struct ur_qp *qp, uint32_t bytes, uint64_t now)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 	struct ur_dev *dev = qp->dev;
@@ -274,7 +274,7 @@ void __ur_cc_sent(struct ur_qp *qp, uint32_t bytes, uint64_t now)
 	}
 }
 
-void __ur_cc_acked(struct ur_qp *qp, uint32_t bytes, uint64_t now)
+void ur__cc_acked(struct ur_qp *qp, uint32_t bytes, uint64_t now)
 {
 	struct ur_cc *cc = &qp->priv->cc.cc;
 
@@ -282,7 +282,7 @@ void __ur_cc_acked(struct ur_qp *qp, uint32_t bytes, uint64_t now)
 }
 
 /* Reaction point: a CNP for this QP (A17.9.3). */
-void __ur_cc_rx_cnp(struct ur_qp *qp, uint64_t now)
+void ur__cc_rx_cnp(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_cc *cc = &qp->priv->cc.cc;
 	uint64_t before = cc->cuts;
@@ -297,7 +297,7 @@ void __ur_cc_rx_cnp(struct ur_qp *qp, uint64_t now)
 
 /* Notification point: a request arrived with CE (A17.9.2). The CNP goes to
  * the sender's QP, at most once per interval per QP. */
-void __ur_cc_rx_ce(struct ur_qp *qp, uint64_t now)
+void ur__cc_rx_ce(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 	uint64_t gap = (uint64_t)c->cc.p.cnp_interval_us * 1000;
@@ -314,13 +314,13 @@ void __ur_cc_rx_ce(struct ur_qp *qp, uint64_t now)
 		return;
 	if (c->cnp_sent && now - c->last_cnp < gap)
 		return;
-	b = __ur_tx_alloc(qp, h.opcode, UR_CNP_PAYLOAD_LEN);
+	b = ur__tx_alloc(qp, h.opcode, UR_CNP_PAYLOAD_LEN);
 	if (!b)
 		return;
-	memset(__ur_tx_payload(b, h.opcode), 0, UR_CNP_PAYLOAD_LEN);
+	memset(ur__tx_payload(b, h.opcode), 0, UR_CNP_PAYLOAD_LEN);
 	c->last_cnp = now;
 	c->cnp_sent = true;
 	qp->dev->cnt.tx_cnp++;
 	qp->cnt.tx_cnp++;
-	__ur_tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
+	ur__tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
 }

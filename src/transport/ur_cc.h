@@ -114,7 +114,7 @@ const struct ur_cc_ops *ur_cc_ops_of(uint32_t algo);
 void ur_cc_init(struct ur_cc *cc, const struct ur_cc_params *p, uint64_t now);
 
 /* Rate estimator helper (ur_cc.c). */
-void __ur_rate_est_add(struct ur_rate_est *e, uint32_t bytes, uint64_t now);
+void ur__rate_est_add(struct ur_rate_est *e, uint32_t bytes, uint64_t now);
 
 /*
  * Token bucket: at most @burst bytes at once, then @bps. `t` is when the

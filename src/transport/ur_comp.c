@@ -68,14 +68,14 @@ static bool outstanding(const struct ur_qp *qp)
 	       ur_psn_diff(p->req.psn_max, p->comp.psn) > 0;
 }
 
-void __ur_comp_arm(struct ur_qp *qp, uint64_t now)
+void ur__comp_arm(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_comp *c = &qp->priv->comp;
 	uint64_t t = ur_timeout_ns(qp->priv->attr.timeout);
 
 	if (c->rto_deadline == UINT64_MAX && t && !qp->priv->req.rnr_wait) {
 		c->rto_deadline = now + t;
-		__ur_qp_update_deadline(qp);
+		ur__qp_update_deadline(qp);
 	}
 }
 
@@ -103,7 +103,7 @@ static void comp_ask(struct ur_qp *qp, uint64_t now)
 
 	c->rd_asked = true;
 	c->rd_ask_psn = c->psn;
-	__ur_req_resend_one(qp, qp->priv->sq_head, c->psn, now);
+	ur__req_resend_one(qp, qp->priv->sq_head, c->psn, now);
 }
 
 /*
@@ -191,12 +191,12 @@ static int read_store(struct ur_qp *qp, struct comp_ctx *cx)
 		want = 0;
 	if (cx->pkt->payload_len != want)
 		return -EINVAL;
-	if (want && __ur_wqe_keys(qp, qp->priv->sq_head, wqe)) {
+	if (want && ur__wqe_keys(qp, qp->priv->sq_head, wqe)) {
 		cx->status = UR_WC_LOC_PROT_ERR;
 		return -EACCES;
 	}
 	if (want)
-		__ur_sge_copy_in(ur_swqe_sge(qp, qp->priv->sq_head),
+		ur__sge_copy_in(ur_swqe_sge(qp, qp->priv->sq_head),
 				 wqe->num_sge, off, cx->pkt->payload, want);
 	return 0;
 }
@@ -254,12 +254,12 @@ static enum comp_state do_atomic(struct ur_qp *qp, struct comp_ctx *cx)
 	uint8_t v[8];
 
 	memcpy(v, &cx->pkt->atmack, 8); /* the original value, host order */
-	if (wqe->num_sge && __ur_wqe_keys(qp, qp->priv->sq_head, wqe)) {
+	if (wqe->num_sge && ur__wqe_keys(qp, qp->priv->sq_head, wqe)) {
 		cx->status = UR_WC_LOC_PROT_ERR;
 		return COMP_ERROR;
 	}
 	if (wqe->num_sge)
-		__ur_sge_copy_in(ur_swqe_sge(qp, qp->priv->sq_head),
+		ur__sge_copy_in(ur_swqe_sge(qp, qp->priv->sq_head),
 				 wqe->num_sge, 0, v, 8);
 	return COMP_COMPLETE;
 }
@@ -269,17 +269,17 @@ static enum comp_state do_complete(struct ur_qp *qp, struct comp_ctx *cx)
 	struct ur_swqe *wqe = cx->wqe;
 	uint32_t last = wqe_last_psn(wqe);
 
-	__ur_wqe_done(qp, wqe, UR_WC_SUCCESS);
+	ur__wqe_done(qp, wqe, UR_WC_SUCCESS);
 	comp_advance(qp, cx, ur_psn_add(last, 1));
 	if (qp->priv->comp.rd_beyond) {
 		/* Answers to later requests were dropped meanwhile. */
 		qp->priv->comp.rd_beyond = false;
-		__ur_req_go_back(qp, qp->priv->comp.psn);
+		ur__req_go_back(qp, qp->priv->comp.psn);
 	}
 	/* A coalesced ACK may cover further WQEs (9.7.5.1.2): retire this
 	 * one so that check_ack looks at the next. */
 	if (ur_psn_diff(cx->psn, last) > 0) {
-		__ur_sq_complete(qp, cx->now);
+		ur__sq_complete(qp, cx->now);
 		return COMP_CHECK_ACK;
 	}
 	return COMP_DONE;
@@ -313,7 +313,7 @@ static enum comp_state do_nak(struct ur_qp *qp, struct comp_ctx *cx)
 		if (qp->priv->req.rnr_wait)
 			return COMP_DONE;
 		/* Selective repeat: the responder holds what follows. */
-		return __ur_sr_marked(qp, cx->pkt) ? COMP_SR_RESEND : COMP_RETRY;
+		return ur__sr_marked(qp, cx->pkt) ? COMP_SR_RESEND : COMP_RETRY;
 	}
 	qp->dev->cnt.rx_nak_other++;
 	qp->cnt.rx_nak_other++;
@@ -327,10 +327,10 @@ static enum comp_state do_retry(struct ur_qp *qp, struct comp_ctx *cx,
 {
 	struct ur_comp *c = &qp->priv->comp;
 
-	__ur_req_go_back(qp, c->psn);
+	ur__req_go_back(qp, c->psn);
 	c->rd_beyond = false; /* everything from c->psn goes again */
 	c->rto_deadline = UINT64_MAX;
-	__ur_comp_arm(qp, now);
+	ur__comp_arm(qp, now);
 	return COMP_DONE;
 }
 
@@ -342,9 +342,9 @@ static enum comp_state do_sr_resend(struct ur_qp *qp, struct comp_ctx *cx,
 	struct ur_comp *c = &qp->priv->comp;
 
 	qp->dev->cnt.rx_sr_nak++;
-	__ur_req_resend_psn(qp, cx->psn, now);
+	ur__req_resend_psn(qp, cx->psn, now);
 	c->rto_deadline = UINT64_MAX;
-	__ur_comp_arm(qp, now);
+	ur__comp_arm(qp, now);
 	return COMP_DONE;
 }
 
@@ -363,7 +363,7 @@ static enum comp_state do_rnr(struct ur_qp *qp, struct comp_ctx *cx,
 	}
 	if (p->attr.rnr_retry != 7) /* 7 means retry forever */
 		p->comp.rnr_left--;
-	__ur_req_go_back(qp, p->comp.psn);
+	ur__req_go_back(qp, p->comp.psn);
 	p->req.rnr_wait = true;
 	p->req.rnr_deadline = now + (uint64_t)ur_rnr_timer_us(timer) * 1000;
 	p->comp.rto_deadline = UINT64_MAX;
@@ -379,12 +379,12 @@ static void comp_finish(struct ur_qp *qp, struct comp_ctx *cx, uint64_t now)
 		p->comp.rnr_left = p->attr.rnr_retry;
 		p->comp.rto_deadline = UINT64_MAX;
 		if (outstanding(qp))
-			__ur_comp_arm(qp, now);
+			ur__comp_arm(qp, now);
 		/* Do not resend what the ACK just covered. */
-		if (ur_psn_diff(__ur_req_cursor_psn(qp), p->comp.psn) < 0)
-			__ur_req_go_back(qp, p->comp.psn);
+		if (ur_psn_diff(ur__req_cursor_psn(qp), p->comp.psn) < 0)
+			ur__req_go_back(qp, p->comp.psn);
 	}
-	__ur_sq_complete(qp, now);
+	ur__sq_complete(qp, now);
 	if (qp->state == UR_QPS_SQD && p->sq_head == p->req.assigned &&
 	    !p->comp.drained_sent) {
 		p->comp.drained_sent = true;
@@ -392,11 +392,11 @@ static void comp_finish(struct ur_qp *qp, struct comp_ctx *cx, uint64_t now)
 			qp->dev->ops->qp_event(qp->dev->host, qp,
 					       UR_EVENT_SQ_DRAINED);
 	}
-	__ur_req_progress(qp, now);
-	__ur_qp_update_deadline(qp);
+	ur__req_progress(qp, now);
+	ur__qp_update_deadline(qp);
 }
 
-void __ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+void ur__comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
 	struct comp_ctx cx = { .pkt = pkt, .psn = pkt->h.psn, .now = now };
 	enum comp_state s = COMP_CHECK_PSN;
@@ -404,7 +404,7 @@ void __ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	if (qp->type != UR_QPT_RC ||
 	    (qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD))
 		return;
-	if (__ur_sr_marked(qp, pkt))
+	if (ur__sr_marked(qp, pkt))
 		qp->priv->sr.tx_peer = true;
 	/* Messages that get their PSNs from now on may use jumbo packets. */
 	if (qp->priv->jumbo.enable && ur_bth_ext_jumbo(pkt->bth))
@@ -446,8 +446,8 @@ void __ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 			s = do_rnr(qp, &cx, now);
 			break;
 		case COMP_ERROR:
-			__ur_wqe_done(qp, cx.wqe, cx.status);
-			__ur_qp_error(qp, now);
+			ur__wqe_done(qp, cx.wqe, cx.status);
+			ur__qp_error(qp, now);
 			return;
 		case COMP_DONE:
 			comp_finish(qp, &cx, now);
@@ -461,32 +461,32 @@ void __ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 }
 
 /* Retransmission timeout (9.7.6.1.3) and the end of an RNR wait. */
-void __ur_comp_timer(struct ur_qp *qp, uint64_t now)
+void ur__comp_timer(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_comp *c = &p->comp;
 
 	if (p->req.rnr_wait && now >= p->req.rnr_deadline) {
 		p->req.rnr_wait = false;
-		__ur_req_go_back(qp, c->psn);
-		__ur_req_progress(qp, now);
+		ur__req_go_back(qp, c->psn);
+		ur__req_progress(qp, now);
 	}
 	if (c->rto_deadline != UINT64_MAX && now >= c->rto_deadline) {
 		c->rto_deadline = UINT64_MAX;
 		if (outstanding(qp)) {
 			qp->dev->cnt.tx_timeouts++;
 			if (c->retry_left == 0) {
-				__ur_wqe_done(qp, ur_swqe_at(qp, p->sq_head),
+				ur__wqe_done(qp, ur_swqe_at(qp, p->sq_head),
 					      UR_WC_RETRY_EXC_ERR);
-				__ur_qp_error(qp, now);
+				ur__qp_error(qp, now);
 				return;
 			}
 			c->retry_left--;
-			__ur_req_go_back(qp, c->psn);
+			ur__req_go_back(qp, c->psn);
 			c->rd_beyond = false;
-			__ur_comp_arm(qp, now);
-			__ur_req_progress(qp, now);
+			ur__comp_arm(qp, now);
+			ur__req_progress(qp, now);
 		}
 	}
-	__ur_qp_update_deadline(qp);
+	ur__qp_update_deadline(qp);
 }

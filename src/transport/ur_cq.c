@@ -123,7 +123,7 @@ void ur_cq_arm(struct ur_cq *cq, bool solicited_only)
 }
 
 /* Add one completion; may call ops->cq_event or ops->qp_event. */
-void __ur_cq_push(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *e,
+void ur__cq_push(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *e,
 		  bool solicited)
 {
 	const struct ur_dev_ops *ops = qp->dev->ops;

@@ -80,25 +80,25 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	qp->cnt.rx_packets++;
 	qp->cnt.rx_bytes += pkt->payload_len;
 	if (pkt->mask & UR_OPF_CNP) {
-		__ur_cc_rx_cnp(qp, now);
+		ur__cc_rx_cnp(qp, now);
 	} else if (pkt->mask & UR_OPF_REQ) {
 		/* ECN CE (RFC 3168): this QP is the notification point. */
 		if (ri && (ri->path.tos & 3) == 3)
-			__ur_cc_rx_ce(qp, now);
+			ur__cc_rx_ce(qp, now);
 		if (qp->type == UR_QPT_UD)
-			__ur_ud_rx(qp, pkt, ri, now);
+			ur__ud_rx(qp, pkt, ri, now);
 		else
-			__ur_resp_rx(qp, pkt, ri, now);
+			ur__resp_rx(qp, pkt, ri, now);
 	} else if (pkt->mask & UR_OPF_ACK) {
 		uint32_t acked = qp->priv->comp.psn;
 		int32_t d;
 
-		__ur_comp_rx(qp, pkt, now);
+		ur__comp_rx(qp, pkt, now);
 		d = ur_psn_diff(qp->priv->comp.psn, acked);
 		if (d > 0)
-			__ur_cc_acked(qp, (uint32_t)d * ur_qp_req_mtu(qp), now);
+			ur__cc_acked(qp, (uint32_t)d * ur_qp_req_mtu(qp), now);
 	}
-	__ur_qp_update_deadline(qp);
+	ur__qp_update_deadline(qp);
 }
 
 int ur_dev_rx(struct ur_dev *dev, const uint8_t *buf, size_t len,

@@ -81,7 +81,7 @@ static void mw_unbind(struct ur_qp *qp, struct ur_mr *mw)
  * will (length 0 unbinds it); a type 2 window must be free (invalidated)
  * and may be zero based. Returns 0 or -EINVAL (MW_BIND_ERR).
  */
-int __ur_mw_bind(struct ur_qp *qp, uint32_t mw_key, uint32_t new_rkey,
+int ur__mw_bind(struct ur_qp *qp, uint32_t mw_key, uint32_t new_rkey,
 		 uint32_t lkey, uint64_t addr, uint64_t length,
 		 uint32_t access)
 {
@@ -139,7 +139,7 @@ out:
  * LOCAL_INV / SEND_WITH_INV of @key (IBTA 10.6.7.2.2-3): only a valid type
  * 2 window of the QP's PD can be invalidated. Returns 0 or -EINVAL.
  */
-int __ur_mw_invalidate(struct ur_qp *qp, uint32_t key)
+int ur__mw_invalidate(struct ur_qp *qp, uint32_t key)
 {
 	struct ur_mr *mw = key_lookup(qp, key);
 	int rc = -EINVAL;

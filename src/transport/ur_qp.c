@@ -199,7 +199,7 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		(void)ur_qp_set_sr(qp, &dev->sr);
 	if (type == UR_QPT_RC && dev->jumbo_default)
 		(void)ur_qp_set_jumbo(qp, true); /* not with SR: stays off */
-	__ur_cc_qp_init(qp, 0);
+	ur__cc_qp_init(qp, 0);
 	return 0;
 err:
 	qp_free(p);
@@ -210,7 +210,7 @@ err:
 void ur_qp_destroy(struct ur_qp *qp)
 {
 	if (qp->priv)
-		__ur_sr_release(qp);
+		ur__sr_release(qp);
 	qp_free(qp->priv);
 	qp->priv = NULL;
 }
@@ -224,7 +224,7 @@ int ur_qp_set_tx_window(struct ur_qp *qp, uint32_t pkts)
 }
 
 /* ---- SGE helpers ---------------------------------------------------------- */
-int __ur_sge_resolve(struct ur_qp *qp, struct ur_qsge *sge, uint32_t n,
+int ur__sge_resolve(struct ur_qp *qp, struct ur_qsge *sge, uint32_t n,
 		     uint32_t access)
 {
 	for (uint32_t i = 0; i < n; i++) {
@@ -244,7 +244,7 @@ int __ur_sge_resolve(struct ur_qp *qp, struct ur_qsge *sge, uint32_t n,
 	return 0;
 }
 
-int __ur_sge_copy_in(struct ur_qsge *sge, uint32_t n, uint32_t off,
+int ur__sge_copy_in(struct ur_qsge *sge, uint32_t n, uint32_t off,
 		     const uint8_t *src, uint32_t len)
 {
 	for (uint32_t i = 0; i < n && len; i++) {
@@ -263,7 +263,7 @@ int __ur_sge_copy_in(struct ur_qsge *sge, uint32_t n, uint32_t off,
 	return len ? -ERANGE : 0;
 }
 
-void __ur_sge_copy_out(const struct ur_qsge *sge, uint32_t n, uint32_t off,
+void ur__sge_copy_out(const struct ur_qsge *sge, uint32_t n, uint32_t off,
 		       uint8_t *dst, uint32_t len)
 {
 	for (uint32_t i = 0; i < n && len; i++) {
@@ -281,7 +281,7 @@ void __ur_sge_copy_out(const struct ur_qsge *sge, uint32_t n, uint32_t off,
 	}
 }
 
-const uint8_t *__ur_sge_span(const struct ur_qsge *sge, uint32_t n,
+const uint8_t *ur__sge_span(const struct ur_qsge *sge, uint32_t n,
 			     uint32_t off, uint32_t len)
 {
 	for (uint32_t i = 0; i < n; i++) {
@@ -294,7 +294,7 @@ const uint8_t *__ur_sge_span(const struct ur_qsge *sge, uint32_t n,
 	return NULL;
 }
 
-void __ur_recv_complete_sl(struct ur_qp *qp, uint32_t status, uint32_t opcode,
+void ur__recv_complete_sl(struct ur_qp *qp, uint32_t status, uint32_t opcode,
 			   uint32_t byte_len, uint32_t imm, uint32_t flags,
 			   uint32_t src_qp, uint8_t sl, bool solicited,
 			   uint64_t now)
@@ -308,14 +308,14 @@ void __ur_recv_complete_sl(struct ur_qp *qp, uint32_t status, uint32_t opcode,
 	};
 
 	p->rq_head++;
-	__ur_cq_push(qp, qp->recv_cq, &e, solicited);
+	ur__cq_push(qp, qp->recv_cq, &e, solicited);
 }
 
-void __ur_recv_complete(struct ur_qp *qp, uint32_t status, uint32_t opcode,
+void ur__recv_complete(struct ur_qp *qp, uint32_t status, uint32_t opcode,
 			uint32_t byte_len, uint32_t imm, uint32_t flags,
 			uint32_t src_qp, bool solicited, uint64_t now)
 {
-	__ur_recv_complete_sl(qp, status, opcode, byte_len, imm, flags, src_qp,
+	ur__recv_complete_sl(qp, status, opcode, byte_len, imm, flags, src_qp,
 			      0, solicited, now);
 }
 
@@ -325,7 +325,7 @@ static void flush_rq(struct ur_qp *qp, uint64_t now)
 	struct ur_qp_priv *p = qp->priv;
 
 	while (p->rq_head != p->rq_tail)
-		__ur_recv_complete(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, 0, 0,
+		ur__recv_complete(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, 0, 0,
 				   0, false, now);
 	p->resp.rwqe_taken = false;
 }
@@ -339,19 +339,19 @@ static void flush_sq(struct ur_qp *qp, uint64_t now)
 		uint32_t st = wqe->done ? wqe->status : UR_WC_WR_FLUSH_ERR;
 		struct ur_cqe e = {
 			.wr_id = wqe->wr_id, .status = st,
-			.opcode = __ur_wr_wc_opcode(wqe->opcode),
+			.opcode = ur__wr_wc_opcode(wqe->opcode),
 			.byte_len = wqe->length, .qp_num = qp->qpn, .ts = now,
 		};
 
 		if (st != UR_WC_SUCCESS || (wqe->flags & UR_SEND_SIGNALED))
-			__ur_cq_push(qp, qp->send_cq, &e, false);
+			ur__cq_push(qp, qp->send_cq, &e, false);
 	}
 	p->req.idx = p->req.assigned = p->sq_head;
 	p->req.pkt = 0;
 	p->req.rd_outstanding = 0;
 }
 
-void __ur_qp_error(struct ur_qp *qp, uint64_t now)
+void ur__qp_error(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 	bool was_err = qp->state == UR_QPS_ERR;
@@ -361,7 +361,7 @@ void __ur_qp_error(struct ur_qp *qp, uint64_t now)
 	p->comp.rto_deadline = UINT64_MAX;
 	p->resp.rd_active = false;
 	p->resp.cur = UR_CUR_NONE;
-	__ur_sr_release(qp);
+	ur__sr_release(qp);
 	flush_sq(qp, now);
 	flush_rq(qp, now);
 	qp->deadline = UINT64_MAX;
@@ -371,7 +371,7 @@ void __ur_qp_error(struct ur_qp *qp, uint64_t now)
 				       UR_EVENT_QP_LAST_WQE_REACHED);
 }
 
-void __ur_qp_update_deadline(struct ur_qp *qp)
+void ur__qp_update_deadline(struct ur_qp *qp)
 {
 	struct ur_qp_priv *p = qp->priv;
 	uint64_t d = p->comp.rto_deadline;
@@ -413,7 +413,7 @@ static void qp_reset(struct ur_qp *qp)
 	p->sq_head = p->sq_tail = p->rq_head = p->rq_tail = 0;
 	memset(&p->comp, 0, sizeof(p->comp));
 	p->comp.rto_deadline = UINT64_MAX;
-	__ur_req_reset(qp);
+	ur__req_reset(qp);
 	memset(p->resp.res, 0, p->resp.n_res * sizeof(*p->resp.res));
 	{
 		struct ur_rd_res *a = p->resp.res;
@@ -424,7 +424,7 @@ static void qp_reset(struct ur_qp *qp)
 		p->resp.n_res = n;
 	}
 	memset(&p->attr, 0, sizeof(p->attr));
-	__ur_sr_release(qp);
+	ur__sr_release(qp);
 	{
 		struct ur_sr_params sp = p->sr.p;
 
@@ -433,7 +433,7 @@ static void qp_reset(struct ur_qp *qp)
 		p->sr.gap_deadline = UINT64_MAX;
 	}
 	p->jumbo.rx_peer = p->jumbo.tx_peer = 0; /* a new connection */
-	__ur_cc_qp_reset(qp);
+	ur__cc_qp_reset(qp);
 	qp->deadline = UINT64_MAX;
 }
 
@@ -557,7 +557,7 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
 	}
 	apply_attrs(qp, attr, mask);
 	if (next == UR_QPS_ERR) {
-		__ur_qp_error(qp, now);
+		ur__qp_error(qp, now);
 		return 0;
 	}
 	qp->state = next;
@@ -607,9 +607,9 @@ static int check_send_wr(const struct ur_qp *qp, const struct ur_send_wr *wr,
 {
 	uint64_t len = 0;
 
-	if (!__ur_wr_allowed(qp->type, wr->opcode))
+	if (!ur__wr_allowed(qp->type, wr->opcode))
 		return -EINVAL;
-	if (__ur_wr_is_local(wr->opcode)) { /* no data: SGEs ignored */
+	if (ur__wr_is_local(wr->opcode)) { /* no data: SGEs ignored */
 		*total = 0;
 		return 0;
 	}
@@ -621,7 +621,7 @@ static int check_send_wr(const struct ur_qp *qp, const struct ur_send_wr *wr,
 		return -EINVAL;
 	if (wr->flags & UR_SEND_INLINE) {
 		if (len > qp->caps.max_inline_data ||
-		    __ur_wr_is_rd_atomic(wr->opcode))
+		    ur__wr_is_rd_atomic(wr->opcode))
 			return -EINVAL;
 	}
 	switch (wr->opcode) {
@@ -675,9 +675,9 @@ int ur_qp_post_send(struct ur_qp *qp, const struct ur_send_wr *wr,
 	wqe->compare_add = wr->compare_add;
 	wqe->swap = wr->swap;
 	wqe->length = (uint32_t)total;
-	if (__ur_wr_is_rd_atomic(wr->opcode) && wr->opcode != UR_WR_RDMA_READ)
+	if (ur__wr_is_rd_atomic(wr->opcode) && wr->opcode != UR_WR_RDMA_READ)
 		wqe->length = 8;
-	if (__ur_wr_is_local(wr->opcode)) {
+	if (ur__wr_is_local(wr->opcode)) {
 		if (wr->opcode == UR_WR_BIND_MW) {
 			wqe->imm = wr->bind.new_rkey;
 			wqe->remote_addr = wr->bind.addr;
@@ -721,8 +721,8 @@ queued:
 		flush_sq(qp, now);
 		return 0;
 	}
-	__ur_req_progress(qp, now);
-	__ur_qp_update_deadline(qp);
+	ur__req_progress(qp, now);
+	ur__qp_update_deadline(qp);
 	return 0;
 }
 
@@ -761,12 +761,12 @@ int ur_qp_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr)
 void ur_qp_progress(struct ur_qp *qp, uint64_t now)
 {
 	if (qp->type == UR_QPT_RC) {
-		__ur_resp_progress(qp, now);
+		ur__resp_progress(qp, now);
 		if (qp->priv->sr.held)
-			__ur_sr_drain(qp, now); /* a READ job held them up */
+			ur__sr_drain(qp, now); /* a READ job held them up */
 	}
-	__ur_req_progress(qp, now);
-	__ur_qp_update_deadline(qp);
+	ur__req_progress(qp, now);
+	ur__qp_update_deadline(qp);
 }
 
 uint32_t ur_qp_unacked(const struct ur_qp *qp)
@@ -779,8 +779,8 @@ uint32_t ur_qp_unacked(const struct ur_qp *qp)
 void ur_qp_timer(struct ur_qp *qp, uint64_t now)
 {
 	if (qp->state == UR_QPS_RTS || qp->state == UR_QPS_SQD)
-		__ur_comp_timer(qp, now);
+		ur__comp_timer(qp, now);
 	if (qp->priv->sr.gap_deadline <= now)
-		__ur_sr_timer(qp, now);
+		ur__sr_timer(qp, now);
 	ur_qp_progress(qp, now);
 }

@@ -336,32 +336,32 @@ struct ur_txhdr {
 	uint32_t ieth;
 };
 /* A buffer for @opcode with @payload_len bytes; the payload goes at
- * __ur_tx_payload(). NULL when the host is out of buffers. */
-struct ur_pktbuf *__ur_tx_alloc(struct ur_qp *qp, uint8_t opcode,
+ * ur__tx_payload(). NULL when the host is out of buffers. */
+struct ur_pktbuf *ur__tx_alloc(struct ur_qp *qp, uint8_t opcode,
 				uint32_t payload_len);
-uint8_t *__ur_tx_payload(struct ur_pktbuf *b, uint8_t opcode);
+uint8_t *ur__tx_payload(struct ur_pktbuf *b, uint8_t opcode);
 /* Fill the payload: a reference to @src when the host sends from memory
  * it does not own (ur_dev.tx_ext), else a copy. */
-void __ur_tx_payload_from(struct ur_qp *qp, struct ur_pktbuf *b,
+void ur__tx_payload_from(struct ur_qp *qp, struct ur_pktbuf *b,
 			  uint8_t opcode, const uint8_t *src, uint32_t len);
 /* Write the headers of @h into @b (payload already in place), set the
  * length and the path (NULL: the QP's AV), hand it to the host. */
-void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
+void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 		  const struct ur_txhdr *h, uint32_t payload_len,
 		  const struct ur_ipudp *path);
 /* Send an ACK/NAK with @syndrome for @psn (responder). */
-void __ur_tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
+void ur__tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
 /* The same, without the selective-repeat bit (a plain go-back-N NAK). */
-void __ur_tx_ack_plain(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
+void ur__tx_ack_plain(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
 
 /* ur_cq.c */
-void __ur_cq_push(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *e,
+void ur__cq_push(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *e,
 		  bool solicited);
 
 /* Whether a key was invalidated since @seen (then @seen moves on): memory
  * resolved before must be looked up again (10.6.3: an access through an
  * invalid key fails, it never reaches memory the key no longer covers). */
-static inline bool __ur_keys_moved(const struct ur_qp *qp, uint64_t *seen)
+static inline bool ur__keys_moved(const struct ur_qp *qp, uint64_t *seen)
 {
 	uint64_t g = atomic_load_explicit(&qp->dev->key_gen,
 					  memory_order_acquire);
@@ -374,95 +374,95 @@ static inline bool __ur_keys_moved(const struct ur_qp *qp, uint64_t *seen)
 
 /* ur_req.c: the SGEs of send WQE @idx, checked again if a key moved since
  * they were resolved: 0, or -EACCES (a local protection error). */
-int __ur_wqe_keys(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe);
+int ur__wqe_keys(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe);
 
 /* ur_qp.c */
-void __ur_qp_error(struct ur_qp *qp, uint64_t now);
-void __ur_qp_update_deadline(struct ur_qp *qp);
-int __ur_sge_resolve(struct ur_qp *qp, struct ur_qsge *sge, uint32_t n,
+void ur__qp_error(struct ur_qp *qp, uint64_t now);
+void ur__qp_update_deadline(struct ur_qp *qp);
+int ur__sge_resolve(struct ur_qp *qp, struct ur_qsge *sge, uint32_t n,
 		     uint32_t access);
 /* Copy @len bytes at @off of the message into / out of resolved SGEs. */
-int __ur_sge_copy_in(struct ur_qsge *sge, uint32_t n, uint32_t off,
+int ur__sge_copy_in(struct ur_qsge *sge, uint32_t n, uint32_t off,
 		     const uint8_t *src, uint32_t len);
-void __ur_sge_copy_out(const struct ur_qsge *sge, uint32_t n, uint32_t off,
+void ur__sge_copy_out(const struct ur_qsge *sge, uint32_t n, uint32_t off,
 		       uint8_t *dst, uint32_t len);
 /* Where @len bytes at @off of the message lie, if in one SGE; else NULL. */
-const uint8_t *__ur_sge_span(const struct ur_qsge *sge, uint32_t n,
+const uint8_t *ur__sge_span(const struct ur_qsge *sge, uint32_t n,
 			     uint32_t off, uint32_t len);
-void __ur_recv_complete(struct ur_qp *qp, uint32_t status, uint32_t opcode,
+void ur__recv_complete(struct ur_qp *qp, uint32_t status, uint32_t opcode,
 			uint32_t byte_len, uint32_t imm, uint32_t flags,
 			uint32_t src_qp, bool solicited, uint64_t now);
 /* The same with a service level for the completion (UD receives). */
-void __ur_recv_complete_sl(struct ur_qp *qp, uint32_t status, uint32_t opcode,
+void ur__recv_complete_sl(struct ur_qp *qp, uint32_t status, uint32_t opcode,
 			   uint32_t byte_len, uint32_t imm, uint32_t flags,
 			   uint32_t src_qp, uint8_t sl, bool solicited,
 			   uint64_t now);
 
 /* ur_req.c */
-bool __ur_wr_allowed(uint32_t qp_type, uint32_t opcode);
-bool __ur_wr_is_rd_atomic(uint32_t opcode);
-bool __ur_wr_is_local(uint32_t opcode); /* BIND_MW, LOCAL_INV */
-uint32_t __ur_wr_wc_opcode(uint32_t opcode);
-void __ur_wqe_done(struct ur_qp *qp, struct ur_swqe *wqe, uint32_t status);
-void __ur_req_progress(struct ur_qp *qp, uint64_t now);
-void __ur_req_go_back(struct ur_qp *qp, uint32_t psn);
-int __ur_req_resend_one(struct ur_qp *qp, uint32_t idx, uint32_t psn,
+bool ur__wr_allowed(uint32_t qp_type, uint32_t opcode);
+bool ur__wr_is_rd_atomic(uint32_t opcode);
+bool ur__wr_is_local(uint32_t opcode); /* BIND_MW, LOCAL_INV */
+uint32_t ur__wr_wc_opcode(uint32_t opcode);
+void ur__wqe_done(struct ur_qp *qp, struct ur_swqe *wqe, uint32_t status);
+void ur__req_progress(struct ur_qp *qp, uint64_t now);
+void ur__req_go_back(struct ur_qp *qp, uint32_t psn);
+int ur__req_resend_one(struct ur_qp *qp, uint32_t idx, uint32_t psn,
 			uint64_t now);
-uint32_t __ur_req_cursor_psn(const struct ur_qp *qp);
-void __ur_sq_complete(struct ur_qp *qp, uint64_t now);
-void __ur_req_reset(struct ur_qp *qp);
+uint32_t ur__req_cursor_psn(const struct ur_qp *qp);
+void ur__sq_complete(struct ur_qp *qp, uint64_t now);
+void ur__req_reset(struct ur_qp *qp);
 
 /* ur_comp.c */
-void __ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
-void __ur_comp_timer(struct ur_qp *qp, uint64_t now);
-void __ur_comp_arm(struct ur_qp *qp, uint64_t now);
+void ur__comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
+void ur__comp_timer(struct ur_qp *qp, uint64_t now);
+void ur__comp_arm(struct ur_qp *qp, uint64_t now);
 
 /* ur_resp.c */
-void __ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
+void ur__resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		  const struct ur_rxinfo *ri, uint64_t now);
-void __ur_resp_progress(struct ur_qp *qp, uint64_t now);
+void ur__resp_progress(struct ur_qp *qp, uint64_t now);
 
 /* ur_sr.c: selective repeat */
-static inline bool __ur_sr_marked(const struct ur_qp *qp, const struct ur_pkt *pkt)
+static inline bool ur__sr_marked(const struct ur_qp *qp, const struct ur_pkt *pkt)
 {
 	return qp->priv->sr.p.enable && qp->type == UR_QPT_RC &&
 	       ur_bth_ext_sr(pkt->bth);
 }
 /* Hold request @pkt, @d PSNs ahead of ePSN (responder). */
-void __ur_sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
+void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 		  uint64_t now);
 /* Execute the held requests that are now in order. */
-void __ur_sr_drain(struct ur_qp *qp, uint64_t now);
-void __ur_sr_timer(struct ur_qp *qp, uint64_t now);
+void ur__sr_drain(struct ur_qp *qp, uint64_t now);
+void ur__sr_timer(struct ur_qp *qp, uint64_t now);
 /* Return every held request to the pool (error, reset, destroy). */
-void __ur_sr_release(struct ur_qp *qp);
+void ur__sr_release(struct ur_qp *qp);
 /* Requester: resend the one request packet at @psn (a selective NAK). */
-void __ur_req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now);
+void ur__req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now);
 /* ur_resp.c: run one request through the responder's state machine. */
-void __ur_resp_run(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
+void ur__resp_run(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
 
 /* ur_srq.c: true when the QP has a receive WQE at rq_head, taking one
  * from its SRQ if needed. */
-bool __ur_rq_ready(struct ur_qp *qp);
+bool ur__rq_ready(struct ur_qp *qp);
 
 /* ur_mw.c: memory windows; 0 or -EINVAL. */
-int __ur_mw_bind(struct ur_qp *qp, uint32_t mw_key, uint32_t new_rkey,
+int ur__mw_bind(struct ur_qp *qp, uint32_t mw_key, uint32_t new_rkey,
 		 uint32_t lkey, uint64_t addr, uint64_t length,
 		 uint32_t access);
-int __ur_mw_invalidate(struct ur_qp *qp, uint32_t key);
+int ur__mw_invalidate(struct ur_qp *qp, uint32_t key);
 
 /* ur_cc.c */
-void __ur_cc_qp_init(struct ur_qp *qp, uint64_t now);
-void __ur_cc_qp_reset(struct ur_qp *qp);
-bool __ur_cc_may_send(struct ur_qp *qp, uint64_t now);
-void __ur_cc_sent(struct ur_qp *qp, uint32_t bytes, uint64_t now);
-void __ur_cc_acked(struct ur_qp *qp, uint32_t bytes, uint64_t now);
-void __ur_cc_rx_cnp(struct ur_qp *qp, uint64_t now);
-void __ur_cc_rx_ce(struct ur_qp *qp, uint64_t now);
+void ur__cc_qp_init(struct ur_qp *qp, uint64_t now);
+void ur__cc_qp_reset(struct ur_qp *qp);
+bool ur__cc_may_send(struct ur_qp *qp, uint64_t now);
+void ur__cc_sent(struct ur_qp *qp, uint32_t bytes, uint64_t now);
+void ur__cc_acked(struct ur_qp *qp, uint32_t bytes, uint64_t now);
+void ur__cc_rx_cnp(struct ur_qp *qp, uint64_t now);
+void ur__cc_rx_ce(struct ur_qp *qp, uint64_t now);
 
 /* ur_ud.c */
-void __ur_ud_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
+void ur__ud_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		const struct ur_rxinfo *ri, uint64_t now);
-void __ur_ud_grh(uint8_t *grh, const struct ur_rxinfo *ri, uint32_t ib_len);
+void ur__ud_grh(uint8_t *grh, const struct ur_rxinfo *ri, uint32_t ib_len);
 
 #endif

@@ -5,7 +5,7 @@
  * FIRST/MIDDLE/LAST or ONLY, and keeps the send window, the limit on
  * outstanding READ/atomic requests (max_rd_atomic, 9.5.4) and the fence.
  * Retransmission is go-back-N: the completer moves the cursor back with
- * __ur_req_go_back() and this code sends again from there.
+ * ur__req_go_back() and this code sends again from there.
  */
 #include <string.h>
 
@@ -101,21 +101,21 @@ static const struct ur_wr_info *wr_lookup(uint32_t opcode)
 	return &wr_info[opcode];
 }
 
-bool __ur_wr_allowed(uint32_t qp_type, uint32_t opcode)
+bool ur__wr_allowed(uint32_t qp_type, uint32_t opcode)
 {
 	const struct ur_wr_info *wi = wr_lookup(opcode);
 
 	return wi && qp_type < 8 && (wi->qpts & (1u << qp_type));
 }
 
-bool __ur_wr_is_rd_atomic(uint32_t opcode)
+bool ur__wr_is_rd_atomic(uint32_t opcode)
 {
 	const struct ur_wr_info *wi = wr_lookup(opcode);
 
 	return wi && wi->rd_atomic;
 }
 
-bool __ur_wr_is_local(uint32_t opcode)
+bool ur__wr_is_local(uint32_t opcode)
 {
 	const struct ur_wr_info *wi = wr_lookup(opcode);
 
@@ -138,24 +138,24 @@ static uint32_t req_window(const struct ur_qp *qp)
 static uint32_t exec_local(struct ur_qp *qp, struct ur_swqe *wqe)
 {
 	if (wqe->opcode == UR_WR_BIND_MW)
-		return __ur_mw_bind(qp, wqe->rkey, wqe->imm,
+		return ur__mw_bind(qp, wqe->rkey, wqe->imm,
 				    (uint32_t)wqe->swap, wqe->remote_addr,
 				    wqe->compare_add,
 				    (uint32_t)(wqe->swap >> 32))
 			       ? UR_WC_MW_BIND_ERR : UR_WC_SUCCESS;
-	return __ur_mw_invalidate(qp, wqe->imm) ? UR_WC_LOC_QP_OP_ERR
+	return ur__mw_invalidate(qp, wqe->imm) ? UR_WC_LOC_QP_OP_ERR
 						: UR_WC_SUCCESS;
 }
 
-uint32_t __ur_wr_wc_opcode(uint32_t opcode)
+uint32_t ur__wr_wc_opcode(uint32_t opcode)
 {
 	const struct ur_wr_info *wi = wr_lookup(opcode);
 
 	return wi ? wi->wc : UR_WC_SEND;
 }
 
-/* Mark a WQE complete; CQEs are generated in order by __ur_sq_complete. */
-void __ur_wqe_done(struct ur_qp *qp, struct ur_swqe *wqe, uint32_t status)
+/* Mark a WQE complete; CQEs are generated in order by ur__sq_complete. */
+void ur__wqe_done(struct ur_qp *qp, struct ur_swqe *wqe, uint32_t status)
 {
 	struct ur_req *req = &qp->priv->req;
 
@@ -163,11 +163,11 @@ void __ur_wqe_done(struct ur_qp *qp, struct ur_swqe *wqe, uint32_t status)
 		return;
 	wqe->done = true;
 	wqe->status = (uint8_t)status;
-	if (__ur_wr_is_rd_atomic(wqe->opcode) && req->rd_outstanding)
+	if (ur__wr_is_rd_atomic(wqe->opcode) && req->rd_outstanding)
 		req->rd_outstanding--;
 }
 
-void __ur_sq_complete(struct ur_qp *qp, uint64_t now)
+void ur__sq_complete(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 
@@ -182,11 +182,11 @@ void __ur_sq_complete(struct ur_qp *qp, uint64_t now)
 			memset(&e, 0, sizeof(e));
 			e.wr_id = wqe->wr_id;
 			e.status = wqe->status;
-			e.opcode = __ur_wr_wc_opcode(wqe->opcode);
+			e.opcode = ur__wr_wc_opcode(wqe->opcode);
 			e.byte_len = wqe->length;
 			e.qp_num = qp->qpn;
 			e.ts = now;
-			__ur_cq_push(qp, qp->send_cq, &e, false);
+			ur__cq_push(qp, qp->send_cq, &e, false);
 		}
 		p->sq_head++;
 	}
@@ -196,7 +196,7 @@ void __ur_sq_complete(struct ur_qp *qp, uint64_t now)
 	}
 }
 
-void __ur_req_reset(struct ur_qp *qp)
+void ur__req_reset(struct ur_qp *qp)
 {
 	struct ur_req *req = &qp->priv->req;
 	uint32_t window = req->window ? req->window : UR_DEFAULT_TX_WINDOW;
@@ -207,7 +207,7 @@ void __ur_req_reset(struct ur_qp *qp)
 }
 
 /* The PSN the transmit cursor will send next. */
-uint32_t __ur_req_cursor_psn(const struct ur_qp *qp)
+uint32_t ur__req_cursor_psn(const struct ur_qp *qp)
 {
 	const struct ur_qp_priv *p = qp->priv;
 
@@ -217,7 +217,7 @@ uint32_t __ur_req_cursor_psn(const struct ur_qp *qp)
 }
 
 /* Move the transmit cursor back to @psn (go-back-N, IBTA 9.7.4.1.3). */
-void __ur_req_go_back(struct ur_qp *qp, uint32_t psn)
+void ur__req_go_back(struct ur_qp *qp, uint32_t psn)
 {
 	struct ur_qp_priv *p = qp->priv;
 
@@ -248,7 +248,7 @@ static int wqe_resolve(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe)
 		return 0;
 	wqe->key_gen = atomic_load(&qp->dev->key_gen);
 	if (!(wqe->flags & UR_SEND_INLINE)) {
-		int rc = __ur_sge_resolve(qp, ur_swqe_sge(qp, idx),
+		int rc = ur__sge_resolve(qp, ur_swqe_sge(qp, idx),
 					  wqe->num_sge, wi->local_access);
 		if (rc)
 			return rc;
@@ -257,11 +257,11 @@ static int wqe_resolve(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe)
 	return 0;
 }
 
-int __ur_wqe_keys(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe)
+int ur__wqe_keys(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe)
 {
-	if ((wqe->flags & UR_SEND_INLINE) || !__ur_keys_moved(qp, &wqe->key_gen))
+	if ((wqe->flags & UR_SEND_INLINE) || !ur__keys_moved(qp, &wqe->key_gen))
 		return 0;
-	return __ur_sge_resolve(qp, ur_swqe_sge(qp, idx), wqe->num_sge,
+	return ur__sge_resolve(qp, ur_swqe_sge(qp, idx), wqe->num_sge,
 				wr_lookup(wqe->opcode)->local_access);
 }
 
@@ -350,23 +350,23 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 
 	/* Between packets the application may deregister a region this WQE
 	 * reads from (or a retransmission may come much later). */
-	if (len && __ur_wqe_keys(qp, idx, wqe)) {
+	if (len && ur__wqe_keys(qp, idx, wqe)) {
 		p->req.key_err = true;
 		p->req.key_err_idx = idx;
 		return -EACCES;
 	}
-	b = __ur_tx_alloc(qp, h.opcode, len);
+	b = ur__tx_alloc(qp, h.opcode, len);
 	if (!b)
 		return -EAGAIN;
 	if (len) {
 		const struct ur_qsge *sge = ur_swqe_sge(qp, idx);
-		const uint8_t *span = __ur_sge_span(sge, wqe->num_sge, off, len);
+		const uint8_t *span = ur__sge_span(sge, wqe->num_sge, off, len);
 
 		if (span)
-			__ur_tx_payload_from(qp, b, h.opcode, span, len);
+			ur__tx_payload_from(qp, b, h.opcode, span, len);
 		else
-			__ur_sge_copy_out(sge, wqe->num_sge, off,
-					  __ur_tx_payload(b, h.opcode), len);
+			ur__sge_copy_out(sge, wqe->num_sge, off,
+					  ur__tx_payload(b, h.opcode), len);
 	}
 	if (ur_psn_diff(h.psn, p->req.psn_max) < 0) {
 		qp->dev->cnt.tx_retransmit++;
@@ -378,8 +378,8 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 		      : ur_psn_add(h.psn, 1);
 	if (ur_psn_diff(end, p->req.psn_max) > 0)
 		p->req.psn_max = end;
-	__ur_tx_send(qp, b, &h, len, path);
-	__ur_cc_sent(qp, (uint32_t)ur_pkt_hdr_len(h.opcode) + len + UR_ICRC_LEN,
+	ur__tx_send(qp, b, &h, len, path);
+	ur__cc_sent(qp, (uint32_t)ur_pkt_hdr_len(h.opcode) + len + UR_ICRC_LEN,
 		     now);
 	return 0;
 }
@@ -387,7 +387,7 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 /* Send the request of the READ/atomic at @idx again, for the rest from
  * @psn (9.7.4.1.4), without moving the cursor: the requests after it
  * need not be resent. Without a buffer the retransmission timer retries. */
-int __ur_req_resend_one(struct ur_qp *qp, uint32_t idx, uint32_t psn,
+int ur__req_resend_one(struct ur_qp *qp, uint32_t idx, uint32_t psn,
 			uint64_t now)
 {
 	struct ur_swqe *wqe = ur_swqe_at(qp, idx);
@@ -409,7 +409,7 @@ static int resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
 
 	if (ur_psn_diff(psn, p->comp.psn) < 0 ||
 	    ur_psn_diff(psn, p->req.psn_max) >= 0 ||
-	    ur_psn_diff(psn, __ur_req_cursor_psn(qp)) >= 0)
+	    ur_psn_diff(psn, ur__req_cursor_psn(qp)) >= 0)
 		return 0;
 	for (uint32_t i = p->sq_head; i != p->req.assigned; i++) {
 		struct ur_swqe *wqe = ur_swqe_at(qp, i);
@@ -424,8 +424,8 @@ static int resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
 		if (wqe->done)
 			return 0;
 		if (wqe->opcode == UR_WR_RDMA_READ ||
-		    __ur_wr_is_rd_atomic(wqe->opcode))
-			rc = __ur_req_resend_one(qp, i, psn, now);
+		    ur__wr_is_rd_atomic(wqe->opcode))
+			rc = ur__req_resend_one(qp, i, psn, now);
 		else
 			rc = send_pkt(qp, i, wqe, (uint32_t)k, now);
 		if (!rc) {
@@ -440,7 +440,7 @@ static int resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
 /* Without a transmit buffer the resend waits for the next progress call
  * (ahead of new packets), not for the timeout. One is enough: the
  * responder NAKs only its current ePSN, so a newer NAK supersedes. */
-void __ur_req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
+void ur__req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
 {
 	struct ur_req *req = &qp->priv->req;
 
@@ -460,7 +460,7 @@ static bool can_start(struct ur_qp *qp, struct ur_swqe *wqe)
 		return true;
 	if ((wqe->flags & UR_SEND_FENCE) && p->req.rd_outstanding)
 		return false;
-	if (__ur_wr_is_rd_atomic(wqe->opcode) && p->req.rd_outstanding >= max_rd)
+	if (ur__wr_is_rd_atomic(wqe->opcode) && p->req.rd_outstanding >= max_rd)
 		return false;
 	return true;
 }
@@ -481,11 +481,11 @@ static void key_fail(struct ur_qp *qp, uint64_t now)
 
 	qp->priv->req.key_err = false;
 	if (!wqe->done)
-		__ur_wqe_done(qp, wqe, UR_WC_LOC_PROT_ERR);
-	__ur_qp_error(qp, now);
+		ur__wqe_done(qp, wqe, UR_WC_LOC_PROT_ERR);
+	ur__qp_error(qp, now);
 }
 
-void __ur_req_progress(struct ur_qp *qp, uint64_t now)
+void ur__req_progress(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_req *req = &p->req;
@@ -520,12 +520,12 @@ void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 				req->assigned++;
 				req->idx++;
 				req->pkt = 0;
-				__ur_wqe_done(qp, wqe, st);
+				ur__wqe_done(qp, wqe, st);
 				if (st != UR_WC_SUCCESS) {
-					__ur_qp_error(qp, now);
+					ur__qp_error(qp, now);
 					return;
 				}
-				__ur_sq_complete(qp, now);
+				ur__sq_complete(qp, now);
 				continue;
 			}
 			rc = wqe_resolve(qp, idx, wqe);
@@ -543,12 +543,12 @@ void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 				wqe->npkts = 1;
 			req->psn_next = ur_psn_add(req->psn_next, wqe->npkts);
 			req->assigned++;
-			if (__ur_wr_is_rd_atomic(wqe->opcode))
+			if (ur__wr_is_rd_atomic(wqe->opcode))
 				req->rd_outstanding++;
 			req->pkt = 0;
 			if (rc) {
-				__ur_wqe_done(qp, wqe, UR_WC_LOC_PROT_ERR);
-				__ur_qp_error(qp, now);
+				ur__wqe_done(qp, wqe, UR_WC_LOC_PROT_ERR);
+				ur__qp_error(qp, now);
 				return;
 			}
 		}
@@ -559,7 +559,7 @@ void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 		}
 		if (!in_window(qp, ur_psn_add(wqe->first_psn, req->pkt)))
 			break;
-		if (!__ur_cc_may_send(qp, now))
+		if (!ur__cc_may_send(qp, now))
 			break; /* paced: qp->deadline says when */
 		rc = send_pkt(qp, idx, wqe, req->pkt, now);
 		if (rc == -EACCES) {
@@ -573,11 +573,11 @@ void __ur_req_progress(struct ur_qp *qp, uint64_t now)
 		else
 			req->pkt++;
 		if (qp->type == UR_QPT_RC) {
-			__ur_comp_arm(qp, now);
+			ur__comp_arm(qp, now);
 		} else if (req->pkt == wqe->npkts) {
 			/* UC/UD: done once on the wire (9.8, 9.9). */
-			__ur_wqe_done(qp, wqe, UR_WC_SUCCESS);
-			__ur_sq_complete(qp, now);
+			ur__wqe_done(qp, wqe, UR_WC_SUCCESS);
+			ur__sq_complete(qp, now);
 		}
 	}
 }

@@ -91,9 +91,9 @@ static enum resp_state check_psn(struct ur_qp *qp, struct resp_ctx *cx)
 	if (d > 0) {
 		qp->dev->cnt.rx_out_of_seq++;
 		qp->cnt.rx_out_of_seq++;
-		if (__ur_sr_marked(qp, cx->pkt)) {
+		if (ur__sr_marked(qp, cx->pkt)) {
 			/* Selective repeat: keep it for when the gap fills. */
-			__ur_sr_hold(qp, cx->pkt, (uint32_t)d, cx->now);
+			ur__sr_hold(qp, cx->pkt, (uint32_t)d, cx->now);
 			return RESP_DONE;
 		}
 		return r->nak_sent ? RESP_DONE : RESP_NAK_SEQ;
@@ -106,7 +106,7 @@ static enum resp_state check_psn(struct ur_qp *qp, struct resp_ctx *cx)
 	if (r->rd_active) {
 		/* Answer the READ first (responses go in request order);
 		 * still out of buffers: drop, the requester resends. */
-		__ur_resp_progress(qp, cx->now);
+		ur__resp_progress(qp, cx->now);
 		if (r->rd_active)
 			return RESP_DONE;
 	}
@@ -188,7 +188,7 @@ static enum resp_state check_resource(struct ur_qp *qp, struct resp_ctx *cx)
 
 	if (!need || r->rwqe_taken)
 		return RESP_CHECK_RKEY;
-	if (!__ur_rq_ready(qp)) {
+	if (!ur__rq_ready(qp)) {
 		if (!is_rc(qp)) {
 			qp->dev->cnt.rx_drop_no_recv++;
 			uc_abort(qp);
@@ -198,11 +198,11 @@ static enum resp_state check_resource(struct ur_qp *qp, struct resp_ctx *cx)
 		}
 		cx->nak = ur_aeth_rnr_nak(p->attr.min_rnr_timer);
 		r->nak_sent = true; /* later packets wait for the resend */
-		__ur_tx_ack(qp, cx->nak, r->psn);
+		ur__tx_ack(qp, cx->nak, r->psn);
 		return RESP_DONE;
 	}
 	r->rwqe_gen = atomic_load(&qp->dev->key_gen);
-	if (__ur_sge_resolve(qp, ur_rwqe_sge(qp, p->rq_head),
+	if (ur__sge_resolve(qp, ur_rwqe_sge(qp, p->rq_head),
 			     ur_rwqe_at(qp, p->rq_head)->num_sge,
 			     UR_ACCESS_LOCAL_WRITE)) {
 		cx->recv_status = UR_WC_LOC_PROT_ERR;
@@ -267,13 +267,13 @@ static enum resp_state exec_send(struct ur_qp *qp, struct resp_ctx *cx)
 		return nak(cx, UR_NAK_INV_REQ);
 	}
 	/* The receive buffer's region may be gone since the first packet. */
-	if (pkt->payload_len && __ur_keys_moved(qp, &r->rwqe_gen) &&
-	    __ur_sge_resolve(qp, ur_rwqe_sge(qp, p->rq_head), rwqe->num_sge,
+	if (pkt->payload_len && ur__keys_moved(qp, &r->rwqe_gen) &&
+	    ur__sge_resolve(qp, ur_rwqe_sge(qp, p->rq_head), rwqe->num_sge,
 			     UR_ACCESS_LOCAL_WRITE)) {
 		cx->recv_status = UR_WC_LOC_PROT_ERR;
 		return nak(cx, UR_NAK_REM_OP_ERR);
 	}
-	__ur_sge_copy_in(ur_rwqe_sge(qp, p->rq_head), rwqe->num_sge, r->off,
+	ur__sge_copy_in(ur_rwqe_sge(qp, p->rq_head), rwqe->num_sge, r->off,
 			 pkt->payload, pkt->payload_len);
 	r->off += pkt->payload_len;
 	if (!(pkt->mask & UR_OPF_LAST)) {
@@ -290,9 +290,9 @@ static enum resp_state exec_send(struct ur_qp *qp, struct resp_ctx *cx)
 		 * before the receive completes. Other keys (regions) have
 		 * nothing to invalidate here and the receive completes as
 		 * usual (docs/transport.md). */
-		(void)__ur_mw_invalidate(qp, pkt->ieth);
+		(void)ur__mw_invalidate(qp, pkt->ieth);
 	}
-	__ur_recv_complete(qp, UR_WC_SUCCESS, UR_WC_RECV, r->off, imm, flags,
+	ur__recv_complete(qp, UR_WC_SUCCESS, UR_WC_RECV, r->off, imm, flags,
 			   0, pkt->h.se, cx->now);
 	r->cur = UR_CUR_NONE;
 	r->off = 0;
@@ -319,7 +319,7 @@ static enum resp_state exec_write(struct ur_qp *qp, struct resp_ctx *cx)
 	if (pkt->payload_len) {
 		/* The region may have been deregistered since the FIRST
 		 * packet (C9-88: no byte through an invalid key). */
-		if (__ur_keys_moved(qp, &r->wr_gen) &&
+		if (ur__keys_moved(qp, &r->wr_gen) &&
 		    ur_rkey_check(qp, r->wr_rkey, r->wr_va, r->wr_left,
 				  UR_ACCESS_REMOTE_WRITE, &r->wr_host)) {
 			r->cur = UR_CUR_NONE;
@@ -339,7 +339,7 @@ static enum resp_state exec_write(struct ur_qp *qp, struct resp_ctx *cx)
 	}
 	r->cur = UR_CUR_NONE;
 	if (pkt->mask & UR_OPF_IMM) {
-		__ur_recv_complete(qp, UR_WC_SUCCESS, UR_WC_RECV_RDMA_WITH_IMM,
+		ur__recv_complete(qp, UR_WC_SUCCESS, UR_WC_RECV_RDMA_WITH_IMM,
 				   r->wr_len, ur_imm_net(pkt->imm),
 				   UR_WC_WITH_IMM, 0, pkt->h.se, cx->now);
 		r->rwqe_taken = false;
@@ -363,17 +363,17 @@ static void read_start(struct ur_qp *qp, const struct ur_pkt *pkt,
 	r->rd_len = len;
 	r->rd_off = 0;
 	r->rd_psn = r->rd_first_psn = psn;
-	__ur_resp_progress(qp, now);
+	ur__resp_progress(qp, now);
 }
 
-void __ur_resp_progress(struct ur_qp *qp, uint64_t now)
+void ur__resp_progress(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_resp *r = &qp->priv->resp;
 	uint32_t mtu = ur_qp_mtu(qp);
 
 	/* A response continued after the lock was released: its region may
 	 * be gone. Stop; the requester's retry gets the NAK. */
-	if (r->rd_active && r->rd_len && __ur_keys_moved(qp, &r->rd_gen)) {
+	if (r->rd_active && r->rd_len && ur__keys_moved(qp, &r->rd_gen)) {
 		uint8_t *host;
 
 		if (ur_rkey_check(qp, r->rd_rkey, r->rd_va, r->rd_len,
@@ -403,12 +403,12 @@ void __ur_resp_progress(struct ur_qp *qp, uint64_t now)
 			h.opcode = UR_OP_RC_RDMA_READ_RESPONSE_LAST;
 		else
 			h.opcode = UR_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
-		b = __ur_tx_alloc(qp, h.opcode, len);
+		b = ur__tx_alloc(qp, h.opcode, len);
 		if (!b)
 			return; /* continue on the next progress call */
-		__ur_tx_payload_from(qp, b, h.opcode, r->rd_host + r->rd_off,
+		ur__tx_payload_from(qp, b, h.opcode, r->rd_host + r->rd_off,
 				     len);
-		__ur_tx_send(qp, b, &h, len, NULL);
+		ur__tx_send(qp, b, &h, len, NULL);
 		r->rd_off += len;
 		r->rd_psn = ur_psn_add(r->rd_psn, 1);
 		if (k >= n - 1)
@@ -426,10 +426,10 @@ static void send_atomic_ack(struct ur_qp *qp, uint32_t psn, uint64_t orig)
 			  .msn = qp->priv->resp.msn },
 		.atmack = orig,
 	};
-	struct ur_pktbuf *b = __ur_tx_alloc(qp, h.opcode, 0);
+	struct ur_pktbuf *b = ur__tx_alloc(qp, h.opcode, 0);
 
 	if (b)
-		__ur_tx_send(qp, b, &h, 0, NULL);
+		ur__tx_send(qp, b, &h, 0, NULL);
 }
 
 /* Keep a responder resource for the READ or atomic at @psn (the oldest
@@ -537,7 +537,7 @@ static enum resp_state acknowledge(struct ur_qp *qp, struct resp_ctx *cx)
 
 	r->psn = ur_psn_add(cx->psn, 1);
 	if (is_rc(qp) && cx->pkt->h.ackreq)
-		__ur_tx_ack(qp, ur_aeth_ack(UR_AETH_CREDIT_INVALID), cx->psn);
+		ur__tx_ack(qp, ur_aeth_ack(UR_AETH_CREDIT_INVALID), cx->psn);
 	return RESP_DONE;
 }
 
@@ -588,7 +588,7 @@ static enum resp_state duplicate(struct ur_qp *qp, struct resp_ctx *cx,
 	 * duplicates unless the requester asks. */
 	if (pkt->h.ackreq || !r->dup_acked) {
 		r->dup_acked = true;
-		__ur_tx_ack(qp, ur_aeth_ack(UR_AETH_CREDIT_INVALID),
+		ur__tx_ack(qp, ur_aeth_ack(UR_AETH_CREDIT_INVALID),
 			    ur_psn_add(r->psn, UR_PSN_MASK));
 	}
 	return RESP_DONE;
@@ -599,7 +599,7 @@ static void resp_error(struct ur_qp *qp, struct resp_ctx *cx, uint64_t now)
 	struct ur_qp_priv *p = qp->priv;
 
 	if (cx->recv_status && p->rq_head != p->rq_tail)
-		__ur_recv_complete(qp, cx->recv_status, UR_WC_RECV, 0, 0, 0, 0,
+		ur__recv_complete(qp, cx->recv_status, UR_WC_RECV, 0, 0, 0, 0,
 				   false, now);
 	if (!is_rc(qp)) {
 		uc_abort(qp);
@@ -607,9 +607,9 @@ static void resp_error(struct ur_qp *qp, struct resp_ctx *cx, uint64_t now)
 		p->resp.psn = ur_psn_add(cx->psn, 1);
 		return;
 	}
-	__ur_tx_ack(qp, cx->nak, cx->psn);
+	ur__tx_ack(qp, cx->nak, cx->psn);
 	/* An RC responder error is fatal for the QP (10.3.1, 11.6.2). */
-	__ur_qp_error(qp, now);
+	ur__qp_error(qp, now);
 	if (qp->dev->ops->qp_event)
 		qp->dev->ops->qp_event(qp->dev->host, qp,
 				       (enum ur_async_event)cx->event);
@@ -639,23 +639,23 @@ uint8_t *ur_qp_rx_place(const struct ur_qp *qp, const uint8_t *buf,
 	return r->wr_host;
 }
 
-void __ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
+void ur__resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		  const struct ur_rxinfo *ri, uint64_t now)
 {
 	struct ur_sr *sr = &qp->priv->sr;
 
 	(void)ri;
-	if (__ur_sr_marked(qp, pkt))
+	if (ur__sr_marked(qp, pkt))
 		sr->rx_peer = true;
 	if (qp->priv->jumbo.enable && ur_bth_ext_jumbo(pkt->bth))
 		qp->priv->jumbo.rx_peer = ur_bth_ext_jumbo(pkt->bth) &
 					  ur_jumbo_bits(qp->dev->jumbo_max);
-	__ur_resp_run(qp, pkt, now);
+	ur__resp_run(qp, pkt, now);
 	if (sr->held)
-		__ur_sr_drain(qp, now);
+		ur__sr_drain(qp, now);
 }
 
-void __ur_resp_run(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+void ur__resp_run(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
 	struct resp_ctx cx = { .pkt = pkt, .psn = pkt->h.psn, .now = now };
 	enum resp_state s = RESP_CHECK_PSN;
@@ -688,7 +688,7 @@ void __ur_resp_run(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 			break;
 		case RESP_NAK_SEQ:
 			qp->priv->resp.nak_sent = true;
-			__ur_tx_ack(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR),
+			ur__tx_ack(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR),
 				    qp->priv->resp.psn);
 			return;
 		case RESP_ERROR:

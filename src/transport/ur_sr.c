@@ -182,7 +182,7 @@ uint32_t ur_qp_sr_state(const struct ur_qp *qp)
 	       (sr->rx_peer ? 4u : 0);
 }
 
-void __ur_sr_release(struct ur_qp *qp)
+void ur__sr_release(struct ur_qp *qp)
 {
 	struct ur_sr *sr = &qp->priv->sr;
 
@@ -206,7 +206,7 @@ static void sr_nak(struct ur_qp *qp)
 	p->sr.gap_deadline = UINT64_MAX;
 	qp->dev->cnt.tx_sr_nak++;
 	qp->cnt.tx_sr_nak++;
-	__ur_tx_ack(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR), p->resp.psn);
+	ur__tx_ack(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR), p->resp.psn);
 }
 
 /* When to NAK the gap at ePSN: reorder_ns after the oldest held request
@@ -240,10 +240,10 @@ static void sr_cannot_hold(struct ur_qp *qp)
 	p->sr.gbn_sent = true;
 	p->resp.nak_sent = true;
 	p->sr.gap_deadline = UINT64_MAX;
-	__ur_tx_ack_plain(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR), p->resp.psn);
+	ur__tx_ack_plain(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR), p->resp.psn);
 }
 
-void __ur_sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
+void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 		  uint64_t now)
 {
 	struct ur_sr *sr = &qp->priv->sr;
@@ -290,7 +290,7 @@ static bool receives(const struct ur_qp *qp)
 	       qp->state == UR_QPS_SQD;
 }
 
-void __ur_sr_drain(struct ur_qp *qp, uint64_t now)
+void ur__sr_drain(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_sr *sr = &p->sr;
@@ -309,13 +309,13 @@ void __ur_sr_drain(struct ur_qp *qp, uint64_t now)
 		sr->held = s->next;
 		sr->nheld--;
 		if (d == 0 && ur_pkt_decode(s->data, s->len, &pkt) == UR_DEC_OK)
-			__ur_resp_run(qp, &pkt, now);
+			ur__resp_run(qp, &pkt, now);
 		/* else: overtaken (a resent copy ran first) */
 		slot_put(qp->dev, s);
 	}
 	sr->draining = false;
 	if (!receives(qp)) {
-		__ur_sr_release(qp);
+		ur__sr_release(qp);
 		return;
 	}
 	if (p->resp.psn != epsn)
@@ -323,12 +323,12 @@ void __ur_sr_drain(struct ur_qp *qp, uint64_t now)
 	gap_arm(qp, now);
 }
 
-void __ur_sr_timer(struct ur_qp *qp, uint64_t now)
+void ur__sr_timer(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_sr *sr = &qp->priv->sr;
 
 	if (sr->gap_deadline > now)
 		return;
 	sr->gap_deadline = UINT64_MAX;
-	__ur_sr_drain(qp, now); /* re-arms, or NAKs the gap */
+	ur__sr_drain(qp, now); /* re-arms, or NAKs the gap */
 }

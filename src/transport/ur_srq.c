@@ -5,7 +5,7 @@
  * The SRQ is a ring of receive WQEs with its own spinlock, because the QPs
  * that share it are driven from different threads. A QP attached to an SRQ
  * has a one-slot private receive queue; when a SEND needs a WQE and that
- * slot is empty, __ur_rq_ready() moves the SRQ's head WQE into it. From
+ * slot is empty, ur__rq_ready() moves the SRQ's head WQE into it. From
  * there the responder, UD receive and flush code treat it like any RQ WQE,
  * so a multi-packet message keeps the WQE it started with, and a QP that
  * enters ERR flushes only the WQE it took (the rest stay in the SRQ).
@@ -179,7 +179,7 @@ uint32_t ur_srq_count(struct ur_srq *srq)
 	return n;
 }
 
-bool __ur_rq_ready(struct ur_qp *qp)
+bool ur__rq_ready(struct ur_qp *qp)
 {
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_srq *srq = qp->srq;

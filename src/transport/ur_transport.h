@@ -125,7 +125,7 @@ struct ur_cqe {
 	uint32_t src_qp;
 	uint32_t wc_flags;  /* enum ur_wc_flags */
 	uint32_t vendor_err;
-	uint8_t sl;         /* UD receive: RoCE packet type, see __ur_ud_rx */
+	uint8_t sl;         /* UD receive: RoCE packet type, see ur__ud_rx */
 	uint64_t ts;        /* completion `now` */
 };
 

@@ -25,7 +25,7 @@ static uint16_t ipv4_csum(const uint8_t *h)
 }
 
 /* Fill the 40-byte GRH slot for a datagram whose IB part was @ib_len bytes. */
-void __ur_ud_grh(uint8_t *grh, const struct ur_rxinfo *ri, uint32_t ib_len)
+void ur__ud_grh(uint8_t *grh, const struct ur_rxinfo *ri, uint32_t ib_len)
 {
 	const struct ur_ipudp *ip = &ri->path;
 
@@ -53,7 +53,7 @@ void __ur_ud_grh(uint8_t *grh, const struct ur_rxinfo *ri, uint32_t ib_len)
 	ur_put16(grh + 10, ipv4_csum(grh));
 }
 
-void __ur_ud_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
+void ur__ud_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		const struct ur_rxinfo *ri, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
@@ -68,27 +68,27 @@ void __ur_ud_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		qp->dev->cnt.rx_drop_qkey++;
 		return;
 	}
-	if (!__ur_rq_ready(qp)) {
+	if (!ur__rq_ready(qp)) {
 		qp->dev->cnt.rx_drop_no_recv++;
 		return;
 	}
 	rwqe = ur_rwqe_at(qp, p->rq_head);
 	sge = ur_rwqe_sge(qp, p->rq_head);
-	if (__ur_sge_resolve(qp, sge, rwqe->num_sge, UR_ACCESS_LOCAL_WRITE)) {
-		__ur_recv_complete(qp, UR_WC_LOC_PROT_ERR, UR_WC_RECV, 0, 0, 0,
+	if (ur__sge_resolve(qp, sge, rwqe->num_sge, UR_ACCESS_LOCAL_WRITE)) {
+		ur__recv_complete(qp, UR_WC_LOC_PROT_ERR, UR_WC_RECV, 0, 0, 0,
 				   pkt->deth.sqpn, false, now);
 		return;
 	}
 	if (rwqe->length < UR_GRH_LEN + pkt->payload_len) {
-		__ur_recv_complete(qp, UR_WC_LOC_LEN_ERR, UR_WC_RECV, 0, 0, 0,
+		ur__recv_complete(qp, UR_WC_LOC_LEN_ERR, UR_WC_RECV, 0, 0, 0,
 				   pkt->deth.sqpn, false, now);
 		return;
 	}
 	ib_len = (uint32_t)(pkt->payload - pkt->bth) + pkt->payload_len +
 		 pkt->h.pad + UR_ICRC_LEN;
-	__ur_ud_grh(grh, ri, ib_len);
-	__ur_sge_copy_in(sge, rwqe->num_sge, 0, grh, UR_GRH_LEN);
-	__ur_sge_copy_in(sge, rwqe->num_sge, UR_GRH_LEN, pkt->payload,
+	ur__ud_grh(grh, ri, ib_len);
+	ur__sge_copy_in(sge, rwqe->num_sge, 0, grh, UR_GRH_LEN);
+	ur__sge_copy_in(sge, rwqe->num_sge, UR_GRH_LEN, pkt->payload,
 			 pkt->payload_len);
 	if (pkt->mask & UR_OPF_IMM) {
 		flags |= UR_WC_WITH_IMM;
@@ -98,7 +98,7 @@ void __ur_ud_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	 * UCX's UD DGID check reads) wc.sl says how the GRH area is filled:
 	 * bit 3 UDP present, bits 2..0 the L3 type, 2 IPv4 (header in bytes
 	 * 20..39), 1 IPv6 (the whole 40 bytes). */
-	__ur_recv_complete_sl(qp, UR_WC_SUCCESS, UR_WC_RECV,
+	ur__recv_complete_sl(qp, UR_WC_SUCCESS, UR_WC_RECV,
 			      UR_GRH_LEN + pkt->payload_len, imm, flags,
 			      pkt->deth.sqpn, ri->path.v6 ? 0x9 : 0xa,
 			      pkt->h.se, now);

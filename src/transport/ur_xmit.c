@@ -14,7 +14,7 @@ static uint32_t pad_of(uint32_t payload_len)
 	return (4 - (payload_len & 3)) & 3;
 }
 
-struct ur_pktbuf *__ur_tx_alloc(struct ur_qp *qp, uint8_t opcode,
+struct ur_pktbuf *ur__tx_alloc(struct ur_qp *qp, uint8_t opcode,
 				uint32_t payload_len)
 {
 	uint32_t len = (uint32_t)ur_pkt_hdr_len(opcode) + payload_len +
@@ -30,12 +30,12 @@ struct ur_pktbuf *__ur_tx_alloc(struct ur_qp *qp, uint8_t opcode,
 	return b;
 }
 
-uint8_t *__ur_tx_payload(struct ur_pktbuf *b, uint8_t opcode)
+uint8_t *ur__tx_payload(struct ur_pktbuf *b, uint8_t opcode)
 {
 	return b->data + ur_pkt_hdr_len(opcode);
 }
 
-void __ur_tx_payload_from(struct ur_qp *qp, struct ur_pktbuf *b,
+void ur__tx_payload_from(struct ur_qp *qp, struct ur_pktbuf *b,
 			  uint8_t opcode, const uint8_t *src, uint32_t len)
 {
 	if (!len)
@@ -43,10 +43,10 @@ void __ur_tx_payload_from(struct ur_qp *qp, struct ur_pktbuf *b,
 	if (qp->dev->tx_ext)
 		b->ext = src;
 	else
-		memcpy(__ur_tx_payload(b, opcode), src, len);
+		memcpy(ur__tx_payload(b, opcode), src, len);
 }
 
-void __ur_tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
+void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 		  const struct ur_txhdr *h, uint32_t payload_len,
 		  const struct ur_ipudp *path)
 {
@@ -124,7 +124,7 @@ static void tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn,
 		.psn = psn,
 		.aeth = { .syndrome = syndrome, .msn = qp->priv->resp.msn },
 	};
-	struct ur_pktbuf *b = __ur_tx_alloc(qp, h.opcode, 0);
+	struct ur_pktbuf *b = ur__tx_alloc(qp, h.opcode, 0);
 
 	if (!b)
 		return; /* the requester's timer recovers */
@@ -141,15 +141,15 @@ static void tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn,
 	default:
 		break;
 	}
-	__ur_tx_send(qp, b, &h, 0, NULL);
+	ur__tx_send(qp, b, &h, 0, NULL);
 }
 
-void __ur_tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
+void ur__tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	tx_ack(qp, syndrome, psn, false);
 }
 
-void __ur_tx_ack_plain(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
+void ur__tx_ack_plain(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	tx_ack(qp, syndrome, psn, true);
 }

@@ -20,8 +20,8 @@
 static uint32_t slice8[8][256];
 
 typedef uint32_t (*crc_fn)(uint32_t, const uint8_t *, size_t);
-static crc_fn crc_best = __ur_crc32_slice8;
-static crc_fn crc_impl = __ur_crc32_slice8;
+static crc_fn crc_best = ur__crc32_slice8;
+static crc_fn crc_impl = ur__crc32_slice8;
 
 /* Before icrc.c's tables, which use ur_crc32 (constructor 102). */
 __attribute__((constructor(101))) static void crc32_init(void)
@@ -37,8 +37,8 @@ __attribute__((constructor(101))) static void crc32_init(void)
 		for (int k = 1; k < 8; k++)
 			slice8[k][i] = (slice8[k - 1][i] >> 8) ^
 				       slice8[0][slice8[k - 1][i] & 0xff];
-	if (__ur_crc32_pclmul_usable())
-		crc_best = __ur_crc32_pclmul;
+	if (ur__crc32_pclmul_usable())
+		crc_best = ur__crc32_pclmul;
 	crc_impl = crc_best;
 }
 
@@ -48,7 +48,7 @@ static inline uint32_t load_le32(const uint8_t *p)
 	       ((uint32_t)p[3] << 24);
 }
 
-uint32_t __ur_crc32_slice8(uint32_t c, const uint8_t *p, size_t n)
+uint32_t ur__crc32_slice8(uint32_t c, const uint8_t *p, size_t n)
 {
 	while (n >= 8) {
 		uint32_t a = c ^ load_le32(p);
@@ -81,23 +81,23 @@ uint32_t ur_crc32(uint32_t crc, const void *buf, size_t len)
 
 uint32_t ur_crc32_copy(uint32_t crc, void *dst, const void *buf, size_t len)
 {
-	if (crc_impl == __ur_crc32_pclmul)
-		return ~__ur_crc32_pclmul_copy(~crc, dst, buf, len);
+	if (crc_impl == ur__crc32_pclmul)
+		return ~ur__crc32_pclmul_copy(~crc, dst, buf, len);
 	memcpy(dst, buf, len);
 	return ~crc_impl(~crc, buf, len);
 }
 
 const char *ur_crc32_impl(void)
 {
-	return crc_impl == __ur_crc32_pclmul ? "pclmul" : "slice8";
+	return crc_impl == ur__crc32_pclmul ? "pclmul" : "slice8";
 }
 
 unsigned int ur_crc32_vec_bits(unsigned int max)
 {
-	return crc_best == __ur_crc32_pclmul ? __ur_crc32_pclmul_bits(max) : 0;
+	return crc_best == ur__crc32_pclmul ? ur__crc32_pclmul_bits(max) : 0;
 }
 
 void ur_crc32_force_portable(bool on)
 {
-	crc_impl = on ? __ur_crc32_slice8 : crc_best;
+	crc_impl = on ? ur__crc32_slice8 : crc_best;
 }

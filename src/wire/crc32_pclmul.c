@@ -331,7 +331,7 @@ one_lane:
 	return (uint32_t)_mm_extract_epi32(x0, 1);
 }
 
-int __ur_crc32_pclmul_usable(void)
+int ur__crc32_pclmul_usable(void)
 {
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("vpclmulqdq") &&
@@ -342,13 +342,13 @@ int __ur_crc32_pclmul_usable(void)
 	       __builtin_cpu_supports("sse4.1");
 }
 
-unsigned int __ur_crc32_pclmul_bits(unsigned int max)
+unsigned int ur__crc32_pclmul_bits(unsigned int max)
 {
 	vec_bits = max < cpu_bits ? max : cpu_bits;
 	return vec_bits;
 }
 
-uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
+uint32_t ur__crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
 {
 	if (n >= 16) {
 		size_t bulk = n & ~(size_t)15;
@@ -357,7 +357,7 @@ uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
 		p += bulk;
 		n -= bulk;
 	}
-	return __ur_crc32_slice8(reg, p, n);
+	return ur__crc32_slice8(reg, p, n);
 }
 
 /*
@@ -365,7 +365,7 @@ uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
  * folding loop itself, so the copy reads nothing a second time; the bytes
  * before it (loaded ahead of the loop) and the tail are copied around it.
  */
-uint32_t __ur_crc32_pclmul_copy(uint32_t reg, uint8_t *dst, const uint8_t *p,
+uint32_t ur__crc32_pclmul_copy(uint32_t reg, uint8_t *dst, const uint8_t *p,
 				size_t n)
 {
 	size_t bulk = n & ~(size_t)15, copied = 0, at = 0;
@@ -374,31 +374,31 @@ uint32_t __ur_crc32_pclmul_copy(uint32_t reg, uint8_t *dst, const uint8_t *p,
 		reg = fold(reg, p, bulk, dst, &at, &copied);
 	memcpy(dst, p, at);
 	memcpy(dst + at + copied, p + at + copied, n - at - copied);
-	return __ur_crc32_slice8(reg, p + bulk, n - bulk);
+	return ur__crc32_slice8(reg, p + bulk, n - bulk);
 }
 
 #else /* no x86: the portable code stands in */
 
-int __ur_crc32_pclmul_usable(void)
+int ur__crc32_pclmul_usable(void)
 {
 	return 0;
 }
 
-unsigned int __ur_crc32_pclmul_bits(unsigned int max)
+unsigned int ur__crc32_pclmul_bits(unsigned int max)
 {
 	(void)max;
 	return 0;
 }
 
-uint32_t __ur_crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
+uint32_t ur__crc32_pclmul(uint32_t reg, const uint8_t *p, size_t n)
 {
-	return __ur_crc32_slice8(reg, p, n);
+	return ur__crc32_slice8(reg, p, n);
 }
 
-uint32_t __ur_crc32_pclmul_copy(uint32_t reg, uint8_t *dst, const uint8_t *p,
+uint32_t ur__crc32_pclmul_copy(uint32_t reg, uint8_t *dst, const uint8_t *p,
 				size_t n)
 {
 	memcpy(dst, p, n);
-	return __ur_crc32_slice8(reg, p, n);
+	return ur__crc32_slice8(reg, p, n);
 }
 #endif

@@ -13,15 +13,15 @@ static void test_half_roundtrip(void)
 	for (uint32_t h = 0; h < 0x10000; h++) {
 		if ((h & 0x7c00) == 0x7c00)
 			continue;
-		ASSERT_EQ(__ur_float_to_half(__ur_half_to_float((uint16_t)h)), h);
+		ASSERT_EQ(ur__float_to_half(ur__half_to_float((uint16_t)h)), h);
 	}
-	ASSERT_EQ(__ur_float_to_half(1.0f), 0x3c00);
-	ASSERT_EQ(__ur_float_to_half(65504.0f), 0x7bff);
-	ASSERT_EQ(__ur_float_to_half(65520.0f), 0x7c00); /* rounds to inf */
-	ASSERT_EQ(__ur_float_to_half(1.0f + 0x1p-11f), 0x3c00); /* tie to even */
-	ASSERT_EQ(__ur_float_to_half(1.0f + 3 * 0x1p-11f), 0x3c02);
-	ASSERT_EQ(__ur_float_to_half(0x1p-24f), 0x0001); /* smallest subnormal */
-	ASSERT(__ur_half_to_float(0x0001) == 0x1p-24f);
+	ASSERT_EQ(ur__float_to_half(1.0f), 0x3c00);
+	ASSERT_EQ(ur__float_to_half(65504.0f), 0x7bff);
+	ASSERT_EQ(ur__float_to_half(65520.0f), 0x7c00); /* rounds to inf */
+	ASSERT_EQ(ur__float_to_half(1.0f + 0x1p-11f), 0x3c00); /* tie to even */
+	ASSERT_EQ(ur__float_to_half(1.0f + 3 * 0x1p-11f), 0x3c02);
+	ASSERT_EQ(ur__float_to_half(0x1p-24f), 0x0001); /* smallest subnormal */
+	ASSERT(ur__half_to_float(0x0001) == 0x1p-24f);
 }
 
 static void test_bf16_roundtrip(void)
@@ -29,11 +29,11 @@ static void test_bf16_roundtrip(void)
 	for (uint32_t h = 0; h < 0x10000; h++) {
 		if ((h & 0x7f80) == 0x7f80)
 			continue;
-		ASSERT_EQ(__ur_float_to_bf16(__ur_bf16_to_float((uint16_t)h)), h);
+		ASSERT_EQ(ur__float_to_bf16(ur__bf16_to_float((uint16_t)h)), h);
 	}
-	ASSERT_EQ(__ur_float_to_bf16(1.0f), 0x3f80);
-	ASSERT_EQ(__ur_float_to_bf16(1.0f + 0x1p-8f), 0x3f80); /* tie to even */
-	ASSERT_EQ(__ur_float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);
+	ASSERT_EQ(ur__float_to_bf16(1.0f), 0x3f80);
+	ASSERT_EQ(ur__float_to_bf16(1.0f + 0x1p-8f), 0x3f80); /* tie to even */
+	ASSERT_EQ(ur__float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);
 }
 
 /* Every type and op on a misaligned buffer against a scalar reference. */
@@ -54,8 +54,8 @@ static void test_kernels(void)
 					uroce_dtype_set(dt, x, i, (double)(i % 6 + 250));
 					uroce_dtype_set(dt, y, i, (double)(i % 5));
 				}
-			__ur_reduce(x, y, N, dt, op);
-			__ur_reduce_finish(x, N, dt, op, 2);
+			ur__reduce(x, y, N, dt, op);
+			ur__reduce_finish(x, N, dt, op, 2);
 			for (size_t i = 0; i < N; i++) {
 				double p = dt == UROCE_UINT8 ? (double)(i % 6 + 250) : (double)((int)(i % 7) - 3);
 				double q = dt == UROCE_UINT8 ? (double)(i % 5) : (double)((int)(i % 5) - 1);
@@ -94,12 +94,12 @@ static void test_reduce3(void)
 			}
 			memset(z, 0x5a, N * es + 8);
 			memcpy(r, x, N * es);
-			__ur_reduce(r, y, N, dt, op);
-			__ur_reduce3(z, x, y, N, dt, op);
+			ur__reduce(r, y, N, dt, op);
+			ur__reduce3(z, x, y, N, dt, op);
 			ASSERT(memcmp(z, r, N * es) == 0);
 			ASSERT(z[N * es] == 0x5a);
 			ASSERT(uroce_dtype_get(dt, x, 10) == 2.0); /* a untouched */
-			__ur_reduce3(x, x, y, N, dt, op);
+			ur__reduce3(x, x, y, N, dt, op);
 			ASSERT(memcmp(x, r, N * es) == 0);
 		}
 	}
