@@ -22,10 +22,6 @@
 #include "ur_latprof.h"
 #include "ur_stats.h"
 
-/* Set while this thread drains the socket from ur_engine_poll. */
-static __thread bool tls_polling;
-/* Polls in a row that found rx_lock taken (ur_engine_poll). */
-static __thread unsigned int tls_lock_busy;
 
 uint64_t ur_now(void)
 {
@@ -95,25 +91,6 @@ static void wake(struct ur_engine *e);
 static bool qp_trylock(struct ur_eqp *q);
 static void backlog_run(struct ur_qp *qp, struct ur_eqp *q);
 
-/* Leave a plain ACK for the QP lock's holder; false: the ring is full. */
-static bool backlog_push(struct ur_eqp *q, const uint8_t *buf,
-			 const struct ur_rxinfo *ri)
-{
-	uint32_t h = atomic_load_explicit(&q->bl_head, memory_order_relaxed);
-	uint32_t t = atomic_load_explicit(&q->bl_tail, memory_order_acquire);
-	struct ur_eqp_ack *a = &q->bl[h % UR_IO_ACK_BACKLOG];
-
-	if (h - t >= UR_IO_ACK_BACKLOG)
-		return false;
-	memcpy(a->d, buf, sizeof(a->d));
-	a->ri = *ri;
-	atomic_store_explicit(&q->bl_head, h + 1, memory_order_release);
-	/* Against the holder's unlock then look (qp_locks_release): one of
-	 * us sees the other. */
-	atomic_thread_fence(memory_order_seq_cst);
-	return true;
-}
-
 /*
  * The middle packet of an RDMA WRITE to one of our QPs may have its payload
  * copied to its destination during the ICRC check (ur_qp_rx_place): one
@@ -155,8 +132,7 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		uint32_t dqpn = ur_bth_dqpn(buf);
 		uint8_t slot = (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT);
 
-		if (dqpn > 1 && slot == e->slot &&
-		    ur_bth_opcode(buf) == UR_OP_RC_RDMA_WRITE_MIDDLE)
+		if (dqpn > 1 && slot == e->slot && ur_rx_may_place(buf, len))
 			placed = place_begin(e, buf, len, ri, &place);
 		if (ri->icrc_checked) {
 			/* From shared memory (shm.c): no wire, no ICRC. */
@@ -196,8 +172,7 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			pkt.payload = place;
 			e->dev.cnt.rx_placed++;
 		} else if (!q || !qp_trylock(q)) {
-			if (q && ur__is_plain_ack(buf, len) &&
-			    backlog_push(q, buf, ri)) {
+			if (q && ur_ackq_push(&q->acks, buf, len, ri)) {
 				/* A post holds the QP (in its system call,
 				 * most likely): it runs the ACK at its unlock,
 				 * and this thread goes on with the next packet
@@ -222,8 +197,8 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		 * the ACK left. A polling thread defers it (ur_engine_poll);
 		 * ur_engine_qp_del flushes what it deferred. */
 out:
-		if (!tls_polling)
-			ur__tx_flush();
+		if (!ur__thread()->polling)
+			ur__tx_flush(ur__thread()->tx);
 	} else if (placed) {
 		ur_engine_qp_unlock(placed); /* dropped, and counted */
 	}
@@ -252,26 +227,17 @@ uint64_t ur__engine_run_timers(struct ur_engine *e, uint64_t now)
 				next = qp->deadline;
 		}
 	}
-	ur__tx_flush(); /* before a QP can be destroyed (see deliver) */
+	ur__tx_flush(ur__thread()->tx); /* before a QP can be destroyed (see deliver) */
 	pthread_rwlock_unlock(&e->qp_lock);
 	atomic_store(&e->next_deadline, next);
 	return next;
 }
 
 /* Send what polling threads deferred; rx_lock held. */
-/* Send what batch @b holds, leaving this thread's own batch as it is. */
-static void flush_batch(struct tx_batch *b)
-{
-	struct tx_batch *prev = ur__tx_switch(b);
-
-	ur__tx_flush();
-	ur__tx_switch(prev);
-}
-
 static void flush_poll_tx(struct ur_engine *e)
 {
 	if (ur__tx_pending(e->poll_tx))
-		flush_batch(e->poll_tx);
+		ur__tx_flush(e->poll_tx);
 	atomic_store_explicit(&e->poll_tx_at, 0, memory_order_relaxed);
 }
 
@@ -326,6 +292,7 @@ static void accept_due(struct ur_engine *e, uint64_t now)
 
 static int drain_all(struct ur_engine *e)
 {
+	struct ur_tctx *tc = ur__thread();
 	struct tx_batch *prev;
 	uint64_t now;
 	int n;
@@ -339,11 +306,12 @@ static int drain_all(struct ur_engine *e)
 	flush_poll_tx(e);
 	/* In the poll batch, so that the ACKs of a receive batch coalesce
 	 * and ur_engine_qp_del finds any still unsent. */
-	prev = ur__tx_switch(e->poll_tx);
-	tls_polling = true;
+	prev = tc->tx;
+	tc->tx = e->poll_tx;
+	tc->polling = true;
 	n = ur__udp_drain(e, e->rx_fd, now, true, NULL);
-	tls_polling = false;
-	ur__tx_switch(prev);
+	tc->polling = false;
+	tc->tx = prev;
 	/* New siblings: only the engine thread looks, and not at every
 	 * batch. The listener wakes a sleeping engine (engine_main). */
 	accept_due(e, now);
@@ -418,7 +386,7 @@ static void *engine_main(void *arg)
 			if (s < next)
 				next = s; /* uroce-stat sees the last counts */
 		}
-		ur__tx_flush();
+		ur__tx_flush(ur__thread()->tx);
 		/* An application thread that polled lately on this CPU (not
 		 * within UR_IO_APP_POLL_NS, or it would drain itself) may be
 		 * waiting for it, both bound to one core as MPI-style
@@ -474,7 +442,7 @@ static void *engine_main(void *arg)
 		}
 		atomic_store(&e->sleep_until, 0);
 	}
-	ur__tx_flush();
+	ur__tx_flush(ur__thread()->tx);
 	return NULL;
 }
 
@@ -708,7 +676,7 @@ void ur_engine_close(struct ur_engine *e)
 		flush_poll_tx(e);
 		ur__tx_batch_free(e->poll_tx);
 	}
-	ur__tx_flush();
+	ur__tx_flush(ur__thread()->tx);
 	for (uint32_t i = 0; e->sports.b && i < e->sports.nb; i++)
 		for (struct ur_map_node *n = e->sports.b[i]; n; n = n->next) {
 			struct ur_sport_sock *s = n->val;
@@ -856,7 +824,7 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 		ur__map_del(&e->qps, qp->qpn);
 	if (q) {
 		if (q->held) /* before its port closes */
-			flush_batch(q->held);
+			ur__tx_flush(q->held);
 		if (q->cs) {
 			ur__csock_close(q->cs);
 			atomic_fetch_sub(&e->ncsock, 1);
@@ -897,25 +865,15 @@ static bool qp_trylock(struct ur_eqp *q)
 	return true;
 }
 
-/* Run the ACKs left while the lock was held (backlog_push); QP lock held. */
+/* Run the ACKs left while the lock was held (ur_ackq); QP lock held. */
 static void backlog_run(struct ur_qp *qp, struct ur_eqp *q)
 {
-	uint32_t t = atomic_load_explicit(&q->bl_tail, memory_order_relaxed);
-	uint32_t h = atomic_load_explicit(&q->bl_head, memory_order_acquire);
-	uint64_t now, before;
+	uint64_t before;
 
-	if (t == h)
+	if (ur_ackq_empty(&q->acks))
 		return;
-	now = ur_now();
 	before = qp->deadline;
-	for (; t != h; t++) {
-		struct ur_eqp_ack *a = &q->bl[t % UR_IO_ACK_BACKLOG];
-		struct ur_pkt pkt;
-
-		if (ur_pkt_decode(a->d, sizeof(a->d), &pkt) == UR_DEC_OK)
-			ur_qp_rx(qp, &pkt, &a->ri, now);
-	}
-	atomic_store_explicit(&q->bl_tail, t, memory_order_release);
+	ur_ackq_run(&q->acks, qp, ur_now());
 	timer_moved(q->e, before, qp->deadline);
 }
 
@@ -928,10 +886,12 @@ static void backlog_run(struct ur_qp *qp, struct ur_eqp *q)
  */
 static void unlock_flush(struct ur_eqp *q)
 {
+	struct ur_tctx *tc = ur__thread();
+
 	if (q && q->held && ur__tx_pending(q->held))
-		ur__tx_flush_after(q->held);
-	else if (!tls_polling || ur__tx_ordered_pending())
-		ur__tx_flush();
+		ur__tx_flush_after(q->held, tc->tx);
+	else if (!tc->polling || ur__tx_ordered_pending(tc->tx))
+		ur__tx_flush(tc->tx);
 }
 
 /* Release what ur_engine_qp_lock took, then take the lock back for ACKs
@@ -943,10 +903,8 @@ static void qp_locks_release(struct ur_eqp *q)
 	for (;;) {
 		pthread_rwlock_unlock(&q->e->mr_lock);
 		pthread_mutex_unlock(&q->lock);
-		atomic_thread_fence(memory_order_seq_cst); /* backlog_push */
-		if (atomic_load_explicit(&q->bl_head, memory_order_relaxed) ==
-			    atomic_load_explicit(&q->bl_tail,
-						 memory_order_relaxed) ||
+		atomic_thread_fence(memory_order_seq_cst); /* ur_ackq_push */
+		if (ur_ackq_empty(&q->acks) ||
 		    !qp_trylock(q)) /* which runs them */
 			return;
 		unlock_flush(q);
@@ -964,32 +922,24 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 }
 
 /*
- * Doorbell batching. A post normally sends at once (latency). A QP that
- * streams small messages (this post and the previous one each made one
- * packet) with at least
- * UR_IO_HOLD_INFLIGHT PSNs unacknowledged holds the packet instead: the
- * peer is busy with the ones in flight, and up to UR_IO_GSO_MAX_SEGS held
- * ones leave as one GSO send, a system call per 32 messages instead of one
- * each (perftest's bandwidth tests post one WR per call). Held packets
- * leave at the latest when the next ACK or timer of the QP takes its lock,
- * and that ACK is due: so many PSNs are in flight.
+ * Doorbell batching (the rule is the transport's: ur_txq_hold_due): a post
+ * of a QP that streams one-packet messages with many PSNs in flight holds
+ * its packet in the QP's held batch, and up to UR_IO_GSO_MAX_SEGS of them
+ * leave as one GSO send, a system call per 32 messages instead of one each
+ * (perftest's bandwidth tests post one WR per call).
  */
 static bool post_holds(struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
-	bool small = ur__tx_single();
-	/* Count what was in flight before this post (plus its one packet):
-	 * a READ request spans its whole response in PSNs, and a lone
-	 * 64 KiB READ held for its own span waited for the retransmission
-	 * timer, since nothing else was due back (UCX ucp_get). */
-	bool hold = small && q->last_small &&
-		    q->unacked_at_lock + 1 >= UR_IO_HOLD_INFLIGHT;
+	struct tx_batch *cur = ur__thread()->tx;
+	bool small = ur__tx_single(cur);
+	bool hold = ur_txq_hold_due(small, q->last_small, q->unacked_at_lock);
 	unsigned int n;
 
 	q->last_small = small;
 	if (!hold)
 		return false;
-	n = ur__tx_hold(&q->held); /* 0: no memory for the batch, not held */
+	n = ur__tx_hold(cur, &q->held); /* 0: no memory for the batch */
 	if (n)
 		q->e->dev.cnt.tx_held++;
 	/* Full: the unlock sends what is held (this packet included). */
@@ -1020,7 +970,7 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 	 * same system call (the unlock flushes). */
 	if (ur__tx_pending(e->poll_tx) &&
 	    !pthread_mutex_trylock(&e->rx_lock)) {
-		ur__tx_adopt(e->poll_tx);
+		ur__tx_adopt(ur__thread()->tx, e->poll_tx);
 		if (!ur__tx_pending(e->poll_tx))
 			atomic_store_explicit(&e->poll_tx_at, 0,
 					      memory_order_relaxed);
@@ -1041,6 +991,7 @@ void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
 uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 {
 	uint64_t now = ur_now(), prev = atomic_exchange(&e->prev_poll, now);
+	struct ur_tctx *tc = ur__thread();
 	struct tx_batch *prev_tx;
 
 	/* Two empty polls within 10 us: a thread is spinning on its CQ. An
@@ -1061,24 +1012,25 @@ uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 		 * with the yield). A short hold (a timer, a look at the
 		 * socket), or a holder on another core, is waited out
 		 * without a system call. */
-		if (++tls_lock_busy >= UR_IO_POLL_BUSY_YIELD &&
+		if (++tc->lock_busy >= UR_IO_POLL_BUSY_YIELD &&
 		    sched_getcpu() == atomic_load(&e->drain_cpu))
 			sched_yield();
 		return now;
 	}
-	tls_lock_busy = 0;
+	tc->lock_busy = 0;
 	/* ACKs made here wait in the engine's poll batch until the caller
 	 * has its completion: they leave with its next post (in the same
 	 * system call), or alone once held UR_IO_ACK_HOLD_NS, or from the
 	 * engine thread; not on the latency path. */
 	flush_poll_tx_held(e, now);
-	prev_tx = ur__tx_switch(e->poll_tx);
-	tls_polling = true;
+	prev_tx = tc->tx;
+	tc->tx = e->poll_tx;
+	tc->polling = true;
 	ur__udp_drain(e, e->rx_fd, now, false, cq);
 	if (e->fwd_nin) /* a system call per poll only when siblings exist */
 		ur__fwd_drain(e, now);
-	tls_polling = false;
-	ur__tx_switch(prev_tx);
+	tc->polling = false;
+	tc->tx = prev_tx;
 	if (!atomic_load_explicit(&e->poll_tx_at, memory_order_relaxed) &&
 	    ur__tx_pending(e->poll_tx))
 		poll_tx_mark(e, now);

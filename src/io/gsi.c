@@ -19,7 +19,6 @@
 #include "ur_io_priv.h"
 
 /* This thread runs the handler: it drains the socket, rx_lock held. */
-static __thread bool tls_in_handler;
 #define UR_GSI_FLUSH_TRIES 20
 
 void ur_engine_set_gsi_handler(struct ur_engine *e, ur_gsi_rx_fn fn, void *arg)
@@ -53,11 +52,11 @@ void ur__gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 	}
 	e->dev.cnt.rx_packets++;
 	e->dev.cnt.rx_bytes += len;
-	tls_in_handler = true;
+	ur__thread()->in_gsi = true;
 	to = e->gsi_fn ? e->gsi_fn(e->gsi_arg, pkt.payload, pkt.payload_len,
 				   ri, from_sibling)
 		       : UR_GSI_BROADCAST;
-	tls_in_handler = false;
+	ur__thread()->in_gsi = false;
 	if (from_sibling || to == UR_GSI_CONSUMED)
 		return; /* a forwarded MAD is never forwarded again */
 	if (to == UR_GSI_BROADCAST)
@@ -79,16 +78,14 @@ void ur__gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
  */
 static void flush_before_mad(struct ur_engine *e)
 {
-	if (tls_in_handler) {
-		ur__tx_flush(); /* our batch: what we deferred so far */
+	if (ur__thread()->in_gsi) {
+		/* our batch: what we deferred so far */
+		ur__tx_flush(ur__thread()->tx);
 		return;
 	}
 	for (int i = 0; ur__tx_pending(e->poll_tx); i++) {
 		if (!pthread_mutex_trylock(&e->rx_lock)) {
-			struct tx_batch *prev = ur__tx_switch(e->poll_tx);
-
-			ur__tx_flush();
-			ur__tx_switch(prev);
+			ur__tx_flush(e->poll_tx);
 			pthread_mutex_unlock(&e->rx_lock);
 			return;
 		}

@@ -159,36 +159,74 @@ int ur__udp_open_tx_plain(const struct ur_engine *e, uint16_t sport)
  */
 #define UR_IO_GSO_MAX_BYTES 65000 /* IPv4 total length minus IP/UDP headers */
 
-struct tx_slot {
-	struct ur_pktbuf pb;
-	struct ur_engine *e;
-	int fd;
-	struct ur_csock *cs; /* fd is this connected socket's (csock.c) */
-	bool ready;
-	uint8_t data[UR_IO_MAX_PKT];
-};
-
+/* A transmit queue (the transport's ur_txq: what may wait, merge or leave
+ * first) and the system-call vectors that send it. A slot's route is the
+ * socket it leaves from, its conn the connected socket (csock.c) or NULL. */
 struct tx_batch {
-	unsigned int used; /* slots handed out */
-	bool ordered;      /* holds a packet whose order on the wire matters */
-	struct tx_slot slot[UR_IO_TX_BATCH];
-	struct mmsghdr msg[UR_IO_TX_BATCH];
-	int msg_fd[UR_IO_TX_BATCH];
-	unsigned int msg_npkt[UR_IO_TX_BATCH]; /* packets in the GSO run */
-	struct ur_engine *msg_e[UR_IO_TX_BATCH];
+	struct ur_txq q;
+	struct mmsghdr msg[UR_TXQ_SLOTS];
+	int msg_fd[UR_TXQ_SLOTS];
+	unsigned int msg_npkt[UR_TXQ_SLOTS]; /* packets in the GSO run */
+	struct ur_engine *msg_e[UR_TXQ_SLOTS];
 	/* Per packet: headers, payload in registered memory, pad + ICRC. */
-	struct iovec iov[3 * UR_IO_TX_BATCH];
-	struct sockaddr_storage to[UR_IO_TX_BATCH];
+	struct iovec iov[3 * UR_TXQ_SLOTS];
+	struct sockaddr_storage to[UR_TXQ_SLOTS];
 	/* UDP_SEGMENT, then IP_TOS / IPV6_TCLASS (ECN bits of the run) */
-	char ctl[UR_IO_TX_BATCH][CMSG_SPACE(sizeof(uint16_t)) +
-				 CMSG_SPACE(sizeof(int))];
+	char ctl[UR_TXQ_SLOTS][CMSG_SPACE(sizeof(uint16_t)) +
+			       CMSG_SPACE(sizeof(int))];
 };
 
-static __thread struct tx_batch *tls_tx;
-static pthread_key_t tx_key;
-static pthread_once_t tx_once = PTHREAD_ONCE_INIT;
 static atomic_bool gso_broken; /* the kernel refused UDP_SEGMENT once */
 static pthread_once_t gso_once = PTHREAD_ONCE_INIT;
+
+/*
+ * A thread's context: the batch the packets it makes go to (its own, or an
+ * engine's poll batch while it polls), and what the engine needs to know
+ * of it. The only thread-local state of the engine; the functions that
+ * send take their batch as an argument.
+ */
+static __thread struct ur_tctx tctx;
+static pthread_key_t tctx_key;
+static pthread_once_t tctx_once = PTHREAD_ONCE_INIT;
+
+/* A thread's batch is freed when the thread exits. */
+static void tctx_free(void *p)
+{
+	ur__tx_batch_free(p);
+}
+
+static void tctx_key_init(void)
+{
+	pthread_key_create(&tctx_key, tctx_free);
+}
+
+struct ur_tctx *ur__thread(void)
+{
+	return &tctx;
+}
+
+/* The batch this thread's packets go to, made at its first packet (a
+ * thread that only polls never needs one of its own). */
+static struct tx_batch *thread_tx(void)
+{
+	struct ur_tctx *t = &tctx;
+
+	if (__builtin_expect(!t->tx, 0)) {
+		if (!t->own) {
+			pthread_once(&tctx_once, tctx_key_init);
+			t->own = ur__tx_batch_new(true);
+			if (t->own)
+				pthread_setspecific(tctx_key, t->own);
+		}
+		t->tx = t->own;
+	}
+	return t->tx;
+}
+
+static inline struct ur_engine *slot_engine(const struct ur_txq_slot *s)
+{
+	return s->host;
+}
 
 /* UROCE_GSO=0 sends every packet on its own (e.g. for captures on lo,
  * where a GSO run is seen as one large datagram). */
@@ -198,17 +236,6 @@ static void gso_env(void)
 
 	if (v && *v == '0')
 		atomic_store(&gso_broken, true);
-}
-
-/* A thread's batch is freed when the thread exits. */
-static void tx_free(void *p)
-{
-	ur__tx_batch_free(p);
-}
-
-static void tx_key_init(void)
-{
-	pthread_key_create(&tx_key, tx_free);
 }
 
 void ur__udp_fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
@@ -240,9 +267,9 @@ void ur__udp_fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
  * (ur_qp_rx), so an ECT ACK changes nothing but being marked, not dropped.
  * An ECT packet never joins a Not-ECT run.
  */
-static bool same_run(const struct tx_slot *a, const struct tx_slot *b)
+static bool same_run(const struct ur_txq_slot *a, const struct ur_txq_slot *b)
 {
-	return a->fd == b->fd && a->e == b->e &&
+	return a->route == b->route && a->host == b->host &&
 	       a->pb.path.v6 == b->pb.path.v6 &&
 	       !memcmp(a->pb.path.dst, b->pb.path.dst, sizeof(a->pb.path.dst)) &&
 	       (a->pb.path.tos == b->pb.path.tos ||
@@ -306,11 +333,6 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 }
 
 /*
- * The batch this thread fills. A polling application thread fills the
- * engine's poll batch instead (ur_engine_poll), so that the ACKs it
- * generates leave after its completion has been returned, not before.
- */
-/*
  * Fresh anonymous memory, made resident in one system call. On some
  * virtual machines (this project's CI: a paravirtualised guest) the first
  * write to a page costs about 10 us, 2.5 ms per MiB, against about 0.2 ms
@@ -361,56 +383,22 @@ void ur__tx_batch_free(struct tx_batch *b)
 
 bool ur__tx_pending(const struct tx_batch *b)
 {
-	return b && b->used;
+	return b && ur_txq_pending(&b->q);
 }
 
-bool ur__tx_ordered_pending(void)
+bool ur__tx_ordered_pending(const struct tx_batch *b)
 {
-	return tls_tx && tls_tx->used && tls_tx->ordered;
+	return b && ur_txq_ordered(&b->q);
 }
 
-/*
- * Append @from's packets (the ACKs a poll deferred) to this thread's batch,
- * so that they leave in the same system call as what it made: the pingpong
- * case, where the answer to a message is posted right after its completion.
- * ACKs are small; copying them costs less than a second sendmmsg.
- */
-/* A zero-copy packet's pieces, from its BTH: headers (@data), payload
- * (@ext), then pad + ICRC (@data after the headers). */
-struct ext_parts {
-	uint32_t hdr, payload, pad;
-};
-
-static struct ext_parts ext_parts(const struct ur_pktbuf *pb)
+bool ur__tx_single(const struct tx_batch *b)
 {
-	struct ext_parts x = {
-		.hdr = (uint32_t)ur_pkt_hdr_len(ur_bth_opcode(pb->data)),
-		.pad = ur_bth_pad(pb->data),
-	};
-
-	x.payload = pb->len - x.hdr - x.pad - UR_ICRC_LEN;
-	return x;
-}
-
-/* Bring a zero-copy payload into the slot's own buffer (the slot has room
- * for a whole packet): for paths that need the packet in one piece. */
-static void linearize(struct tx_slot *s)
-{
-	struct ur_pktbuf *pb = &s->pb;
-	struct ext_parts x;
-
-	if (!pb->ext)
-		return;
-	x = ext_parts(pb);
-	memmove(pb->data + x.hdr + x.payload, pb->data + x.hdr,
-		x.pad + UR_ICRC_LEN);
-	memcpy(pb->data + x.hdr, pb->ext, x.payload);
-	pb->ext = NULL;
+	return b && ur_txq_single(&b->q);
 }
 
 /* The ICRC of a packet, written into its slot; @x: its pieces when its
  * payload is zero-copy, else NULL. */
-static void icrc_put(struct ur_pktbuf *pb, const struct ext_parts *x)
+static void icrc_put(struct ur_pktbuf *pb, const struct ur_txq_parts *x)
 {
 	if (!x) {
 		ur_icrc_store(pb->data + pb->len - UR_ICRC_LEN,
@@ -422,75 +410,32 @@ static void icrc_put(struct ur_pktbuf *pb, const struct ext_parts *x)
 				    x->payload, x->pad));
 }
 
-void ur__tx_adopt(struct tx_batch *from)
+/*
+ * Append @from's packets (the ACKs a poll deferred) to @to, so that they
+ * leave in the same system call as what it made: the pingpong case, where
+ * the answer to a message is posted right after its completion. ACKs are
+ * small; copying them costs less than a second sendmmsg.
+ */
+void ur__tx_adopt(struct tx_batch *to, struct tx_batch *from)
 {
-	struct tx_batch *b = tls_tx;
-	unsigned int i;
-
-	if (!b || !from || !from->used)
-		return;
-	for (i = 0; i < from->used && b->used < UR_IO_TX_BATCH; i++) {
-		struct tx_slot *f = &from->slot[i], *t;
-
-		if (!f->ready)
-			continue;
-		linearize(f);
-		t = &b->slot[b->used++];
-		t->pb = f->pb;
-		t->pb.data = t->data;
-		t->pb.host_priv = t;
-		memcpy(t->data, f->data, f->pb.len);
-		t->e = f->e;
-		t->fd = f->fd;
-		t->cs = f->cs;
-		t->ready = true;
-		f->ready = false;
-	}
-	b->ordered |= from->ordered;
-	if (i == from->used) {
-		from->used = 0;
-		from->ordered = false;
-	}
+	if (to && from)
+		(void)ur_txq_adopt(&to->q, &from->q);
 }
 
-bool ur__tx_single(void)
+unsigned int ur__tx_hold(struct tx_batch *cur, struct tx_batch **held)
 {
-	const struct tx_batch *b = tls_tx;
-
-	return b && b->used == 1 && b->slot[0].ready;
-}
-
-unsigned int ur__tx_hold(struct tx_batch **held)
-{
-	struct tx_batch *cur = tls_tx;
-
 	if (!*held)
 		*held = ur__tx_batch_new(false);
 	if (!*held)
 		return 0; /* the caller's flush sends them */
-	tls_tx = *held;
-	ur__tx_adopt(cur);
-	tls_tx = cur;
-	return (*held)->used;
+	return ur_txq_adopt(&(*held)->q, &cur->q);
 }
 
-void ur__tx_flush_after(struct tx_batch *held)
+void ur__tx_flush_after(struct tx_batch *held, struct tx_batch *cur)
 {
-	struct tx_batch *cur = tls_tx;
-
-	tls_tx = held;
-	ur__tx_adopt(cur); /* what does not fit stays, and leaves next */
-	ur__tx_flush();
-	tls_tx = cur;
-	ur__tx_flush();
-}
-
-struct tx_batch *ur__tx_switch(struct tx_batch *b)
-{
-	struct tx_batch *old = tls_tx;
-
-	tls_tx = b;
-	return old;
+	ur__tx_adopt(held, cur); /* what does not fit stays, and leaves next */
+	ur__tx_flush(held);
+	ur__tx_flush(cur);
 }
 
 /*
@@ -499,9 +444,9 @@ struct tx_batch *ur__tx_switch(struct tx_batch *b)
  * the address, and if that one is exiting the packet is lost (an ACK to a
  * peer that is still waiting for it, say).
  */
-static bool to_sibling(struct tx_slot *s)
+static bool to_sibling(struct ur_txq_slot *s)
 {
-	struct ur_engine *e = s->e;
+	struct ur_engine *e = slot_engine(s);
 	struct ur_pktbuf *pb = &s->pb;
 	struct ur_rxinfo ri = { .icrc_checked = true };
 	uint32_t dqpn = ur_bth_dqpn(pb->data);
@@ -511,7 +456,7 @@ static bool to_sibling(struct tx_slot *s)
 	    memcmp(pb->path.dst, e->local.src, e->local.v6 ? 16 : 4))
 		return false;
 	pb->path.ip_id = 0;
-	linearize(s);
+	ur_txq_linearize(pb);
 	icrc_put(pb, NULL);
 	ri.path = pb->path;
 	ur__fwd_to(e, slot, pb->data, pb->len, &ri, true);
@@ -532,9 +477,9 @@ void ur_engine_peer_hint(struct ur_engine *e, const struct ur_ipudp *path,
 		(void)ur__shm_peer(e, path, (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT));
 }
 
-static bool to_shm(struct tx_slot *s)
+static bool to_shm(struct ur_txq_slot *s)
 {
-	struct ur_engine *e = s->e;
+	struct ur_engine *e = slot_engine(s);
 	struct ur_pktbuf *pb = &s->pb;
 	uint32_t dqpn = ur_bth_dqpn(pb->data);
 	struct ur_shm_peer *p;
@@ -547,7 +492,7 @@ static bool to_shm(struct tx_slot *s)
 	if (!p)
 		return false;
 	if (pb->ext) {
-		struct ext_parts x = ext_parts(pb);
+		struct ur_txq_parts x = ur_txq_parts(pb);
 
 		iov[0] = (struct iovec){ pb->data, x.hdr };
 		iov[1] = (struct iovec){ (void *)pb->ext, x.payload };
@@ -605,29 +550,30 @@ static void csock_send(struct tx_batch *b, struct ur_csock *cs,
 	ur__csock_end(cs);
 }
 
-void ur__tx_flush(void)
+void ur__tx_flush(struct tx_batch *b)
 {
-	struct tx_batch *b = tls_tx;
+	struct ur_txq *q = b ? &b->q : NULL;
 	unsigned int i, n = 0, v = 0, sent = 0, held_from = 0;
 	bool gso = !atomic_load(&gso_broken);
 	struct ur_csock *held = NULL; /* locked: its messages from held_from */
 	uint16_t held_id = 0;         /* the ID of its next message */
 
-	if (!b || !b->used)
+	if (!q || !q->used)
 		return;
 	UR_LP_STAGE(UR_LPS_FLUSH);
 	/* Packets for devices that take shared memory leave by it, those
 	 * for other siblings on our own address by unix socket. */
-	for (i = 0; i < b->used; i++)
-		if (b->slot[i].ready &&
-		    (to_shm(&b->slot[i]) || to_sibling(&b->slot[i])))
-			b->slot[i].ready = false;
-	for (i = 0; i < b->used;) {
-		struct tx_slot *first = &b->slot[i];
+	for (i = 0; i < q->used; i++)
+		if (q->slot[i].ready &&
+		    (to_shm(&q->slot[i]) || to_sibling(&q->slot[i])))
+			q->slot[i].ready = false;
+	for (i = 0; i < q->used;) {
+		struct ur_txq_slot *first = &q->slot[i];
+		struct ur_engine *fe = slot_engine(first);
 		struct msghdr *mh;
 		unsigned int k, j = i, bytes = 0;
 		socklen_t alen;
-		struct ur_csock *cs = first->cs;
+		struct ur_csock *cs = first->conn;
 		uint16_t id0 = 0;
 
 		if (!first->ready) {
@@ -656,21 +602,21 @@ void ur__tx_flush(void)
 			id0 = held_id;
 		/* A GSO run: same socket and destination, equal sizes except
 		 * a shorter last one. */
-		while (j < b->used && b->slot[j].ready &&
-		       same_run(first, &b->slot[j]) &&
+		while (j < q->used && q->slot[j].ready &&
+		       same_run(first, &q->slot[j]) &&
 		       j - i < (gso ? UR_IO_GSO_MAX_SEGS : 1) &&
-		       bytes + b->slot[j].pb.len <= UR_IO_GSO_MAX_BYTES &&
-		       b->slot[j].pb.len <= first->pb.len) {
-			bytes += b->slot[j].pb.len;
-			if (b->slot[j++].pb.len < first->pb.len)
+		       bytes + q->slot[j].pb.len <= UR_IO_GSO_MAX_BYTES &&
+		       q->slot[j].pb.len <= first->pb.len) {
+			bytes += q->slot[j].pb.len;
+			if (q->slot[j++].pb.len < first->pb.len)
 				break;
 		}
 		mh = &b->msg[n].msg_hdr;
 		memset(&b->msg[n], 0, sizeof(b->msg[n]));
 		mh->msg_iov = &b->iov[v];
 		for (k = i; k < j; k++) {
-			struct ur_pktbuf *pb = &b->slot[k].pb;
-			struct ext_parts x;
+			struct ur_pktbuf *pb = &q->slot[k].pb;
+			struct ur_txq_parts x;
 
 			pb->path.ip_id = (uint16_t)(id0 + k - i);
 			if (!pb->ext) {
@@ -681,7 +627,7 @@ void ur__tx_flush(void)
 			/* Zero copy: the kernel gathers the payload from the
 			 * registered memory (GSO cuts the run by size, not
 			 * by iovec). */
-			x = ext_parts(pb);
+			x = ur_txq_parts(pb);
 			icrc_put(pb, &x);
 			b->iov[v++] = (struct iovec){ pb->data, x.hdr };
 			b->iov[v++] = (struct iovec){ (void *)pb->ext,
@@ -691,7 +637,7 @@ void ur__tx_flush(void)
 		}
 		if (!cs) {
 			ur__udp_fill_dst(&b->to[n], &first->pb.path,
-					  first->e->cfg.port, &alen);
+					  fe->cfg.port, &alen);
 			mh->msg_name = &b->to[n];
 			mh->msg_namelen = alen;
 		}
@@ -723,10 +669,10 @@ void ur__tx_flush(void)
 		}
 		if (!mh->msg_controllen)
 			mh->msg_control = NULL;
-		b->msg_e[n] = first->e;
-		b->msg_fd[n] = first->fd;
-		if (first->cs && !cs) /* retired since the packets were made */
-			b->msg_fd[n] = first->cs->fallback_fd;
+		b->msg_e[n] = fe;
+		b->msg_fd[n] = first->route;
+		if (first->conn && !cs) /* retired since the packets were made */
+			b->msg_fd[n] = ((struct ur_csock *)first->conn)->fallback_fd;
 		if (cs)
 			held_id = (uint16_t)(held_id + (cs->per_seg ? j - i : 1));
 		n++;
@@ -737,68 +683,22 @@ void ur__tx_flush(void)
 		sent = n;
 	}
 	send_msgs(b, sent, n);
-	for (i = 0; i < b->used; i++)
-		b->slot[i].ready = false;
-	b->used = 0;
-	b->ordered = false;
+	ur_txq_reset(q);
 }
 
 struct ur_pktbuf *ur__eng_pkt_alloc(void *host, uint32_t len)
 {
-	struct tx_batch *b = tls_tx;
-	struct tx_slot *s;
+	struct tx_batch *b = thread_tx();
+	struct ur_pktbuf *pb;
 
-	if (len > UR_IO_MAX_PKT)
-		return NULL;
-	if (!b) {
-		pthread_once(&tx_once, tx_key_init);
-		b = ur__tx_batch_new(true);
-		if (!b)
-			return NULL;
-		tls_tx = b;
-		pthread_setspecific(tx_key, b);
+	if (!b)
+		return NULL; /* no memory for this thread's batch */
+	pb = ur_txq_alloc(&b->q, host, len);
+	if (!pb && len <= UR_TXQ_PKT_MAX) {
+		ur__tx_flush(b);
+		pb = ur_txq_alloc(&b->q, host, len);
 	}
-	if (b->used == UR_IO_TX_BATCH)
-		ur__tx_flush();
-	if (b->used == UR_IO_TX_BATCH)
-		return NULL;
-	s = &b->slot[b->used++];
-	s->e = host;
-	s->ready = false;
-	s->pb.data = s->data;
-	s->pb.cap = UR_IO_MAX_PKT;
-	s->pb.len = 0;
-	memset(&s->pb.path, 0, sizeof(s->pb.path));
-	s->pb.host_priv = s;
-	s->pb.ext = NULL;
-	return &s->pb;
-}
-
-static bool plain_ack(const struct ur_pktbuf *pb)
-{
-	return ur__is_plain_ack(pb->data, pb->len);
-}
-
-/* Drop an older plain ACK of the same QP still waiting in the batch: the
- * requester takes the newest one for all (ACKs are cumulative, 9.7.5.1.2). */
-static void coalesce_ack(struct tx_batch *b, const struct tx_slot *s)
-{
-	uint32_t dqpn = ur_bth_dqpn(s->pb.data);
-
-	for (unsigned int i = b->used - 1; i-- > 0;) {
-		struct tx_slot *o = &b->slot[i];
-
-		if (!o->ready || o->fd != s->fd || o->e != s->e ||
-		    !plain_ack(&o->pb) || ur_bth_dqpn(o->pb.data) != dqpn ||
-		    o->pb.data[4] != s->pb.data[4] || /* BECN, extension bits */
-		    o->pb.path.v6 != s->pb.path.v6 ||
-		    memcmp(o->pb.path.dst, s->pb.path.dst,
-			   sizeof(o->pb.path.dst)))
-			continue;
-		o->ready = false;
-		s->e->dev.cnt.tx_ack_coalesced++;
-		return;
-	}
+	return pb;
 }
 
 /* The connected socket for a packet of @q to @p->dst, opened at the QP's
@@ -832,7 +732,8 @@ static struct ur_csock *csock_of(struct ur_engine *e, struct ur_eqp *q,
 void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb)
 {
 	struct ur_engine *e = host;
-	struct tx_slot *s = pb->host_priv;
+	struct ur_txq_slot *s = pb->host_priv;
+	struct tx_batch *b = tctx.tx; /* the one ur__eng_pkt_alloc used */
 	struct ur_sport_sock *ss = NULL;
 	struct ur_ipudp *p = &pb->path;
 	const struct ur_eqp *q = pb->qp_io;
@@ -843,16 +744,16 @@ void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb)
 	memcpy(p->src, e->local.src, sizeof(p->src));
 	p->dport = e->cfg.port;
 	p->ip_frag = 0x4000; /* DF */
-	s->cs = NULL;
+	s->conn = NULL;
 	if (q && p->sport == q->sport) {
 		/* The QP's own port: its socket, without the table lock (we
 		 * are called under the QP's lock, and a QP's port lives as
 		 * long as the QP); its connected one if it has one for this
 		 * destination. */
-		s->fd = q->tx_fd;
-		s->cs = csock_of(e, pb->qp_io, p);
-		if (s->cs)
-			s->fd = s->cs->fd;
+		struct ur_csock *cs = csock_of(e, pb->qp_io, p);
+
+		s->route = cs ? cs->fd : q->tx_fd;
+		s->conn = cs;
 	} else {
 		if (p->sport) {
 			pthread_rwlock_rdlock(&e->qp_lock);
@@ -861,25 +762,18 @@ void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb)
 		}
 		if (!ss)
 			p->sport = e->cfg.port; /* falls back to the 4791 socket */
-		s->fd = ss ? ss->fd : e->rx_fd;
+		s->route = ss ? ss->fd : e->rx_fd;
 	}
-	s->ready = true;
-	/* A plain ACK may leave late (a stale one is ignored, 9.7.5.1.2);
-	 * requests and responses carrying data may not pass one another. */
-	if (plain_ack(pb))
-		coalesce_ack(tls_tx, s);
-	else
-		tls_tx->ordered = true;
-	if (tls_tx->used == UR_IO_TX_BATCH) {
+	if (ur_txq_commit(&b->q, pb, &e->dev.cnt)) {
 		/* Full in the middle of a QP's burst (a message of more
 		 * packets than the batch holds): what the QP holds from its
 		 * earlier posts (doorbell batching) was made first and leaves
 		 * first, as at its unlock, or the peer sees a PSN gap and
 		 * NAKs (9.7.4.1.3). We hold the QP's lock. */
 		if (q && q->held && ur__tx_pending(q->held))
-			ur__tx_flush_after(q->held);
+			ur__tx_flush_after(q->held, b);
 		else
-			ur__tx_flush();
+			ur__tx_flush(b);
 	}
 }
 
@@ -999,7 +893,7 @@ static int rx_call(struct ur_engine *e, int fd, bool batch)
 static bool only_acks(const uint8_t *p, size_t len, size_t seg)
 {
 	for (size_t off = 0; off < len; off += seg)
-		if (!ur__is_plain_ack(p + off, len - off < seg ? len - off : seg))
+		if (!ur_pkt_is_plain_ack(p + off, len - off < seg ? len - off : seg))
 			return false;
 	return true;
 }
@@ -1089,7 +983,7 @@ int ur__udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 	if (e->shm) {
 		total = ur__shm_drain(e, now, stop);
 		if (flush && total)
-			ur__tx_flush();
+			ur__tx_flush(ur__thread()->tx);
 		if (stop && ur_cq_nonempty(stop))
 			return total;
 	}
@@ -1116,7 +1010,7 @@ int ur__udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 		/* One coalesced ACK per QP per receive batch, not one per
 		 * packet, and none held while the socket stays busy. */
 		if (flush)
-			ur__tx_flush();
+			ur__tx_flush(ur__thread()->tx);
 		/* A single receive returns at once: the caller may be
 		 * waiting for just this datagram. */
 		if (!done || !batch || n < UR_IO_RX_BATCH)

@@ -7,20 +7,18 @@
 #include <stdatomic.h>
 
 #include "ur_engine.h"
+#include "ur_txq.h"
 
-/* Largest IB part we send or accept: a jumbo packet (UR_JUMBO_MTU) +
- * headers + ICRC. A slot is that big; only the bytes written are touched. */
-#define UR_IO_MAX_PKT (UR_JUMBO_MTU + 256)
+/* Largest IB part we send or accept (a transmit queue's slot). */
+#define UR_IO_MAX_PKT UR_TXQ_PKT_MAX
 #define UR_IO_RX_BATCH 16
 #define UR_IO_RX_BUF 65536  /* a UDP GRO run of datagrams */
-#define UR_IO_TX_BATCH 64
 #define UR_IO_KEY_QUARANTINE 4096 /* deregistered keys not reused */
 #define UR_IO_FWD_TURN 256 /* packets from one sibling connection per drain */
 #define UR_IO_RX_TURN 64 /* full receive batches per drain */
-#define UR_IO_GSO_MAX_SEGS 32 /* segments per UDP GSO send (IP IDs 0..31) */
-/* Doorbell batching (engine.c, post_holds): one-packet messages from a QP
- * with at least this many PSNs in flight. */
-#define UR_IO_HOLD_INFLIGHT 16
+/* Segments per UDP GSO send (IP IDs 0..31): as many as a doorbell hold
+ * sends together (ur_txq_hold_due). */
+#define UR_IO_GSO_MAX_SEGS UR_TXQ_HOLD_MAX
 #define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 /* An application that polled within this window drains the socket itself. */
 #define UR_IO_APP_POLL_NS 100000ull
@@ -45,17 +43,6 @@
 /* A busy engine looks for new siblings this often (one accept4 each); a
  * sleeping one is woken by the listener. */
 #define UR_IO_ACCEPT_NS 1000000ull
-/* Plain ACKs a QP whose lock is taken keeps for its holder (ur_eqp). */
-#define UR_IO_ACK_BACKLOG 16
-
-/* An ACK that only acknowledges (9.7.5.1), no NAK: a later one from the
- * same QP supersedes it. */
-static inline bool ur__is_plain_ack(const uint8_t *d, size_t len)
-{
-	return len == UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN &&
-	       ur_bth_opcode(d) == UR_OP_RC_ACKNOWLEDGE &&
-	       ur_aeth_kind(d[UR_BTH_LEN]) == UR_AETH_ACK;
-}
 
 /* A tiny chained hash from a 32-bit key to a pointer. */
 struct ur_map_node {
@@ -94,19 +81,11 @@ struct ur_eqp {
 	/* PSNs unacknowledged when the lock was taken: in flight before a
 	 * post, which a READ request's own response span must not count. */
 	uint32_t unacked_at_lock;
-	/*
-	 * Plain ACKs that arrived while another thread held the lock (a post
+	/* Plain ACKs that arrived while another thread held the lock (a post
 	 * in its system call): the receiver leaves them here instead of
-	 * waiting, and whoever holds the lock runs them before releasing it,
-	 * as the kernel's socket backlog does for packets that find the
-	 * socket owned. One producer at a time (rx_lock), one consumer (the
-	 * lock holder). Ring indices count up; slot = index % size.
-	 */
-	_Atomic uint32_t bl_head, bl_tail;
-	struct ur_eqp_ack {
-		uint8_t d[UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN];
-		struct ur_rxinfo ri;
-	} bl[UR_IO_ACK_BACKLOG];
+	 * waiting, and whoever holds the lock runs them before releasing it
+	 * (ur_ackq, the transport's). One producer at a time (rx_lock). */
+	struct ur_ackq acks;
 };
 
 /*
@@ -279,8 +258,18 @@ int ur__udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 		   const struct ur_cq *stop);
 /* Deliver what a stopped drain left; rx_lock held. */
 void ur__udp_rx_rest(struct ur_engine *e, uint64_t now);
-void ur__tx_flush(void);
 struct tx_batch;
+/* A thread's context (udp.c): the only thread-local state of the engine. */
+struct ur_tctx {
+	struct tx_batch *tx;  /* where the packets this thread makes go */
+	struct tx_batch *own; /* its own batch, made at first use */
+	bool polling;         /* in ur_engine_poll: ACKs wait in poll_tx */
+	bool in_gsi;          /* in the CM's MAD handler (gsi.c) */
+	unsigned int lock_busy; /* polls in a row that found rx_lock taken */
+};
+struct ur_tctx *ur__thread(void);
+/* Send what @b holds (NULL or empty: nothing). */
+void ur__tx_flush(struct tx_batch *b);
 /* @populate: make its pages resident now (ur__populate); a QP's batch of
  * held small posts stays lazy, as it touches one page per slot at most. */
 struct tx_batch *ur__tx_batch_new(bool populate);
@@ -288,18 +277,18 @@ struct tx_batch *ur__tx_batch_new(bool populate);
 void *ur__buf_new(size_t len);
 void ur__buf_free(void *p, size_t len);
 void ur__tx_batch_free(struct tx_batch *b);
-struct tx_batch *ur__tx_switch(struct tx_batch *b);
 bool ur__tx_pending(const struct tx_batch *b);
-/* This thread's batch holds packets other than plain ACKs. */
-bool ur__tx_ordered_pending(void);
-void ur__tx_adopt(struct tx_batch *from);
-/* Whether this thread's batch is one packet. */
-bool ur__tx_single(void);
-/* Move this thread's packets to the end of *@held (allocated on first
- * use; payloads copied); returns how many *@held holds. */
-unsigned int ur__tx_hold(struct tx_batch **held);
-/* Send @held, then this thread's batch after it, in one flush. */
-void ur__tx_flush_after(struct tx_batch *held);
+/* @b holds packets other than plain ACKs. */
+bool ur__tx_ordered_pending(const struct tx_batch *b);
+/* Append @from's packets to @to (what does not fit stays in @from). */
+void ur__tx_adopt(struct tx_batch *to, struct tx_batch *from);
+/* Whether @b is one packet. */
+bool ur__tx_single(const struct tx_batch *b);
+/* Move @cur's packets to the end of *@held (allocated on first use;
+ * payloads copied); returns how many *@held holds. */
+unsigned int ur__tx_hold(struct tx_batch *cur, struct tx_batch **held);
+/* Send @held, then @cur after it, in one flush. */
+void ur__tx_flush_after(struct tx_batch *held, struct tx_batch *cur);
 struct ur_pktbuf *ur__eng_pkt_alloc(void *host, uint32_t len);
 void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb);
 /* fwd.c */

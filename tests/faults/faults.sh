@@ -45,13 +45,16 @@ switch_drops() {
 	lab_sw iptables -w -L "$LAB_CHAIN" -v -n -x 2>/dev/null |
 		awk '$3 == "DROP" {n += $1} END {print n + 0}'
 }
+# rcvbuf_errors NS: datagrams its kernel dropped for a full socket buffer
+rcvbuf_errors() { lab_exec "$1" nstat -saz UdpRcvbufErrors Udp6RcvbufErrors 2>/dev/null | awk '{n += $2} END {print n + 0}'; }
 csum_errors() { lab_exec "$1" nstat -saz UdpInCsumErrors 2>/dev/null | awk '/UdpInCsumErrors/ {print $2}'; }
 
 # integrity NAME [ur_integrity client args...]: one transfer, both sides
 # verified. Sets RES_* for the summary.
 integrity() {
-	local name=$1 sl=$WORK/$1.server cl=$WORK/$1.client spid crc src
+	local name=$1 sl=$WORK/$1.server cl=$WORK/$1.client spid crc src rb0
 	shift
+	rb0=$(( $(rcvbuf_errors h1) + $(rcvbuf_errors h2) ))
 	PORT=$((PORT + 1))
 	UROCE_STATS=1 UROCE_IP=$IP2 lab_exec h2 timeout 200 "$BIN/uroce-run" "$BIN/ur_integrity" \
 		-p $PORT >"$sl" 2>&1 &
@@ -68,6 +71,11 @@ integrity() {
 	RES_TO=$(( $(counter "$cl" tx_timeouts) + $(counter "$sl" tx_timeouts) ))
 	RES_DUP=$(( $(counter "$cl" rx_duplicate) + $(counter "$sl" rx_duplicate) ))
 	RES_ICRC=$(( $(counter "$cl" rx_drop_icrc) + $(counter "$sl" rx_drop_icrc) ))
+	# Lost on the hosts, not by the switch: sends the kernel refused
+	# (tx_drop_io) and datagrams it dropped at a full receive buffer (a
+	# receiver starved of CPU on a loaded machine).
+	RES_HOSTLOST=$(( $(counter "$cl" tx_drop_io) + $(counter "$sl" tx_drop_io) +
+		$(rcvbuf_errors h1) + $(rcvbuf_errors h2) - rb0 ))
 	RES_UNVER=$(( $(counter "$cl" rx_unverified_icrc) + $(counter "$sl" rx_unverified_icrc) ))
 	RES_MBPS=$(sed -n 's/.*= \([0-9.]*\) Mbit\/s.*/\1/p' "$cl")
 	if [[ $crc != 0 || $src != 0 ]] || ! grep -q "all verified" "$cl" || ! grep -q "^server: verified" "$sl"; then
@@ -133,8 +141,11 @@ for c in $CASES; do
 		# order (a 64 KiB message is 64 packets at MTU 1024, a whole
 		# transmit batch). A timeout can fire on a loaded 2-core
 		# machine (ASan, other work: once 323 packets of go-back-N
-		# after a stall), so retransmissions count only without one.
-		[[ $RES_RETX -eq 0 || $RES_TO -gt 0 ]] || { echo "FAIL: clean: $RES_RETX packets retransmitted on a loss-free network, no timeout behind them"; FAILS=$((FAILS + 1)); }
+		# after a stall), and so can a full socket buffer (once 66
+		# packets resent, no timeout, load average 7), so
+		# retransmissions count only without either.
+		[[ $RES_RETX -eq 0 || $RES_TO -gt 0 || $RES_HOSTLOST -gt 0 ]] || { echo "FAIL: clean: $RES_RETX packets retransmitted on a loss-free network, no timeout or host drop behind them"; FAILS=$((FAILS + 1)); }
+		[[ $RES_HOSTLOST -eq 0 ]] || echo "    clean: $RES_HOSTLOST packets dropped by the hosts' kernels (a loaded machine), $RES_RETX packets resent" 
 		[[ $RES_TO -eq 0 ]] || echo "    clean: $RES_TO retransmission timeouts (a loaded machine), $RES_RETX packets resent" ;;
 	loss0.1|loss1|loss5)
 		lab_loss "${c#loss}" 2>/dev/null
