@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "sim_priv.h"
+#include "ur_rand.h"
 
 /* ---- heap ------------------------------------------------------------- */
 static inline bool ev_before(const struct sim_ev *a, const struct sim_ev *b)
@@ -71,18 +72,12 @@ static struct sim_ev heap_pop(struct sim_heap *h)
 /* ---- random ----------------------------------------------------------- */
 uint64_t sim__rand(struct sim *s)
 {
-	uint64_t x = s->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	s->rng = x;
-	return x * 0x2545F4914F6CDD1Dull;
+	return ur_rand_next(&s->rng);
 }
 
 double sim__frand(struct sim *s)
 {
-	return (double)(sim__rand(s) >> 11) / (double)(1ull << 53);
+	return ur_rand_unit(&s->rng);
 }
 
 /* ---- packet pool: two size classes, slabs, free lists ------------------ */
@@ -157,7 +152,7 @@ struct sim *sim_create(const struct sim_cfg *c, char *err, size_t n)
 		return NULL;
 	}
 	s->c = *c;
-	s->rng = c->seed * 0x9E3779B97F4A7C15ull + 0x1234567;
+	s->rng = ur_rand_seed(c->seed, 0x1234567);
 	s->now = 0;
 	s->pool.cap[0] = 128;
 	s->pool.cap[1] = c->mtu + 128;

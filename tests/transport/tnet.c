@@ -7,22 +7,17 @@
 #include <string.h>
 
 #include "ur_test.h"
+#include "ur_rand.h"
+#include "ur_txq.h"
 
 uint64_t tnet_rand(struct tnet *net)
 {
-	/* xorshift64* */
-	uint64_t x = net->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	net->rng = x;
-	return x * 0x2545F4914F6CDD1Dull;
+	return ur_rand_next(&net->rng);
 }
 
 double tnet_frand(struct tnet *net)
 {
-	return (double)(tnet_rand(net) >> 11) / (double)(1ull << 53);
+	return ur_rand_unit(&net->rng);
 }
 
 void tnet_addr(int node, struct ur_ipudp *ip)
@@ -102,6 +97,27 @@ static struct tpkt heap_pop(struct tnet *net)
 }
 
 /* ---- device ops ------------------------------------------------------ */
+static void wire_send(struct tnode *n, struct ur_pktbuf *b);
+
+/* tnet.txq: send what the node's queue holds, as the engine's flush. */
+static void txq_flush(struct tnode *n)
+{
+	struct ur_txq *q = n->txq;
+
+	if (!q)
+		return;
+	for (unsigned int i = 0; i < q->used; i++)
+		if (q->slot[i].ready)
+			wire_send(n, &q->slot[i].pb);
+	ur_txq_reset(q);
+}
+
+static void txq_flush_all(struct tnet *net)
+{
+	for (int i = 0; i < net->n_nodes; i++)
+		txq_flush(&net->nodes[i]);
+}
+
 static struct ur_pktbuf *op_alloc(void *host, uint32_t len)
 {
 	struct tnode *n = host;
@@ -111,6 +127,18 @@ static struct ur_pktbuf *op_alloc(void *host, uint32_t len)
 		return NULL;
 	if (n->pkt_budget > 0)
 		n->pkt_budget--;
+	if (n->net->txq) {
+		if (!n->txq) {
+			n->txq = calloc(1, sizeof(*n->txq));
+			ASSERT(n->txq);
+		}
+		b = ur_txq_alloc(n->txq, n, len);
+		if (!b) { /* full */
+			txq_flush(n);
+			b = ur_txq_alloc(n->txq, n, len);
+		}
+		return b;
+	}
 	b = calloc(1, sizeof(*b) + len);
 	ASSERT(b);
 	b->data = (uint8_t *)(b + 1);
@@ -138,6 +166,20 @@ static void enqueue(struct tnet *net, int dst, const struct ur_pktbuf *b,
 static void op_send(void *host, struct ur_pktbuf *b)
 {
 	struct tnode *n = host;
+
+	if (n->net->txq) {
+		((struct ur_txq_slot *)b->host_priv)->route = 0;
+		if (ur_txq_commit(n->txq, b, &n->dev.cnt))
+			txq_flush(n);
+		return;
+	}
+	wire_send(n, b);
+	free(b);
+}
+
+/* A packet leaves the node: the faults, then the queue of deliveries. */
+static void wire_send(struct tnode *n, struct ur_pktbuf *b)
+{
 	struct tnet *net = n->net;
 	int dst = b->path.dst[3] - 1;
 	struct tfault *f = &net->f;
@@ -151,12 +193,10 @@ static void op_send(void *host, struct ur_pktbuf *b)
 	if (f->drop_count && b->data[0] == f->drop_opcode) {
 		f->drop_count--;
 		net->dropped++;
-		free(b);
 		return;
 	}
 	if (f->loss && tnet_frand(net) < f->loss) {
 		net->dropped++;
-		free(b);
 		return;
 	}
 	if (f->rate_bps) {
@@ -164,8 +204,7 @@ static void op_send(void *host, struct ur_pktbuf *b)
 
 		if (start - net->now > f->queue_ns) {
 			net->dropped++;
-			free(b);
-			return; /* tail drop */
+				return; /* tail drop */
 		}
 		n->link_free = start + (uint64_t)b->len * 8 * 1000000000ull /
 					       f->rate_bps;
@@ -178,7 +217,6 @@ static void op_send(void *host, struct ur_pktbuf *b)
 	enqueue(net, dst, b, extra);
 	if (f->dup && tnet_frand(net) < f->dup)
 		enqueue(net, dst, b, tnet_rand(net) % (f->jitter_ns + 1));
-	free(b);
 }
 
 static void op_cq_event(void *host, struct ur_cq *cq)
@@ -226,7 +264,7 @@ static const struct ur_dev_ops tnet_ops = {
 void tnet_init(struct tnet *net, uint64_t seed, int nodes)
 {
 	memset(net, 0, sizeof(*net));
-	net->rng = seed * 0x9E3779B97F4A7C15ull + 1;
+	net->rng = ur_rand_seed(seed, 1);
 	net->now = 1000000;
 	net->f.delay_ns = 2000;
 	net->n_nodes = nodes;
@@ -260,6 +298,7 @@ void tnet_fini(struct tnet *net)
 			}
 		}
 		ur_dev_fini(&n->dev);
+		free(n->txq);
 	}
 }
 
@@ -446,10 +485,25 @@ static bool place_step(struct tnet *net, struct tpkt *p, struct ur_rxinfo *ri)
 	return true;
 }
 
+static void deliver(struct tnet *net, struct tpkt *p)
+{
+	struct ur_rxinfo ri = { .path = p->path, .icrc_checked = true };
+
+	if (!net->place || !place_step(net, p, &ri))
+		ur_dev_rx(&net->nodes[p->dst].dev, p->data, p->len, &ri,
+			  net->now);
+	free(p->data);
+	net->delivered++;
+}
+
 static uint64_t step(struct tnet *net, uint64_t limit)
 {
-	uint64_t d = next_deadline(net);
-	uint64_t at = net->nq ? net->q[0].at : UINT64_MAX;
+	uint64_t d, at;
+
+	if (net->txq)
+		txq_flush_all(net); /* what posts made since the last step */
+	d = next_deadline(net);
+	at = net->nq ? net->q[0].at : UINT64_MAX;
 
 	if (at == UINT64_MAX && d == UINT64_MAX)
 		return 0;
@@ -457,21 +511,25 @@ static uint64_t step(struct tnet *net, uint64_t limit)
 		return 0;
 	if (at <= d) {
 		struct tpkt p = heap_pop(net);
-		struct ur_rxinfo ri = { .path = p.path, .icrc_checked = true };
 
 		if (p.at > net->now)
 			net->now = p.at;
-		if (!net->place || !place_step(net, &p, &ri))
-			ur_dev_rx(&net->nodes[p.dst].dev, p.data, p.len, &ri,
-				  net->now);
-		free(p.data);
-		net->delivered++;
+		deliver(net, &p);
+		/* tnet.txq: what arrives at one instant is one receive batch
+		 * (the engine's recvmmsg of up to 16), answered by one flush. */
+		for (int k = 1; net->txq && k < TNET_RX_BATCH && net->nq &&
+				net->q[0].at == at; k++) {
+			p = heap_pop(net);
+			deliver(net, &p);
+		}
 	} else {
 		if (d > net->now)
 			net->now = d;
 		run_timers(net);
 	}
 	progress_all(net);
+	if (net->txq)
+		txq_flush_all(net);
 	return 1;
 }
 

@@ -8,11 +8,14 @@
 #ifndef TNET_H
 #define TNET_H
 
+struct ur_txq;
+
 #include "ur_transport.h"
 
 #define TNET_MAX_NODES 4
 #define TNET_MAX_QPS 64
 #define TNET_MAX_MRS 64
+#define TNET_RX_BATCH 16 /* tnet.txq: packets delivered per receive batch */
 
 struct tnet;
 
@@ -28,6 +31,7 @@ struct tnode {
 	int last_qp_event;
 	int pkt_budget;       /* <0: unlimited; else buffers left */
 	uint64_t link_free;   /* the bottleneck link is busy until then */
+	struct ur_txq *txq;   /* tnet.txq: packets made, not yet sent */
 };
 
 struct tpkt {
@@ -74,6 +78,11 @@ struct tnet {
 	void (*tap)(struct tnet *net, const uint8_t *data, uint32_t len,
 		    void *arg);
 	void *tap_arg;
+	/* Run the engine's transmit policy (ur_txq.h): a node's packets wait
+	 * in its queue, where a newer plain ACK replaces an older one, and
+	 * leave after each event; packets arriving at one instant are
+	 * delivered as one receive batch (TNET_RX_BATCH) before that. */
+	bool txq;
 };
 
 void tnet_init(struct tnet *net, uint64_t seed, int nodes);

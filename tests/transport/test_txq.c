@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The transmit policy (ur_txq.h) on its own and in a network: plain ACKs
+ * that a newer one supersedes, what orders a queue, adopting a queue into
+ * another, the doorbell-hold rule, the busy QP's ACK backlog, and a
+ * transfer over the in-memory network with the engine's batching (tnet.txq)
+ * under loss. Seeded (the loss pattern).
+ */
+#include "tfix.h"
+#include "ur_txq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct ur_txq *txq_new(void)
+{
+	struct ur_txq *q = calloc(1, sizeof(*q));
+
+	ASSERT(q);
+	return q;
+}
+
+/* Put a packet made with the codec into @q as a host would: @route, the
+ * destination 10.0.0.@dst. */
+static struct ur_txq_slot *put(struct ur_txq *q, void *host, int route,
+			       uint8_t dst, const struct ur_pkt *p,
+			       uint32_t pl_len, struct ur_counters *cnt)
+{
+	static const uint8_t pl[4096];
+	struct ur_pktbuf *b = ur_txq_alloc(q, host, 8192);
+	struct ur_txq_slot *s;
+	int n;
+
+	ASSERT(b);
+	s = b->host_priv;
+	n = ur_pkt_encode(b->data, b->cap, p, pl, pl_len);
+	ASSERT_GT(n, 0);
+	b->len = (uint32_t)n;
+	b->path.dst[0] = 10;
+	b->path.dst[3] = dst;
+	s->route = route;
+	ur_txq_commit(q, b, cnt);
+	return s;
+}
+
+static struct ur_pkt ack_of(uint32_t dqpn, uint32_t psn, uint8_t syndrome)
+{
+	return (struct ur_pkt){
+		.h = { .opcode = UR_OP_RC_ACKNOWLEDGE, .pkey = 0xffff,
+		       .dqpn = dqpn, .psn = psn },
+		.aeth = { .syndrome = syndrome, .msn = psn },
+	};
+}
+
+static unsigned int ready(const struct ur_txq *q)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < q->used; i++)
+		n += q->slot[i].ready;
+	return n;
+}
+
+static void coalesce(void)
+{
+	struct ur_txq *q = txq_new();
+	struct ur_counters cnt = { 0 };
+	struct ur_pkt a1 = ack_of(0x11, 5, ur_aeth_ack(31));
+	struct ur_pkt a2 = ack_of(0x11, 9, ur_aeth_ack(31));
+	struct ur_pkt other_qp = ack_of(0x12, 9, ur_aeth_ack(31));
+	struct ur_pkt nak = ack_of(0x11, 10, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR));
+	struct ur_txq_slot *s1, *s2, *s3, *s4, *s5, *s6;
+	int host;
+
+	s1 = put(q, &host, 3, 2, &a1, 0, &cnt);
+	ASSERT(!q->ordered); /* a plain ACK may wait */
+	s2 = put(q, &host, 3, 2, &a2, 0, &cnt);
+	/* The newer ACK of the same QP to the same peer replaces the older
+	 * (9.7.5.1.2: cumulative). */
+	ASSERT(!s1->ready && s2->ready);
+	ASSERT_EQ(cnt.tx_ack_coalesced, 1);
+	/* Not another QP's, another route's, another peer's... */
+	s3 = put(q, &host, 3, 2, &other_qp, 0, &cnt);
+	s4 = put(q, &host, 4, 2, &a2, 0, &cnt);
+	s5 = put(q, &host, 3, 7, &a2, 0, &cnt);
+	ASSERT(s2->ready && s3->ready && s4->ready && s5->ready);
+	ASSERT_EQ(cnt.tx_ack_coalesced, 1);
+	/* ... nor one with other BTH byte-4 bits (BECN, extensions). */
+	a2.h.becn = true;
+	s6 = put(q, &host, 3, 2, &a2, 0, &cnt);
+	ASSERT(s2->ready && s6->ready);
+	/* A NAK replaces nothing and orders the queue. */
+	put(q, &host, 3, 2, &nak, 0, &cnt);
+	ASSERT(s6->ready && q->ordered);
+	ASSERT_EQ(cnt.tx_ack_coalesced, 1);
+	ASSERT_EQ(ready(q), 6);
+	ur_txq_reset(q);
+	ASSERT(!ur_txq_pending(q) && !q->ordered);
+	free(q);
+}
+
+static void order_and_full(void)
+{
+	struct ur_txq *q = txq_new();
+	struct ur_counters cnt = { 0 };
+	struct ur_pkt w = { .h = { .opcode = UR_OP_RC_RDMA_WRITE_MIDDLE,
+				   .pkey = 0xffff, .dqpn = 0x11 } };
+	int host;
+
+	put(q, &host, 3, 2, &w, 1024, &cnt);
+	ASSERT(ur_txq_ordered(q) && ur_txq_single(q));
+	ASSERT(ur_txq_alloc(q, &host, UR_TXQ_PKT_MAX + 1) == NULL);
+	for (unsigned int i = 1; i < UR_TXQ_SLOTS - 1; i++)
+		put(q, &host, 3, 2, &w, 64, &cnt);
+	/* The last slot: commit says full, and nothing more is handed out. */
+	{
+		struct ur_pktbuf *b = ur_txq_alloc(q, &host, 100);
+
+		ASSERT(b);
+		b->len = (uint32_t)ur_pkt_encode(b->data, b->cap, &w, NULL, 0);
+		ASSERT(ur_txq_commit(q, b, &cnt));
+	}
+	ASSERT(ur_txq_alloc(q, &host, 100) == NULL);
+	free(q);
+}
+
+static void adopt(void)
+{
+	struct ur_txq *from = txq_new(), *to = txq_new();
+	struct ur_counters cnt = { 0 };
+	struct ur_pkt w = { .h = { .opcode = UR_OP_RC_RDMA_WRITE_MIDDLE,
+				   .pkey = 0xffff, .dqpn = 0x11, .psn = 7 } };
+	struct ur_pkt a = ack_of(0x11, 5, ur_aeth_ack(31));
+	static uint8_t payload[512];
+	struct ur_txq_slot *s;
+	struct ur_txq_parts x;
+	int host;
+
+	/* A zero-copy packet: headers, then pad + ICRC after them, payload
+	 * elsewhere; adopting copies it in (the memory may go after). */
+	s = put(from, &host, 3, 2, &w, 0, &cnt);
+	memset(payload, 0x5a, sizeof(payload));
+	s->pb.ext = payload;
+	s->pb.len += sizeof(payload);
+	put(from, &host, 3, 2, &a, 0, &cnt);
+	s = put(from, &host, 3, 2, &a, 0, &cnt); /* supersedes the first */
+	ASSERT_EQ(ur_txq_adopt(to, from), 2);
+	ASSERT(!ur_txq_pending(from) && to->ordered);
+	ASSERT(to->slot[0].pb.ext == NULL && to->slot[0].pb.data == to->slot[0].data);
+	x = ur_txq_parts(&to->slot[0].pb);
+	ASSERT_EQ(x.payload, sizeof(payload));
+	ASSERT(ur_test_all(to->slot[0].data + x.hdr, 0x5a, sizeof(payload)));
+	ASSERT_EQ(ur_bth_psn(to->slot[0].data), 7);
+	ASSERT(to->slot[1].pb.host_priv == &to->slot[1]);
+	ASSERT_EQ(ur_bth_psn(to->slot[1].data), 5);
+	(void)s;
+	free(from);
+	free(to);
+}
+
+static void hold_rule(void)
+{
+	/* Both this post and the last made one packet, and 16 PSNs will be
+	 * in flight: hold. */
+	ASSERT(ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 1));
+	ASSERT(!ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 2));
+	ASSERT(!ur_txq_hold_due(false, true, 1000));
+	ASSERT(!ur_txq_hold_due(true, false, 1000));
+	ASSERT(UR_TXQ_HOLD_MAX <= UR_TXQ_SLOTS);
+}
+
+static void may_place(void)
+{
+	uint8_t b[64] = { 0 };
+
+	b[0] = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	ASSERT(ur_rx_may_place(b, sizeof(b)));
+	ASSERT(!ur_rx_may_place(b, UR_BTH_LEN + UR_ICRC_LEN - 1));
+	b[0] = UR_OP_RC_RDMA_WRITE_LAST;
+	ASSERT(!ur_rx_may_place(b, sizeof(b)));
+	b[0] = UR_OP_RC_SEND_MIDDLE;
+	ASSERT(!ur_rx_may_place(b, sizeof(b)));
+}
+
+/* The ACK backlog: plain ACKs only, bounded, run in order through the QP's
+ * receive path by the lock's holder. */
+static void ackq(void)
+{
+	struct tfix f;
+	struct ur_ackq *aq = calloc(1, sizeof(*aq));
+	struct ur_rxinfo ri;
+	uint8_t buf[64];
+	struct ur_pkt a;
+	int n;
+
+	ASSERT(aq);
+	tfix_init(&f, UR_QPT_RC, NULL);
+	tnet_rxinfo(1, 0, &ri);
+	/* Four one-packet WRITEs from a, held in flight (nothing runs). */
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, (uint64_t)i, 0, 64,
+				    (uintptr_t)f.b.buf, f.b.mr->rkey,
+				    UR_SEND_SIGNALED), 0);
+	ASSERT_EQ(ur_qp_unacked(f.a.qp), 4);
+	/* Not a plain ACK: refused (a NAK must not wait). */
+	a = ack_of(f.a.qp->qpn, f.ca.psn_a, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR));
+	n = ur_pkt_encode(buf, sizeof(buf), &a, NULL, 0);
+	ASSERT(!ur_ackq_push(aq, buf, (size_t)n, &ri));
+	/* ACKs of PSN psn_a+1, then +3 (cumulative). */
+	a = ack_of(f.a.qp->qpn, f.ca.psn_a + 1, ur_aeth_ack(31));
+	n = ur_pkt_encode(buf, sizeof(buf), &a, NULL, 0);
+	ASSERT(ur_ackq_push(aq, buf, (size_t)n, &ri));
+	a = ack_of(f.a.qp->qpn, f.ca.psn_a + 3, ur_aeth_ack(31));
+	n = ur_pkt_encode(buf, sizeof(buf), &a, NULL, 0);
+	ASSERT(ur_ackq_push(aq, buf, (size_t)n, &ri));
+	ASSERT(!ur_ackq_empty(aq));
+	ASSERT_EQ(ur_qp_unacked(f.a.qp), 4); /* nothing ran yet */
+	ASSERT_EQ(ur_ackq_run(aq, f.a.qp, f.net.now), 2);
+	ASSERT(ur_ackq_empty(aq));
+	ASSERT_EQ(ur_qp_unacked(f.a.qp), 0);
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(tfix_cqe(&f.a.scq).status, UR_WC_SUCCESS);
+	/* Bounded: the ring takes UR_ACKQ_LEN, then refuses. */
+	for (int i = 0; i < UR_ACKQ_LEN; i++)
+		ASSERT(ur_ackq_push(aq, buf, (size_t)n, &ri));
+	ASSERT(!ur_ackq_push(aq, buf, (size_t)n, &ri));
+	ASSERT_EQ(ur_ackq_run(aq, f.a.qp, f.net.now), UR_ACKQ_LEN);
+	tfix_fini(&f);
+	free(aq);
+}
+
+/* ACK packets on the wire from b (the responder). */
+static void count_acks(struct tnet *net, const uint8_t *d, uint32_t len,
+		       void *arg)
+{
+	(void)net;
+	if (len >= UR_BTH_LEN && ur_bth_opcode(d) == UR_OP_RC_ACKNOWLEDGE)
+		++*(uint64_t *)arg;
+}
+
+/* A stream of small WRITEs over the in-memory network (200 at once, each
+ * a one-packet message the responder acknowledges), with and without the
+ * engine's transmit policy; @loss: the share of packets lost. The data
+ * arrives either way; with the policy, b sends one ACK per QP per receive
+ * batch instead of one per message. */
+static uint64_t write_run(bool txq, double loss, uint64_t *coalesced)
+{
+	enum { N = 200, LEN = 512 };
+	struct tfix f;
+	uint64_t acks = 0;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	f.net.txq = txq;
+	f.net.f.loss = loss;
+	f.net.tap = count_acks;
+	f.net.tap_arg = &acks;
+	tfix_fill(f.a.buf, N * LEN, (uint32_t)ur_test_seed);
+	for (int i = 0; i < N; i++)
+		ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, (uint64_t)i,
+				    (uint32_t)(i * LEN), LEN,
+				    (uintptr_t)f.b.buf + (uint64_t)i * LEN,
+				    f.b.mr->rkey, UR_SEND_SIGNALED), 0);
+	tnet_run(&f.net, f.net.now + 10ull * 1000 * 1000 * 1000);
+	for (int i = 0; i < N; i++) {
+		struct ur_cqe e = tfix_cqe(&f.a.scq);
+
+		ASSERT_EQ(e.status, UR_WC_SUCCESS);
+		ASSERT_EQ(e.wr_id, (uint64_t)i);
+	}
+	ASSERT_MEM_EQ(f.b.buf, f.a.buf, N * LEN);
+	*coalesced = f.b.node->dev.cnt.tx_ack_coalesced;
+	tfix_fini(&f);
+	return acks;
+}
+
+static void network(void)
+{
+	uint64_t c_plain, c_txq, c_loss;
+	uint64_t plain = write_run(false, 0, &c_plain);
+	uint64_t txq = write_run(true, 0, &c_txq);
+	uint64_t lossy = write_run(true, 0.02, &c_loss);
+
+	printf("  ACKs for 200 WRITEs of 512 B: %llu sent without the policy, "
+	       "%llu with (%llu coalesced); %llu under 2%% loss (%llu "
+	       "coalesced)\n",
+	       (unsigned long long)plain, (unsigned long long)txq,
+	       (unsigned long long)c_txq, (unsigned long long)lossy,
+	       (unsigned long long)c_loss);
+	ASSERT_EQ(c_plain, 0);
+	ASSERT_GT(c_txq, 0);
+	ASSERT_LT(txq, plain);
+}
+
+static const struct ur_test_case tests[] = {
+	{ "coalesce", coalesce },
+	{ "order_and_full", order_and_full },
+	{ "adopt", adopt },
+	{ "hold_rule", hold_rule },
+	{ "may_place", may_place },
+	{ "ackq", ackq },
+	{ "network", network },
+	{ NULL, NULL },
+};
+
+UR_TEST_MAIN(tests)
