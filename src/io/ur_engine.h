@@ -11,7 +11,7 @@
  * UDP 4791 on the address with SO_REUSEPORT; a QPN carries the owning
  * process's slot in its top 8 bits, and a packet the kernel hands to the
  * wrong process is forwarded to its owner over an abstract unix socket (see
- * docs/architecture.md).
+ * docs/engine.md).
  */
 #ifndef UR_ENGINE_H
 #define UR_ENGINE_H

@@ -48,7 +48,7 @@
 #define V_IP "127.0.0.2"
 /* P's address; OFFPATH_PEER_IP=127.0.0.2 puts P on V's address: the two
  * processes share it (SO_REUSEPORT) and a packet the kernel hands to the
- * other one is forwarded with its original source (docs/architecture.md). */
+ * other one is forwarded with its original source (docs/engine.md). */
 static const char *p_ip(void)
 {
 	const char *ip = getenv("OFFPATH_PEER_IP");
