@@ -415,6 +415,81 @@ static void open_failed(struct urv_device *dev, uint16_t port, int err)
 				     : "");
 }
 
+/*
+ * One engine per device and UDP port in a process, shared by every context
+ * that opens it, as a NIC is shared by its contexts: QPNs, keys, counters
+ * and the receive socket are the device's; PDs keep contexts apart. A
+ * second engine on the address would join its SO_REUSEPORT group, take a
+ * share of the peers' flows and forward them to the first over a unix
+ * socket, dropping them whenever that one is behind: UCX opens the device
+ * twice, and a 2-rank Open MPI 16 MiB allreduce over it lost 16,000 to
+ * 19,000 packets a run that way (rx_drop_fwd_full), each a go-back-N.
+ */
+#define URV_SHARED_MAX 64
+struct urv_shared_eng {
+	const struct urv_device *dev;
+	uint16_t port;
+	int refs;
+	struct ur_engine *eng;
+};
+static struct urv_shared_eng shared_eng[URV_SHARED_MAX];
+static pthread_mutex_t shared_eng_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The device's engine in this process, opened by the first context
+ * (shared_eng_lock held). The engine's host is the table entry, which
+ * outlives any one context: events find their context through their QP. */
+static int engine_get(struct urv_device *dev, uint16_t port,
+		      struct ur_engine_cfg *cfg, struct ur_engine **out)
+{
+	struct urv_shared_eng *free_slot = NULL;
+	int ret;
+
+	for (int i = 0; i < URV_SHARED_MAX; i++) {
+		struct urv_shared_eng *s = &shared_eng[i];
+
+		if (s->refs && s->dev == dev && s->port == port) {
+			s->refs++;
+			*out = s->eng;
+			return 0;
+		}
+		if (!s->refs && !free_slot)
+			free_slot = s;
+	}
+	if (!free_slot)
+		return -EMFILE;
+	cfg->host = free_slot;
+	ret = ur_engine_open(cfg, out);
+	if (ret)
+		return ret;
+	ur_engine_dev(*out)->tx_window =
+		dev->if_loopback ? URV_LOOPBACK_TX_WINDOW : 0;
+	ret = __urv_cc_dev_init(ur_engine_dev(*out));
+	if (ret) {
+		ur_engine_close(*out);
+		return ret;
+	}
+	*free_slot = (struct urv_shared_eng){ .dev = dev, .port = port,
+					      .refs = 1, .eng = *out };
+	return 0;
+}
+
+static void engine_put(struct ur_engine *eng)
+{
+	pthread_mutex_lock(&shared_eng_lock);
+	for (int i = 0; i < URV_SHARED_MAX; i++) {
+		struct urv_shared_eng *s = &shared_eng[i];
+
+		if (s->refs && s->eng == eng) {
+			if (--s->refs == 0) {
+				ur_engine_close(eng);
+				memset(s, 0, sizeof(*s));
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&shared_eng_lock);
+}
+
 URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct urv_device *dev = to_udev(device);
@@ -464,17 +539,11 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 				: 0;
 	cfg.name = device->name;
 	cfg.host_ops = &__urv_host_ops;
-	cfg.host = ctx;
-	ret = ur_engine_open(&cfg, &ctx->eng);
+	pthread_mutex_lock(&shared_eng_lock);
+	ret = engine_get(dev, ctx->udp_port, &cfg, &ctx->eng);
+	pthread_mutex_unlock(&shared_eng_lock);
 	if (ret) {
 		open_failed(dev, ctx->udp_port, ret);
-		goto err_evq;
-	}
-	ur_engine_dev(ctx->eng)->tx_window =
-		dev->if_loopback ? URV_LOOPBACK_TX_WINDOW : 0;
-	ret = __urv_cc_dev_init(ur_engine_dev(ctx->eng));
-	if (ret) {
-		ur_engine_close(ctx->eng);
 		goto err_evq;
 	}
 	return c;
@@ -492,7 +561,7 @@ URV_EXPORT int ibv_close_device(struct ibv_context *context)
 {
 	struct urv_context *ctx = to_uctx(context);
 
-	ur_engine_close(ctx->eng);
+	engine_put(ctx->eng);
 	if (context->cmd_fd >= 0)
 		close(context->cmd_fd);
 	__urv_evq_fini(&ctx->async);

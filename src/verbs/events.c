@@ -120,12 +120,19 @@ static void urv_cq_event(void *host, struct ur_cq *ucq)
 	__urv_evq_push(&to_uch(cq->cq.channel)->q, e);
 }
 
+/* @host is the device's shared engine entry (device.c): the event goes to
+ * the context the QP was created in. */
 static void urv_qp_event(void *host, struct ur_qp *uqp, enum ur_async_event type)
 {
-	struct urv_context *ctx = host;
 	struct urv_qp *qp = uqp->owner;
-	struct urv_event *e = calloc(1, sizeof(*e));
+	struct urv_context *ctx;
+	struct urv_event *e;
 
+	(void)host;
+	if (!qp)
+		return;
+	ctx = to_uctx(qp->qp.context);
+	e = calloc(1, sizeof(*e));
 	if (!e)
 		return;
 	e->ev.event_type = (enum ibv_event_type)type;
