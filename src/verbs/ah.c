@@ -17,12 +17,12 @@ URV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd,
 	struct urv_ah *ah;
 	int ret;
 
-	if (!pd || !attr || !__urv_is_our_context(pd->context))
+	if (!pd || !attr || !urv__is_our_context(pd->context))
 		return urv_err_ptr(-EINVAL);
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return urv_err_ptr(-ENOMEM);
-	ret = __urv_ah_to_path(to_uctx(pd->context), attr, &ah->uah.path);
+	ret = urv__ah_to_path(to_uctx(pd->context), attr, &ah->uah.path);
 	if (ret) {
 		free(ah);
 		return urv_err_ptr(ret);
@@ -50,7 +50,7 @@ URV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num
 	bool v6;
 	int idx;
 
-	if (!__urv_is_our_context(context) || port_num != 1 || !wc || !grh ||
+	if (!urv__is_our_context(context) || port_num != 1 || !wc || !grh ||
 	    !ah_attr)
 		return urv_err_int(-EINVAL);
 	if (!(wc->wc_flags & IBV_WC_GRH))
@@ -71,8 +71,8 @@ URV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num
 		memcpy(dip, raw + 20 + 16, 4);
 		ah_attr->grh.traffic_class = raw[21];
 	}
-	__urv_gid_from_ip(&ah_attr->grh.dgid, sip, v6);
-	idx = __urv_find_gid(dev, dip, v6);
+	urv__gid_from_ip(&ah_attr->grh.dgid, sip, v6);
+	idx = urv__find_gid(dev, dip, v6);
 	if (idx < 0)
 		return urv_err_int(-ENOENT);
 	ah_attr->grh.sgid_index = (uint8_t)idx;

@@ -110,7 +110,7 @@ static int sr_dev_init(struct ur_dev *dev)
 	return 0;
 }
 
-int __urv_cc_dev_init(struct ur_dev *dev)
+int urv__cc_dev_init(struct ur_dev *dev)
 {
 	const char *algo = getenv("UROCE_CC");
 	struct ur_cc_params p;
@@ -177,7 +177,7 @@ int __urv_cc_dev_init(struct ur_dev *dev)
 
 static bool our_qp(struct ibv_qp *qp)
 {
-	return qp && __urv_is_our_context(qp->context);
+	return qp && urv__is_our_context(qp->context);
 }
 
 URV_EXPORT int uroce_qp_query_cc(struct ibv_qp *ibqp,
@@ -279,7 +279,7 @@ URV_EXPORT int uroce_qp_query_jumbo(struct ibv_qp *ibqp, uint32_t *state)
 }
 
 /* Packet pacing: ibv_modify_qp_rate_limit (kbps, burst bytes). */
-int __urv_modify_qp_rate_limit(struct ibv_qp *ibqp,
+int urv__modify_qp_rate_limit(struct ibv_qp *ibqp,
 			       struct ibv_qp_rate_limit_attr *attr)
 {
 	struct urv_qp *qp = to_uqp(ibqp);

@@ -67,7 +67,7 @@ static int cq_poll_raw(struct urv_cq *cq, struct ur_cqe *out, int n)
 	return got;
 }
 
-int __urv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+int urv__poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct urv_cq *cq = to_ucq(ibcq);
 	struct ur_cqe buf[16];
@@ -89,7 +89,7 @@ int __urv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	return done;
 }
 
-int __urv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+int urv__req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct urv_cq *cq = to_ucq(ibcq);
 
@@ -197,7 +197,7 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *context,
 	struct urv_cq *cq;
 	int ret;
 
-	if (!__urv_is_our_context(context))
+	if (!urv__is_our_context(context))
 		return urv_err_ptr(-EINVAL);
 	ctx = to_uctx(context);
 	if (attr->cqe < 1 || attr->cqe > URV_MAX_CQE)
@@ -271,7 +271,7 @@ URV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 	return x ? ibv_cq_ex_to_cq(x) : NULL;
 }
 
-struct ibv_cq_ex *__urv_create_cq_ex(struct ibv_context *ctx,
+struct ibv_cq_ex *urv__create_cq_ex(struct ibv_context *ctx,
 				     struct ibv_cq_init_attr_ex *attr)
 {
 	return create_cq(ctx, attr);
@@ -290,7 +290,7 @@ URV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		return EBUSY;
 	/* Unread events for this CQ go away, as the kernel's do. */
 	if (ibcq->channel)
-		__urv_evq_drop(&to_uch(ibcq->channel)->q, ev_is_cq, ibcq);
+		urv__evq_drop(&to_uch(ibcq->channel)->q, ev_is_cq, ibcq);
 	/* As rdma-core: wait until every event handed out was acked. */
 	pthread_mutex_lock(&ibcq->mutex);
 	while (ibcq->comp_events_completed != cq->comp_events_reported)

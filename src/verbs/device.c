@@ -39,7 +39,7 @@ static struct urv_device **urv_devs;
 static int urv_ndevs;
 static uint16_t urv_udp_port = URV_ROCE_PORT;
 
-void __urv_gid_from_ip(union ibv_gid *gid, const uint8_t ip[16], bool v6)
+void urv__gid_from_ip(union ibv_gid *gid, const uint8_t ip[16], bool v6)
 {
 	memset(gid, 0, sizeof(*gid));
 	if (v6) {
@@ -59,7 +59,7 @@ static bool gid_is_v4mapped(const union ibv_gid *gid)
 }
 
 /* Fill the dst (or src) address of @p from a RoCEv2 GID. */
-int __urv_gid_to_addr(const union ibv_gid *gid, struct ur_ipudp *p, bool dst)
+int urv__gid_to_addr(const union ibv_gid *gid, struct ur_ipudp *p, bool dst)
 {
 	uint8_t *a = dst ? p->dst : p->src;
 	bool v6 = !gid_is_v4mapped(gid);
@@ -73,11 +73,11 @@ int __urv_gid_to_addr(const union ibv_gid *gid, struct ur_ipudp *p, bool dst)
 	return 0;
 }
 
-int __urv_find_gid(const struct urv_device *dev, const uint8_t ip[16], bool v6)
+int urv__find_gid(const struct urv_device *dev, const uint8_t ip[16], bool v6)
 {
 	union ibv_gid g;
 
-	__urv_gid_from_ip(&g, ip, v6);
+	urv__gid_from_ip(&g, ip, v6);
 	for (int i = 0; i < dev->num_gids; i++)
 		if (!memcmp(&dev->gids[i].gid, &g, sizeof(g)))
 			return i;
@@ -109,7 +109,7 @@ static void add_gid(struct urv_device *dev, const struct sockaddr *sa)
 	memcpy(&g->addr, sa, sa->sa_family == AF_INET6 ?
 	       sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
 	sa_to_ip(sa, ip, &v6);
-	__urv_gid_from_ip(&g->gid, ip, v6);
+	urv__gid_from_ip(&g->gid, ip, v6);
 }
 
 /*
@@ -186,10 +186,30 @@ static struct urv_device *new_device(int idx)
 	return dev;
 }
 
+/* A loopback address (127/8, ::1): its traffic never leaves lo. */
+static bool addr_is_loopback(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+	return a->ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr);
+}
+
 static void finish_device(struct urv_device *dev)
 {
 	dev->if_mtu = dev->ifname[0] ? if_mtu_of(dev->ifname, &dev->if_loopback)
 				      : 1500;
+	/* Another address on lo (a host's /32 behind ECMP uplinks) leaves by
+	 * the routes' interfaces: their smallest MTU, not lo's 64 KiB, or
+	 * every request is larger than the paths carry (issue 33). */
+	if (dev->if_loopback && !addr_is_loopback(&dev->gids[0].addr)) {
+		uint32_t m = urv__route_mtu(dev->gids[0].addr.ss_family);
+
+		if (m) {
+			dev->if_mtu = m;
+			dev->if_loopback = false;
+		}
+	}
 	dev->active_mtu = mtu_from_if(dev->if_mtu);
 	dev->guid = guid_from_gid(&dev->gids[0].gid);
 }
@@ -373,21 +393,21 @@ URV_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
 	return to_udev(device)->guid;
 }
 
-bool __urv_is_our_context(struct ibv_context *ctx)
+bool urv__is_our_context(struct ibv_context *ctx)
 {
 	return ctx && ctx->abi_compat == __VERBS_ABI_IS_EXTENDED &&
 	       ctx->device && to_udev(ctx->device)->vdev.ops == urv_dev_ops_marker;
 }
 
 static const struct ibv_context_ops urv_ctx_ops = {
-	.poll_cq = __urv_poll_cq,
-	.req_notify_cq = __urv_req_notify_cq,
-	.post_send = __urv_post_send,
-	.post_recv = __urv_post_recv,
-	.post_srq_recv = __urv_post_srq_recv,
-	.alloc_mw = __urv_alloc_mw,
-	.dealloc_mw = __urv_dealloc_mw,
-	.bind_mw = __urv_bind_mw,
+	.poll_cq = urv__poll_cq,
+	.req_notify_cq = urv__req_notify_cq,
+	.post_send = urv__post_send,
+	.post_recv = urv__post_recv,
+	.post_srq_recv = urv__post_srq_recv,
+	.alloc_mw = urv__alloc_mw,
+	.dealloc_mw = urv__dealloc_mw,
+	.bind_mw = urv__bind_mw,
 };
 
 /* ibv_open_device() only returns NULL: say why on stderr, once (ibv_devinfo
@@ -463,7 +483,7 @@ static int engine_get(struct urv_device *dev, uint16_t port,
 		return ret;
 	ur_engine_dev(*out)->tx_window =
 		dev->if_loopback ? URV_LOOPBACK_TX_WINDOW : 0;
-	ret = __urv_cc_dev_init(ur_engine_dev(*out));
+	ret = urv__cc_dev_init(ur_engine_dev(*out));
 	if (ret) {
 		ur_engine_close(*out);
 		return ret;
@@ -505,7 +525,7 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return urv_err_ptr(-ENOMEM);
 	ctx->dev = dev;
 	ctx->udp_port = urv_udp_port;
-	ret = __urv_evq_init(&ctx->async);
+	ret = urv__evq_init(&ctx->async);
 	if (ret)
 		goto err_free;
 
@@ -520,13 +540,13 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	pthread_mutex_init(&c->mutex, NULL);
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	ctx->vctx.sz = sizeof(ctx->vctx);
-	ctx->vctx.query_port = __urv_query_port;
-	ctx->vctx.query_device_ex = __urv_query_device_ex;
-	ctx->vctx.create_cq_ex = __urv_create_cq_ex;
-	ctx->vctx.create_qp_ex = __urv_create_qp_ex;
-	ctx->vctx.create_srq_ex = __urv_create_srq_ex;
-	ctx->vctx.advise_mr = __urv_advise_mr;
-	ctx->vctx.modify_qp_rate_limit = __urv_modify_qp_rate_limit;
+	ctx->vctx.query_port = urv__query_port;
+	ctx->vctx.query_device_ex = urv__query_device_ex;
+	ctx->vctx.create_cq_ex = urv__create_cq_ex;
+	ctx->vctx.create_qp_ex = urv__create_qp_ex;
+	ctx->vctx.create_srq_ex = urv__create_srq_ex;
+	ctx->vctx.advise_mr = urv__advise_mr;
+	ctx->vctx.modify_qp_rate_limit = urv__modify_qp_rate_limit;
 
 	cfg.addr = dev->gids[0].addr;
 	cfg.port = ctx->udp_port;
@@ -538,7 +558,7 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 				? ur_jumbo_size(ur_jumbo_bits(dev->if_mtu - 128))
 				: 0;
 	cfg.name = device->name;
-	cfg.host_ops = &__urv_host_ops;
+	cfg.host_ops = &urv__host_ops;
 	pthread_mutex_lock(&shared_eng_lock);
 	ret = engine_get(dev, ctx->udp_port, &cfg, &ctx->eng);
 	pthread_mutex_unlock(&shared_eng_lock);
@@ -551,7 +571,7 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 err_evq:
 	if (c->cmd_fd >= 0)
 		close(c->cmd_fd);
-	__urv_evq_fini(&ctx->async);
+	urv__evq_fini(&ctx->async);
 err_free:
 	free(ctx);
 	return urv_err_ptr(ret);
@@ -564,7 +584,7 @@ URV_EXPORT int ibv_close_device(struct ibv_context *context)
 	engine_put(ctx->eng);
 	if (context->cmd_fd >= 0)
 		close(context->cmd_fd);
-	__urv_evq_fini(&ctx->async);
+	urv__evq_fini(&ctx->async);
 	pthread_mutex_destroy(&context->mutex);
 	free(ctx);
 	return 0;
@@ -573,7 +593,7 @@ URV_EXPORT int ibv_close_device(struct ibv_context *context)
 URV_EXPORT int uroce_context_set_poller_stays(struct ibv_context *context,
 					      int on)
 {
-	if (!context || !__urv_is_our_context(context) || (on != 0 && on != 1))
+	if (!context || !urv__is_our_context(context) || (on != 0 && on != 1))
 		return EINVAL;
 	ur_engine_set_poller_stays(to_uctx(context)->eng, on);
 	return 0;
@@ -581,7 +601,7 @@ URV_EXPORT int uroce_context_set_poller_stays(struct ibv_context *context,
 
 URV_EXPORT const char *uroce_query_icrc_mode(struct ibv_context *context)
 {
-	if (!__urv_is_our_context(context))
+	if (!urv__is_our_context(context))
 		return urv_err_ptr(-EINVAL);
 	return ur_engine_icrc_mode(to_uctx(context)->eng);
 }

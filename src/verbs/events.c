@@ -17,7 +17,7 @@
 
 #include "urv.h"
 
-int __urv_evq_init(struct urv_evq *q)
+int urv__evq_init(struct urv_evq *q)
 {
 	q->fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (q->fd < 0)
@@ -28,7 +28,7 @@ int __urv_evq_init(struct urv_evq *q)
 	return 0;
 }
 
-void __urv_evq_fini(struct urv_evq *q)
+void urv__evq_fini(struct urv_evq *q)
 {
 	struct urv_event *e, *n;
 
@@ -40,7 +40,7 @@ void __urv_evq_fini(struct urv_evq *q)
 	pthread_mutex_destroy(&q->lock);
 }
 
-void __urv_evq_push(struct urv_evq *q, struct urv_event *e)
+void urv__evq_push(struct urv_evq *q, struct urv_event *e)
 {
 	uint64_t one = 1;
 
@@ -55,7 +55,7 @@ void __urv_evq_push(struct urv_evq *q, struct urv_event *e)
 	pthread_mutex_unlock(&q->lock);
 }
 
-int __urv_evq_pop(struct urv_evq *q, struct urv_event **out)
+int urv__evq_pop(struct urv_evq *q, struct urv_event **out)
 {
 	uint64_t v;
 	struct urv_event *e = NULL;
@@ -79,7 +79,7 @@ int __urv_evq_pop(struct urv_evq *q, struct urv_event **out)
 	}
 }
 
-int __urv_evq_drop(struct urv_evq *q, bool (*match)(struct urv_event *, void *),
+int urv__evq_drop(struct urv_evq *q, bool (*match)(struct urv_event *, void *),
 		   void *arg)
 {
 	struct urv_event **pp, *e;
@@ -99,7 +99,7 @@ int __urv_evq_drop(struct urv_evq *q, bool (*match)(struct urv_event *, void *),
 	for (e = q->head; e; e = e->next)
 		q->tail = &e->next;
 	/* Leave the fd count: a reader that wakes for a dropped event finds
-	 * the queue short and waits again (see __urv_evq_pop). */
+	 * the queue short and waits again (see urv__evq_pop). */
 	pthread_mutex_unlock(&q->lock);
 	return n;
 }
@@ -117,7 +117,7 @@ static void urv_cq_event(void *host, struct ur_cq *ucq)
 	if (!e)
 		return; /* Lost wakeup on OOM; the CQ still holds the CQEs. */
 	e->cq = &cq->cq;
-	__urv_evq_push(&to_uch(cq->cq.channel)->q, e);
+	urv__evq_push(&to_uch(cq->cq.channel)->q, e);
 }
 
 /* @host is the device's shared engine entry (device.c): the event goes to
@@ -143,10 +143,10 @@ static void urv_qp_event(void *host, struct ur_qp *uqp, enum ur_async_event type
 			&((struct urv_cq *)uqp->send_cq->owner)->cq : NULL;
 	else
 		e->ev.element.qp = &qp->qp;
-	__urv_evq_push(&ctx->async, e);
+	urv__evq_push(&ctx->async, e);
 }
 
-const struct ur_engine_host_ops __urv_host_ops = {
+const struct ur_engine_host_ops urv__host_ops = {
 	.cq_event = urv_cq_event,
 	.qp_event = urv_qp_event,
 };
@@ -158,12 +158,12 @@ URV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *
 	struct urv_comp_channel *ch;
 	int ret;
 
-	if (!__urv_is_our_context(context))
+	if (!urv__is_our_context(context))
 		return urv_err_ptr(-EINVAL);
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return urv_err_ptr(-ENOMEM);
-	ret = __urv_evq_init(&ch->q);
+	ret = urv__evq_init(&ch->q);
 	if (ret) {
 		free(ch);
 		return urv_err_ptr(ret);
@@ -180,7 +180,7 @@ URV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 
 	if (atomic_load(&ch->ncq))
 		return EBUSY;
-	__urv_evq_fini(&ch->q);
+	urv__evq_fini(&ch->q);
 	free(ch);
 	return 0;
 }
@@ -192,7 +192,7 @@ URV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel,
 	struct urv_cq *ucq;
 	int ret;
 
-	ret = __urv_evq_pop(&to_uch(channel)->q, &e);
+	ret = urv__evq_pop(&to_uch(channel)->q, &e);
 	if (ret)
 		return urv_err_int(ret);
 	*cq = e->cq;
@@ -221,9 +221,9 @@ URV_EXPORT int ibv_get_async_event(struct ibv_context *context,
 	struct urv_event *e = NULL;
 	int ret;
 
-	if (!__urv_is_our_context(context))
+	if (!urv__is_our_context(context))
 		return urv_err_int(-EINVAL);
-	ret = __urv_evq_pop(&to_uctx(context)->async, &e);
+	ret = urv__evq_pop(&to_uctx(context)->async, &e);
 	if (ret)
 		return urv_err_int(ret);
 	*event = e->ev;

@@ -50,7 +50,7 @@ URV_EXPORT int uroce_gsi_attach(struct ibv_context *context,
 {
 	struct gsi_hook *h = NULL;
 
-	if (!context || !__urv_is_our_context(context))
+	if (!context || !urv__is_our_context(context))
 		return EINVAL;
 	pthread_mutex_lock(&gsi_hooks_lock);
 	for (int i = 0; i < GSI_MAX_HOOKS && !h; i++)
@@ -84,7 +84,7 @@ URV_EXPORT int uroce_gsi_send(struct ibv_context *context,
 {
 	struct ur_ipudp p = { 0 };
 
-	if (!context || !__urv_is_our_context(context) || !dst)
+	if (!context || !urv__is_our_context(context) || !dst)
 		return EINVAL;
 	if (dst->sa_family == AF_INET6) {
 		p.v6 = true;
@@ -100,7 +100,7 @@ URV_EXPORT int uroce_gsi_send(struct ibv_context *context,
 
 URV_EXPORT int uroce_context_slot(struct ibv_context *context)
 {
-	if (!context || !__urv_is_our_context(context)) {
+	if (!context || !urv__is_our_context(context)) {
 		errno = EINVAL;
 		return -1;
 	}

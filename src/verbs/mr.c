@@ -43,7 +43,7 @@ URV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
 	struct urv_pd *pd;
 
-	if (!__urv_is_our_context(context))
+	if (!urv__is_our_context(context))
 		return urv_err_ptr(-EINVAL);
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
@@ -107,7 +107,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	size_t plen = 0;
 	int ret;
 
-	if (!ibpd || !__urv_is_our_context(ibpd->context))
+	if (!ibpd || !urv__is_our_context(ibpd->context))
 		return urv_err_ptr(-EINVAL);
 	pd = to_upd(ibpd);
 	ret = check_access(access);
@@ -255,7 +255,7 @@ URV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 	bool locked = false;
 	int ret;
 
-	if (!ibmr || !__urv_is_our_context(ibmr->context) || !flags ||
+	if (!ibmr || !urv__is_our_context(ibmr->context) || !flags ||
 	    (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED))
 		goto einval;
 	if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length))
@@ -323,7 +323,7 @@ einval:
  * EINVAL for an unknown advice or flag, no SGE, or an SGE that is not
  * inside an ODP region of @pd (PREFETCH_WRITE: with local write).
  */
-int __urv_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+int urv__advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
 {
 	struct urv_context *ctx = to_uctx(pd->context);

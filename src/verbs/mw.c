@@ -15,7 +15,7 @@
 _Static_assert(IBV_MW_TYPE_1 == (int)UR_KEY_MW1, "mw type");
 _Static_assert(IBV_MW_TYPE_2 == (int)UR_KEY_MW2, "mw type");
 
-struct ibv_mw *__urv_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
+struct ibv_mw *urv__alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 {
 	struct urv_context *ctx = to_uctx(ibpd->context);
 	struct urv_mw *mw;
@@ -43,7 +43,7 @@ struct ibv_mw *__urv_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 	return &mw->mw;
 }
 
-int __urv_dealloc_mw(struct ibv_mw *ibmw)
+int urv__dealloc_mw(struct ibv_mw *ibmw)
 {
 	struct urv_mw *mw = to_umw(ibmw);
 	int ret;
@@ -62,7 +62,7 @@ int __urv_dealloc_mw(struct ibv_mw *ibmw)
 
 /* ibv_bind_mw (type 1): a BIND_MW work request with the next key, as
  * rdma-core providers do; the window's rkey is the new key once posted. */
-int __urv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+int urv__bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		  struct ibv_mw_bind *mw_bind)
 {
 	struct ibv_send_wr wr, *bad;
@@ -75,7 +75,7 @@ int __urv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	wr.bind_mw.mw = mw;
 	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
 	wr.bind_mw.bind_info = mw_bind->bind_info;
-	ret = __urv_post_send(qp, &wr, &bad);
+	ret = urv__post_send(qp, &wr, &bad);
 	if (!ret)
 		mw->rkey = wr.bind_mw.rkey;
 	return ret;
@@ -83,7 +83,7 @@ int __urv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 
 /* Fill the transport's BIND_MW fields; -EINVAL for a foreign window or
  * region. */
-int __urv_bind_wr(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey,
+int urv__bind_wr(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey,
 		  const struct ibv_mw_bind_info *bi, struct ur_send_wr *u)
 {
 	if (!mw || mw->context != qp->context || !bi ||

@@ -47,7 +47,7 @@ static bool is_ours_cq(struct ibv_context *ctx, struct ibv_cq *cq)
 	return cq && cq->context == ctx;
 }
 
-struct ibv_qp *__urv_create_qp_ex(struct ibv_context *context,
+struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
@@ -59,7 +59,7 @@ struct ibv_qp *__urv_create_qp_ex(struct ibv_context *context,
 	uint32_t qpn;
 	int ret;
 
-	if (!__urv_is_our_context(context))
+	if (!urv__is_our_context(context))
 		return urv_err_ptr(-EINVAL);
 	ctx = to_uctx(context);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
@@ -134,7 +134,7 @@ struct ibv_qp *__urv_create_qp_ex(struct ibv_context *context,
 	pthread_cond_init(&qp->qp.cond, NULL);
 	qp->sq_sig_all = attr->sq_sig_all ? 1 : 0;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
-		__urv_qp_ex_init(qp, attr->send_ops_flags);
+		urv__qp_ex_init(qp, attr->send_ops_flags);
 
 	ret = ur_engine_qp_add(ctx->eng, &qp->uqp);
 	if (ret)
@@ -158,7 +158,7 @@ struct ibv_qp *__urv_create_qp_ex(struct ibv_context *context,
 	return &qp->qp;
 
 err_destroy:
-	__urv_qp_ex_fini(qp);
+	urv__qp_ex_fini(qp);
 	pthread_cond_destroy(&qp->qp.cond);
 	pthread_mutex_destroy(&qp->qp.mutex);
 	ur_qp_destroy(&qp->uqp);
@@ -179,7 +179,7 @@ URV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	memcpy(&ex, qp_init_attr, sizeof(*qp_init_attr));
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ex.pd = pd;
-	qp = __urv_create_qp_ex(pd->context, &ex);
+	qp = urv__create_qp_ex(pd->context, &ex);
 	if (qp)
 		qp_init_attr->cap = ex.cap;
 	return qp;
@@ -194,7 +194,7 @@ URV_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 
 /* IBTA 9.7.1 / RoCEv2 annex A17: the AV must carry a GRH (the GIDs are the
  * IP addresses). */
-int __urv_ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
+int urv__ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 		     struct ur_ipudp *p)
 {
 	struct urv_device *dev = ctx->dev;
@@ -233,8 +233,8 @@ int __urv_ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 	}
 	memset(p, 0, sizeof(*p));
 	memset(&src, 0, sizeof(src));
-	__urv_gid_to_addr(&ah->grh.dgid, p, true);
-	__urv_gid_to_addr(&dev->gids[ah->grh.sgid_index].gid, &src, false);
+	urv__gid_to_addr(&ah->grh.dgid, p, true);
+	urv__gid_to_addr(&dev->gids[ah->grh.sgid_index].gid, &src, false);
 	if (src.v6 != p->v6)
 		return -EINVAL; /* IPv4 source, IPv6 destination or the reverse */
 	memcpy(p->src, src.src, sizeof(p->src));
@@ -271,7 +271,7 @@ URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	ua.port_num = attr->port_num;
 	ua.qkey = attr->qkey;
 	if (mask & IBV_QP_AV) {
-		ret = __urv_ah_to_path(qp->ctx, &attr->ah_attr, &ua.path);
+		ret = urv__ah_to_path(qp->ctx, &attr->ah_attr, &ua.path);
 		if (ret)
 			return -ret;
 	}
@@ -364,8 +364,8 @@ URV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		ah->grh.hop_limit = ua.path.ttl;
 		ah->grh.traffic_class = ua.path.tos;
 		ah->grh.flow_label = ua.path.flow_label;
-		__urv_gid_from_ip(&ah->grh.dgid, ua.path.dst, ua.path.v6);
-		idx = __urv_find_gid(dev, ua.path.src, ua.path.v6);
+		urv__gid_from_ip(&ah->grh.dgid, ua.path.dst, ua.path.v6);
+		idx = urv__find_gid(dev, ua.path.src, ua.path.v6);
 		ah->grh.sgid_index = idx < 0 ? 0 : (uint8_t)idx;
 	}
 	attr->pkey_index = 0;
@@ -409,7 +409,7 @@ URV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 
 	/* After this the engine thread no longer touches the QP. */
 	ur_engine_qp_del(ctx->eng, &qp->uqp);
-	__urv_evq_drop(&ctx->async, ev_is_qp, ibqp);
+	urv__evq_drop(&ctx->async, ev_is_qp, ibqp);
 	pthread_mutex_lock(&ibqp->mutex);
 	while (ibqp->events_completed != qp->async_events_reported)
 		pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
@@ -422,7 +422,7 @@ URV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		atomic_fetch_sub(&to_usrq(ibqp->srq)->nqp, 1);
 	atomic_fetch_sub(&to_upd(ibqp->pd)->users, 1);
 	atomic_fetch_sub(&ctx->nqp, 1);
-	__urv_qp_ex_fini(qp);
+	urv__qp_ex_fini(qp);
 	pthread_cond_destroy(&ibqp->cond);
 	pthread_mutex_destroy(&ibqp->mutex);
 	free(qp);
@@ -467,7 +467,7 @@ static int send_wr_convert(struct urv_qp *qp, const struct ibv_send_wr *wr,
 		return 0;
 	case IBV_WR_BIND_MW:
 		u->num_sge = 0;
-		return __urv_bind_wr(&qp->qp, wr->bind_mw.mw, wr->bind_mw.rkey,
+		return urv__bind_wr(&qp->qp, wr->bind_mw.mw, wr->bind_mw.rkey,
 				     &wr->bind_mw.bind_info, u);
 	default:
 		return -EINVAL; /* TSO, DRIVER1, FLUSH */
@@ -482,7 +482,7 @@ static int send_wr_convert(struct urv_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
-int __urv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+int urv__post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad)
 {
 	struct urv_qp *qp = to_uqp(ibqp);
@@ -506,7 +506,7 @@ int __urv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return -ret;
 }
 
-int __urv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+int urv__post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad)
 {
 	struct urv_qp *qp = to_uqp(ibqp);

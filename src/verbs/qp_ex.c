@@ -27,7 +27,7 @@ static void pend_clear(struct urv_qp *qp)
 	qp->wr_err = 0;
 }
 
-void __urv_qp_ex_fini(struct urv_qp *qp)
+void urv__qp_ex_fini(struct urv_qp *qp)
 {
 	pend_clear(qp);
 	free(qp->pend);
@@ -84,7 +84,7 @@ static int urv_wr_complete(struct ibv_qp_ex *ibqp)
 
 		UR_LP_MARK(UR_LP_POST);
 		ur_engine_qp_lock(&qp->uqp);
-		now = ur_now(); /* as in __urv_post_send */
+		now = ur_now(); /* as in urv__post_send */
 		for (size_t i = 0; i < qp->npend && !ret; i++) {
 			struct urv_wr_pending *p = &qp->pend[i];
 
@@ -278,7 +278,7 @@ static void urv_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
 	struct urv_wr_pending *p = wr_new(ibqp, UR_WR_BIND_MW);
 
 	if (p)
-		qp->wr_err = __urv_bind_wr(&qp->qp, mw, rkey, bi, &p->wr);
+		qp->wr_err = urv__bind_wr(&qp->qp, mw, rkey, bi, &p->wr);
 }
 
 static void urv_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
@@ -306,7 +306,7 @@ static void urv_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 	p->wr.remote_qkey = remote_qkey;
 }
 
-void __urv_qp_ex_init(struct urv_qp *qp, uint64_t ops)
+void urv__qp_ex_init(struct urv_qp *qp, uint64_t ops)
 {
 	struct ibv_qp_ex *x = &qp->qp_ex;
 

@@ -59,13 +59,13 @@ static void fill_device_attr(struct urv_device *dev, struct ibv_device_attr *a)
 URV_EXPORT int ibv_query_device(struct ibv_context *context,
 				struct ibv_device_attr *device_attr)
 {
-	if (!__urv_is_our_context(context) || !device_attr)
+	if (!urv__is_our_context(context) || !device_attr)
 		return EINVAL;
 	fill_device_attr(to_uctx(context)->dev, device_attr);
 	return 0;
 }
 
-int __urv_query_device_ex(struct ibv_context *ctx,
+int urv__query_device_ex(struct ibv_context *ctx,
 			  const struct ibv_query_device_ex_input *in,
 			  struct ibv_device_attr_ex *attr, size_t attr_size)
 {
@@ -126,7 +126,7 @@ static void fill_port_attr(struct urv_device *dev, struct ibv_port_attr *a)
 	a->link_layer = IBV_LINK_LAYER_ETHERNET;
 }
 
-int __urv_query_port(struct ibv_context *ctx, uint8_t port,
+int urv__query_port(struct ibv_context *ctx, uint8_t port,
 		     struct ibv_port_attr *attr, size_t attr_len)
 {
 	struct ibv_port_attr a;
@@ -153,9 +153,9 @@ struct _compat_ibv_port_attr {
 URV_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 			      struct _compat_ibv_port_attr *port_attr)
 {
-	if (!__urv_is_our_context(context))
+	if (!urv__is_our_context(context))
 		return EINVAL;
-	return __urv_query_port(context, port_num,
+	return urv__query_port(context, port_num,
 				(struct ibv_port_attr *)port_attr,
 				sizeof(*port_attr));
 }
@@ -165,7 +165,7 @@ URV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
 {
 	struct urv_device *dev;
 
-	if (!__urv_is_our_context(context) || port_num != 1)
+	if (!urv__is_our_context(context) || port_num != 1)
 		return urv_err_int(-EINVAL);
 	dev = to_uctx(context)->dev;
 	if (index < 0 || index >= URV_MAX_GID)
@@ -195,7 +195,7 @@ URV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 {
 	struct urv_device *dev;
 
-	if (!__urv_is_our_context(context) || !entry || flags ||
+	if (!urv__is_our_context(context) || !entry || flags ||
 	    entry_size < sizeof(*entry))
 		return EINVAL;
 	if (port_num != 1)
@@ -216,7 +216,7 @@ URV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
 {
 	struct urv_device *dev;
 
-	if (!__urv_is_our_context(context) || flags ||
+	if (!urv__is_our_context(context) || flags ||
 	    entry_size < sizeof(*entries))
 		return -EINVAL;
 	dev = to_uctx(context)->dev;
@@ -243,7 +243,7 @@ URV_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
 				  unsigned int index,
 				  enum urv_gid_type_sysfs *type)
 {
-	if (!__urv_is_our_context(context) || port_num != 1 || !type)
+	if (!urv__is_our_context(context) || port_num != 1 || !type)
 		return urv_err_int(-EINVAL);
 	if (index >= (unsigned int)to_uctx(context)->dev->num_gids)
 		return urv_err_int(-ENODATA);
@@ -254,7 +254,7 @@ URV_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
 URV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
 			      int index, __be16 *pkey)
 {
-	if (!__urv_is_our_context(context) || port_num != 1 || index != 0)
+	if (!urv__is_our_context(context) || port_num != 1 || index != 0)
 		return urv_err_int(-EINVAL);
 	*pkey = htobe16(0xffff);
 	return 0;
@@ -263,7 +263,7 @@ URV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
 URV_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num,
 				  __be16 pkey)
 {
-	if (!__urv_is_our_context(context) || port_num != 1)
+	if (!urv__is_our_context(context) || port_num != 1)
 		return urv_err_int(-EINVAL);
 	/* The default P_Key, full or limited member, is index 0. */
 	if ((be16toh(pkey) & 0x7fff) == 0x7fff)

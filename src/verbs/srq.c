@@ -25,7 +25,7 @@ static struct ibv_srq *create_srq(struct ibv_context *context,
 	struct urv_pd *pd;
 	int ret;
 
-	if (!__urv_is_our_context(context) || !ibpd || ibpd->context != context)
+	if (!urv__is_our_context(context) || !ibpd || ibpd->context != context)
 		return urv_err_ptr(-EINVAL);
 	if (!a->max_wr || a->max_wr > URV_MAX_SRQ_WR ||
 	    a->max_sge > URV_MAX_SGE || a->srq_limit > a->max_wr)
@@ -64,7 +64,7 @@ URV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 
 /* verbs_context.create_srq_ex: ibv_create_srq_ex() calls ibv_create_srq()
  * itself for the plain PD(+TYPE BASIC) case; this handles the rest. */
-struct ibv_srq *__urv_create_srq_ex(struct ibv_context *context,
+struct ibv_srq *urv__create_srq_ex(struct ibv_context *context,
 				    struct ibv_srq_init_attr_ex *init)
 {
 	const uint32_t known = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE |
@@ -117,7 +117,7 @@ URV_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 
 	if (atomic_load(&srq->nqp))
 		return EBUSY;
-	__urv_evq_drop(&srq->ctx->async, ev_is_srq, ibsrq);
+	urv__evq_drop(&srq->ctx->async, ev_is_srq, ibsrq);
 	pthread_mutex_lock(&ibsrq->mutex);
 	while (ibsrq->events_completed != srq->async_events_reported)
 		pthread_cond_wait(&ibsrq->cond, &ibsrq->mutex);
@@ -130,7 +130,7 @@ URV_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	return 0;
 }
 
-int __urv_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+int urv__post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad)
 {
 	struct urv_srq *srq = to_usrq(ibsrq);

@@ -104,9 +104,9 @@ URV_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
 
 /* Old provider registration (ibv_register_driver@IBVERBS_1.1, hidden in
  * rdma-core): no-op, we load no providers. */
-void __urv_register_driver(const char *name, void *init_func);
-__asm__(".symver __urv_register_driver, ibv_register_driver@IBVERBS_1.1");
-URV_EXPORT void __urv_register_driver(const char *name, void *init_func)
+void urv__register_driver(const char *name, void *init_func);
+__asm__(".symver urv__register_driver, ibv_register_driver@IBVERBS_1.1");
+URV_EXPORT void urv__register_driver(const char *name, void *init_func)
 {
 }
 

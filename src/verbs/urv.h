@@ -78,7 +78,7 @@ struct urv_device {
 	char ifname[IF_NAMESIZE];
 	unsigned int ifindex;   /* 0 when UROCE_IP names no local interface */
 	uint32_t if_mtu;        /* interface MTU, bytes */
-	bool if_loopback;       /* the interface is a loopback one */
+	bool if_loopback;       /* traffic stays on this machine (lo) */
 	enum ibv_mtu active_mtu;
 	__be64 guid;
 	int num_gids;
@@ -256,61 +256,65 @@ static inline int urv_err_int(int neg)
 }
 
 /* device.c */
-bool __urv_is_our_context(struct ibv_context *ctx);
+bool urv__is_our_context(struct ibv_context *ctx);
 /* cc.c: congestion control and pacing (docs/cc.md) */
-int __urv_cc_dev_init(struct ur_dev *dev);
-int __urv_modify_qp_rate_limit(struct ibv_qp *qp,
+int urv__cc_dev_init(struct ur_dev *dev);
+int urv__modify_qp_rate_limit(struct ibv_qp *qp,
 			       struct ibv_qp_rate_limit_attr *attr);
-int __urv_gid_to_addr(const union ibv_gid *gid, struct ur_ipudp *p, bool dst);
-int __urv_find_gid(const struct urv_device *dev, const uint8_t ip[16], bool v6);
-void __urv_gid_from_ip(union ibv_gid *gid, const uint8_t ip[16], bool v6);
+int urv__gid_to_addr(const union ibv_gid *gid, struct ur_ipudp *p, bool dst);
+int urv__find_gid(const struct urv_device *dev, const uint8_t ip[16], bool v6);
+void urv__gid_from_ip(union ibv_gid *gid, const uint8_t ip[16], bool v6);
 /* qp.c: RoCEv2 address vector -> IP path (-EINVAL without a GRH). */
-int __urv_ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
+int urv__ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 		     struct ur_ipudp *p);
 
 /* events.c */
-int __urv_evq_init(struct urv_evq *q);
-void __urv_evq_fini(struct urv_evq *q);
-void __urv_evq_push(struct urv_evq *q, struct urv_event *e);
+int urv__evq_init(struct urv_evq *q);
+void urv__evq_fini(struct urv_evq *q);
+void urv__evq_push(struct urv_evq *q, struct urv_event *e);
 /* Blocking (per the fd's O_NONBLOCK) pop; -EAGAIN when non-blocking. */
-int __urv_evq_pop(struct urv_evq *q, struct urv_event **out);
+int urv__evq_pop(struct urv_evq *q, struct urv_event **out);
 /* Drop queued events matching @match; returns how many. */
-int __urv_evq_drop(struct urv_evq *q, bool (*match)(struct urv_event *, void *),
+int urv__evq_drop(struct urv_evq *q, bool (*match)(struct urv_event *, void *),
 		   void *arg);
-extern const struct ur_engine_host_ops __urv_host_ops;
+extern const struct ur_engine_host_ops urv__host_ops;
 
 /* query.c / cq.c / qp.c / ah.c: context ops. */
-int __urv_query_port(struct ibv_context *ctx, uint8_t port,
+int urv__query_port(struct ibv_context *ctx, uint8_t port,
 		     struct ibv_port_attr *attr, size_t attr_len);
-int __urv_query_device_ex(struct ibv_context *ctx,
+int urv__query_device_ex(struct ibv_context *ctx,
 			  const struct ibv_query_device_ex_input *in,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
-int __urv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
-int __urv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
-struct ibv_cq_ex *__urv_create_cq_ex(struct ibv_context *ctx,
+int urv__poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int urv__req_notify_cq(struct ibv_cq *cq, int solicited_only);
+struct ibv_cq_ex *urv__create_cq_ex(struct ibv_context *ctx,
 				     struct ibv_cq_init_attr_ex *attr);
-struct ibv_qp *__urv_create_qp_ex(struct ibv_context *ctx,
+struct ibv_qp *urv__create_qp_ex(struct ibv_context *ctx,
 				  struct ibv_qp_init_attr_ex *attr);
-int __urv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+int urv__post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad);
-int __urv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+int urv__post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad);
 /* srq.c */
-int __urv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+int urv__post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad);
-struct ibv_srq *__urv_create_srq_ex(struct ibv_context *ctx,
+struct ibv_srq *urv__create_srq_ex(struct ibv_context *ctx,
 				    struct ibv_srq_init_attr_ex *attr);
-void __urv_qp_ex_init(struct urv_qp *qp, uint64_t send_ops_flags);
+void urv__qp_ex_init(struct urv_qp *qp, uint64_t send_ops_flags);
 /* mr.c */
-int __urv_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+int urv__advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 /* mw.c */
-struct ibv_mw *__urv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
-int __urv_dealloc_mw(struct ibv_mw *mw);
-int __urv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+struct ibv_mw *urv__alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int urv__dealloc_mw(struct ibv_mw *mw);
+int urv__bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		  struct ibv_mw_bind *mw_bind);
-int __urv_bind_wr(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey,
+int urv__bind_wr(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey,
 		  const struct ibv_mw_bind_info *bi, struct ur_send_wr *u);
-void __urv_qp_ex_fini(struct urv_qp *qp);
+void urv__qp_ex_fini(struct urv_qp *qp);
+
+/* route.c: the smallest MTU among the non-loopback interfaces that the
+ * main routing table's routes of @family leave by; 0 if none. */
+uint32_t urv__route_mtu(int family);
 
 #endif

@@ -1,0 +1,75 @@
+#!/bin/sh
+# A host whose RoCE address sits on lo (a /32 behind its uplinks, as
+# data-centre hosts with ECMP have it) sends through the uplinks: the
+# device's MTU must be the smallest of the routes' egress interfaces, not
+# lo's. Two namespaces joined by two veths (MTU 1500 and 9000) under one
+# ECMP route each way, the addresses 10.96.0.1/32 and 10.96.0.2/32 on lo:
+#  - ibv_devinfo shows active_mtu 1024 (1500 - 80 bytes of headers);
+#  - with only the 9000-byte link left, 4096;
+#  - ib_write_bw -s 65536 (perftest takes the port's active MTU) moves its
+#    messages over the 1500-byte link (it failed with "transport retry
+#    counter exceeded": 4096-byte requests on a 1500-byte path);
+#  - a 127.0.0.x device keeps lo's MTU (4096).
+#   route_mtu.sh BINDIR
+bin=${1:?usage: route_mtu.sh BINDIR}
+[ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 ||
+	{ echo "SKIP: needs root and ip netns"; exit 77; }
+a=uroce-mtu-$$-a b=uroce-mtu-$$-b
+tmp=$(mktemp -d)
+fails=0
+cleanup() { ip netns del "$a" 2>/dev/null; ip netns del "$b" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+ip netns add "$a" && ip netns add "$b" || { echo "SKIP: ip netns add failed"; exit 77; }
+for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
+ip -n "$a" link add p1a type veth peer name p1b netns "$b" &&
+ip -n "$a" link add p2a type veth peer name p2b netns "$b" &&
+ip -n "$a" link set p1a mtu 1500 && ip -n "$b" link set p1b mtu 1500 &&
+ip -n "$a" link set p2a mtu 9000 && ip -n "$b" link set p2b mtu 9000 &&
+ip -n "$a" addr add 10.96.1.1/30 dev p1a && ip -n "$b" addr add 10.96.1.2/30 dev p1b &&
+ip -n "$a" addr add 10.96.2.1/30 dev p2a && ip -n "$b" addr add 10.96.2.2/30 dev p2b &&
+for l in p1a p2a; do ip -n "$a" link set $l up; done &&
+for l in p1b p2b; do ip -n "$b" link set $l up; done &&
+ip -n "$a" addr add 10.96.0.1/32 dev lo && ip -n "$b" addr add 10.96.0.2/32 dev lo &&
+ip -n "$a" route add 10.96.0.2/32 nexthop via 10.96.1.2 dev p1a nexthop via 10.96.2.2 dev p2a &&
+ip -n "$b" route add 10.96.0.1/32 nexthop via 10.96.1.1 dev p1b nexthop via 10.96.2.1 dev p2b ||
+	{ bad "the two-path fabric"; exit 1; }
+
+mtu() { # NS IP -> active_mtu of the device
+	ip netns exec "$1" env UROCE_IP="$2" "$bin/uroce-run" ibv_devinfo -v 2>&1 |
+		sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p' | head -n1
+}
+m=$(mtu "$a" 10.96.0.1)
+[ "$m" = 1024 ] && ok "address on lo, ECMP over 1500 and 9000 bytes: active_mtu $m" ||
+	bad "address on lo, ECMP over 1500 and 9000 bytes: active_mtu '$m', want 1024"
+m=$(mtu "$a" 127.0.0.5)
+[ "$m" = 4096 ] && ok "a 127.0.0.x device keeps lo's MTU: $m" || bad "127.0.0.5: active_mtu '$m', want 4096"
+
+# The peers' traffic over the 1500-byte link alone (an ECMP hash may pick
+# either path; this one must be carried too).
+ip -n "$a" route replace 10.96.0.2/32 via 10.96.1.2 dev p1a &&
+ip -n "$b" route replace 10.96.0.1/32 via 10.96.1.1 dev p1b || bad "route over p1"
+ip netns exec "$b" env UROCE_IP=10.96.0.2 timeout 20 "$bin/uroce-run" \
+	ib_write_bw -x 0 -s 65536 -n 200 -p 18620 >"$tmp/s" 2>&1 &
+s=$!
+sleep 0.5
+ip netns exec "$a" env UROCE_IP=10.96.0.1 timeout 20 "$bin/uroce-run" \
+	ib_write_bw -x 0 -s 65536 -n 200 -p 18620 10.96.0.2 >"$tmp/c" 2>&1
+c=$?
+wait $s
+sr=$?
+if [ $c = 0 ] && [ $sr = 0 ] && grep -q '^ 65536 *200 ' "$tmp/c"; then
+	ok "ib_write_bw -s 65536 over the 1500-byte path: $(grep '^ 65536 *200 ' "$tmp/c" | tr -s ' ')"
+else
+	bad "ib_write_bw -s 65536 over the 1500-byte path (client rc=$c, server rc=$sr)"; tail -n 5 "$tmp/c" "$tmp/s"
+fi
+
+# Every route of the main table counts (the device may reach any of
+# them), the 1500-byte link's own subnet too: with that link gone, 9000.
+ip -n "$a" route replace 10.96.0.2/32 via 10.96.2.2 dev p2a &&
+ip -n "$a" addr flush dev p1a && ip -n "$a" link set p1a down
+m=$(mtu "$a" 10.96.0.1)
+[ "$m" = 4096 ] && ok "only the 9000-byte path: active_mtu $m" ||
+	bad "only the 9000-byte path: active_mtu '$m', want 4096"
+[ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }
