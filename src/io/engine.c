@@ -777,6 +777,36 @@ static void sport_put(struct ur_engine *e, uint16_t sport)
 	}
 }
 
+/* Spraying: the device's further source ports for an RC QP with selective
+ * repeat (qp_lock write-held); the QP keeps its own port if none opens. */
+static void paths_open(struct ur_engine *e, struct ur_eqp *q)
+{
+	struct ur_qp *qp = q->qp;
+	unsigned int k = e->dev.paths;
+
+	q->mp_sport[0] = q->sport;
+	q->mp_k = 1;
+	if (k < 2 || qp->type != UR_QPT_RC || !(ur_qp_sr_state(qp) & 1))
+		return;
+	if (k > UR_MP_MAX)
+		k = UR_MP_MAX;
+	for (unsigned int i = 1; i < k; i++) {
+		uint16_t p = ur_mp_sport(q->sport, i);
+
+		if (sport_get(e, &p) >= 0)
+			q->mp_sport[q->mp_k++] = p;
+	}
+	if (ur_qp_set_paths(qp, q->mp_sport, q->mp_k))
+		q->mp_k = 1;
+}
+
+static void paths_close(struct ur_engine *e, struct ur_eqp *q)
+{
+	for (unsigned int i = 1; i < q->mp_k; i++)
+		sport_put(e, q->mp_sport[i]);
+	q->mp_k = 1;
+}
+
 int ur_engine_qp_add(struct ur_engine *e, struct ur_qp *qp)
 {
 	struct ur_eqp *q = calloc(1, sizeof(*q));
@@ -794,9 +824,12 @@ int ur_engine_qp_add(struct ur_engine *e, struct ur_qp *qp)
 		q->sport = sport;
 		qp->sport = sport;
 		qp->io_priv = q;
+		paths_open(e, q);
 		ret = ur__map_put(&e->qps, qp->qpn, qp);
-		if (ret)
+		if (ret) {
+			paths_close(e, q);
 			sport_put(e, sport);
+		}
 	}
 	pthread_rwlock_unlock(&e->qp_lock);
 	if (ret) {
@@ -829,6 +862,7 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 			ur__csock_close(q->cs);
 			atomic_fetch_sub(&e->ncsock, 1);
 		}
+		paths_close(e, q);
 		sport_put(e, q->sport);
 	}
 	pthread_rwlock_unlock(&e->qp_lock);

@@ -68,6 +68,9 @@ struct ur_eqp {
 	struct ur_engine *e;
 	int tx_fd;       /* socket bound to the QP's UDP source port */
 	uint16_t sport;
+	/* Spraying (ur_qp_set_paths): the further ports it holds, [0] = sport */
+	uint16_t mp_sport[UR_MP_MAX];
+	uint8_t mp_k;
 	/* Its connected socket, opened at its first packet (QP lock) if the
 	 * QP is connected; NULL if none could be (cs_tried). */
 	struct ur_csock *cs;

@@ -53,9 +53,11 @@ static struct ur_pktbuf *op_alloc(void *host, uint32_t len)
 	return &p->b;
 }
 
+/* Path @i's source port: the transport's rule (ur_mp_sport), as the
+ * engine sprays on the wire. */
 static uint16_t path_sport(const struct sim_qp *q, uint32_t i)
 {
-	return (uint16_t)(0xc000 | ((q->qp.sport + i * 0x2f1bu) & 0x3fff));
+	return ur_mp_sport(q->qp.sport, i);
 }
 
 static uint32_t pick_path(struct sim *s, struct sim_qp *q)

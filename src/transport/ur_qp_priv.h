@@ -200,6 +200,24 @@ struct ur_jumbo {
 				   * largest */
 };
 
+/* Spraying (ur_qp_set_paths, ur_mp.c): requests go over these ports in a
+ * weighted round robin; the weights follow losses and ACKs per path. */
+#define UR_MP_RING 1024 /* request PSNs whose path is remembered */
+struct ur_mp {
+	uint8_t k;                /* 1 (or 0): off */
+	uint16_t sport[UR_MP_MAX];
+	uint8_t w[UR_MP_MAX];     /* weights, 1..64 */
+	int16_t cur[UR_MP_MAX];   /* smooth weighted round robin */
+	uint32_t losses[UR_MP_MAX];
+	uint8_t psn_path[UR_MP_RING]; /* path of request PSN % UR_MP_RING */
+};
+void ur__mp_init(struct ur_mp *mp, const uint16_t *sports, unsigned int k);
+/* The path of request @psn (remembered for the feedback below). */
+unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn);
+/* @psn was lost (a NAK or a timeout named it) / acknowledged. */
+void ur__mp_loss(struct ur_mp *mp, uint32_t psn);
+void ur__mp_acked(struct ur_mp *mp, uint32_t psn);
+
 struct ur_qp_priv {
 	struct ur_qp_attr attr;
 	uint32_t sq_cap, rq_cap;  /* slots (caps.max_*_wr) */
@@ -217,6 +235,7 @@ struct ur_qp_priv {
 	struct ur_qp_cc cc;
 	struct ur_sr sr;
 	struct ur_jumbo jumbo;
+	struct ur_mp mp;
 };
 
 /* The states in which a QP takes packets in: RTR onwards, until an error

@@ -169,6 +169,22 @@ int ur_qp_set_sr(struct ur_qp *qp, const struct ur_sr_params *p)
 	return 0;
 }
 
+int ur_qp_set_paths(struct ur_qp *qp, const uint16_t *sports, unsigned int k)
+{
+	struct ur_mp *mp = &qp->priv->mp;
+
+	if (qp->type != UR_QPT_RC || !sports || k < 1 || k > UR_MP_MAX ||
+	    (k > 1 && !qp->priv->sr.p.enable))
+		return -EINVAL;
+	ur__mp_init(mp, sports, k);
+	return 0;
+}
+
+unsigned int ur_qp_paths(const struct ur_qp *qp)
+{
+	return qp->priv->mp.k ? qp->priv->mp.k : 1;
+}
+
 void ur_qp_get_sr(const struct ur_qp *qp, struct ur_sr_params *p)
 {
 	*p = qp->priv->sr.p;

@@ -451,6 +451,10 @@ struct ur_dev {
 	/* The send window of new RC QPs in request PSNs (0: 256). The host
 	 * raises it where the path has room, e.g. on loopback. */
 	uint32_t tx_window;
+	/* Spraying (ur_qp_set_paths): the source ports new RC QPs with
+	 * selective repeat spread their requests over (1: none; the host
+	 * opens them). */
+	uint8_t paths;
 };
 
 /* Free what the transport allocated for the device (the selective-repeat
@@ -570,6 +574,26 @@ uint32_t ur_qp_sr_state(const struct ur_qp *qp);
  */
 int ur_qp_set_jumbo(struct ur_qp *qp, bool on);
 uint32_t ur_qp_jumbo_state(const struct ur_qp *qp);
+
+/*
+ * Spraying (docs/wire.md "Spraying"): an RC QP with selective repeat sends
+ * its requests over @k UDP source ports (the entropy ECMP hashes, A17.3),
+ * one packet after the other round robin, once the peer's answers showed
+ * it holds out-of-order requests (selective repeat on both ends); before
+ * that, and towards a standard peer, from its own port only. Answers keep
+ * the QP's port. @sports: ports the host can send from, the QP's own first
+ * (k = 1: off). -EINVAL: not RC, selective repeat off, k outside
+ * 1..UR_MP_MAX.
+ */
+#define UR_MP_MAX 16
+int ur_qp_set_paths(struct ur_qp *qp, const uint16_t *sports, unsigned int k);
+unsigned int ur_qp_paths(const struct ur_qp *qp);
+/* The source port of path @i of a QP whose own port is @base: spread over
+ * the 14 bits rxe's ports vary (0xC000 | hash), the simulator's too. */
+static inline uint16_t ur_mp_sport(uint16_t base, unsigned int i)
+{
+	return (uint16_t)(0xc000 | ((base + i * 0x2f1bu) & 0x3fff));
+}
 
 /* Timeout code -> nanoseconds: 4.096 us * 2^t (IBTA 11.2.4.2); 0 = infinite. */
 uint64_t ur_timeout_ns(uint8_t code);

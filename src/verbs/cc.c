@@ -107,6 +107,26 @@ static int sr_dev_init(struct ur_dev *dev)
 		*(uint32_t *)((char *)&p + k[i].off) = (uint32_t)(v * k[i].scale);
 	}
 	dev->sr = p;
+	/* Spraying over UROCE_PATHS source ports (docs/wire.md "Spraying"):
+	 * it reorders packets, so only with selective repeat. */
+	dev->paths = 1;
+	rc = env_u64("UROCE_PATHS", &v);
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		if (v < 1 || v > UR_MP_MAX) {
+			fprintf(stderr, "uroce: UROCE_PATHS=%llu out of range: "
+				"must be in [1, %u]\n", v, UR_MP_MAX);
+			return -ERANGE;
+		}
+		if (v > 1 && !p.enable) {
+			fprintf(stderr, "uroce: UROCE_PATHS=%llu needs "
+				"UROCE_SR=1 (spraying reorders packets; "
+				"go-back-N would resend a window each time)\n", v);
+			return -EINVAL;
+		}
+		dev->paths = (uint8_t)v;
+	}
 	return 0;
 }
 

@@ -292,6 +292,103 @@ static void t_params(void)
 	}
 }
 
+
+/* Source ports of a's requests to b, and of b's answers (spraying). */
+struct ports_seen {
+	uint32_t req[UR_MP_MAX + 1];   /* packets per path index, [UR_MP_MAX]: other */
+	uint32_t ans_other;            /* answers not from b's own port */
+	const uint16_t *sp;
+	unsigned int k;
+	uint16_t b_sport;
+	uint32_t a_qpn, b_qpn;
+};
+
+static void tap_ports(struct tnet *net, const uint8_t *d, uint32_t len,
+		      void *arg)
+{
+	struct ports_seen *w = arg;
+	struct ur_pkt pkt;
+
+	if (ur_pkt_decode(d, len, &pkt) != UR_DEC_OK)
+		return;
+	if (pkt.h.dqpn == w->b_qpn && pkt.h.opcode <= UR_OP_RC_RDMA_WRITE_ONLY_IMM) {
+		unsigned int i;
+
+		for (i = 0; i < w->k && w->sp[i] != net->tap_sport; i++)
+			;
+		w->req[i < w->k ? i : UR_MP_MAX]++;
+	} else if (pkt.h.dqpn == w->a_qpn && net->tap_sport != w->b_sport) {
+		w->ans_other++;
+	}
+}
+
+/* Spraying: with selective repeat on both ends, a's requests go round
+ * robin over its k ports once b's answers carry the bit (before, a's own
+ * port); answers stay on b's port; reordering and a loss on the way, and
+ * the data lands.
+ * Against a peer without selective repeat, a never sprays. */
+static void spray(bool sr_b, unsigned int k)
+{
+	struct sr_run r;
+	struct ports_seen w = { 0 };
+	uint16_t sp[UR_MP_MAX];
+	uint32_t total = 0;
+
+	run_init(&r, true, sr_b, 20000);
+	/* tnet's QPs send from rxe's port for their QPN */
+	for (unsigned int i = 0; i < k; i++)
+		sp[i] = ur_mp_sport(ur_rocev2_sport(r.f.a.qp->qpn), i);
+	ASSERT_EQ(ur_qp_set_paths(r.f.a.qp, sp, k), 0);
+	ASSERT_EQ(ur_qp_paths(r.f.a.qp), k);
+	w.sp = sp;
+	w.k = k;
+	w.b_sport = ur_rocev2_sport(r.f.b.qp->qpn);
+	w.a_qpn = r.f.a.qp->qpn;
+	w.b_qpn = r.f.b.qp->qpn;
+	/* One answer first: before it, a does not know b holds reordered
+	 * requests, and sends from its own port. */
+	ASSERT_EQ(tfix_send(&r.f.a, UR_WR_RDMA_WRITE, 9, 0, 64,
+			    (uintptr_t)r.f.b.buf, r.f.b.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	ASSERT_EQ(tfix_run_ok(&r.f, &r.f.a.scq).wr_id, 9);
+	ASSERT_EQ(ur_qp_sr_state(r.f.a.qp) & 2u, sr_b ? 2u : 0u);
+	r.f.net.tap = tap_ports;
+	r.f.net.tap_arg = &w;
+	r.f.net.f.reorder = 0.3;
+	r.f.net.f.jitter_ns = 6000;
+	r.f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	r.f.net.f.drop_count = 1;
+	run_writes(&r);
+	for (unsigned int i = 0; i < k; i++)
+		total += w.req[i];
+	ASSERT_EQ(w.req[UR_MP_MAX], 0);
+	ASSERT_EQ(w.ans_other, 0);
+	if (sr_b) {
+		/* 64 requests and a resend: each path carries its share */
+		for (unsigned int i = 0; i < k; i++)
+			ASSERT_GE(w.req[i], total / k - 2);
+	} else {
+		ASSERT_EQ(w.req[0], total); /* a standard peer: one port */
+	}
+	tfix_fini(&r.f);
+}
+
+static void t_spray(void)
+{
+	struct tfix f;
+	uint16_t sp[2] = { 0xc001, 0xc002 };
+
+	spray(true, 4);
+	spray(true, 3);
+	spray(false, 4);
+	/* Only RC with selective repeat, 1..UR_MP_MAX ports. */
+	tfix_init(&f, UR_QPT_RC, NULL);
+	ASSERT_EQ(ur_qp_set_paths(f.a.qp, sp, 2), -EINVAL); /* SR off */
+	ASSERT_EQ(ur_qp_set_paths(f.a.qp, sp, 1), 0);
+	ASSERT_EQ(ur_qp_set_paths(f.a.qp, sp, 0), -EINVAL);
+	tfix_fini(&f);
+}
+
 static const struct ur_test_case tests[] = {
 	{ "sr_single_loss", t_single_loss },
 	{ "sr_resend_no_buffer", t_resend_no_buffer },
@@ -299,6 +396,7 @@ static const struct ur_test_case tests[] = {
 	{ "sr_negotiate", t_negotiate },
 	{ "sr_small_window", t_small_window },
 	{ "sr_params", t_params },
+	{ "sr_spray", t_spray },
 	{ NULL, NULL },
 };
 

@@ -188,8 +188,10 @@ static void wire_send(struct tnode *n, struct ur_pktbuf *b)
 	ASSERT(b->len <= b->cap);
 	ASSERT(dst >= 0 && dst < net->n_nodes);
 	memcpy(b->path.src, (uint8_t[4]){ 10, 0, 0, (uint8_t)(n->id + 1) }, 4);
-	if (net->tap)
+	if (net->tap) {
+		net->tap_sport = b->path.sport;
 		net->tap(net, b->data, b->len, net->tap_arg);
+	}
 	if (f->drop_count && b->data[0] == f->drop_opcode) {
 		f->drop_count--;
 		net->dropped++;

@@ -78,6 +78,7 @@ struct tnet {
 	void (*tap)(struct tnet *net, const uint8_t *data, uint32_t len,
 		    void *arg);
 	void *tap_arg;
+	uint16_t tap_sport; /* the UDP source port of the packet tapped */
 	/* Run the engine's transmit policy (ur_txq.h): a node's packets wait
 	 * in its queue, where a newer plain ACK replaces an older one, and
 	 * leave after each event; packets arriving at one instant are
