@@ -5,7 +5,8 @@
 # ib_write_bw -s 65536 (goodput in Gbit/s) on its own port against the same
 # sprayed over UROCE_PATHS ports with selective repeat; iperf3 (one TCP
 # stream, and 8 streams, which ECMP spreads) through the same fabric.
-# Medians of RUNS, alternating; bytes per link show the split.
+# Medians of RUNS, alternating; bytes per link show the split. MP_DEBUG=1
+# UROCE_STATS=1 prints each uroce run's selective-repeat counters.
 #   bench/multipath.sh [RUNS] [RATE]   (default 3, 300mbit)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,16 +37,17 @@ uroce_bw() { # env... -> "Gbit/s link1-bytes link2-bytes"
 	port=$((port + 1))
 	local t1 t2 r
 	t1=$(txb p1a) t2=$(txb p2a)
-	ip netns exec $b env UROCE_IP=10.94.0.2 "$@" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -n 1500 -F --report_gbits -p $port >/dev/null 2>&1 &
+	ip netns exec $b env UROCE_IP=10.94.0.2 "$@" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -n 1500 -F --report_gbits -p $port >"$tmp/server.out" 2>&1 &
 	sleep 0.5
-	r=$(ip netns exec $a env UROCE_IP=10.94.0.1 "$@" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -n 1500 -F --report_gbits -p $port 10.94.0.2 2>/dev/null |
+	r=$(ip netns exec $a env UROCE_IP=10.94.0.1 "$@" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -n 1500 -F --report_gbits -p $port 10.94.0.2 2>"$tmp/client.err" |
 		awk '$1 == 65536 {print $4}')
 	wait
+	[[ -n ${MP_DEBUG:-} ]] && grep -ho "\b\(tx_sr_nak\|rx_sr_spurious\|rx_duplicate\|tx_retransmit\|tx_timeouts\|rx_sr_nak\|rx_nak_seq\)=[0-9]*" "$tmp/server.out" "$tmp/client.err" | tr "\n" " " >&2
 	echo "${r:-nan} $(( $(txb p1a) - t1 )) $(( $(txb p2a) - t2 ))"
 }
 iperf() { # streams -> Gbit/s
 	port=$((port + 1))
-	ip netns exec $b iperf3 -s -1 -B 10.94.0.2 -p $port >/dev/null 2>&1 &
+	ip netns exec $b iperf3 -s -1 -B 10.94.0.2 -p $port >"$tmp/server.out" 2>&1 &
 	sleep 0.3
 	ip netns exec $a iperf3 -c 10.94.0.2 -B 10.94.0.1 -p $port -t 4 -P "$1" -l 64K -J 2>/dev/null |
 		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9)'
@@ -54,16 +56,14 @@ iperf() { # streams -> Gbit/s
 for ((r = 1; r <= RUNS; r++)); do
 	uroce_bw >>"$tmp/one"
 	uroce_bw UROCE_SR=1 UROCE_PATHS=8 >>"$tmp/spray"
-	uroce_bw UROCE_SR=1 UROCE_PATHS=8 UROCE_SR_REORDER_US=20000 >>"$tmp/spray20"
 	iperf 1 >>"$tmp/tcp1"
 	iperf 8 >>"$tmp/tcp8"
-	echo "run $r: one $(tail -1 "$tmp/one"); spray $(tail -1 "$tmp/spray"); spray20 $(tail -1 "$tmp/spray20"); tcp1 $(tail -1 "$tmp/tcp1"); tcp8 $(tail -1 "$tmp/tcp8")" >&2
+	echo "run $r: one $(tail -1 "$tmp/one"); spray $(tail -1 "$tmp/spray"); tcp1 $(tail -1 "$tmp/tcp1"); tcp8 $(tail -1 "$tmp/tcp8")" >&2
 done
 col() { awk -v c=$2 '{print $c}' "$1" | median; }
 echo "| $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; two links of $RATE (tbf), ECMP on UDP ports; medians of $RUNS | Gbit/s | link 1 bytes | link 2 bytes |"
 echo "|---|---:|---:|---:|"
 echo "| uroce, one RC QP, ib_write_bw -s 65536, one port | $(col "$tmp/one" 1) | $(col "$tmp/one" 2) | $(col "$tmp/one" 3) |"
 echo "| uroce, the same, UROCE_SR=1 UROCE_PATHS=8 | $(col "$tmp/spray" 1) | $(col "$tmp/spray" 2) | $(col "$tmp/spray" 3) |"
-echo "| uroce, the same, and UROCE_SR_REORDER_US=20000 | $(col "$tmp/spray20" 1) | $(col "$tmp/spray20" 2) | $(col "$tmp/spray20" 3) |"
 echo "| iperf3, 1 TCP stream, 64 KiB writes | $(col "$tmp/tcp1" 1) | | |"
 echo "| iperf3, 8 TCP streams, 64 KiB writes | $(col "$tmp/tcp8" 1) | | |"

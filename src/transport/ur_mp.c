@@ -3,9 +3,9 @@
  * Spraying (docs/wire.md "Spraying"): which of its source ports an RC
  * QP's next request leaves from. Paths are weighted, and the weights
  * follow what the paths deliver: a path whose packet a selective NAK, a
- * go-back-N NAK or a timeout names as lost halves its weight; the path of
- * the packet an ACK covers gains one (AIMD per path, as MP-RDMA's
- * congestion-aware spraying and TCP do per flow). Requests go out in a
+ * go-back-N NAK or a timeout names as lost halves its weight; every ACK
+ * gives each path one back (AIMD per path, as MP-RDMA's congestion-aware
+ * spraying and TCP do per flow). Requests go out in a
  * smooth weighted round robin (each path's share follows its weight,
  * interleaved rather than in bursts), so a congested or cut path sheds
  * traffic within a few round trips and wins it back when it recovers.
@@ -56,8 +56,11 @@ void ur__mp_loss(struct ur_mp *mp, uint32_t psn)
 
 void ur__mp_acked(struct ur_mp *mp, uint32_t psn)
 {
-	uint8_t i = mp->psn_path[psn & (UR_MP_RING - 1)];
-
-	if (mp->k > 1 && i < mp->k && mp->w[i] < MP_W_MAX)
-		mp->w[i]++;
+	(void)psn;
+	/* Every path gains: a cumulative ACK says little about which path
+	 * delivered (the PSN it names is often the late one that closed a
+	 * gap), and a path that loses nothing should win its share back. */
+	for (unsigned int i = 0; i < mp->k; i++)
+		if (mp->w[i] < MP_W_MAX)
+			mp->w[i]++;
 }

@@ -187,6 +187,11 @@ struct ur_sr {
 	struct ur_sr_slot *held;  /* requests ahead of ePSN, sorted by PSN */
 	uint32_t nheld;
 	uint64_t gap_deadline;    /* NAK the gap at ePSN then; UINT64_MAX none */
+	/* PSNs selectively NAKed lately, by PSN % UR_SR_NAKED (PSN + 1; 0:
+	 * none): one that then comes in twice was late, not lost
+	 * (ur__sr_duplicate). */
+#define UR_SR_NAKED 256
+	uint32_t naked[UR_SR_NAKED];
 	/* requester */
 	bool tx_peer;             /* answers carry the bit */
 };
@@ -452,6 +457,8 @@ void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 		  uint64_t now);
 /* Execute the held requests that are now in order. */
 void ur__sr_drain(struct ur_qp *qp, uint64_t now);
+/* A duplicate of request @psn arrived (responder). */
+void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn);
 void ur__sr_timer(struct ur_qp *qp, uint64_t now);
 /* Return every held request to the pool (error, reset, destroy). */
 void ur__sr_release(struct ur_qp *qp);

@@ -220,9 +220,34 @@ static void sr_nak(struct ur_qp *qp)
 
 	p->resp.nak_sent = true;
 	p->sr.gap_deadline = UINT64_MAX;
+	p->sr.naked[p->resp.psn % UR_SR_NAKED] = p->resp.psn + 1;
 	qp->dev->cnt.tx_sr_nak++;
 	qp->cnt.tx_sr_nak++;
 	ur__tx_ack(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR), p->resp.psn);
+}
+
+/*
+ * A PSN we selectively NAKed came twice: the original was late, not
+ * lost, and the resend was for nothing. Paths whose delays differ (a
+ * sprayed QP over queues of different depth) reorder by more than the gap
+ * timer: double it, up to UR_SR_REORDER_MAX, as TCP widens its reordering
+ * window on a DSACK (RFC 8985, 7.2). It does not shrink again on this QP.
+ */
+#define UR_SR_REORDER_MAX 50000000ull /* 50 ms */
+void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+
+	if (!sr->p.enable || sr->naked[psn % UR_SR_NAKED] != psn + 1)
+		return;
+	sr->naked[psn % UR_SR_NAKED] = 0;
+	qp->dev->cnt.rx_sr_spurious++;
+	if (sr->p.reorder_ns < UR_SR_REORDER_MAX)
+		sr->p.reorder_ns = sr->p.reorder_ns
+					   ? (sr->p.reorder_ns * 2 < UR_SR_REORDER_MAX
+						      ? sr->p.reorder_ns * 2
+						      : UR_SR_REORDER_MAX)
+					   : 20000;
 }
 
 /* When to NAK the gap at ePSN: reorder_ns after the oldest held request

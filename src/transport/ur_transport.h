@@ -392,7 +392,8 @@ struct ur_rxinfo {
 	X(rx_sr_nak) X(tx_sr_resend) X(tx_ack_coalesced) X(tx_held)          \
 	X(rx_ack_deferred) X(tx_connected) X(rx_placed) X(poll_late)       \
 	X(poll_handover) X(tx_shm) X(rx_shm) X(tx_drop_shm)                  \
-	X(rx_drop_offpath) X(rx_drop_dup_rd) X(rx_drop_fwd_full)
+	X(rx_drop_offpath) X(rx_drop_dup_rd) X(rx_drop_fwd_full)             \
+	X(rx_sr_spurious)
 
 struct ur_counters {
 #define UR_X(n) uint64_t n;
