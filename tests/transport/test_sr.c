@@ -389,6 +389,27 @@ static void t_spray(void)
 	tfix_fini(&f);
 }
 
+
+/* Reordering by more than the gap timer: a PSN NAKed and then received
+ * twice doubles b's timer (rx_sr_spurious), and the data lands. */
+static void t_reorder_adapts(void)
+{
+	struct sr_run r;
+	struct ur_sr_params got;
+
+	run_init(&r, true, true, 20000);
+	r.f.net.f.reorder = 0.2;
+	r.f.net.f.jitter_ns = 400000; /* 0.4 ms: 20 x the 20 us timer */
+	run_writes(&r);
+	ur_qp_get_sr(r.f.b.qp, &got);
+	printf("  spurious NAKs at b: %llu; its gap timer %u ns\n",
+	       (unsigned long long)r.f.b.node->dev.cnt.rx_sr_spurious,
+	       (unsigned)got.reorder_ns);
+	ASSERT_GT(r.f.b.node->dev.cnt.rx_sr_spurious, 0);
+	ASSERT_GT(got.reorder_ns, 20000);
+	tfix_fini(&r.f);
+}
+
 static const struct ur_test_case tests[] = {
 	{ "sr_single_loss", t_single_loss },
 	{ "sr_resend_no_buffer", t_resend_no_buffer },
@@ -397,6 +418,7 @@ static const struct ur_test_case tests[] = {
 	{ "sr_small_window", t_small_window },
 	{ "sr_params", t_params },
 	{ "sr_spray", t_spray },
+	{ "sr_reorder_adapts", t_reorder_adapts },
 	{ NULL, NULL },
 };
 
