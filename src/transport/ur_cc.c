@@ -87,9 +87,11 @@ void ur__rate_est_add(struct ur_rate_est *e, uint32_t bytes, uint64_t now)
 /* ---- token bucket --------------------------------------------------------- */
 #define UR_PACE_QUANTUM_MAX 32768u /* bytes released per pacer wake-up, at most */
 
+/* The time @bytes take at @bps; 0 for no limit (bps 0: 0/0 was NaN,
+ * which UBSan flags converting to an integer). */
 static uint64_t bytes_ns(uint64_t bytes, uint64_t bps)
 {
-	return (uint64_t)((double)bytes * 8e9 / (double)bps);
+	return bps ? (uint64_t)((double)bytes * 8e9 / (double)bps) : 0;
 }
 
 bool ur_pacer_ok(const struct ur_pacer *pc, uint64_t now, uint64_t *when)

@@ -448,6 +448,7 @@ static void open_failed(struct urv_device *dev, uint16_t port, int err)
 #define URV_SHARED_MAX 64
 struct urv_shared_eng {
 	const struct urv_device *dev;
+	pid_t pid; /* a forked child opens its own: the threads stay behind */
 	uint16_t port;
 	int refs;
 	struct ur_engine *eng;
@@ -467,13 +468,14 @@ static int engine_get(struct urv_device *dev, uint16_t port,
 	for (int i = 0; i < URV_SHARED_MAX; i++) {
 		struct urv_shared_eng *s = &shared_eng[i];
 
-		if (s->refs && s->dev == dev && s->port == port) {
+		if (s->refs && s->dev == dev && s->port == port &&
+		    s->pid == getpid()) {
 			s->refs++;
 			*out = s->eng;
 			return 0;
 		}
-		if (!s->refs && !free_slot)
-			free_slot = s;
+		if ((!s->refs || s->pid != getpid()) && !free_slot)
+			free_slot = s; /* a parent's entry, in a child: free */
 	}
 	if (!free_slot)
 		return -EMFILE;
@@ -488,8 +490,9 @@ static int engine_get(struct urv_device *dev, uint16_t port,
 		ur_engine_close(*out);
 		return ret;
 	}
-	*free_slot = (struct urv_shared_eng){ .dev = dev, .port = port,
-					      .refs = 1, .eng = *out };
+	*free_slot = (struct urv_shared_eng){ .dev = dev, .pid = getpid(),
+					      .port = port, .refs = 1,
+					      .eng = *out };
 	return 0;
 }
 
@@ -499,7 +502,7 @@ static void engine_put(struct ur_engine *eng)
 	for (int i = 0; i < URV_SHARED_MAX; i++) {
 		struct urv_shared_eng *s = &shared_eng[i];
 
-		if (s->refs && s->eng == eng) {
+		if (s->refs && s->eng == eng && s->pid == getpid()) {
 			if (--s->refs == 0) {
 				ur_engine_close(eng);
 				memset(s, 0, sizeof(*s));

@@ -9,6 +9,9 @@
  *  - 200 WRITEs of 4 KiB from a QP of context 1 to a QP of context 2 land;
  *  - a WRITE with a bad rkey raises IBV_EVENT_QP_ACCESS_ERR on context 2
  *    (the responder's), none on context 1;
+ *  - a child forked while both are open opens the device, and its WRITE
+ *    completes on a completion channel (its own engine thread took the ACK):
+ *    it gets an engine of its own (the parent's threads are not in it);
  *  - context 1 closes, and context 2 still moves data (the engine lives as
  *    long as any context of it).
  */
@@ -20,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "rc_connect.h"
 
@@ -112,6 +118,63 @@ static void pair(struct ibv_context *c1, struct ibv_pd *p1,
 		die("connect", errno);
 }
 
+/*
+ * In a forked child: a WRITE between two QPs of a fresh context, waited
+ * for on a completion channel, never polled before the event: only the
+ * child's own engine thread can take the ACK. (A child that reused the
+ * parent's engine, whose thread stayed behind, waited forever.)
+ */
+static int child_blocking(struct ibv_device *d)
+{
+	struct ibv_context *c = ibv_open_device(d);
+	struct ibv_pd *pd = c ? ibv_alloc_pd(c) : NULL;
+	struct ibv_comp_channel *ch = c ? ibv_create_comp_channel(c) : NULL;
+	struct ibv_cq *cq = ch ? ibv_create_cq(c, 16, NULL, ch, 0) : NULL;
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qa = pd && cq ? ibv_create_qp(pd, &ia) : NULL;
+	struct ibv_qp *qb = qa ? ibv_create_qp(pd, &ia) : NULL;
+	char *buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *mr = qb && buf != MAP_FAILED
+				    ? ibv_reg_mr(pd, buf, 8192, ACC) : NULL;
+	struct urt_rc_conn ca = { .psn = 3, .access = ACC, .rd_atomic = 1 };
+	struct urt_rc_conn cb = ca;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct pollfd pfd;
+	struct ibv_cq *ecq;
+	struct ibv_wc wc;
+	void *ectx;
+
+	if (!mr)
+		return 2;
+	ca.dqpn = qb->qp_num;
+	cb.dqpn = qa->qp_num;
+	if (urt_rc_connect(c, qa, &ca) || urt_rc_connect(c, qb, &cb) ||
+	    ibv_req_notify_cq(cq, 0))
+		return 3;
+	memset(buf, 0x77, 4096);
+	sge = (struct ibv_sge){ (uintptr_t)buf, 4096, mr->lkey };
+	wr.sg_list = &sge;
+	wr.wr.rdma.remote_addr = (uintptr_t)buf + 4096;
+	wr.wr.rdma.rkey = mr->rkey;
+	if (ibv_post_send(qa, &wr, &bad))
+		return 4;
+	pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+	if (poll(&pfd, 1, 5000) != 1 || ibv_get_cq_event(ch, &ecq, &ectx))
+		return 5; /* no engine thread took the ACK */
+	ibv_ack_cq_events(ecq, 1);
+	if (ibv_poll_cq(cq, 1, &wc) != 1 || wc.status != IBV_WC_SUCCESS ||
+	    memcmp(buf, buf + 4096, 4096))
+		return 6;
+	return 0;
+}
+
 static bool async_ready(struct ibv_context *c, int ms)
 {
 	struct pollfd p = { .fd = c->async_fd, .events = POLLIN };
@@ -138,6 +201,22 @@ int main(void)
 	printf("sockets on the address's port after two opens: %d\n", socks);
 	if (socks != 1)
 		die("one socket on the address", EEXIST);
+	/* A forked child (pyverbs' rdma_cm tests fork their two sides),
+	 * before the parent registers memory: registered pages are
+	 * MADV_DONTFORK, as with rdma-core, and a child must not use them. */
+	{
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0)
+			_exit(child_blocking(list[0]));
+		if (pid < 0 || waitpid(pid, &st, 0) != pid ||
+		    !WIFEXITED(st) || WEXITSTATUS(st))
+			die("the forked child's WRITE, waited for on a channel",
+			    ECHILD);
+		printf("ok: a forked child opens the device; its WRITE completes on a channel\n");
+	}
+
 	p1 = ibv_alloc_pd(c1);
 	p2 = ibv_alloc_pd(c2);
 	if (!p1 || !p2)
