@@ -51,7 +51,7 @@ pass=0 fail=0
 # Wait until the server listens on its TCP port (perftest's exchange).
 wait_port() {
 	local i
-	for i in $(seq 1 100); do
+	for i in $(seq 1 200); do
 		"${on_s[@]}" ss -Hltn "sport = :$1" | grep -q . && return 0
 		sleep 0.05
 	done
@@ -63,7 +63,9 @@ one() { # tool args...
 	port=$((port + 1))
 	UROCE_IP=$sip "${on_s[@]}" timeout 60 "$run" "$tool" -p $port "$@" >"$dir/s" 2>&1 &
 	local s=$!
-	if [ "${NETNS:-0}" = 1 ]; then wait_port $port; else sleep 0.4; fi
+	# Under load the server may take more than a fixed pause to listen
+	# ("Couldn't connect to 127.0.0.2:...", seen at load 7).
+	wait_port $port
 	UROCE_IP=$cip "${on_c[@]}" timeout 60 "$run" "$tool" -p $port "$@" "$sip" >"$dir/c" 2>&1
 	local c=$?
 	wait $s
