@@ -321,8 +321,12 @@ static int die(uroce_comm_t *c)
 	size_t cnt = 50000;
 	int32_t *in = input(r, cnt, 7), *o1 = malloc(cnt * 4), *o2 = malloc(cnt * 4);
 
-	if (uroce_comm_split(c, 0, r, &all))
+	if (uroce_comm_split(c, 0, r, &all)) {
+		free(in);
+		free(o1);
+		free(o2);
 		return 1;
+	}
 	for (int it = 0; it < 1000; it++) {
 		uroce_request_t *q[2];
 		double t0 = now_ms();
@@ -339,6 +343,9 @@ static int die(uroce_comm_t *c)
 			/* Broken communicators are torn down without waiting. */
 			uroce_comm_destroy(all);
 			uroce_comm_destroy(c);
+			free(in);
+			free(o1);
+			free(o2);
 			return 0;
 		}
 	}
