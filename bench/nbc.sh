@@ -26,6 +26,7 @@ day=$(date +%F)
 md=bench/results/${OUT:-$day-nbc}.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+: >"$tmp/failed"
 mpi="mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo --mca pml ob1
 	--bind-to core:overload-allowed --map-by core"
 
@@ -53,10 +54,20 @@ for np in $NPS; do
 			: >"$tmp/u"; : >"$tmp/m"
 			for rep in $(seq "$REPS"); do
 				echo "== overlap $op, $np ranks, compute $c, run $rep/$REPS"
-				timeout 900 $B/uroce-launch -n $np --timeout 900 --no-prefix $B/nbc-overlap \
-					-n "$ITERS" -o $op -c $c | tee -a "$tmp/u.log" | grep -v '^#' >>"$tmp/u"
-				timeout 900 $mpi -np $np $B/nbc-overlap-mpi -n "$ITERS" -o $op -c $c |
-					tee -a "$tmp/m.log" | grep -v '^#' >>"$tmp/m"
+				# A failed run gives no figures; it is counted.
+				if timeout 900 $B/uroce-launch -n $np --timeout 900 --no-prefix $B/nbc-overlap \
+					-n "$ITERS" -o $op -c $c >"$tmp/run" 2>&1; then
+					grep -v '^#' "$tmp/run" | grep '^ *[0-9]' >>"$tmp/u"
+				else
+					echo "uroce $op $np ranks $c run $rep: $(grep -m1 uroce_coll "$tmp/run")" >>"$tmp/failed"
+				fi
+				cat "$tmp/run"
+				if timeout 900 $mpi -np $np $B/nbc-overlap-mpi -n "$ITERS" -o $op -c $c >"$tmp/run" 2>&1; then
+					grep -v '^#' "$tmp/run" | grep '^ *[0-9]' >>"$tmp/m"
+				else
+					echo "Open MPI $op $np ranks $c run $rep failed" >>"$tmp/failed"
+				fi
+				cat "$tmp/run"
 			done
 			med "$tmp/u" >"$tmp/u-$op-$np-$c"
 			med "$tmp/m" >"$tmp/m-$op-$np-$c"
@@ -68,7 +79,7 @@ if [ -n "${OLD_LIB:-}" ]; then
 	for np in $NPS; do
 		for op in allreduce alltoall; do
 			: >"$tmp/old"; : >"$tmp/new"
-			for rep in $(seq "$REPS"); do
+			for rep in $(seq "${BREPS:-$REPS}"); do
 				echo "== blocking $op, $np ranks, run $rep/$REPS (old, then new)"
 				timeout 900 env LD_PRELOAD="$OLD_LIB" $B/uroce-launch -n $np --timeout 900 --no-prefix \
 					$B/uroce-coll-perf -b 4K -e 16M -f 4 -n 20 -w 5 -o $op |
@@ -115,7 +126,7 @@ fi
 		echo
 		echo "uroce-coll-perf (-n 20 -w 5, float32 sum) with the library before this change"
 		echo "(\`LD_PRELOAD\` of $(basename "$OLD_LIB\`") built at ${OLD_REV:-?}) and with this build,"
-		echo "interleaved; medians of $REPS runs, time per call (slowest rank) and busbw."
+		echo "interleaved; medians of ${BREPS:-$REPS} runs, time per call (slowest rank) and busbw."
 		for np in $NPS; do
 			for op in allreduce alltoall; do
 				echo
@@ -127,6 +138,14 @@ fi
 					awk '{printf "| %s | %.1f | %.1f | %.3f | %.3f | %.2f |\n", $1, $2, $4, $3, $5, ($3 > 0 ? $5 / $3 : 0)}'
 			done
 		done
+	fi
+	echo
+	if [ -s "$tmp/failed" ]; then
+		echo "Failed runs (no figures from them; the medians are over the others):"
+		echo
+		sed 's/^/    /' "$tmp/failed"
+	else
+		echo "No run failed."
 	fi
 } >"$md"
 echo "wrote $md"

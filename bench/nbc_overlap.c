@@ -72,14 +72,28 @@ static int istart(int a2a, const float *s, float *d, size_t count, req_t *q)
 	return uroce_iallreduce(g_comm, s, d, count, UROCE_FLOAT32, UROCE_SUM, q);
 }
 static int iwait(req_t *q) { return uroce_wait(q); }
-static void barrier(void) { uroce_barrier(g_comm); }
+static void barrier(void)
+{
+	if (uroce_barrier(g_comm))
+		exit(1);
+}
 static double avg(double x)
 {
 	double s;
-	uroce_allreduce(g_comm, &x, &s, 1, UROCE_FLOAT64, UROCE_AVG);
+	if (uroce_allreduce(g_comm, &x, &s, 1, UROCE_FLOAT64, UROCE_AVG))
+		exit(1);
 	return s;
 }
 #endif
+
+/* A failed call ends the run (nonzero status): no figures from it. */
+static void ok(int e, const char *what)
+{
+	if (e) {
+		fprintf(stderr, "nbc-overlap: rank %d: %s failed (%d)\n", g_rank, what, e);
+		exit(1);
+	}
+}
 
 static double now_us(void)
 {
@@ -173,8 +187,8 @@ int main(int argc, char **argv)
 				pure = 0;
 			}
 			t = now_us();
-			istart(a2a, s, d, count, &q);
-			iwait(&q);
+			ok(istart(a2a, s, d, count, &q), "issue");
+			ok(iwait(&q), "wait");
 			pure += now_us() - t;
 		}
 		pure /= iters;
@@ -184,11 +198,11 @@ int main(int argc, char **argv)
 		barrier();
 		for (int i = 0; i < iters; i++) {
 			t = now_us();
-			istart(a2a, s, d, count, &q);
+			ok(istart(a2a, s, d, count, &q), "issue");
 			double c0 = now_us();
 			compute(spin, target);
 			cpu += now_us() - c0;
-			iwait(&q);
+			ok(iwait(&q), "wait");
 			total += now_us() - t;
 		}
 		cpu = avg(cpu / iters);
