@@ -172,9 +172,10 @@ UROCE_COLL_EXPORT int uroce_ibarrier(uroce_comm_t *comm, uroce_request_t **req);
  * itself), tag >= 0. Messages between two ranks match in issue order; the
  * receive's count and tag must equal the send's (a difference fails the
  * communicator, naming it; there is no wildcard and no matching out of
- * order). A send that fits the peer's free slots (2 MiB by default)
- * completes before the receive is posted; a larger exchange in both
- * directions needs both sides in one group.
+ * order). A send under 256 KiB that fits the peer's free staging slots
+ * completes before the receive is posted; a larger one is written straight
+ * into the receive buffer, so it waits for the receive: an exchange in
+ * both directions needs both sides in one group (as in NCCL).
  */
 UROCE_COLL_EXPORT int uroce_send(uroce_comm_t *comm, const void *buf, size_t count,
 	       enum uroce_dtype dt, int peer, int tag);
