@@ -120,6 +120,97 @@ UROCE_COLL_EXPORT int uroce_alltoallv(uroce_comm_t *comm, const void *sendbuf,
 		    const size_t *rdispls, enum uroce_dtype dt);
 UROCE_COLL_EXPORT int uroce_barrier(uroce_comm_t *comm);
 
+/*
+ * Non-blocking operations. Each i-call checks its arguments (-EINVAL, or
+ * the communicator's error once it is broken), queues the operation and
+ * sets *req; the buffers (not the alltoallv arrays, which are copied)
+ * belong to the library until the request completes. Operations on one
+ * communicator run one at a time and complete in issue order, at every
+ * rank, so every rank must issue a communicator's collectives (and the
+ * sends and receives between any two ranks) in the same order. A progress
+ * thread per communicator, started with the first i-call, runs them while
+ * the caller computes or sleeps (UROCE_COLL_PROGRESS=0: no thread; then
+ * uroce_wait and uroce_test progress). The blocking calls above are the
+ * same operations followed by a wait, run in the caller's thread when
+ * nothing else is queued.
+ */
+typedef struct uroce_request uroce_request_t;
+
+/* *req NULL counts as complete. On completion the request is freed, *req
+ * set to NULL and the operation's result returned; uroce_test returns 0
+ * with *done 0 while it runs. uroce_waitall returns the first error and
+ * completes (and frees) every request. */
+UROCE_COLL_EXPORT int uroce_test(uroce_request_t **req, int *done);
+UROCE_COLL_EXPORT int uroce_wait(uroce_request_t **req);
+UROCE_COLL_EXPORT int uroce_waitall(int n, uroce_request_t **reqs);
+
+UROCE_COLL_EXPORT int uroce_iallreduce(uroce_comm_t *comm, const void *sendbuf, void *recvbuf,
+		    size_t count, enum uroce_dtype dt, enum uroce_redop op,
+		    uroce_request_t **req);
+UROCE_COLL_EXPORT int uroce_ireduce(uroce_comm_t *comm, const void *sendbuf, void *recvbuf,
+		 size_t count, enum uroce_dtype dt, enum uroce_redop op,
+		 int root, uroce_request_t **req);
+UROCE_COLL_EXPORT int uroce_ibroadcast(uroce_comm_t *comm, const void *sendbuf, void *recvbuf,
+		    size_t count, enum uroce_dtype dt, int root,
+		    uroce_request_t **req);
+UROCE_COLL_EXPORT int uroce_iallgather(uroce_comm_t *comm, const void *sendbuf, void *recvbuf,
+		    size_t sendcount, enum uroce_dtype dt, uroce_request_t **req);
+UROCE_COLL_EXPORT int uroce_ireduce_scatter(uroce_comm_t *comm, const void *sendbuf,
+			 void *recvbuf, size_t recvcount, enum uroce_dtype dt,
+			 enum uroce_redop op, uroce_request_t **req);
+UROCE_COLL_EXPORT int uroce_ialltoall(uroce_comm_t *comm, const void *sendbuf, void *recvbuf,
+		   size_t count, enum uroce_dtype dt, uroce_request_t **req);
+UROCE_COLL_EXPORT int uroce_ialltoallv(uroce_comm_t *comm, const void *sendbuf,
+		    const size_t *sendcounts, const size_t *sdispls,
+		    void *recvbuf, const size_t *recvcounts,
+		    const size_t *rdispls, enum uroce_dtype dt,
+		    uroce_request_t **req);
+UROCE_COLL_EXPORT int uroce_ibarrier(uroce_comm_t *comm, uroce_request_t **req);
+
+/*
+ * Point-to-point: count elements to or from peer (never the caller
+ * itself), tag >= 0. Messages between two ranks match in issue order; the
+ * receive's count and tag must equal the send's (a difference fails the
+ * communicator, naming it; there is no wildcard and no matching out of
+ * order). A send under 256 KiB that fits the peer's free staging slots
+ * completes before the receive is posted; a larger one is written straight
+ * into the receive buffer, so it waits for the receive: an exchange in
+ * both directions needs both sides in one group (as in NCCL).
+ */
+UROCE_COLL_EXPORT int uroce_send(uroce_comm_t *comm, const void *buf, size_t count,
+	       enum uroce_dtype dt, int peer, int tag);
+UROCE_COLL_EXPORT int uroce_recv(uroce_comm_t *comm, void *buf, size_t count,
+	       enum uroce_dtype dt, int peer, int tag);
+UROCE_COLL_EXPORT int uroce_isend(uroce_comm_t *comm, const void *buf, size_t count,
+		enum uroce_dtype dt, int peer, int tag, uroce_request_t **req);
+UROCE_COLL_EXPORT int uroce_irecv(uroce_comm_t *comm, void *buf, size_t count,
+		enum uroce_dtype dt, int peer, int tag, uroce_request_t **req);
+
+/*
+ * Groups (NCCL's ncclGroupStart/End): i-calls between start and end are
+ * held and queued at the end, in order; each run of consecutive sends and
+ * receives becomes one operation whose streams all progress together.
+ * Blocking calls, waits on the group's requests and nesting are -EINVAL
+ * inside a group.
+ */
+UROCE_COLL_EXPORT int uroce_group_start(uroce_comm_t *comm);
+UROCE_COLL_EXPORT int uroce_group_end(uroce_comm_t *comm);
+
+/*
+ * Sub-communicators, bootstrapped through the parent (no new rendezvous):
+ * collective over the parent. Ranks with the same color >= 0 form one,
+ * ordered by key, then parent rank; UROCE_UNDEFINED gets *newcomm NULL.
+ * split_ranks: ranks[i] becomes rank i (every parent rank passes the same
+ * list; ranks not in it get NULL). Destroy sub-communicators (collective
+ * over their members) before their parent. A failure in any communicator
+ * of a job breaks all of them.
+ */
+#define UROCE_UNDEFINED (-1)
+UROCE_COLL_EXPORT int uroce_comm_split(uroce_comm_t *comm, int color, int key,
+		     uroce_comm_t **newcomm);
+UROCE_COLL_EXPORT int uroce_comm_split_ranks(uroce_comm_t *comm, const int *ranks, int n,
+			   uroce_comm_t **newcomm);
+
 #ifdef __cplusplus
 }
 #endif

@@ -24,7 +24,7 @@ import ctypes
 import ctypes.util
 import os
 
-__all__ = ["Comm", "UroceError", "DTYPES", "OPS"]
+__all__ = ["Comm", "Request", "UroceError", "DTYPES", "OPS"]
 
 # enum uroce_dtype and enum uroce_redop, in the header's order.
 DTYPES = ("float32", "float64", "float16", "bfloat16", "int32", "int64",
@@ -89,6 +89,23 @@ def _libc():
         szp = ctypes.POINTER(sz)
         lib.uroce_alltoallv.argtypes = [vp, vp, szp, szp, vp, szp, szp, i]
         lib.uroce_barrier.argtypes = [vp]
+        rq = ctypes.POINTER(vp)
+        lib.uroce_test.argtypes = [rq, ctypes.POINTER(i)]
+        lib.uroce_wait.argtypes = [rq]
+        lib.uroce_iallreduce.argtypes = [vp, vp, vp, sz, i, i, rq]
+        lib.uroce_ireduce.argtypes = [vp, vp, vp, sz, i, i, i, rq]
+        lib.uroce_ibroadcast.argtypes = [vp, vp, vp, sz, i, i, rq]
+        lib.uroce_iallgather.argtypes = [vp, vp, vp, sz, i, rq]
+        lib.uroce_ireduce_scatter.argtypes = [vp, vp, vp, sz, i, i, rq]
+        lib.uroce_ialltoall.argtypes = [vp, vp, vp, sz, i, rq]
+        lib.uroce_ibarrier.argtypes = [vp, rq]
+        lib.uroce_isend.argtypes = [vp, vp, sz, i, i, i, rq]
+        lib.uroce_irecv.argtypes = [vp, vp, sz, i, i, i, rq]
+        lib.uroce_group_start.argtypes = [vp]
+        lib.uroce_group_end.argtypes = [vp]
+        lib.uroce_comm_split.argtypes = [vp, i, i, ctypes.POINTER(vp)]
+        lib.uroce_comm_split_ranks.argtypes = [vp, ctypes.POINTER(i), i,
+                                               ctypes.POINTER(vp)]
         _lib = lib
     return _lib
 
@@ -148,6 +165,58 @@ class _Buf:
         self.code = DTYPES.index(self.dtype)
 
 
+class Request:
+    """A non-blocking operation in flight (from Comm.i* calls).
+
+    The library's progress thread completes it while Python computes or
+    sleeps; wait() (which releases the GIL) returns the result array,
+    test() says whether it is done without blocking. The buffers stay
+    referenced until then. Failures raise UroceError from wait()/test().
+    """
+
+    def __init__(self, comm, what, result, keep):
+        self._comm = comm
+        self._h = ctypes.c_void_p()
+        self._what = what
+        self._result = result
+        self._keep = keep
+        self._done = False
+
+    def _finish(self, ret):
+        self._done = True
+        self._keep = None
+        self._comm._check(ret, self._what)
+        return self._result
+
+    def test(self):
+        """True once the operation is complete (then wait() returns at once)."""
+        if self._done:
+            return True
+        done = ctypes.c_int(0)
+        ret = _libc().uroce_test(ctypes.byref(self._h), ctypes.byref(done))
+        if done.value or ret:
+            self._finish(ret)
+        return self._done
+
+    def wait(self):
+        """Block until complete; returns the output (array or buffer)."""
+        if not self._done:
+            self._finish(_libc().uroce_wait(ctypes.byref(self._h)))
+        return self._result
+
+    @property
+    def done(self):
+        return self.test()
+
+    def __del__(self):
+        # A request dropped unwaited still owns its buffers in the library.
+        try:
+            if not self._done and self._h:
+                _libc().uroce_wait(ctypes.byref(self._h))
+        except Exception:  # interpreter shutdown
+            pass
+
+
 def _op(op):
     try:
         return OPS.index(op)
@@ -185,7 +254,8 @@ class Comm:
     def close(self):
         """Tear the communicator down (also on leaving a with-block)."""
         if self._c:
-            _libc().uroce_comm_destroy(self._c)
+            if _libc().uroce_comm_destroy(self._c) == -16:  # -EBUSY
+                raise UroceError("uroce: close its sub-communicators first")
             self._c = ctypes.c_void_p()
 
     def __enter__(self):
@@ -322,3 +392,125 @@ class Comm:
         """Wait until every rank has called it."""
         self._live()
         self._check(_libc().uroce_barrier(self._c), "barrier")
+
+    # Non-blocking operations: same arguments as the blocking ones, return
+    # a Request whose wait() returns what the blocking call returns.
+    def _issue(self, what, fn, args, result, keep):
+        self._live()
+        q = Request(self, what, result, keep)
+        self._check(fn(self._c, *args, ctypes.byref(q._h)), what)
+        return q
+
+    def iallreduce(self, send, recv=None, op="sum", dtype=None):
+        s = _Buf(send, dtype, recv is None)
+        r = _Buf(recv, s.dtype, True) if recv is not None else s
+        if r.count != s.count:
+            raise ValueError("uroce: iallreduce: %d elements in, %d out" %
+                             (s.count, r.count))
+        return self._issue("iallreduce", _libc().uroce_iallreduce,
+                           (s.addr, r.addr, s.count, s.code, _op(op)),
+                           recv if recv is not None else send, (s, r))
+
+    def ibroadcast(self, buf, root=0, dtype=None):
+        b = _Buf(buf, dtype, True)
+        return self._issue("ibroadcast", _libc().uroce_ibroadcast,
+                           (b.addr, b.addr, b.count, b.code, root), buf, (b,))
+
+    def iallgather(self, send, recv, dtype=None):
+        s = _Buf(send, dtype, False)
+        r = _Buf(recv, s.dtype, True)
+        if r.count != s.count * self.size:
+            raise ValueError("uroce: iallgather: recv holds %d elements, "
+                             "needs %d" % (r.count, s.count * self.size))
+        return self._issue("iallgather", _libc().uroce_iallgather,
+                           (s.addr, r.addr, s.count, s.code), recv, (s, r))
+
+    def ireduce_scatter(self, send, recv, op="sum", dtype=None):
+        s = _Buf(send, dtype, False)
+        r = _Buf(recv, s.dtype, True)
+        if s.count != r.count * self.size:
+            raise ValueError("uroce: ireduce_scatter: send holds %d "
+                             "elements, needs %d" % (s.count,
+                                                    r.count * self.size))
+        return self._issue("ireduce_scatter", _libc().uroce_ireduce_scatter,
+                           (s.addr, r.addr, r.count, s.code, _op(op)), recv,
+                           (s, r))
+
+    def ialltoall(self, send, recv=None, dtype=None):
+        s = _Buf(send, dtype, recv is None)
+        r = _Buf(recv, s.dtype, True) if recv is not None else s
+        if s.count % self.size or r.count != s.count:
+            raise ValueError("uroce: ialltoall: %d elements in, %d out, "
+                             "%d ranks" % (s.count, r.count, self.size))
+        return self._issue("ialltoall", _libc().uroce_ialltoall,
+                           (s.addr, r.addr, s.count // self.size, s.code),
+                           recv if recv is not None else send, (s, r))
+
+    def ibarrier(self):
+        return self._issue("ibarrier", _libc().uroce_ibarrier, (), None, ())
+
+    def isend(self, buf, peer, tag=0, dtype=None):
+        """Send buf to peer; the receive must give the same count and tag."""
+        b = _Buf(buf, dtype, False)
+        return self._issue("isend", _libc().uroce_isend,
+                           (b.addr, b.count, b.code, peer, tag), None, (b,))
+
+    def irecv(self, buf, peer, tag=0, dtype=None):
+        """Receive into buf from peer (messages match in issue order)."""
+        b = _Buf(buf, dtype, True)
+        return self._issue("irecv", _libc().uroce_irecv,
+                           (b.addr, b.count, b.code, peer, tag), buf, (b,))
+
+    def send(self, buf, peer, tag=0, dtype=None):
+        self.isend(buf, peer, tag, dtype).wait()
+
+    def recv(self, buf, peer, tag=0, dtype=None):
+        return self.irecv(buf, peer, tag, dtype).wait()
+
+    def group(self):
+        """with comm.group(): i-calls inside are issued together at the end
+        (sends and receives progress together, as NCCL's groups)."""
+        comm = self
+
+        class _Group:
+            def __enter__(self):
+                comm._live()
+                comm._check(_libc().uroce_group_start(comm._c), "group_start")
+                return comm
+
+            def __exit__(self, *exc):
+                comm._check(_libc().uroce_group_end(comm._c), "group_end")
+        return _Group()
+
+    def _child(self, h):
+        if not h:
+            return None
+        c = Comm.__new__(Comm)
+        c._c = h
+        c._parent = self  # destroyed before the parent
+        c.rank = _libc().uroce_comm_rank(h)
+        c.size = _libc().uroce_comm_size(h)
+        return c
+
+    def split(self, color, key=0):
+        """A sub-communicator of the ranks with the same color (ordered by
+        key, then rank); color None: not in any (returns None). Collective
+        over this communicator; close it before this one."""
+        self._live()
+        h = ctypes.c_void_p()
+        self._check(_libc().uroce_comm_split(
+            self._c, -1 if color is None else int(color), int(key),
+            ctypes.byref(h)), "split")
+        return self._child(h)
+
+    def split_ranks(self, ranks):
+        """A sub-communicator of these ranks (ranks[i] becomes rank i);
+        None at ranks not listed. Collective over this communicator."""
+        self._live()
+        ranks = [int(x) for x in ranks]
+        h = ctypes.c_void_p()
+        arr = (ctypes.c_int * len(ranks))(*ranks)
+        self._check(_libc().uroce_comm_split_ranks(self._c, arr, len(ranks),
+                                                   ctypes.byref(h)),
+                    "split_ranks")
+        return self._child(h)

@@ -12,6 +12,7 @@
 #ifndef UR_COLL_INTERNAL_H
 #define UR_COLL_INTERNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <infiniband/verbs.h>
@@ -32,7 +33,8 @@
 	X(REDUCESCATTER, "reducescatter")                                    \
 	X(ALLTOALL, "alltoall")                                              \
 	X(ALLTOALLV, "alltoallv")                                            \
-	X(BARRIER, "barrier")
+	X(BARRIER, "barrier")                                                \
+	X(P2P, "send/recv")
 enum ur_coll_kind {
 #define X(e, s) UR_C_##e,
 	UR_COLL_KINDS(X)
@@ -105,6 +107,28 @@ struct ur_peer {
 	uint32_t *rx_imm, *rx_len; /* per slot */
 };
 
+/*
+ * The progress context of a communicator (nbc.c): a FIFO of requests that
+ * one executor at a time runs to completion, in issue order. The executor
+ * is the communicator's progress thread (started with the first
+ * non-blocking call) or a caller that waits and finds no executor busy.
+ */
+struct ur_nbc {
+	pthread_mutex_t lock;
+	pthread_cond_t work;  /* the progress thread: queue non-empty, no executor */
+	pthread_cond_t done;  /* waiters: a request completed */
+	struct uroce_request *head, *tail;
+	int exec;             /* an executor runs a request */
+	int waiters;          /* threads sleeping on done */
+	int thread_on;        /* progress thread started */
+	int no_thread;        /* UROCE_COLL_PROGRESS=0 */
+	int stop;
+	int inited;
+	pthread_t thread;
+	int in_group;
+	struct uroce_request *ghead, *gtail; /* issued in the open group */
+};
+
 struct uroce_comm {
 	int rank, size;
 	int timeout_ms;
@@ -146,12 +170,32 @@ struct uroce_comm {
 	/* Scratch for algorithms that need a second copy. */
 	void *scratch;
 	size_t scratch_len;
+
+	struct ur_nbc nbc;
+	/* Point-to-point message numbers per peer (signatures, nbc.c). */
+	uint32_t *p2p_sent, *p2p_rcvd;
+	/* Sub-communicators (split.c): the root communicator's bootstrap is
+	 * every communicator's failure detector (wboot); a child shares the
+	 * parent's device and PD. */
+	struct ur_boot *wboot;
+	struct uroce_comm *parent;
+	int children;
+	int port;            /* HCA port (1) */
+	uint8_t gid[16];     /* ours, at gid_index */
+	uint32_t mtu;        /* enum ibv_mtu, active */
+	uint16_t lid;
+	int jumbo;           /* offer uroce's jumbo packets */
+	int regcache_entries;
 };
 
 /* Signature of one message stream: collective, type, op, count, call. */
 uint32_t ur__sig(struct uroce_comm *c, enum ur_coll_kind k,
 		  enum uroce_dtype dt, enum uroce_redop op, uint64_t count,
 		  int root);
+
+/* The same with an explicit call number (point-to-point: per pair). */
+uint32_t ur__sig_seq(uint32_t seq, enum ur_coll_kind k, enum uroce_dtype dt,
+		      enum uroce_redop op, uint64_t count, int root);
 
 enum ur_xop_kind { UR_X_SEND, UR_X_RECV, UR_X_RECV_REDUCE };
 
@@ -228,6 +272,44 @@ int ur__fail(struct uroce_comm *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void *ur__scratch(struct uroce_comm *c, size_t len);
 uint64_t ur__now_ns(void);
+
+/* The collectives themselves, run by the executor (nbc.c) in issue order. */
+int ur__run_allreduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		       size_t count, enum uroce_dtype dt, enum uroce_redop op);
+int ur__run_reduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		    size_t count, enum uroce_dtype dt, enum uroce_redop op,
+		    int root);
+int ur__run_broadcast(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		       size_t count, enum uroce_dtype dt, int root);
+int ur__run_allgather(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		       size_t sendcount, enum uroce_dtype dt);
+int ur__run_reduce_scatter(struct uroce_comm *c, const void *sendbuf,
+			    void *recvbuf, size_t recvcount, enum uroce_dtype dt,
+			    enum uroce_redop op);
+int ur__run_alltoall(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		      size_t count, enum uroce_dtype dt);
+int ur__run_alltoallv(struct uroce_comm *c, const void *sendbuf,
+		       const size_t *sendcounts, const size_t *sdispls,
+		       void *recvbuf, const size_t *recvcounts,
+		       const size_t *rdispls, enum uroce_dtype dt);
+int ur__run_barrier(struct uroce_comm *c);
+
+/* nbc.c */
+int ur__nbc_init(struct uroce_comm *c);
+/* Waits for every issued request, stops the progress thread. */
+void ur__nbc_fini(struct uroce_comm *c);
+/* A barrier run at once by a caller that owns the communicator (no
+ * executor, no request pending): sub-communicator teardown. */
+int ur__nbc_barrier_now(struct uroce_comm *c);
+
+/* split.c: the child's half of comm setup (comm.c) */
+int ur__comm_setup(struct uroce_comm *c);
+int ur__comm_connect(struct uroce_comm *c, int i, const struct ur_conn_info *mine,
+		      const struct ur_conn_info *rem);
+int ur__conn_info(struct uroce_comm *c, int i, struct ur_conn_info *out);
+void ur__comm_free(struct uroce_comm *c);
+int ur__run_split(struct uroce_comm *c, int color, int key,
+		   struct uroce_comm **out);
 
 /* boot.c */
 int ur__boot_exchange(struct ur_boot *b, const char *addr, int port,

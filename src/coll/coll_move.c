@@ -47,7 +47,7 @@ static int bruck_allgather(struct uroce_comm *c, char *recvbuf, size_t bytes,
 	return 0;
 }
 
-int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+int ur__run_allgather(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		    size_t sendcount, enum uroce_dtype dt)
 {
 	int e = ur__begin_sr(c, sendbuf, recvbuf, sendcount, dt, UROCE_SUM);
@@ -73,7 +73,7 @@ int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 					  -1, sig, dt);
 }
 
-int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+int ur__run_reduce_scatter(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 			 size_t recvcount, enum uroce_dtype dt,
 			 enum uroce_redop op)
 {
@@ -176,7 +176,7 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 	return e;
 }
 
-int uroce_alltoall(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+int ur__run_alltoall(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		   size_t count, enum uroce_dtype dt)
 {
 	int e = ur__begin_sr(c, sendbuf, recvbuf, count, dt, UROCE_SUM), n;
@@ -198,7 +198,7 @@ int uroce_alltoall(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	return e;
 }
 
-int uroce_alltoallv(uroce_comm_t *c, const void *sendbuf,
+int ur__run_alltoallv(struct uroce_comm *c, const void *sendbuf,
 		    const size_t *sendcounts, const size_t *sdispls,
 		    void *recvbuf, const size_t *recvcounts,
 		    const size_t *rdispls, enum uroce_dtype dt)
@@ -215,7 +215,7 @@ int uroce_alltoallv(uroce_comm_t *c, const void *sendbuf,
 }
 
 /* Dissemination: ceil(log2 n) rounds of empty messages to r + 2^k. */
-int uroce_barrier(uroce_comm_t *c)
+int ur__run_barrier(struct uroce_comm *c)
 {
 	int e = ur__begin(c, UROCE_UINT8, UROCE_SUM, 0), n;
 	uint32_t sig;

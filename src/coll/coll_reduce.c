@@ -299,7 +299,7 @@ static int bcast_ring(struct uroce_comm *c, char *buf, size_t count, int root,
 	return e ? e : ur__ring_allgather_blocks(c, buf, count, -1, sig, dt);
 }
 
-int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+int ur__run_allreduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		    size_t count, enum uroce_dtype dt, enum uroce_redop op)
 {
 	int e = ur__begin_sr(c, sendbuf, recvbuf, count, dt, op);
@@ -348,7 +348,7 @@ int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	return e;
 }
 
-int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+int ur__run_reduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		 size_t count, enum uroce_dtype dt, enum uroce_redop op, int root)
 {
 	int e = ur__begin(c, dt, op, root), n;
@@ -416,7 +416,7 @@ int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 	return e;
 }
 
-int uroce_broadcast(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+int ur__run_broadcast(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		    size_t count, enum uroce_dtype dt, int root)
 {
 	int e = ur__begin(c, dt, UROCE_SUM, root);

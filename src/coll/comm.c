@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
+#include <pthread.h>
 
 #include "coll_internal.h"
 
@@ -57,7 +58,7 @@ int ur__fail(struct uroce_comm *c, int err, const char *fmt, ...)
 	fprintf(stderr, "uroce_coll: rank %d: %s\n", c->rank, c->err);
 	/* Tell everyone through the bootstrap sockets (rank 0 relays by
 	 * failing in turn), so nobody waits for the timeout. */
-	ur__boot_abort(&c->boot);
+	ur__boot_abort(c->wboot);
 	return c->failed;
 }
 
@@ -267,8 +268,9 @@ int ur__repost_recv(struct uroce_comm *c, int peer)
 	return post_recvs(c, peer, 1);
 }
 
-static void comm_free(struct uroce_comm *c)
+void ur__comm_free(struct uroce_comm *c)
 {
+	ur__nbc_fini(c);
 	if (c->peers) {
 		for (int i = 0; i < c->size; i++) {
 			if (c->peers[i].qp)
@@ -290,13 +292,147 @@ static void comm_free(struct uroce_comm *c)
 	}
 	if (c->chan)
 		ibv_destroy_comp_channel(c->chan);
-	if (c->pd)
-		ibv_dealloc_pd(c->pd);
-	if (c->ctx)
-		ibv_close_device(c->ctx);
-	ur__boot_close(&c->boot);
+	/* A sub-communicator borrows its parent's device and PD. */
+	if (!c->parent) {
+		if (c->pd)
+			ibv_dealloc_pd(c->pd);
+		if (c->ctx)
+			ibv_close_device(c->ctx);
+		ur__boot_close(&c->boot);
+	}
+	if (c->nbc.inited) {
+		pthread_mutex_destroy(&c->nbc.lock);
+		pthread_cond_destroy(&c->nbc.work);
+		pthread_cond_destroy(&c->nbc.done);
+	}
+	free(c->p2p_sent);
+	free(c->p2p_rcvd);
 	free(c->scratch);
 	free(c);
+}
+
+/*
+ * Everything of a communicator below the rendezvous, given its device,
+ * PD, rank, size and slot parameters: CQ and channel, the staging region,
+ * one RC QP per peer (not yet connected), the progress context. Shared by
+ * uroce_comm_init and the split (split.c).
+ */
+int ur__comm_setup(struct uroce_comm *c)
+{
+	int r = ur__nbc_init(c);
+
+	if (r)
+		return r;
+	c->cq_depth = (int)(c->size * (2 * c->nslots + 4 + 2 * UR_RTR_RING) + 16);
+	c->chan = ibv_create_comp_channel(c->ctx);
+	c->cq = c->chan ? ibv_create_cq(c->ctx, c->cq_depth, NULL, c->chan, 0) : NULL;
+	c->peers = calloc((size_t)c->size, sizeof(*c->peers));
+	c->p2p_sent = calloc((size_t)c->size, sizeof(uint32_t));
+	c->p2p_rcvd = calloc((size_t)c->size, sizeof(uint32_t));
+	if (!c->cq || !c->peers || !c->p2p_sent || !c->p2p_rcvd) {
+		fprintf(stderr, "uroce_coll: out of resources (CQ)\n");
+		return -ENOMEM;
+	}
+
+	/* Per peer: rx slots, tx slots, a 64-byte credit line, then the
+	 * mailbox for the peer's direct-receive offers (p2p.c). */
+	size_t per = 2 * c->slot * c->nslots + 64 + UR_RTR_RING * sizeof(struct ur_rtr);
+	c->region_len = per * (size_t)c->size;
+	/* Zeroed and resident at once (MAP_POPULATE): on a paravirtualised
+	 * VM a page's first write costs ~10 us, so a memset of the 4 MiB per
+	 * peer took ~10 ms per peer, and untouched slots would fault in the
+	 * first transfers (mlock in ibv_reg_mr populates too, where
+	 * RLIMIT_MEMLOCK allows). */
+	c->region = mmap(NULL, c->region_len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (c->region == MAP_FAILED) {
+		c->region = NULL;
+		return -ENOMEM;
+	}
+	c->mr = ibv_reg_mr(c->pd, c->region, c->region_len,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!c->mr) {
+		fprintf(stderr, "uroce_coll: ibv_reg_mr(%zu): %s\n", c->region_len,
+			strerror(errno));
+		return errno ? -errno : -ENOMEM;
+	}
+
+	for (int i = 0; i < c->size; i++) {
+		struct ur_peer *p = &c->peers[i];
+		char *base = c->region + per * (size_t)i;
+
+		p->rx = base;
+		p->tx = base + c->slot * c->nslots;
+		p->credit = (volatile uint64_t *)(base + 2 * c->slot * c->nslots);
+		p->rtr = (volatile struct ur_rtr *)(base + 2 * c->slot * c->nslots + 64);
+		p->rx_imm = calloc(c->nslots, sizeof(uint32_t));
+		p->rx_len = calloc(c->nslots, sizeof(uint32_t));
+		if (!p->rx_imm || !p->rx_len)
+			return -ENOMEM;
+		if (i == c->rank)
+			continue;
+		struct ibv_qp_init_attr qa = {
+			.send_cq = c->cq,
+			.recv_cq = c->cq,
+			.qp_type = IBV_QPT_RC,
+			.sq_sig_all = 1,
+			.cap = { .max_send_wr = c->nslots + 4 + UR_RTR_RING,
+				 .max_recv_wr = c->nslots + 4 + UR_RTR_RING,
+				 .max_send_sge = 1,
+				 .max_recv_sge = 1,
+				 .max_inline_data = 64 },
+		};
+		p->qp = ibv_create_qp(c->pd, &qa);
+		if (!p->qp) {
+			fprintf(stderr, "uroce_coll: ibv_create_qp: %s\n", strerror(errno));
+			return errno ? -errno : -ENOMEM;
+		}
+		if (c->jumbo)
+			offer_jumbo(p->qp);
+	}
+	return 0;
+}
+
+/* My connection record for peer i. */
+int ur__conn_info(struct uroce_comm *c, int i, struct ur_conn_info *out)
+{
+	struct ur_peer *p = &c->peers[i];
+	uint32_t psn;
+
+	memset(out, 0, sizeof(*out));
+	if (i == c->rank)
+		return 0;
+	if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
+		psn = (uint32_t)ur__now_ns();
+	out->qpn = p->qp->qp_num;
+	out->psn = psn & 0xffffff;
+	memcpy(out->gid, c->gid, 16);
+	out->slots_addr = (uint64_t)(uintptr_t)p->rx;
+	out->credit_addr = (uint64_t)(uintptr_t)p->credit;
+	out->rkey = c->mr->rkey;
+	out->mtu = c->mtu;
+	out->lid = c->lid;
+	return 0;
+}
+
+/* Connect the QP to peer i from both records and post its receives. */
+int ur__comm_connect(struct uroce_comm *c, int i, const struct ur_conn_info *mine,
+		      const struct ur_conn_info *rem)
+{
+	struct ur_peer *p = &c->peers[i];
+	int r;
+
+	p->r_slots = rem->slots_addr;
+	p->r_credit = rem->credit_addr;
+	p->r_rtr = rem->credit_addr + 64; /* same layout on every rank */
+	p->rkey = rem->rkey;
+	r = qp_connect(c, p, mine, rem, c->port);
+	if (!r)
+		r = post_recvs(c, i, c->nslots + 2 + UR_RTR_RING);
+	if (r)
+		fprintf(stderr, "uroce_coll: rank %d: connecting QP to rank %d: %s\n",
+			c->rank, i, strerror(-r));
+	return r;
 }
 
 int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
@@ -307,8 +443,10 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	union ibv_gid gid;
 	struct uroce_comm *c;
 	const char *addr;
-	int port = 1, r, mport, jumbo = 0;
+	int r, mport;
 
+	if (!out)
+		return -EINVAL;
 	*out = NULL;
 	if (attr)
 		at = *attr;
@@ -346,19 +484,23 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	c->boot.rank = at.rank;
 	c->boot.size = at.size;
 	c->boot.listen_fd = -1;
+	c->wboot = &c->boot;
+	c->port = 1;
 	c->last_algo = "none";
 	c->slot = (size_t)env_int((const char *const[]){ "UROCE_COLL_SLOT_KB", NULL }, 256) * 1024;
 	c->nslots = (unsigned)env_int((const char *const[]){ "UROCE_COLL_SLOTS", NULL }, 8);
 	if (c->slot < 1024 || c->slot > (64u << 20) || c->nslots < 1 || c->nslots > 1024) {
 		fprintf(stderr, "uroce_coll: bad UROCE_COLL_SLOT_KB/UROCE_COLL_SLOTS\n");
-		r = -EINVAL;
-		goto err;
+		free(c);
+		return -EINVAL;
 	}
 	c->credit_batch = c->nslots / 2 ? c->nslots / 2 : 1;
 	wait_params(c);
 	r = parse_algo(&c->algo_override);
-	if (r)
-		goto err;
+	if (r) {
+		free(c);
+		return r;
+	}
 
 	c->ctx = open_dev(at.dev_name);
 	if (!c->ctx) {
@@ -366,127 +508,50 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 		goto err;
 	}
 	pollers_stay(c->ctx);
-	if (ibv_query_port(c->ctx, (uint8_t)port, &pa) ||
-	    ibv_query_gid(c->ctx, (uint8_t)port, c->gid_index, &gid)) {
+	if (ibv_query_port(c->ctx, (uint8_t)c->port, &pa) ||
+	    ibv_query_gid(c->ctx, (uint8_t)c->port, c->gid_index, &gid)) {
 		fprintf(stderr, "uroce_coll: cannot query port/GID %d\n", c->gid_index);
 		r = -ENODEV;
 		goto err;
 	}
+	memcpy(c->gid, gid.raw, 16);
+	c->mtu = (uint32_t)pa.active_mtu;
+	c->lid = pa.lid;
 	c->pd = ibv_alloc_pd(c->ctx);
+	if (!c->pd) {
+		r = -ENOMEM;
+		goto err;
+	}
 	/* Caching registrations by address is safe on uroce only (regcache.c). */
-	r = ur__reg_init(c, env_int((const char *const[]){ "UROCE_COLL_REGCACHE", NULL },
-				     strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 16));
+	c->regcache_entries = env_int((const char *const[]){ "UROCE_COLL_REGCACHE", NULL },
+				      strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 16);
+	r = ur__reg_init(c, c->regcache_entries);
 	if (r)
 		goto err;
-	jumbo = env_int((const char *const[]){ "UROCE_COLL_JUMBO", NULL },
-			strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 1);
-	c->cq_depth = (int)(c->size * (2 * c->nslots + 4 + 2 * UR_RTR_RING) + 16);
-	c->chan = ibv_create_comp_channel(c->ctx);
-	c->cq = c->chan ? ibv_create_cq(c->ctx, c->cq_depth, NULL, c->chan, 0) : NULL;
-	c->peers = calloc((size_t)c->size, sizeof(*c->peers));
+	c->jumbo = env_int((const char *const[]){ "UROCE_COLL_JUMBO", NULL },
+			   strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 1);
+	r = ur__comm_setup(c);
+	if (r)
+		goto err;
 	mine = calloc((size_t)c->size, sizeof(*mine));
 	table = calloc((size_t)c->size * (size_t)c->size, sizeof(*table));
-	if (!c->pd || !c->cq || !c->peers || !mine || !table) {
-		fprintf(stderr, "uroce_coll: out of resources (PD/CQ)\n");
+	if (!mine || !table) {
 		r = -ENOMEM;
 		goto err;
 	}
-
-	/* Per peer: rx slots, tx slots, a 64-byte credit line, then the
-	 * mailbox for the peer's direct-receive offers (p2p.c). */
-	size_t per = 2 * c->slot * c->nslots + 64 + UR_RTR_RING * sizeof(struct ur_rtr);
-	c->region_len = per * (size_t)c->size;
-	/* Zeroed and resident at once (MAP_POPULATE): on a paravirtualised
-	 * VM a page's first write costs ~10 us, so a memset of the 4 MiB per
-	 * peer took ~10 ms per peer, and untouched slots would fault in the
-	 * first transfers (mlock in ibv_reg_mr populates too, where
-	 * RLIMIT_MEMLOCK allows). */
-	c->region = mmap(NULL, c->region_len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (c->region == MAP_FAILED) {
-		c->region = NULL;
-		r = -ENOMEM;
-		goto err;
-	}
-	c->mr = ibv_reg_mr(c->pd, c->region, c->region_len,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!c->mr) {
-		fprintf(stderr, "uroce_coll: ibv_reg_mr(%zu): %s\n", c->region_len,
-			strerror(errno));
-		r = -errno;
-		goto err;
-	}
-
-	for (int i = 0; i < c->size; i++) {
-		struct ur_peer *p = &c->peers[i];
-		char *base = c->region + per * (size_t)i;
-
-		p->rx = base;
-		p->tx = base + c->slot * c->nslots;
-		p->credit = (volatile uint64_t *)(base + 2 * c->slot * c->nslots);
-		p->rtr = (volatile struct ur_rtr *)(base + 2 * c->slot * c->nslots + 64);
-		p->rx_imm = calloc(c->nslots, sizeof(uint32_t));
-		p->rx_len = calloc(c->nslots, sizeof(uint32_t));
-		if (!p->rx_imm || !p->rx_len) {
-			r = -ENOMEM;
-			goto err;
-		}
-		if (i == c->rank)
-			continue;
-		struct ibv_qp_init_attr qa = {
-			.send_cq = c->cq,
-			.recv_cq = c->cq,
-			.qp_type = IBV_QPT_RC,
-			.sq_sig_all = 1,
-			.cap = { .max_send_wr = c->nslots + 4 + UR_RTR_RING,
-				 .max_recv_wr = c->nslots + 4 + UR_RTR_RING,
-				 .max_send_sge = 1,
-				 .max_recv_sge = 1,
-				 .max_inline_data = 64 },
-		};
-		p->qp = ibv_create_qp(c->pd, &qa);
-		if (!p->qp) {
-			fprintf(stderr, "uroce_coll: ibv_create_qp: %s\n", strerror(errno));
-			r = -errno ? -errno : -ENOMEM;
-			goto err;
-		}
-		if (jumbo)
-			offer_jumbo(p->qp);
-		uint32_t psn;
-		if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
-			psn = (uint32_t)ur__now_ns();
-		mine[i].qpn = p->qp->qp_num;
-		mine[i].psn = psn & 0xffffff;
-		memcpy(mine[i].gid, gid.raw, 16);
-		mine[i].slots_addr = (uint64_t)(uintptr_t)p->rx;
-		mine[i].credit_addr = (uint64_t)(uintptr_t)p->credit;
-		mine[i].rkey = c->mr->rkey;
-		mine[i].mtu = (uint32_t)pa.active_mtu;
-		mine[i].lid = pa.lid;
-	}
+	for (int i = 0; i < c->size; i++)
+		ur__conn_info(c, i, &mine[i]);
 
 	r = ur__boot_exchange(&c->boot, addr, mport, c->timeout_ms, mine,
 			       sizeof(*mine) * (size_t)c->size, table);
 	if (r)
 		goto err;
 	for (int i = 0; i < c->size; i++) {
-		const struct ur_conn_info *rem = &table[(size_t)i * c->size + c->rank];
-		struct ur_peer *p = &c->peers[i];
-
 		if (i == c->rank)
 			continue;
-		p->r_slots = rem->slots_addr;
-		p->r_credit = rem->credit_addr;
-		p->r_rtr = rem->credit_addr + 64; /* same layout on every rank */
-		p->rkey = rem->rkey;
-		r = qp_connect(c, p, &mine[i], rem, port);
-		if (!r)
-			r = post_recvs(c, i, c->nslots + 2 + UR_RTR_RING);
-		if (r) {
-			fprintf(stderr, "uroce_coll: rank %d: connecting QP to rank %d: %s\n",
-				c->rank, i, strerror(-r));
+		r = ur__comm_connect(c, i, &mine[i], &table[(size_t)i * c->size + c->rank]);
+		if (r)
 			goto err;
-		}
 	}
 	/* Nobody writes before every QP is at least RTR. */
 	r = ur__boot_barrier(&c->boot, c->timeout_ms);
@@ -502,8 +567,29 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 err:
 	free(mine);
 	free(table);
-	comm_free(c);
+	ur__comm_free(c);
 	return r;
+}
+
+/* Let our last credit writes complete while every peer is still here to
+ * acknowledge them. */
+static void drain_credits(struct uroce_comm *c)
+{
+	for (int i = 0; i < 1000; i++) {
+		struct ibv_wc wc[16];
+		int busy = 0;
+		for (int p = 0; p < c->size; p++)
+			busy |= c->peers[p].credit_inflight;
+		if (!busy)
+			break;
+		int n = ibv_poll_cq(c->cq, 16, wc);
+		for (int k = 0; k < n; k++)
+			if ((wc[k].wr_id >> 8) < (uint64_t)c->size &&
+			    (wc[k].wr_id & 0xff) == 2)
+				c->peers[wc[k].wr_id >> 8].credit_inflight = 0;
+		if (n <= 0)
+			usleep(100);
+	}
 }
 
 int uroce_comm_destroy(uroce_comm_t *c)
@@ -512,6 +598,25 @@ int uroce_comm_destroy(uroce_comm_t *c)
 
 	if (!c)
 		return 0;
+	if (__atomic_load_n(&c->children, __ATOMIC_ACQUIRE)) {
+		fprintf(stderr, "uroce_coll: rank %d: uroce_comm_destroy: %d sub-communicators still exist; destroy them first\n",
+			c->rank, c->children);
+		return -EBUSY;
+	}
+	/* Every request issued finishes first (their buffers are the
+	 * caller's until then). */
+	ur__nbc_fini(c);
+	if (c->parent) {
+		/* A sub-communicator has no sockets: its own barrier says
+		 * every member is done writing to us. */
+		if (!c->failed)
+			r = ur__nbc_barrier_now(c);
+		if (!c->failed)
+			drain_credits(c);
+		__atomic_fetch_sub(&c->parent->children, 1, __ATOMIC_ACQ_REL);
+		ur__comm_free(c);
+		return r;
+	}
 	/* First let our last credit writes complete, while every peer is
 	 * still here to acknowledge them; then wait for everyone, so that
 	 * no rank tears down a QP a peer still writes to (their last
@@ -519,24 +624,10 @@ int uroce_comm_destroy(uroce_comm_t *c)
 	 * the barrier first could exit under our credit write, which then
 	 * timed out against a closed port. */
 	if (!c->failed) {
-		for (int i = 0; i < 1000; i++) {
-			struct ibv_wc wc[16];
-			int busy = 0;
-			for (int p = 0; p < c->size; p++)
-				busy |= c->peers[p].credit_inflight;
-			if (!busy)
-				break;
-			int n = ibv_poll_cq(c->cq, 16, wc);
-			for (int k = 0; k < n; k++)
-				if ((wc[k].wr_id >> 8) < (uint64_t)c->size &&
-				    (wc[k].wr_id & 0xff) == 2)
-					c->peers[wc[k].wr_id >> 8].credit_inflight = 0;
-			if (n <= 0)
-				usleep(100);
-		}
+		drain_credits(c);
 		r = ur__boot_barrier(&c->boot, c->timeout_ms);
 	}
-	comm_free(c);
+	ur__comm_free(c);
 	return r;
 }
 

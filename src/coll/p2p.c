@@ -44,12 +44,18 @@ uint32_t ur__sig(struct uroce_comm *c, enum ur_coll_kind k,
 		  enum uroce_dtype dt, enum uroce_redop op, uint64_t count,
 		  int root)
 {
+	return ur__sig_seq(c->seq, k, dt, op, count, root);
+}
+
+uint32_t ur__sig_seq(uint32_t seq, enum ur_coll_kind k, enum uroce_dtype dt,
+		      enum uroce_redop op, uint64_t count, int root)
+{
 	uint64_t h = count * 0x9E3779B97F4A7C15ull ^ (uint64_t)(root + 1) * 0xC2B2AE3D27D4EB4Full;
 
 	h ^= h >> 29;
 	h *= 0xBF58476D1CE4E5B9ull;
 	h ^= h >> 32;
-	return (c->seq & 0xff) | ((uint32_t)k & 0xf) << 8 |
+	return (seq & 0xff) | ((uint32_t)k & 0xf) << 8 |
 	       ((uint32_t)dt & 0xf) << 12 | ((uint32_t)op & 7) << 16 |
 	       (uint32_t)(h & 0x1fff) << 19;
 }
@@ -60,6 +66,19 @@ static int sig_mismatch(struct uroce_comm *c, int peer, uint32_t got,
 	unsigned gk = (got >> 8) & 0xf, wk = (want >> 8) & 0xf;
 	unsigned gd = (got >> 12) & 0xf, wd = (want >> 12) & 0xf;
 	const char *gks = gk < UR_C_MAX ? ur__coll_kind_name[gk] : "?";
+
+	/* Point-to-point messages number per pair, not per call. */
+	if (gk != wk && (gk == UR_C_P2P || wk == UR_C_P2P))
+		return ur__fail(c, -EPROTO, "mismatch: rank %d %s, we %s",
+				 peer, gk == UR_C_P2P ? "sent us a point-to-point message" : "called a collective",
+				 wk == UR_C_P2P ? "expect a point-to-point message from it" : "called a collective");
+	if (gk == UR_C_P2P && (got & 0xff) != (want & 0xff))
+		return ur__fail(c, -EPROTO,
+				 "mismatch: rank %d sent point-to-point message #%u to us, we expect #%u",
+				 peer, got & 0xff, want & 0xff);
+	if (gk == UR_C_P2P && gd == wd)
+		return ur__fail(c, -EPROTO,
+				 "mismatch in send/recv: rank %d uses a different count or tag", peer);
 
 	if ((got & 0xff) != (want & 0xff))
 		return ur__fail(c, -EPROTO,
@@ -414,9 +433,10 @@ static int check_alive(struct uroce_comm *c, uint64_t now)
 	if (now < c->next_watch_ns)
 		return 0;
 	c->next_watch_ns = now + 2000000; /* every 2 ms */
-	if (ur__boot_watch(&c->boot, &who))
+	/* A sub-communicator watches its root's sockets: ranks of the root. */
+	if (ur__boot_watch(c->wboot, &who))
 		return ur__fail(c, -EPIPE,
-				 who == 0 && c->rank != 0 ?
+				 who == 0 && c->wboot->rank != 0 ?
 				 "rank 0's bootstrap connection closed: a rank died or failed" :
 				 "rank %d died or failed (its bootstrap connection closed)", who);
 	return 0;

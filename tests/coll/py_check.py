@@ -127,6 +127,47 @@ for call, err in (
     else:
         raise SystemExit("py_check: rank %d: no %s" % (r, err.__name__))
 
+# Non-blocking calls: issued together, waited for in reverse order; the
+# progress thread completes them while Python sleeps.
+import time  # noqa: E402
+allin = [inputs(k, 5000, np.float32) for k in range(n)]
+a = allin[r].copy()
+ag = np.empty(5000 * n, np.float32)
+q1 = comm.iallreduce(a)
+q2 = comm.iallgather(allin[r], ag)
+q3 = comm.ibarrier()
+time.sleep(0.2)
+for q in (q3, q2, q1):
+    q.wait()
+    checks += q.test()
+same(a, np.sum(allin, axis=0), "iallreduce")
+same(ag, np.concatenate(allin), "iallgather")
+# Point-to-point around a ring, both in one group; then a split by parity
+# and two communicators in flight at once.
+if n > 1:
+    got = np.empty(3000, np.float32)
+    with comm.group():
+        qs = comm.isend(allin[r][:3000], (r + 1) % n, tag=9)
+        qr = comm.irecv(got, (r - 1) % n, tag=9)
+    qs.wait()
+    same(qr.wait(), allin[(r - 1) % n][:3000], "irecv in a group")
+sub = comm.split(r % 2, key=r)
+x = allin[r].copy()
+y = allin[r].copy()
+qa = sub.iallreduce(x)
+qb = comm.iallreduce(y)
+qa.wait()
+qb.wait()
+same(x, np.sum(allin[r % 2::2], axis=0), "iallreduce on split(r % 2)")
+same(y, np.sum(allin, axis=0), "iallreduce beside it")
+try:
+    comm.close()  # a sub-communicator is still open
+except uroce.UroceError:
+    checks += 1
+else:
+    raise SystemExit("py_check: rank %d: closed a parent with a child" % r)
+sub.close()
+
 comm.barrier()
 comm.close()
 try:

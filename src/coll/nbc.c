@@ -1,0 +1,780 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Non-blocking operations, point-to-point and groups: the progress
+ * context of a communicator.
+ *
+ * Every operation, blocking or not, becomes a request in the
+ * communicator's FIFO. One executor at a time takes the head and runs it
+ * to completion with the same code the blocking calls always ran (steps
+ * of ur__xfer, chunked and pipelined through the staging slots), so
+ * operations on one communicator complete in issue order at every rank,
+ * which is what keeps their signatures and message counts in step.
+ *
+ * The executor is either the communicator's progress thread, started with
+ * the first non-blocking call, or a caller that waits (uroce_wait,
+ * uroce_test without a progress thread, every blocking call) and finds no
+ * executor busy: a blocking call on an idle communicator runs in the
+ * caller's thread, as it did before, with no hand-off. The progress thread
+ * sleeps on a condition variable while the queue is empty (no CPU), and
+ * inside an operation waits the way every rank waits (spin, then sleep on
+ * the completion channel), so an application that sleeps or computes
+ * still gets its operations done.
+ *
+ * Point-to-point messages are streams to one peer whose signature carries
+ * a per-pair message number and the tag: sends and receives between two
+ * ranks match in issue order, and a different tag or count is an error,
+ * not a reordering. Between a group's start and end, non-blocking
+ * operations are held back; at the end, each run of consecutive sends and
+ * receives becomes one request whose streams all progress at once (one
+ * ur__xfer), so exchanges that would deadlock one by one do not.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+enum ur_req_kind {
+	R_ALLREDUCE, R_REDUCE, R_BROADCAST, R_ALLGATHER, R_REDUCESCATTER,
+	R_ALLTOALL, R_ALLTOALLV, R_BARRIER, R_P2P, R_BATCH, R_SPLIT
+};
+
+enum { S_GROUP, S_QUEUED, S_DONE };
+
+struct uroce_request {
+	struct uroce_request *next; /* the queue, or the open group */
+	struct uroce_comm *c;
+	int kind;
+	int state;
+	int result;
+	const void *sbuf;
+	void *rbuf;
+	size_t count;
+	enum uroce_dtype dt;
+	enum uroce_redop op;
+	int root;    /* p2p: the peer */
+	int tag;
+	int send;
+	size_t *v;   /* alltoallv: counts and displacements (4 x size) */
+	struct uroce_request **items; /* batch: its sends and receives */
+	int nitems;
+	int color, key;
+	struct uroce_comm **out;
+};
+
+static int env_on(const char *name, int def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? atoi(v) : def;
+}
+
+int ur__nbc_init(struct uroce_comm *c)
+{
+	struct ur_nbc *q = &c->nbc;
+
+	if (pthread_mutex_init(&q->lock, NULL))
+		return -ENOMEM;
+	if (pthread_cond_init(&q->work, NULL)) {
+		pthread_mutex_destroy(&q->lock);
+		return -ENOMEM;
+	}
+	if (pthread_cond_init(&q->done, NULL)) {
+		pthread_cond_destroy(&q->work);
+		pthread_mutex_destroy(&q->lock);
+		return -ENOMEM;
+	}
+	q->no_thread = !env_on("UROCE_COLL_PROGRESS", 1);
+	q->inited = 1;
+	return 0;
+}
+
+/* A batch of point-to-point streams, all in flight at once. */
+static int run_p2p(struct uroce_comm *c, struct uroce_request **it, int n)
+{
+	struct ur_xop *x;
+	int e;
+
+	if (c->failed)
+		return c->failed;
+	x = calloc((size_t)n, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		struct uroce_request *r = it[i];
+		size_t bytes = r->count * uroce_dtype_size(r->dt);
+		uint32_t seq = r->send ? c->p2p_sent[r->root]++ : c->p2p_rcvd[r->root]++;
+		uint32_t sig = ur__sig_seq(seq, UR_C_P2P, r->dt, UROCE_SUM, r->count,
+					    r->tag);
+
+		ur__xop(&x[i], r->send ? UR_X_SEND : UR_X_RECV, r->root,
+			 r->send ? (void *)r->sbuf : r->rbuf, bytes, sig);
+		/* Both ends are plain streams: large ones go straight into
+		 * the receiver's buffer when it is registered. */
+		x[i].direct = UR_DIRECT_SIZED;
+		ur__reg_hint(c, x[i].buf, bytes, !r->send);
+	}
+	c->last_algo = "p2p";
+	e = ur__xfer(c, x, n, UROCE_UINT8, UROCE_SUM);
+	free(x);
+	return e;
+}
+
+static int run(struct uroce_comm *c, struct uroce_request *r)
+{
+	int n = c->size;
+
+	switch (r->kind) {
+	case R_ALLREDUCE:
+		return ur__run_allreduce(c, r->sbuf, r->rbuf, r->count, r->dt, r->op);
+	case R_REDUCE:
+		return ur__run_reduce(c, r->sbuf, r->rbuf, r->count, r->dt, r->op, r->root);
+	case R_BROADCAST:
+		return ur__run_broadcast(c, r->sbuf, r->rbuf, r->count, r->dt, r->root);
+	case R_ALLGATHER:
+		return ur__run_allgather(c, r->sbuf, r->rbuf, r->count, r->dt);
+	case R_REDUCESCATTER:
+		return ur__run_reduce_scatter(c, r->sbuf, r->rbuf, r->count, r->dt, r->op);
+	case R_ALLTOALL:
+		return ur__run_alltoall(c, r->sbuf, r->rbuf, r->count, r->dt);
+	case R_ALLTOALLV:
+		return ur__run_alltoallv(c, r->sbuf, r->v, r->v + n, r->rbuf, r->v + 2 * n,
+					 r->v + 3 * n, r->dt);
+	case R_BARRIER:
+		return ur__run_barrier(c);
+	case R_P2P:
+		return run_p2p(c, &r, 1);
+	case R_BATCH:
+		return run_p2p(c, r->items, r->nitems);
+	case R_SPLIT:
+		return ur__run_split(c, r->color, r->key, r->out);
+	}
+	return -EINVAL;
+}
+
+/* Lock held. A batch is ours: its items are the caller's. */
+static void finish(struct uroce_request *r, int e)
+{
+	if (r->kind == R_BATCH) {
+		for (int i = 0; i < r->nitems; i++) {
+			r->items[i]->result = e;
+			r->items[i]->state = S_DONE;
+		}
+		free(r->items);
+		free(r);
+		return;
+	}
+	r->result = e;
+	r->state = S_DONE;
+}
+
+/* Lock held, no executor, queue not empty: become the executor for the
+ * head request (the lock is dropped while it runs). */
+static void run_head(struct uroce_comm *c)
+{
+	struct ur_nbc *q = &c->nbc;
+	struct uroce_request *r = q->head;
+	int e;
+
+	q->head = r->next;
+	if (!q->head)
+		q->tail = NULL;
+	q->exec = 1;
+	pthread_mutex_unlock(&q->lock);
+	e = run(c, r);
+	pthread_mutex_lock(&q->lock);
+	q->exec = 0;
+	finish(r, e);
+	if (q->waiters)
+		pthread_cond_broadcast(&q->done);
+	if (q->head && q->thread_on)
+		pthread_cond_signal(&q->work);
+}
+
+static void *progress_main(void *arg)
+{
+	struct uroce_comm *c = arg;
+	struct ur_nbc *q = &c->nbc;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		if (q->head && !q->exec) {
+			run_head(c);
+			continue;
+		}
+		if (q->stop)
+			break;
+		pthread_cond_wait(&q->work, &q->lock);
+		/* Woken by an i-call: let its thread run first. If it waits at
+		 * once it runs the operation itself, without the two hand-offs
+		 * (us, then its wake-up) that doubled a 4 KiB iallreduce +
+		 * wait; if it computes or sleeps, we get the core back. */
+		pthread_mutex_unlock(&q->lock);
+		sched_yield();
+		pthread_mutex_lock(&q->lock);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+/* Lock held. */
+static void enqueue(struct uroce_comm *c, struct uroce_request *r)
+{
+	struct ur_nbc *q = &c->nbc;
+
+	r->next = NULL;
+	r->state = S_QUEUED;
+	if (q->tail)
+		q->tail->next = r;
+	else
+		q->head = r;
+	q->tail = r;
+}
+
+/* Lock held: a non-blocking request is queued; wake or start the thread. */
+static void kick(struct uroce_comm *c)
+{
+	struct ur_nbc *q = &c->nbc;
+
+	if (q->no_thread)
+		return;
+	if (!q->thread_on) {
+		if (pthread_create(&q->thread, NULL, progress_main, c)) {
+			/* Without a thread, waits still progress. */
+			fprintf(stderr, "uroce_coll: rank %d: no progress thread; operations progress in wait/test only\n",
+				c->rank);
+			q->no_thread = 1;
+			return;
+		}
+		q->thread_on = 1;
+	}
+	if (!q->exec)
+		pthread_cond_signal(&q->work);
+}
+
+/* Lock held: until r is done, run the queue ourselves or sleep. */
+static void wait_locked(struct uroce_comm *c, struct uroce_request *r)
+{
+	struct ur_nbc *q = &c->nbc;
+
+	while (r->state != S_DONE) {
+		if (!q->exec && q->head) {
+			run_head(c);
+		} else {
+			q->waiters++;
+			pthread_cond_wait(&q->done, &q->lock);
+			q->waiters--;
+		}
+	}
+}
+
+void ur__nbc_fini(struct uroce_comm *c)
+{
+	struct ur_nbc *q = &c->nbc;
+
+	if (!q->inited)
+		return;
+	pthread_mutex_lock(&q->lock);
+	while (q->head || q->exec) {
+		if (!q->exec) {
+			run_head(c);
+		} else {
+			q->waiters++;
+			pthread_cond_wait(&q->done, &q->lock);
+			q->waiters--;
+		}
+	}
+	q->stop = 1;
+	if (q->thread_on)
+		pthread_cond_signal(&q->work);
+	pthread_mutex_unlock(&q->lock);
+	if (q->thread_on) {
+		pthread_join(q->thread, NULL);
+		q->thread_on = 0;
+	}
+}
+
+int ur__nbc_barrier_now(struct uroce_comm *c)
+{
+	return ur__run_barrier(c);
+}
+
+static void req_free(struct uroce_request *r)
+{
+	if (!r)
+		return;
+	free(r->v);
+	free(r);
+}
+
+/*
+ * Issue t: with req NULL, run it and wait (the blocking calls), else
+ * queue a copy and hand it out. Inside a group the copy waits for
+ * uroce_group_end; a blocking call there would wait for itself.
+ */
+static int issue(struct uroce_comm *c, struct uroce_request *t,
+		 uroce_request_t **req)
+{
+	struct ur_nbc *q = &c->nbc;
+	struct uroce_request *r;
+	int e;
+
+	t->c = c;
+	if (!req) {
+		pthread_mutex_lock(&q->lock);
+		if (q->in_group) {
+			pthread_mutex_unlock(&q->lock);
+			free(t->v);
+			return -EINVAL;
+		}
+		enqueue(c, t);
+		wait_locked(c, t);
+		pthread_mutex_unlock(&q->lock);
+		free(t->v);
+		return t->result;
+	}
+	*req = NULL;
+	r = malloc(sizeof(*r));
+	if (!r) {
+		free(t->v);
+		return -ENOMEM;
+	}
+	*r = *t;
+	pthread_mutex_lock(&q->lock);
+	if (q->in_group) {
+		r->state = S_GROUP;
+		r->next = NULL;
+		if (q->gtail)
+			q->gtail->next = r;
+		else
+			q->ghead = r;
+		q->gtail = r;
+		e = 0;
+	} else {
+		enqueue(c, r);
+		kick(c);
+		e = 0;
+	}
+	pthread_mutex_unlock(&q->lock);
+	*req = r;
+	return e;
+}
+
+static int check(const struct uroce_comm *c, enum uroce_dtype dt,
+		 enum uroce_redop op, int root)
+{
+	if (!c)
+		return -EINVAL;
+	int f = __atomic_load_n(&c->failed, __ATOMIC_RELAXED);
+	if (f)
+		return f;
+	if ((unsigned)dt >= UROCE_DTYPE_MAX || (unsigned)op >= UROCE_REDOP_MAX ||
+	    root < 0 || root >= c->size)
+		return -EINVAL;
+	return 0;
+}
+
+#define REQ(k) (struct uroce_request){ .kind = (k), .sbuf = sendbuf, .rbuf = recvbuf, \
+				       .count = count, .dt = dt }
+
+int uroce_iallreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		     size_t count, enum uroce_dtype dt, enum uroce_redop op,
+		     uroce_request_t **req)
+{
+	struct uroce_request t = REQ(R_ALLREDUCE);
+	int e = check(c, dt, op, 0);
+
+	if (e)
+		return e;
+	if (count && (!sendbuf || !recvbuf))
+		return -EINVAL;
+	t.op = op;
+	return issue(c, &t, req);
+}
+
+int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		    size_t count, enum uroce_dtype dt, enum uroce_redop op)
+{
+	return uroce_iallreduce(c, sendbuf, recvbuf, count, dt, op, NULL);
+}
+
+int uroce_ireduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		  size_t count, enum uroce_dtype dt, enum uroce_redop op,
+		  int root, uroce_request_t **req)
+{
+	struct uroce_request t = REQ(R_REDUCE);
+	int e = check(c, dt, op, root);
+
+	if (e)
+		return e;
+	if (count && (!sendbuf || (c->rank == root && !recvbuf)))
+		return -EINVAL;
+	t.op = op;
+	t.root = root;
+	return issue(c, &t, req);
+}
+
+int uroce_reduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		 size_t count, enum uroce_dtype dt, enum uroce_redop op, int root)
+{
+	return uroce_ireduce(c, sendbuf, recvbuf, count, dt, op, root, NULL);
+}
+
+int uroce_ibroadcast(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		     size_t count, enum uroce_dtype dt, int root,
+		     uroce_request_t **req)
+{
+	struct uroce_request t = REQ(R_BROADCAST);
+	int e = check(c, dt, UROCE_SUM, root);
+
+	if (e)
+		return e;
+	if (count && (!recvbuf || (c->rank == root && !sendbuf)))
+		return -EINVAL;
+	t.root = root;
+	return issue(c, &t, req);
+}
+
+int uroce_broadcast(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		    size_t count, enum uroce_dtype dt, int root)
+{
+	return uroce_ibroadcast(c, sendbuf, recvbuf, count, dt, root, NULL);
+}
+
+int uroce_iallgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		     size_t count, enum uroce_dtype dt, uroce_request_t **req)
+{
+	struct uroce_request t = REQ(R_ALLGATHER);
+	int e = check(c, dt, UROCE_SUM, 0);
+
+	if (e)
+		return e;
+	if (count && (!sendbuf || !recvbuf))
+		return -EINVAL;
+	return issue(c, &t, req);
+}
+
+int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		    size_t sendcount, enum uroce_dtype dt)
+{
+	return uroce_iallgather(c, sendbuf, recvbuf, sendcount, dt, NULL);
+}
+
+int uroce_ireduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+			  size_t count, enum uroce_dtype dt,
+			  enum uroce_redop op, uroce_request_t **req)
+{
+	struct uroce_request t = REQ(R_REDUCESCATTER);
+	int e = check(c, dt, op, 0);
+
+	if (e)
+		return e;
+	if (count && (!sendbuf || !recvbuf))
+		return -EINVAL;
+	t.op = op;
+	return issue(c, &t, req);
+}
+
+int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+			 size_t recvcount, enum uroce_dtype dt,
+			 enum uroce_redop op)
+{
+	return uroce_ireduce_scatter(c, sendbuf, recvbuf, recvcount, dt, op, NULL);
+}
+
+int uroce_ialltoall(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		    size_t count, enum uroce_dtype dt, uroce_request_t **req)
+{
+	struct uroce_request t = REQ(R_ALLTOALL);
+	int e = check(c, dt, UROCE_SUM, 0);
+
+	if (e)
+		return e;
+	if (count && (!sendbuf || !recvbuf))
+		return -EINVAL;
+	return issue(c, &t, req);
+}
+
+int uroce_alltoall(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
+		   size_t count, enum uroce_dtype dt)
+{
+	return uroce_ialltoall(c, sendbuf, recvbuf, count, dt, NULL);
+}
+
+int uroce_ialltoallv(uroce_comm_t *c, const void *sendbuf,
+		     const size_t *sendcounts, const size_t *sdispls,
+		     void *recvbuf, const size_t *recvcounts,
+		     const size_t *rdispls, enum uroce_dtype dt,
+		     uroce_request_t **req)
+{
+	size_t count = 0;
+	struct uroce_request t = REQ(R_ALLTOALLV);
+	int e = check(c, dt, UROCE_SUM, 0), n;
+
+	if (e)
+		return e;
+	if (!sendcounts || !sdispls || !recvcounts || !rdispls)
+		return -EINVAL;
+	/* The arrays are copied: the caller may reuse them at once. */
+	n = c->size;
+	t.v = malloc(sizeof(size_t) * 4 * (size_t)n);
+	if (!t.v)
+		return -ENOMEM;
+	memcpy(t.v, sendcounts, sizeof(size_t) * (size_t)n);
+	memcpy(t.v + n, sdispls, sizeof(size_t) * (size_t)n);
+	memcpy(t.v + 2 * n, recvcounts, sizeof(size_t) * (size_t)n);
+	memcpy(t.v + 3 * n, rdispls, sizeof(size_t) * (size_t)n);
+	return issue(c, &t, req);
+}
+
+int uroce_alltoallv(uroce_comm_t *c, const void *sendbuf,
+		    const size_t *sendcounts, const size_t *sdispls,
+		    void *recvbuf, const size_t *recvcounts,
+		    const size_t *rdispls, enum uroce_dtype dt)
+{
+	return uroce_ialltoallv(c, sendbuf, sendcounts, sdispls, recvbuf,
+				recvcounts, rdispls, dt, NULL);
+}
+
+int uroce_ibarrier(uroce_comm_t *c, uroce_request_t **req)
+{
+	struct uroce_request t = { .kind = R_BARRIER };
+	int e = check(c, UROCE_UINT8, UROCE_SUM, 0);
+
+	return e ? e : issue(c, &t, req);
+}
+
+int uroce_barrier(uroce_comm_t *c)
+{
+	return uroce_ibarrier(c, NULL);
+}
+
+static int p2p(uroce_comm_t *c, int send, const void *sbuf, void *rbuf,
+	       size_t count, enum uroce_dtype dt, int peer, int tag,
+	       uroce_request_t **req)
+{
+	struct uroce_request t = { .kind = R_P2P, .sbuf = sbuf, .rbuf = rbuf,
+				   .count = count, .dt = dt, .root = peer,
+				   .tag = tag, .send = send };
+	int e = check(c, dt, UROCE_SUM, peer < 0 ? 0 : peer);
+
+	if (e)
+		return e;
+	/* A rank's message to itself would be a copy; none of the
+	 * collectives needs one from here. */
+	if (peer < 0 || peer == c->rank || tag < 0 || (count && !sbuf && !rbuf))
+		return -EINVAL;
+	return issue(c, &t, req);
+}
+
+int uroce_isend(uroce_comm_t *c, const void *buf, size_t count,
+		enum uroce_dtype dt, int peer, int tag, uroce_request_t **req)
+{
+	return p2p(c, 1, buf, NULL, count, dt, peer, tag, req);
+}
+
+int uroce_irecv(uroce_comm_t *c, void *buf, size_t count, enum uroce_dtype dt,
+		int peer, int tag, uroce_request_t **req)
+{
+	return p2p(c, 0, NULL, buf, count, dt, peer, tag, req);
+}
+
+int uroce_send(uroce_comm_t *c, const void *buf, size_t count,
+	       enum uroce_dtype dt, int peer, int tag)
+{
+	return p2p(c, 1, buf, NULL, count, dt, peer, tag, NULL);
+}
+
+int uroce_recv(uroce_comm_t *c, void *buf, size_t count, enum uroce_dtype dt,
+	       int peer, int tag)
+{
+	return p2p(c, 0, NULL, buf, count, dt, peer, tag, NULL);
+}
+
+int uroce_group_start(uroce_comm_t *c)
+{
+	int e = 0;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->nbc.lock);
+	if (c->nbc.in_group)
+		e = -EINVAL; /* no nesting */
+	else
+		c->nbc.in_group = 1;
+	pthread_mutex_unlock(&c->nbc.lock);
+	return e;
+}
+
+/* Queue the group: each run of consecutive sends and receives as one
+ * batch, collectives as themselves, in issue order. */
+int uroce_group_end(uroce_comm_t *c)
+{
+	struct ur_nbc *q;
+	struct uroce_request *r, *next;
+	int e = 0;
+
+	if (!c)
+		return -EINVAL;
+	q = &c->nbc;
+	pthread_mutex_lock(&q->lock);
+	if (!q->in_group) {
+		pthread_mutex_unlock(&q->lock);
+		return -EINVAL;
+	}
+	r = q->ghead;
+	q->ghead = q->gtail = NULL;
+	q->in_group = 0;
+	while (r) {
+		if (r->kind != R_P2P) {
+			next = r->next;
+			enqueue(c, r);
+			r = next;
+			continue;
+		}
+		int n = 0;
+		for (struct uroce_request *s = r; s && s->kind == R_P2P; s = s->next)
+			n++;
+		struct uroce_request *b = calloc(1, sizeof(*b));
+		struct uroce_request **it = calloc((size_t)n, sizeof(*it));
+		if (!b || !it) {
+			free(b);
+			free(it);
+			/* Fail these requests rather than lose them. */
+			for (int i = 0; i < n; i++, r = next) {
+				next = r->next;
+				r->result = e = -ENOMEM;
+				r->state = S_DONE;
+			}
+			continue;
+		}
+		b->kind = R_BATCH;
+		b->c = c;
+		b->items = it;
+		b->nitems = n;
+		for (int i = 0; i < n; i++, r = next) {
+			next = r->next;
+			it[i] = r;
+			r->state = S_QUEUED;
+		}
+		enqueue(c, b);
+	}
+	if (q->head)
+		kick(c);
+	pthread_mutex_unlock(&q->lock);
+	return e;
+}
+
+int uroce_test(uroce_request_t **req, int *done)
+{
+	struct uroce_request *r;
+	struct ur_nbc *q;
+	int e;
+
+	if (!req || !done)
+		return -EINVAL;
+	r = *req;
+	if (!r) {
+		*done = 1;
+		return 0;
+	}
+	q = &r->c->nbc;
+	pthread_mutex_lock(&q->lock);
+	if (r->state == S_GROUP) {
+		pthread_mutex_unlock(&q->lock);
+		return -EINVAL;
+	}
+	/* Without a progress thread, testing progresses: it runs the next
+	 * queued operation if nobody else does. */
+	if (r->state != S_DONE && !q->thread_on && !q->exec && q->head)
+		run_head(r->c);
+	*done = r->state == S_DONE;
+	pthread_mutex_unlock(&q->lock);
+	if (!*done)
+		return 0;
+	e = r->result;
+	req_free(r);
+	*req = NULL;
+	return e;
+}
+
+int uroce_wait(uroce_request_t **req)
+{
+	struct uroce_request *r;
+	struct ur_nbc *q;
+	int e;
+
+	if (!req)
+		return -EINVAL;
+	r = *req;
+	if (!r)
+		return 0;
+	q = &r->c->nbc;
+	pthread_mutex_lock(&q->lock);
+	if (r->state == S_GROUP) {
+		/* It would wait for itself: end the group first. */
+		pthread_mutex_unlock(&q->lock);
+		return -EINVAL;
+	}
+	wait_locked(r->c, r);
+	pthread_mutex_unlock(&q->lock);
+	e = r->result;
+	req_free(r);
+	*req = NULL;
+	return e;
+}
+
+int uroce_waitall(int n, uroce_request_t **reqs)
+{
+	int first = 0;
+
+	if (n < 0 || (n && !reqs))
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		int e = uroce_wait(&reqs[i]);
+		if (e && !first)
+			first = e;
+	}
+	return first;
+}
+
+int uroce_comm_split(uroce_comm_t *c, int color, int key, uroce_comm_t **out)
+{
+	struct uroce_request t = { .kind = R_SPLIT, .color = color, .key = key,
+				   .out = out };
+	int e;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	e = check(c, UROCE_UINT8, UROCE_SUM, 0);
+	if (e)
+		return e;
+	if (color < 0 && color != UROCE_UNDEFINED)
+		return -EINVAL;
+	return issue(c, &t, NULL);
+}
+
+int uroce_comm_split_ranks(uroce_comm_t *c, const int *ranks, int n,
+			   uroce_comm_t **out)
+{
+	int key = -1;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!c || n < 1 || n > c->size || !ranks)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (ranks[i] < 0 || ranks[i] >= c->size)
+			return -EINVAL;
+		for (int j = 0; j < i; j++)
+			if (ranks[j] == ranks[i])
+				return -EINVAL;
+		if (ranks[i] == c->rank)
+			key = i;
+	}
+	return uroce_comm_split(c, key < 0 ? UROCE_UNDEFINED : 0, key < 0 ? 0 : key, out);
+}
