@@ -53,6 +53,16 @@ expect 2 "-o $tmp/no/such: cannot write $tmp/no/such_summary.csv" \
 	"$bin/uroce-sim" --workload ring -o "$tmp/no/such"
 expect 2 "unexpected argument 'x'" "$bin/uroce-sim" --workload ring x
 
+# uroce-run: a program that cannot start is named, with a shell's status
+# and no shell line number.
+expect 127 "uroce-run: nonexistent-prog: command not found" "$bin/uroce-run" nonexistent-prog
+if grep -q "line\|: [0-9]*: " "$tmp/err"; then
+	echo "FAIL: uroce-run leaks a shell line: $(cat "$tmp/err")"; fail=1
+fi
+expect 127 "uroce-run: $tmp/none: not found" "$bin/uroce-run" "$tmp/none"
+expect 126 "uroce-run: $tmp: not an executable file" "$bin/uroce-run" "$tmp"
+expect 2 "uroce-run: unknown option --bogus" "$bin/uroce-run" --bogus true
+
 # The library's reasons, through unmodified programs.
 if command -v ibv_devinfo >/dev/null && command -v ibv_rc_pingpong >/dev/null; then
 	UROCE_IP=192.0.2.77 "$bin/uroce-run" ibv_devinfo >/dev/null 2>"$tmp/err"
