@@ -39,8 +39,8 @@ if(UROCE_SANITIZE)
     DESTINATION ${UROCE_PKGLIBDIR})
 endif()
 
-foreach(t uroce-coll-perf uroce-decode uroce-devinfo uroce-nfq uroce-sim
-          uroce-stat uroce-view)
+foreach(t uroce-coll-perf uroce-decode uroce-devinfo uroce-nfq uroce-settings
+          uroce-sim uroce-stat uroce-view)
   if(TARGET ${t})
     install(TARGETS ${t} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()

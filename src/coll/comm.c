@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "coll_internal.h"
+#include "ur_settings.h"
 
 const char *const ur__coll_kind_name[UR_C_MAX] = {
 #define X(e, s) [UR_C_##e] = s,
@@ -75,7 +76,7 @@ void *ur__scratch(struct uroce_comm *c, size_t len)
 
 static int parse_algo(enum ur_algo *out)
 {
-	const char *v = getenv("UROCE_COLL_ALGO");
+	const char *v = ur_setting_str("UROCE_COLL_ALGO");
 
 	*out = UR_A_AUTO;
 	if (!v || !*v)
@@ -132,20 +133,14 @@ static struct ibv_context *open_dev(const char *name)
  */
 static void wait_params(struct uroce_comm *c)
 {
-	int spin = env_int((const char *const[]){ "UROCE_COLL_SPIN_US", NULL }, 1000);
-
-	c->yield = env_int((const char *const[]){ "UROCE_COLL_YIELD", NULL }, 1);
-	c->spin_ns = (uint64_t)(spin < 0 ? 0 : spin) * 1000;
+	/* Ranges in settings.c, checked by uroce_comm_init. */
+	c->yield = (int)ur_setting_val("UROCE_COLL_YIELD");
+	c->spin_ns = ur_setting_val("UROCE_COLL_SPIN_US") * 1000;
 	/* Local ACK timeout 4.096 us * 2^t: a lost ACK stalls a stream this
 	 * long, and 8 times this without an ACK breaks the QP. */
-	c->qp_timeout = env_int((const char *const[]){ "UROCE_COLL_QP_TIMEOUT", NULL }, 14);
-	if (c->qp_timeout < 1 || c->qp_timeout > 31)
-		c->qp_timeout = 14;
-	c->block_ns = (uint64_t)env_int((const char *const[]){ "UROCE_COLL_BLOCK_US", NULL }, 200) * 1000;
-	if (c->block_ns < 1000)
-		c->block_ns = 1000;
-	if (c->block_ns > 1000000) /* the failure watch runs every 2 ms */
-		c->block_ns = 1000000;
+	c->qp_timeout = (int)ur_setting_val("UROCE_COLL_QP_TIMEOUT");
+	/* At most 1 ms (settings.c): the failure watch runs every 2 ms. */
+	c->block_ns = ur_setting_val("UROCE_COLL_BLOCK_US") * 1000;
 }
 
 static int qp_connect(struct uroce_comm *c, struct ur_peer *p,
@@ -308,8 +303,14 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	struct uroce_comm *c;
 	const char *addr;
 	int port = 1, r, mport, jumbo = 0;
+	unsigned long long v;
+	bool on_uroce;
 
 	*out = NULL;
+	/* Every UROCE_COLL_* setting is checked first: a bad value is
+	 * refused, naming it and its range (src/util/settings.c). */
+	if (ur_settings_check(UR_SCOPE_COLL))
+		return -EINVAL;
 	if (attr)
 		at = *attr;
 	if (at.size <= 0) {
@@ -330,11 +331,11 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 		addr = "127.0.0.1";
 	mport = at.master_port ? at.master_port : env_int((const char *const[]){ "MASTER_PORT", NULL }, 29500);
 	if (at.gid_index < 0)
-		at.gid_index = env_int((const char *const[]){ "UROCE_COLL_GID", NULL }, 0);
+		at.gid_index = (int)ur_setting_val("UROCE_COLL_GID");
 	if (at.timeout_ms <= 0)
-		at.timeout_ms = env_int((const char *const[]){ "UROCE_COLL_TIMEOUT_MS", NULL }, 30000);
+		at.timeout_ms = (int)ur_setting_val("UROCE_COLL_TIMEOUT_MS");
 	if (!at.dev_name)
-		at.dev_name = getenv("UROCE_COLL_DEV");
+		at.dev_name = ur_setting_str("UROCE_COLL_DEV");
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -347,13 +348,8 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	c->boot.size = at.size;
 	c->boot.listen_fd = -1;
 	c->last_algo = "none";
-	c->slot = (size_t)env_int((const char *const[]){ "UROCE_COLL_SLOT_KB", NULL }, 256) * 1024;
-	c->nslots = (unsigned)env_int((const char *const[]){ "UROCE_COLL_SLOTS", NULL }, 8);
-	if (c->slot < 1024 || c->slot > (64u << 20) || c->nslots < 1 || c->nslots > 1024) {
-		fprintf(stderr, "uroce_coll: bad UROCE_COLL_SLOT_KB/UROCE_COLL_SLOTS\n");
-		r = -EINVAL;
-		goto err;
-	}
+	c->slot = (size_t)ur_setting_val("UROCE_COLL_SLOT_KB") * 1024;
+	c->nslots = (unsigned)ur_setting_val("UROCE_COLL_SLOTS");
 	c->credit_batch = c->nslots / 2 ? c->nslots / 2 : 1;
 	wait_params(c);
 	r = parse_algo(&c->algo_override);
@@ -374,12 +370,12 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	}
 	c->pd = ibv_alloc_pd(c->ctx);
 	/* Caching registrations by address is safe on uroce only (regcache.c). */
-	r = ur__reg_init(c, env_int((const char *const[]){ "UROCE_COLL_REGCACHE", NULL },
-				     strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 16));
+	on_uroce = !strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5);
+	r = ur__reg_init(c, ur_setting_get("UROCE_COLL_REGCACHE", &v) == 0 ? (int)v
+								     : on_uroce ? 16 : 0);
 	if (r)
 		goto err;
-	jumbo = env_int((const char *const[]){ "UROCE_COLL_JUMBO", NULL },
-			strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 1);
+	jumbo = ur_setting_get("UROCE_COLL_JUMBO", &v) == 0 ? (int)v : on_uroce;
 	c->cq_depth = (int)(c->size * (2 * c->nslots + 4 + 2 * UR_RTR_RING) + 16);
 	c->chan = ibv_create_comp_channel(c->ctx);
 	c->cq = c->chan ? ibv_create_cq(c->ctx, c->cq_depth, NULL, c->chan, 0) : NULL;

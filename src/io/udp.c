@@ -194,9 +194,7 @@ static pthread_once_t gso_once = PTHREAD_ONCE_INIT;
  * where a GSO run is seen as one large datagram). */
 static void gso_env(void)
 {
-	const char *v = getenv("UROCE_GSO");
-
-	if (v && *v == '0')
+	if (!ur_setting_val("UROCE_GSO"))
 		atomic_store(&gso_broken, true);
 }
 

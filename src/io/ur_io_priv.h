@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "ur_engine.h"
+#include "ur_settings.h" /* every UROCE_* setting (src/util/settings.c) */
 
 /* Largest IB part we send or accept: a jumbo packet (UR_JUMBO_MTU) +
  * headers + ICRC. A slot is that big; only the bytes written are touched. */

@@ -24,6 +24,7 @@
 
 #include <uroce/uroce.h>
 
+#include "ur_settings.h"
 #include "urv.h"
 
 /* The send window of new RC QPs on a loopback interface: no switch buffer
@@ -310,19 +311,17 @@ static void scan_ifaces(struct ifaddrs *ifa)
 
 static void urv_scan(void)
 {
-	const char *ip = getenv("UROCE_IP");
+	const char *ip = ur_setting_str("UROCE_IP");
+	const struct ur_setting *ps = ur_setting_find("UROCE_PORT");
 	const char *port = getenv("UROCE_PORT");
 	struct ifaddrs *ifa = NULL;
+	unsigned long long v;
+	char why[8];
 
-	if (port && *port) {
-		char *end;
-		unsigned long v = strtoul(port, &end, 10);
-
-		if (*end || !v || v > 65535)
-			fprintf(stderr, "uroce: ignoring bad UROCE_PORT=%s\n", port);
-		else
-			urv_udp_port = (uint16_t)v;
-	}
+	/* A bad UROCE_PORT is refused when a device opens (ur_settings_check
+	 * says why there); listing devices stays quiet. */
+	if (port && *port && !ur_setting_parse(ps, port, &v, why, sizeof(why)))
+		urv_udp_port = (uint16_t)v;
 	if (getifaddrs(&ifa))
 		ifa = NULL;
 	if (ip && *ip)
@@ -425,6 +424,11 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 
 	if (!device || dev->vdev.ops != urv_dev_ops_marker)
 		return urv_err_ptr(-EINVAL);
+	/* Every device setting is checked before anything opens: a bad value
+	 * is refused, naming the setting and what it allows (settings.c). */
+	ret = ur_settings_check(UR_SCOPE_DEVICE);
+	if (ret)
+		return urv_err_ptr(ret);
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return urv_err_ptr(-ENOMEM);

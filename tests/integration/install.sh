@@ -42,7 +42,7 @@ want "$libdir/uroce/librdmacm.so.1" "private librdmacm"
 want "$libdir/uroce/liburoce_view.so" "device view"
 want "$libdir/liburoce_coll.so.0" "collectives library"
 for b in uroce-run uroce-launch uroce-devinfo uroce-view uroce-stat uroce-sim \
-	uroce-decode uroce-coll-perf; do
+	uroce-decode uroce-coll-perf uroce-settings; do
 	want "$bin/$b" "tool"
 	want "$usr/share/man/man1/$b.1" "man page"
 done

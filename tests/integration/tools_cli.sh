@@ -48,6 +48,12 @@ else
 	echo "ok: rank 1 with a bad -n: 2, silent"
 fi
 
+expect 1 "uroce-settings: UROCE_SHM_RING_KB=1: out of range; allowed: 64..262144" \
+	env UROCE_SHM_RING_KB=1 "$bin/uroce-settings"
+expect 2 "unexpected argument 'x'" "$bin/uroce-settings" x
+# The collectives refuse their bad settings before anything else.
+expect 1 "uroce: UROCE_COLL_QP_TIMEOUT=40: out of range; allowed: 1..31 (default 14)" \
+	env UROCE_COLL_QP_TIMEOUT=40 "$bin/uroce-coll-perf" -b 4K -e 4K -n 1 -w 0
 expect 2 "nothing to simulate: give a workload" "$bin/uroce-sim"
 expect 2 "-o $tmp/no/such: cannot write $tmp/no/such_summary.csv" \
 	"$bin/uroce-sim" --workload ring -o "$tmp/no/such"
@@ -71,6 +77,23 @@ if command -v ibv_devinfo >/dev/null && command -v ibv_rc_pingpong >/dev/null; t
 	else
 		echo "FAIL: UROCE_IP not on this machine: $(cat "$tmp/err")"; fail=1
 	fi
+	# A bad setting is refused by the one parser, naming it and its range;
+	# the device does not open.
+	for kv in "UROCE_SHM_RING_KB=1|out of range; allowed: 64..262144 (default 8192)" \
+		  "UROCE_SHM_RING_KB=abc|not a number; allowed: 64..262144" \
+		  "UROCE_SHM_RING_KB=-3|not a number; allowed: 64..262144" \
+		  "UROCE_PORT=0|out of range; allowed: 1..65535 (default 4791)" \
+		  "UROCE_GSO=maybe|not 0 or 1; allowed: 0|1" \
+		  "UROCE_ICRC=strictest|not one of the choices; allowed: auto|strict|off"; do
+		set="${kv%%|*}" msg="${kv#*|}"
+		env "$set" UROCE_IP=127.0.0.1 "$bin/uroce-run" ibv_devinfo >/dev/null 2>"$tmp/err"
+		rc=$?
+		if [ $rc != 0 ] && grep -qF "uroce: $set: $msg" "$tmp/err"; then
+			echo "ok: $set refused: $(head -1 "$tmp/err")"
+		else
+			echo "FAIL: $set: exit $rc, stderr: $(cat "$tmp/err")"; fail=1
+		fi
+	done
 	UROCE_IP=127.0.0.61 timeout 10 "$bin/uroce-run" ibv_rc_pingpong -p 18561 >"$tmp/s" 2>&1 &
 	s=$!
 	sleep 0.5
