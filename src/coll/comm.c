@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "coll_internal.h"
+#include "ur_log.h"
 #include "ur_settings.h"
 
 const char *const ur__coll_kind_name[UR_C_MAX] = {
@@ -493,6 +494,9 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	}
 	free(mine);
 	free(table);
+	ur_log(UR_LOG_INFO, "collectives: rank %d of %d on %s (GID %d), "
+	       "rank 0 at %s:%d", c->rank, c->size,
+	       ibv_get_device_name(c->ctx->device), c->gid_index, addr, mport);
 	*out = c;
 	return 0;
 err:

@@ -18,6 +18,7 @@
 #include <uroce/uroce.h>
 
 #include "cm_priv.h"
+#include "ur_log.h"
 #include "ur_settings.h"
 
 struct cm_global cm = {
@@ -283,6 +284,9 @@ static int queue_event(struct cm_core *k, struct cm_id *c,
 				  ? &c->listen->id : NULL;
 	e->ev.event = type;
 	e->ev.status = status;
+	/* UROCE_LOG=info: the connection steps as the program sees them. */
+	ur_log(UR_LOG_INFO, "rdma_cm: id %p: %s, status %d",
+	       (void *)&c->id, rdma_event_str(type), status);
 	if (pdata && plen) {
 		if (plen > sizeof(e->pdata))
 			plen = sizeof(e->pdata);

@@ -94,6 +94,31 @@ if command -v ibv_devinfo >/dev/null && command -v ibv_rc_pingpong >/dev/null; t
 			echo "FAIL: $set: exit $rc, stderr: $(cat "$tmp/err")"; fail=1
 		fi
 	done
+	# UROCE_LOG: off by default; info traces the device opening and the
+	# QP's connection steps with timestamps, into UROCE_LOG_FILE (%p: pid).
+	UROCE_IP=127.0.0.1 "$bin/uroce-run" ibv_devinfo >/dev/null 2>"$tmp/err"
+	if grep -q "uroce INFO" "$tmp/err"; then
+		echo "FAIL: a log line without UROCE_LOG: $(cat "$tmp/err")"; fail=1
+	fi
+	expect 1 "uroce: UROCE_LOG=loud: not one of the choices; allowed: error|warn|info|debug (default warn)" \
+		env UROCE_LOG=loud UROCE_IP=127.0.0.1 "$bin/uroce-run" ibv_devinfo
+	lport=$((20000 + $$ % 10000))
+	UROCE_LOG=info UROCE_LOG_FILE="$tmp/log.s.%p" UROCE_IP=127.0.0.63 timeout 10 \
+		"$bin/uroce-run" ibv_rc_pingpong -g 0 -n 2 -p $lport >/dev/null 2>&1 &
+	s=$!
+	sleep 0.5
+	UROCE_LOG=info UROCE_LOG_FILE="$tmp/log.c.%p" UROCE_IP=127.0.0.64 timeout 10 \
+		"$bin/uroce-run" ibv_rc_pingpong -g 0 -n 2 -p $lport 127.0.0.63 >/dev/null 2>&1
+	wait $s
+	cat "$tmp"/log.c.* >"$tmp/log.c" 2>/dev/null
+	ts='^\[[0-9]*\.[0-9]\{6\}\] \[[^]]*:[0-9]*:[0-9]*\] uroce INFO  '
+	if grep -q "${ts}uroce0: opened on 127.0.0.64 UDP port 4791" "$tmp/log.c" &&
+		grep -q "${ts}QP 0x[0-9a-f]*: RTR: peer QP 0x[0-9a-f]* at ::ffff:127.0.0.63" "$tmp/log.c" &&
+		grep -q "${ts}QP 0x[0-9a-f]*: RTS: sq_psn" "$tmp/log.c" && ls "$tmp"/log.s.* >/dev/null 2>&1; then
+		echo "ok: UROCE_LOG=info UROCE_LOG_FILE: $(grep RTR "$tmp/log.c" | head -1)"
+	else
+		echo "FAIL: UROCE_LOG=info: $(cat "$tmp"/log.* 2>&1)"; fail=1
+	fi
 	UROCE_IP=127.0.0.61 timeout 10 "$bin/uroce-run" ibv_rc_pingpong -p 18561 >"$tmp/s" 2>&1 &
 	s=$!
 	sleep 0.5
