@@ -59,6 +59,21 @@ expect 2 "-o $tmp/no/such: cannot write $tmp/no/such_summary.csv" \
 	"$bin/uroce-sim" --workload ring -o "$tmp/no/such"
 expect 2 "unexpected argument 'x'" "$bin/uroce-sim" --workload ring x
 
+# build/bin holds the tools only (test and bench programs live in
+# build/tests and build/bench), and every tool answers --help.
+for t in "$bin"/*; do
+	case "${t##*/}" in
+	uroce-*) ;;
+	*) echo "FAIL: $t in the tools' directory is not a uroce-* tool"; fail=1; continue ;;
+	esac
+	if ASAN_OPTIONS=detect_leaks=0 "$t" --help >"$tmp/out" 2>&1 && [ -s "$tmp/out" ]; then
+		:
+	else
+		echo "FAIL: ${t##*/} --help: $(head -3 "$tmp/out")"; fail=1
+	fi
+done
+echo "ok: $(ls "$bin" | wc -l) tools in $bin, each answers --help"
+
 # uroce-run: a program that cannot start is named, with a shell's status
 # and no shell line number.
 expect 127 "uroce-run: nonexistent-prog: command not found" "$bin/uroce-run" nonexistent-prog
