@@ -4,8 +4,11 @@
  * device's parameters from the environment (UROCE_CC, UROCE_DCQCN_<NAME>,
  * UROCE_RATE_LIMIT_MBPS, UROCE_RATE_BURST_BYTES), per-QP parameters
  * (uroce_qp_set_cc, include/uroce/uroce.h) and packet pacing
- * (ibv_modify_qp_rate_limit). Out-of-range values are rejected with a
- * message that names the parameter and its range.
+ * (ibv_modify_qp_rate_limit). The device's settings are read through the
+ * settings table (src/util/settings.c), which ibv_open_device checked; the
+ * DCQCN family is parsed the same way with the ranges of
+ * ur_cc_param_table. Out-of-range values are refused with a message that
+ * names the parameter and its range.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -63,11 +66,10 @@ static int dcqcn_env(const struct ur_cc_param_info *r, unsigned long long *out)
 }
 
 /* Selective repeat (include/uroce/uroce.h): off unless UROCE_SR=1. */
-static int sr_dev_init(struct ur_dev *dev)
+static void sr_dev_init(struct ur_dev *dev)
 {
 	struct ur_sr_params p;
 	unsigned long long v;
-	int rc;
 
 	ur_sr_params_default(&p);
 	if (p.window < dev->tx_window)
@@ -75,13 +77,11 @@ static int sr_dev_init(struct ur_dev *dev)
 	p.enable = (uint32_t)ur_setting_val("UROCE_SR");
 	if (ur_setting_get("UROCE_SR_WINDOW", &v) == 0)
 		p.window = (uint32_t)v;
-	rc = ur_setting_get("UROCE_SR_REORDER_US", &v);
-	if (rc == 0)
+	if (ur_setting_get("UROCE_SR_REORDER_US", &v) == 0)
 		p.reorder_ns = (uint32_t)(v * 1000);
 	if (ur_setting_get("UROCE_SR_POOL", &v) == 0)
 		p.pool_pkts = (uint32_t)v;
 	dev->sr = p;
-	return 0;
 }
 
 int __urv_cc_dev_init(struct ur_dev *dev)
@@ -112,9 +112,7 @@ int __urv_cc_dev_init(struct ur_dev *dev)
 	/* The send window of new RC QPs (0: the device's default). */
 	if (ur_setting_get("UROCE_TX_WINDOW", &v) == 0 && v)
 		dev->tx_window = (uint32_t)v;
-	rc = sr_dev_init(dev);
-	if (rc)
-		return rc;
+	sr_dev_init(dev);
 	/* Jumbo packets (include/uroce/uroce.h): off unless UROCE_JUMBO=1. */
 	dev->jumbo_default = ur_setting_val("UROCE_JUMBO");
 	return 0;
