@@ -54,7 +54,7 @@ static void name_of(const struct ur_setting *s, char *buf, size_t len)
 static void allowed_of(const struct ur_setting *s, char *buf, size_t len)
 {
 	if (s->kind == UR_SET_FAMILY)
-		snprintf(buf, len, "per name");
+		snprintf(buf, len, "%s", s->choices ? s->choices : "per name");
 	else if (s->kind == UR_SET_TEXT)
 		snprintf(buf, len, "text");
 	else

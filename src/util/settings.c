@@ -42,6 +42,7 @@ const struct ur_setting ur_settings[] = {
 	  .choices = "none|dcqcn", .def = 1,
 	  .doc = "congestion control: docs/cc.md" },
 	{ .name = "UROCE_DCQCN_", .kind = UR_SET_FAMILY, .scope = DEV,
+	  .choices = "per parameter", .def_doc = "per parameter",
 	  .doc = "DCQCN parameters UROCE_DCQCN_<NAME>, each with its range: docs/cc.md" },
 	{ .name = "UROCE_RATE_LIMIT_MBPS", .kind = UR_SET_UINT, .scope = DEV,
 	  .max = 400000, .def_doc = "0 (none)",
@@ -130,6 +131,8 @@ const struct ur_setting ur_settings[] = {
 	  .def_doc = "liburoce_coll.so.0",
 	  .doc = "python binding: the collectives library to load" },
 	{ .name = "UROCE_IP_", .kind = UR_SET_FAMILY, .scope = TOOL,
+	  .choices = "an address",
+	  .def_doc = "127.0.1.<r+1> on this machine, the host's address on others",
 	  .doc = "uroce-launch: UROCE_IP_<r> is rank r's address" },
 };
 const size_t ur_settings_count = sizeof(ur_settings) / sizeof(ur_settings[0]);

@@ -34,7 +34,7 @@ struct ur_setting {
 	enum ur_set_kind kind;
 	enum ur_set_scope scope;
 	unsigned long long min, max, def; /* CHOICE: def is an index */
-	const char *choices;              /* CHOICE */
+	const char *choices;              /* CHOICE; FAMILY: what it allows */
 	const char *def_doc; /* the default in words, when not just def */
 	const char *doc;     /* one line */
 };
