@@ -24,7 +24,7 @@ if [[ ${UROCE_BENCH_NS:-} != 1 ]]; then
 	for c in ucx_perftest mpirun; do
 		command -v $c >/dev/null || { echo "clients.sh: $c not installed (scripts/deps.sh)"; exit 1; }
 	done
-	[[ -x $B/coll-mpi-perf ]] || { echo "clients.sh: $B/coll-mpi-perf not built (libopenmpi-dev)"; exit 1; }
+	[[ -x $B/../bench/coll-mpi-perf ]] || { echo "clients.sh: $B/../bench/coll-mpi-perf not built (libopenmpi-dev)"; exit 1; }
 	exec env UROCE_BENCH_NS=1 unshare -n "$0" "$B" "$OUT"
 fi
 ip link set lo up || exit 1
@@ -75,11 +75,11 @@ mpi() {
 		timeout 600 mpirun --allow-run-as-root --oversubscribe -np $NP --mca pml ucx \
 			-x UCX_TLS=rc_verbs,ud_verbs,self -x UCX_NET_DEVICES=uroce0:1 -x UROCE_STATS=1 \
 			sh -c 'UROCE_IP=127.0.0.$((10 + OMPI_COMM_WORLD_RANK)) exec "$0" "$@"' \
-			"$B/uroce-run" "$B/coll-mpi-perf" $SIZES -o allreduce >"$tmp/m.out" 2>&1
+			"$B/uroce-run" "$B/../bench/coll-mpi-perf" $SIZES -o allreduce >"$tmp/m.out" 2>&1
 	else
 		timeout 600 mpirun --allow-run-as-root --oversubscribe -np $NP --mca pml ob1 \
 			--mca btl tcp,self --mca btl_tcp_if_include lo \
-			"$B/coll-mpi-perf" $SIZES -o allreduce >"$tmp/m.out" 2>&1
+			"$B/../bench/coll-mpi-perf" $SIZES -o allreduce >"$tmp/m.out" 2>&1
 	fi || { echo "run failed: mpi $1" >&2; tail -n 5 "$tmp/m.out" >&2; }
 	if [[ $1 == uroce ]]; then
 		local tx

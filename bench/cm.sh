@@ -17,10 +17,10 @@ trap 'rm -rf "$out"' EXIT
 
 one() { # $1 client address; prints "median p99 rate"
   local port=$((7900 + RANDOM % 1000))
-  UROCE_IP=127.0.0.2 timeout 300 $RUN $B/cm-connect -s -a 127.0.0.2 -p $port -n "$N" >"$out/srv" 2>&1 &
+  UROCE_IP=127.0.0.2 timeout 300 $RUN $B/../bench/cm-connect -s -a 127.0.0.2 -p $port -n "$N" >"$out/srv" 2>&1 &
   local s=$!
   sleep 0.5
-  UROCE_IP=$1 timeout 300 $RUN $B/cm-connect -c -a 127.0.0.2 -p $port -n "$N" -q >"$out/cli" 2>&1
+  UROCE_IP=$1 timeout 300 $RUN $B/../bench/cm-connect -c -a 127.0.0.2 -p $port -n "$N" -q >"$out/cli" 2>&1
   wait $s
   awk '/setup_us_median/ {m=$2} /setup_us_p99/ {p=$2} /conn_per_sec/ {r=$2} END {print m, p, r}' "$out/cli"
 }

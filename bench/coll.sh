@@ -69,7 +69,7 @@ ITERS=${1:-5}
 # nccl-tests' default. The first calls at a new size are slow in both
 # (docs/collectives.md, "Warm-up").
 WARMUP=${WARMUP:-5}
-for t in uroce-launch uroce-coll-perf coll-mpi-perf; do
+for t in uroce-launch uroce-coll-perf ../bench/coll-mpi-perf; do
 	[ -x $B/$t ] || { echo "coll.sh: build $B/$t first (cmake --build build)"; exit 1; }
 done
 command -v mpirun >/dev/null || { echo "coll.sh: apt-get install openmpi-bin libopenmpi-dev"; exit 1; }
@@ -119,7 +119,7 @@ for op in allreduce alltoall; do
 			awk -v r=$rep '!/^#/ && NF >= 9 {print $1 ":" r, $8}' "$tmp/u.log" >>"$tmp/u.rep"
 			timeout 1200 mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self --mca pml ob1 \
 				--bind-to core:overload-allowed --map-by core \
-				-np $np $B/coll-mpi-perf $sizes -n "$ITERS" -w "$WARMUP" -o $op | tee "$tmp/m.log"
+				-np $np $B/../bench/coll-mpi-perf $sizes -n "$ITERS" -w "$WARMUP" -o $op | tee "$tmp/m.log"
 			awk '!/^#/ && NF >= 5 {print $1, $3, $5}' "$tmp/m.log" >>"$tmp/m.all"
 			awk -v r=$rep '!/^#/ && NF >= 5 {print $1 ":" r, $5}' "$tmp/m.log" >>"$tmp/m.rep"
 			timeout 1200 $B/uroce-launch -n $np --timeout 1200 --no-prefix --no-shm $B/uroce-coll-perf \
@@ -127,7 +127,7 @@ for op in allreduce alltoall; do
 			awk '!/^#/ && NF >= 9 {print $1, $6, $8}' "$tmp/u.log" >>"$tmp/udp.all"
 			timeout 1200 mpirun --allow-run-as-root --oversubscribe --mca btl vader,self --mca pml ob1 \
 				--bind-to core:overload-allowed --map-by core \
-				-np $np $B/coll-mpi-perf $sizes -n "$ITERS" -w "$WARMUP" -o $op | tee "$tmp/m.log"
+				-np $np $B/../bench/coll-mpi-perf $sizes -n "$ITERS" -w "$WARMUP" -o $op | tee "$tmp/m.log"
 			awk '!/^#/ && NF >= 5 {print $1, $3, $5}' "$tmp/m.log" >>"$tmp/sm.all"
 		done
 		median "$tmp/u.all" >"$tmp/uroce-$op-$np.dat"

@@ -19,7 +19,7 @@ REPS=${REPS:-3}
 MTU=${MTU:-1500}
 [[ $(id -u) -eq 0 ]] || { echo "coll_lab.sh: needs root (network namespaces)"; exit 77; }
 command -v mpirun >/dev/null || { echo "coll_lab.sh: apt-get install openmpi-bin libopenmpi-dev"; exit 1; }
-for t in uroce-launch uroce-coll-perf coll-mpi-perf; do
+for t in uroce-launch uroce-coll-perf ../bench/coll-mpi-perf; do
 	[[ -x $B/$t ]] || { echo "coll_lab.sh: build $B/$t first"; exit 1; }
 done
 source "$HERE/../tests/lab/netns.sh"
@@ -48,7 +48,7 @@ mpi() {
 			--mca plm_rsh_agent "$RSH" --host "$HOSTS" -np 3 --mca routed direct \
 			--mca btl tcp,self --mca pml ob1 --mca btl_tcp_if_include eth0 \
 			--mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1 \
-			"$B/coll-mpi-perf" $sizes -n "$ITERS" -w 3 -o "$1" >"$WORK/mpi.log" 2>&1
+			"$B/../bench/coll-mpi-perf" $sizes -n "$ITERS" -w 3 -o "$1" >"$WORK/mpi.log" 2>&1
 		grep -q '^ *[0-9]' "$WORK/mpi.log" && break
 		echo "coll_lab.sh: mpirun failed (try $try):" >&2
 		tail -n 5 "$WORK/mpi.log" >&2

@@ -23,11 +23,11 @@ WORK=$(mktemp -d)
 
 run() { # -> Mbit/s retransmits
 	PORT=$((PORT + 1))
-	UROCE_STATS=1 UROCE_IP=$IP2 lab_exec h2 timeout 300 "$BIN/uroce-run" "$BIN/ur_integrity" -p $PORT \
+	UROCE_STATS=1 UROCE_IP=$IP2 lab_exec h2 timeout 300 "$BIN/uroce-run" "$BIN/../tests/ur_integrity" -p $PORT \
 		>"$WORK/s" 2>&1 &
 	local spid=$!
 	sleep 0.3
-	UROCE_STATS=1 UROCE_IP=$IP1 lab_exec h1 timeout 300 "$BIN/uroce-run" "$BIN/ur_integrity" -p $PORT \
+	UROCE_STATS=1 UROCE_IP=$IP1 lab_exec h1 timeout 300 "$BIN/uroce-run" "$BIN/../tests/ur_integrity" -p $PORT \
 		-m "$MIB" --no-read "$IP2" >"$WORK/c" 2>&1 || kill $spid 2>/dev/null
 	wait $spid
 	local m r

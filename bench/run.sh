@@ -77,16 +77,16 @@ uroce_write_gbps() { # $1 size
 # a negotiated extension, docs/wire.md), for comparison.
 uroce_write_gbps_jumbo() { UROCE_JUMBO=1 uroce_write_gbps "$@"; }
 uroce_send_lat() { uroce_pair ib_send_lat -x 0 -s 8 -n 20000 -F | awk '$1=="8" {print $5}'; }
-uroce_1thread() { UROCE_IP=127.0.0.14 timeout 60 $RUN build/bin/lat-1thread | awk '{print $1}'; }
-udp_1thread() { timeout 60 build/bin/lat-1thread --udp -a 127.0.0.14 | awk '{print $1}'; }
+uroce_1thread() { UROCE_IP=127.0.0.14 timeout 60 $RUN build/bench/lat-1thread | awk '{print $1}'; }
+udp_1thread() { timeout 60 build/bench/lat-1thread --udp -a 127.0.0.14 | awk '{print $1}'; }
 # uroce's system calls for that message without uroce (a two-segment GSO
 # sendmsg carrying SEND + ACK, a recvmsg with address and cmsgs, sockets set
 # up as uroce's): the kernel's share, a floor no user-space work removes.
-floor_1thread() { timeout 60 build/bin/lat-1thread --udp-uroce -a 127.0.0.14 | awk '{print $1}'; }
+floor_1thread() { timeout 60 build/bench/lat-1thread --udp-uroce -a 127.0.0.14 | awk '{print $1}'; }
 # Idle device context: 8 pairs of connected RC QPs after traffic, left
 # idle 3 s; % of one core over that window (all threads). $1: -e = the
 # application blocks on a completion channel instead of sleeping.
-uroce_idle() { UROCE_IP=127.0.0.14 timeout 60 $RUN build/bin/idle-cpu -q 8 -t 3 ${1:-} | awk '{print $1}'; }
+uroce_idle() { UROCE_IP=127.0.0.14 timeout 60 $RUN build/bench/idle-cpu -q 8 -t 3 ${1:-} | awk '{print $1}'; }
 uroce_write_lat() { uroce_pair ib_write_lat -x 0 -s 8 -n 20000 -F | awk '$1=="8" {print $5}'; }
 
 declare -A V

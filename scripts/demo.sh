@@ -11,17 +11,21 @@ shared=${UROCE_SHARED_DIR:-../shared}
 run=build/bin/uroce-run
 slog=$(mktemp)
 trap 'rm -f "$slog"' EXIT
-pair() { # PORT server_cmd... -- client_cmd...: server on 127.0.0.2, client on .3
-  local port=$1 srv=() cli=(); shift
-  while [ "$1" != -- ]; do srv+=("$1"); shift; done; shift
-  cli=("$@")
-  UROCE_IP=127.0.0.2 timeout 60 $run "${srv[@]}" >"$slog" 2>&1 &
+# Addresses and ports from our PID, so that two checkouts (or users) running
+# the demo on one machine at once do not meet: 127.X.Y.2 and .3.
+net=127.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1))
+srv=$net.2 cli=$net.3 port=$((18600 + $$ % 1000 * 3))
+pair() { # PORT server_cmd... -- client_cmd...: server on $srv, client on $cli
+  local port=$1 srv_cmd=() cli_cmd=(); shift
+  while [ "$1" != -- ]; do srv_cmd+=("$1"); shift; done; shift
+  cli_cmd=("$@")
+  UROCE_IP=$srv timeout 60 $run "${srv_cmd[@]}" >"$slog" 2>&1 &
   local s=$!
   # Wait until the server listens on its TCP port (perftest, pingpong).
   if [ "$port" = 0 ]; then sleep 1; else
     for _ in $(seq 50); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.1; done
   fi
-  UROCE_IP=127.0.0.3 timeout 60 $run "${cli[@]}"
+  UROCE_IP=$cli timeout 60 $run "${cli_cmd[@]}"
   wait $s || { echo "server failed:"; cat "$slog"; return 1; }
 }
 
@@ -31,18 +35,18 @@ for f in "$shared"/wire/rxe/*.pcap; do
 done
 
 echo
-echo "== ibv_rc_pingpong (Debian ibverbs-utils), 127.0.0.2 <-> 127.0.0.3 =="
-pair 18610 ibv_rc_pingpong -g 0 -p 18610 -n 1000 -s 4096 -- ibv_rc_pingpong -g 0 -p 18610 -n 1000 -s 4096 127.0.0.2
+echo "== ibv_rc_pingpong (Debian ibverbs-utils), $srv <-> $cli =="
+pair $port ibv_rc_pingpong -g 0 -p $port -n 1000 -s 4096 -- ibv_rc_pingpong -g 0 -p $port -n 1000 -s 4096 $srv
 
 echo
 echo "== ib_write_bw (Debian perftest), 64 KiB RDMA WRITE =="
-pair 18611 ib_write_bw -x 0 -p 18611 -s 65536 -n 5000 -F --report_gbits -- \
-     ib_write_bw -x 0 -p 18611 -s 65536 -n 5000 -F --report_gbits 127.0.0.2
+pair $((port + 1)) ib_write_bw -x 0 -p $((port + 1)) -s 65536 -n 5000 -F --report_gbits -- \
+     ib_write_bw -x 0 -p $((port + 1)) -s 65536 -n 5000 -F --report_gbits $srv
 
 echo
 echo "== rping (Debian rdmacm-utils) over uroce's librdmacm =="
-pair 0 rping -s -a 127.0.0.2 -C 10 -- rping -c -a 127.0.0.2 -C 10 -v
+pair 0 rping -s -a $srv -p $((port + 2)) -C 10 -- rping -c -a $srv -p $((port + 2)) -C 10 -v
 
 echo
 echo "== allreduce over 4 ranks (liburoce_coll, checked with -c) =="
-timeout 120 build/bin/uroce-launch -n 4 build/bin/uroce-coll-perf -b 4K -e 16M -f 8 -o allreduce -d float32 -c 1
+timeout 120 build/bin/uroce-launch -n 4 --ip-prefix "$net.1" build/bin/uroce-coll-perf -b 4K -e 16M -f 8 -o allreduce -d float32 -c 1

@@ -1,6 +1,9 @@
 # uroce-run: shell wrapper that puts build/lib first in LD_LIBRARY_PATH.
+# The build tree's copy finds the libraries in build/lib; the installed
+# one (packaging/install.cmake) in the private <libdir>/uroce.
+set(UROCE_RUN_LIBDIR lib)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/uroce-run
-  ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/uroce-run COPYONLY)
+  ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/uroce-run @ONLY)
 
 # A sanitized build's libraries need the ASan/UBSan runtimes loaded first,
 # which an uninstrumented program (perftest, python3, rping) does not do:

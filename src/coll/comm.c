@@ -17,6 +17,8 @@
 #include <pthread.h>
 
 #include "coll_internal.h"
+#include "ur_log.h"
+#include "ur_settings.h"
 
 const char *const ur__coll_kind_name[UR_C_MAX] = {
 #define X(e, s) [UR_C_##e] = s,
@@ -76,7 +78,7 @@ void *ur__scratch(struct uroce_comm *c, size_t len)
 
 static int parse_algo(enum ur_algo *out)
 {
-	const char *v = getenv("UROCE_COLL_ALGO");
+	const char *v = ur_setting_str("UROCE_COLL_ALGO");
 
 	*out = UR_A_AUTO;
 	if (!v || !*v)
@@ -133,20 +135,14 @@ static struct ibv_context *open_dev(const char *name)
  */
 static void wait_params(struct uroce_comm *c)
 {
-	int spin = env_int((const char *const[]){ "UROCE_COLL_SPIN_US", NULL }, 1000);
-
-	c->yield = env_int((const char *const[]){ "UROCE_COLL_YIELD", NULL }, 1);
-	c->spin_ns = (uint64_t)(spin < 0 ? 0 : spin) * 1000;
+	/* Ranges in settings.c, checked by uroce_comm_init. */
+	c->yield = (int)ur_setting_val("UROCE_COLL_YIELD");
+	c->spin_ns = ur_setting_val("UROCE_COLL_SPIN_US") * 1000;
 	/* Local ACK timeout 4.096 us * 2^t: a lost ACK stalls a stream this
 	 * long, and 8 times this without an ACK breaks the QP. */
-	c->qp_timeout = env_int((const char *const[]){ "UROCE_COLL_QP_TIMEOUT", NULL }, 14);
-	if (c->qp_timeout < 1 || c->qp_timeout > 31)
-		c->qp_timeout = 14;
-	c->block_ns = (uint64_t)env_int((const char *const[]){ "UROCE_COLL_BLOCK_US", NULL }, 200) * 1000;
-	if (c->block_ns < 1000)
-		c->block_ns = 1000;
-	if (c->block_ns > 1000000) /* the failure watch runs every 2 ms */
-		c->block_ns = 1000000;
+	c->qp_timeout = (int)ur_setting_val("UROCE_COLL_QP_TIMEOUT");
+	/* At most 1 ms (settings.c): the failure watch runs every 2 ms. */
+	c->block_ns = ur_setting_val("UROCE_COLL_BLOCK_US") * 1000;
 }
 
 static int qp_connect(struct uroce_comm *c, struct ur_peer *p,
@@ -444,10 +440,16 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	struct uroce_comm *c;
 	const char *addr;
 	int r, mport;
+	unsigned long long v;
+	bool on_uroce;
 
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
+	/* Every UROCE_COLL_* setting is checked first: a bad value is
+	 * refused, naming it and its range (src/util/settings.c). */
+	if (ur_settings_check(UR_SCOPE_COLL))
+		return -EINVAL;
 	if (attr)
 		at = *attr;
 	if (at.size <= 0) {
@@ -468,11 +470,11 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 		addr = "127.0.0.1";
 	mport = at.master_port ? at.master_port : env_int((const char *const[]){ "MASTER_PORT", NULL }, 29500);
 	if (at.gid_index < 0)
-		at.gid_index = env_int((const char *const[]){ "UROCE_COLL_GID", NULL }, 0);
+		at.gid_index = (int)ur_setting_val("UROCE_COLL_GID");
 	if (at.timeout_ms <= 0)
-		at.timeout_ms = env_int((const char *const[]){ "UROCE_COLL_TIMEOUT_MS", NULL }, 30000);
+		at.timeout_ms = (int)ur_setting_val("UROCE_COLL_TIMEOUT_MS");
 	if (!at.dev_name)
-		at.dev_name = getenv("UROCE_COLL_DEV");
+		at.dev_name = ur_setting_str("UROCE_COLL_DEV");
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -487,13 +489,8 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	c->wboot = &c->boot;
 	c->port = 1;
 	c->last_algo = "none";
-	c->slot = (size_t)env_int((const char *const[]){ "UROCE_COLL_SLOT_KB", NULL }, 256) * 1024;
-	c->nslots = (unsigned)env_int((const char *const[]){ "UROCE_COLL_SLOTS", NULL }, 8);
-	if (c->slot < 1024 || c->slot > (64u << 20) || c->nslots < 1 || c->nslots > 1024) {
-		fprintf(stderr, "uroce_coll: bad UROCE_COLL_SLOT_KB/UROCE_COLL_SLOTS\n");
-		free(c);
-		return -EINVAL;
-	}
+	c->slot = (size_t)ur_setting_val("UROCE_COLL_SLOT_KB") * 1024;
+	c->nslots = (unsigned)ur_setting_val("UROCE_COLL_SLOTS");
 	c->credit_batch = c->nslots / 2 ? c->nslots / 2 : 1;
 	wait_params(c);
 	r = parse_algo(&c->algo_override);
@@ -523,13 +520,13 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 		goto err;
 	}
 	/* Caching registrations by address is safe on uroce only (regcache.c). */
-	c->regcache_entries = env_int((const char *const[]){ "UROCE_COLL_REGCACHE", NULL },
-				      strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 16);
+	on_uroce = !strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5);
+	c->regcache_entries = ur_setting_get("UROCE_COLL_REGCACHE", &v) == 0
+				      ? (int)v : on_uroce ? 16 : 0;
 	r = ur__reg_init(c, c->regcache_entries);
 	if (r)
 		goto err;
-	c->jumbo = env_int((const char *const[]){ "UROCE_COLL_JUMBO", NULL },
-			   strncmp(ibv_get_device_name(c->ctx->device), "uroce", 5) ? 0 : 1);
+	c->jumbo = ur_setting_get("UROCE_COLL_JUMBO", &v) == 0 ? (int)v : on_uroce;
 	r = ur__comm_setup(c);
 	if (r)
 		goto err;
@@ -562,6 +559,9 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	}
 	free(mine);
 	free(table);
+	ur_log(UR_LOG_INFO, "collectives: rank %d of %d on %s (GID %d), "
+	       "rank 0 at %s:%d", c->rank, c->size,
+	       ibv_get_device_name(c->ctx->device), c->gid_index, addr, mport);
 	*out = c;
 	return 0;
 err:

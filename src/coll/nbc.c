@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "coll_internal.h"
+#include "ur_settings.h"
 
 enum ur_req_kind {
 	R_ALLREDUCE, R_REDUCE, R_BROADCAST, R_ALLGATHER, R_REDUCESCATTER,
@@ -64,13 +65,6 @@ struct uroce_request {
 	struct uroce_comm **out;
 };
 
-static int env_on(const char *name, int def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? atoi(v) : def;
-}
-
 int ur__nbc_init(struct uroce_comm *c)
 {
 	struct ur_nbc *q = &c->nbc;
@@ -86,7 +80,7 @@ int ur__nbc_init(struct uroce_comm *c)
 		pthread_mutex_destroy(&q->lock);
 		return -ENOMEM;
 	}
-	q->no_thread = !env_on("UROCE_COLL_PROGRESS", 1);
+	q->no_thread = !ur_setting_val("UROCE_COLL_PROGRESS");
 	q->inited = 1;
 	return 0;
 }

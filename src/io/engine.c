@@ -481,9 +481,7 @@ static void timer_moved(struct ur_engine *e, uint64_t before, uint64_t after)
 /* An on/off setting that is on unless set to 0. */
 static bool env_is_0(const char *name)
 {
-	const char *v = getenv(name);
-
-	return v && *v == '0';
+	return !ur_setting_val(name);
 }
 
 static void stats_track(struct ur_engine *e, bool open);
@@ -548,9 +546,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	 * also set it exchange packets by shared memory (shm.c). Where that
 	 * cannot be set up, UDP carries everything. */
 	{
-		const char *v = getenv("UROCE_SHM");
-
-		if (v && *v == '1' && ur__shm_open(e) < 0)
+		if (ur_setting_val("UROCE_SHM") && ur__shm_open(e) < 0)
 			fprintf(stderr, "uroce: UROCE_SHM=1 but no shared-memory lanes: UDP only\n");
 	}
 	e->ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -593,9 +589,7 @@ err:
 
 static bool stats_on(void)
 {
-	const char *s = getenv("UROCE_STATS");
-
-	return s && *s && *s != '0';
+	return ur_setting_val("UROCE_STATS") != 0;
 }
 
 /* UROCE_STATS=1: print the device counters when the context closes. */

@@ -25,13 +25,13 @@
 
 enum ur_icrc_policy ur__icrc_policy_env(void)
 {
-	const char *s = getenv("UROCE_ICRC");
+	/* The choices' order in settings.c: auto|strict|off. */
+	static const enum ur_icrc_policy by_index[] = { UR_ICRC_AUTO,
+							UR_ICRC_STRICT,
+							UR_ICRC_OFF };
+	unsigned long long i = ur_setting_val("UROCE_ICRC");
 
-	if (s && !strcmp(s, "strict"))
-		return UR_ICRC_STRICT;
-	if (s && !strcmp(s, "off"))
-		return UR_ICRC_OFF;
-	return UR_ICRC_AUTO;
+	return i < 3 ? by_index[i] : UR_ICRC_AUTO;
 }
 
 const char *ur__icrc_policy_name(enum ur_icrc_policy p)

@@ -146,12 +146,10 @@ static uint8_t *ring_of(uint8_t *map, int i, uint32_t ring)
 /* A power of two, so that byte counts wrap cleanly. */
 static uint32_t ring_env(void)
 {
-	const char *v = getenv("UROCE_SHM_RING_KB");
-	unsigned long kb = v ? strtoul(v, NULL, 0) : 0;
+	/* 64..262144 KiB, default 8192 (UR_SHM_RING_DEFAULT): settings.c. */
+	unsigned long long kb = ur_setting_val("UROCE_SHM_RING_KB");
 	uint32_t r = UR_SHM_RING_MIN;
 
-	if (!kb)
-		return UR_SHM_RING_DEFAULT;
 	while (r < UR_SHM_RING_MAX && (uint64_t)r < (uint64_t)kb << 10)
 		r <<= 1;
 	return r;

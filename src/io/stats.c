@@ -87,13 +87,13 @@ static void clean_stale(void)
 
 void ur__stats_open(struct ur_engine *e, const char *devname)
 {
-	const char *v = getenv("UROCE_STAT_FILE");
+	bool on = ur_setting_val("UROCE_STAT_FILE");
 	struct ur_stats *s;
 	struct uroce_stat_file *f;
 	unsigned int slot;
 	int fd;
 
-	if (v && *v == '0')
+	if (!on)
 		return;
 	clean_stale();
 	s = calloc(1, sizeof(*s));

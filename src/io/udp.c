@@ -232,9 +232,7 @@ static inline struct ur_engine *slot_engine(const struct ur_txq_slot *s)
  * where a GSO run is seen as one large datagram). */
 static void gso_env(void)
 {
-	const char *v = getenv("UROCE_GSO");
-
-	if (v && *v == '0')
+	if (!ur_setting_val("UROCE_GSO"))
 		atomic_store(&gso_broken, true);
 }
 

@@ -8,6 +8,7 @@
 
 #include "ur_engine.h"
 #include "ur_txq.h"
+#include "ur_settings.h" /* every UROCE_* setting (src/util/settings.c) */
 
 /* Largest IB part we send or accept (a transmit queue's slot). */
 #define UR_IO_MAX_PKT UR_TXQ_PKT_MAX

@@ -18,6 +18,8 @@
 #include <uroce/uroce.h>
 
 #include "cm_priv.h"
+#include "ur_log.h"
+#include "ur_settings.h"
 
 struct cm_global cm = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -34,26 +36,14 @@ uint64_t cm__now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t env_ms(const char *name, uint64_t def)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s)
-		return def * 1000000ull;
-	v = strtoull(s, &end, 0);
-	return (*end || !v ? def : v) * 1000000ull;
-}
-
+/* Settings are checked where devices open (cm__devs_open): a bad one
+ * fails every call that needs a device, saying why. */
 static void cm_init(void)
 {
-	const char *p = getenv("UROCE_PORT");
-
 	cm.core.ops = &cm_ops;
-	cm.core.timeout_ns = env_ms("UROCE_CM_TIMEOUT_MS", 5000);
-	cm.core.resend_ns = env_ms("UROCE_CM_RESEND_MS", 1000);
-	cm.udp_port = p && atoi(p) > 0 ? (uint16_t)atoi(p) : UR_ROCEV2_PORT;
+	cm.core.timeout_ns = ur_setting_val("UROCE_CM_TIMEOUT_MS") * 1000000ull;
+	cm.core.resend_ns = ur_setting_val("UROCE_CM_RESEND_MS") * 1000000ull;
+	cm.udp_port = (uint16_t)ur_setting_val("UROCE_PORT");
 }
 
 static void cm_global_init(void)
@@ -130,6 +120,8 @@ int cm__devs_open(void)
 
 	if (cm.devs_open)
 		return 0;
+	if (ur_settings_check(UR_SCOPE_CM))
+		return -EINVAL;
 	list = ibv_get_device_list(&n);
 	if (!list)
 		return -ENODEV;
@@ -292,6 +284,9 @@ static int queue_event(struct cm_core *k, struct cm_id *c,
 				  ? &c->listen->id : NULL;
 	e->ev.event = type;
 	e->ev.status = status;
+	/* UROCE_LOG=info: the connection steps as the program sees them. */
+	ur_log(UR_LOG_INFO, "rdma_cm: id %p: %s, status %d",
+	       (void *)&c->id, rdma_event_str(type), status);
 	if (pdata && plen) {
 		if (plen > sizeof(e->pdata))
 			plen = sizeof(e->pdata);

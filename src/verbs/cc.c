@@ -4,8 +4,11 @@
  * device's parameters from the environment (UROCE_CC, UROCE_DCQCN_<NAME>,
  * UROCE_RATE_LIMIT_MBPS, UROCE_RATE_BURST_BYTES), per-QP parameters
  * (uroce_qp_set_cc, include/uroce/uroce.h) and packet pacing
- * (ibv_modify_qp_rate_limit). Out-of-range values are rejected with a
- * message that names the parameter and its range.
+ * (ibv_modify_qp_rate_limit). The device's settings are read through the
+ * settings table (src/util/settings.c), which ibv_open_device checked; the
+ * DCQCN family is parsed the same way with the ranges of
+ * ur_cc_param_table. Out-of-range values are refused with a message that
+ * names the parameter and its range.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -15,6 +18,7 @@
 
 #include <uroce/uroce.h>
 
+#include "ur_settings.h"
 #include "urv.h"
 
 /* The public struct mirrors the transport's field by field. */
@@ -40,158 +44,89 @@ static void say_range(const char *who, const struct ur_cc_param_info *r,
 		who, r->env, v, r->env, r->min, r->max, r->def);
 }
 
-/* Parse a decimal value; -EINVAL with a message if it is not a number. */
-static int env_u64(const char *name, unsigned long long *out)
+/* A DCQCN parameter, UROCE_DCQCN_<NAME>: a family whose rows live with the
+ * algorithm (ur_cc_param_table), parsed like every other setting (1:
+ * unset; 0: set; -errno: refused, said on stderr). */
+static int dcqcn_env(const struct ur_cc_param_info *r, unsigned long long *out)
 {
-	const char *v = getenv(name);
-	char *end;
+	char name[64], why[256];
+	struct ur_setting row = { .name = name, .kind = UR_SET_UINT,
+				  .min = r->min, .max = r->max, .def = r->def };
+	const char *v;
+	int rc;
 
+	snprintf(name, sizeof(name), "UROCE_DCQCN_%s", r->env);
+	v = getenv(name);
 	if (!v || !*v)
 		return 1;
-	errno = 0;
-	*out = strtoull(v, &end, 0);
-	if (errno || *end || *v == '-') {
-		fprintf(stderr, "uroce: %s=\"%s\" is not a number\n", name, v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* env_u64, and a value above @max is -ERANGE with a message (@note says
- * what 0 or the bound means). */
-static int env_bounded(const char *name, unsigned long long max,
-		       const char *note, unsigned long long *out)
-{
-	int rc = env_u64(name, out);
-
-	if (rc == 0 && *out > max) {
-		fprintf(stderr, "uroce: %s=%llu out of range: must be in "
-			"[0, %llu] (%s)\n", name, *out, max, note);
-		return -ERANGE;
-	}
+	rc = ur_setting_parse(&row, v, out, why, sizeof(why));
+	if (rc)
+		fprintf(stderr, "uroce: %s\n", why);
 	return rc;
 }
 
 /* Selective repeat (include/uroce/uroce.h): off unless UROCE_SR=1. */
 static int sr_dev_init(struct ur_dev *dev)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-		unsigned long long lo, hi, scale;
-	} k[] = {
-		{ "UROCE_SR", offsetof(struct ur_sr_params, enable), 0, 1, 1 },
-		{ "UROCE_SR_WINDOW", offsetof(struct ur_sr_params, window), 1, 65536, 1 },
-		{ "UROCE_SR_REORDER_US", offsetof(struct ur_sr_params, reorder_ns), 0, 4000000, 1000 },
-		{ "UROCE_SR_POOL", offsetof(struct ur_sr_params, pool_pkts), 1, 1u << 20, 1 },
-	};
 	struct ur_sr_params p;
 	unsigned long long v;
-	int rc;
 
 	ur_sr_params_default(&p);
-	p.enable = 0;
 	if (p.window < dev->tx_window)
 		p.window = dev->tx_window; /* hold what the sender may send */
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
-		rc = env_u64(k[i].name, &v);
-		if (rc < 0)
-			return rc;
-		if (rc > 0)
-			continue;
-		if (v < k[i].lo || v > k[i].hi) {
-			fprintf(stderr, "uroce: %s=%llu out of range: must be in "
-				"[%llu, %llu]\n", k[i].name, v, k[i].lo, k[i].hi);
-			return -ERANGE;
-		}
-		*(uint32_t *)((char *)&p + k[i].off) = (uint32_t)(v * k[i].scale);
-	}
+	p.enable = (uint32_t)ur_setting_val("UROCE_SR");
+	if (ur_setting_get("UROCE_SR_WINDOW", &v) == 0)
+		p.window = (uint32_t)v;
+	if (ur_setting_get("UROCE_SR_REORDER_US", &v) == 0)
+		p.reorder_ns = (uint32_t)(v * 1000);
+	if (ur_setting_get("UROCE_SR_POOL", &v) == 0)
+		p.pool_pkts = (uint32_t)v;
 	dev->sr = p;
 	/* Spraying over UROCE_PATHS source ports (docs/wire.md "Spraying"):
 	 * it reorders packets, so only with selective repeat. */
-	dev->paths = 1;
-	rc = env_u64("UROCE_PATHS", &v);
-	if (rc < 0)
-		return rc;
-	if (rc == 0) {
-		if (v < 1 || v > UR_MP_MAX) {
-			fprintf(stderr, "uroce: UROCE_PATHS=%llu out of range: "
-				"must be in [1, %u]\n", v, UR_MP_MAX);
-			return -ERANGE;
-		}
-		if (v > 1 && !p.enable) {
-			fprintf(stderr, "uroce: UROCE_PATHS=%llu needs "
-				"UROCE_SR=1 (spraying reorders packets; "
-				"go-back-N would resend a window each time)\n", v);
-			return -EINVAL;
-		}
-		dev->paths = (uint8_t)v;
+	dev->paths = (uint8_t)ur_setting_val("UROCE_PATHS");
+	if (dev->paths > 1 && !p.enable) {
+		fprintf(stderr, "uroce: UROCE_PATHS=%u needs UROCE_SR=1 "
+			"(spraying reorders packets; go-back-N would resend a "
+			"window each time)\n", dev->paths);
+		return -EINVAL;
 	}
 	return 0;
 }
 
 int urv__cc_dev_init(struct ur_dev *dev)
 {
-	const char *algo = getenv("UROCE_CC");
 	struct ur_cc_params p;
 	unsigned long long v;
 	int rc;
 
+	/* ibv_open_device checked every device setting (ur_settings_check):
+	 * the values read here are good. */
 	ur_cc_params_default(&p);
-	if (algo && *algo) {
-		if (!strcmp(algo, "none") || !strcmp(algo, "0")) {
-			p.algo = UR_CC_NONE;
-		} else if (!strcmp(algo, "dcqcn") || !strcmp(algo, "1")) {
-			p.algo = UR_CC_DCQCN;
-		} else {
-			fprintf(stderr, "uroce: UROCE_CC=\"%s\": must be "
-				"\"dcqcn\" or \"none\"\n", algo);
-			return -EINVAL;
-		}
-	}
+	if (ur_setting_get("UROCE_CC", &v) == 0)
+		p.algo = v ? UR_CC_DCQCN : UR_CC_NONE; /* choices "none|dcqcn" */
 	for (unsigned int i = 0; i < ur_cc_param_count; i++) {
 		const struct ur_cc_param_info *r = &ur_cc_param_table[i];
-		char name[64];
 
-		snprintf(name, sizeof(name), "UROCE_DCQCN_%s", r->env);
-		rc = env_u64(name, &v);
+		rc = dcqcn_env(r, &v);
 		if (rc < 0)
 			return rc;
-		if (rc > 0)
-			continue;
-		if (v < r->min || v > r->max) {
-			say_range("UROCE_DCQCN_", r, v);
-			return -ERANGE;
-		}
-		*(uint32_t *)((char *)&p + r->off) = (uint32_t)v;
+		if (rc == 0)
+			*(uint32_t *)((char *)&p + r->off) = (uint32_t)v;
 	}
 	dev->cc = p;
-	rc = env_bounded("UROCE_RATE_LIMIT_MBPS", 400000, "0 = none", &v);
-	if (rc < 0)
-		return rc;
-	if (!rc)
+	if (ur_setting_get("UROCE_RATE_LIMIT_MBPS", &v) == 0)
 		dev->rate_bps = v * 1000000ull;
-	rc = env_bounded("UROCE_RATE_BURST_BYTES", 1u << 30,
-			 "0 = 200 us at the rate", &v);
-	if (rc < 0)
-		return rc;
-	if (!rc)
+	if (ur_setting_get("UROCE_RATE_BURST_BYTES", &v) == 0)
 		dev->rate_burst = v;
 	/* The send window of new RC QPs (0: the device's default). */
-	rc = env_bounded("UROCE_TX_WINDOW", 65536, "0 = default", &v);
-	if (rc < 0)
-		return rc;
-	if (!rc && v)
+	if (ur_setting_get("UROCE_TX_WINDOW", &v) == 0 && v)
 		dev->tx_window = (uint32_t)v;
 	rc = sr_dev_init(dev);
 	if (rc)
 		return rc;
 	/* Jumbo packets (include/uroce/uroce.h): off unless UROCE_JUMBO=1. */
-	rc = env_bounded("UROCE_JUMBO", 1, "1 = on", &v);
-	if (rc < 0)
-		return rc;
-	if (!rc)
-		dev->jumbo_default = v;
+	dev->jumbo_default = ur_setting_val("UROCE_JUMBO");
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ur_latprof.h"
+#include "ur_log.h"
 #include "urv.h"
 
 _Static_assert(IBV_WC_SUCCESS == (int)UR_WC_SUCCESS, "wc status");
@@ -35,8 +36,23 @@ _Static_assert(IBV_WC_GRH == (int)UR_WC_GRH, "wc flags");
 _Static_assert(IBV_WC_WITH_IMM == (int)UR_WC_WITH_IMM, "wc flags");
 _Static_assert(IBV_WC_WITH_INV == (int)UR_WC_WITH_INV, "wc flags");
 
+/* UROCE_LOG=info: an error completion, named (flushes only at debug: a
+ * QP in error flushes every outstanding request). */
+static void log_bad_cqe(const struct ur_cqe *e)
+{
+	enum ur_log_level lvl = e->status == UR_WC_WR_FLUSH_ERR ? UR_LOG_DEBUG
+							       : UR_LOG_INFO;
+
+	ur_log(lvl, "QP 0x%x: completion wr_id %llu: %s (vendor_err %u)",
+	       e->qp_num, (unsigned long long)e->wr_id,
+	       ibv_wc_status_str((enum ibv_wc_status)e->status), e->vendor_err);
+}
+
 static void cqe_to_wc(const struct ur_cqe *e, struct ibv_wc *wc)
 {
+	if (__builtin_expect(e->status != UR_WC_SUCCESS, 0) &&
+	    ur_log_on(UR_LOG_INFO))
+		log_bad_cqe(e);
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = e->wr_id;
 	wc->status = (enum ibv_wc_status)e->status;

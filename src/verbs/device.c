@@ -24,6 +24,8 @@
 
 #include <uroce/uroce.h>
 
+#include "ur_log.h"
+#include "ur_settings.h"
 #include "urv.h"
 
 /* The send window of new RC QPs on a loopback interface: no switch buffer
@@ -328,21 +330,33 @@ static void scan_ifaces(struct ifaddrs *ifa)
 	if_freenameindex(ni);
 }
 
+/* The device's address (GID 0) as text, for messages. */
+static void dev_ip(const struct urv_device *dev, char *ip, size_t len)
+{
+	const struct sockaddr_storage *a = &dev->gids[0].addr;
+
+	snprintf(ip, len, "?");
+	if (a->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr,
+			  ip, (socklen_t)len);
+	else if (a->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)a)->sin6_addr,
+			  ip, (socklen_t)len);
+}
+
 static void urv_scan(void)
 {
-	const char *ip = getenv("UROCE_IP");
+	const char *ip = ur_setting_str("UROCE_IP");
+	const struct ur_setting *ps = ur_setting_find("UROCE_PORT");
 	const char *port = getenv("UROCE_PORT");
 	struct ifaddrs *ifa = NULL;
+	unsigned long long v;
+	char why[8];
 
-	if (port && *port) {
-		char *end;
-		unsigned long v = strtoul(port, &end, 10);
-
-		if (*end || !v || v > 65535)
-			fprintf(stderr, "uroce: ignoring bad UROCE_PORT=%s\n", port);
-		else
-			urv_udp_port = (uint16_t)v;
-	}
+	/* A bad UROCE_PORT is refused when a device opens (ur_settings_check
+	 * says why there); listing devices stays quiet. */
+	if (port && *port && !ur_setting_parse(ps, port, &v, why, sizeof(why)))
+		urv_udp_port = (uint16_t)v;
 	if (getifaddrs(&ifa))
 		ifa = NULL;
 	if (ip && *ip)
@@ -351,6 +365,19 @@ static void urv_scan(void)
 		scan_ifaces(ifa);
 	if (ifa)
 		freeifaddrs(ifa);
+	ur_log(UR_LOG_DEBUG, "device scan: %d device(s) (%s)", urv_ndevs,
+	       ip ? "UROCE_IP" : "every interface that is up");
+	for (int i = 0; i < urv_ndevs && ur_log_on(UR_LOG_DEBUG); i++) {
+		char a[INET6_ADDRSTRLEN];
+
+		dev_ip(urv_devs[i], a, sizeof(a));
+		ur_log(UR_LOG_DEBUG, "device %s: %s on %s (MTU %u%s), %d GID(s)",
+		       urv_devs[i]->vdev.device.name, a,
+		       urv_devs[i]->ifindex ? urv_devs[i]->ifname : "no interface",
+		       urv_devs[i]->if_mtu,
+		       urv_devs[i]->if_loopback ? ", loopback" : "",
+		       urv_devs[i]->num_gids);
+	}
 }
 
 URV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
@@ -415,17 +442,11 @@ static const struct ibv_context_ops urv_ctx_ops = {
 static void open_failed(struct urv_device *dev, uint16_t port, int err)
 {
 	static atomic_bool told;
-	const struct sockaddr_storage *a = &dev->gids[0].addr;
-	char ip[INET6_ADDRSTRLEN] = "?";
+	char ip[INET6_ADDRSTRLEN];
 
 	if (atomic_exchange(&told, true))
 		return;
-	if (a->ss_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr,
-			  ip, sizeof(ip));
-	else if (a->ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)a)->sin6_addr,
-			  ip, sizeof(ip));
+	dev_ip(dev, ip, sizeof(ip));
 	fprintf(stderr, "uroce: cannot open %s on %s UDP port %u: %s%s\n",
 		dev->vdev.device.name, ip, port, strerror(-err),
 		err == -EADDRNOTAVAIL ? " (not an address of this machine or "
@@ -523,6 +544,14 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 
 	if (!device || dev->vdev.ops != urv_dev_ops_marker)
 		return urv_err_ptr(-EINVAL);
+	/* Every device setting is checked before anything opens: a bad value
+	 * is refused, naming the setting and what it allows (settings.c). */
+	ret = ur_settings_check(UR_SCOPE_DEVICE);
+	if (ret) {
+		ur_log(UR_LOG_INFO, "%s: not opened: a bad setting (above)",
+		       device->name);
+		return urv_err_ptr(ret);
+	}
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return urv_err_ptr(-ENOMEM);
@@ -567,7 +596,16 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	pthread_mutex_unlock(&shared_eng_lock);
 	if (ret) {
 		open_failed(dev, ctx->udp_port, ret);
+		ur_log(UR_LOG_INFO, "%s: engine not opened: %s", device->name,
+		       strerror(-ret));
 		goto err_evq;
+	}
+	if (ur_log_on(UR_LOG_INFO)) {
+		char a[INET6_ADDRSTRLEN];
+
+		dev_ip(dev, a, sizeof(a));
+		ur_log(UR_LOG_INFO, "%s: opened on %s UDP port %u (path MTU %u)",
+		       device->name, a, ctx->udp_port, cfg.mtu);
 	}
 	return c;
 

@@ -6,6 +6,7 @@
  * made under ur_engine_qp_lock() (the engine thread runs the same QP), and
  * the engine is kicked after a post or modify with the lock released.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "ur_latprof.h"
+#include "ur_log.h"
 #include "urv.h"
 
 _Static_assert(IBV_QPT_RC == (int)UR_QPT_RC, "qp type");
@@ -247,6 +249,36 @@ int urv__ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 	return 0;
 }
 
+/* UROCE_LOG=info: the connection steps of a QP, with what the peer is. */
+static void log_modify(const struct ibv_qp *ibqp, const struct ibv_qp_attr *a,
+		       uint32_t mask, int err)
+{
+	static const char *const state[] = { "RESET", "INIT", "RTR", "RTS",
+					     "SQD", "SQE", "ERR" };
+	const char *to = (unsigned int)a->qp_state < 7 ? state[a->qp_state] : "?";
+	char gid[INET6_ADDRSTRLEN] = "no GRH";
+
+	if (err) {
+		ur_log(UR_LOG_INFO, "QP 0x%x: modify to %s failed: %s",
+		       ibqp->qp_num, to, strerror(err));
+		return;
+	}
+	if (a->qp_state == IBV_QPS_RTR) {
+		if ((mask & IBV_QP_AV) && a->ah_attr.is_global)
+			inet_ntop(AF_INET6, a->ah_attr.grh.dgid.raw, gid, sizeof(gid));
+		ur_log(UR_LOG_INFO, "QP 0x%x: RTR: peer QP 0x%x at %s (sgid index %u), "
+		       "rq_psn 0x%x, path MTU %u", ibqp->qp_num, a->dest_qp_num,
+		       gid, a->ah_attr.grh.sgid_index, a->rq_psn,
+		       128u << a->path_mtu);
+	} else if (a->qp_state == IBV_QPS_RTS) {
+		ur_log(UR_LOG_INFO, "QP 0x%x: RTS: sq_psn 0x%x, timeout %u, "
+		       "retry_cnt %u, rnr_retry %u", ibqp->qp_num, a->sq_psn,
+		       a->timeout, a->retry_cnt, a->rnr_retry);
+	} else {
+		ur_log(UR_LOG_INFO, "QP 0x%x: %s", ibqp->qp_num, to);
+	}
+}
+
 URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			     int attr_mask)
 {
@@ -307,6 +339,8 @@ URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	ur_engine_qp_lock(&qp->uqp);
 	ret = ur_qp_modify(&qp->uqp, &ua, mask & ~(uint32_t)IBV_QP_CAP, ur_now());
 	ur_engine_qp_unlock(&qp->uqp);
+	if ((mask & IBV_QP_STATE) && ur_log_on(UR_LOG_INFO))
+		log_modify(ibqp, attr, mask, -ret);
 	if (ret)
 		return -ret;
 	ur_engine_qp_kick(qp->ctx->eng, &qp->uqp);

@@ -24,7 +24,7 @@ command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "SKIP: ip ne
 for t in iptables nstat; do
 	command -v $t >/dev/null || { echo "SKIP: $t not installed"; exit 77; }
 done
-[[ -x $BIN/ur_integrity ]] || { echo "FAIL: $BIN/ur_integrity not built"; exit 1; }
+[[ -x $BIN/../tests/ur_integrity ]] || { echo "FAIL: $BIN/../tests/ur_integrity not built"; exit 1; }
 
 source "$HERE/../lab/netns.sh"
 WORK=$(mktemp -d /tmp/uroce-faults.XXXXXX)
@@ -56,11 +56,11 @@ integrity() {
 	shift
 	rb0=$(( $(rcvbuf_errors h1) + $(rcvbuf_errors h2) ))
 	PORT=$((PORT + 1))
-	UROCE_STATS=1 UROCE_IP=$IP2 lab_exec h2 timeout 200 "$BIN/uroce-run" "$BIN/ur_integrity" \
+	UROCE_STATS=1 UROCE_IP=$IP2 lab_exec h2 timeout 200 "$BIN/uroce-run" "$BIN/../tests/ur_integrity" \
 		-p $PORT >"$sl" 2>&1 &
 	spid=$!
 	sleep 0.3
-	UROCE_STATS=1 UROCE_IP=$IP1 lab_exec h1 timeout 200 "$BIN/uroce-run" "$BIN/ur_integrity" \
+	UROCE_STATS=1 UROCE_IP=$IP1 lab_exec h1 timeout 200 "$BIN/uroce-run" "$BIN/../tests/ur_integrity" \
 		-p $PORT -m "$MIB" "$@" "$IP2" >"$cl" 2>&1
 	crc=$?
 	[[ $crc == 0 ]] || kill $spid 2>/dev/null
@@ -232,11 +232,11 @@ for c in $CASES; do
 		# timeout 12 (16.8 ms), retry_cnt 3: the QP must fail within
 		# (3 + 1) x 4 x 16.8 ms = 268 ms of the cut (IBTA allows up to 4x).
 		PORT=$((PORT + 1))
-		UROCE_IP=$IP2 lab_exec h2 timeout 30 "$BIN/uroce-run" "$BIN/ur_integrity" -p $PORT \
+		UROCE_IP=$IP2 lab_exec h2 timeout 30 "$BIN/uroce-run" "$BIN/../tests/ur_integrity" -p $PORT \
 			>"$WORK/dead.server" 2>&1 &
 		spid=$!
 		sleep 0.3
-		UROCE_IP=$IP1 lab_exec h1 timeout 30 "$BIN/uroce-run" "$BIN/ur_integrity" -p $PORT \
+		UROCE_IP=$IP1 lab_exec h1 timeout 30 "$BIN/uroce-run" "$BIN/../tests/ur_integrity" -p $PORT \
 			-m 100000 -t 12 -r 3 --expect-error "$IP2" >"$WORK/dead.client" 2>&1 &
 		cpid=$!
 		sleep 1.5

@@ -66,7 +66,7 @@ expect() {
 	fi
 }
 
-I=$bin/ur_integrity
+I=$bin/../tests/ur_integrity
 [ -x "$I" ] || { echo "FAIL: $I not built"; exit 1; }
 if pair integrity UROCE_SHM=1 UROCE_SHM=1 127.0.0.3 -- "$I" -m 64; then
 	expect integrity "all packets through shared memory" \

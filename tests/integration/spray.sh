@@ -46,11 +46,11 @@ run() {
 	port=$((port + 1))
 	t1=$(txb p1a) t2=$(txb p2a)
 	ip netns exec "$b" env UROCE_IP=10.95.0.2 UROCE_STATS=1 "$@" timeout 120 \
-		"$bin/uroce-run" "$bin/ur_integrity" -p $port >"$tmp/s" 2>&1 &
+		"$bin/uroce-run" "$bin/../tests/ur_integrity" -p $port >"$tmp/s" 2>&1 &
 	s=$!
 	sleep 0.5
 	ip netns exec "$a" env UROCE_IP=10.95.0.1 UROCE_STATS=1 "$@" timeout 120 \
-		"$bin/uroce-run" "$bin/ur_integrity" -p $port -m 16 10.95.0.2 >"$tmp/c" 2>&1
+		"$bin/uroce-run" "$bin/../tests/ur_integrity" -p $port -m 16 10.95.0.2 >"$tmp/c" 2>&1
 	c=$?
 	wait $s
 	sr=$?

@@ -48,10 +48,41 @@ else
 	echo "ok: rank 1 with a bad -n: 2, silent"
 fi
 
+expect 1 "uroce-settings: UROCE_SHM_RING_KB=1: out of range; allowed: 64..262144" \
+	env UROCE_SHM_RING_KB=1 "$bin/uroce-settings"
+expect 2 "unexpected argument 'x'" "$bin/uroce-settings" x
+# The collectives refuse their bad settings before anything else.
+expect 1 "uroce: UROCE_COLL_QP_TIMEOUT=40: out of range; allowed: 1..31 (default 14)" \
+	env UROCE_COLL_QP_TIMEOUT=40 "$bin/uroce-coll-perf" -b 4K -e 4K -n 1 -w 0
 expect 2 "nothing to simulate: give a workload" "$bin/uroce-sim"
 expect 2 "-o $tmp/no/such: cannot write $tmp/no/such_summary.csv" \
 	"$bin/uroce-sim" --workload ring -o "$tmp/no/such"
 expect 2 "unexpected argument 'x'" "$bin/uroce-sim" --workload ring x
+
+# build/bin holds the tools only (test and bench programs live in
+# build/tests and build/bench), and every tool answers --help.
+for t in "$bin"/*; do
+	case "${t##*/}" in
+	uroce-*) ;;
+	*) echo "FAIL: $t in the tools' directory is not a uroce-* tool"; fail=1; continue ;;
+	esac
+	if ASAN_OPTIONS=detect_leaks=0 "$t" --help >"$tmp/out" 2>&1 && [ -s "$tmp/out" ]; then
+		:
+	else
+		echo "FAIL: ${t##*/} --help: $(head -3 "$tmp/out")"; fail=1
+	fi
+done
+echo "ok: $(ls "$bin" | wc -l) tools in $bin, each answers --help"
+
+# uroce-run: a program that cannot start is named, with a shell's status
+# and no shell line number.
+expect 127 "uroce-run: nonexistent-prog: command not found" "$bin/uroce-run" nonexistent-prog
+if grep -q "line\|: [0-9]*: " "$tmp/err"; then
+	echo "FAIL: uroce-run leaks a shell line: $(cat "$tmp/err")"; fail=1
+fi
+expect 127 "uroce-run: $tmp/none: not found" "$bin/uroce-run" "$tmp/none"
+expect 126 "uroce-run: $tmp: not an executable file" "$bin/uroce-run" "$tmp"
+expect 2 "uroce-run: unknown option --bogus" "$bin/uroce-run" --bogus true
 
 # The library's reasons, through unmodified programs.
 if command -v ibv_devinfo >/dev/null && command -v ibv_rc_pingpong >/dev/null; then
@@ -60,6 +91,48 @@ if command -v ibv_devinfo >/dev/null && command -v ibv_rc_pingpong >/dev/null; t
 		echo "ok: UROCE_IP not on this machine: $(head -1 "$tmp/err")"
 	else
 		echo "FAIL: UROCE_IP not on this machine: $(cat "$tmp/err")"; fail=1
+	fi
+	# A bad setting is refused by the one parser, naming it and its range;
+	# the device does not open.
+	for kv in "UROCE_SHM_RING_KB=1|out of range; allowed: 64..262144 (default 8192)" \
+		  "UROCE_SHM_RING_KB=abc|not a number; allowed: 64..262144" \
+		  "UROCE_SHM_RING_KB=-3|not a number; allowed: 64..262144" \
+		  "UROCE_PORT=0|out of range; allowed: 1..65535 (default 4791)" \
+		  "UROCE_GSO=maybe|not 0 or 1; allowed: 0|1" \
+		  "UROCE_ICRC=strictest|not one of the choices; allowed: auto|strict|off"; do
+		set="${kv%%|*}" msg="${kv#*|}"
+		env "$set" UROCE_IP=127.0.0.1 "$bin/uroce-run" ibv_devinfo >/dev/null 2>"$tmp/err"
+		rc=$?
+		if [ $rc != 0 ] && grep -qF "uroce: $set: $msg" "$tmp/err"; then
+			echo "ok: $set refused: $(head -1 "$tmp/err")"
+		else
+			echo "FAIL: $set: exit $rc, stderr: $(cat "$tmp/err")"; fail=1
+		fi
+	done
+	# UROCE_LOG: off by default; info traces the device opening and the
+	# QP's connection steps with timestamps, into UROCE_LOG_FILE (%p: pid).
+	UROCE_IP=127.0.0.1 "$bin/uroce-run" ibv_devinfo >/dev/null 2>"$tmp/err"
+	if grep -q "uroce INFO" "$tmp/err"; then
+		echo "FAIL: a log line without UROCE_LOG: $(cat "$tmp/err")"; fail=1
+	fi
+	expect 1 "uroce: UROCE_LOG=loud: not one of the choices; allowed: error|warn|info|debug (default warn)" \
+		env UROCE_LOG=loud UROCE_IP=127.0.0.1 "$bin/uroce-run" ibv_devinfo
+	lport=$((20000 + $$ % 10000))
+	UROCE_LOG=info UROCE_LOG_FILE="$tmp/log.s.%p" UROCE_IP=127.0.0.63 timeout 10 \
+		"$bin/uroce-run" ibv_rc_pingpong -g 0 -n 2 -p $lport >/dev/null 2>&1 &
+	s=$!
+	sleep 0.5
+	UROCE_LOG=info UROCE_LOG_FILE="$tmp/log.c.%p" UROCE_IP=127.0.0.64 timeout 10 \
+		"$bin/uroce-run" ibv_rc_pingpong -g 0 -n 2 -p $lport 127.0.0.63 >/dev/null 2>&1
+	wait $s
+	cat "$tmp"/log.c.* >"$tmp/log.c" 2>/dev/null
+	ts='^\[[0-9]*\.[0-9]\{6\}\] \[[^]]*:[0-9]*:[0-9]*\] uroce INFO  '
+	if grep -q "${ts}uroce0: opened on 127.0.0.64 UDP port 4791" "$tmp/log.c" &&
+		grep -q "${ts}QP 0x[0-9a-f]*: RTR: peer QP 0x[0-9a-f]* at ::ffff:127.0.0.63" "$tmp/log.c" &&
+		grep -q "${ts}QP 0x[0-9a-f]*: RTS: sq_psn" "$tmp/log.c" && ls "$tmp"/log.s.* >/dev/null 2>&1; then
+		echo "ok: UROCE_LOG=info UROCE_LOG_FILE: $(grep RTR "$tmp/log.c" | head -1)"
+	else
+		echo "FAIL: UROCE_LOG=info: $(cat "$tmp"/log.* 2>&1)"; fail=1
 	fi
 	UROCE_IP=127.0.0.61 timeout 10 "$bin/uroce-run" ibv_rc_pingpong -p 18561 >"$tmp/s" 2>&1 &
 	s=$!

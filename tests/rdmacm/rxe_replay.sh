@@ -45,7 +45,7 @@ server() {
 	echo "== $name: uroce server, rxe client"
 	UROCE_IP=$us timeout 60 "$bin/uroce-run" "$@" >"$ulog" 2>&1 &
 	spid=$!
-	timeout 60 "$bin/rxe_peer" "$dir/$cap" active $peer $us >"$plog" 2>&1
+	timeout 60 "$bin/../tests/rxe_peer" "$dir/$cap" active $peer $us >"$plog" 2>&1
 	prc=$?
 	[ $prc = 0 ] || kill $spid 2>/dev/null # it would wait for a peer that gave up
 	wait $spid
@@ -59,7 +59,7 @@ client() {
 	local name=$1 cap=$2 pat=$3 count=$4 ppid prc crc
 	shift 4
 	echo "== $name: uroce client, rxe server"
-	timeout 60 "$bin/rxe_peer" "$dir/$cap" passive $peer $us >"$plog" 2>&1 &
+	timeout 60 "$bin/../tests/rxe_peer" "$dir/$cap" passive $peer $us >"$plog" 2>&1 &
 	ppid=$!
 	sleep 0.2 # its socket is bound before our REQ (the programs do not retry)
 	UROCE_IP=$us timeout 60 "$bin/uroce-run" "$@" >"$ulog" 2>&1

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The table of every UROCE_* setting and its one parser (ur_settings.h).
+ * A new setting is a row here; its documentation (README, uroce(7)) is
+ * printed from the row by uroce-settings.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ur_settings.h"
+
+#define DEV UR_SCOPE_DEVICE
+#define CM UR_SCOPE_CM
+#define COLL UR_SCOPE_COLL
+#define TOOL UR_SCOPE_TOOL
+
+/* Rows in the order the documentation lists them. */
+const struct ur_setting ur_settings[] = {
+	/* Devices and addresses. */
+	{ .name = "UROCE_IP", .kind = UR_SET_TEXT, .scope = DEV,
+	  .def_doc = "one device per interface that is up",
+	  .doc = "one device uroce0 with this address (IPv4 or IPv6, an address of this machine) at GID index 0" },
+	{ .name = "UROCE_PORT", .kind = UR_SET_UINT, .scope = DEV | CM,
+	  .min = 1, .max = 65535, .def = 4791,
+	  .doc = "UDP port; anything but 4791 is for tests only and not interoperable" },
+	{ .name = "UROCE_LOG", .kind = UR_SET_CHOICE,
+	  .scope = DEV | CM | COLL, .choices = "error|warn|info|debug", .def = 1,
+	  .doc = "log level: info traces device opening, QP and rdma_cm connection steps and error completions; debug adds the device scan" },
+	{ .name = "UROCE_LOG_FILE", .kind = UR_SET_TEXT, .scope = DEV | CM | COLL,
+	  .def_doc = "stderr",
+	  .doc = "write the log to this file (appended; %p is the process ID)" },
+	{ .name = "UROCE_VIEW", .kind = UR_SET_BOOL, .scope = TOOL, .def = 1,
+	  .doc = "uroce-run shows the program the device view (/dev/infiniband, /sys/class/infiniband): docs/verbs.md" },
+	{ .name = "UROCE_VIEW_DIR", .kind = UR_SET_TEXT, .scope = TOOL,
+	  .def_doc = "written by uroce-view",
+	  .doc = "the device view's directory (uroce-run sets it)" },
+	/* Transport (read when a device opens). */
+	{ .name = "UROCE_CC", .kind = UR_SET_CHOICE, .scope = DEV,
+	  .choices = "none|dcqcn", .def = 1,
+	  .doc = "congestion control: docs/cc.md" },
+	{ .name = "UROCE_DCQCN_", .kind = UR_SET_FAMILY, .scope = DEV,
+	  .choices = "per parameter", .def_doc = "per parameter",
+	  .doc = "DCQCN parameters UROCE_DCQCN_<NAME>, each with its range: docs/cc.md" },
+	{ .name = "UROCE_RATE_LIMIT_MBPS", .kind = UR_SET_UINT, .scope = DEV,
+	  .max = 400000, .def_doc = "0 (none)",
+	  .doc = "a rate limit shared by the context's QPs: docs/cc.md" },
+	{ .name = "UROCE_RATE_BURST_BYTES", .kind = UR_SET_UINT, .scope = DEV,
+	  .max = 1u << 30, .def_doc = "0 (200 us at the rate)",
+	  .doc = "burst of the rate limit" },
+	{ .name = "UROCE_TX_WINDOW", .kind = UR_SET_UINT, .scope = DEV,
+	  .max = 65536, .def_doc = "0 (512 on loopback, else 256)",
+	  .doc = "send window of new RC QPs in packets (at most 4 MiB in flight): docs/transport.md" },
+	{ .name = "UROCE_SR", .kind = UR_SET_BOOL, .scope = DEV,
+	  .doc = "selective repeat on every QP (both ends must enable it): docs/wire.md" },
+	{ .name = "UROCE_SR_WINDOW", .kind = UR_SET_UINT, .scope = DEV,
+	  .min = 1, .max = 65536, .def = 256,
+	  .def_doc = "256, at least the send window",
+	  .doc = "selective repeat: packets the receiver holds out of order" },
+	{ .name = "UROCE_SR_REORDER_US", .kind = UR_SET_UINT, .scope = DEV,
+	  .max = 4000000, .def = 20,
+	  .doc = "selective repeat: how long a gap may wait before it is NAKed" },
+	{ .name = "UROCE_SR_POOL", .kind = UR_SET_UINT, .scope = DEV,
+	  .min = 1, .max = 1u << 20, .def = 8192,
+	  .doc = "selective repeat: packets buffered per device" },
+	{ .name = "UROCE_PATHS", .kind = UR_SET_UINT, .scope = DEV,
+	  .min = 1, .max = 16, .def = 1,
+	  .doc = "with UROCE_SR=1: an RC QP sprays its requests over this many UDP source ports once the peer holds reordered requests, for ECMP fabrics that hash ports: docs/wire.md" },
+	{ .name = "UROCE_JUMBO", .kind = UR_SET_BOOL, .scope = DEV,
+	  .doc = "16 KiB packets between uroce RC QPs on loopback, 8 KiB on 9000-byte Ethernet (both ends; not with UROCE_SR): docs/wire.md" },
+	/* The engine (read when a device opens). */
+	{ .name = "UROCE_SHM", .kind = UR_SET_BOOL, .scope = DEV,
+	  .doc = "devices of this machine and network namespace that also set it exchange packets through shared memory (uroce-launch sets it): docs/engine.md" },
+	{ .name = "UROCE_SHM_RING_KB", .kind = UR_SET_UINT, .scope = DEV,
+	  .min = 64, .max = 256 * 1024, .def = 8192,
+	  .doc = "size of each shared-memory lane in KiB (rounded up to a power of two)" },
+	{ .name = "UROCE_GSO", .kind = UR_SET_BOOL, .scope = DEV, .def = 1,
+	  .doc = "send runs of packets as UDP GSO batches (0: one datagram each)" },
+	{ .name = "UROCE_ZCOPY", .kind = UR_SET_BOOL, .scope = DEV, .def = 1,
+	  .doc = "send payloads straight from registered memory (0: copy first)" },
+	{ .name = "UROCE_CONNECT", .kind = UR_SET_BOOL, .scope = DEV, .def = 1,
+	  .doc = "a connected UDP socket per peer (0: one unconnected socket)" },
+	{ .name = "UROCE_ICRC", .kind = UR_SET_CHOICE, .scope = DEV,
+	  .choices = "auto|strict|off",
+	  .doc = "a packet whose ICRC fails is dropped (auto), dropped with those whose IPv4 ID uroce does not send (strict), or delivered and counted (off): docs/security.md" },
+	{ .name = "UROCE_STATS", .kind = UR_SET_BOOL, .scope = DEV,
+	  .doc = "print the device counters at close, and at exit for contexts never closed (live: uroce-stat)" },
+	{ .name = "UROCE_STAT_FILE", .kind = UR_SET_BOOL, .scope = DEV, .def = 1,
+	  .doc = "write the counters to /dev/shm/uroce-<pid>-<dev> for uroce-stat" },
+	/* rdma_cm (librdmacm). */
+	{ .name = "UROCE_CM_TIMEOUT_MS", .kind = UR_SET_UINT, .scope = CM,
+	  .min = 1, .max = 3600000, .def = 5000,
+	  .doc = "rdma_cm: a connection step that gets no answer this long fails" },
+	{ .name = "UROCE_CM_RESEND_MS", .kind = UR_SET_UINT, .scope = CM,
+	  .min = 1, .max = 600000, .def = 1000,
+	  .doc = "rdma_cm: interval between resends of an unanswered CM MAD" },
+	/* Collectives (liburoce_coll), read when a communicator is made. */
+	{ .name = "UROCE_COLL_ALGO", .kind = UR_SET_TEXT, .scope = COLL,
+	  .def_doc = "chosen by size",
+	  .doc = "collectives: the algorithm (ring, rabenseifner, recursive_doubling, tree, bruck, ...): docs/collectives.md" },
+	{ .name = "UROCE_COLL_DEV", .kind = UR_SET_TEXT, .scope = COLL,
+	  .def_doc = "the first device", .doc = "collectives: the device" },
+	{ .name = "UROCE_COLL_GID", .kind = UR_SET_UINT, .scope = COLL,
+	  .max = 255, .doc = "collectives: the GID index" },
+	{ .name = "UROCE_COLL_TIMEOUT_MS", .kind = UR_SET_UINT, .scope = COLL,
+	  .min = 1, .max = 86400000, .def = 30000,
+	  .doc = "collectives: no progress this long fails the collective" },
+	{ .name = "UROCE_COLL_SLOT_KB", .kind = UR_SET_UINT, .scope = COLL,
+	  .min = 1, .max = 64 * 1024, .def = 256,
+	  .doc = "collectives: size of an eager slot in KiB" },
+	{ .name = "UROCE_COLL_SLOTS", .kind = UR_SET_UINT, .scope = COLL,
+	  .min = 1, .max = 1024, .def = 8,
+	  .doc = "collectives: eager slots per peer" },
+	{ .name = "UROCE_COLL_SPIN_US", .kind = UR_SET_UINT, .scope = COLL,
+	  .max = 10000000, .def = 1000,
+	  .doc = "collectives: how long a waiting rank polls before it blocks" },
+	{ .name = "UROCE_COLL_YIELD", .kind = UR_SET_BOOL, .scope = COLL, .def = 1,
+	  .doc = "collectives: yield the CPU between polls" },
+	{ .name = "UROCE_COLL_BLOCK_US", .kind = UR_SET_UINT, .scope = COLL,
+	  .min = 1, .max = 1000, .def = 200,
+	  .doc = "collectives: longest single block while waiting" },
+	{ .name = "UROCE_COLL_QP_TIMEOUT", .kind = UR_SET_UINT, .scope = COLL,
+	  .min = 1, .max = 31, .def = 14,
+	  .doc = "collectives: local ACK timeout exponent (4.096 us * 2^n)" },
+	{ .name = "UROCE_COLL_REGCACHE", .kind = UR_SET_UINT, .scope = COLL,
+	  .max = 1u << 20, .def = 16, .def_doc = "16 on uroce, 0 elsewhere",
+	  .doc = "collectives: registrations cached by address (0: off)" },
+	{ .name = "UROCE_COLL_JUMBO", .kind = UR_SET_BOOL, .scope = COLL,
+	  .def = 1, .def_doc = "1 on uroce, 0 elsewhere",
+	  .doc = "collectives: offer jumbo packets on every QP" },
+	{ .name = "UROCE_COLL_PROGRESS", .kind = UR_SET_BOOL, .scope = COLL,
+	  .def = 1,
+	  .doc = "collectives: a progress thread per communicator runs non-blocking operations (0: wait and test drive them): docs/collectives.md" },
+	{ .name = "UROCE_COLL_LIB", .kind = UR_SET_TEXT, .scope = TOOL,
+	  .def_doc = "liburoce_coll.so.0",
+	  .doc = "python binding: the collectives library to load" },
+	{ .name = "UROCE_IP_", .kind = UR_SET_FAMILY, .scope = TOOL,
+	  .choices = "an address",
+	  .def_doc = "127.0.1.<r+1> on this machine, the host's address on others",
+	  .doc = "uroce-launch: UROCE_IP_<r> is rank r's address" },
+};
+const size_t ur_settings_count = sizeof(ur_settings) / sizeof(ur_settings[0]);
+
+static const char *const bool_words[][2] = {
+	{ "0", "1" }, { "n", "y" }, { "no", "yes" }, { "off", "on" },
+	{ "false", "true" },
+};
+
+const struct ur_setting *ur_setting_find(const char *name)
+{
+	for (size_t i = 0; i < ur_settings_count; i++)
+		if (!strcmp(ur_settings[i].name, name))
+			return &ur_settings[i];
+	return NULL;
+}
+
+void ur_setting_allowed(const struct ur_setting *s, char *buf, size_t len)
+{
+	switch (s->kind) {
+	case UR_SET_UINT:
+		snprintf(buf, len, "%llu..%llu", s->min, s->max);
+		break;
+	case UR_SET_BOOL:
+		snprintf(buf, len, "0|1");
+		break;
+	case UR_SET_CHOICE:
+		snprintf(buf, len, "%s", s->choices);
+		break;
+	default:
+		snprintf(buf, len, "text");
+		break;
+	}
+}
+
+/* The default as the documentation and the messages show it. */
+static void say_default(const struct ur_setting *s, char *buf, size_t len)
+{
+	const char *c = s->choices;
+
+	if (s->def_doc) {
+		snprintf(buf, len, "%s", s->def_doc);
+	} else if (s->kind == UR_SET_CHOICE) {
+		for (unsigned long long i = 0; i < s->def && c; i++) {
+			c = strchr(c, '|');
+			c = c ? c + 1 : NULL;
+		}
+		snprintf(buf, len, "%.*s", c ? (int)strcspn(c, "|") : 0, c ? c : "");
+	} else {
+		snprintf(buf, len, "%llu", s->def);
+	}
+}
+
+static int refuse(const struct ur_setting *s, const char *text, int err,
+		  const char *what, char *why, size_t len)
+{
+	char allowed[96], def[96];
+
+	ur_setting_allowed(s, allowed, sizeof(allowed));
+	say_default(s, def, sizeof(def));
+	snprintf(why, len, "%s=%s: %s; allowed: %s (default %s)", s->name,
+		 text, what, allowed, def);
+	return err;
+}
+
+int ur_setting_parse(const struct ur_setting *s, const char *text,
+		     unsigned long long *out, char *why, size_t len)
+{
+	const char *c;
+	char *end;
+	size_t n;
+
+	switch (s->kind) {
+	case UR_SET_UINT:
+		/* strtoull takes "-3" as a huge number: refuse signs first. */
+		if (!isdigit((unsigned char)*text))
+			return refuse(s, text, -EINVAL, "not a number", why, len);
+		errno = 0;
+		*out = strtoull(text, &end, 0);
+		if (errno == ERANGE)
+			return refuse(s, text, -ERANGE, "out of range", why, len);
+		if (errno || *end)
+			return refuse(s, text, -EINVAL, "not a number", why, len);
+		if (*out < s->min || *out > s->max)
+			return refuse(s, text, -ERANGE, "out of range", why, len);
+		return 0;
+	case UR_SET_BOOL:
+		for (size_t i = 0; i < sizeof(bool_words) / sizeof(bool_words[0]); i++)
+			for (int v = 0; v < 2; v++)
+				if (!strcasecmp(text, bool_words[i][v])) {
+					*out = (unsigned long long)v;
+					return 0;
+				}
+		return refuse(s, text, -EINVAL, "not 0 or 1", why, len);
+	case UR_SET_CHOICE:
+		c = s->choices;
+		for (unsigned long long i = 0; c; i++) {
+			n = strcspn(c, "|");
+			if (strlen(text) == n && !strncmp(text, c, n)) {
+				*out = i;
+				return 0;
+			}
+			c = c[n] ? c + n + 1 : NULL;
+		}
+		return refuse(s, text, -EINVAL, "not one of the choices", why, len);
+	default:
+		*out = 0;
+		return 0;
+	}
+}
+
+int ur_setting_get(const char *name, unsigned long long *out)
+{
+	const struct ur_setting *s = ur_setting_find(name);
+	const char *v = getenv(name);
+	char why[256];
+	int rc;
+
+	if (!s) { /* a row is missing: a bug, said loudly */
+		fprintf(stderr, "uroce: internal: %s is not in the settings table\n", name);
+		*out = 0;
+		return -ENOENT;
+	}
+	*out = s->def;
+	if (!v || !*v)
+		return 1;
+	rc = ur_setting_parse(s, v, out, why, sizeof(why));
+	if (rc) {
+		fprintf(stderr, "uroce: %s\n", why);
+		*out = s->def;
+	}
+	return rc;
+}
+
+unsigned long long ur_setting_val(const char *name)
+{
+	unsigned long long v;
+
+	ur_setting_get(name, &v);
+	return v;
+}
+
+const char *ur_setting_str(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+int ur_settings_check(unsigned int scopes)
+{
+	unsigned long long v;
+	int bad = 0;
+
+	for (size_t i = 0; i < ur_settings_count; i++) {
+		const struct ur_setting *s = &ur_settings[i];
+
+		if (!(s->scope & scopes) || s->kind == UR_SET_TEXT ||
+		    s->kind == UR_SET_FAMILY)
+			continue;
+		if (ur_setting_get(s->name, &v) < 0)
+			bad = -EINVAL;
+	}
+	return bad;
+}
