@@ -67,6 +67,8 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	      const struct ur_rxinfo *ri, uint64_t now)
 {
+	struct ur_pkt opened;
+
 	if (!ur_state_receives(qp->state)) {
 		qp->dev->cnt.rx_drop_bad_state++;
 		return;
@@ -75,6 +77,26 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		/* Requests, ACKs, NAKs and CNPs alike: none of them may
 		 * move a connection's state when forged off the path. */
 		qp->dev->cnt.rx_drop_offpath++;
+		return;
+	}
+	if (qp->priv->crypt.alg) {
+		/* Encrypted (docs/wire.md "Encryption"): the tag is checked
+		 * before any state machine sees the packet; what fails is
+		 * dropped and changes nothing. */
+		int rc = ur__crypt_open(qp, pkt, &opened);
+
+		if (rc) {
+			if (rc == -EALREADY)
+				qp->dev->cnt.rx_drop_replay++;
+			else
+				qp->dev->cnt.rx_drop_auth++;
+			return;
+		}
+		pkt = &opened;
+	} else if (ur_bth_ext_crypt(pkt->bth) && qp->type != UR_QPT_UD) {
+		/* Sealed for a QP that has no key: its payload is ciphertext
+		 * (a standard device would take it as data). */
+		qp->dev->cnt.rx_drop_auth++;
 		return;
 	}
 	qp->cnt.rx_packets++;

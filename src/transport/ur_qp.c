@@ -195,6 +195,17 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 	p->req.window = dev->tx_window ? dev->tx_window : UR_DEFAULT_TX_WINDOW;
 	p->comp.rto_deadline = UINT64_MAX;
 	p->sr.gap_deadline = UINT64_MAX;
+	if ((type == UR_QPT_RC || type == UR_QPT_UC) && dev->crypt_alg) {
+		/* Before SR and jumbo, which then stay off: a QP the policy
+		 * wants encrypted is never created plain. */
+		int rc = ur_qp_set_crypt(qp, dev->crypt_alg, dev->crypt_key);
+
+		if (rc) {
+			qp_free(p);
+			qp->priv = NULL;
+			return rc;
+		}
+	}
 	if (type == UR_QPT_RC && dev->sr.enable)
 		(void)ur_qp_set_sr(qp, &dev->sr);
 	if (type == UR_QPT_RC && dev->jumbo_default)
@@ -209,8 +220,10 @@ err:
 
 void ur_qp_destroy(struct ur_qp *qp)
 {
-	if (qp->priv)
+	if (qp->priv) {
 		ur__sr_release(qp);
+		ur__crypt_free(qp);
+	}
 	qp_free(qp->priv);
 	qp->priv = NULL;
 }
@@ -389,7 +402,8 @@ int ur_qp_set_jumbo(struct ur_qp *qp, bool on)
 {
 	struct ur_jumbo *j = &qp->priv->jumbo;
 
-	if (on && (qp->type != UR_QPT_RC || qp->priv->sr.p.enable))
+	if (on && (qp->type != UR_QPT_RC || qp->priv->sr.p.enable ||
+		   qp->priv->crypt.alg))
 		return -EINVAL;
 	j->enable = on;
 	if (!on)
@@ -552,6 +566,8 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
 
 	if (next == UR_QPS_RESET) {
 		qp_reset(qp);
+		if (p->crypt.alg)
+			ur__crypt_reset(qp);
 		qp->state = UR_QPS_RESET;
 		return 0;
 	}
@@ -562,6 +578,8 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
 	}
 	qp->state = next;
 	if (cur == UR_QPS_INIT && next == UR_QPS_RTR) {
+		if (p->crypt.alg)
+			ur__crypt_reset(qp); /* a new connection, a new session */
 		p->resp.psn = p->attr.rq_psn;
 		p->resp.msn = 0;
 	}

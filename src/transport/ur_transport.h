@@ -392,7 +392,8 @@ struct ur_rxinfo {
 	X(rx_sr_nak) X(tx_sr_resend) X(tx_ack_coalesced) X(tx_held)          \
 	X(rx_ack_deferred) X(tx_connected) X(rx_placed) X(poll_late)       \
 	X(poll_handover) X(tx_shm) X(rx_shm) X(tx_drop_shm)                  \
-	X(rx_drop_offpath) X(rx_drop_dup_rd) X(rx_drop_fwd_full)
+	X(rx_drop_offpath) X(rx_drop_dup_rd) X(rx_drop_fwd_full)            \
+	X(tx_sealed) X(rx_opened) X(rx_drop_auth) X(rx_drop_replay)
 
 struct ur_counters {
 #define UR_X(n) uint64_t n;
@@ -448,6 +449,10 @@ struct ur_dev {
 	 * the host), and whether new RC QPs enable them (UROCE_JUMBO=1). */
 	uint32_t jumbo_max;
 	bool jumbo_default;
+	/* Encryption of new RC/UC QPs (ur_qp_set_crypt; set by the host
+	 * from UROCE_CRYPT*): the algorithm (0: none) and the key. */
+	uint8_t crypt_alg;
+	uint8_t crypt_key[32];
 	/* The send window of new RC QPs in request PSNs (0: 256). The host
 	 * raises it where the path has room, e.g. on loopback. */
 	uint32_t tx_window;
@@ -570,6 +575,24 @@ uint32_t ur_qp_sr_state(const struct ur_qp *qp);
  */
 int ur_qp_set_jumbo(struct ur_qp *qp, bool on);
 uint32_t ur_qp_jumbo_state(const struct ur_qp *qp);
+
+/*
+ * Encryption of an RC or UC QP (ur_crypt.c; docs/wire.md "Encryption"):
+ * @alg an enum ur_crypt_alg (ur_crypt.h; UR_CRYPT_NONE turns it off),
+ * @key the administrator's UR_CRYPT_KEY_LEN-byte key, from which each
+ * direction's key is derived with the session id the sender picks, the
+ * algorithm and both ends' GIDs (the AV) and QPNs. With it on, every
+ * packet the QP sends is sealed and every packet it takes must verify:
+ * anything else is dropped and counted (rx_drop_auth, rx_drop_replay)
+ * and changes nothing. Set it on both ends before traffic flows; a reset
+ * or INIT->RTR starts a new session. -EINVAL for a UD QP, an unknown
+ * algorithm, or selective repeat or jumbo packets on (they refuse each
+ * other); -EOPNOTSUPP if libgcrypt lacks the algorithm.
+ * ur_qp_crypt_state: bit 0 = on, bit 1 = a packet of the peer's session
+ * verified, bits 8..15 = the algorithm.
+ */
+int ur_qp_set_crypt(struct ur_qp *qp, unsigned int alg, const uint8_t *key);
+uint32_t ur_qp_crypt_state(const struct ur_qp *qp);
 
 /* Timeout code -> nanoseconds: 4.096 us * 2^t (IBTA 11.2.4.2); 0 = infinite. */
 uint64_t ur_timeout_ns(uint8_t code);

@@ -172,7 +172,8 @@ int __urv_cc_dev_init(struct ur_dev *dev)
 		return rc;
 	if (!rc)
 		dev->jumbo_default = v;
-	return 0;
+	/* Encryption (UROCE_CRYPT*, src/verbs/crypt.c). */
+	return urv__crypt_dev_init(dev);
 }
 
 static bool our_qp(struct ibv_qp *qp)

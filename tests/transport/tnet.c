@@ -338,6 +338,14 @@ static void connect_one(struct ur_qp *qp, struct ur_qp *peer,
 			  UR_QP_ACCESS_FLAGS);
 	a.qp_state = UR_QPS_RTR;
 	tnet_addr(pn->id, &a.path);
+	{
+		/* The source GID, as verbs puts it in the AV (the key
+		 * derivation of an encrypted QP names both ends). */
+		struct ur_ipudp me;
+
+		tnet_addr(((struct tnode *)qp->owner)->id, &me);
+		memcpy(a.path.src, me.dst, sizeof(a.path.src));
+	}
 	a.path_mtu = ca->mtu ? ca->mtu : 1024;
 	a.dest_qp_num = peer->qpn;
 	a.rq_psn = rq_psn;
