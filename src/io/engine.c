@@ -96,7 +96,7 @@ static bool qp_trylock(struct ur_eqp *q);
 static void backlog_run(struct ur_qp *qp, struct ur_eqp *q);
 
 /* Leave a plain ACK for the QP lock's holder; false: the ring is full. */
-static bool backlog_push(struct ur_eqp *q, const uint8_t *buf,
+static bool backlog_push(struct ur_eqp *q, const uint8_t *buf, size_t len,
 			 const struct ur_rxinfo *ri)
 {
 	uint32_t h = atomic_load_explicit(&q->bl_head, memory_order_relaxed);
@@ -105,7 +105,8 @@ static bool backlog_push(struct ur_eqp *q, const uint8_t *buf,
 
 	if (h - t >= UR_IO_ACK_BACKLOG)
 		return false;
-	memcpy(a->d, buf, sizeof(a->d));
+	memcpy(a->d, buf, len); /* ur__is_plain_ack: len <= sizeof(a->d) */
+	a->len = (uint32_t)len;
 	a->ri = *ri;
 	atomic_store_explicit(&q->bl_head, h + 1, memory_order_release);
 	/* Against the holder's unlock then look (qp_locks_release): one of
@@ -197,7 +198,7 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			e->dev.cnt.rx_placed++;
 		} else if (!q || !qp_trylock(q)) {
 			if (q && ur__is_plain_ack(buf, len) &&
-			    backlog_push(q, buf, ri)) {
+			    backlog_push(q, buf, len, ri)) {
 				/* A post holds the QP (in its system call,
 				 * most likely): it runs the ACK at its unlock,
 				 * and this thread goes on with the next packet
@@ -912,7 +913,7 @@ static void backlog_run(struct ur_qp *qp, struct ur_eqp *q)
 		struct ur_eqp_ack *a = &q->bl[t % UR_IO_ACK_BACKLOG];
 		struct ur_pkt pkt;
 
-		if (ur_pkt_decode(a->d, sizeof(a->d), &pkt) == UR_DEC_OK)
+		if (ur_pkt_decode(a->d, a->len, &pkt) == UR_DEC_OK)
 			ur_qp_rx(qp, &pkt, &a->ri, now);
 	}
 	atomic_store_explicit(&q->bl_tail, t, memory_order_release);

@@ -49,11 +49,17 @@
 #define UR_IO_ACK_BACKLOG 16
 
 /* An ACK that only acknowledges (9.7.5.1), no NAK: a later one from the
- * same QP supersedes it. */
+ * same QP supersedes it. Sealed or not (docs/wire.md "Encryption": the
+ * AETH is additional data, readable; the QP verifies it before use). */
+#define UR_IO_ACK_MAX (UR_BTH_LEN + UR_AETH_LEN + UR_CRYPT_TRAILER_LEN + \
+		       UR_ICRC_LEN)
 static inline bool ur__is_plain_ack(const uint8_t *d, size_t len)
 {
-	return len == UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN &&
-	       ur_bth_opcode(d) == UR_OP_RC_ACKNOWLEDGE &&
+	size_t want = UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN;
+
+	if (len >= UR_BTH_LEN && ur_bth_ext_crypt(d))
+		want += UR_CRYPT_TRAILER_LEN;
+	return len == want && ur_bth_opcode(d) == UR_OP_RC_ACKNOWLEDGE &&
 	       ur_aeth_kind(d[UR_BTH_LEN]) == UR_AETH_ACK;
 }
 
@@ -104,7 +110,8 @@ struct ur_eqp {
 	 */
 	_Atomic uint32_t bl_head, bl_tail;
 	struct ur_eqp_ack {
-		uint8_t d[UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN];
+		uint8_t d[UR_IO_ACK_MAX];
+		uint32_t len;
 		struct ur_rxinfo ri;
 	} bl[UR_IO_ACK_BACKLOG];
 };
