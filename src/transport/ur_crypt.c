@@ -167,6 +167,23 @@ static int hmac(const uint8_t *key, size_t key_len, const uint8_t *a,
 	return 0;
 }
 
+int ur_crypt_hmac(const uint8_t *key, size_t key_len, const uint8_t *msg,
+		  size_t len, uint8_t out[32])
+{
+	if (!gcry_ready())
+		return -EIO;
+	return hmac(key, key_len, msg, len, NULL, 0, NULL, 0, out);
+}
+
+bool ur_crypt_memneq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	uint8_t d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		d |= a[i] ^ b[i];
+	return d != 0;
+}
+
 int ur_crypt_hkdf(const uint8_t *salt, size_t salt_len, const uint8_t *ikm,
 		  size_t ikm_len, const uint8_t *info, size_t info_len,
 		  uint8_t *out, size_t out_len)
@@ -199,7 +216,7 @@ int ur_crypt_hkdf(const uint8_t *salt, size_t salt_len, const uint8_t *ikm,
 
 /* A GID as 16 bytes: IPv4 as ::ffff:a.b.c.d (RFC 4291 2.5.5.2), the form
  * RoCEv2 gives it, so that both ends derive from the same bytes. */
-static void gid16(bool v6, const uint8_t *a, uint8_t out[16])
+void ur__crypt_gid16(bool v6, const uint8_t *a, uint8_t out[16])
 {
 	if (v6) {
 		memcpy(out, a, 16);
@@ -219,7 +236,8 @@ static int derive(struct ur_qp *qp, struct ur_crypt_key *k, uint64_t sid,
 	static const char label[] = "uroce crypt v1";
 	struct ur_qp_crypt *c = &qp->priv->crypt;
 	const struct ur_ipudp *pa = &qp->priv->attr.path;
-	uint8_t info[sizeof(label) - 1 + 1 + 8 + 2 * (16 + 4)], salt[8];
+	uint8_t info[sizeof(label) - 1 + 1 + 8 + 2 * (16 + 4)];
+	uint8_t salt[8 + 2 * UR_CRYPT_NONCE_LEN];
 	uint8_t okm[32 + 4], *p = info;
 	uint32_t me = qp->qpn, peer = qp->priv->attr.dest_qp_num;
 	uint32_t klen = ur_crypt_key_len(c->alg);
@@ -230,11 +248,16 @@ static int derive(struct ur_qp *qp, struct ur_crypt_key *k, uint64_t sid,
 	*p++ = c->alg;
 	ur_put64(p, epoch);
 	p += 8;
-	gid16(pa->v6, tx ? pa->src : pa->dst, p);
+	ur__crypt_gid16(pa->v6, tx ? pa->src : pa->dst, p);
 	ur_put32(p + 16, tx ? me : peer);
-	gid16(pa->v6, tx ? pa->dst : pa->src, p + 20);
+	ur__crypt_gid16(pa->v6, tx ? pa->dst : pa->src, p + 20);
 	ur_put32(p + 36, tx ? peer : me);
+	/* salt = session id | the sender's nonce | the receiver's (zero when
+	 * nothing was negotiated: keys set directly). */
 	ur_put64(salt, sid);
+	memcpy(salt + 8, tx ? c->nonce_l : c->nonce_p, UR_CRYPT_NONCE_LEN);
+	memcpy(salt + 8 + UR_CRYPT_NONCE_LEN, tx ? c->nonce_p : c->nonce_l,
+	       UR_CRYPT_NONCE_LEN);
 	rc = ur_crypt_hkdf(salt, sizeof(salt), c->ikm, sizeof(c->ikm), info,
 			   sizeof(info), okm, klen + 4);
 	if (!rc)
@@ -404,11 +427,15 @@ void ur__crypt_free(struct ur_qp *qp)
 {
 	struct ur_qp_crypt *c = &qp->priv->crypt;
 
+	uint8_t policy = c->policy, neg = c->neg;
+
 	gcry_cipher_close(c->tx.hd);
 	gcry_cipher_close(c->rx[0].hd);
 	gcry_cipher_close(c->rx[1].hd);
 	free(c->buf);
 	memset(c, 0, sizeof(*c));
+	c->policy = policy;
+	c->neg = neg;
 }
 
 int ur_qp_set_crypt(struct ur_qp *qp, unsigned int alg, const uint8_t *key)

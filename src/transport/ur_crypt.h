@@ -52,6 +52,45 @@ enum ur_crypt_alg {
 #undef UR_X
 };
 
+/* Policy of a device (UROCE_CRYPT): off, allow (sealed when the peer
+ * negotiates it, else plain), require (sealed or nothing). */
+enum ur_crypt_policy {
+	UR_CRYPT_POLICY_OFF, UR_CRYPT_POLICY_ALLOW, UR_CRYPT_POLICY_REQUIRE,
+};
+/* A QP's negotiation (ur_qp_crypt_neg). */
+enum ur_crypt_neg {
+	UR_CRYPT_NEG_NONE,    /* no negotiation: plain, or keys set directly */
+	UR_CRYPT_NEG_PENDING, /* hello sent, nothing moves meanwhile */
+	UR_CRYPT_NEG_SEALED,  /* both nonces known: sealed */
+	UR_CRYPT_NEG_PLAIN,   /* policy allow, no answer: plain */
+	UR_CRYPT_NEG_FAILED,  /* policy require, no answer: QP in error */
+};
+/* How long a QP waits for the peer's hello before it goes on plain
+ * (allow) or fails (require). */
+#define UR_CRYPT_NEG_ALLOW_NS 300000000ull
+#define UR_CRYPT_NEG_REQUIRE_NS 3000000000ull
+
+/* The negotiation MAD (ur_crypt_neg.c; docs/wire.md "Encryption
+ * negotiation"): to QP1, vendor class 0x0A, attribute 0xFF01. */
+#define UR_MGMT_CLASS_UROCE 0x0A
+#define UR_CRYPT_HELLO_ATTR 0xFF01
+#define UR_CRYPT_HELLO_LEN 256
+#define UR_CRYPT_NONCE_LEN 16
+struct ur_crypt_hello {
+	bool answer;
+	uint8_t alg;
+	uint32_t src_qpn, dst_qpn;
+	uint8_t nonce[UR_CRYPT_NONCE_LEN], echo[UR_CRYPT_NONCE_LEN];
+};
+/* 0 if @mad is a hello (its fields in @h), else -EBADMSG. Total. */
+int ur_crypt_hello_parse(const uint8_t *mad, size_t len,
+			 struct ur_crypt_hello *h);
+/* HMAC-SHA256 (RFC 2104) of @msg. 0 or -EIO. */
+int ur_crypt_hmac(const uint8_t *key, size_t key_len, const uint8_t *msg,
+		  size_t len, uint8_t out[32]);
+/* Constant-time inequality of two byte strings (a MAC, a nonce). */
+bool ur_crypt_memneq(const uint8_t *a, const uint8_t *b, size_t n);
+
 /* "aes-256-gcm" etc., NULL for an unknown value. */
 const char *ur_crypt_alg_name(unsigned int alg);
 /* The value of a name (also "aes", "sm4"), or -EINVAL. */

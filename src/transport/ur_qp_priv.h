@@ -225,6 +225,13 @@ struct ur_qp_crypt {
 	uint64_t rx_win[UR_CRYPT_REPLAY_WIN / 64];
 	uint8_t *buf;             /* opened payloads land here, never in place */
 	uint32_t buf_cap;
+	/* Negotiation (ur_crypt_neg.c): kept across ur__crypt_free. */
+	uint8_t policy;           /* enum ur_crypt_policy */
+	uint8_t neg;              /* enum ur_crypt_neg */
+	bool have_peer, confirmed;
+	uint8_t nonce_l[UR_CRYPT_NONCE_LEN], nonce_p[UR_CRYPT_NONCE_LEN];
+	uint64_t hello_at, give_up_at, hello_gap;
+	uint32_t hellos_sent;
 };
 
 struct ur_qp_priv {
@@ -378,6 +385,15 @@ int ur__crypt_open(struct ur_qp *qp, const struct ur_pkt *pkt,
  * (RESET, INIT->RTR). */
 void ur__crypt_reset(struct ur_qp *qp);
 void ur__crypt_free(struct ur_qp *qp);
+void ur__crypt_gid16(bool v6, const uint8_t *a, uint8_t out[16]);
+/* Negotiation (ur_crypt_neg.c): start at INIT->RTR; the timer resends
+ * the hello and gives up. */
+void ur__crypt_neg_start(struct ur_qp *qp, uint64_t now);
+void ur__crypt_neg_timer(struct ur_qp *qp, uint64_t now);
+static inline bool ur__crypt_pending(const struct ur_qp *qp)
+{
+	return qp->priv->crypt.neg == UR_CRYPT_NEG_PENDING;
+}
 static inline uint32_t ur__crypt_overhead(const struct ur_qp *qp)
 {
 	return qp->priv->crypt.alg ? UR_CRYPT_TRAILER : 0;

@@ -393,7 +393,8 @@ struct ur_rxinfo {
 	X(rx_ack_deferred) X(tx_connected) X(rx_placed) X(poll_late)       \
 	X(poll_handover) X(tx_shm) X(rx_shm) X(tx_drop_shm)                  \
 	X(rx_drop_offpath) X(rx_drop_dup_rd) X(rx_drop_fwd_full)            \
-	X(tx_sealed) X(rx_opened) X(rx_drop_auth) X(rx_drop_replay)
+	X(tx_sealed) X(rx_opened) X(rx_drop_auth) X(rx_drop_replay)          \
+	X(tx_crypt_hello) X(rx_crypt_hello) X(crypt_neg_timeout)
 
 struct ur_counters {
 #define UR_X(n) uint64_t n;
@@ -453,6 +454,14 @@ struct ur_dev {
 	 * from UROCE_CRYPT*): the algorithm (0: none) and the key. */
 	uint8_t crypt_alg;
 	uint8_t crypt_key[32];
+	/* The policy (enum ur_crypt_policy; with crypt_alg set) and how the
+	 * host sends a negotiation MAD to QP1 of @dst (the QP's AV). NULL:
+	 * no negotiation; then require seals from the start with keys of
+	 * the sender's session id alone, and allow stays plain. */
+	uint8_t crypt_policy;
+	void (*crypt_hello_send)(struct ur_dev *dev, struct ur_qp *qp,
+				 const struct ur_ipudp *dst,
+				 const uint8_t *mad);
 	/* The send window of new RC QPs in request PSNs (0: 256). The host
 	 * raises it where the path has room, e.g. on loopback. */
 	uint32_t tx_window;
@@ -593,6 +602,19 @@ uint32_t ur_qp_jumbo_state(const struct ur_qp *qp);
  */
 int ur_qp_set_crypt(struct ur_qp *qp, unsigned int alg, const uint8_t *key);
 uint32_t ur_qp_crypt_state(const struct ur_qp *qp);
+/*
+ * Negotiation (ur_crypt_neg.c, docs/wire.md "Encryption negotiation"): a
+ * QP of a device with crypt_policy and crypt_hello_send negotiates at
+ * INIT->RTR. The host hands each negotiation MAD it receives on QP1
+ * (ur_crypt_hello_parse says which) to ur_dev_crypt_hello_rx (single-
+ * threaded hosts: finds the QP) or, with the QP's lock held, to
+ * ur_qp_crypt_hello_rx. ur_qp_crypt_neg: enum ur_crypt_neg.
+ */
+int ur_dev_crypt_hello_rx(struct ur_dev *dev, const uint8_t *mad, size_t len,
+			  const struct ur_rxinfo *ri, uint64_t now);
+int ur_qp_crypt_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
+			 const struct ur_rxinfo *ri, uint64_t now);
+uint32_t ur_qp_crypt_neg(const struct ur_qp *qp);
 
 /* Timeout code -> nanoseconds: 4.096 us * 2^t (IBTA 11.2.4.2); 0 = infinite. */
 uint64_t ur_timeout_ns(uint8_t code);

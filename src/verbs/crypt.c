@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Encryption policy from the environment (docs/security.md "Encryption"):
- *   UROCE_CRYPT=off|require       off (the default): plain RoCEv2;
- *                                  require: every RC/UC QP seals all it
- *                                  sends and takes only what verifies
+ *   UROCE_CRYPT=off|allow|require off (the default): plain RoCEv2;
+ *                                  allow: each RC/UC QP negotiates with its
+ *                                  peer at RTR, sealed if the peer has the
+ *                                  key, else plain; require: sealed or
+ *                                  nothing (the QP fails)
  *   UROCE_CRYPT_KEY=<file>        the administrator's key: 32 bytes, raw
  *                                  or as 64 hex digits (a newline may
  *                                  follow); the file must be the user's
@@ -103,25 +105,35 @@ int urv__crypt_key_load(const char *path, uint8_t key[32])
 	return rc;
 }
 
+/* A negotiation MAD of @qp to QP1 of the peer (the transport calls this
+ * with the QP's lock held). Slot 0: towards our own address the kernel
+ * picks a sibling, which passes it to the QPN's (src/io/gsi.c). */
+static void hello_send(struct ur_dev *dev, struct ur_qp *qp,
+		       const struct ur_ipudp *dst, const uint8_t *mad)
+{
+	(void)qp;
+	(void)ur_engine_gsi_send(dev->host, dst, 0, mad, UR_CRYPT_HELLO_LEN);
+}
+
 int urv__crypt_dev_init(struct ur_dev *dev)
 {
 	const char *pol = getenv("UROCE_CRYPT");
 	const char *path = getenv("UROCE_CRYPT_KEY");
 	const char *alg_s = getenv("UROCE_CRYPT_ALG");
 	int alg = UR_CRYPT_AES256GCM, rc;
+	uint8_t policy;
 
 	dev->crypt_alg = UR_CRYPT_NONE;
+	dev->crypt_policy = UR_CRYPT_POLICY_OFF;
 	if (!pol || !*pol || !strcmp(pol, "off") || !strcmp(pol, "0"))
 		return 0;
 	if (!strcmp(pol, "allow")) {
-		fprintf(stderr, "uroce: UROCE_CRYPT=allow is not supported: "
-			"uroce has no negotiation with the peer yet; use "
-			"\"require\" at both ends, or \"off\"\n");
-		return -EOPNOTSUPP;
-	}
-	if (strcmp(pol, "require")) {
-		fprintf(stderr, "uroce: UROCE_CRYPT=\"%s\": must be \"off\" or "
-			"\"require\"\n", pol);
+		policy = UR_CRYPT_POLICY_ALLOW;
+	} else if (!strcmp(pol, "require")) {
+		policy = UR_CRYPT_POLICY_REQUIRE;
+	} else {
+		fprintf(stderr, "uroce: UROCE_CRYPT=\"%s\": must be \"off\", "
+			"\"allow\" or \"require\"\n", pol);
 		return -EINVAL;
 	}
 	if (alg_s && *alg_s) {
@@ -138,13 +150,15 @@ int urv__crypt_dev_init(struct ur_dev *dev)
 		return -EOPNOTSUPP;
 	}
 	if (!path || !*path) {
-		fprintf(stderr, "uroce: UROCE_CRYPT=require needs "
-			"UROCE_CRYPT_KEY=<file with the 32-byte key>\n");
+		fprintf(stderr, "uroce: UROCE_CRYPT=%s needs "
+			"UROCE_CRYPT_KEY=<file with the 32-byte key>\n", pol);
 		return -EINVAL;
 	}
 	rc = urv__crypt_key_load(path, dev->crypt_key);
 	if (rc)
 		return rc;
 	dev->crypt_alg = (uint8_t)alg;
+	dev->crypt_policy = policy;
+	dev->crypt_hello_send = hello_send;
 	return 0;
 }

@@ -113,6 +113,7 @@ static void t_hkdf(void)
 }
 
 /* ---- a sealed pair ------------------------------------------------------- */
+#define EVIL_NODE 8 /* 10.0.0.9: nobody's peer */
 static const uint8_t key_a[32] = "uroce test key, 32 bytes long..";
 static const uint8_t key_x[32] = "another key, also 32 bytes long";
 
@@ -447,6 +448,197 @@ static void t_refuse(void)
 	tfix_fini(&f);
 }
 
+/* ---- negotiation (ur_crypt_neg.c) ------------------------------------------ */
+struct devcfg {
+	uint8_t policy[2];
+	const uint8_t *key[2];
+	unsigned int alg;
+};
+
+static void devcfg_apply(struct ur_dev *dev, int node, void *arg)
+{
+	const struct devcfg *d = arg;
+
+	dev->crypt_policy = d->policy[node];
+	dev->crypt_alg = d->policy[node] ? (uint8_t)d->alg : 0;
+	if (d->key[node])
+		memcpy(dev->crypt_key, d->key[node], 32);
+}
+
+/* A pair whose devices have policies; the QPs negotiate at RTR. */
+static void neg_pair(struct tfix *f, struct cap *c, uint8_t pa, uint8_t pb,
+		     const uint8_t *kb)
+{
+	struct devcfg d = { { pa, pb }, { key_a, kb }, UR_CRYPT_SM4GCM };
+
+	tfix_init_dev(f, UR_QPT_RC, NULL, devcfg_apply, &d);
+	memset(c, 0, sizeof(*c));
+	f->net.tap = tap;
+	f->net.tap_arg = c;
+}
+
+/* WRITE 8 KiB a -> b with a pattern; whether it lands. */
+static bool neg_write(struct tfix *f, uint64_t wr_id)
+{
+	struct ur_cqe e[2];
+
+	tfix_fill(f->a.buf, 8192, (uint32_t)wr_id);
+	memset(f->b.buf, 0, 8192);
+	ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_WRITE, wr_id, 0, 8192,
+			    (uintptr_t)f->b.buf, f->b.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	tnet_run(&f->net, f->net.now + 10ull * 1000 * 1000 * 1000);
+	if (ur_cq_poll(&f->a.scq, e, 1) != 1 || e[0].status != UR_WC_SUCCESS)
+		return false;
+	return !memcmp(f->b.buf, f->a.buf, 8192);
+}
+
+/* require/require and allow/allow with the same key: sealed, data
+ * through, no plaintext; a WRITE posted while the hellos travel waits
+ * for them. */
+static void t_neg_sealed(void)
+{
+	for (int i = 0; i < 2; i++) {
+		uint8_t pol = i ? UR_CRYPT_POLICY_ALLOW : UR_CRYPT_POLICY_REQUIRE;
+		struct tfix f;
+		struct cap c;
+
+		neg_pair(&f, &c, pol, pol, key_a);
+		ASSERT_EQ(ur_qp_crypt_neg(f.a.qp), UR_CRYPT_NEG_PENDING);
+		c.secret = f.a.buf + 4000;
+		ASSERT(neg_write(&f, 1));
+		ASSERT_EQ(ur_qp_crypt_neg(f.a.qp), UR_CRYPT_NEG_SEALED);
+		ASSERT_EQ(ur_qp_crypt_neg(f.b.qp), UR_CRYPT_NEG_SEALED);
+		ASSERT_EQ(c.leaks, 0);
+		ASSERT_EQ(c.sealed, c.total);
+		ASSERT_GT(c.total, 8);
+		ASSERT_GE(f.net.hellos, 3);
+		ASSERT_EQ(f.net.nodes[1].dev.cnt.rx_drop_auth, 0);
+		tfix_fini(&f);
+	}
+}
+
+/* allow against a peer without a policy (a standard device, as far as
+ * negotiation goes): no answer, plain after the wait, data through. */
+static void t_neg_allow_plain(void)
+{
+	struct tfix f;
+	struct cap c;
+
+	neg_pair(&f, &c, UR_CRYPT_POLICY_ALLOW, UR_CRYPT_POLICY_OFF, NULL);
+	c.secret = f.a.buf + 4000;
+	ASSERT(neg_write(&f, 1));
+	ASSERT_EQ(ur_qp_crypt_neg(f.a.qp), UR_CRYPT_NEG_PLAIN);
+	ASSERT_EQ(c.sealed, 0);
+	ASSERT_GT(c.leaks, 0); /* plain, as allowed */
+	ASSERT_EQ(f.net.nodes[0].dev.cnt.crypt_neg_timeout, 1);
+	ASSERT_GE(f.net.now, UR_CRYPT_NEG_ALLOW_NS);
+	tfix_fini(&f);
+}
+
+/* require against a peer without a policy, with another key, or with
+ * every hello dropped (a downgrade attempt): nothing leaves but hellos,
+ * nothing is taken, the QP fails and its WRITE completes in error. allow
+ * with the hellos dropped goes plain: that is what allow means. */
+static void t_neg_fail_closed(void)
+{
+	for (int i = 0; i < 3; i++) {
+		struct tfix f;
+		struct cap c;
+		struct ur_cqe e;
+
+		if (i == 0)
+			neg_pair(&f, &c, UR_CRYPT_POLICY_REQUIRE,
+				 UR_CRYPT_POLICY_OFF, NULL);
+		else
+			neg_pair(&f, &c, UR_CRYPT_POLICY_REQUIRE,
+				 UR_CRYPT_POLICY_REQUIRE, i == 1 ? key_x : key_a);
+		if (i == 2)
+			f.net.f.drop_hellos = 1 << 30;
+		memset(f.b.buf, 0, 8192);
+		ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, 1, 0, 8192,
+				    (uintptr_t)f.b.buf, f.b.mr->rkey,
+				    UR_SEND_SIGNALED), 0);
+		/* b (plain in case 0) sends a's QP a WRITE too. */
+		ASSERT_EQ(tfix_send(&f.b, UR_WR_RDMA_WRITE, 2, 0, 512,
+				    (uintptr_t)f.a.buf + 65536, f.a.mr->rkey,
+				    0), 0);
+		tnet_run(&f.net, f.net.now + 10ull * 1000 * 1000 * 1000);
+		ASSERT_EQ(ur_qp_crypt_neg(f.a.qp), UR_CRYPT_NEG_FAILED);
+		ASSERT_EQ(f.a.qp->state, UR_QPS_ERR);
+		ASSERT_EQ(ur_cq_poll(&f.a.scq, &e, 1), 1);
+		ASSERT_NE(e.status, UR_WC_SUCCESS);
+		ASSERT(ur_test_all(f.b.buf, 0, 8192));
+		ASSERT(ur_test_all(f.a.buf + 65536, 0, 512));
+		ASSERT_EQ(f.net.nodes[0].dev.cnt.tx_sealed, 0);
+		ASSERT_EQ(f.net.nodes[0].dev.cnt.rx_opened, 0);
+		if (i == 1)
+			ASSERT_GT(f.net.nodes[0].dev.cnt.rx_drop_auth +
+					  f.net.nodes[1].dev.cnt.rx_drop_auth, 1);
+		tfix_fini(&f);
+	}
+	{
+		struct tfix f;
+		struct cap c;
+
+		neg_pair(&f, &c, UR_CRYPT_POLICY_ALLOW, UR_CRYPT_POLICY_ALLOW,
+			 key_a);
+		f.net.f.drop_hellos = 1 << 30;
+		ASSERT(neg_write(&f, 1));
+		ASSERT_EQ(ur_qp_crypt_neg(f.a.qp), UR_CRYPT_NEG_PLAIN);
+		ASSERT_EQ(ur_qp_crypt_neg(f.b.qp), UR_CRYPT_NEG_PLAIN);
+		tfix_fini(&f);
+	}
+}
+
+/* Hellos lost at random, and forged ones: the pair still agrees, and a
+ * hello from another address or with one bit changed is not taken. */
+static void t_neg_loss_forgery(void)
+{
+	static uint8_t mad[UR_CRYPT_HELLO_LEN];
+	struct ur_crypt_hello h;
+	struct ur_rxinfo ri;
+	struct tfix f;
+	struct cap c;
+	uint64_t auth;
+
+	neg_pair(&f, &c, UR_CRYPT_POLICY_REQUIRE, UR_CRYPT_POLICY_REQUIRE,
+		 key_a);
+	f.net.f.hello_loss = 0.5;
+	ASSERT(neg_write(&f, 1));
+	ASSERT_EQ(ur_qp_crypt_neg(f.b.qp), UR_CRYPT_NEG_SEALED);
+	tfix_fini(&f);
+
+	/* Capture a's first hello (to b, pending) and replay it altered. */
+	neg_pair(&f, &c, UR_CRYPT_POLICY_REQUIRE, UR_CRYPT_POLICY_REQUIRE,
+		 key_a);
+	ASSERT_EQ(f.net.nq, 2); /* a's and b's hellos */
+	for (int i = 0; i < f.net.nq; i++)
+		if (f.net.q[i].hello && f.net.q[i].dst == 1)
+			memcpy(mad, f.net.q[i].data, sizeof(mad));
+	ASSERT_EQ(ur_crypt_hello_parse(mad, sizeof(mad), &h), 0);
+	ASSERT_EQ(h.dst_qpn, f.b.qp->qpn);
+	auth = f.net.nodes[1].dev.cnt.rx_drop_auth;
+	tnet_rxinfo(EVIL_NODE, 1, &ri); /* from elsewhere */
+	ASSERT_EQ(ur_dev_crypt_hello_rx(&f.net.nodes[1].dev, mad, sizeof(mad),
+					&ri, f.net.now), -EACCES);
+	tnet_rxinfo(0, 1, &ri);
+	for (int off = 24; off < 104; off += 7) {
+		mad[off] ^= 0x01;
+		ASSERT_NE(ur_dev_crypt_hello_rx(&f.net.nodes[1].dev, mad,
+						sizeof(mad), &ri, f.net.now), 0);
+		mad[off] ^= 0x01;
+	}
+	ASSERT_GE(f.net.nodes[1].dev.cnt.rx_drop_auth - auth, 10);
+	ASSERT_EQ(ur_qp_crypt_neg(f.b.qp), UR_CRYPT_NEG_PENDING);
+	/* The unaltered copy is a's real hello: b takes it. */
+	ASSERT_EQ(ur_dev_crypt_hello_rx(&f.net.nodes[1].dev, mad, sizeof(mad),
+					&ri, f.net.now), 0);
+	ASSERT(neg_write(&f, 2));
+	ASSERT_EQ(ur_qp_crypt_neg(f.a.qp), UR_CRYPT_NEG_SEALED);
+	tfix_fini(&f);
+}
+
 static const struct ur_test_case tests[] = {
 	{ "vectors", t_vectors },
 	{ "hkdf", t_hkdf },
@@ -459,6 +651,10 @@ static const struct ur_test_case tests[] = {
 	{ "rekey", t_rekey },
 	{ "faults", t_faults },
 	{ "refuse", t_refuse },
+	{ "neg_sealed", t_neg_sealed },
+	{ "neg_allow_plain", t_neg_allow_plain },
+	{ "neg_fail_closed", t_neg_fail_closed },
+	{ "neg_loss_forgery", t_neg_loss_forgery },
 	{ NULL, NULL },
 };
 
