@@ -51,7 +51,7 @@ static void dev_setup(struct ur_dev *dev, int node, void *arg)
 
 static void setup(void)
 {
-	static const uint8_t key[32] = "fuzz key, thirty-two bytes long";
+	static uint8_t key[32] = "fuzz key, thirty-two bytes long";
 
 	tfix_init(&f, UR_QPT_RC, NULL);
 	if (ur_qp_set_crypt(f.a.qp, UR_CRYPT_AES256GCM, key) ||
@@ -68,7 +68,7 @@ static void setup(void)
 			.rnr_retry = 7, .min_rnr_timer = 1,
 			.access = UR_ACCESS_REMOTE_WRITE };
 
-		tfix_init_dev(&g, UR_QPT_RC, &ca, dev_setup, (void *)key);
+		tfix_init_dev(&g, UR_QPT_RC, &ca, dev_setup, key);
 		g.net.f.loss = 1.0;
 		g.net.f.drop_hellos = 1 << 30;
 	}
