@@ -5,8 +5,9 @@
 # against UROCE_CRYPT=require with AES-256-GCM and with SM4-GCM, in one run:
 #   ib_write_bw -s 1 MiB and -s 64 KiB (D seconds each, Gbit/s),
 #   ib_write_lat -s 8 (typical latency, us).
-# Each figure is the median of REPS runs (default 3); the three settings
-# alternate inside each repetition so load drifts hit them alike.
+# Each figure is the median of REPS runs (default 3; a run that failed,
+# "-", is left out); the three settings alternate inside each repetition
+# so load drifts hit them alike.
 #
 #   bench/crypt.sh [BUILDDIR [OUT]]   (default build,
 #                  bench/results/<date>-crypt.md)
@@ -48,7 +49,7 @@ pt() {
 	sleep 0.5
 	# shellcheck disable=SC2046
 	env $(envof "$s") UROCE_IP=127.0.0.3 timeout 120 "$R" "$tool" -x 0 -F -p $port "$@" 127.0.0.2 2>/dev/null |
-		awk -v c=$col '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $c } END { if (v == "") print "-"; else print v + 0 }'
+		awk -v c=$col '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $c } END { if (v == "" || v + 0 == 0) print "-"; else print v + 0 }'
 	wait
 }
 median() { grep -v -- - | sort -g | awk '{v[++n] = $1} END {if (!n) print "-"; else print (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2)}'; }
