@@ -7,7 +7,7 @@ SUDO=""
 PKGS=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
   libibverbs-dev librdmacm-dev ibverbs-utils perftest rdmacm-utils python3-pyverbs
-  libpcap-dev zlib1g-dev libssl-dev libnetfilter-queue-dev
+  libpcap-dev zlib1g-dev libssl-dev libnetfilter-queue-dev libgcrypt20-dev
   tshark iproute2 iptables iputils-ping ethtool iperf3 sockperf gnuplot-nox ucx-utils libfabric-bin
   openmpi-bin libopenmpi-dev python3 python3-numpy
   openssh-server # coll_lab starts sshds of its own inside lab namespaces

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "ur_crypt.h"
 #include "ur_io_priv.h"
 
 /* This thread runs the handler: it drains the socket, rx_lock held. */
@@ -32,6 +33,44 @@ void ur_engine_set_gsi_handler(struct ur_engine *e, ur_gsi_rx_fn fn, void *arg)
 uint8_t ur_engine_slot(const struct ur_engine *e)
 {
 	return e->slot;
+}
+
+/*
+ * A uroce encryption negotiation MAD (docs/wire.md "Encryption
+ * negotiation"): to the QP it names, under the QP's lock, as a packet to
+ * that QP would go; to the sibling whose slot the QPN carries if not ours.
+ */
+static void crypt_hello_rx(struct ur_engine *e, const uint8_t *buf,
+			   size_t len, const uint8_t *mad, size_t mlen,
+			   struct ur_rxinfo *ri, bool from_sibling)
+{
+	struct ur_crypt_hello h;
+	struct ur_qp *qp;
+	uint8_t slot;
+
+	if (ur_crypt_hello_parse(mad, mlen, &h)) {
+		e->dev.cnt.rx_drop_malformed++;
+		return;
+	}
+	slot = (uint8_t)(h.dst_qpn >> UR_IO_SLOT_SHIFT);
+	if (slot != e->slot) {
+		if (from_sibling)
+			e->dev.cnt.rx_drop_no_qp++;
+		else
+			ur__fwd_to(e, slot, buf, len, ri, false);
+		return;
+	}
+	pthread_rwlock_rdlock(&e->qp_lock);
+	qp = ur__map_get(&e->qps, h.dst_qpn);
+	if (qp && (qp->type == UR_QPT_RC || qp->type == UR_QPT_UC)) {
+		ur_engine_qp_lock(qp);
+		(void)ur_qp_crypt_hello_rx(qp, mad, mlen, ri, ur_now());
+		ur_engine_qp_unlock(qp);
+		ur_engine_qp_kick(e, qp); /* its timer moved, it may send */
+	} else {
+		e->dev.cnt.rx_drop_no_qp++;
+	}
+	pthread_rwlock_unlock(&e->qp_lock);
 }
 
 /* Called from ur__engine_deliver for DestQP 1 (rx_lock held). */
@@ -53,6 +92,12 @@ void ur__gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 	e->dev.cnt.rx_packets++;
 	e->dev.cnt.rx_bytes += len;
 	ur__thread()->in_gsi = true;
+	if (pkt.payload[1] == UR_MGMT_CLASS_UROCE) {
+		crypt_hello_rx(e, buf, len, pkt.payload, pkt.payload_len, ri,
+			       from_sibling);
+		ur__thread()->in_gsi = false;
+		return;
+	}
 	to = e->gsi_fn ? e->gsi_fn(e->gsi_arg, pkt.payload, pkt.payload_len,
 				   ri, from_sibling)
 		       : UR_GSI_BROADCAST;

@@ -45,6 +45,12 @@ enum { UR_GSI_CONSUMED = 0, UR_GSI_BROADCAST = -1 };
 #define CM_LISTEN_WAIT_MS 100
 #define CM_PARK_POLL_NS 1000000ull
 #define CM_MAX_PARKED 64
+/* Connection requests a listener holds unanswered (REQ_RCVD: its user has
+ * not accepted or rejected them yet) when rdma_listen's backlog is 0 or
+ * less; beyond its backlog a REQ is dropped and counted (rx_req_dropped),
+ * as a full accept queue drops a TCP SYN: a flood of REQs costs a bounded
+ * number of IDs, events and per-REQ work, and the sender retries. */
+#define CM_DEFAULT_BACKLOG 1024
 
 struct cm_core;
 struct cm_id;
@@ -102,6 +108,7 @@ struct cm_id {
 	bool destroying;
 	pthread_cond_t cond;
 	struct cm_id *listen;         /* passive: the listener it came from */
+	int backlog;                  /* a listener's: rdma_listen's */
 	bool passive;
 	bool own_cqs;                 /* rdma_create_qp made the CQs */
 	struct ibv_qp_init_attr_ex *qp_init; /* rdma_create_ep on a listener */
@@ -189,6 +196,7 @@ struct cm_core {
 	uint64_t resend_ns;           /* UROCE_CM_RESEND_MS, default 1000 */
 	/* counters (docs/rdmacm.md) */
 	uint64_t rx_mads, rx_malformed, rx_unknown_id, rx_stale, tx_mads, resent;
+	uint64_t rx_req_dropped;      /* beyond a listener's backlog */
 };
 
 struct cm_global {

@@ -669,6 +669,20 @@ static uint64_t run_parked(struct cm_core *k, uint64_t now)
 	return next;
 }
 
+/* Whether listener @l holds as many unanswered requests as its backlog
+ * allows (CM_DEFAULT_BACKLOG when rdma_listen was given 0 or less). */
+static bool over_backlog(const struct cm_core *k, const struct cm_id *l)
+{
+	int max = l->backlog > 0 ? l->backlog : CM_DEFAULT_BACKLOG, n = 0;
+
+	for (const struct cm_id *c = k->ids; c; c = c->next)
+		if (c->listen == l && (c->state == CMS_REQ_RCVD ||
+				       c->state == CMS_SIDR_REQ_RCVD) &&
+		    ++n >= max)
+			return true;
+	return false;
+}
+
 /* REQ or SIDR_REQ: find the listener and make the new ID. */
 static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 		  const struct sockaddr_storage *src, bool from_sibling,
@@ -720,6 +734,10 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 		if (!cma || park_req(dev, mad, src, from_sibling, now))
 			reject_no_listener(dev, mad, src);
 		return UR_GSI_CONSUMED;
+	}
+	if (over_backlog(k, l)) {
+		k->rx_req_dropped++;
+		return UR_GSI_CONSUMED; /* the peer retries, or gives up */
 	}
 	c = k->ops->id_new(k, l, sidr ? IBV_QPT_UD
 				      : (ur_cm_get(mad, CMF_SERVICE_TYPE) == 1

@@ -752,10 +752,10 @@ CM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	struct cm_id *c;
 	int ret = 0;
 
-	(void)backlog;
 	c = lock_id(id, false);
 	if (!c)
 		return cm_err(-EINVAL);
+	c->backlog = backlog; /* requests held unanswered (over_backlog) */
 	if (!c->bound) {
 		struct sockaddr_in any = { .sin_family = AF_INET };
 

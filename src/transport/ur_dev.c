@@ -67,6 +67,9 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	      const struct ur_rxinfo *ri, uint64_t now)
 {
+	struct ur_pkt opened;
+	bool sealed_now = false;
+
 	if (!ur_state_receives(qp->state)) {
 		qp->dev->cnt.rx_drop_bad_state++;
 		return;
@@ -75,6 +78,38 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		/* Requests, ACKs, NAKs and CNPs alike: none of them may
 		 * move a connection's state when forged off the path. */
 		qp->dev->cnt.rx_drop_offpath++;
+		return;
+	}
+	if (ur__crypt_pending(qp)) {
+		/* Negotiating: plain is not decided, and the keys exist only
+		 * once the peer's nonce is known. A packet that verifies
+		 * under them proves the peer has ours: sealed from here. */
+		if (!qp->priv->crypt.have_peer ||
+		    ur__crypt_open(qp, pkt, &opened)) {
+			qp->dev->cnt.rx_drop_auth++;
+			return;
+		}
+		qp->priv->crypt.neg = UR_CRYPT_NEG_SEALED;
+		sealed_now = true;
+		pkt = &opened;
+	} else if (qp->priv->crypt.alg) {
+		/* Encrypted (docs/wire.md "Encryption"): the tag is checked
+		 * before any state machine sees the packet; what fails is
+		 * dropped and changes nothing. */
+		int rc = ur__crypt_open(qp, pkt, &opened);
+
+		if (rc) {
+			if (rc == -EALREADY)
+				qp->dev->cnt.rx_drop_replay++;
+			else
+				qp->dev->cnt.rx_drop_auth++;
+			return;
+		}
+		pkt = &opened;
+	} else if (ur_bth_ext_crypt(pkt->bth) && qp->type != UR_QPT_UD) {
+		/* Sealed for a QP that has no key: its payload is ciphertext
+		 * (a standard device would take it as data). */
+		qp->dev->cnt.rx_drop_auth++;
 		return;
 	}
 	qp->cnt.rx_packets++;
@@ -98,6 +133,8 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		if (d > 0)
 			ur__cc_acked(qp, (uint32_t)d * ur_qp_req_mtu(qp), now);
 	}
+	if (sealed_now)
+		ur_qp_progress(qp, now); /* what was posted meanwhile */
 	ur__qp_update_deadline(qp);
 }
 

@@ -195,6 +195,19 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 	p->req.window = dev->tx_window ? dev->tx_window : UR_DEFAULT_TX_WINDOW;
 	p->comp.rto_deadline = UINT64_MAX;
 	p->sr.gap_deadline = UINT64_MAX;
+	if ((type == UR_QPT_RC || type == UR_QPT_UC) && dev->crypt_alg &&
+	    dev->crypt_policy != UR_CRYPT_POLICY_OFF) {
+		/* Before SR and jumbo, which then stay off: a QP the policy
+		 * wants encrypted is never created plain. */
+		int rc = ur_qp_set_crypt(qp, dev->crypt_alg, dev->crypt_key);
+
+		if (rc) {
+			qp_free(p);
+			qp->priv = NULL;
+			return rc;
+		}
+		p->crypt.policy = dev->crypt_policy;
+	}
 	if (type == UR_QPT_RC && dev->sr.enable)
 		(void)ur_qp_set_sr(qp, &dev->sr);
 	if (type == UR_QPT_RC && dev->jumbo_default)
@@ -209,8 +222,10 @@ err:
 
 void ur_qp_destroy(struct ur_qp *qp)
 {
-	if (qp->priv)
+	if (qp->priv) {
 		ur__sr_release(qp);
+		ur__crypt_free(qp);
+	}
 	qp_free(qp->priv);
 	qp->priv = NULL;
 }
@@ -382,6 +397,13 @@ void ur__qp_update_deadline(struct ur_qp *qp)
 		d = p->cc.wait_until; /* the pacer lets the next packet go */
 	if (p->sr.gap_deadline < d)
 		d = p->sr.gap_deadline; /* NAK a gap (selective repeat) */
+	if (p->crypt.neg == UR_CRYPT_NEG_PENDING) {
+		/* resend the hello, give up */
+		if (p->crypt.hello_at < d)
+			d = p->crypt.hello_at;
+		if (p->crypt.give_up_at < d)
+			d = p->crypt.give_up_at;
+	}
 	qp->deadline = d;
 }
 
@@ -389,7 +411,8 @@ int ur_qp_set_jumbo(struct ur_qp *qp, bool on)
 {
 	struct ur_jumbo *j = &qp->priv->jumbo;
 
-	if (on && (qp->type != UR_QPT_RC || qp->priv->sr.p.enable))
+	if (on && (qp->type != UR_QPT_RC || qp->priv->sr.p.enable ||
+		   qp->priv->crypt.alg))
 		return -EINVAL;
 	j->enable = on;
 	if (!on)
@@ -552,16 +575,33 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
 
 	if (next == UR_QPS_RESET) {
 		qp_reset(qp);
+		if (p->crypt.alg)
+			ur__crypt_reset(qp);
+		p->crypt.neg = UR_CRYPT_NEG_NONE;
 		qp->state = UR_QPS_RESET;
 		return 0;
 	}
 	apply_attrs(qp, attr, mask);
+	if (next == UR_QPS_ERR && ur__crypt_pending(qp))
+		p->crypt.neg = UR_CRYPT_NEG_FAILED; /* the user gave up */
 	if (next == UR_QPS_ERR) {
 		ur__qp_error(qp, now);
 		return 0;
 	}
 	qp->state = next;
 	if (cur == UR_QPS_INIT && next == UR_QPS_RTR) {
+		if (p->crypt.policy && !p->crypt.alg)
+			/* Plain after a fallback, and reset since: again. */
+			(void)ur_qp_set_crypt(qp, qp->dev->crypt_alg,
+					      qp->dev->crypt_key);
+		if (p->crypt.alg)
+			ur__crypt_reset(qp); /* a new connection, a new session */
+		if (p->crypt.alg && qp->dev->crypt_hello_send)
+			ur__crypt_neg_start(qp, now);
+		else if (p->crypt.policy == UR_CRYPT_POLICY_ALLOW)
+			(void)ur_qp_set_crypt(qp, UR_CRYPT_NONE, NULL);
+		/* (require without a way to negotiate: sealed from the
+		 * start, keys of the session ids alone) */
 		p->resp.psn = p->attr.rq_psn;
 		p->resp.msn = 0;
 	}
@@ -760,6 +800,11 @@ int ur_qp_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr)
 
 void ur_qp_progress(struct ur_qp *qp, uint64_t now)
 {
+	if (ur__crypt_pending(qp)) {
+		/* Nothing leaves before the negotiation ends. */
+		ur__qp_update_deadline(qp);
+		return;
+	}
 	if (qp->type == UR_QPT_RC) {
 		ur__resp_progress(qp, now);
 		if (qp->priv->sr.held)
@@ -778,6 +823,13 @@ uint32_t ur_qp_unacked(const struct ur_qp *qp)
 
 void ur_qp_timer(struct ur_qp *qp, uint64_t now)
 {
+	if (ur__crypt_pending(qp)) {
+		ur__crypt_neg_timer(qp, now);
+		if (ur__crypt_pending(qp) || qp->state == UR_QPS_ERR) {
+			ur__qp_update_deadline(qp);
+			return;
+		}
+	}
 	if (qp->state == UR_QPS_RTS || qp->state == UR_QPS_SQD)
 		ur__comp_timer(qp, now);
 	if (qp->priv->sr.gap_deadline <= now)

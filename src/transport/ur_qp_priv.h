@@ -16,6 +16,7 @@
 
 #include <stdatomic.h>
 
+#include "ur_crypt.h"
 #include "ur_transport.h"
 
 #define UR_DEFAULT_TX_WINDOW 256 /* outstanding request PSNs */
@@ -222,6 +223,38 @@ unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn);
 /* @psn was lost (a NAK or a timeout named it) / acknowledged. */
 void ur__mp_loss(struct ur_mp *mp, uint32_t psn);
 void ur__mp_acked(struct ur_mp *mp, uint32_t psn);
+/* One direction's key of an encrypted QP (ur_crypt.c): a libgcrypt GCM
+ * handle keyed for (session id, epoch), and the IV's fixed part. */
+struct gcry_cipher_handle;
+struct ur_crypt_key {
+	struct gcry_cipher_handle *hd;
+	uint64_t sid, epoch;
+	uint8_t salt[4];
+	bool valid;
+};
+
+/* Encryption of an RC/UC QP (ur_qp_set_crypt, docs/wire.md "Encryption"). */
+struct ur_qp_crypt {
+	uint8_t alg;              /* enum ur_crypt_alg; 0: plain */
+	uint8_t ikm[UR_CRYPT_KEY_LEN]; /* the administrator's key */
+	uint64_t tx_sid, tx_seq;  /* our session id, next sequence number */
+	struct ur_crypt_key tx;
+	/* Receive: the peer's session id once a packet under it verified
+	 * (rx_locked); the keys of two epochs; the replay window. */
+	bool rx_locked, rx_any;
+	uint64_t rx_sid, rx_top;
+	struct ur_crypt_key rx[2];
+	uint64_t rx_win[UR_CRYPT_REPLAY_WIN / 64];
+	uint8_t *buf;             /* opened payloads land here, never in place */
+	uint32_t buf_cap;
+	/* Negotiation (ur_crypt_neg.c): kept across ur__crypt_free. */
+	uint8_t policy;           /* enum ur_crypt_policy */
+	uint8_t neg;              /* enum ur_crypt_neg */
+	bool have_peer, confirmed;
+	uint8_t nonce_l[UR_CRYPT_NONCE_LEN], nonce_p[UR_CRYPT_NONCE_LEN];
+	uint64_t hello_at, give_up_at, hello_gap;
+	uint32_t hellos_sent;
+};
 
 struct ur_qp_priv {
 	struct ur_qp_attr attr;
@@ -241,6 +274,7 @@ struct ur_qp_priv {
 	struct ur_sr sr;
 	struct ur_jumbo jumbo;
 	struct ur_mp mp;
+	struct ur_qp_crypt crypt;
 };
 
 /* The states in which a QP takes packets in: RTR onwards, until an error
@@ -361,6 +395,33 @@ struct ur_txhdr {
 };
 /* A buffer for @opcode with @payload_len bytes; the payload goes at
  * ur__tx_payload(). NULL when the host is out of buffers. */
+/* Encryption (ur_crypt.c). Seal: the packet in @b has its headers
+ * (@hdr_len bytes) written and its payload in place or at b->ext; writes
+ * the ciphertext and the trailer after the headers, clears b->ext.
+ * Open: 0 with @out the packet with its plaintext payload (in the QP's
+ * buffer), -EBADMSG if it does not verify, -EALREADY for a replay. */
+void ur__crypt_seal(struct ur_qp *qp, struct ur_pktbuf *b, uint32_t hdr_len,
+		    uint32_t payload_len);
+int ur__crypt_open(struct ur_qp *qp, const struct ur_pkt *pkt,
+		   struct ur_pkt *out);
+/* A fresh session: new id, sequence 0, the peer's session forgotten
+ * (RESET, INIT->RTR). */
+void ur__crypt_reset(struct ur_qp *qp);
+void ur__crypt_free(struct ur_qp *qp);
+void ur__crypt_gid16(bool v6, const uint8_t *a, uint8_t out[16]);
+/* Negotiation (ur_crypt_neg.c): start at INIT->RTR; the timer resends
+ * the hello and gives up. */
+void ur__crypt_neg_start(struct ur_qp *qp, uint64_t now);
+void ur__crypt_neg_timer(struct ur_qp *qp, uint64_t now);
+static inline bool ur__crypt_pending(const struct ur_qp *qp)
+{
+	return qp->priv->crypt.neg == UR_CRYPT_NEG_PENDING;
+}
+static inline uint32_t ur__crypt_overhead(const struct ur_qp *qp)
+{
+	return qp->priv->crypt.alg ? UR_CRYPT_TRAILER : 0;
+}
+
 struct ur_pktbuf *ur__tx_alloc(struct ur_qp *qp, uint8_t opcode,
 				uint32_t payload_len);
 uint8_t *ur__tx_payload(struct ur_pktbuf *b, uint8_t opcode);

@@ -492,8 +492,8 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 
 	p->cc.wait = false;
 	if ((qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD) ||
-	    req->rnr_wait)
-		return;
+	    req->rnr_wait || ur__crypt_pending(qp))
+		return; /* (negotiating encryption: nothing leaves yet) */
 	if (req->key_err) {
 		key_fail(qp, now);
 		return;

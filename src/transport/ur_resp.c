@@ -622,7 +622,9 @@ uint8_t *ur_qp_rx_place(const struct ur_qp *qp, const uint8_t *buf,
 	const struct ur_resp *r = &qp->priv->resp;
 
 	/* Not a byte from anyone but the peer (ur_qp_rx drops it after). */
+	/* Nor anything sealed: it lands once its tag verified. */
 	if (qp->type != UR_QPT_RC || !ur__from_peer(qp, ri) ||
+	    qp->priv->crypt.alg ||
 	    len < UR_BTH_LEN + UR_ICRC_LEN ||
 	    ur_bth_opcode(buf) != UR_OP_RC_RDMA_WRITE_MIDDLE ||
 	    ur_bth_pad(buf) || r->cur != UR_CUR_WRITE ||

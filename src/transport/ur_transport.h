@@ -393,6 +393,8 @@ struct ur_rxinfo {
 	X(rx_ack_deferred) X(tx_connected) X(rx_placed) X(poll_late)       \
 	X(poll_handover) X(tx_shm) X(rx_shm) X(tx_drop_shm)                  \
 	X(rx_drop_offpath) X(rx_drop_dup_rd) X(rx_drop_fwd_full)             \
+	X(tx_sealed) X(rx_opened) X(rx_drop_auth) X(rx_drop_replay)          \
+	X(tx_crypt_hello) X(rx_crypt_hello) X(crypt_neg_timeout)             \
 	X(rx_sr_spurious)
 
 struct ur_counters {
@@ -449,6 +451,18 @@ struct ur_dev {
 	 * the host), and whether new RC QPs enable them (UROCE_JUMBO=1). */
 	uint32_t jumbo_max;
 	bool jumbo_default;
+	/* Encryption of new RC/UC QPs (ur_qp_set_crypt; set by the host
+	 * from UROCE_CRYPT*): the algorithm (0: none) and the key. */
+	uint8_t crypt_alg;
+	uint8_t crypt_key[32];
+	/* The policy (enum ur_crypt_policy; with crypt_alg set) and how the
+	 * host sends a negotiation MAD to QP1 of @dst (the QP's AV). NULL:
+	 * no negotiation; then require seals from the start with keys of
+	 * the sender's session id alone, and allow stays plain. */
+	uint8_t crypt_policy;
+	void (*crypt_hello_send)(struct ur_dev *dev, struct ur_qp *qp,
+				 const struct ur_ipudp *dst,
+				 const uint8_t *mad);
 	/* The send window of new RC QPs in request PSNs (0: 256). The host
 	 * raises it where the path has room, e.g. on loopback. */
 	uint32_t tx_window;
@@ -579,7 +593,7 @@ uint32_t ur_qp_jumbo_state(const struct ur_qp *qp);
 /*
  * Spraying (docs/wire.md "Spraying"): an RC QP with selective repeat sends
  * its requests over @k UDP source ports (the entropy ECMP hashes, A17.3),
- * one packet after the other round robin, once the peer's answers showed
+ * in a weighted round robin (ur_mp.c), once the peer's answers showed
  * it holds out-of-order requests (selective repeat on both ends); before
  * that, and towards a standard peer, from its own port only. Answers keep
  * the QP's port. @sports: ports the host can send from, the QP's own first
@@ -595,6 +609,36 @@ static inline uint16_t ur_mp_sport(uint16_t base, unsigned int i)
 {
 	return (uint16_t)(0xc000 | ((base + i * 0x2f1bu) & 0x3fff));
 }
+/*
+ * Encryption of an RC or UC QP (ur_crypt.c; docs/wire.md "Encryption"):
+ * @alg an enum ur_crypt_alg (ur_crypt.h; UR_CRYPT_NONE turns it off),
+ * @key the administrator's UR_CRYPT_KEY_LEN-byte key, from which each
+ * direction's key is derived with the session id the sender picks, the
+ * algorithm and both ends' GIDs (the AV) and QPNs. With it on, every
+ * packet the QP sends is sealed and every packet it takes must verify:
+ * anything else is dropped and counted (rx_drop_auth, rx_drop_replay)
+ * and changes nothing. Set it on both ends before traffic flows; a reset
+ * or INIT->RTR starts a new session. -EINVAL for a UD QP, an unknown
+ * algorithm, or selective repeat or jumbo packets on (they refuse each
+ * other); -EOPNOTSUPP if libgcrypt lacks the algorithm.
+ * ur_qp_crypt_state: bit 0 = on, bit 1 = a packet of the peer's session
+ * verified, bits 8..15 = the algorithm.
+ */
+int ur_qp_set_crypt(struct ur_qp *qp, unsigned int alg, const uint8_t *key);
+uint32_t ur_qp_crypt_state(const struct ur_qp *qp);
+/*
+ * Negotiation (ur_crypt_neg.c, docs/wire.md "Encryption negotiation"): a
+ * QP of a device with crypt_policy and crypt_hello_send negotiates at
+ * INIT->RTR. The host hands each negotiation MAD it receives on QP1
+ * (ur_crypt_hello_parse says which) to ur_dev_crypt_hello_rx (single-
+ * threaded hosts: finds the QP) or, with the QP's lock held, to
+ * ur_qp_crypt_hello_rx. ur_qp_crypt_neg: enum ur_crypt_neg.
+ */
+int ur_dev_crypt_hello_rx(struct ur_dev *dev, const uint8_t *mad, size_t len,
+			  const struct ur_rxinfo *ri, uint64_t now);
+int ur_qp_crypt_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
+			 const struct ur_rxinfo *ri, uint64_t now);
+uint32_t ur_qp_crypt_neg(const struct ur_qp *qp);
 
 /* Timeout code -> nanoseconds: 4.096 us * 2^t (IBTA 11.2.4.2); 0 = infinite. */
 uint64_t ur_timeout_ns(uint8_t code);

@@ -132,7 +132,8 @@ bool ur_ackq_push(struct ur_ackq *a, const uint8_t *buf, size_t len,
 
 	if (!ur_pkt_is_plain_ack(buf, len) || h - t >= UR_ACKQ_LEN)
 		return false;
-	memcpy(e->d, buf, sizeof(e->d));
+	memcpy(e->d, buf, len); /* a plain ACK: len <= sizeof(e->d) */
+	e->len = (uint32_t)len;
 	e->ri = *ri;
 	atomic_store_explicit(&a->head, h + 1, memory_order_release);
 	/* Against the holder's unlock, then look (the host's release): one
@@ -151,7 +152,7 @@ unsigned int ur_ackq_run(struct ur_ackq *a, struct ur_qp *qp, uint64_t now)
 		struct ur_ackq_ent *e = &a->ent[t % UR_ACKQ_LEN];
 		struct ur_pkt pkt;
 
-		if (ur_pkt_decode(e->d, sizeof(e->d), &pkt) == UR_DEC_OK)
+		if (ur_pkt_decode(e->d, e->len, &pkt) == UR_DEC_OK)
 			ur_qp_rx(qp, &pkt, &e->ri, now);
 	}
 	atomic_store_explicit(&a->tail, t, memory_order_release);

@@ -51,12 +51,19 @@ struct ur_txq {
 	struct ur_txq_slot slot[UR_TXQ_SLOTS];
 };
 
+/* The largest plain ACK: sealed, with the encryption trailer. */
+#define UR_ACK_MAX (UR_BTH_LEN + UR_AETH_LEN + UR_CRYPT_TRAILER_LEN + UR_ICRC_LEN)
+
 /* An ACK that only acknowledges (9.7.5.1), no NAK: a later one of the same
- * QP supersedes it. */
+ * QP supersedes it. Sealed or not (docs/wire.md "Encryption": the AETH is
+ * additional data, readable; the QP verifies it before use). */
 static inline bool ur_pkt_is_plain_ack(const uint8_t *d, size_t len)
 {
-	return len == UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN &&
-	       ur_bth_opcode(d) == UR_OP_RC_ACKNOWLEDGE &&
+	size_t want = UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN;
+
+	if (len >= UR_BTH_LEN && ur_bth_ext_crypt(d))
+		want += UR_CRYPT_TRAILER_LEN;
+	return len == want && ur_bth_opcode(d) == UR_OP_RC_ACKNOWLEDGE &&
 	       ur_aeth_kind(d[UR_BTH_LEN]) == UR_AETH_ACK;
 }
 
@@ -127,7 +134,8 @@ static inline bool ur_txq_hold_due(bool small, bool last_small,
 struct ur_ackq {
 	_Atomic uint32_t head, tail;
 	struct ur_ackq_ent {
-		uint8_t d[UR_BTH_LEN + UR_AETH_LEN + UR_ICRC_LEN];
+		uint8_t d[UR_ACK_MAX];
+		uint32_t len;
 		struct ur_rxinfo ri;
 	} ent[UR_ACKQ_LEN];
 };

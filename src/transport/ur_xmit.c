@@ -18,7 +18,8 @@ struct ur_pktbuf *ur__tx_alloc(struct ur_qp *qp, uint8_t opcode,
 				uint32_t payload_len)
 {
 	uint32_t len = (uint32_t)ur_pkt_hdr_len(opcode) + payload_len +
-		       pad_of(payload_len) + UR_ICRC_LEN;
+		       ur__crypt_overhead(qp) + pad_of(payload_len) +
+		       UR_ICRC_LEN;
 	struct ur_pktbuf *b = qp->dev->ops->pkt_alloc(qp->dev->host, len);
 
 	if (b && b->cap < len)
@@ -52,7 +53,7 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 {
 	const struct ur_opcode_info *info = ur_opcode_info(h->opcode);
 	uint8_t *p = b->data;
-	uint32_t pad = pad_of(payload_len);
+	uint32_t pad = pad_of(payload_len), extra = 0;
 	struct ur_bth bth = {
 		.opcode = h->opcode, .se = h->se, .ackreq = h->ackreq,
 		.becn = h->becn,
@@ -92,9 +93,16 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 		ur_imm_put(p + info->off[UR_ETH_IMMDT], h->imm_net);
 	if (info->mask & UR_HDR_IETH)
 		ur_put32(p + info->off[UR_ETH_IETH], h->ieth);
-	p += info->hdr_len + (b->ext ? 0 : payload_len);
+	if (qp->priv->crypt.alg) {
+		/* Sealed (docs/wire.md "Encryption"): the ciphertext and the
+		 * trailer replace the payload; the trailer is a multiple of 4
+		 * so the pad stays the payload's. */
+		ur__crypt_seal(qp, b, info->hdr_len, payload_len);
+		extra = UR_CRYPT_TRAILER;
+	}
+	p += info->hdr_len + (b->ext ? 0 : payload_len + extra);
 	memset(p, 0, pad + UR_ICRC_LEN);
-	b->len = info->hdr_len + payload_len + pad + UR_ICRC_LEN;
+	b->len = info->hdr_len + payload_len + extra + pad + UR_ICRC_LEN;
 
 	b->path = path ? *path : qp->priv->attr.path;
 	if (!b->path.sport)

@@ -127,7 +127,8 @@ int urv__cc_dev_init(struct ur_dev *dev)
 		return rc;
 	/* Jumbo packets (include/uroce/uroce.h): off unless UROCE_JUMBO=1. */
 	dev->jumbo_default = ur_setting_val("UROCE_JUMBO");
-	return 0;
+	/* Encryption (UROCE_CRYPT*, src/verbs/crypt.c). */
+	return urv__crypt_dev_init(dev);
 }
 
 static bool our_qp(struct ibv_qp *qp)

@@ -259,6 +259,9 @@ static inline int urv_err_int(int neg)
 bool urv__is_our_context(struct ibv_context *ctx);
 /* cc.c: congestion control and pacing (docs/cc.md) */
 int urv__cc_dev_init(struct ur_dev *dev);
+/* Encryption policy and key from UROCE_CRYPT* (crypt.c). */
+int urv__crypt_dev_init(struct ur_dev *dev);
+int urv__crypt_key_load(const char *path, uint8_t key[32]);
 int urv__modify_qp_rate_limit(struct ibv_qp *qp,
 			       struct ibv_qp_rate_limit_attr *attr);
 int urv__gid_to_addr(const union ibv_gid *gid, struct ur_ipudp *p, bool dst);

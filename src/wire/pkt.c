@@ -71,6 +71,16 @@ enum ur_decode_err ur_pkt_decode(const uint8_t *buf, size_t len,
 	pkt->payload = buf + info->hdr_len;
 	pkt->payload_len = (uint32_t)(body - pkt->h.pad);
 	pkt->icrc = ur_icrc_load(buf + len - UR_ICRC_LEN);
+	if (ur_bth_ext_crypt(buf)) {
+		/* Sealed (docs/wire.md "Encryption"): the trailer follows the
+		 * payload, before the pad; the checks below are the
+		 * payload's. */
+		if (pkt->payload_len < UR_CRYPT_TRAILER_LEN)
+			return UR_DEC_BAD_LENGTH;
+		pkt->payload_len -= UR_CRYPT_TRAILER_LEN;
+		pkt->trailer = pkt->payload + pkt->payload_len;
+		body -= UR_CRYPT_TRAILER_LEN;
+	}
 
 	if (!(info->mask & UR_HDR_PAYLOAD) && body)
 		return UR_DEC_BAD_LENGTH;

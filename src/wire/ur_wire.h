@@ -208,6 +208,11 @@ static inline bool ur_bth_ext_sr(const uint8_t *b) { return b[4] & UR_BTH_EXT_SR
  * then carry the largest size both ends named instead of the path MTU
  * (READ responses keep the path MTU).
  */
+/* Encryption (docs/wire.md "Encryption"): the packet is sealed, a trailer
+ * (session id, sequence number, GCM tag) follows its ciphertext. */
+#define UR_BTH_EXT_CRYPT 0x04
+#define UR_CRYPT_TRAILER_LEN 32 /* session id 8, sequence 8, tag 16 */
+static inline bool ur_bth_ext_crypt(const uint8_t *b) { return b[4] & UR_BTH_EXT_CRYPT; }
 #define UR_BTH_EXT_JUMBO16K 0x10
 #define UR_BTH_EXT_JUMBO8K 0x08
 #define UR_BTH_EXT_JUMBO (UR_BTH_EXT_JUMBO16K | UR_BTH_EXT_JUMBO8K)
@@ -429,7 +434,8 @@ struct ur_pkt {
 	struct ur_deth deth;
 	struct ur_feth feth;
 	const uint8_t *payload;
-	uint32_t payload_len;   /* without pad */
+	uint32_t payload_len;   /* without pad (and trailer) */
+	const uint8_t *trailer; /* a sealed packet's (UR_BTH_EXT_CRYPT), or NULL */
 	uint32_t icrc;          /* as read from the packet */
 };
 

@@ -485,6 +485,67 @@ static void t_held_req(void)
 	teardown();
 }
 
+/* A flood of REQs (issue 34): a listener with backlog 8 whose user
+ * answers none holds 8 and drops the rest, counted, with no ID, event or
+ * MAD each; a retransmission of a held one is still answered (MRA); once
+ * the user rejects one, the next REQ is taken. The same flood against
+ * backlog 0 stops at CM_DEFAULT_BACKLOG. */
+static void t_req_flood(void)
+{
+	uint8_t req[UR_MAD_LEN];
+	struct cm_id *l, *c;
+	int ids = 0;
+
+	setup();
+	l = listener(SVC_PORT);
+	l->backlog = 8;
+	golden_req(req);
+	for (uint32_t i = 0; i < 5000; i++) {
+		ur_cm_set(req, CMF_LOCAL_COMM_ID, 0x1000 + i);
+		rx(req, i * 1000);
+	}
+	ASSERT_EQ(F.nev, 8);
+	ASSERT_EQ(F.nmad, 0);
+	ASSERT_EQ(K.rx_req_dropped, 5000 - 8);
+	for (c = K.ids; c; c = c->next)
+		ids += c->listen == l;
+	ASSERT_EQ(ids, 8);
+	/* The first REQ again: its ID answers with an MRA, nothing new. */
+	ur_cm_set(req, CMF_LOCAL_COMM_ID, 0x1000);
+	rx(req, 10 * MS);
+	ASSERT_EQ(F.nmad, 1);
+	ASSERT_EQ(ur_cm_mad_attr(F.mad[0]), UR_CM_ATTR_MRA);
+	ASSERT_EQ(K.rx_req_dropped, 5000 - 8);
+	/* The user answers one (here: as a reject would leave it). */
+	F.ev[0].c->state = CMS_DISCONNECTED;
+	ur_cm_set(req, CMF_LOCAL_COMM_ID, 0x9000);
+	rx(req, 11 * MS);
+	ASSERT_EQ(F.nev, 9);
+	ur_cm_set(req, CMF_LOCAL_COMM_ID, 0x9001);
+	rx(req, 12 * MS);
+	ASSERT_EQ(F.nev, 9);
+	ASSERT_EQ(K.rx_req_dropped, 5000 - 8 + 1);
+
+	/* Backlog 0: the default bound (events beyond the fake's record are
+	 * counted through the IDs instead). */
+	setup();
+	l = listener(SVC_PORT);
+	golden_req(req);
+	F.nev = 0;
+	for (uint32_t i = 0; i < CM_DEFAULT_BACKLOG + 300; i++) {
+		ur_cm_set(req, CMF_LOCAL_COMM_ID, 0x100000 + i);
+		if (F.nev == MAX_REC - 1)
+			F.nev = 0; /* the fake keeps the last few only */
+		rx(req, i * 1000);
+	}
+	ids = 0;
+	for (c = K.ids; c; c = c->next)
+		ids += c->listen == l;
+	ASSERT_EQ(ids, CM_DEFAULT_BACKLOG);
+	ASSERT_EQ(K.rx_req_dropped, 300);
+	teardown();
+}
+
 /* Both ends disconnect at once: each answers the other's DREQ with a
  * DREP, and the user sees one DISCONNECTED. */
 static void t_crossing_dreq(void)
@@ -532,6 +593,7 @@ static const struct ur_test_case tests[] = {
 	{ "timers", t_timers },
 	{ "held_req", t_held_req },
 	{ "crossing_dreq", t_crossing_dreq },
+	{ "req_flood", t_req_flood },
 	{ NULL, NULL },
 };
 

@@ -22,8 +22,17 @@ static void side_init(struct tfix *f, struct tside *s, int node, uint32_t type)
 
 void tfix_init(struct tfix *f, uint32_t type, const struct tconn_attr *ca)
 {
+	tfix_init_dev(f, type, ca, NULL, NULL);
+}
+
+void tfix_init_dev(struct tfix *f, uint32_t type, const struct tconn_attr *ca,
+		   void (*setup)(struct ur_dev *dev, int node, void *arg),
+		   void *arg)
+{
 	memset(f, 0, sizeof(*f));
 	tnet_init(&f->net, ur_test_seed, 2);
+	for (int i = 0; setup && i < 2; i++)
+		setup(&f->net.nodes[i].dev, i, arg);
 	side_init(f, &f->a, 0, type);
 	side_init(f, &f->b, 1, type);
 	f->ca = ca ? *ca : (struct tconn_attr){

@@ -25,6 +25,11 @@ struct tfix {
 };
 
 void tfix_init(struct tfix *f, uint32_t type, const struct tconn_attr *ca);
+/* The same, with @setup(dev, node, arg) run on each node's device before
+ * its QP is created (device-wide settings such as the encryption policy). */
+void tfix_init_dev(struct tfix *f, uint32_t type, const struct tconn_attr *ca,
+		   void (*setup)(struct ur_dev *dev, int node, void *arg),
+		   void *arg);
 void tfix_fini(struct tfix *f);
 /* Expect exactly one CQE on @cq; returns it. */
 struct ur_cqe tfix_cqe(struct ur_cq *cq);

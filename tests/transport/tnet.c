@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "tnet.h"
+#include "ur_crypt.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -254,6 +255,38 @@ static struct ur_qp *op_qp_lookup(void *host, uint32_t qpn)
 	return NULL;
 }
 
+/* An encryption negotiation MAD (dev->crypt_hello_send): queued like a
+ * packet to the peer's node, delivered by ur_dev_crypt_hello_rx. */
+static void op_hello(struct ur_dev *dev, struct ur_qp *qp,
+		     const struct ur_ipudp *dst, const uint8_t *mad)
+{
+	struct tnode *n = dev->host;
+	struct tnet *net = n->net;
+	struct tpkt p = {
+		.at = net->now + net->f.delay_ns, .seq = net->seq++,
+		.dst = dst->dst[3] - 1, .len = UR_CRYPT_HELLO_LEN,
+		.path = *dst, .hello = true,
+	};
+
+	(void)qp;
+	ASSERT(p.dst >= 0 && p.dst < net->n_nodes);
+	memcpy(p.path.src, (uint8_t[4]){ 10, 0, 0, (uint8_t)(n->id + 1) }, 4);
+	if (net->f.drop_hellos) {
+		net->f.drop_hellos--;
+		net->dropped++;
+		return;
+	}
+	if (net->f.hello_loss && tnet_frand(net) < net->f.hello_loss) {
+		net->dropped++;
+		return;
+	}
+	p.data = malloc(p.len);
+	ASSERT(p.data);
+	memcpy(p.data, mad, p.len);
+	net->hellos++;
+	heap_push(net, p);
+}
+
 static const struct ur_dev_ops tnet_ops = {
 	.pkt_alloc = op_alloc,
 	.pkt_send = op_send,
@@ -278,6 +311,7 @@ void tnet_init(struct tnet *net, uint64_t seed, int nodes)
 		n->dev.ops = &tnet_ops;
 		n->dev.host = n;
 		n->dev.max_mtu = 4096;
+		n->dev.crypt_hello_send = op_hello;
 		n->next_key = 0x100 * (i + 1);
 		n->pkt_budget = -1;
 	}
@@ -379,6 +413,14 @@ static void connect_one(struct ur_qp *qp, struct ur_qp *peer,
 			  UR_QP_ACCESS_FLAGS);
 	a.qp_state = UR_QPS_RTR;
 	tnet_addr(pn->id, &a.path);
+	{
+		/* The source GID, as verbs puts it in the AV (the key
+		 * derivation of an encrypted QP names both ends). */
+		struct ur_ipudp me;
+
+		tnet_addr(((struct tnode *)qp->owner)->id, &me);
+		memcpy(a.path.src, me.dst, sizeof(a.path.src));
+	}
 	a.path_mtu = ca->mtu ? ca->mtu : 1024;
 	a.dest_qp_num = peer->qpn;
 	a.rq_psn = rq_psn;
@@ -491,7 +533,10 @@ static void deliver(struct tnet *net, struct tpkt *p)
 {
 	struct ur_rxinfo ri = { .path = p->path, .icrc_checked = true };
 
-	if (!net->place || !place_step(net, p, &ri))
+	if (p->hello)
+		(void)ur_dev_crypt_hello_rx(&net->nodes[p->dst].dev, p->data,
+					    p->len, &ri, net->now);
+	else if (!net->place || !place_step(net, p, &ri))
 		ur_dev_rx(&net->nodes[p->dst].dev, p->data, p->len, &ri,
 			  net->now);
 	free(p->data);

@@ -40,6 +40,7 @@ struct tpkt {
 	uint32_t len;
 	struct ur_ipudp path;
 	uint8_t *data;
+	bool hello;           /* an encryption negotiation MAD to QP1 */
 };
 
 struct tfault {
@@ -49,6 +50,10 @@ struct tfault {
 	/* Drop every packet whose opcode is @drop_opcode (if set) once
 	 * @drop_count times. */
 	int drop_opcode, drop_count;
+	/* Drop this many encryption negotiation MADs (ur_crypt_neg.c);
+	 * @hello_loss: the probability of losing one. */
+	int drop_hellos;
+	double hello_loss;
 	double ce; /* mark this fraction of ECN-capable packets CE (a switch) */
 	/* A bottleneck link per sending node (0: infinitely fast): packets
 	 * leave one after the other at @rate_bps; one that would wait longer
@@ -65,7 +70,7 @@ struct tnet {
 	int n_nodes;
 	struct tpkt *q;      /* binary heap by (at, seq) */
 	int nq, capq;
-	uint64_t delivered, dropped;
+	uint64_t delivered, dropped, hellos;
 	/* Deliver as the engine does when it places a WRITE's middle
 	 * packets during the ICRC check (ur_qp_rx_place): payload copied to
 	 * its destination first, the packet then handed over pointing

@@ -632,8 +632,14 @@ static void test_decode_total(void)
 		e = ur_pkt_decode(b, len, &p);
 		ASSERT_LT((unsigned)e, UR_DEC_NUM);
 		if (e == UR_DEC_OK) {
-			ASSERT(p.payload + p.payload_len + p.h.pad + 4 ==
-			       b + len);
+			/* A sealed packet's trailer sits between payload
+			 * and pad (docs/wire.md "Encryption"). */
+			ASSERT(p.payload + p.payload_len +
+				       (p.trailer ? UR_CRYPT_TRAILER_LEN : 0) +
+				       p.h.pad + 4 == b + len);
+			ASSERT(!p.trailer || (ur_bth_ext_crypt(b) &&
+					      p.trailer == p.payload +
+							   p.payload_len));
 			ASSERT(p.info);
 		}
 	}
