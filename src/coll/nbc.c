@@ -373,19 +373,28 @@ static int check(const struct uroce_comm *c, enum uroce_dtype dt,
 #define REQ(k) (struct uroce_request){ .kind = (k), .sbuf = sendbuf, .rbuf = recvbuf, \
 				       .count = count, .dt = dt }
 
+/* Issue @t, a collective with a send and a receive buffer on every rank
+ * (allreduce, allgather, reduce-scatter, all-to-all), after the checks. */
+static int issue_both(uroce_comm_t *c, struct uroce_request *t,
+		      enum uroce_redop op, uroce_request_t **req)
+{
+	int e = check(c, t->dt, op, 0);
+
+	if (e)
+		return e;
+	if (t->count && (!t->sbuf || !t->rbuf))
+		return -EINVAL;
+	t->op = op;
+	return issue(c, t, req);
+}
+
 int uroce_iallreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		     size_t count, enum uroce_dtype dt, enum uroce_redop op,
 		     uroce_request_t **req)
 {
 	struct uroce_request t = REQ(R_ALLREDUCE);
-	int e = check(c, dt, op, 0);
 
-	if (e)
-		return e;
-	if (count && (!sendbuf || !recvbuf))
-		return -EINVAL;
-	t.op = op;
-	return issue(c, &t, req);
+	return issue_both(c, &t, op, req);
 }
 
 int uroce_allreduce(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
@@ -441,13 +450,8 @@ int uroce_iallgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		     size_t count, enum uroce_dtype dt, uroce_request_t **req)
 {
 	struct uroce_request t = REQ(R_ALLGATHER);
-	int e = check(c, dt, UROCE_SUM, 0);
 
-	if (e)
-		return e;
-	if (count && (!sendbuf || !recvbuf))
-		return -EINVAL;
-	return issue(c, &t, req);
+	return issue_both(c, &t, UROCE_SUM, req);
 }
 
 int uroce_allgather(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
@@ -461,14 +465,8 @@ int uroce_ireduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 			  enum uroce_redop op, uroce_request_t **req)
 {
 	struct uroce_request t = REQ(R_REDUCESCATTER);
-	int e = check(c, dt, op, 0);
 
-	if (e)
-		return e;
-	if (count && (!sendbuf || !recvbuf))
-		return -EINVAL;
-	t.op = op;
-	return issue(c, &t, req);
+	return issue_both(c, &t, op, req);
 }
 
 int uroce_reduce_scatter(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
@@ -482,13 +480,8 @@ int uroce_ialltoall(uroce_comm_t *c, const void *sendbuf, void *recvbuf,
 		    size_t count, enum uroce_dtype dt, uroce_request_t **req)
 {
 	struct uroce_request t = REQ(R_ALLTOALL);
-	int e = check(c, dt, UROCE_SUM, 0);
 
-	if (e)
-		return e;
-	if (count && (!sendbuf || !recvbuf))
-		return -EINVAL;
-	return issue(c, &t, req);
+	return issue_both(c, &t, UROCE_SUM, req);
 }
 
 int uroce_alltoall(uroce_comm_t *c, const void *sendbuf, void *recvbuf,

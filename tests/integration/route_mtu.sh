@@ -12,29 +12,8 @@
 #  - a 127.0.0.x device keeps lo's MTU (4096).
 #   route_mtu.sh BINDIR
 bin=${1:?usage: route_mtu.sh BINDIR}
-[ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 ||
-	{ echo "SKIP: needs root and ip netns"; exit 77; }
-a=uroce-mtu-$$-a b=uroce-mtu-$$-b
-tmp=$(mktemp -d)
-fails=0
-cleanup() { ip netns del "$a" 2>/dev/null; ip netns del "$b" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-ip netns add "$a" && ip netns add "$b" || { echo "SKIP: ip netns add failed"; exit 77; }
-for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
-ip -n "$a" link add p1a type veth peer name p1b netns "$b" &&
-ip -n "$a" link add p2a type veth peer name p2b netns "$b" &&
-ip -n "$a" link set p1a mtu 1500 && ip -n "$b" link set p1b mtu 1500 &&
-ip -n "$a" link set p2a mtu 9000 && ip -n "$b" link set p2b mtu 9000 &&
-ip -n "$a" addr add 10.96.1.1/30 dev p1a && ip -n "$b" addr add 10.96.1.2/30 dev p1b &&
-ip -n "$a" addr add 10.96.2.1/30 dev p2a && ip -n "$b" addr add 10.96.2.2/30 dev p2b &&
-for l in p1a p2a; do ip -n "$a" link set $l up; done &&
-for l in p1b p2b; do ip -n "$b" link set $l up; done &&
-ip -n "$a" addr add 10.96.0.1/32 dev lo && ip -n "$b" addr add 10.96.0.2/32 dev lo &&
-ip -n "$a" route add 10.96.0.2/32 nexthop via 10.96.1.2 dev p1a nexthop via 10.96.2.2 dev p2a &&
-ip -n "$b" route add 10.96.0.1/32 nexthop via 10.96.1.1 dev p1b nexthop via 10.96.2.1 dev p2b ||
-	{ bad "the two-path fabric"; exit 1; }
+. "$(dirname "$0")/twolink.sh"
+twolink mtu 96 1500 9000
 
 mtu() { # NS IP -> active_mtu of the device
 	ip netns exec "$1" env UROCE_IP="$2" "$bin/uroce-run" ibv_devinfo -v 2>&1 |
