@@ -14,59 +14,12 @@
 #include "sim_priv.h"
 #include "ur_rand.h"
 
-/* ---- heap ------------------------------------------------------------- */
-static inline bool ev_before(const struct sim_ev *a, const struct sim_ev *b)
-{
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
+/* ---- heap (util/ur_evheap.h, shared with the transport tests) -------- */
 void sim__push(struct sim *s, uint64_t t, uint32_t type, void *ptr,
 		uint32_t arg)
 {
-	struct sim_heap *h = &s->heap;
-	struct sim_ev e = { .t = t, .seq = h->seq++, .ptr = ptr, .type = type,
-			    .arg = arg };
-	size_t i;
-
-	if (h->n == h->cap) {
-		h->cap = h->cap ? h->cap * 2 : 1024;
-		h->a = realloc(h->a, h->cap * sizeof(*h->a));
-		if (!h->a)
-			abort();
-	}
-	i = h->n++;
-	while (i > 0) {
-		size_t up = (i - 1) / 2;
-
-		if (!ev_before(&e, &h->a[up]))
-			break;
-		h->a[i] = h->a[up];
-		i = up;
-	}
-	h->a[i] = e;
-}
-
-static struct sim_ev heap_pop(struct sim_heap *h)
-{
-	struct sim_ev top = h->a[0], last = h->a[--h->n];
-	size_t i = 0, n = h->n;
-
-	for (;;) {
-		size_t l = 2 * i + 1, m;
-
-		if (l >= n)
-			break;
-		m = l;
-		if (l + 1 < n && ev_before(&h->a[l + 1], &h->a[l]))
-			m = l + 1;
-		if (!ev_before(&h->a[m], &last))
-			break;
-		h->a[i] = h->a[m];
-		i = m;
-	}
-	if (n)
-		h->a[i] = last;
-	return top;
+	if (ur_evheap_push(&s->heap, t, type, ptr, arg))
+		abort(); /* out of memory: the run cannot go on */
 }
 
 /* ---- random ----------------------------------------------------------- */
@@ -176,7 +129,7 @@ void sim_destroy(struct sim *s)
 	free(s->nodes);
 	free(s->host_node);
 	free(s->dist);
-	free(s->heap.a);
+	ur_evheap_fini(&s->heap);
 	for (size_t i = 0; i < s->pool.nslabs; i++)
 		free(s->pool.slabs[i]);
 	free(s->pool.slabs);
@@ -253,13 +206,13 @@ void sim_run(struct sim *s, uint64_t until)
 	if (!s->events)
 		start_flows(s);
 	while (s->heap.n) {
-		struct sim_ev e;
+		struct ur_ev e;
 
 		if (s->heap.a[0].t > end)
 			break;
 		if (s->nflows && s->flows_done == s->nflows)
 			break; /* the workload is done: leftover timers do not matter */
-		e = heap_pop(&s->heap);
+		e = ur_evheap_pop(&s->heap);
 		s->now = e.t;
 		s->events++;
 		switch (e.type) {

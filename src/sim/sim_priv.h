@@ -4,6 +4,7 @@
 #define UR_SIM_PRIV_H
 
 #include "sim.h"
+#include "ur_evheap.h"
 #include "ur_transport.h"
 
 #define SIM_NPRIO 2     /* 0: requests (data), 1: ACK/NAK/CNP (strict) */
@@ -19,18 +20,6 @@ enum sim_ev_type {
 	SIM_EV_FEEDBACK, /* ptr: sim_qp (sender); arg: path | ce | delay */
 	SIM_EV_FLOW,     /* arg: flow index, start time reached */
 	SIM_EV_SAMPLE,   /* periodic queue sampling */
-};
-
-struct sim_ev {
-	uint64_t t, seq;
-	void *ptr;
-	uint32_t type, arg;
-};
-
-struct sim_heap {
-	struct sim_ev *a;
-	size_t n, cap;
-	uint64_t seq;
 };
 
 struct sim_port;
@@ -126,7 +115,7 @@ struct sim_pool {
 
 struct sim {
 	struct sim_cfg c;
-	struct sim_heap heap;
+	struct ur_evheap heap;
 	uint64_t now, rng;
 	uint64_t events, hops;
 	struct sim_node *nodes;

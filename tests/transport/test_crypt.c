@@ -612,10 +612,10 @@ static void t_neg_loss_forgery(void)
 	/* Capture a's first hello (to b, pending) and replay it altered. */
 	neg_pair(&f, &c, UR_CRYPT_POLICY_REQUIRE, UR_CRYPT_POLICY_REQUIRE,
 		 key_a);
-	ASSERT_EQ(f.net.nq, 2); /* a's and b's hellos */
-	for (int i = 0; i < f.net.nq; i++)
-		if (f.net.q[i].hello && f.net.q[i].dst == 1)
-			memcpy(mad, f.net.q[i].data, sizeof(mad));
+	ASSERT_EQ(f.net.q.n, 2); /* a's and b's hellos */
+	for (size_t i = 0; i < f.net.q.n; i++)
+		if (tnet_queued(&f.net, i)->hello && tnet_queued(&f.net, i)->dst == 1)
+			memcpy(mad, tnet_queued(&f.net, i)->data, sizeof(mad));
 	ASSERT_EQ(ur_crypt_hello_parse(mad, sizeof(mad), &h), 0);
 	ASSERT_EQ(h.dst_qpn, f.b.qp->qpn);
 	auth = f.net.nodes[1].dev.cnt.rx_drop_auth;

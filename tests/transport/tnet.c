@@ -48,53 +48,22 @@ int tnet_inject(struct tnet *net, int from, int to, const uint8_t *p,
 	return ur_dev_rx(&net->nodes[to].dev, p, len, &ri, net->now);
 }
 
-/* ---- heap ----------------------------------------------------------- */
-static bool before(const struct tpkt *a, const struct tpkt *b)
-{
-	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
-}
-
+/* ---- the event queue (util/ur_evheap.h, the simulator's too) --------- */
 static void heap_push(struct tnet *net, struct tpkt p)
 {
-	int i;
+	struct tpkt *c = malloc(sizeof(*c));
 
-	if (net->nq == net->capq) {
-		net->capq = net->capq ? net->capq * 2 : 256;
-		net->q = realloc(net->q, sizeof(*net->q) * net->capq);
-		ASSERT(net->q);
-	}
-	i = net->nq++;
-	net->q[i] = p;
-	while (i > 0 && before(&net->q[i], &net->q[(i - 1) / 2])) {
-		struct tpkt t = net->q[i];
-
-		net->q[i] = net->q[(i - 1) / 2];
-		net->q[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
+	ASSERT(c);
+	*c = p;
+	ASSERT_EQ(ur_evheap_push(&net->q, p.at, 0, c, 0), 0);
 }
 
 static struct tpkt heap_pop(struct tnet *net)
 {
-	struct tpkt top = net->q[0];
-	int i = 0;
+	struct tpkt *c = ur_evheap_pop(&net->q).ptr, p = *c;
 
-	net->q[0] = net->q[--net->nq];
-	for (;;) {
-		int l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < net->nq && before(&net->q[l], &net->q[m]))
-			m = l;
-		if (r < net->nq && before(&net->q[r], &net->q[m]))
-			m = r;
-		if (m == i)
-			break;
-		struct tpkt t = net->q[i];
-		net->q[i] = net->q[m];
-		net->q[m] = t;
-		i = m;
-	}
-	return top;
+	free(c);
+	return p;
 }
 
 /* ---- device ops ------------------------------------------------------ */
@@ -319,9 +288,11 @@ void tnet_init(struct tnet *net, uint64_t seed, int nodes)
 
 void tnet_fini(struct tnet *net)
 {
-	for (int i = 0; i < net->nq; i++)
-		free(net->q[i].data);
-	free(net->q);
+	for (size_t i = 0; i < net->q.n; i++) {
+		free(tnet_queued(net, i)->data);
+		free(tnet_queued(net, i));
+	}
+	ur_evheap_fini(&net->q);
 	for (int i = 0; i < net->n_nodes; i++) {
 		struct tnode *n = &net->nodes[i];
 
@@ -550,7 +521,7 @@ static uint64_t step(struct tnet *net, uint64_t limit)
 	if (net->txq)
 		txq_flush_all(net); /* what posts made since the last step */
 	d = next_deadline(net);
-	at = net->nq ? net->q[0].at : UINT64_MAX;
+	at = net->q.n ? net->q.a[0].t : UINT64_MAX;
 
 	if (at == UINT64_MAX && d == UINT64_MAX)
 		return 0;
@@ -564,8 +535,8 @@ static uint64_t step(struct tnet *net, uint64_t limit)
 		deliver(net, &p);
 		/* tnet.txq: what arrives at one instant is one receive batch
 		 * (the engine's recvmmsg of up to 16), answered by one flush. */
-		for (int k = 1; net->txq && k < TNET_RX_BATCH && net->nq &&
-				net->q[0].at == at; k++) {
+		for (int k = 1; net->txq && k < TNET_RX_BATCH && net->q.n &&
+				net->q.a[0].t == at; k++) {
 			p = heap_pop(net);
 			deliver(net, &p);
 		}

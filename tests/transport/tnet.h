@@ -10,6 +10,7 @@
 
 struct ur_txq;
 
+#include "ur_evheap.h"
 #include "ur_transport.h"
 
 #define TNET_MAX_NODES 4
@@ -68,8 +69,7 @@ struct tnet {
 	struct tfault f;
 	struct tnode nodes[TNET_MAX_NODES];
 	int n_nodes;
-	struct tpkt *q;      /* binary heap by (at, seq) */
-	int nq, capq;
+	struct ur_evheap q;  /* packets in flight (struct tpkt), by (at, seq) */
 	uint64_t delivered, dropped, hellos;
 	/* Deliver as the engine does when it places a WRITE's middle
 	 * packets during the ICRC check (ur_qp_rx_place): payload copied to
@@ -92,6 +92,11 @@ struct tnet {
 };
 
 void tnet_init(struct tnet *net, uint64_t seed, int nodes);
+/* Packet @i of those in flight (0 .. net->q.n - 1, in heap order). */
+static inline struct tpkt *tnet_queued(const struct tnet *net, size_t i)
+{
+	return net->q.a[i].ptr;
+}
 void tnet_fini(struct tnet *net);
 uint64_t tnet_rand(struct tnet *net);
 /* Random double in [0, 1). */
