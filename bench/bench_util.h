@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers the benchmark programs share: a monotonic clock in microseconds,
- * the comparison that sorts samples for their medians, and the UDP GSO/GRO
+ * the comparison that sorts samples for their medians, sizes with K/M/G
+ * suffixes (powers of 1024), and the UDP GSO/GRO
  * socket options for C libraries whose headers predate them. Header-only.
  */
 #ifndef UR_BENCH_UTIL_H
 #define UR_BENCH_UTIL_H
 
 #include <netinet/udp.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <time.h>
 
 #ifndef UDP_SEGMENT
@@ -31,6 +34,21 @@ static inline int bench_cmp_dbl(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* "64K", "4M", "1G" (powers of 1024) or a plain number of bytes. */
+static inline size_t bench_parse_size(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	switch (*end) {
+	case 'G': case 'g': v *= 1024; /* fall through */
+	case 'M': case 'm': v *= 1024; /* fall through */
+	case 'K': case 'k': v *= 1024; break;
+	default: break;
+	}
+	return (size_t)v;
 }
 
 #endif

@@ -13,19 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static size_t parse_size(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	switch (*end) {
-	case 'G': case 'g': v *= 1024; /* fall through */
-	case 'M': case 'm': v *= 1024; /* fall through */
-	case 'K': case 'k': v *= 1024; break;
-	default: break;
-	}
-	return (size_t)v;
-}
+#include "bench_util.h"
 
 int main(int argc, char **argv)
 {
@@ -40,8 +28,8 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &r);
 	while ((ch = getopt(argc, argv, "b:e:f:n:w:o:C")) != -1) {
 		switch (ch) {
-		case 'b': minb = parse_size(optarg); break;
-		case 'e': maxb = parse_size(optarg); break;
+		case 'b': minb = bench_parse_size(optarg); break;
+		case 'e': maxb = bench_parse_size(optarg); break;
 		case 'f': factor = atof(optarg); break;
 		case 'n': iters = atoi(optarg); break;
 		case 'w': warm = atoi(optarg); break;

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #ifdef UR_USE_MPI
 #include <mpi.h>
 #define LIB "Open MPI"
@@ -116,20 +118,6 @@ static void compute(int spin, double us)
 	nanosleep(&ts, NULL);
 }
 
-static size_t parse_size(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	switch (*end) {
-	case 'G': case 'g': v *= 1024; /* fall through */
-	case 'M': case 'm': v *= 1024; /* fall through */
-	case 'K': case 'k': v *= 1024; break;
-	default: break;
-	}
-	return (size_t)v;
-}
-
 int main(int argc, char **argv)
 {
 	size_t minb = 64 << 10, maxb = 64 << 20;
@@ -139,8 +127,8 @@ int main(int argc, char **argv)
 	lib_init(&argc, &argv);
 	while ((ch = getopt(argc, argv, "b:e:f:n:w:o:c:")) != -1) {
 		switch (ch) {
-		case 'b': minb = parse_size(optarg); break;
-		case 'e': maxb = parse_size(optarg); break;
+		case 'b': minb = bench_parse_size(optarg); break;
+		case 'e': maxb = bench_parse_size(optarg); break;
 		case 'f': factor = atof(optarg); break;
 		case 'n': iters = atoi(optarg); break;
 		case 'w': warm = atoi(optarg); break;

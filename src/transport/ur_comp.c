@@ -327,7 +327,8 @@ static enum comp_state do_retry(struct ur_qp *qp, struct comp_ctx *cx,
 {
 	struct ur_comp *c = &qp->priv->comp;
 
-	ur__mp_loss(&qp->priv->mp, c->psn);
+	if (qp->priv->mp)
+		ur__mp_loss(qp->priv->mp, c->psn);
 	ur__req_go_back(qp, c->psn);
 	c->rd_beyond = false; /* everything from c->psn goes again */
 	c->rto_deadline = UINT64_MAX;
@@ -343,7 +344,8 @@ static enum comp_state do_sr_resend(struct ur_qp *qp, struct comp_ctx *cx,
 	struct ur_comp *c = &qp->priv->comp;
 
 	qp->dev->cnt.rx_sr_nak++;
-	ur__mp_loss(&qp->priv->mp, cx->psn);
+	if (qp->priv->mp)
+		ur__mp_loss(qp->priv->mp, cx->psn);
 	ur__req_resend_psn(qp, cx->psn, now);
 	c->rto_deadline = UINT64_MAX;
 	ur__comp_arm(qp, now);
@@ -377,7 +379,8 @@ static void comp_finish(struct ur_qp *qp, struct comp_ctx *cx, uint64_t now)
 	struct ur_qp_priv *p = qp->priv;
 
 	if (cx->progress) {
-		ur__mp_acked(&p->mp, ur_psn_add(p->comp.psn, UR_PSN_MASK));
+		if (p->mp) /* spraying: the paths win weight back */
+			ur__mp_acked(p->mp);
 		p->comp.retry_left = p->attr.retry_cnt;
 		p->comp.rnr_left = p->attr.rnr_retry;
 		p->comp.rto_deadline = UINT64_MAX;
@@ -485,7 +488,8 @@ void ur__comp_timer(struct ur_qp *qp, uint64_t now)
 				return;
 			}
 			c->retry_left--;
-			ur__mp_loss(&p->mp, c->psn);
+			if (p->mp)
+				ur__mp_loss(p->mp, c->psn);
 			ur__req_go_back(qp, c->psn);
 			c->rd_beyond = false;
 			ur__comp_arm(qp, now);

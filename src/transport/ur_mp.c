@@ -54,9 +54,8 @@ void ur__mp_loss(struct ur_mp *mp, uint32_t psn)
 	}
 }
 
-void ur__mp_acked(struct ur_mp *mp, uint32_t psn)
+void ur__mp_acked(struct ur_mp *mp)
 {
-	(void)psn;
 	/* Every path gains: a cumulative ACK says little about which path
 	 * delivered (the PSN it names is often the late one that closed a
 	 * gap), and a path that loses nothing should win its share back. */

@@ -118,6 +118,8 @@ static void qp_free(struct ur_qp_priv *p)
 	if (!p)
 		return;
 	free(p->resp.res);
+	free(p->sr.naked);
+	free(p->mp);
 	free(p->rq_sge);
 	free(p->rq);
 	free(p->sq_inline);
@@ -450,10 +452,14 @@ static void qp_reset(struct ur_qp *qp)
 	ur__sr_release(qp);
 	{
 		struct ur_sr_params sp = p->sr.p;
+		uint32_t *naked = p->sr.naked;
 
 		memset(&p->sr, 0, sizeof(p->sr));
 		p->sr.p = sp;
 		p->sr.gap_deadline = UINT64_MAX;
+		if (naked) /* kept for the next connection, emptied */
+			memset(naked, 0, UR_SR_NAKED * sizeof(*naked));
+		p->sr.naked = naked;
 	}
 	p->jumbo.rx_peer = p->jumbo.tx_peer = 0; /* a new connection */
 	ur__cc_qp_reset(qp);

@@ -192,7 +192,7 @@ struct ur_sr {
 	 * none): one that then comes in twice was late, not lost
 	 * (ur__sr_duplicate). */
 #define UR_SR_NAKED 256
-	uint32_t naked[UR_SR_NAKED];
+	uint32_t *naked; /* made at the first selective NAK (most QPs send none) */
 	/* requester */
 	bool tx_peer;             /* answers carry the bit */
 };
@@ -220,9 +220,10 @@ struct ur_mp {
 void ur__mp_init(struct ur_mp *mp, const uint16_t *sports, unsigned int k);
 /* The path of request @psn (remembered for the feedback below). */
 unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn);
-/* @psn was lost (a NAK or a timeout named it) / acknowledged. */
+/* @psn was lost (a NAK or a timeout named it): its path loses weight. */
 void ur__mp_loss(struct ur_mp *mp, uint32_t psn);
-void ur__mp_acked(struct ur_mp *mp, uint32_t psn);
+/* An ACK came: every path gains one back. */
+void ur__mp_acked(struct ur_mp *mp);
 /* One direction's key of an encrypted QP (ur_crypt.c): a libgcrypt GCM
  * handle keyed for (session id, epoch), and the IV's fixed part. */
 struct gcry_cipher_handle;
@@ -273,7 +274,7 @@ struct ur_qp_priv {
 	struct ur_qp_cc cc;
 	struct ur_sr sr;
 	struct ur_jumbo jumbo;
-	struct ur_mp mp;
+	struct ur_mp *mp; /* spraying (ur_qp_set_paths); NULL: one port */
 	struct ur_qp_crypt crypt;
 };
 

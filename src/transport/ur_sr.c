@@ -172,18 +172,25 @@ int ur_qp_set_sr(struct ur_qp *qp, const struct ur_sr_params *p)
 
 int ur_qp_set_paths(struct ur_qp *qp, const uint16_t *sports, unsigned int k)
 {
-	struct ur_mp *mp = &qp->priv->mp;
+	struct ur_mp *mp = qp->priv->mp;
 
 	if (qp->type != UR_QPT_RC || !sports || k < 1 || k > UR_MP_MAX ||
 	    (k > 1 && !qp->priv->sr.p.enable))
 		return -EINVAL;
+	if (k == 1) { /* its own port: no state */
+		free(mp);
+		qp->priv->mp = NULL;
+		return 0;
+	}
+	if (!mp && !(mp = qp->priv->mp = malloc(sizeof(*mp))))
+		return -ENOMEM;
 	ur__mp_init(mp, sports, k);
 	return 0;
 }
 
 unsigned int ur_qp_paths(const struct ur_qp *qp)
 {
-	return qp->priv->mp.k ? qp->priv->mp.k : 1;
+	return qp->priv->mp ? qp->priv->mp->k : 1;
 }
 
 void ur_qp_get_sr(const struct ur_qp *qp, struct ur_sr_params *p)
@@ -221,7 +228,10 @@ static void sr_nak(struct ur_qp *qp)
 
 	p->resp.nak_sent = true;
 	p->sr.gap_deadline = UINT64_MAX;
-	p->sr.naked[p->resp.psn % UR_SR_NAKED] = p->resp.psn + 1;
+	if (!p->sr.naked)
+		p->sr.naked = calloc(UR_SR_NAKED, sizeof(*p->sr.naked));
+	if (p->sr.naked) /* else spurious NAKs go unnoticed */
+		p->sr.naked[p->resp.psn % UR_SR_NAKED] = p->resp.psn + 1;
 	qp->dev->cnt.tx_sr_nak++;
 	qp->cnt.tx_sr_nak++;
 	ur__tx_ack(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR), p->resp.psn);
@@ -239,7 +249,7 @@ void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn)
 {
 	struct ur_sr *sr = &qp->priv->sr;
 
-	if (!sr->p.enable || sr->naked[psn % UR_SR_NAKED] != psn + 1)
+	if (!sr->p.enable || !sr->naked || sr->naked[psn % UR_SR_NAKED] != psn + 1)
 		return;
 	sr->naked[psn % UR_SR_NAKED] = 0;
 	qp->dev->cnt.rx_sr_spurious++;

@@ -110,9 +110,9 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 					   : ur_rocev2_sport(qp->qpn); /* ECMP entropy, A17.3 */
 	/* Spraying: requests over the QP's ports (ur_mp.c), once the peer
 	 * holds out-of-order ones (selective repeat answered). */
-	if (qp->priv->mp.k > 1 && (info->mask & UR_OPF_REQ) &&
+	if (qp->priv->mp && (info->mask & UR_OPF_REQ) &&
 	    qp->priv->sr.p.enable && qp->priv->sr.tx_peer && !path) {
-		struct ur_mp *mp = &qp->priv->mp;
+		struct ur_mp *mp = qp->priv->mp;
 
 		b->path.sport = mp->sport[ur__mp_pick(mp, h->psn)];
 	}

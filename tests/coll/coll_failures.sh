@@ -6,23 +6,7 @@
 set -u
 bin=$1 tests=$2
 launch=$bin/uroce-launch
-fail=0
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-
-expect() { # NAME WANT_RC CMD...: run, check status, keep output in $log
-	name=$1 want=$2
-	shift 2
-	t0=$(date +%s)
-	"$@" >"$log" 2>&1
-	rc=$?
-	dt=$(($(date +%s) - t0))
-	if [ "$rc" != "$want" ]; then
-		echo "FAIL: $name: status $rc, want $want ($dt s)"; cat "$log"; fail=1
-		return 1
-	fi
-	echo "ok: $name ($dt s)"
-}
+. "$(dirname "$0")/expect.sh"
 
 detected() { # NAME N: N ranks printed "detected"
 	got=$(grep -c "detected in" "$log")

@@ -7,23 +7,7 @@
 set -u
 bin=$1 tests=$2
 launch=$bin/uroce-launch
-fail=0
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-
-run() { # NAME WANT_RC CMD...
-	name=$1 want=$2
-	shift 2
-	t0=$(date +%s)
-	"$@" >"$log" 2>&1
-	rc=$?
-	dt=$(($(date +%s) - t0))
-	if [ "$rc" != "$want" ]; then
-		echo "FAIL: $name: status $rc, want $want ($dt s)"; cat "$log"; fail=1
-		return 1
-	fi
-	echo "ok: $name ($dt s)"
-}
+. "$(dirname "$0")/expect.sh"
 
 count() { # NAME PATTERN N: at least N lines match
 	got=$(grep -c "$2" "$log")
@@ -34,13 +18,13 @@ count() { # NAME PATTERN N: at least N lines match
 	fi
 }
 
-run "nbc 2 ranks" 0 "$launch" -n 2 --timeout 60 "$tests/nbc_check" all && count "2 ranks" "all PASS" 2
-run "nbc 3 ranks, UDP" 0 env UROCE_SHM=0 "$launch" -n 3 --timeout 60 "$tests/nbc_check" all && count "3 ranks" "all PASS" 3
-run "nbc 4 ranks, no progress thread" 0 env UROCE_COLL_PROGRESS=0 "$launch" -n 4 --timeout 60 "$tests/nbc_check" all &&
+expect "nbc 2 ranks" 0 "$launch" -n 2 --timeout 60 "$tests/nbc_check" all && count "2 ranks" "all PASS" 2
+expect "nbc 3 ranks, UDP" 0 env UROCE_SHM=0 "$launch" -n 3 --timeout 60 "$tests/nbc_check" all && count "3 ranks" "all PASS" 3
+expect "nbc 4 ranks, no progress thread" 0 env UROCE_COLL_PROGRESS=0 "$launch" -n 4 --timeout 60 "$tests/nbc_check" all &&
 	count "4 ranks" "all PASS" 4
 export UROCE_COLL_TIMEOUT_MS=3000
-run "dead rank with requests in flight (4 ranks)" 0 "$launch" -n 4 --timeout 40 "$tests/nbc_check" die &&
+expect "dead rank with requests in flight (4 ranks)" 0 "$launch" -n 4 --timeout 40 "$tests/nbc_check" die &&
 	count die "detected in" 3
-run "mismatched tag (2 ranks)" 0 "$launch" -n 2 --timeout 40 "$tests/nbc_check" tag &&
+expect "mismatched tag (2 ranks)" 0 "$launch" -n 2 --timeout 40 "$tests/nbc_check" tag &&
 	count tag "detected in" 2 && count tag "different count or tag" 1
 exit $fail
