@@ -13,18 +13,28 @@
 #include <stdint.h>
 
 #define UROCE_STAT_MAGIC 0x31545345434f5255ull /* "UROCEST1" */
-#define UROCE_STAT_VERSION 1
+#define UROCE_STAT_VERSION 2 /* 2: per-path counters of spraying QPs */
 #define UROCE_STAT_PREFIX "uroce-"
 #define UROCE_STAT_NAME_LEN 32
 #define UROCE_STAT_MAX_DEV 64   /* device counters */
 #define UROCE_STAT_MAX_QPC 32   /* per-QP counters */
 #define UROCE_STAT_MAX_QPS 256  /* QPs listed (the first ones found) */
+#define UROCE_STAT_MAX_PATHS 16 /* a spraying QP's source ports */
 
 struct uroce_stat_qp {
 	uint32_t qpn, type, state, dest_qpn;
 	uint64_t cc_rate_bps;   /* DCQCN's current rate, 0 = not limited */
 	uint64_t rate_limit_bps; /* configured limit, 0 = none */
 	uint64_t v[UROCE_STAT_MAX_QPC];
+	/* Spraying (docs/wire.md "Spraying"): per source port, its weight,
+	 * the requests sent on it, and the losses and ECN marks that named
+	 * it. n_paths 1: the QP's own port only (paths[] unused). */
+	uint32_t n_paths, pad;
+	struct uroce_stat_path {
+		uint16_t sport, weight;
+		uint32_t losses, ecn, pad;
+		uint64_t packets;
+	} paths[UROCE_STAT_MAX_PATHS];
 };
 
 struct uroce_stat_file {

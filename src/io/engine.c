@@ -790,7 +790,7 @@ static void paths_open(struct ur_engine *e, struct ur_eqp *q)
 		if (sport_get(e, &p) >= 0)
 			q->mp_sport[q->mp_k++] = p;
 	}
-	if (ur_qp_set_paths(qp, q->mp_sport, q->mp_k))
+	if (ur_qp_set_paths(qp, q->mp_sport, q->mp_k, 0))
 		q->mp_k = 1;
 }
 

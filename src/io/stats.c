@@ -174,6 +174,19 @@ static void fill_qp(struct uroce_stat_qp *o, struct ur_qp *qp)
 		for (unsigned int i = 0; i < sizeof(qp_names) / sizeof(qp_names[0]); i++)
 			o->v[i] = v[i];
 	}
+	o->n_paths = qp->priv ? ur_qp_paths(qp) : 1;
+	for (unsigned int i = 0; o->n_paths > 1 && i < o->n_paths &&
+				 i < UROCE_STAT_MAX_PATHS; i++) {
+		struct uroce_stat_path *op = &o->paths[i];
+		struct ur_mp_path_cnt pc;
+		unsigned int w;
+
+		ur_qp_path_info(qp, i, &op->sport, &w, &pc);
+		op->weight = (uint16_t)w;
+		op->packets = pc.packets;
+		op->losses = pc.losses;
+		op->ecn = pc.ecn;
+	}
 	ur_engine_qp_unlock(qp);
 }
 

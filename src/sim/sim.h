@@ -31,8 +31,8 @@ enum sim_sr { SIM_SR_AUTO, SIM_SR_ON, SIM_SR_OFF };
 /* Load balancing of a host's packets over the fabric's paths. */
 enum sim_lb {
 	SIM_LB_SINGLE,   /* one UDP source port per QP (today's RoCE) */
-	SIM_LB_SPRAY,    /* round-robin over K source ports per packet */
-	SIM_LB_ADAPTIVE, /* K source ports weighted by delay and ECN */
+	SIM_LB_SPRAY,    /* K source ports per QP, equal weights (ur_mp.c) */
+	SIM_LB_ADAPTIVE, /* K ports weighted by losses and ECN marks (ur_mp.c) */
 };
 enum sim_work {
 	SIM_WORK_NONE, SIM_WORK_RING, SIM_WORK_ALLTOALL, SIM_WORK_PERM,
@@ -138,6 +138,9 @@ struct sim_result {
 	uint64_t cnps, nak_seq;
 	uint64_t sr_held, sr_naks;     /* selective repeat: requests held,
 					* selective NAKs sent */
+	uint64_t sprayed;              /* requests sent over a QP's paths
+					* other than its own port (ur_mp.c) */
+	uint64_t path_losses, path_ecn; /* feedback the paths got (ur_mp.c) */
 	uint64_t offpath;              /* packets dropped as not from a QP's
 					* peer (rx_drop_offpath): 0 unless the
 					* simulator's addresses are wrong */

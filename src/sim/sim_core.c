@@ -228,9 +228,6 @@ void sim_run(struct sim *s, uint64_t until)
 		case SIM_EV_QPTIMER:
 			sim__qp_timer(s, e.ptr);
 			break;
-		case SIM_EV_FEEDBACK:
-			sim__feedback(s, e.ptr, e.arg);
-			break;
 		case SIM_EV_FLOW:
 			sim__flow_start(s, e.arg);
 			break;
@@ -338,6 +335,22 @@ void sim_result(struct sim *s, struct sim_result *r)
 		r->sr_held += c->rx_sr_held;
 		r->sr_naks += c->tx_sr_nak;
 		r->offpath += c->rx_drop_offpath;
+		for (uint32_t j = 0; j < s->hosts[i].nqps; j++) {
+			const struct ur_qp *qp = &s->hosts[i].qps[j]->qp;
+
+			for (unsigned int k = 0; k < ur_qp_paths(qp); k++) {
+				struct ur_mp_path_cnt pc;
+				unsigned int w;
+				uint16_t sport;
+
+				ur_qp_path_info(qp, k, &sport, &w, &pc);
+				if (ur_qp_paths(qp) > 1) {
+					r->sprayed += k ? pc.packets : 0;
+					r->path_losses += pc.losses;
+					r->path_ecn += pc.ecn;
+				}
+			}
+		}
 	}
 	r->events = s->events;
 	r->hops = s->hops;

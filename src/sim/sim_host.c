@@ -11,11 +11,14 @@
  * Flows are RDMA WRITE with immediate (the immediate names the flow) into
  * one region shared by every host: contents do not matter.
  *
- * Spraying: the NIC rewrites the UDP source port per packet (K ports per
- * QP). The NIC does not reorder anything: with spraying the QPs use the
- * transport's selective repeat (cfg.sr, negotiated like on real devices:
- * both ends enable it), whose responder holds requests that arrive early
- * and NAKs a gap after cfg.reseq_ns; single-path QPs are plain RoCEv2.
+ * Spraying is the transport's (ur_qp_set_paths, ur_mp.c), as on the real
+ * wire: a QP with selective repeat (cfg.sr, negotiated like on real
+ * devices: both ends enable it) sends its requests over K source ports,
+ * equally weighted for `spray`, weighted by per-path losses and ECN marks
+ * for `adaptive`; the responder holds requests that arrive early and NAKs
+ * a gap after cfg.reseq_ns. Single-path QPs are plain RoCEv2. Spraying
+ * without selective repeat (`sr off`, a baseline the transport refuses)
+ * is the simulated NIC rotating the source port itself.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -53,25 +56,6 @@ static struct ur_pktbuf *op_alloc(void *host, uint32_t len)
 	return &p->b;
 }
 
-/* Path @i's source port: the transport's rule (ur_mp_sport), as the
- * engine sprays on the wire. */
-static uint16_t path_sport(const struct sim_qp *q, uint32_t i)
-{
-	return ur_mp_sport(q->qp.sport, i);
-}
-
-static uint32_t pick_path(struct sim *s, struct sim_qp *q)
-{
-	uint32_t k = s->c.paths, a, b;
-
-	if (s->c.lb == SIM_LB_SPRAY)
-		return q->rr++ % k;
-	/* Adaptive: the better of two (power of two choices) by score. */
-	a = q->rr++ % k;
-	b = (uint32_t)(sim__rand(s) % k);
-	return q->score[b] < q->score[a] ? b : a;
-}
-
 static void op_send(void *host, struct ur_pktbuf *b)
 {
 	struct sim_host *h = host;
@@ -83,11 +67,10 @@ static void op_send(void *host, struct ur_pktbuf *b)
 	p->dst = sim__addr_host(b->path.dst);
 	sim__host_addr(h->id, b->path.src);
 	p->prio = (op == UR_OP_RC_ACKNOWLEDGE || op == UR_OP_CNP) ? 1 : 0;
-	p->pathi = 0;
-	if (s->c.lb != SIM_LB_SINGLE && h->cur && s->c.paths > 1) {
-		p->pathi = (uint8_t)pick_path(s, h->cur);
-		b->path.sport = path_sport(h->cur, p->pathi);
-	}
+	/* The NIC's own rotation: spraying over go-back-N (sr off). */
+	if (h->cur && h->cur->nic_spray && op <= UR_OP_RC_RDMA_WRITE_ONLY_IMM)
+		b->path.sport = ur_mp_sport(h->cur->qp.sport,
+					    h->cur->rr++ % s->c.paths);
 	p->t0 = s->now;
 	sim__port_enqueue(s, &h->node->ports[0], p);
 }
@@ -234,8 +217,7 @@ static void cput(struct sim *s, uint32_t a, uint32_t b, struct sim_qp *q)
 
 static struct sim_qp *qp_new(struct sim *s, struct sim_host *h, uint32_t peer)
 {
-	bool adaptive = s->c.lb == SIM_LB_ADAPTIVE;
-	struct sim_qp *q = calloc(1, sizeof(*q) + (adaptive ? s->c.paths * sizeof(float) : 0));
+	struct sim_qp *q = calloc(1, sizeof(*q));
 	struct ur_qp_caps caps = {
 		.max_send_wr = s->c.chunks > 2 ? 2 * s->c.chunks : 4,
 		.max_send_sge = 1, .max_recv_sge = 1,
@@ -254,8 +236,6 @@ static struct sim_qp *qp_new(struct sim *s, struct sim_host *h, uint32_t peer)
 			 &caps, &h->cq, &h->cq))
 		abort();
 	h->qps[h->nqps++] = q;
-	if (adaptive)
-		q->score = (float *)(q + 1);
 	q->qp.owner = q;
 	q->qp.sport = (uint16_t)(0xc000 | (sim__rand(s) & 0x3fff));
 	q->h = h;
@@ -274,8 +254,18 @@ static struct sim_qp *qp_new(struct sim *s, struct sim_host *h, uint32_t peer)
 			sp.window = 65536;
 		sp.reorder_ns = (uint32_t)(s->c.reseq_ns < UINT32_MAX
 						   ? s->c.reseq_ns : UINT32_MAX);
+		sp.peer_known = 1; /* both ends are configured alike */
 		if (ur_qp_set_sr(&q->qp, &sp))
 			abort();
+	}
+	if (s->c.lb != SIM_LB_SINGLE && s->c.paths > 1) {
+		uint16_t sports[UR_MP_MAX];
+
+		for (uint32_t i = 0; i < s->c.paths; i++)
+			sports[i] = ur_mp_sport(q->qp.sport, i);
+		if (ur_qp_set_paths(&q->qp, sports, s->c.paths,
+				    s->c.lb == SIM_LB_SPRAY ? UR_MP_OBLIVIOUS : 0))
+			q->nic_spray = true; /* no selective repeat */
 	}
 	return q;
 }
@@ -513,35 +503,8 @@ static void deliver(struct sim *s, struct sim_host *h, struct sim_pkt *p)
 	sim__pkt_put(s, p);
 }
 
-void sim__feedback(struct sim *s, struct sim_qp *q, uint32_t arg)
-{
-	uint32_t i = arg & 31;
-	bool ce = arg & 32;
-	float sample = (float)((arg >> 6) << 4) + (ce ? 20000.0f : 0.0f);
-
-	if (q->score && i < s->c.paths)
-		q->score[i] = 0.75f * q->score[i] + 0.25f * sample;
-}
-
 void sim__host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p)
 {
-	uint8_t op = p->data[0];
-
-	if (s->c.lb == SIM_LB_ADAPTIVE && op <= UR_OP_RC_RDMA_WRITE_ONLY_IMM &&
-	    p->b.len >= UR_BTH_LEN) {
-		uint32_t i = ur_bth_dqpn(p->data) - SIM_QPN0;
-		struct sim_qp *q = i < h->nqps ? h->qps[i] : NULL;
-
-		if (q && q->peer && q->peer->score) {
-			uint64_t dl = (s->now - p->t0) >> 4;
-			uint32_t arg = p->pathi |
-				       ((p->b.path.tos & 3) == 3 ? 32u : 0) |
-				       (uint32_t)((dl > 0x3ffffff ? 0x3ffffff : dl) << 6);
-
-			sim__push(s, s->now + (s->now - p->t0),
-				   SIM_EV_FEEDBACK, q->peer, arg);
-		}
-	}
 	deliver(s, h, p);
 }
 

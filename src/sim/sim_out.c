@@ -26,6 +26,9 @@ void sim_print_result(const struct sim_result *r, FILE *f)
 		(unsigned long)r->retransmits, (unsigned long)r->timeouts,
 		(unsigned long)r->nak_seq, (unsigned long)r->sr_held,
 		(unsigned long)r->sr_naks);
+	fprintf(f, "paths sprayed %lu losses %lu ecn %lu\n",
+		(unsigned long)r->sprayed, (unsigned long)r->path_losses,
+		(unsigned long)r->path_ecn);
 	fprintf(f, "events %lu hops %lu wall_s %.2f cpu_s %.2f events_per_cpu_s %.3gM hops_per_cpu_s %.3gM max_rss_mb %.0f\n",
 		(unsigned long)r->events, (unsigned long)r->hops, r->wall_s,
 		r->cpu_s, r->cpu_s > 0 ? r->events / r->cpu_s / 1e6 : 0,

@@ -17,7 +17,6 @@ enum sim_ev_type {
 	SIM_EV_TXDONE,   /* ptr: port finished serialising */
 	SIM_EV_PFC,      /* ptr: upstream egress port; arg: prio | on << 8 */
 	SIM_EV_QPTIMER,  /* ptr: sim_qp */
-	SIM_EV_FEEDBACK, /* ptr: sim_qp (sender); arg: path | ce | delay */
 	SIM_EV_FLOW,     /* arg: flow index, start time reached */
 	SIM_EV_SAMPLE,   /* periodic queue sampling */
 };
@@ -30,7 +29,7 @@ struct sim_pkt {
 	struct sim_port *in;  /* where it arrives / arrived (PFC accounting) */
 	uint64_t t0;          /* left the sender's NIC queue */
 	uint32_t src, dst;    /* host ids */
-	uint8_t prio, pathi, big, accounted;
+	uint8_t prio, big, accounted;
 	uint8_t data[];
 };
 
@@ -85,9 +84,8 @@ struct sim_qp {
 	uint32_t pend_head, pend_tail; /* flows waiting for a send slot */
 	uint32_t outstanding;
 	bool blocked;
-	uint8_t rr;            /* spray round-robin */
-	/* adaptive: per-path score (EWMA one-way delay ns + ECN penalty) */
-	float *score;
+	bool nic_spray;        /* lb spray/adaptive without selective repeat */
+	uint8_t rr;            /* ... the NIC's round robin over the ports */
 };
 
 struct sim_host {
@@ -175,7 +173,6 @@ struct sim_qp *sim__conn_find(const struct sim *s, uint32_t a, uint32_t b);
 void sim__host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p);
 void sim__host_txdone(struct sim *s, struct sim_host *h);
 void sim__qp_timer(struct sim *s, struct sim_qp *q);
-void sim__feedback(struct sim *s, struct sim_qp *q, uint32_t arg);
 void sim__flow_start(struct sim *s, uint32_t f);
 
 #endif

@@ -283,13 +283,17 @@ void ur__cc_acked(struct ur_qp *qp, uint32_t bytes, uint64_t now)
 	cc->ops->on_ack(cc, bytes, now);
 }
 
-/* Reaction point: a CNP for this QP (A17.9.3). */
-void ur__cc_rx_cnp(struct ur_qp *qp, uint64_t now)
+/* Reaction point: a CNP for this QP (A17.9.3). A spraying QP's peer names
+ * the marked request's PSN (the selective-repeat bit on the CNP; docs/wire.md
+ * "Spraying"), so that its path sheds weight. */
+void ur__cc_rx_cnp(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
 	struct ur_cc *cc = &qp->priv->cc.cc;
 	uint64_t before = cc->cuts;
 
 	qp->cnt.rx_cnp++;
+	if (qp->priv->mp && ur_bth_ext_sr(pkt->bth))
+		ur__mp_ecn(qp->priv->mp, pkt->h.psn);
 	cc->ops->on_cnp(cc, now);
 	if (cc->cuts != before) {
 		qp->dev->cnt.cc_cuts++;
@@ -298,8 +302,11 @@ void ur__cc_rx_cnp(struct ur_qp *qp, uint64_t now)
 }
 
 /* Notification point: a request arrived with CE (A17.9.2). The CNP goes to
- * the sender's QP, at most once per interval per QP. */
-void ur__cc_rx_ce(struct ur_qp *qp, uint64_t now)
+ * the sender's QP, at most once per interval per QP. Its BTH PSN is
+ * reserved (0); towards a requester that speaks selective repeat it names
+ * the marked request, with the selective-repeat bit set (docs/wire.md
+ * "Spraying"), so that a spraying requester knows the path. */
+void ur__cc_rx_ce(struct ur_qp *qp, uint32_t psn, uint64_t now)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 	uint64_t gap = (uint64_t)c->cc.p.cnp_interval_us * 1000;
@@ -316,6 +323,9 @@ void ur__cc_rx_ce(struct ur_qp *qp, uint64_t now)
 		return;
 	if (c->cnp_sent && now - c->last_cnp < gap)
 		return;
+	if (qp->type == UR_QPT_RC && qp->priv->sr.p.enable &&
+	    qp->priv->sr.rx_peer)
+		h.psn = psn;
 	b = ur__tx_alloc(qp, h.opcode, UR_CNP_PAYLOAD_LEN);
 	if (!b)
 		return;

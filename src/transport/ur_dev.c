@@ -115,11 +115,11 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	qp->cnt.rx_packets++;
 	qp->cnt.rx_bytes += pkt->payload_len;
 	if (pkt->mask & UR_OPF_CNP) {
-		ur__cc_rx_cnp(qp, now);
+		ur__cc_rx_cnp(qp, pkt, now);
 	} else if (pkt->mask & UR_OPF_REQ) {
 		/* ECN CE (RFC 3168): this QP is the notification point. */
 		if (ri && (ri->path.tos & 3) == 3)
-			ur__cc_rx_ce(qp, now);
+			ur__cc_rx_ce(qp, pkt->h.psn, now);
 		if (qp->type == UR_QPT_UD)
 			ur__ud_rx(qp, pkt, ri, now);
 		else

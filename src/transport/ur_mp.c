@@ -3,13 +3,16 @@
  * Spraying (docs/wire.md "Spraying"): which of its source ports an RC
  * QP's next request leaves from. Paths are weighted, and the weights
  * follow what the paths deliver: a path whose packet a selective NAK, a
- * go-back-N NAK or a timeout names as lost halves its weight; every ACK
- * gives each path one back (AIMD per path, as MP-RDMA's congestion-aware
- * spraying and TCP do per flow). Requests go out in a
- * smooth weighted round robin (each path's share follows its weight,
- * interleaved rather than in bursts), so a congested or cut path sheds
- * traffic within a few round trips and wins it back when it recovers.
+ * go-back-N NAK or a timeout names as lost halves its weight; a path whose
+ * packet a CNP names as CE-marked (the peer's notification point echoes
+ * the PSN, a negotiated extension) loses a quarter; every ACK gives each
+ * path one back (AIMD per path, as MP-RDMA's congestion-aware spraying and
+ * TCP do per flow). Requests go out in a smooth weighted round robin (each
+ * path's share follows its weight, interleaved rather than in bursts), so
+ * a congested or cut path sheds traffic within a few round trips and wins
+ * it back when it recovers. The simulator drives this same code.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ur_qp_priv.h"
@@ -17,15 +20,30 @@
 #define MP_W_MIN 1
 #define MP_W_MAX 64
 #define MP_W_INIT 16
+#define MP_RING_MIN 64
+#define MP_RING_MAX 1024
 
-void ur__mp_init(struct ur_mp *mp, const uint16_t *sports, unsigned int k)
+/* The ring remembers the path of the last @window request PSNs (the
+ * selective-repeat window: feedback names nothing older). */
+struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
+			 unsigned int flags, uint32_t window)
 {
-	memset(mp, 0, sizeof(*mp));
+	uint32_t ring = MP_RING_MIN;
+	struct ur_mp *mp;
+
+	while (ring < window && ring < MP_RING_MAX)
+		ring *= 2;
+	mp = calloc(1, sizeof(*mp) + ring);
+	if (!mp)
+		return NULL;
 	for (unsigned int i = 0; i < k; i++) {
 		mp->sport[i] = sports[i];
 		mp->w[i] = MP_W_INIT;
 	}
 	mp->k = (uint8_t)k;
+	mp->oblivious = flags & UR_MP_OBLIVIOUS;
+	mp->ring = (uint16_t)ring;
+	return mp;
 }
 
 unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn)
@@ -39,18 +57,43 @@ unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn)
 			best = (int)i;
 	}
 	mp->cur[best] = (int16_t)(mp->cur[best] - total);
-	mp->psn_path[psn & (UR_MP_RING - 1)] = (uint8_t)best;
+	mp->psn_path[psn & (mp->ring - 1u)] = (uint8_t)best;
+	mp->cnt[best].packets++;
 	return (unsigned int)best;
+}
+
+/* The path @psn left on, or -1 (one port, or an index out of range). */
+static int path_of(const struct ur_mp *mp, uint32_t psn)
+{
+	uint8_t i = mp->psn_path[psn & (mp->ring - 1u)];
+
+	return mp->k > 1 && i < mp->k ? i : -1;
 }
 
 void ur__mp_loss(struct ur_mp *mp, uint32_t psn)
 {
-	uint8_t i = mp->psn_path[psn & (UR_MP_RING - 1)];
+	int i = path_of(mp, psn);
 
-	if (mp->k > 1 && i < mp->k) {
+	if (i < 0)
+		return;
+	mp->cnt[i].losses++;
+	if (!mp->oblivious)
 		mp->w[i] = (uint8_t)(mp->w[i] / 2 > MP_W_MIN ? mp->w[i] / 2
 							     : MP_W_MIN);
-		mp->losses[i]++;
+}
+
+void ur__mp_ecn(struct ur_mp *mp, uint32_t psn)
+{
+	int i = path_of(mp, psn);
+
+	if (i < 0)
+		return;
+	mp->cnt[i].ecn++;
+	if (!mp->oblivious) {
+		uint8_t cut = (uint8_t)(mp->w[i] / 4 ? mp->w[i] / 4 : 1);
+
+		mp->w[i] = (uint8_t)(mp->w[i] - cut > MP_W_MIN ? mp->w[i] - cut
+							       : MP_W_MIN);
 	}
 }
 
@@ -59,6 +102,8 @@ void ur__mp_acked(struct ur_mp *mp)
 	/* Every path gains: a cumulative ACK says little about which path
 	 * delivered (the PSN it names is often the late one that closed a
 	 * gap), and a path that loses nothing should win its share back. */
+	if (mp->oblivious)
+		return;
 	for (unsigned int i = 0; i < mp->k; i++)
 		if (mp->w[i] < MP_W_MAX)
 			mp->w[i]++;

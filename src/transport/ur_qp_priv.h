@@ -207,21 +207,27 @@ struct ur_jumbo {
 };
 
 /* Spraying (ur_qp_set_paths, ur_mp.c): requests go over these ports in a
- * weighted round robin; the weights follow losses and ACKs per path. */
-#define UR_MP_RING 1024 /* request PSNs whose path is remembered */
+ * weighted round robin; the weights follow losses, ECN marks and ACKs per
+ * path (fixed with UR_MP_OBLIVIOUS). */
 struct ur_mp {
 	uint8_t k;                /* 1 (or 0): off */
+	bool oblivious;           /* weights stay equal (UR_MP_OBLIVIOUS) */
+	uint16_t ring;            /* psn_path entries, a power of two */
 	uint16_t sport[UR_MP_MAX];
 	uint8_t w[UR_MP_MAX];     /* weights, 1..64 */
 	int16_t cur[UR_MP_MAX];   /* smooth weighted round robin */
-	uint32_t losses[UR_MP_MAX];
-	uint8_t psn_path[UR_MP_RING]; /* path of request PSN % UR_MP_RING */
+	struct ur_mp_path_cnt cnt[UR_MP_MAX];
+	uint8_t psn_path[];       /* path of request PSN % ring */
 };
-void ur__mp_init(struct ur_mp *mp, const uint16_t *sports, unsigned int k);
+struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
+			 unsigned int flags, uint32_t window);
 /* The path of request @psn (remembered for the feedback below). */
 unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn);
 /* @psn was lost (a NAK or a timeout named it): its path loses weight. */
 void ur__mp_loss(struct ur_mp *mp, uint32_t psn);
+/* A CNP named @psn as CE-marked (docs/wire.md "Spraying"): its path
+ * loses a quarter of its weight. */
+void ur__mp_ecn(struct ur_mp *mp, uint32_t psn);
 /* An ACK came: every path gains one back. */
 void ur__mp_acked(struct ur_mp *mp);
 /* One direction's key of an encrypted QP (ur_crypt.c): a libgcrypt GCM
@@ -545,8 +551,8 @@ void ur__cc_qp_reset(struct ur_qp *qp);
 bool ur__cc_may_send(struct ur_qp *qp, uint64_t now);
 void ur__cc_sent(struct ur_qp *qp, uint32_t bytes, uint64_t now);
 void ur__cc_acked(struct ur_qp *qp, uint32_t bytes, uint64_t now);
-void ur__cc_rx_cnp(struct ur_qp *qp, uint64_t now);
-void ur__cc_rx_ce(struct ur_qp *qp, uint64_t now);
+void ur__cc_rx_cnp(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
+void ur__cc_rx_ce(struct ur_qp *qp, uint32_t psn, uint64_t now);
 
 /* ur_ud.c */
 void ur__ud_rx(struct ur_qp *qp, const struct ur_pkt *pkt,

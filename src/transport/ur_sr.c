@@ -46,6 +46,7 @@ void ur_sr_params_default(struct ur_sr_params *p)
 	p->window = SR_DEFAULT_WINDOW;
 	p->reorder_ns = 20000;
 	p->pool_pkts = SR_DEFAULT_POOL;
+	p->peer_known = 0;
 }
 
 static void pool_lock(struct ur_sr_pool *pl)
@@ -170,27 +171,46 @@ int ur_qp_set_sr(struct ur_qp *qp, const struct ur_sr_params *p)
 	return 0;
 }
 
-int ur_qp_set_paths(struct ur_qp *qp, const uint16_t *sports, unsigned int k)
+int ur_qp_set_paths(struct ur_qp *qp, const uint16_t *sports, unsigned int k,
+		    unsigned int flags)
 {
-	struct ur_mp *mp = qp->priv->mp;
+	struct ur_mp *mp;
 
 	if (qp->type != UR_QPT_RC || !sports || k < 1 || k > UR_MP_MAX ||
-	    (k > 1 && !qp->priv->sr.p.enable))
+	    (k > 1 && !qp->priv->sr.p.enable) || (flags & ~UR_MP_OBLIVIOUS))
 		return -EINVAL;
-	if (k == 1) { /* its own port: no state */
-		free(mp);
-		qp->priv->mp = NULL;
-		return 0;
-	}
-	if (!mp && !(mp = qp->priv->mp = malloc(sizeof(*mp))))
+	mp = k > 1 ? ur__mp_new(sports, k, flags, qp->priv->sr.p.window)
+		   : NULL; /* its own port: no state */
+	if (k > 1 && !mp)
 		return -ENOMEM;
-	ur__mp_init(mp, sports, k);
+	free(qp->priv->mp);
+	qp->priv->mp = mp;
 	return 0;
 }
 
 unsigned int ur_qp_paths(const struct ur_qp *qp)
 {
 	return qp->priv->mp ? qp->priv->mp->k : 1;
+}
+
+int ur_qp_path_info(const struct ur_qp *qp, unsigned int i, uint16_t *sport,
+		    unsigned int *weight, struct ur_mp_path_cnt *cnt)
+{
+	const struct ur_mp *mp = qp->priv->mp;
+
+	if (i >= ur_qp_paths(qp))
+		return -EINVAL;
+	if (!mp) {
+		*sport = qp->sport;
+		*weight = 1;
+		memset(cnt, 0, sizeof(*cnt));
+		cnt->packets = qp->cnt.tx_packets;
+		return 0;
+	}
+	*sport = mp->sport[i];
+	*weight = mp->w[i];
+	*cnt = mp->cnt[i];
+	return 0;
 }
 
 void ur_qp_get_sr(const struct ur_qp *qp, struct ur_sr_params *p)

@@ -420,6 +420,10 @@ struct ur_sr_params {
 			      * it is this old (0: at once) */
 	uint32_t pool_pkts;  /* device level: packets held over all QPs
 			      * (0 = 8192); read when the pool is created */
+	uint32_t peer_known; /* 1: the peer is known to hold out-of-order
+			      * requests (agreed out of band, as the
+			      * simulator's hosts are): spraying need not
+			      * wait for its first answer */
 };
 /* enable 1, window 256, reorder 20 us, pool 8192. */
 void ur_sr_params_default(struct ur_sr_params *p);
@@ -597,11 +601,24 @@ uint32_t ur_qp_jumbo_state(const struct ur_qp *qp);
  * it holds out-of-order requests (selective repeat on both ends); before
  * that, and towards a standard peer, from its own port only. Answers keep
  * the QP's port. @sports: ports the host can send from, the QP's own first
- * (k = 1: off). -EINVAL: not RC, selective repeat off, k outside
- * 1..UR_MP_MAX.
+ * (k = 1: off). @flags: UR_MP_OBLIVIOUS keeps the weights equal (plain
+ * round robin, the baseline the simulator compares against); otherwise
+ * losses and ECN marks move traffic between the paths. -EINVAL: not RC,
+ * selective repeat off, k outside 1..UR_MP_MAX, unknown flags.
  */
 #define UR_MP_MAX 16
-int ur_qp_set_paths(struct ur_qp *qp, const uint16_t *sports, unsigned int k);
+#define UR_MP_OBLIVIOUS 1u
+int ur_qp_set_paths(struct ur_qp *qp, const uint16_t *sports, unsigned int k,
+		    unsigned int flags);
+/* What a spraying QP sent and learnt per path (uroce-stat, the simulator). */
+struct ur_mp_path_cnt {
+	uint64_t packets;  /* requests sent, resends included */
+	uint32_t losses;   /* NAKs and timeouts that named it */
+	uint32_t ecn;      /* CNPs that named it */
+};
+/* Path @i's port, weight and counters; -EINVAL when @i >= ur_qp_paths(). */
+int ur_qp_path_info(const struct ur_qp *qp, unsigned int i, uint16_t *sport,
+		    unsigned int *weight, struct ur_mp_path_cnt *cnt);
 unsigned int ur_qp_paths(const struct ur_qp *qp);
 /* The source port of path @i of a QP whose own port is @base: spread over
  * the 14 bits rxe's ports vary (0xC000 | hash), the simulator's too. */

@@ -175,8 +175,15 @@ URV_EXPORT int uroce_qp_set_cc(struct ibv_qp *ibqp,
 	return -rc;
 }
 
-_Static_assert(sizeof(struct uroce_sr_params) == sizeof(struct ur_sr_params),
-	       "sr params");
+/* The public struct is a prefix of the transport's (whose peer_known an
+ * application does not set: the peer shows it by its answers). */
+static void sr_to_user(struct uroce_sr_params *u, const struct ur_sr_params *p)
+{
+	u->enable = p->enable;
+	u->window = p->window;
+	u->reorder_ns = p->reorder_ns;
+	u->pool_pkts = p->pool_pkts;
+}
 
 URV_EXPORT int uroce_qp_query_sr(struct ibv_qp *ibqp,
 				 struct uroce_sr_params *params,
@@ -191,7 +198,7 @@ URV_EXPORT int uroce_qp_query_sr(struct ibv_qp *ibqp,
 	ur_qp_get_sr(&to_uqp(ibqp)->uqp, &p);
 	st = ur_qp_sr_state(&to_uqp(ibqp)->uqp);
 	ur_engine_qp_unlock(&to_uqp(ibqp)->uqp);
-	memcpy(params, &p, sizeof(*params));
+	sr_to_user(params, &p);
 	if (state)
 		*state = st;
 	return 0;
@@ -205,7 +212,10 @@ URV_EXPORT int uroce_qp_set_sr(struct ibv_qp *ibqp,
 
 	if (!our_qp(ibqp) || !params)
 		return EINVAL;
-	memcpy(&p, params, sizeof(p));
+	p = (struct ur_sr_params){
+		.enable = params->enable, .window = params->window,
+		.reorder_ns = params->reorder_ns, .pool_pkts = params->pool_pkts,
+	};
 	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);
 	rc = ur_qp_set_sr(&to_uqp(ibqp)->uqp, &p);
 	ur_engine_qp_unlock(&to_uqp(ibqp)->uqp);

@@ -450,10 +450,10 @@ static void test_spray_selective_repeat(void)
 		s = mk(&c);
 		sim_run(s, UINT64_MAX);
 		sim_result(s, &r[i]);
-		printf("lb %u sr %u loss %g: completion %.1f us, retransmits %lu, "
+		printf("lb %u sr %u loss %g: completion %.1f us, sprayed %lu, retransmits %lu, "
 		       "held %lu, selective NAKs %lu, NAKs %lu, timeouts %lu\n",
 		       runs[i].lb, runs[i].sr, runs[i].loss,
-		       (r[i].t_last - r[i].t_first) / 1e3,
+		       (r[i].t_last - r[i].t_first) / 1e3, (unsigned long)r[i].sprayed,
 		       (unsigned long)r[i].retransmits,
 		       (unsigned long)r[i].sr_held, (unsigned long)r[i].sr_naks,
 		       (unsigned long)r[i].nak_seq, (unsigned long)r[i].timeouts);
@@ -462,6 +462,7 @@ static void test_spray_selective_repeat(void)
 		ASSERT_EQ(r[i].offpath, 0);
 		sim_destroy(s);
 	}
+	ASSERT_GT(r[0].sprayed, 0); /* from the first request: peer known */
 	ASSERT_GT(r[0].sr_held, 0);
 	ASSERT_EQ(r[0].retransmits, 0);
 	ASSERT_GT(r[1].sr_naks, 0);
@@ -469,6 +470,78 @@ static void test_spray_selective_repeat(void)
 	ASSERT_EQ(r[2].sr_held, 0);
 	ASSERT_EQ(r[3].sr_held, 0);
 	ASSERT_EQ(r[3].sr_naks, 0);
+}
+
+/* Unequal paths (2:1): h0 -> h1 over a leaf-spine with two spines, one
+ * uplink at 50 Gb/s and the other degraded to 25, 8 source ports. The
+ * transport's spraying (ur_mp.c) drives the simulator: `spray` keeps the
+ * ports' weights equal, so the slow uplink gets the share the hash gave
+ * its ports; `adaptive` moves traffic off it on the path feedback (here
+ * the selective NAKs of late packets, without PFC or congestion
+ * control). With DCQCN and ECN, CNPs name the marked request's PSN, and
+ * so its path. */
+static double fast_share(struct sim *s)
+{
+	int e0 = sim_node_by_name(s, "e0");
+	uint64_t fast = sim_port_tx_bytes(s, e0, sim_port_to(s, e0,
+				sim_node_by_name(s, "c0")));
+	uint64_t slow = sim_port_tx_bytes(s, e0, sim_port_to(s, e0,
+				sim_node_by_name(s, "c1")));
+
+	return (double)fast / (double)(fast + slow);
+}
+
+static void unequal(struct sim_cfg *c, uint32_t lb, bool dcqcn)
+{
+	char err[256];
+
+	sim_cfg_default(c);
+	c->seed = 1;
+	ASSERT_EQ(sim_cfg_set(c, "topology", "leafspine", err, sizeof(err)), 0);
+	c->leaves = 2;
+	c->spines = 2;
+	c->hosts_per_leaf = 1;
+	ASSERT_EQ(sim_cfg_set(c, "fabric_gbps", "50", err, sizeof(err)), 0);
+	ASSERT_EQ(sim_cfg_set(c, "degrade", "e0 c1 25", err, sizeof(err)), 0);
+	if (dcqcn) {
+		ASSERT_EQ(sim_cfg_set(c, "kmin_kb", "10", err, sizeof(err)), 0);
+		ASSERT_EQ(sim_cfg_set(c, "kmax_kb", "100", err, sizeof(err)), 0);
+	} else {
+		ASSERT_EQ(sim_cfg_set(c, "cc", "none", err, sizeof(err)), 0);
+		ASSERT_EQ(sim_cfg_set(c, "pfc", "off", err, sizeof(err)), 0);
+	}
+	c->lb = lb;
+}
+
+static void test_adaptive_unequal(void)
+{
+	struct sim_result r[3];
+	double share[2];
+
+	for (int i = 0; i < 3; i++) {
+		struct sim_cfg c;
+		struct sim *s;
+
+		unequal(&c, i == 0 ? SIM_LB_SPRAY : SIM_LB_ADAPTIVE, i == 2);
+		s = mk(&c);
+		sim_add_flow(s, 0, 1, (i == 2 ? 1 : 16) << 20, 0);
+		sim_run(s, UINT64_MAX);
+		sim_result(s, &r[i]);
+		ASSERT_EQ(r[i].flows_done, 1);
+		if (i < 2)
+			share[i] = fast_share(s);
+		printf("%s%s: completion %.1f us, fast path share %.3f, "
+		       "path losses %lu, path ECN %lu\n", i ? "adaptive" : "spray",
+		       i == 2 ? " dcqcn" : "", (r[i].t_last - r[i].t_first) / 1e3,
+		       i < 2 ? share[i] : 0, (unsigned long)r[i].path_losses,
+		       (unsigned long)r[i].path_ecn);
+		sim_destroy(s);
+	}
+	ASSERT_GT(r[1].path_losses, 0);
+	ASSERT(share[1] > share[0] + 0.01);
+	ASSERT(r[1].t_last - r[1].t_first < r[0].t_last - r[0].t_first);
+	ASSERT_GT(r[2].cnps, 0);
+	ASSERT_GT(r[2].path_ecn, 0);
 }
 
 static const struct ur_test_case tests[] = {
@@ -480,6 +553,7 @@ static const struct ur_test_case tests[] = {
 	{ "errors", test_errors },
 	{ "trace_and_failures", test_trace_and_failures },
 	{ "spray_selective_repeat", test_spray_selective_repeat },
+	{ "adaptive_unequal", test_adaptive_unequal },
 	{ NULL, NULL },
 };
 

@@ -325,9 +325,13 @@ static void tap_ports(struct tnet *net, const uint8_t *d, uint32_t len,
 /* Spraying: with selective repeat on both ends, a's requests go round
  * robin over its k ports once b's answers carry the bit (before, a's own
  * port); answers stay on b's port; reordering and a loss on the way, and
- * the data lands.
- * Against a peer without selective repeat, a never sprays. */
-static void spray(bool sr_b, unsigned int k)
+ * the data lands. a's per-path counters agree with the wire, and the loss
+ * is charged to the path it was sent on.
+ * Against a peer without selective repeat, a never sprays.
+ * @ce: with DCQCN on, the share of requests a switch marks CE; b's CNPs
+ * then name the marked request (the selective-repeat bit on the CNP), and
+ * a charges its path. */
+static void spray(bool sr_b, unsigned int k, double ce)
 {
 	struct sr_run r;
 	struct ports_seen w = { 0 };
@@ -338,8 +342,17 @@ static void spray(bool sr_b, unsigned int k)
 	/* tnet's QPs send from rxe's port for their QPN */
 	for (unsigned int i = 0; i < k; i++)
 		sp[i] = ur_mp_sport(ur_rocev2_sport(r.f.a.qp->qpn), i);
-	ASSERT_EQ(ur_qp_set_paths(r.f.a.qp, sp, k), 0);
+	ASSERT_EQ(ur_qp_set_paths(r.f.a.qp, sp, k, 0), 0);
 	ASSERT_EQ(ur_qp_paths(r.f.a.qp), k);
+	if (ce) {
+		struct ur_cc_params cc;
+
+		ur_cc_params_default(&cc);
+		cc.algo = UR_CC_DCQCN;
+		cc.cnp_interval_us = 0;
+		ASSERT_EQ(ur_qp_set_cc(r.f.a.qp, &cc, r.f.net.now), 0);
+		ASSERT_EQ(ur_qp_set_cc(r.f.b.qp, &cc, r.f.net.now), 0);
+	}
 	w.sp = sp;
 	w.k = k;
 	w.b_sport = ur_rocev2_sport(r.f.b.qp->qpn);
@@ -358,9 +371,41 @@ static void spray(bool sr_b, unsigned int k)
 	r.f.net.f.jitter_ns = 6000;
 	r.f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
 	r.f.net.f.drop_count = 1;
+	r.f.net.f.ce = ce;
 	run_writes(&r);
 	for (unsigned int i = 0; i < k; i++)
 		total += w.req[i];
+	if (sr_b) {
+		uint32_t sent = 0, losses = 0, ecn = 0;
+
+		for (unsigned int i = 0; i < k; i++) {
+			struct ur_mp_path_cnt pc;
+			unsigned int wt;
+			uint16_t port;
+
+			ASSERT_EQ(ur_qp_path_info(r.f.a.qp, i, &port, &wt, &pc), 0);
+			ASSERT_EQ(port, sp[i]);
+			ASSERT(wt >= 1 && wt <= 64);
+			sent += (uint32_t)pc.packets;
+			ASSERT_EQ(pc.packets, w.req[i]); /* what the wire saw */
+			losses += pc.losses;
+			ecn += pc.ecn;
+		}
+		ASSERT_EQ(sent, total);
+		ASSERT_GE(losses, 1);
+		if (ce)
+			ASSERT_GE(ecn, 1);
+		else
+			ASSERT_EQ(ecn, 0);
+		{
+			struct ur_mp_path_cnt pc;
+			unsigned int wt;
+			uint16_t port;
+
+			ASSERT_EQ(ur_qp_path_info(r.f.a.qp, k, &port, &wt, &pc),
+				  -EINVAL);
+		}
+	}
 	ASSERT_EQ(w.req[UR_MP_MAX], 0);
 	ASSERT_EQ(w.ans_other, 0);
 	if (sr_b) {
@@ -378,14 +423,15 @@ static void t_spray(void)
 	struct tfix f;
 	uint16_t sp[2] = { 0xc001, 0xc002 };
 
-	spray(true, 4);
-	spray(true, 3);
-	spray(false, 4);
+	spray(true, 4, 0);
+	spray(true, 3, 0);
+	spray(false, 4, 0);
+	spray(true, 4, 0.2);
 	/* Only RC with selective repeat, 1..UR_MP_MAX ports. */
 	tfix_init(&f, UR_QPT_RC, NULL);
-	ASSERT_EQ(ur_qp_set_paths(f.a.qp, sp, 2), -EINVAL); /* SR off */
-	ASSERT_EQ(ur_qp_set_paths(f.a.qp, sp, 1), 0);
-	ASSERT_EQ(ur_qp_set_paths(f.a.qp, sp, 0), -EINVAL);
+	ASSERT_EQ(ur_qp_set_paths(f.a.qp, sp, 2, 0), -EINVAL); /* SR off */
+	ASSERT_EQ(ur_qp_set_paths(f.a.qp, sp, 1, 0), 0);
+	ASSERT_EQ(ur_qp_set_paths(f.a.qp, sp, 0, 0), -EINVAL);
 	tfix_fini(&f);
 }
 
