@@ -379,8 +379,6 @@ static void comp_finish(struct ur_qp *qp, struct comp_ctx *cx, uint64_t now)
 	struct ur_qp_priv *p = qp->priv;
 
 	if (cx->progress) {
-		if (p->mp) /* spraying: the paths win weight back */
-			ur__mp_acked(p->mp);
 		p->comp.retry_left = p->attr.retry_cnt;
 		p->comp.rnr_left = p->attr.rnr_retry;
 		p->comp.rto_deadline = UINT64_MAX;

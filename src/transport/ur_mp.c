@@ -5,9 +5,9 @@
  * follow what the paths deliver: a path whose packet a selective NAK, a
  * go-back-N NAK or a timeout names as lost halves its weight; a path whose
  * packet a CNP names as CE-marked (the peer's notification point echoes
- * the PSN, a negotiated extension) loses a quarter; every ACK gives each
- * path one back (AIMD per path, as MP-RDMA's congestion-aware spraying and
- * TCP do per flow). Requests go out in a smooth weighted round robin (each
+ * the PSN, a negotiated extension) loses a quarter; each request an ACK
+ * covers gives its path one back (AIMD per path, as MP-RDMA's
+ * congestion-aware spraying and TCP do per flow). Requests go out in a smooth weighted round robin (each
  * path's share follows its weight, interleaved rather than in bursts), so
  * a congested or cut path sheds traffic within a few round trips and wins
  * it back when it recovers. The simulator drives this same code.
@@ -46,17 +46,30 @@ struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 	return mp;
 }
 
-unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn)
+unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend)
 {
 	int total = 0, best = 0;
 
-	for (unsigned int i = 0; i < mp->k; i++) {
-		mp->cur[i] = (int16_t)(mp->cur[i] + mp->w[i]);
-		total += mp->w[i];
-		if (mp->cur[i] > mp->cur[best])
-			best = (int)i;
+	if (resend && !mp->oblivious) {
+		/* A resend goes where packets arrive best: the path it was
+		 * lost on has just been cut, and losing a resend again costs
+		 * a timeout (and the QP its retry count). Ties rotate. */
+		for (unsigned int j = 1; j <= mp->k; j++) {
+			unsigned int i = (mp->last + j) % mp->k;
+
+			if (mp->w[i] > mp->w[best] || j == 1)
+				best = (int)i;
+		}
+		mp->last = (uint8_t)best;
+	} else {
+		for (unsigned int i = 0; i < mp->k; i++) {
+			mp->cur[i] = (int16_t)(mp->cur[i] + mp->w[i]);
+			total += mp->w[i];
+			if (mp->cur[i] > mp->cur[best])
+				best = (int)i;
+		}
+		mp->cur[best] = (int16_t)(mp->cur[best] - total);
 	}
-	mp->cur[best] = (int16_t)(mp->cur[best] - total);
 	mp->psn_path[psn & (mp->ring - 1u)] = (uint8_t)best;
 	mp->cnt[best].packets++;
 	return (unsigned int)best;
@@ -97,14 +110,22 @@ void ur__mp_ecn(struct ur_mp *mp, uint32_t psn)
 	}
 }
 
-void ur__mp_acked(struct ur_mp *mp)
+void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 {
-	/* Every path gains: a cumulative ACK says little about which path
-	 * delivered (the PSN it names is often the late one that closed a
-	 * gap), and a path that loses nothing should win its share back. */
+	/* The ACK covered requests psn .. psn + n - 1: each was delivered
+	 * over the path it last left on, and only those paths gain. A cut
+	 * path gains nothing, so its weight stays at the floor (its share a
+	 * few percent, every packet of it resent), and a restored one wins
+	 * its share back as its packets arrive again, in a few hundred of
+	 * the QP's packets. */
 	if (mp->oblivious)
 		return;
-	for (unsigned int i = 0; i < mp->k; i++)
-		if (mp->w[i] < MP_W_MAX)
+	if (n > mp->ring)
+		psn += n - mp->ring, n = mp->ring;
+	for (; n; n--, psn++) {
+		int i = path_of(mp, psn);
+
+		if (i >= 0 && mp->w[i] < MP_W_MAX)
 			mp->w[i]++;
+	}
 }

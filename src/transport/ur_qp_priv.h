@@ -212,6 +212,7 @@ struct ur_jumbo {
 struct ur_mp {
 	uint8_t k;                /* 1 (or 0): off */
 	bool oblivious;           /* weights stay equal (UR_MP_OBLIVIOUS) */
+	uint8_t last;             /* the path the last resend took */
 	uint16_t ring;            /* psn_path entries, a power of two */
 	uint16_t sport[UR_MP_MAX];
 	uint8_t w[UR_MP_MAX];     /* weights, 1..64 */
@@ -221,15 +222,16 @@ struct ur_mp {
 };
 struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 			 unsigned int flags, uint32_t window);
-/* The path of request @psn (remembered for the feedback below). */
-unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn);
+/* The path of request @psn (remembered for the feedback below); a
+ * @resend takes the heaviest path. */
+unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend);
 /* @psn was lost (a NAK or a timeout named it): its path loses weight. */
 void ur__mp_loss(struct ur_mp *mp, uint32_t psn);
 /* A CNP named @psn as CE-marked (docs/wire.md "Spraying"): its path
  * loses a quarter of its weight. */
 void ur__mp_ecn(struct ur_mp *mp, uint32_t psn);
-/* An ACK came: every path gains one back. */
-void ur__mp_acked(struct ur_mp *mp);
+/* An ACK covered @n requests from @psn: their paths gain weight. */
+void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n);
 /* One direction's key of an encrypted QP (ur_crypt.c): a libgcrypt GCM
  * handle keyed for (session id, epoch), and the IV's fixed part. */
 struct gcry_cipher_handle;
@@ -391,6 +393,7 @@ struct ur_txhdr {
 	uint8_t opcode;
 	bool se, ackreq, becn;
 	bool no_sr;         /* an answer that must not carry UR_BTH_EXT_SR */
+	bool resend;        /* a request sent before (spraying: best path) */
 	uint32_t dqpn, psn;
 	struct ur_reth reth;
 	struct ur_atmeth atm;

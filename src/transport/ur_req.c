@@ -369,6 +369,7 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 					  ur__tx_payload(b, h.opcode), len);
 	}
 	if (ur_psn_diff(h.psn, p->req.psn_max) < 0) {
+		h.resend = true;
 		qp->dev->cnt.tx_retransmit++;
 		qp->cnt.tx_retransmit++;
 	}

@@ -115,7 +115,7 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 	    (qp->priv->sr.tx_peer || qp->priv->sr.p.peer_known) && !path) {
 		struct ur_mp *mp = qp->priv->mp;
 
-		b->path.sport = mp->sport[ur__mp_pick(mp, h->psn)];
+		b->path.sport = mp->sport[ur__mp_pick(mp, h->psn, h->resend)];
 	}
 	if (!b->path.dport)
 		b->path.dport = UR_ROCEV2_PORT;

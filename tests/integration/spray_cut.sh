@@ -1,0 +1,78 @@
+#!/bin/sh
+# A path cut and restored during a sprayed transfer (docs/wire.md
+# "Spraying"). The two-link ECMP fabric of twolink.sh, each link shaped to
+# 100 Mbit/s (tbf) so that the transfer lasts long enough for the three
+# windows below whatever the machine's load (load only stretches them).
+# ur_integrity moves 48 MiB between a and b (a sprays its SENDs, WRITEs
+# and READ requests) with UROCE_SR=1 UROCE_PATHS=16; after
+# 0.6 s b drops everything arriving on link 1 (iptables: the hosts' routes
+# do not know, as with a failure inside a fabric), for 0.8 s; then link 1
+# is back. Checks:
+#  - every byte verified, no QP error (no retry exceeded);
+#  - during the cut, a sends at most 1/4 as much over link 1 as over link 2
+#    (the paths hashed onto link 1 lost their weight) in the last 0.4 s;
+#  - 1 s after the restore, link 1 carries at least 1/4 as much as link 2
+#    again (the weights came back);
+#  - the client's counters show the losses (selective NAKs).
+#   spray_cut.sh BINDIR
+bin=${1:?usage: spray_cut.sh BINDIR}
+. "$(dirname "$0")/twolink.sh"
+twolink spraycut 96
+for l in p1a p2a; do
+	ip -n "$a" link set "$l" txqueuelen 1000
+	ip netns exec "$a" tc qdisc add dev "$l" root tbf rate 100mbit burst 32k latency 20ms ||
+		{ echo "FAIL tbf on $l"; exit 1; }
+done
+txb() { ip -n "$a" -s -j link show "$1" | sed 's/.*"tx":{"bytes":\([0-9]*\).*/\1/'; }
+port=18790
+ip netns exec "$b" env UROCE_IP=10.96.0.2 UROCE_SR=1 UROCE_PATHS=16 timeout 120 \
+	"$bin/uroce-run" "$bin/../tests/ur_integrity" -p $port >"$tmp/s" 2>&1 &
+s=$!
+sleep 0.5
+ip netns exec "$a" env UROCE_IP=10.96.0.1 UROCE_SR=1 UROCE_PATHS=16 UROCE_STATS=1 timeout 120 \
+	"$bin/uroce-run" "$bin/../tests/ur_integrity" -p $port -m 48 10.96.0.2 >"$tmp/c" 2>&1 &
+c=$!
+running() { kill -0 $c 2>/dev/null; }
+sleep 0.6
+ip netns exec "$b" iptables -w -A INPUT -i p1b -j DROP
+sleep 0.4
+c1=$(txb p1a) c2=$(txb p2a)
+sleep 0.4
+d1=$(( $(txb p1a) - c1 )) d2=$(( $(txb p2a) - c2 ))
+during_ok=$(running && echo 1)
+ip netns exec "$b" iptables -w -D INPUT -i p1b -j DROP
+sleep 0.5
+r1=$(txb p1a) r2=$(txb p2a)
+sleep 0.5
+e1=$(( $(txb p1a) - r1 )) e2=$(( $(txb p2a) - r2 ))
+after_ok=$(running && echo 1)
+wait $c
+crc=$?
+wait $s
+src=$?
+if [ $crc = 0 ] && [ $src = 0 ] && grep -q "all verified" "$tmp/c"; then
+	ok "cut and restored: $(grep -m1 '^moved' "$tmp/c")"
+else
+	bad "transfer across the cut (client rc=$crc, server rc=$src)"; tail -n 5 "$tmp/c" "$tmp/s"
+fi
+if [ -z "$during_ok" ] || [ -z "$after_ok" ]; then
+	bad "the transfer ended before the windows closed (cut ${during_ok:-ended}, restore ${after_ok:-ended}): too short to judge"
+else
+	if [ $((d1 * 4)) -le "$d2" ]; then
+		ok "during the cut, link 1 $d1 bytes against link 2 $d2 (last 0.4 s)"
+	else
+		bad "during the cut, link 1 $d1 bytes against link 2 $d2: the dead paths kept their share"
+	fi
+	if [ $((e1 * 4)) -ge "$e2" ]; then
+		ok "after the restore, link 1 $e1 bytes against link 2 $e2 (0.5-1 s after)"
+	else
+		bad "after the restore, link 1 $e1 bytes against link 2 $e2: the paths did not come back"
+	fi
+fi
+naks=$(sed -n 's/.*rx_sr_nak=\([0-9]*\).*/\1/p' "$tmp/c" | head -n1)
+if [ "${naks:-0}" -gt 0 ]; then
+	ok "the client took $naks selective NAKs for the lost packets"
+else
+	bad "no selective NAK counted at the client: $(grep -m1 counters "$tmp/c")"
+fi
+[ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }
