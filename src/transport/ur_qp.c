@@ -452,10 +452,12 @@ static void qp_reset(struct ur_qp *qp)
 	ur__sr_release(qp);
 	{
 		struct ur_sr_params sp = p->sr.p;
-		uint32_t *naked = p->sr.naked;
+		uint32_t *naked = p->sr.naked, rmin = p->sr.reorder_min;
 
 		memset(&p->sr, 0, sizeof(p->sr));
 		p->sr.p = sp;
+		p->sr.p.reorder_ns = rmin; /* a new connection's reordering */
+		p->sr.reorder_min = rmin;
 		p->sr.gap_deadline = UINT64_MAX;
 		if (naked) /* kept for the next connection, emptied */
 			memset(naked, 0, UR_SR_NAKED * sizeof(*naked));

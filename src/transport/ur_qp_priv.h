@@ -188,6 +188,7 @@ struct ur_sr {
 	struct ur_sr_slot *held;  /* requests ahead of ePSN, sorted by PSN */
 	uint32_t nheld;
 	uint64_t gap_deadline;    /* NAK the gap at ePSN then; UINT64_MAX none */
+	uint32_t reorder_min;     /* p.reorder_ns as set: the gap timer's floor */
 	/* PSNs selectively NAKed lately, by PSN % UR_SR_NAKED (PSN + 1; 0:
 	 * none): one that then comes in twice was late, not lost
 	 * (ur__sr_duplicate). */
@@ -530,6 +531,9 @@ void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 void ur__sr_drain(struct ur_qp *qp, uint64_t now);
 /* A duplicate of request @psn arrived (responder). */
 void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn);
+/* The request at ePSN arrived, not NAKed, behind held ones: a measure of
+ * the reordering (responder). */
+void ur__sr_filled(struct ur_qp *qp, uint64_t now);
 void ur__sr_timer(struct ur_qp *qp, uint64_t now);
 /* Return every held request to the pool (error, reset, destroy). */
 void ur__sr_release(struct ur_qp *qp);

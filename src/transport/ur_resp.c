@@ -650,6 +650,9 @@ void ur__resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	(void)ri;
 	if (ur__sr_marked(qp, pkt))
 		sr->rx_peer = true;
+	if (sr->held && pkt->h.psn == qp->priv->resp.psn &&
+	    !qp->priv->resp.nak_sent)
+		ur__sr_filled(qp, now);
 	if (qp->priv->jumbo.enable && ur_bth_ext_jumbo(pkt->bth))
 		qp->priv->jumbo.rx_peer = ur_bth_ext_jumbo(pkt->bth) &
 					  ur_jumbo_bits(qp->dev->jumbo_max);

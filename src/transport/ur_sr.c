@@ -168,6 +168,7 @@ int ur_qp_set_sr(struct ur_qp *qp, const struct ur_sr_params *p)
 	sr->p = *p;
 	if (!sr->p.window)
 		sr->p.window = SR_DEFAULT_WINDOW;
+	sr->reorder_min = sr->p.reorder_ns;
 	return 0;
 }
 
@@ -262,7 +263,7 @@ static void sr_nak(struct ur_qp *qp)
  * lost, and the resend was for nothing. Paths whose delays differ (a
  * sprayed QP over queues of different depth) reorder by more than the gap
  * timer: double it, up to UR_SR_REORDER_MAX, as TCP widens its reordering
- * window on a DSACK (RFC 8985, 7.2). It does not shrink again on this QP.
+ * window on a DSACK (RFC 8985, 7.2). ur__sr_filled shrinks it back.
  */
 #define UR_SR_REORDER_MAX 50000000ull /* 50 ms */
 void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn)
@@ -279,6 +280,33 @@ void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn)
 						      ? sr->p.reorder_ns * 2
 						      : UR_SR_REORDER_MAX)
 					   : 20000;
+}
+
+/*
+ * A gap closed by itself: the request at ePSN came, not NAKed, while
+ * later ones were held, as late as the oldest of them has waited. The gap
+ * timer moves a sixteenth of the way down towards 1.5 x that lateness
+ * (never below the timer as set), so that once the reordering that
+ * widened it is gone (a queue drained, a path cut) a real loss is NAKed
+ * again in about the reordering's time, not in the 50 ms a past burst
+ * left (RFC 8985 bounds its window by the RTT for the same reason; the
+ * responder has no RTT, but sees the reordering itself).
+ */
+void ur__sr_filled(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+	uint64_t oldest = UINT64_MAX, target;
+
+	for (struct ur_sr_slot *s = sr->held; s; s = s->next)
+		if (s->t < oldest)
+			oldest = s->t;
+	if (oldest > now)
+		return;
+	target = (now - oldest) * 3 / 2;
+	if (target < sr->reorder_min)
+		target = sr->reorder_min;
+	if (sr->p.reorder_ns > target)
+		sr->p.reorder_ns -= (uint32_t)((sr->p.reorder_ns - target + 15) / 16);
 }
 
 /* When to NAK the gap at ePSN: reorder_ns after the oldest held request
