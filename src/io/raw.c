@@ -89,7 +89,7 @@ int ur_raw_open(unsigned int ifindex, ur_raw_rx_fn fn, void *arg,
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
 	struct ur_raw *r;
-	int one = 1, ret;
+	int one = 1, rcvbuf = 8 << 20, ret;
 
 	if (!ifindex)
 		return -ENODEV;
@@ -113,6 +113,11 @@ int ur_raw_open(unsigned int ifindex, ur_raw_rx_fn fn, void *arg,
 		}
 		goto err_free;
 	}
+	/* A burst of frames waits here while the thread copies: 8 MiB,
+	 * as the UDP sockets (FORCE needs CAP_NET_ADMIN, else rmem_max). */
+	if (setsockopt(r->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+		(void)setsockopt(r->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				 sizeof(rcvbuf));
 	/* Our own frames are not received back on this socket (4.20+). */
 	(void)setsockopt(r->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one,
 			 sizeof(one));
@@ -154,6 +159,16 @@ void ur_raw_close(struct ur_raw *r)
 	if (write(r->stop_fd, &one, sizeof(one)) < 0)
 		(void)0;
 	pthread_join(r->thread, NULL);
+	{
+		struct tpacket_stats st;
+		socklen_t len = sizeof(st);
+
+		/* Frames the socket buffer had no room for. */
+		if (!getsockopt(r->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
+			ur_log(UR_LOG_DEBUG, "raw port: %u frames received, %u "
+			       "dropped by the socket", st.tp_packets,
+			       st.tp_drops);
+	}
 	close(r->stop_fd);
 	close(r->fd);
 	free(r);
