@@ -137,9 +137,13 @@ int urv__flow_rule_parse(const struct ibv_flow_attr *attr,
 	r->type = attr->type;
 	r->priority = attr->priority;
 	for (unsigned int i = 0; i < attr->num_of_specs; i++) {
-		const struct ibv_flow_spec *s = (const void *)p;
+		/* Specs follow each other 4-byte aligned; the union has
+		 * pointers (8): copy each into one before reading it. */
+		struct ibv_flow_spec spec;
+		const struct ibv_flow_spec *s = &spec;
 		const struct spec_row *row;
 
+		memcpy(&spec.hdr, p, sizeof(spec.hdr));
 		if (s->hdr.size < sizeof(s->hdr))
 			return -EINVAL;
 		row = spec_row(s->hdr.type);
@@ -147,6 +151,7 @@ int urv__flow_rule_parse(const struct ibv_flow_attr *attr,
 			return -EOPNOTSUPP;
 		if (s->hdr.size != row->size)
 			return -EINVAL;
+		memcpy(&spec, p, row->size);
 		if (r->have & row->layer)
 			return -EINVAL; /* a layer named twice */
 		if ((row->layer & (URV_FLOW_IPV4 | URV_FLOW_IPV6)) &&

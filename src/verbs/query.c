@@ -107,7 +107,7 @@ int urv__query_device_ex(struct ibv_context *ctx,
 	 * (raw_packet_caps 0). */
 	a.rss_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
 	a.rss_caps.max_rwq_indirection_tables = URV_MAX_QP;
-	a.rss_caps.max_rwq_indirection_table_size = 1u << 12;
+	a.rss_caps.max_rwq_indirection_table_size = 1u << URV_MAX_RWQ_IND_LOG;
 	a.rss_caps.rx_hash_fields_mask = URV_RSS_FIELDS;
 	a.rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
 	a.max_wq_type_rq = URV_MAX_QP;

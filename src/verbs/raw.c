@@ -28,10 +28,7 @@
 #include "urv.h"
 #include "urv_flow.h"
 
-enum {
-	URV_MAX_IND_TBL_LOG = 12, /* indirection tables of up to 4096 WQs */
-	URV_MAX_RAW_SGE = 16,
-};
+enum { URV_MAX_RAW_SGE = 16 };
 
 /* A posted receive: where a frame goes. */
 struct urv_rwqe {
@@ -103,7 +100,7 @@ struct urv_raw_ctx {
 	uint64_t unmatched, no_wqe;
 };
 
-static atomic_uint urv_ind_tbl_num;
+static atomic_uint urv_ind_tbl_num, urv_flow_handle;
 
 static struct urv_raw_qp *to_rqp(struct ibv_qp *qp)
 {
@@ -189,7 +186,9 @@ static int rq_post(struct urv_rq *rq, struct ibv_recv_wr *wr,
 		q = &rq->ring[rq->tail % rq->size];
 		q->wr_id = wr->wr_id;
 		q->num_sge = (uint32_t)wr->num_sge;
-		memcpy(q->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(q->sge[0]));
+		if (wr->num_sge)
+			memcpy(q->sge, wr->sg_list,
+			       (size_t)wr->num_sge * sizeof(q->sge[0]));
 		rq->tail++;
 	}
 	pthread_mutex_unlock(&rq->lock);
@@ -233,9 +232,12 @@ static bool rq_deliver(struct urv_context *ctx, struct urv_rq *rq,
 	for (uint32_t i = 0; i < q.num_sge && off < len; i++) {
 		const struct ur_sge *s = &q.sge[i];
 		size_t n = len - off < s->length ? len - off : s->length;
-		const struct ur_mr *mr = ur_engine_mr_find(ctx->eng, s->lkey);
+		const struct ur_mr *mr;
 		uint8_t *p;
 
+		if (!n)
+			continue; /* an empty buffer holds nothing */
+		mr = ur_engine_mr_find(ctx->eng, s->lkey);
 		if (!mr || mr->type != UR_KEY_MR || mr->lkey != s->lkey ||
 		    ur_mr_check(mr, rq->pdn, s->addr, n, UR_ACCESS_LOCAL_WRITE,
 				&p)) {
@@ -706,8 +708,8 @@ struct ibv_flow *urv__create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *att
 	}
 	f->qp = qp;
 	f->flow.context = ibqp->context;
+	f->flow.handle = atomic_fetch_add(&urv_flow_handle, 1) + 1;
 	pthread_mutex_lock(&rc->lock);
-	f->flow.handle = (uint32_t)rc->frame_seq ^ (uint32_t)(uintptr_t)f;
 	f->next = rc->flows;
 	rc->flows = f;
 	qp->nflows++;
@@ -851,7 +853,7 @@ urv__create_rwq_ind_table(struct ibv_context *context,
 	struct urv_ind_tbl *t;
 	uint32_t size;
 
-	if (attr->comp_mask || attr->log_ind_tbl_size > URV_MAX_IND_TBL_LOG ||
+	if (attr->comp_mask || attr->log_ind_tbl_size > URV_MAX_RWQ_IND_LOG ||
 	    !attr->ind_tbl)
 		return urv_err_ptr(-EINVAL);
 	size = 1u << attr->log_ind_tbl_size;

@@ -130,10 +130,15 @@ static void rule_init(struct rule_buf *r, enum ibv_flow_attr_type type)
 
 static void *rule_add(struct rule_buf *r, uint32_t type, uint16_t size)
 {
-	struct ibv_flow_spec *s = (void *)(r->specs + r->used);
+	/* Every spec type starts with these two fields (4-byte aligned). */
+	struct {
+		enum ibv_flow_spec_type type;
+		uint16_t size;
+	} *h = (void *)(r->specs + r->used);
+	void *s = h;
 
-	s->hdr.type = type;
-	s->hdr.size = size;
+	h->type = (enum ibv_flow_spec_type)type;
+	h->size = size;
 	r->used += size;
 	r->attr.num_of_specs++;
 	r->attr.size = (uint16_t)(sizeof(r->attr) + r->used);
