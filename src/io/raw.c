@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <poll.h>
@@ -121,6 +122,10 @@ int ur_raw_open(unsigned int ifindex, ur_raw_rx_fn fn, void *arg,
 	/* Our own frames are not received back on this socket (4.20+). */
 	(void)setsockopt(r->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one,
 			 sizeof(one));
+	/* Nothing passes until the layer above names what it wants. */
+	ret = ur_raw_filter(r, NULL, 0, false);
+	if (ret)
+		goto err_close;
 	sll.sll_protocol = htons(ETH_P_ALL);
 	sll.sll_ifindex = (int)ifindex;
 	if (bind(r->fd, (struct sockaddr *)&sll, sizeof(sll))) {
@@ -198,6 +203,56 @@ int ur_raw_sendv(struct ur_raw *r, const struct iovec *iov, int n, size_t len)
 	to.sll_halen = ETH_ALEN;
 	memcpy(to.sll_addr, hdr, ETH_ALEN);
 	if (sendmsg(r->fd, &msg, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+static uint32_t be32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+/*
+ * A classic BPF program over the frame (offset 0 is the destination MAC):
+ * per pattern, the first four bytes and then the last two, masked and
+ * compared; a match jumps to the accepting return at the end, a mismatch
+ * to the next pattern; after the last one, drop.
+ */
+int ur_raw_filter(struct ur_raw *r, const struct ur_raw_match *m, int n,
+		  bool all)
+{
+	struct sock_filter prog[6 * UR_RAW_FILTER_MAX + 2];
+	struct sock_fprog fp = { .filter = prog };
+	unsigned int k = 0, last;
+
+	if (all || n > UR_RAW_FILTER_MAX) {
+		prog[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, UINT32_MAX);
+	} else {
+		last = 6 * (unsigned int)n; /* the drop; the accept follows */
+		for (int i = 0; i < n; i++) {
+			uint32_t mhi = be32_at(m[i].mask), vhi = be32_at(m[i].mac);
+			uint32_t mlo = (uint32_t)m[i].mask[4] << 8 | m[i].mask[5];
+			uint32_t vlo = (uint32_t)m[i].mac[4] << 8 | m[i].mac[5];
+			unsigned int next = 6 * (unsigned int)(i + 1);
+
+			prog[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
+			prog[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, mhi);
+			prog[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+				vhi & mhi, 0, (uint8_t)(next - k - 1));
+			k++;
+			prog[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 4);
+			prog[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, mlo);
+			prog[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+				vlo & mlo, (uint8_t)(last + 1 - k - 1),
+				(uint8_t)(next - k - 1));
+			k++;
+		}
+		prog[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+		prog[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, UINT32_MAX);
+	}
+	fp.len = (unsigned short)k;
+	if (setsockopt(r->fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp)))
 		return -errno;
 	return 0;
 }

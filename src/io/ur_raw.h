@@ -9,6 +9,7 @@
 #ifndef UR_RAW_H
 #define UR_RAW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -29,6 +30,20 @@ void ur_raw_close(struct ur_raw *r);
  * first), on the wire: 0 or -errno (-EMSGSIZE for a frame longer than the
  * interface takes, -EINVAL for one shorter than an Ethernet header). */
 int ur_raw_sendv(struct ur_raw *r, const struct iovec *iov, int n, size_t len);
+/* A destination MAC address pattern: a frame matches when
+ * (destination & mask) == (mac & mask). */
+struct ur_raw_match {
+	uint8_t mac[6], mask[6];
+};
+enum { UR_RAW_FILTER_MAX = 32 }; /* patterns a kernel filter holds */
+
+/* Let only frames whose destination matches one of @m (@n of them) reach
+ * the socket, or every frame when @all (or @n is over UR_RAW_FILTER_MAX).
+ * The kernel drops the rest before they are queued, so the machine's
+ * other traffic on the interface costs the port nothing. At open no frame
+ * passes. 0 or -errno. */
+int ur_raw_filter(struct ur_raw *r, const struct ur_raw_match *m, int n,
+		  bool all);
 /* Frames received and not handed up (longer than the receive buffer). */
 uint64_t ur_raw_truncated(const struct ur_raw *r);
 

@@ -332,6 +332,41 @@ static void raw_rx(void *arg, const uint8_t *frame, size_t len)
 	pthread_mutex_unlock(&rc->lock);
 }
 
+/*
+ * Tell the port which destinations the rules can take, so that the kernel
+ * drops the rest of the interface's traffic (on lo: every RoCE datagram of
+ * the machine) before it is queued for us. A rule that does not name its
+ * destination MAC, or a default or sniffer rule, lets every frame in.
+ * Under the raw lock.
+ */
+static void refilter(struct urv_raw_ctx *rc)
+{
+	struct ur_raw_match m[UR_RAW_FILTER_MAX];
+	bool all = false;
+	int n = 0, ret;
+
+	for (struct urv_flow *f = rc->flows; f && !all; f = f->next) {
+		const struct urv_flow_rule *r = &f->rule;
+		static const uint8_t zero[6];
+
+		if (r->type != IBV_FLOW_ATTR_NORMAL || !(r->have & URV_FLOW_ETH) ||
+		    !memcmp(r->eth_mask.dst_mac, zero, 6) ||
+		    n == UR_RAW_FILTER_MAX) {
+			all = true;
+			break;
+		}
+		memcpy(m[n].mac, r->eth_val.dst_mac, 6);
+		memcpy(m[n].mask, r->eth_mask.dst_mac, 6);
+		n++;
+	}
+	ret = ur_raw_filter(rc->port, m, n, all);
+	if (ret) {
+		/* Every frame then, still matched one by one above. */
+		ur_log(UR_LOG_WARN, "raw port: socket filter: %s", strerror(-ret));
+		(void)ur_raw_filter(rc->port, NULL, 0, true);
+	}
+}
+
 /* The context's raw state and port, made with its first raw QP. */
 static int raw_ctx_get(struct urv_context *ctx, struct urv_raw_ctx **out)
 {
@@ -713,6 +748,7 @@ struct ibv_flow *urv__create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *att
 	f->next = rc->flows;
 	rc->flows = f;
 	qp->nflows++;
+	refilter(rc);
 	pthread_mutex_unlock(&rc->lock);
 	return &f->flow;
 }
@@ -732,6 +768,7 @@ int urv__destroy_flow(struct ibv_flow *flow)
 	}
 	*pp = f->next;
 	f->qp->nflows--;
+	refilter(rc);
 	pthread_mutex_unlock(&rc->lock);
 	free(f);
 	return 0;
