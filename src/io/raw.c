@@ -38,6 +38,7 @@ struct ur_raw {
 	ur_raw_rx_fn fn;
 	void *arg;
 	pthread_t thread;
+	pid_t pid;         /* the process the thread runs in */
 	atomic_bool stop;
 	atomic_uint_fast64_t truncated;
 	uint8_t buf[RAW_RX_BUF];
@@ -139,6 +140,7 @@ int ur_raw_open(unsigned int ifindex, ur_raw_rx_fn fn, void *arg,
 		ret = -errno;
 		goto err_close;
 	}
+	r->pid = getpid();
 	ret = -pthread_create(&r->thread, NULL, raw_main, r);
 	if (ret)
 		goto err_close;
@@ -160,6 +162,14 @@ void ur_raw_close(struct ur_raw *r)
 
 	if (!r)
 		return;
+	if (r->pid != getpid()) {
+		/* A forked child closing what it inherited: the thread stayed
+		 * in the parent, whose sockets these copies must not stop. */
+		close(r->stop_fd);
+		close(r->fd);
+		free(r);
+		return;
+	}
 	atomic_store(&r->stop, true);
 	if (write(r->stop_fd, &one, sizeof(one)) < 0)
 		(void)0;
