@@ -178,11 +178,11 @@ void ur_raw_close(struct ur_raw *r)
 		struct tpacket_stats st;
 		socklen_t len = sizeof(st);
 
-		/* Frames the socket buffer had no room for. */
+		/* tp_packets counts the drops too (af_packet.c). */
 		if (!getsockopt(r->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
-			ur_log(UR_LOG_DEBUG, "raw port: %u frames received, %u "
-			       "dropped by the socket", st.tp_packets,
-			       st.tp_drops);
+			ur_log(UR_LOG_DEBUG, "raw port: %u frames reached the "
+			       "socket, %u of them dropped (buffer full)",
+			       st.tp_packets, st.tp_drops);
 	}
 	close(r->stop_fd);
 	close(r->fd);
