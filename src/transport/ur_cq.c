@@ -122,6 +122,28 @@ void ur_cq_arm(struct ur_cq *cq, bool solicited_only)
 	cq_unlock(cq);
 }
 
+int ur_cq_add(struct ur_cq *cq, const struct ur_cqe *e, bool *fire)
+{
+	int ret = 0;
+
+	*fire = false;
+	cq_lock(cq);
+	if (cq->tail - cq->head >= cq->cqe) {
+		cq->overflow = true;
+		ret = -ENOSPC;
+	} else {
+		cq->ring[cq->tail % cq->cqe] = *e;
+		cq->tail++;
+		if (cq->armed && (!cq->armed_solicited ||
+				  e->status != UR_WC_SUCCESS)) {
+			cq->armed = false;
+			*fire = true;
+		}
+	}
+	cq_unlock(cq);
+	return ret;
+}
+
 /* Add one completion; may call ops->cq_event or ops->qp_event. */
 void ur__cq_push(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *e,
 		  bool solicited)

@@ -150,6 +150,11 @@ int ur_cq_poll(struct ur_cq *cq, struct ur_cqe *out, int n);
 /* Whether the CQ holds entries: a hint, read without the lock. */
 bool ur_cq_nonempty(const struct ur_cq *cq);
 void ur_cq_arm(struct ur_cq *cq, bool solicited_only);
+/* Add a completion made by the host itself (raw packet QPs, whose frames
+ * never pass through the transport). -ENOSPC when the CQ is full (the
+ * entry is dropped and the CQ marked overflowed); *@fire says whether an
+ * armed CQ should now raise its completion event. Thread-safe. */
+int ur_cq_add(struct ur_cq *cq, const struct ur_cqe *e, bool *fire);
 
 /* ---- work requests ------------------------------------------------------ */
 enum ur_wr_opcode { /* == enum ibv_wr_opcode */

@@ -131,9 +131,11 @@ int urv__cc_dev_init(struct ur_dev *dev)
 	return urv__crypt_dev_init(dev);
 }
 
+/* A QP of ours that runs the RoCE transport (not a raw packet QP). */
 static bool our_qp(struct ibv_qp *qp)
 {
-	return qp && urv__is_our_context(qp->context);
+	return qp && urv__is_our_context(qp->context) &&
+	       qp->qp_type != IBV_QPT_RAW_PACKET;
 }
 
 URV_EXPORT int uroce_qp_query_cc(struct ibv_qp *ibqp,
@@ -250,6 +252,8 @@ int urv__modify_qp_rate_limit(struct ibv_qp *ibqp,
 {
 	struct urv_qp *qp = to_uqp(ibqp);
 
+	if (ibqp->qp_type == IBV_QPT_RAW_PACKET)
+		return EOPNOTSUPP; /* pacing is the transport's */
 	if (!attr || (attr->rate_limit &&
 		      (attr->rate_limit < URV_PP_RATE_MIN_KBPS ||
 		       attr->rate_limit > URV_PP_RATE_MAX_KBPS)))

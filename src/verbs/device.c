@@ -579,6 +579,13 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.create_srq_ex = urv__create_srq_ex;
 	ctx->vctx.advise_mr = urv__advise_mr;
 	ctx->vctx.modify_qp_rate_limit = urv__modify_qp_rate_limit;
+	ctx->vctx.ibv_create_flow = urv__create_flow;
+	ctx->vctx.ibv_destroy_flow = urv__destroy_flow;
+	ctx->vctx.create_wq = urv__create_wq;
+	ctx->vctx.modify_wq = urv__modify_wq;
+	ctx->vctx.destroy_wq = urv__destroy_wq;
+	ctx->vctx.create_rwq_ind_table = urv__create_rwq_ind_table;
+	ctx->vctx.destroy_rwq_ind_table = urv__destroy_rwq_ind_table;
 
 	cfg.addr = dev->gids[0].addr;
 	cfg.port = ctx->udp_port;
@@ -622,6 +629,7 @@ URV_EXPORT int ibv_close_device(struct ibv_context *context)
 {
 	struct urv_context *ctx = to_uctx(context);
 
+	urv__raw_ctx_fini(ctx);
 	engine_put(ctx->eng);
 	if (context->cmd_fd >= 0)
 		close(context->cmd_fd);

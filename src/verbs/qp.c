@@ -67,6 +67,8 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
 	    attr->pd->context != context)
 		return urv_err_ptr(-EINVAL);
+	if (attr->qp_type == IBV_QPT_RAW_PACKET)
+		return urv__raw_create_qp(context, attr);
 	if (attr->comp_mask & ~known)
 		return urv_err_ptr(-EOPNOTSUPP);
 	/* No creation flag (scatter FCS, source QPN, ...) is offered; an
@@ -79,7 +81,6 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
 		break;
-	case IBV_QPT_RAW_PACKET:
 	case IBV_QPT_XRC_SEND:
 	case IBV_QPT_XRC_RECV:
 	case IBV_QPT_DRIVER:
@@ -287,6 +288,8 @@ URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	uint32_t mask = (uint32_t)attr_mask;
 	int ret;
 
+	if (ibqp->qp_type == IBV_QPT_RAW_PACKET)
+		return urv__raw_modify_qp(ibqp, attr, attr_mask);
 	memset(&ua, 0, sizeof(ua));
 	if (mask & ~(uint32_t)(IBV_QP_RATE_LIMIT * 2 - 1))
 		return EINVAL;
@@ -363,10 +366,13 @@ URV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			    int attr_mask, struct ibv_qp_init_attr *init_attr)
 {
 	struct urv_qp *qp = to_uqp(ibqp);
-	struct urv_device *dev = qp->ctx->dev;
+	struct urv_device *dev;
 	struct ur_qp_attr ua;
 	int idx;
 
+	if (ibqp->qp_type == IBV_QPT_RAW_PACKET)
+		return urv__raw_query_qp(ibqp, attr, init_attr);
+	dev = qp->ctx->dev;
 	memset(&ua, 0, sizeof(ua));
 	ur_engine_qp_lock(&qp->uqp);
 	ur_qp_query(&qp->uqp, &ua);
@@ -439,8 +445,11 @@ static bool ev_is_qp(struct urv_event *e, void *qp)
 URV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct urv_qp *qp = to_uqp(ibqp);
-	struct urv_context *ctx = qp->ctx;
+	struct urv_context *ctx;
 
+	if (ibqp->qp_type == IBV_QPT_RAW_PACKET)
+		return urv__raw_destroy_qp(ibqp);
+	ctx = qp->ctx;
 	/* After this the engine thread no longer touches the QP. */
 	ur_engine_qp_del(ctx->eng, &qp->uqp);
 	urv__evq_drop(&ctx->async, ev_is_qp, ibqp);
@@ -524,6 +533,8 @@ int urv__post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint64_t now;
 	int ret = 0;
 
+	if (ibqp->qp_type == IBV_QPT_RAW_PACKET)
+		return urv__raw_post_send(ibqp, wr, bad);
 	UR_LP_MARK(UR_LP_POST);
 	ur_engine_qp_lock(&qp->uqp);
 	now = ur_now(); /* after a wait for the lock: timers armed from it */
@@ -547,6 +558,8 @@ int urv__post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct ur_recv_wr u;
 	int ret = 0;
 
+	if (ibqp->qp_type == IBV_QPT_RAW_PACKET)
+		return urv__raw_post_recv(ibqp, wr, bad);
 	ur_engine_qp_lock(&qp->uqp);
 	for (; wr; wr = wr->next) {
 		ret = urv_recv_wr(wr, &u);

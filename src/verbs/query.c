@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "urv.h"
+#include "urv_flow.h"
 
 #undef ibv_query_port
 
@@ -48,6 +49,7 @@ static void fill_device_attr(struct urv_device *dev, struct ibv_device_attr *a)
 	a->max_ee_init_rd_atom = 0;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = URV_MAX_AH;
+	a->max_raw_ethy_qp = URV_MAX_QP; /* raw packet QPs (raw.c) */
 	a->max_srq = URV_MAX_SRQ;
 	a->max_srq_wr = URV_MAX_SRQ_WR;
 	a->max_srq_sge = URV_MAX_SGE;
@@ -100,6 +102,15 @@ int urv__query_device_ex(struct ibv_context *ctx,
 	a.packet_pacing_caps.qp_rate_limit_max = URV_PP_RATE_MAX_KBPS;
 	a.packet_pacing_caps.supported_qpts =
 		1u << IBV_QPT_RC | 1u << IBV_QPT_UC | 1u << IBV_QPT_UD;
+	/* Receive-side scaling over raw packet QPs (raw.c): Toeplitz over
+	 * addresses and ports; no checksum, VLAN or FCS offloads
+	 * (raw_packet_caps 0). */
+	a.rss_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	a.rss_caps.max_rwq_indirection_tables = URV_MAX_QP;
+	a.rss_caps.max_rwq_indirection_table_size = 1u << URV_MAX_RWQ_IND_LOG;
+	a.rss_caps.rx_hash_fields_mask = URV_RSS_FIELDS;
+	a.rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+	a.max_wq_type_rq = URV_MAX_QP;
 	if (attr_size > sizeof(a))
 		attr_size = sizeof(a);
 	memset(attr, 0, attr_size);

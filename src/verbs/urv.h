@@ -43,6 +43,7 @@ enum {
 	URV_MAX_AH = 1 << 16,
 	URV_MAX_SRQ = 1 << 16,
 	URV_MAX_SRQ_WR = 16384,
+	URV_MAX_RWQ_IND_LOG = 12, /* RSS indirection tables of up to 4096 WQs */
 	URV_PP_RATE_MIN_KBPS = 1,         /* packet pacing (docs/cc.md) */
 	URV_PP_RATE_MAX_KBPS = 100000000, /* 100 Gbit/s */
 	URV_VENDOR_ID = 0xffffff, /* as rxe: no OUI */
@@ -105,6 +106,7 @@ struct urv_context {
 	uint16_t udp_port;
 	struct urv_evq async;
 	atomic_int npd, ncq, nqp; /* live objects: close_device refuses if any */
+	struct urv_raw_ctx *raw;  /* raw packet QPs' port and flows (raw.c) */
 };
 
 struct urv_pd {
@@ -315,6 +317,30 @@ int urv__bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 int urv__bind_wr(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey,
 		  const struct ibv_mw_bind_info *bi, struct ur_send_wr *u);
 void urv__qp_ex_fini(struct urv_qp *qp);
+
+/* raw.c: raw packet QPs, flow steering, WQs and RSS (docs/verbs.md
+ * "Raw packet QPs"). The QP functions return a positive errno. */
+struct ibv_qp *urv__raw_create_qp(struct ibv_context *ctx,
+				  struct ibv_qp_init_attr_ex *attr);
+int urv__raw_destroy_qp(struct ibv_qp *qp);
+int urv__raw_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int urv__raw_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      struct ibv_qp_init_attr *init_attr);
+int urv__raw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		       struct ibv_send_wr **bad);
+int urv__raw_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad);
+void urv__raw_ctx_fini(struct urv_context *ctx);
+struct ibv_flow *urv__create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
+int urv__destroy_flow(struct ibv_flow *flow);
+struct ibv_wq *urv__create_wq(struct ibv_context *ctx,
+			      struct ibv_wq_init_attr *attr);
+int urv__modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
+int urv__destroy_wq(struct ibv_wq *wq);
+struct ibv_rwq_ind_table *
+urv__create_rwq_ind_table(struct ibv_context *ctx,
+			  struct ibv_rwq_ind_table_init_attr *attr);
+int urv__destroy_rwq_ind_table(struct ibv_rwq_ind_table *t);
 
 /* route.c: the smallest MTU among the non-loopback interfaces that the
  * main routing table's routes of @family leave by; 0 if none. */
