@@ -46,41 +46,43 @@ struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 	return mp;
 }
 
-unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend)
-{
-	int total = 0, best = 0;
-
-	if (resend && !mp->oblivious) {
-		/* A resend goes where packets arrive best: the path it was
-		 * lost on has just been cut, and losing a resend again costs
-		 * a timeout (and the QP its retry count). Ties rotate. */
-		for (unsigned int j = 1; j <= mp->k; j++) {
-			unsigned int i = (mp->last + j) % mp->k;
-
-			if (mp->w[i] > mp->w[best] || j == 1)
-				best = (int)i;
-		}
-		mp->last = (uint8_t)best;
-	} else {
-		for (unsigned int i = 0; i < mp->k; i++) {
-			mp->cur[i] = (int16_t)(mp->cur[i] + mp->w[i]);
-			total += mp->w[i];
-			if (mp->cur[i] > mp->cur[best])
-				best = (int)i;
-		}
-		mp->cur[best] = (int16_t)(mp->cur[best] - total);
-	}
-	mp->psn_path[psn & (mp->ring - 1u)] = (uint8_t)best;
-	mp->cnt[best].packets++;
-	return (unsigned int)best;
-}
-
 /* The path @psn left on, or -1 (one port, or an index out of range). */
 static int path_of(const struct ur_mp *mp, uint32_t psn)
 {
 	uint8_t i = mp->psn_path[psn & (mp->ring - 1u)];
 
 	return mp->k > 1 && i < mp->k ? i : -1;
+}
+
+/* One step of the smooth weighted round robin. */
+static int swrr(struct ur_mp *mp)
+{
+	int total = 0, best = 0;
+
+	for (unsigned int i = 0; i < mp->k; i++) {
+		mp->cur[i] = (int16_t)(mp->cur[i] + mp->w[i]);
+		total += mp->w[i];
+		if (mp->cur[i] > mp->cur[best])
+			best = (int)i;
+	}
+	mp->cur[best] = (int16_t)(mp->cur[best] - total);
+	return best;
+}
+
+unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend)
+{
+	/* A resend avoids the path its original left on (it was lost
+	 * there); otherwise it takes its turn like any request, so that
+	 * the resends of a timeout spread over the paths as their weights
+	 * say rather than all falling on one that may be cut too. */
+	int lost = resend && !mp->oblivious ? path_of(mp, psn) : -1;
+	int best = swrr(mp);
+
+	if (best == lost && mp->k > 1)
+		best = swrr(mp);
+	mp->psn_path[psn & (mp->ring - 1u)] = (uint8_t)best;
+	mp->cnt[best].packets++;
+	return (unsigned int)best;
 }
 
 void ur__mp_loss(struct ur_mp *mp, uint32_t psn)

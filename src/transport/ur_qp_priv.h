@@ -213,7 +213,6 @@ struct ur_jumbo {
 struct ur_mp {
 	uint8_t k;                /* 1 (or 0): off */
 	bool oblivious;           /* weights stay equal (UR_MP_OBLIVIOUS) */
-	uint8_t last;             /* the path the last resend took */
 	uint16_t ring;            /* psn_path entries, a power of two */
 	uint16_t sport[UR_MP_MAX];
 	uint8_t w[UR_MP_MAX];     /* weights, 1..64 */
@@ -224,7 +223,7 @@ struct ur_mp {
 struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 			 unsigned int flags, uint32_t window);
 /* The path of request @psn (remembered for the feedback below); a
- * @resend takes the heaviest path. */
+ * @resend avoids the path its original took. */
 unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend);
 /* @psn was lost (a NAK or a timeout named it): its path loses weight. */
 void ur__mp_loss(struct ur_mp *mp, uint32_t psn);
