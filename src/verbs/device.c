@@ -579,6 +579,9 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.create_srq_ex = urv__create_srq_ex;
 	ctx->vctx.advise_mr = urv__advise_mr;
 	ctx->vctx.modify_qp_rate_limit = urv__modify_qp_rate_limit;
+	ctx->vctx.alloc_dm = urv__alloc_dm;
+	ctx->vctx.free_dm = urv__free_dm;
+	ctx->vctx.reg_dm_mr = urv__reg_dm_mr;
 
 	cfg.addr = dev->gids[0].addr;
 	cfg.port = ctx->udp_port;

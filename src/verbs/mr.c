@@ -198,7 +198,9 @@ URV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	ret = ur_engine_mr_del(ctx->eng, &mr->umr);
 	if (ret)
 		return -ret; /* EBUSY: memory windows are bound to it */
-	if (mr->umr.length && !mr->odp) {
+	if (mr->dm) {
+		atomic_fetch_sub(&mr->dm->users, 1); /* nothing pinned here */
+	} else if (mr->umr.length && !mr->odp) {
 		page_range(mr->umr.host, mr->umr.length, &ps, &plen);
 		/* Not reference counted: overlapping regions share the fate
 		 * of the last dereg (docs/verbs.md). */
@@ -269,6 +271,12 @@ URV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 	upd = mr->umr;
 	acc = (flags & IBV_REREG_MR_CHANGE_ACCESS) ? (unsigned int)access
 						  : mr->access;
+	/* A DM MR keeps its device memory and stays zero based. */
+	if (mr->dm && ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) ||
+		       !(acc & IBV_ACCESS_ZERO_BASED) ||
+		       (acc & (IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB |
+			       IBV_ACCESS_MW_BIND))))
+		goto einval;
 	ret = check_access(acc);
 	if (ret) {
 		errno = -ret;

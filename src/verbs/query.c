@@ -82,6 +82,7 @@ int urv__query_device_ex(struct ibv_context *ctx,
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = 1000000; /* kHz: 1 tick = 1 ns */
 	a.phys_port_cnt_ex = 1;
+	a.max_dm_size = URV_MAX_DM_SIZE; /* host memory (dm.c) */
 	/* Nothing is ever pinned: every region can be on-demand, explicit
 	 * or implicit (docs/verbs.md "Memory"). No XRC. */
 	a.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;

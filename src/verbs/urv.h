@@ -50,6 +50,11 @@ enum {
 	URV_ROCE_PORT = 4791,
 };
 
+/* Device memory (ibv_alloc_dm): host memory of the library, at most this
+ * much per device in a process (docs/verbs.md "Device memory"). */
+#define URV_MAX_DM_SIZE ((size_t)4 << 20)
+#define URV_DM_MAX_LOG_ALIGN 30
+
 /*
  * ABI image of rdma-core 44's struct verbs_device (libibverbs/driver.h,
  * which is not installed). Nothing outside reads past .device except
@@ -83,6 +88,7 @@ struct urv_device {
 	__be64 guid;
 	int num_gids;
 	struct urv_gid gids[URV_MAX_GID];
+	atomic_size_t dm_used; /* device memory allocated, bytes */
 };
 
 struct urv_event {
@@ -113,12 +119,28 @@ struct urv_pd {
 	atomic_int users; /* MRs, QPs and AHs on it */
 };
 
+struct urv_dm;
+
 struct urv_mr {
 	struct ibv_mr mr;
 	struct ur_mr umr;
 	bool locked; /* mlock() succeeded */
 	unsigned int access; /* as registered (ibv_rereg_mr keeps it) */
 	bool odp;            /* IBV_ACCESS_ON_DEMAND: nothing pinned */
+	struct urv_dm *dm;   /* ibv_reg_dm_mr: the device memory it maps */
+};
+
+/* Device memory: a shared anonymous mapping of the library (what a
+ * software NIC has as its own memory), reached by the application only
+ * through ibv_memcpy_to/from_dm and DM MRs. */
+struct urv_dm {
+	struct ibv_dm dm;
+	uint8_t *base;      /* start, aligned as asked */
+	size_t length;      /* as allocated */
+	void *map;          /* the whole mapping (alignment slack included) */
+	size_t map_len;
+	bool locked;        /* mlock() succeeded */
+	atomic_int users;   /* DM MRs on it: free is EBUSY */
 };
 
 struct urv_mw {
@@ -197,6 +219,10 @@ static inline struct urv_pd *to_upd(struct ibv_pd *pd)
 static inline struct urv_mr *to_umr(struct ibv_mr *mr)
 {
 	return urv_container_of(mr, struct urv_mr, mr);
+}
+static inline struct urv_dm *to_udm(struct ibv_dm *dm)
+{
+	return urv_container_of(dm, struct urv_dm, dm);
 }
 static inline struct urv_mw *to_umw(struct ibv_mw *mw)
 {
@@ -307,6 +333,13 @@ void urv__qp_ex_init(struct urv_qp *qp, uint64_t send_ops_flags);
 /* mr.c */
 int urv__advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
+/* dm.c: device memory (verbs_context ops) */
+struct ibv_dm *urv__alloc_dm(struct ibv_context *ctx,
+			     struct ibv_alloc_dm_attr *attr);
+int urv__free_dm(struct ibv_dm *dm);
+struct ibv_mr *urv__reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
+			      uint64_t offset, size_t length,
+			      unsigned int access);
 /* mw.c */
 struct ibv_mw *urv__alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int urv__dealloc_mw(struct ibv_mw *mw);
