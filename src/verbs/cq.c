@@ -209,6 +209,7 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *context,
 				   const struct ibv_cq_init_attr_ex *attr)
 {
 	struct urv_context *ctx;
+	struct urv_pd *pd = NULL;
 	struct ibv_cq_ex *x;
 	struct urv_cq *cq;
 	int ret;
@@ -225,13 +226,25 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *context,
 		return urv_err_ptr(-EOPNOTSUPP);
 	if (attr->comp_vector >= (uint32_t)context->num_comp_vectors)
 		return urv_err_ptr(-EINVAL);
+	/* A CQ belongs to no PD; with MASK_PD it is created on a parent
+	 * domain, whose allocator gives its ring (as libmlx5: a plain PD
+	 * there is EINVAL). */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		if (!attr->parent_domain ||
+		    attr->parent_domain->context != context ||
+		    !to_upd(attr->parent_domain)->parent)
+			return urv_err_ptr(-EINVAL);
+		pd = to_upd(attr->parent_domain);
+	}
 
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return urv_err_ptr(-ENOMEM);
-	ret = ur_cq_init(&cq->ucq, attr->cqe);
+	ret = ur_cq_init_alloc(&cq->ucq, attr->cqe,
+			       pd ? urv__pd_ring_alloc(pd) : NULL);
 	if (ret)
 		goto err_free;
+	cq->pd = pd;
 	cq->ucq.owner = cq;
 	cq->ctx = ctx;
 	cq->wc_flags = attr->wc_flags;
@@ -263,6 +276,8 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *context,
 
 	if (attr->channel)
 		atomic_fetch_add(&to_uch(attr->channel)->ncq, 1);
+	if (pd)
+		atomic_fetch_add(&pd->users, 1);
 	atomic_fetch_add(&ctx->ncq, 1);
 	return x;
 
@@ -317,6 +332,8 @@ URV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		atomic_fetch_sub(&to_uch(ibcq->channel)->ncq, 1);
 	atomic_fetch_sub(&cq->ctx->ncq, 1);
 	ur_cq_fini(&cq->ucq);
+	if (cq->pd)
+		atomic_fetch_sub(&cq->pd->users, 1);
 	pthread_cond_destroy(&ibcq->cond);
 	pthread_mutex_destroy(&ibcq->mutex);
 	free(cq);

@@ -582,6 +582,9 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.alloc_dm = urv__alloc_dm;
 	ctx->vctx.free_dm = urv__free_dm;
 	ctx->vctx.reg_dm_mr = urv__reg_dm_mr;
+	ctx->vctx.alloc_td = urv__alloc_td;
+	ctx->vctx.dealloc_td = urv__dealloc_td;
+	ctx->vctx.alloc_parent_domain = urv__alloc_parent_domain;
 
 	cfg.addr = dev->gids[0].addr;
 	cfg.port = ctx->udp_port;

@@ -59,6 +59,8 @@ URV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct urv_pd *pd = to_upd(ibpd);
 
+	if (pd->parent)
+		return urv__dealloc_parent_domain(pd);
 	if (atomic_load(&pd->users))
 		return EBUSY;
 	atomic_fetch_sub(&to_uctx(ibpd->context)->npd, 1);

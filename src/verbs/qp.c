@@ -112,6 +112,7 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 	caps.max_send_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
 	caps.max_recv_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
 	caps.max_inline_data = URV_MAX_INLINE; /* every QP gets the maximum */
+	caps.alloc = urv__pd_ring_alloc(pd); /* a parent domain's allocator */
 
 	qpn = ur_engine_alloc_qpn(ctx->eng);
 	ret = ur_qp_create_ex(ur_engine_dev(ctx->eng), &qp->uqp, attr->qp_type,

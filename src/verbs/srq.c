@@ -34,8 +34,9 @@ static struct ibv_srq *create_srq(struct ibv_context *context,
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return urv_err_ptr(-ENOMEM);
-	ret = ur_srq_init(&srq->usrq, pd->pdn, a->max_wr,
-			  a->max_sge ? a->max_sge : 1, a->srq_limit);
+	ret = ur_srq_init_alloc(&srq->usrq, pd->pdn, a->max_wr,
+				a->max_sge ? a->max_sge : 1, a->srq_limit,
+				urv__pd_ring_alloc(pd));
 	if (ret) {
 		free(srq);
 		return urv_err_ptr(ret);

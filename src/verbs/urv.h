@@ -113,10 +113,28 @@ struct urv_context {
 	atomic_int npd, ncq, nqp; /* live objects: close_device refuses if any */
 };
 
+struct urv_td {
+	struct ibv_td td;
+	atomic_int users; /* parent domains on it: dealloc is EBUSY */
+};
+
+/*
+ * A PD, or a parent domain (ibv_alloc_parent_domain): the same protection
+ * domain (same pdn, so keys and QPs of either mix freely) with a thread
+ * domain and the allocator of the rings of QPs, CQs and SRQs created on it.
+ */
 struct urv_pd {
 	struct ibv_pd pd;
 	uint32_t pdn;
-	atomic_int users; /* MRs, QPs and AHs on it */
+	atomic_int users; /* MRs, QPs, AHs, SRQs, CQs, parent domains on it */
+	struct urv_pd *parent; /* parent domain: the PD it extends */
+	struct urv_td *td;     /* parent domain: its thread domain, or NULL */
+	struct ur_alloc ring_alloc; /* .alloc NULL: calloc */
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
 };
 
 struct urv_dm;
@@ -164,6 +182,7 @@ struct urv_cq {
 	atomic_int nqp;              /* QPs using it */
 	uint32_t comp_events_reported; /* under cq.mutex */
 	uint64_t wc_flags;           /* ibv_create_cq_ex wc_flags */
+	struct urv_pd *pd;           /* the parent domain it was created on */
 	struct ur_cqe cur;           /* current entry for the _ex poll API */
 };
 
@@ -215,6 +234,10 @@ static inline struct urv_context *to_uctx(struct ibv_context *c)
 static inline struct urv_pd *to_upd(struct ibv_pd *pd)
 {
 	return urv_container_of(pd, struct urv_pd, pd);
+}
+static inline struct urv_td *to_utd(struct ibv_td *td)
+{
+	return urv_container_of(td, struct urv_td, td);
 }
 static inline struct urv_mr *to_umr(struct ibv_mr *mr)
 {
@@ -340,6 +363,18 @@ int urv__free_dm(struct ibv_dm *dm);
 struct ibv_mr *urv__reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
 			      uint64_t offset, size_t length,
 			      unsigned int access);
+/* domain.c: thread and parent domains (verbs_context ops) */
+struct ibv_td *urv__alloc_td(struct ibv_context *ctx,
+			     struct ibv_td_init_attr *attr);
+int urv__dealloc_td(struct ibv_td *td);
+struct ibv_pd *urv__alloc_parent_domain(struct ibv_context *ctx,
+					struct ibv_parent_domain_init_attr *attr);
+int urv__dealloc_parent_domain(struct urv_pd *pd);
+/* The rings' allocator of objects created on @pd: NULL for calloc. */
+static inline const struct ur_alloc *urv__pd_ring_alloc(struct urv_pd *pd)
+{
+	return pd->ring_alloc.alloc ? &pd->ring_alloc : NULL;
+}
 /* mw.c */
 struct ibv_mw *urv__alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int urv__dealloc_mw(struct ibv_mw *mw);

@@ -7,7 +7,14 @@
  *    device's budget, alignment, the range, access, EBUSY);
  *  - dm_remote: a DM MR (at an offset of its DM) as the target of RDMA
  *    WRITE, READ, compare-and-swap and fetch-and-add from a peer, as the
- *    local SGE of a READ, and a request past its end (REM_ACCESS_ERR).
+ *    local SGE of a READ, and a request past its end (REM_ACCESS_ERR);
+ *  - parent_domain: the errors of ibv_alloc_td/ibv_alloc_parent_domain,
+ *    EBUSY of every dealloc in use; the allocator called for each ring of
+ *    a QP, SRQ and CQ created on the parent domain (resource types,
+ *    alignment, pd_context), each buffer freed once at destroy and at an
+ *    SRQ/CQ resize, IBV_ALLOCATOR_USE_DEFAULT and a failing allocator
+ *    (ENOMEM); a QP on the parent domain and one on its PD exchange a
+ *    WRITE through an MR of the other (one protection domain).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -17,6 +24,8 @@
 #include <time.h>
 
 #include <infiniband/verbs.h>
+
+#include <uroce/uroce.h>
 
 #include "rc_connect.h"
 #include "ur_test.h"
@@ -320,6 +329,219 @@ static void t_dm_remote(void)
 	free(host);
 }
 
+/* ---- parent domains ------------------------------------------------------ */
+
+enum { ALLOC_OWN, ALLOC_DEFAULT, ALLOC_FAIL };
+
+struct pd_log {
+	int mode;
+	int live;          /* buffers given and not freed back */
+	int allocs[4];     /* by resource type & 0xf */
+	int frees;
+	bool bad;          /* a call we did not expect */
+	struct ibv_pd *pd; /* the parent domain the calls must name */
+};
+
+static void *log_alloc(struct ibv_pd *ibpd, void *pd_context, size_t size,
+		       size_t align, uint64_t type)
+{
+	struct pd_log *l = pd_context;
+	void *p = NULL;
+
+	if ((l->pd && ibpd != l->pd) || (type >> 32) != 0x5552 ||
+	    (type & 0xffffffff) < 1 || (type & 0xffffffff) > 3 || !size ||
+	    (align & (align - 1)) || align < sizeof(void *))
+		l->bad = true;
+	if (l->mode == ALLOC_DEFAULT)
+		return IBV_ALLOCATOR_USE_DEFAULT;
+	if (l->mode == ALLOC_FAIL)
+		return NULL;
+	if (posix_memalign(&p, align, size))
+		return NULL;
+	memset(p, 0xee, size); /* uroce must clear it */
+	l->allocs[type & 3]++;
+	l->live++;
+	return p;
+}
+
+static void log_free(struct ibv_pd *ibpd, void *pd_context, void *ptr,
+		     uint64_t type)
+{
+	struct pd_log *l = pd_context;
+
+	if (l->mode != ALLOC_OWN || !ptr || ibpd != l->pd)
+		l->bad = true;
+	l->frees++;
+	l->live--;
+	free(ptr);
+}
+
+static struct ibv_pd *parent_of(struct pd_log *l, struct ibv_td *td)
+{
+	struct ibv_parent_domain_init_attr pa = {
+		.pd = pd, .td = td,
+		.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+		.alloc = log_alloc, .free = log_free, .pd_context = l,
+	};
+
+	l->pd = ibv_alloc_parent_domain(ctx, &pa);
+	return l->pd;
+}
+
+static struct ibv_cq_ex *cq_on(struct ibv_pd *on)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 64, .wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = on,
+	};
+
+	return ibv_create_cq_ex(ctx, &ca);
+}
+
+static void t_parent_domain(void)
+{
+	struct ibv_parent_domain_init_attr pa = { .pd = pd };
+	struct ibv_td_init_attr ta = { .comp_mask = 1 };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 32, .max_sge = 1 } };
+	struct pd_log l = { .mode = ALLOC_OWN };
+	struct ibv_pd *par, *bare;
+	struct ibv_td *td;
+	struct ibv_srq *srq;
+	struct ibv_cq_ex *cq;
+	struct ibv_mr *mr_par, *mr_pd;
+	struct side a, b;
+	uint8_t *buf;
+
+	/* Thread domains. */
+	errno = 0;
+	ASSERT(!ibv_alloc_td(ctx, &ta));
+	ASSERT_EQ(errno, EINVAL);
+	ta.comp_mask = 0;
+	td = ibv_alloc_td(ctx, &ta);
+	ASSERT(td);
+
+	/* Parent domain errors; one without allocators. */
+	pa.pd = NULL;
+	ASSERT(!ibv_alloc_parent_domain(ctx, &pa));
+	ASSERT_EQ(errno, EINVAL);
+	pa.pd = pd;
+	pa.comp_mask = 1 << 2;
+	ASSERT(!ibv_alloc_parent_domain(ctx, &pa));
+	ASSERT_EQ(errno, EINVAL);
+	pa.comp_mask = 0;
+	bare = ibv_alloc_parent_domain(ctx, &pa);
+	ASSERT(bare);
+	pa.pd = bare; /* not of a parent domain */
+	ASSERT(!ibv_alloc_parent_domain(ctx, &pa));
+	ASSERT_EQ(errno, EINVAL);
+	/* A CQ on a plain PD is refused; on an allocator-less parent domain
+	 * its ring is the library's. */
+	ASSERT(!cq_on(pd));
+	ASSERT_EQ(errno, EINVAL);
+	cq = cq_on(bare);
+	ASSERT(cq);
+	ASSERT_EQ(ibv_dealloc_pd(bare), EBUSY);
+	ASSERT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+	ASSERT_EQ(ibv_dealloc_pd(bare), 0);
+
+	/* With allocators and the TD: every ring from the callbacks. */
+	par = parent_of(&l, td);
+	ASSERT(par);
+	ASSERT_EQ(ibv_dealloc_td(td), EBUSY);
+	ASSERT_EQ(ibv_dealloc_pd(pd), EBUSY);
+	cq = cq_on(par);
+	ASSERT(cq);
+	ASSERT_EQ(l.allocs[UROCE_RES_TYPE_CQ & 3], 1);
+	ASSERT_EQ(ibv_resize_cq(ibv_cq_ex_to_cq(cq), 128), 0);
+	ASSERT_EQ(l.allocs[UROCE_RES_TYPE_CQ & 3], 2);
+	ASSERT_EQ(l.frees, 1);
+	srq = ibv_create_srq(par, &sa);
+	ASSERT(srq);
+	ASSERT_EQ(l.allocs[UROCE_RES_TYPE_SRQ & 3], 2); /* WQEs, SGEs */
+	{
+		struct ibv_srq_attr m = { .max_wr = 64 };
+
+		ASSERT_EQ(ibv_modify_srq(srq, &m, IBV_SRQ_MAX_WR), 0);
+		ASSERT_EQ(l.allocs[UROCE_RES_TYPE_SRQ & 3], 4);
+		ASSERT_EQ(l.frees, 3);
+	}
+	make_side(&a, par);
+	ASSERT_GE(l.allocs[UROCE_RES_TYPE_QP & 3], 4); /* SQ, RQ, their SGEs */
+	make_side(&b, pd);
+	ASSERT_EQ(ibv_dealloc_pd(par), EBUSY);
+	ASSERT(!l.bad);
+
+	/* One protection domain: a's QP (parent domain) WRITEs through an
+	 * MR of the PD, b's QP (PD) through an MR of the parent domain. */
+	buf = aligned_alloc(4096, 8192);
+	ASSERT(buf);
+	memset(buf, 0, 8192);
+	memset(buf, 0x3c, 256);
+	mr_par = ibv_reg_mr(par, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE);
+	mr_pd = ibv_reg_mr(pd, buf + 4096, 4096, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE);
+	ASSERT(mr_par && mr_pd);
+	connect_pair(&a, &b);
+	{
+		struct ibv_sge sge = { (uintptr_t)buf, 256, mr_par->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)buf + 4096,
+				     .rkey = mr_pd->rkey },
+		};
+
+		post(&a, &wr);
+		expect(a.cq, IBV_WC_SUCCESS);
+		ASSERT(ur_test_all(buf + 4096, 0x3c, 256));
+		sge = (struct ibv_sge){ (uintptr_t)buf + 4096, 128,
+					mr_pd->lkey };
+		wr.wr.rdma.remote_addr = (uintptr_t)buf + 1024;
+		wr.wr.rdma.rkey = mr_par->rkey;
+		post(&b, &wr);
+		expect(b.cq, IBV_WC_SUCCESS);
+		ASSERT(ur_test_all(buf + 1024, 0x3c, 128));
+	}
+	free_side(&a);
+	free_side(&b);
+	ASSERT_EQ(ibv_destroy_srq(srq), 0);
+	ASSERT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+	ASSERT_EQ(ibv_dereg_mr(mr_par), 0);
+	ASSERT_EQ(ibv_dereg_mr(mr_pd), 0);
+	ASSERT_EQ(l.live, 0); /* every buffer given back, once */
+	ASSERT(!l.bad);
+	ASSERT_EQ(ibv_dealloc_pd(par), 0);
+	free(buf);
+
+	/* USE_DEFAULT: the library's rings, the callbacks never free. */
+	l = (struct pd_log){ .mode = ALLOC_DEFAULT };
+	par = parent_of(&l, NULL);
+	ASSERT(par);
+	make_side(&a, par);
+	srq = ibv_create_srq(par, &sa);
+	ASSERT(srq);
+	ASSERT_EQ(ibv_destroy_srq(srq), 0);
+	free_side(&a);
+	ASSERT_EQ(l.frees, 0);
+	ASSERT(!l.bad);
+	ASSERT_EQ(ibv_dealloc_pd(par), 0);
+
+	/* A failing allocator: nothing is created, ENOMEM. */
+	l = (struct pd_log){ .mode = ALLOC_FAIL };
+	par = parent_of(&l, NULL);
+	ASSERT(par);
+	errno = 0;
+	ASSERT(!ibv_create_srq(par, &sa));
+	ASSERT_EQ(errno, ENOMEM);
+	ASSERT(!cq_on(par));
+	ASSERT_EQ(errno, ENOMEM);
+	ASSERT_EQ(ibv_dealloc_pd(par), 0);
+	ASSERT_EQ(ibv_dealloc_td(td), 0);
+}
+
 static void setup(void)
 {
 	struct ibv_device **list;
@@ -347,9 +569,16 @@ static void t_dm_remote_run(void)
 	t_dm_remote();
 }
 
+static void t_parent_domain_run(void)
+{
+	setup();
+	t_parent_domain();
+}
+
 static const struct ur_test_case tests[] = {
 	{ "dm_errors", t_dm_errors_run },
 	{ "dm_remote", t_dm_remote_run },
+	{ "parent_domain", t_parent_domain_run },
 	{ NULL, NULL },
 };
 
