@@ -100,13 +100,72 @@ static void page_range(void *addr, size_t len, void **start, size_t *plen)
 	*plen = e - s;
 }
 
+/*
+ * mlock/munlock/madvise the pages under [addr, addr+len). Huge pages
+ * (MAP_HUGETLB, hugetlbfs) split only at their own size, so when the
+ * kernel refuses the base pages with EINVAL the range is widened to the
+ * 2 MiB, then the 1 GiB pages it lies in (as rdma-core's fork protection
+ * does with RDMAV_HUGEPAGES_SAFE). 0 or -1 as the call.
+ */
+enum pages_op { PAGES_LOCK, PAGES_UNLOCK, PAGES_DONTFORK, PAGES_DOFORK };
+
+static int pages_do(void *addr, size_t len, enum pages_op op)
+{
+	const size_t sizes[] = { (size_t)sysconf(_SC_PAGESIZE),
+				 (size_t)2 << 20, (size_t)1 << 30 };
+	int ret = -1;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uintptr_t a = sizes[i];
+		uintptr_t s = (uintptr_t)addr & ~(a - 1);
+		uintptr_t e = ((uintptr_t)addr + len + a - 1) & ~(a - 1);
+
+		switch (op) {
+		case PAGES_LOCK:
+			ret = mlock((void *)s, e - s);
+			break;
+		case PAGES_UNLOCK:
+			ret = munlock((void *)s, e - s);
+			break;
+		case PAGES_DONTFORK:
+			ret = madvise((void *)s, e - s, MADV_DONTFORK);
+			break;
+		case PAGES_DOFORK:
+			ret = madvise((void *)s, e - s, MADV_DOFORK);
+			break;
+		}
+		if (!ret || errno != EINVAL)
+			break;
+	}
+	return ret;
+}
+
+/* Pin (best effort) and protect from fork the pages of [addr, addr+len). */
+static bool pin(void *addr, size_t len)
+{
+	bool locked;
+
+	if (!len)
+		return false;
+	locked = !pages_do(addr, len, PAGES_LOCK);
+	(void)pages_do(addr, len, PAGES_DONTFORK);
+	return locked;
+}
+
+static void unpin(void *addr, size_t len, bool locked)
+{
+	if (!len)
+		return;
+	(void)pages_do(addr, len, PAGES_DOFORK);
+	if (locked)
+		(void)pages_do(addr, len, PAGES_UNLOCK);
+}
+
 static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			     uint64_t iova, unsigned int access)
 {
 	struct urv_pd *pd;
 	struct urv_mr *mr;
-	void *ps = NULL;
-	size_t plen = 0;
 	int ret;
 
 	if (!ibpd || !urv__is_our_context(ibpd->context))
@@ -132,11 +191,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	/* On-demand paging: nothing to pin or protect, the engine reads the
 	 * pages through the process's own mappings whenever they are. */
 	mr->odp = access & IBV_ACCESS_ON_DEMAND;
-	if (length && !mr->odp) {
-		page_range(addr, length, &ps, &plen);
-		mr->locked = !mlock(ps, plen); /* best effort, see above */
-		(void)madvise(ps, plen, MADV_DONTFORK);
-	}
+	if (!mr->odp)
+		mr->locked = pin(addr, length); /* best effort, see above */
 
 	mr->umr.iova = (access & IBV_ACCESS_ZERO_BASED) ? 0 : iova;
 	mr->umr.host = addr;
@@ -160,11 +216,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	return &mr->mr;
 
 err_unpin:
-	if (length && !mr->odp) {
-		(void)madvise(ps, plen, MADV_DOFORK);
-		if (mr->locked)
-			munlock(ps, plen);
-	}
+	if (!mr->odp)
+		unpin(addr, length, mr->locked);
 	free(mr);
 	return urv_err_ptr(ret);
 }
@@ -193,8 +246,6 @@ URV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct urv_mr *mr = to_umr(ibmr);
 	struct urv_context *ctx = to_uctx(ibmr->context);
-	void *ps;
-	size_t plen;
 	int ret;
 
 	ret = ur_engine_mr_del(ctx->eng, &mr->umr);
@@ -202,45 +253,14 @@ URV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 		return -ret; /* EBUSY: memory windows are bound to it */
 	if (mr->dm) {
 		atomic_fetch_sub(&mr->dm->users, 1); /* nothing pinned here */
-	} else if (mr->umr.length && !mr->odp) {
-		page_range(mr->umr.host, mr->umr.length, &ps, &plen);
+	} else if (!mr->odp) {
 		/* Not reference counted: overlapping regions share the fate
 		 * of the last dereg (docs/verbs.md). */
-		(void)madvise(ps, plen, MADV_DOFORK);
-		if (mr->locked)
-			munlock(ps, plen);
+		unpin(mr->umr.host, mr->umr.length, mr->locked);
 	}
 	atomic_fetch_sub(&to_upd(ibmr->pd)->users, 1);
 	free(mr);
 	return 0;
-}
-
-/* Pin (best effort) and protect from fork the pages of [addr, addr+len). */
-static bool pin(void *addr, size_t len)
-{
-	void *ps;
-	size_t plen;
-	bool locked;
-
-	if (!len)
-		return false;
-	page_range(addr, len, &ps, &plen);
-	locked = !mlock(ps, plen);
-	(void)madvise(ps, plen, MADV_DONTFORK);
-	return locked;
-}
-
-static void unpin(void *addr, size_t len, bool locked)
-{
-	void *ps;
-	size_t plen;
-
-	if (!len)
-		return;
-	page_range(addr, len, &ps, &plen);
-	(void)madvise(ps, plen, MADV_DOFORK);
-	if (locked)
-		munlock(ps, plen);
 }
 
 /*

@@ -14,13 +14,18 @@
  *    alignment, pd_context), each buffer freed once at destroy and at an
  *    SRQ/CQ resize, IBV_ALLOCATOR_USE_DEFAULT and a failing allocator
  *    (ENOMEM); a QP on the parent domain and one on its PD exchange a
- *    WRITE through an MR of the other (one protection domain).
+ *    WRITE through an MR of the other (one protection domain);
+ *  - huge_mr: a 4 KiB region inside a 2 MiB huge page is kept from fork
+ *    (MADV_DONTFORK widened to the huge page: "dc" in smaps) until its
+ *    deregistration (checked only where a huge page can be mapped).
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <infiniband/verbs.h>
@@ -542,6 +547,56 @@ static void t_parent_domain(void)
 	ASSERT_EQ(ibv_dealloc_td(td), 0);
 }
 
+/* ---- huge pages ---------------------------------------------------------- */
+
+/* Whether the mapping holding @p has the VmFlag @flag (smaps). */
+static bool vm_flag(const void *p, const char *flag)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false, has = false;
+
+	ASSERT(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') <
+		    strchr(line, ' ')) {
+			in = (uintptr_t)p >= s && (uintptr_t)p < e;
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			char want[8];
+
+			snprintf(want, sizeof(want), " %s", flag);
+			has = strstr(line, want) != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return has;
+}
+
+static void t_huge_mr(void)
+{
+	const size_t huge = (size_t)2 << 20;
+	uint8_t *m = mmap(NULL, huge, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	struct ibv_mr *mr;
+
+	if (m == MAP_FAILED) {
+		printf("(no free 2 MiB huge page: not checked) ");
+		return;
+	}
+	m[0] = 1;
+	ASSERT(!vm_flag(m, "dc"));
+	mr = ibv_reg_mr(pd, m + 8192, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_HUGETLB);
+	ASSERT(mr);
+	ASSERT(vm_flag(m, "dc"));
+	ASSERT_EQ(ibv_dereg_mr(mr), 0);
+	ASSERT(!vm_flag(m, "dc"));
+	ASSERT_EQ(munmap(m, huge), 0);
+}
+
 static void setup(void)
 {
 	struct ibv_device **list;
@@ -575,10 +630,17 @@ static void t_parent_domain_run(void)
 	t_parent_domain();
 }
 
+static void t_huge_mr_run(void)
+{
+	setup();
+	t_huge_mr();
+}
+
 static const struct ur_test_case tests[] = {
 	{ "dm_errors", t_dm_errors_run },
 	{ "dm_remote", t_dm_remote_run },
 	{ "parent_domain", t_parent_domain_run },
+	{ "huge_mr", t_huge_mr_run },
 	{ NULL, NULL },
 };
 
