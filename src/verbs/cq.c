@@ -190,6 +190,14 @@ static uint64_t urv_read_completion_ts(struct ibv_cq_ex *c)
 {
 	return to_ucq_ex(c)->cur.ts;
 }
+/* The engine's clock is CLOCK_MONOTONIC (ur_now); the wall clock is it
+ * moved by the offset between the two at the time of the read. */
+static uint64_t urv_read_completion_wallclock_ns(struct ibv_cq_ex *c)
+{
+	uint64_t mono = ur_now(), real = ur_now_real();
+
+	return to_ucq_ex(c)->cur.ts + (real - mono);
+}
 static uint16_t urv_read_cvlan(struct ibv_cq_ex *c)
 {
 	return 0;
@@ -203,7 +211,8 @@ static uint32_t urv_read_flow_tag(struct ibv_cq_ex *c)
 	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |  \
 	 IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |       \
 	 IBV_WC_EX_WITH_DLID_PATH_BITS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |  \
-	 IBV_WC_EX_WITH_CVLAN | IBV_WC_EX_WITH_FLOW_TAG)
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK | IBV_WC_EX_WITH_CVLAN |   \
+	 IBV_WC_EX_WITH_FLOW_TAG)
 
 static struct ibv_cq_ex *create_cq(struct ibv_context *context,
 				   const struct ibv_cq_init_attr_ex *attr)
@@ -270,9 +279,10 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *context,
 	x->read_sl = urv_read_sl;
 	x->read_dlid_path_bits = urv_read_dlid_path_bits;
 	x->read_completion_ts = urv_read_completion_ts;
+	x->read_completion_wallclock_ns = urv_read_completion_wallclock_ns;
 	x->read_cvlan = urv_read_cvlan;
 	x->read_flow_tag = urv_read_flow_tag;
-	/* read_completion_wallclock_ns, read_tm_info: NULL (unsupported). */
+	/* read_tm_info: NULL (no tag matching). */
 
 	if (attr->channel)
 		atomic_fetch_add(&to_uch(attr->channel)->ncq, 1);

@@ -585,6 +585,7 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.alloc_td = urv__alloc_td;
 	ctx->vctx.dealloc_td = urv__dealloc_td;
 	ctx->vctx.alloc_parent_domain = urv__alloc_parent_domain;
+	ctx->vctx.query_rt_values = urv__query_rt_values;
 
 	cfg.addr = dev->gids[0].addr;
 	cfg.port = ctx->udp_port;

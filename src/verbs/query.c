@@ -108,6 +108,24 @@ int urv__query_device_ex(struct ibv_context *ctx,
 	return 0;
 }
 
+/*
+ * ibv_query_rt_values_ex: the completion timestamp clock now. As libmlx5
+ * gives its cycle counter, the raw clock is the count in tv_nsec with
+ * tv_sec 0; here the count is ns of CLOCK_MONOTONIC (hca_core_clock
+ * 1 GHz), so ibv_wc_read_completion_ts values compare with it directly.
+ */
+int urv__query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *v)
+{
+	if (!urv__is_our_context(ctx) || !v ||
+	    (v->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK))
+		return EINVAL;
+	if (v->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		v->raw_clock.tv_sec = 0;
+		v->raw_clock.tv_nsec = (long)ur_now();
+	}
+	return 0;
+}
+
 static void fill_port_attr(struct urv_device *dev, struct ibv_port_attr *a)
 {
 	memset(a, 0, sizeof(*a));

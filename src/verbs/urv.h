@@ -337,6 +337,7 @@ int urv__query_port(struct ibv_context *ctx, uint8_t port,
 int urv__query_device_ex(struct ibv_context *ctx,
 			  const struct ibv_query_device_ex_input *in,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
+int urv__query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *v);
 int urv__poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int urv__req_notify_cq(struct ibv_cq *cq, int solicited_only);
 struct ibv_cq_ex *urv__create_cq_ex(struct ibv_context *ctx,

@@ -17,7 +17,11 @@
  *    WRITE through an MR of the other (one protection domain);
  *  - huge_mr: a 4 KiB region inside a 2 MiB huge page is kept from fork
  *    (MADV_DONTFORK widened to the huge page: "dc" in smaps) until its
- *    deregistration (checked only where a huge page can be mapped).
+ *    deregistration (checked only where a huge page can be mapped);
+ *  - timestamps: ibv_query_rt_values_ex's raw clock, and both timestamps
+ *    of a completion, fall between clock reads taken around the request
+ *    (completion timestamp: the raw clock; wallclock: CLOCK_REALTIME);
+ *    an unknown comp_mask bit is EINVAL.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -597,6 +601,103 @@ static void t_huge_mr(void)
 	ASSERT_EQ(munmap(m, huge), 0);
 }
 
+/* ---- timestamps ---------------------------------------------------------- */
+
+static uint64_t raw_clock(void)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	ASSERT_EQ(ibv_query_rt_values_ex(ctx, &v), 0);
+	ASSERT_EQ(v.comp_mask, IBV_VALUES_MASK_RAW_CLOCK);
+	ASSERT_EQ(v.raw_clock.tv_sec, 0); /* as libmlx5: the count in nsec */
+	return (uint64_t)v.raw_clock.tv_nsec;
+}
+
+static uint64_t real_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void t_timestamps(void)
+{
+	struct ibv_values_ex bad = { .comp_mask = IBV_VALUES_MASK_RESERVED };
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS |
+			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	};
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_device_attr_ex da;
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_cq_ex *cq;
+	struct side a, b;
+	struct ibv_mr *mr;
+	uint64_t t0, t1, r0, r1, ts, wall;
+	uint8_t *buf;
+	struct timespec st, now;
+	int ret;
+
+	ASSERT_EQ(ibv_query_rt_values_ex(ctx, &bad), EINVAL);
+	ASSERT_EQ(ibv_query_device_ex(ctx, NULL, &da), 0);
+	ASSERT_EQ(da.hca_core_clock, 1000000); /* kHz: ns ticks */
+	cq = ibv_create_cq_ex(ctx, &ca);
+	ASSERT(cq);
+	a.cq = ibv_cq_ex_to_cq(cq);
+	ia.send_cq = ia.recv_cq = a.cq;
+	a.qp = ibv_create_qp(pd, &ia);
+	ASSERT(a.qp);
+	make_side(&b, pd);
+	connect_pair(&a, &b);
+	buf = aligned_alloc(4096, 4096);
+	ASSERT(buf);
+	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	ASSERT(mr);
+
+	t0 = raw_clock();
+	r0 = real_ns();
+	{
+		struct ibv_sge sge = { (uintptr_t)buf, 64, mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 9, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)buf + 2048,
+				     .rkey = mr->rkey },
+		};
+
+		post(&a, &wr);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &st);
+	while ((ret = ibv_start_poll(cq, &pa)) == ENOENT) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - st.tv_sec > 10)
+			UR_FAIL("no completion within 10 s");
+	}
+	ASSERT_EQ(ret, 0);
+	ASSERT_EQ(cq->status, IBV_WC_SUCCESS);
+	ts = ibv_wc_read_completion_ts(cq);
+	wall = ibv_wc_read_completion_wallclock_ns(cq);
+	ibv_end_poll(cq);
+	t1 = raw_clock();
+	r1 = real_ns();
+	ASSERT(t0 <= ts && ts <= t1);
+	/* 1 ms of slack: the two clocks are read one after the other. */
+	ASSERT(r0 - 1000000 <= wall && wall <= r1 + 1000000);
+
+	free_side(&a);
+	free_side(&b);
+	ASSERT_EQ(ibv_dereg_mr(mr), 0);
+	free(buf);
+}
+
 static void setup(void)
 {
 	struct ibv_device **list;
@@ -636,11 +737,18 @@ static void t_huge_mr_run(void)
 	t_huge_mr();
 }
 
+static void t_timestamps_run(void)
+{
+	setup();
+	t_timestamps();
+}
+
 static const struct ur_test_case tests[] = {
 	{ "dm_errors", t_dm_errors_run },
 	{ "dm_remote", t_dm_remote_run },
 	{ "parent_domain", t_parent_domain_run },
 	{ "huge_mr", t_huge_mr_run },
+	{ "timestamps", t_timestamps_run },
 	{ NULL, NULL },
 };
 
