@@ -117,6 +117,7 @@ struct ibv_dm *urv__alloc_dm(struct ibv_context *context,
 	dm->dm.memcpy_from_dm = dm_memcpy_from;
 	dm->dm.comp_mask = IBV_DM_MASK_HANDLE;
 	dm->dm.handle = atomic_fetch_add(&urv_dm_handles, 1) + 1;
+	urv__share_dm(dm, true); /* ibv_import_dm finds it */
 	return &dm->dm;
 
 err_free:
@@ -130,8 +131,18 @@ int urv__free_dm(struct ibv_dm *ibdm)
 {
 	struct urv_dm *dm = to_udm(ibdm);
 
-	if (atomic_load(&dm->users))
+	if (dm->imported) { /* only the import goes (import.c) */
+		if (atomic_load(&dm->users))
+			return EBUSY;
+		urv__unimport_dm(dm);
+		return 0;
+	}
+	/* Off the import list first: an import that found it holds it. */
+	urv__share_dm(dm, false);
+	if (atomic_load(&dm->users)) {
+		urv__share_dm(dm, true);
 		return EBUSY;
+	}
 	munmap(dm->map, dm->map_len); /* unlocks too */
 	atomic_fetch_sub(&to_uctx(ibdm->context)->dev->dm_used, dm->length);
 	free(dm);

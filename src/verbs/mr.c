@@ -52,6 +52,7 @@ URV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	pd->pdn = urv_random32();
 	pd->pd.handle = pd->pdn;
 	atomic_fetch_add(&to_uctx(context)->npd, 1);
+	urv__share_pd(pd, true); /* ibv_import_pd finds it */
 	return &pd->pd;
 }
 
@@ -61,8 +62,18 @@ URV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 
 	if (pd->parent)
 		return urv__dealloc_parent_domain(pd);
-	if (atomic_load(&pd->users))
+	if (pd->imported) { /* only the import goes (import.c) */
+		if (atomic_load(&pd->users))
+			return EBUSY;
+		urv__unimport_pd(pd);
+		return 0;
+	}
+	/* Off the import list first: an import that found it holds it. */
+	urv__share_pd(pd, false);
+	if (atomic_load(&pd->users)) {
+		urv__share_pd(pd, true);
 		return EBUSY;
+	}
 	atomic_fetch_sub(&to_uctx(ibpd->context)->npd, 1);
 	free(pd);
 	return 0;
@@ -248,6 +259,12 @@ URV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	struct urv_context *ctx = to_uctx(ibmr->context);
 	int ret;
 
+	if (mr->imported) { /* only the import goes (import.c) */
+		urv__unimport_mr(mr);
+		return 0;
+	}
+	if (atomic_load(&mr->imports))
+		return EBUSY;
 	ret = ur_engine_mr_del(ctx->eng, &mr->umr);
 	if (ret)
 		return -ret; /* EBUSY: memory windows are bound to it */
@@ -290,6 +307,8 @@ URV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 	    (!pd || pd->context != ibmr->context))
 		goto einval;
 	mr = to_umr(ibmr);
+	if (mr->imported) /* its owner changes it */
+		goto einval;
 	upd = mr->umr;
 	acc = (flags & IBV_REREG_MR_CHANGE_ACCESS) ? (unsigned int)access
 						  : mr->access;

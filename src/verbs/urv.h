@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "ur_engine.h"
 #include "ur_transport.h"
@@ -104,7 +105,15 @@ struct urv_evq {
 	int fd;
 };
 
+/* A node of the lists that ibv_import_* search (import.c). */
+struct urv_link {
+	struct urv_link *prev, *next;
+};
+
 struct urv_context {
+	struct urv_link link; /* live contexts, found by their cmd_fd */
+	dev_t cmd_dev;        /* cmd_fd's identity (a memfd of its own) */
+	ino_t cmd_ino;
 	struct verbs_context vctx;
 	struct urv_device *dev;
 	struct ur_engine *eng;
@@ -135,6 +144,8 @@ struct urv_pd {
 	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
 		     uint64_t resource_type);
 	void *pd_context;
+	struct urv_link link;     /* importable PDs (not parents, not imports) */
+	struct urv_pd *imported;  /* ibv_import_pd: the PD it names */
 };
 
 struct urv_dm;
@@ -146,6 +157,8 @@ struct urv_mr {
 	unsigned int access; /* as registered (ibv_rereg_mr keeps it) */
 	bool odp;            /* IBV_ACCESS_ON_DEMAND: nothing pinned */
 	struct urv_dm *dm;   /* ibv_reg_dm_mr: the device memory it maps */
+	struct urv_mr *imported; /* ibv_import_mr: the region it names */
+	atomic_int imports;  /* ibv_import_mr of it: dereg is EBUSY */
 };
 
 /* Device memory: a shared anonymous mapping of the library (what a
@@ -158,7 +171,9 @@ struct urv_dm {
 	void *map;          /* the whole mapping (alignment slack included) */
 	size_t map_len;
 	bool locked;        /* mlock() succeeded */
-	atomic_int users;   /* DM MRs on it: free is EBUSY */
+	atomic_int users;   /* DM MRs and imports of it: free is EBUSY */
+	struct urv_link link;   /* importable DMs */
+	struct urv_dm *imported; /* ibv_import_dm: the DM it names */
 };
 
 struct urv_mw {
@@ -357,6 +372,13 @@ void urv__qp_ex_init(struct urv_qp *qp, uint64_t send_ops_flags);
 /* mr.c */
 int urv__advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
+/* import.c: the lists ibv_import_* search, and unimporting */
+void urv__share_ctx(struct urv_context *ctx, bool add);
+void urv__share_pd(struct urv_pd *pd, bool add);
+void urv__share_dm(struct urv_dm *dm, bool add);
+void urv__unimport_pd(struct urv_pd *pd);
+void urv__unimport_mr(struct urv_mr *mr);
+void urv__unimport_dm(struct urv_dm *dm);
 /* dm.c: device memory (verbs_context ops) */
 struct ibv_dm *urv__alloc_dm(struct ibv_context *ctx,
 			     struct ibv_alloc_dm_attr *attr);

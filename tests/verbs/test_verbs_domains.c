@@ -21,16 +21,24 @@
  *  - timestamps: ibv_query_rt_values_ex's raw clock, and both timestamps
  *    of a completion, fall between clock reads taken around the request
  *    (completion timestamp: the raw clock; wallclock: CLOCK_REALTIME);
- *    an unknown comp_mask bit is EINVAL.
+ *    an unknown comp_mask bit is EINVAL;
+ *  - import: ibv_import_device through a dup of a context's cmd_fd (a fd
+ *    of no context: EOPNOTSUPP, a bad one EINVAL), ibv_import_pd/mr/dm by
+ *    handle (unknown: EINVAL), the originals EBUSY while imported, a QP
+ *    of the imported context WRITEs with the imported MR's lkey into the
+ *    original's rkey, a DM written through its import reads back through
+ *    the original.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -698,6 +706,116 @@ static void t_timestamps(void)
 	free(buf);
 }
 
+/* ---- importing ----------------------------------------------------------- */
+
+static void t_import(void)
+{
+	struct ibv_alloc_dm_attr at = { .length = 4096 };
+	struct ibv_context *ctx2;
+	struct ibv_pd *pd2, *other;
+	struct ibv_mr *mr, *mr2;
+	struct ibv_dm *dm, *dm2;
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct side a, b;
+	uint8_t *buf, back[64];
+	int fd, nul;
+
+	errno = 0;
+	ASSERT(!ibv_import_device(-1));
+	ASSERT_EQ(errno, EINVAL);
+	nul = open("/dev/null", O_RDWR);
+	ASSERT_GE(nul, 0);
+	ASSERT(!ibv_import_device(nul));
+	ASSERT_EQ(errno, EOPNOTSUPP);
+	close(nul);
+	fd = dup(ctx->cmd_fd);
+	ASSERT_GE(fd, 0);
+	ctx2 = ibv_import_device(fd);
+	ASSERT(ctx2);
+	ASSERT(ctx2 != ctx && ctx2->device == ctx->device);
+	ASSERT_EQ(ctx2->cmd_fd, fd); /* it owns the fd now */
+
+	/* PD and MR by handle; unknown handles. */
+	buf = aligned_alloc(4096, 8192);
+	ASSERT(buf);
+	memset(buf, 0, 8192);
+	memset(buf, 0x77, 128);
+	mr = ibv_reg_mr(pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	ASSERT(mr);
+	ASSERT(!ibv_import_pd(ctx2, pd->handle + 1));
+	ASSERT_EQ(errno, EINVAL);
+	pd2 = ibv_import_pd(ctx2, pd->handle);
+	ASSERT(pd2);
+	ASSERT_EQ(pd2->handle, pd->handle);
+	ASSERT(pd2->context == ctx2);
+	ASSERT(!ibv_import_mr(pd2, mr->handle + 1));
+	ASSERT_EQ(errno, EINVAL);
+	other = ibv_alloc_pd(ctx2);
+	ASSERT(other);
+	ASSERT(!ibv_import_mr(other, mr->handle)); /* another PD's region */
+	ASSERT_EQ(errno, EINVAL);
+	mr2 = ibv_import_mr(pd2, mr->handle);
+	ASSERT(mr2);
+	ASSERT_EQ(mr2->lkey, mr->lkey);
+	ASSERT_EQ(mr2->rkey, mr->rkey);
+	ASSERT_EQ(mr2->length, 8192);
+	ASSERT_EQ(ibv_dereg_mr(mr), EBUSY);
+	ASSERT_EQ(ibv_dealloc_pd(pd), EBUSY);
+
+	/* A QP of the imported context, on the imported PD, WRITEs with
+	 * the imported lkey into the original rkey. */
+	b.cq = ibv_create_cq(ctx2, 16, NULL, NULL, 0);
+	ASSERT(b.cq);
+	ia.send_cq = ia.recv_cq = b.cq;
+	b.qp = ibv_create_qp(pd2, &ia);
+	ASSERT(b.qp);
+	make_side(&a, pd);
+	connect_pair(&a, &b);
+	{
+		struct ibv_sge sge = { (uintptr_t)buf, 128, mr2->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 11, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)buf + 4096,
+				     .rkey = mr->rkey },
+		};
+
+		post(&b, &wr);
+		expect(b.cq, IBV_WC_SUCCESS);
+	}
+	ASSERT(ur_test_all(buf + 4096, 0x77, 128));
+	free_side(&a);
+	free_side(&b);
+
+	/* Device memory by handle. */
+	dm = ibv_alloc_dm(ctx, &at);
+	ASSERT(dm);
+	ASSERT(!ibv_import_dm(ctx2, dm->handle + 1000));
+	ASSERT_EQ(errno, EINVAL);
+	dm2 = ibv_import_dm(ctx2, dm->handle);
+	ASSERT(dm2);
+	ASSERT_EQ(ibv_memcpy_to_dm(dm2, 64, buf, 64), 0);
+	ASSERT_EQ(ibv_memcpy_from_dm(back, dm, 64, 64), 0);
+	ASSERT_MEM_EQ(back, buf, 64);
+	ASSERT_EQ(ibv_free_dm(dm), EBUSY);
+	ibv_unimport_dm(dm2);
+	ASSERT_EQ(ibv_free_dm(dm), 0);
+
+	ibv_unimport_mr(mr2);
+	ibv_unimport_pd(pd2);
+	ASSERT_EQ(ibv_dealloc_pd(other), 0);
+	ASSERT_EQ(ibv_dereg_mr(mr), 0);
+	ASSERT_EQ(ibv_close_device(ctx2), 0);
+	ASSERT_EQ(fcntl(fd, F_GETFD), -1); /* closed with its context */
+	free(buf);
+}
+
 static void setup(void)
 {
 	struct ibv_device **list;
@@ -743,12 +861,19 @@ static void t_timestamps_run(void)
 	t_timestamps();
 }
 
+static void t_import_run(void)
+{
+	setup();
+	t_import();
+}
+
 static const struct ur_test_case tests[] = {
 	{ "dm_errors", t_dm_errors_run },
 	{ "dm_remote", t_dm_remote_run },
 	{ "parent_domain", t_parent_domain_run },
 	{ "huge_mr", t_huge_mr_run },
 	{ "timestamps", t_timestamps_run },
+	{ "import", t_import_run },
 	{ NULL, NULL },
 };
 
