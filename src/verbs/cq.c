@@ -343,7 +343,7 @@ URV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	atomic_fetch_sub(&cq->ctx->ncq, 1);
 	ur_cq_fini(&cq->ucq);
 	if (cq->pd)
-		atomic_fetch_sub(&cq->pd->users, 1);
+		urv__pd_put(cq->pd);
 	pthread_cond_destroy(&ibcq->cond);
 	pthread_mutex_destroy(&ibcq->mutex);
 	free(cq);

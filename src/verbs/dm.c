@@ -132,9 +132,9 @@ int urv__free_dm(struct ibv_dm *ibdm)
 	struct urv_dm *dm = to_udm(ibdm);
 
 	if (dm->imported) { /* only the import goes (import.c) */
-		if (atomic_load(&dm->users))
+		if (atomic_load(&dm->users) > 1)
 			return EBUSY;
-		urv__unimport_dm(dm);
+		urv__dm_put(dm);
 		return 0;
 	}
 	/* Off the import list first: an import that found it holds it. */

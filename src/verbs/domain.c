@@ -113,7 +113,7 @@ int urv__dealloc_parent_domain(struct urv_pd *pd)
 {
 	if (atomic_load(&pd->users))
 		return EBUSY;
-	atomic_fetch_sub(&pd->parent->users, 1);
+	urv__pd_put(pd->parent);
 	if (pd->td)
 		atomic_fetch_sub(&pd->td->users, 1);
 	atomic_fetch_sub(&to_uctx(pd->pd.context)->npd, 1);

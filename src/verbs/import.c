@@ -20,6 +20,10 @@
  * ibv_free_dm of the original are EBUSY while imports of it exist, and
  * the dealloc/dereg/free of an import only unimports it (with a kernel it
  * would destroy the shared object; here the original's owner does).
+ * ibv_unimport_pd/dm may come while objects made on the import still
+ * point at it (rdma-core allows it, pyverbs does it): the application's
+ * handle is one reference of the import's users, and the last put frees
+ * it (urv__pd_put, urv__dm_put).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -144,21 +148,24 @@ URV_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context,
 	pd->pd.handle = orig->pd.handle;
 	pd->pdn = orig->pdn;
 	pd->imported = orig;
+	atomic_init(&pd->users, 1); /* the application's handle */
 	atomic_fetch_add(&to_uctx(context)->npd, 1);
 	return &pd->pd;
 }
 
-void urv__unimport_pd(struct urv_pd *pd)
+void urv__pd_put(struct urv_pd *pd)
 {
-	atomic_fetch_sub(&pd->imported->users, 1);
-	atomic_fetch_sub(&to_uctx(pd->pd.context)->npd, 1);
-	free(pd);
+	if (atomic_fetch_sub(&pd->users, 1) == 1 && pd->imported) {
+		urv__pd_put(pd->imported);
+		atomic_fetch_sub(&to_uctx(pd->pd.context)->npd, 1);
+		free(pd);
+	}
 }
 
 URV_EXPORT void ibv_unimport_pd(struct ibv_pd *pd)
 {
 	if (pd && to_upd(pd)->imported)
-		urv__unimport_pd(to_upd(pd));
+		urv__pd_put(to_upd(pd));
 }
 
 /* The handle of a region is its lkey: the engine's key table finds it. */
@@ -192,7 +199,7 @@ URV_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *ibpd,
 void urv__unimport_mr(struct urv_mr *mr)
 {
 	atomic_fetch_sub(&mr->imported->imports, 1);
-	atomic_fetch_sub(&to_upd(mr->mr.pd)->users, 1);
+	urv__pd_put(to_upd(mr->mr.pd));
 	free(mr);
 }
 
@@ -223,18 +230,21 @@ URV_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context,
 	}
 	*dm = (struct urv_dm){ .dm = orig->dm, .base = orig->base,
 			       .length = orig->length, .imported = orig };
+	atomic_init(&dm->users, 1); /* the application's handle */
 	dm->dm.context = context;
 	return &dm->dm;
 }
 
-void urv__unimport_dm(struct urv_dm *dm)
+void urv__dm_put(struct urv_dm *dm)
 {
-	atomic_fetch_sub(&dm->imported->users, 1);
-	free(dm);
+	if (atomic_fetch_sub(&dm->users, 1) == 1 && dm->imported) {
+		urv__dm_put(dm->imported);
+		free(dm);
+	}
 }
 
 URV_EXPORT void ibv_unimport_dm(struct ibv_dm *dm)
 {
 	if (dm && to_udm(dm)->imported)
-		urv__unimport_dm(to_udm(dm));
+		urv__dm_put(to_udm(dm));
 }

@@ -63,9 +63,9 @@ URV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 	if (pd->parent)
 		return urv__dealloc_parent_domain(pd);
 	if (pd->imported) { /* only the import goes (import.c) */
-		if (atomic_load(&pd->users))
+		if (atomic_load(&pd->users) > 1)
 			return EBUSY;
-		urv__unimport_pd(pd);
+		urv__pd_put(pd);
 		return 0;
 	}
 	/* Off the import list first: an import that found it holds it. */
@@ -269,13 +269,13 @@ URV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	if (ret)
 		return -ret; /* EBUSY: memory windows are bound to it */
 	if (mr->dm) {
-		atomic_fetch_sub(&mr->dm->users, 1); /* nothing pinned here */
+		urv__dm_put(mr->dm); /* nothing pinned here */
 	} else if (!mr->odp) {
 		/* Not reference counted: overlapping regions share the fate
 		 * of the last dereg (docs/verbs.md). */
 		unpin(mr->umr.host, mr->umr.length, mr->locked);
 	}
-	atomic_fetch_sub(&to_upd(ibmr->pd)->users, 1);
+	urv__pd_put(to_upd(ibmr->pd));
 	free(mr);
 	return 0;
 }
@@ -355,7 +355,7 @@ URV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 	}
 	if (flags & IBV_REREG_MR_CHANGE_PD) {
 		atomic_fetch_add(&to_upd(pd)->users, 1);
-		atomic_fetch_sub(&to_upd(ibmr->pd)->users, 1);
+		urv__pd_put(to_upd(ibmr->pd));
 		ibmr->pd = pd;
 	}
 	return 0;

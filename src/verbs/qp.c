@@ -455,7 +455,7 @@ URV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	atomic_fetch_sub(&to_ucq(ibqp->recv_cq)->nqp, 1);
 	if (ibqp->srq)
 		atomic_fetch_sub(&to_usrq(ibqp->srq)->nqp, 1);
-	atomic_fetch_sub(&to_upd(ibqp->pd)->users, 1);
+	urv__pd_put(to_upd(ibqp->pd));
 	atomic_fetch_sub(&ctx->nqp, 1);
 	urv__qp_ex_fini(qp);
 	pthread_cond_destroy(&ibqp->cond);

@@ -124,7 +124,7 @@ URV_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 		pthread_cond_wait(&ibsrq->cond, &ibsrq->mutex);
 	pthread_mutex_unlock(&ibsrq->mutex);
 	ur_srq_fini(&srq->usrq);
-	atomic_fetch_sub(&to_upd(ibsrq->pd)->users, 1);
+	urv__pd_put(to_upd(ibsrq->pd));
 	pthread_cond_destroy(&ibsrq->cond);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	free(srq);

@@ -376,9 +376,11 @@ int urv__advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 void urv__share_ctx(struct urv_context *ctx, bool add);
 void urv__share_pd(struct urv_pd *pd, bool add);
 void urv__share_dm(struct urv_dm *dm, bool add);
-void urv__unimport_pd(struct urv_pd *pd);
+/* Drop one user of a PD / DM; the last one frees an import (whose
+ * handle the application holds as one user until it unimports). */
+void urv__pd_put(struct urv_pd *pd);
+void urv__dm_put(struct urv_dm *dm);
 void urv__unimport_mr(struct urv_mr *mr);
-void urv__unimport_dm(struct urv_dm *dm);
 /* dm.c: device memory (verbs_context ops) */
 struct ibv_dm *urv__alloc_dm(struct ibv_context *ctx,
 			     struct ibv_alloc_dm_attr *attr);

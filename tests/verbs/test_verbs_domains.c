@@ -790,6 +790,10 @@ static void t_import(void)
 		expect(b.cq, IBV_WC_SUCCESS);
 	}
 	ASSERT(ur_test_all(buf + 4096, 0x77, 128));
+	/* Unimported while its QP lives (as rdma-core allows): the QP's
+	 * destroy still finds it. */
+	ibv_unimport_mr(mr2);
+	ibv_unimport_pd(pd2);
 	free_side(&a);
 	free_side(&b);
 
@@ -804,11 +808,13 @@ static void t_import(void)
 	ASSERT_EQ(ibv_memcpy_from_dm(back, dm, 64, 64), 0);
 	ASSERT_MEM_EQ(back, buf, 64);
 	ASSERT_EQ(ibv_free_dm(dm), EBUSY);
-	ibv_unimport_dm(dm2);
+	mr2 = ibv_reg_dm_mr(other, dm2, 0, 4096, IBV_ACCESS_ZERO_BASED);
+	ASSERT(mr2);
+	ibv_unimport_dm(dm2); /* its DM MR still holds it */
+	ASSERT_EQ(ibv_free_dm(dm), EBUSY);
+	ASSERT_EQ(ibv_dereg_mr(mr2), 0);
 	ASSERT_EQ(ibv_free_dm(dm), 0);
 
-	ibv_unimport_mr(mr2);
-	ibv_unimport_pd(pd2);
 	ASSERT_EQ(ibv_dealloc_pd(other), 0);
 	ASSERT_EQ(ibv_dereg_mr(mr), 0);
 	ASSERT_EQ(ibv_close_device(ctx2), 0);
