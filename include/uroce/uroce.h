@@ -175,6 +175,18 @@ int uroce_gsi_send(struct ibv_context *context, const struct sockaddr *dst,
 /* The context's slot on its address (1..255), or -1 with errno. */
 int uroce_context_slot(struct ibv_context *context);
 
+/*
+ * Parent domains (ibv_alloc_parent_domain): the resource_type their alloc
+ * and free callbacks receive. The upper 32 bits are uroce's driver id
+ * (0x5552, "UR": uroce has no kernel driver, so none of the kernel's
+ * rdma_driver_id values), the lower the kind of ring: a QP's send or
+ * receive queue, a CQ, an SRQ. Buffers are asked with 64-byte alignment.
+ */
+#define UROCE_RES_TYPE_BASE ((uint64_t)0x5552 << 32)
+#define UROCE_RES_TYPE_QP (UROCE_RES_TYPE_BASE | 1)
+#define UROCE_RES_TYPE_CQ (UROCE_RES_TYPE_BASE | 2)
+#define UROCE_RES_TYPE_SRQ (UROCE_RES_TYPE_BASE | 3)
+
 #ifdef __cplusplus
 }
 #endif

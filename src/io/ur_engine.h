@@ -43,6 +43,9 @@ struct ur_engine_cfg {
 
 /* Monotonic clock in nanoseconds: the only clock in the project. */
 uint64_t ur_now(void);
+/* The wall clock (CLOCK_REALTIME) in nanoseconds, for the verbs that
+ * report it (completion wallclock timestamps); never for timers. */
+uint64_t ur_now_real(void);
 
 int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out);
 void ur_engine_close(struct ur_engine *e);

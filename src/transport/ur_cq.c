@@ -27,51 +27,64 @@ static void cq_unlock(struct ur_cq *cq)
 	atomic_flag_clear_explicit(&cq->lock, memory_order_release);
 }
 
-int ur_cq_init(struct ur_cq *cq, uint32_t cqe)
+int ur_cq_init_alloc(struct ur_cq *cq, uint32_t cqe,
+		     const struct ur_alloc *alloc)
 {
 	memset(cq, 0, sizeof(*cq));
 	atomic_flag_clear(&cq->lock);
 	if (!cqe)
 		return -EINVAL;
-	cq->ring = calloc(cqe, sizeof(*cq->ring));
+	cq->alloc = alloc;
+	cq->ring = ur__ring_alloc(alloc, (size_t)cqe * sizeof(*cq->ring),
+				  UR_RING_CQ, &cq->ring_custom);
 	if (!cq->ring)
 		return -ENOMEM;
 	cq->cqe = cqe;
 	return 0;
 }
 
+int ur_cq_init(struct ur_cq *cq, uint32_t cqe)
+{
+	return ur_cq_init_alloc(cq, cqe, NULL);
+}
+
 void ur_cq_fini(struct ur_cq *cq)
 {
-	free(cq->ring);
+	ur__ring_free(cq->alloc, cq->ring, UR_RING_CQ, cq->ring_custom);
 	cq->ring = NULL;
 	cq->cqe = 0;
 }
 
 int ur_cq_resize(struct ur_cq *cq, uint32_t cqe)
 {
-	struct ur_cqe *ring;
+	struct ur_cqe *ring, *old;
+	bool custom, old_custom;
 	uint32_t n;
 
 	if (!cqe)
 		return -EINVAL;
-	ring = calloc(cqe, sizeof(*ring));
+	ring = ur__ring_alloc(cq->alloc, (size_t)cqe * sizeof(*ring),
+			      UR_RING_CQ, &custom);
 	if (!ring)
 		return -ENOMEM;
 	cq_lock(cq);
 	n = cq->tail - cq->head;
 	if (n > cqe) {
 		cq_unlock(cq);
-		free(ring);
+		ur__ring_free(cq->alloc, ring, UR_RING_CQ, custom);
 		return -EINVAL;
 	}
 	for (uint32_t i = 0; i < n; i++)
 		ring[i] = cq->ring[(cq->head + i) % cq->cqe];
-	free(cq->ring);
+	old = cq->ring;
+	old_custom = cq->ring_custom;
 	cq->ring = ring;
+	cq->ring_custom = custom;
 	cq->cqe = cqe;
 	cq->head = 0;
 	cq->tail = n;
 	cq_unlock(cq);
+	ur__ring_free(cq->alloc, old, UR_RING_CQ, old_custom);
 	return 0;
 }
 

@@ -113,19 +113,42 @@ uint64_t ur_timeout_ns(uint8_t code)
 }
 
 /* ---- create / destroy --------------------------------------------------- */
-static void qp_free(struct ur_qp_priv *p)
+/* The rings (caps.alloc's when it gives them; ur_qp_priv.ring_custom). */
+enum { UR_QR_SQ, UR_QR_SQ_SGE, UR_QR_SQ_INLINE, UR_QR_RQ, UR_QR_RQ_SGE };
+
+static void *ring_alloc(struct ur_qp *qp, int which, size_t size)
 {
+	bool custom;
+	void *r = ur__ring_alloc(qp->caps.alloc, size, UR_RING_QP, &custom);
+
+	if (custom)
+		qp->priv->ring_custom |= 1u << which;
+	return r;
+}
+
+static void ring_free(const struct ur_alloc *a, struct ur_qp_priv *p,
+		      int which, void *r)
+{
+	ur__ring_free(a, r, UR_RING_QP, p->ring_custom & (1u << which));
+}
+
+static void qp_free(struct ur_qp *qp)
+{
+	struct ur_qp_priv *p = qp->priv;
+	const struct ur_alloc *a = qp->caps.alloc;
+
 	if (!p)
 		return;
 	free(p->resp.res);
 	free(p->sr.naked);
 	free(p->mp);
-	free(p->rq_sge);
-	free(p->rq);
-	free(p->sq_inline);
-	free(p->sq_sge);
-	free(p->sq);
+	ring_free(a, p, UR_QR_RQ_SGE, p->rq_sge);
+	ring_free(a, p, UR_QR_RQ, p->rq);
+	ring_free(a, p, UR_QR_SQ_INLINE, p->sq_inline);
+	ring_free(a, p, UR_QR_SQ_SGE, p->sq_sge);
+	ring_free(a, p, UR_QR_SQ, p->sq);
 	free(p);
+	qp->priv = NULL;
 }
 
 int ur_qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
@@ -173,20 +196,23 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 	ssge = caps->max_send_sge ? caps->max_send_sge : 1;
 	rsge = qp->caps.max_recv_sge ? qp->caps.max_recv_sge : 1;
 	if (p->sq_cap) {
-		p->sq = calloc(p->sq_cap, sizeof(*p->sq));
-		p->sq_sge = calloc(p->sq_cap * ssge, sizeof(*p->sq_sge));
+		p->sq = ring_alloc(qp, UR_QR_SQ, p->sq_cap * sizeof(*p->sq));
+		p->sq_sge = ring_alloc(qp, UR_QR_SQ_SGE,
+				       p->sq_cap * ssge * sizeof(*p->sq_sge));
 		if (!p->sq || !p->sq_sge)
 			goto err;
 		if (caps->max_inline_data) {
-			p->sq_inline = malloc((size_t)p->sq_cap *
-					      caps->max_inline_data);
+			p->sq_inline = ring_alloc(qp, UR_QR_SQ_INLINE,
+						  (size_t)p->sq_cap *
+						  caps->max_inline_data);
 			if (!p->sq_inline)
 				goto err;
 		}
 	}
 	if (p->rq_cap) {
-		p->rq = calloc(p->rq_cap, sizeof(*p->rq));
-		p->rq_sge = calloc(p->rq_cap * rsge, sizeof(*p->rq_sge));
+		p->rq = ring_alloc(qp, UR_QR_RQ, p->rq_cap * sizeof(*p->rq));
+		p->rq_sge = ring_alloc(qp, UR_QR_RQ_SGE,
+				       p->rq_cap * rsge * sizeof(*p->rq_sge));
 		if (!p->rq || !p->rq_sge)
 			goto err;
 	}
@@ -204,8 +230,7 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		int rc = ur_qp_set_crypt(qp, dev->crypt_alg, dev->crypt_key);
 
 		if (rc) {
-			qp_free(p);
-			qp->priv = NULL;
+			qp_free(qp);
 			return rc;
 		}
 		p->crypt.policy = dev->crypt_policy;
@@ -217,8 +242,7 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 	ur__cc_qp_init(qp, 0);
 	return 0;
 err:
-	qp_free(p);
-	qp->priv = NULL;
+	qp_free(qp);
 	return -ENOMEM;
 }
 
@@ -228,8 +252,7 @@ void ur_qp_destroy(struct ur_qp *qp)
 		ur__sr_release(qp);
 		ur__crypt_free(qp);
 	}
-	qp_free(qp->priv);
-	qp->priv = NULL;
+	qp_free(qp);
 }
 
 int ur_qp_set_tx_window(struct ur_qp *qp, uint32_t pkts)

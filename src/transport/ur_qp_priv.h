@@ -275,6 +275,7 @@ struct ur_qp_priv {
 	uint8_t *sq_inline;       /* sq_cap * caps.max_inline_data */
 	struct ur_rwqe *rq;
 	struct ur_qsge *rq_sge;   /* rq_cap * caps.max_recv_sge */
+	uint8_t ring_custom;      /* UR_QR_* bits: from caps.alloc */
 	bool en_sqd_notify;
 	struct ur_req req;
 	struct ur_comp comp;

@@ -18,6 +18,8 @@
 struct ur_srq_priv {
 	struct ur_rwqe *rq;   /* max_wr */
 	struct ur_qsge *sge;  /* max_wr * max_sge */
+	const struct ur_alloc *alloc;
+	bool rq_custom, sge_custom; /* from alloc */
 };
 
 static void srq_lock(struct ur_srq *srq)
@@ -36,19 +38,24 @@ static void srq_priv_free(struct ur_srq_priv *p)
 {
 	if (!p)
 		return;
-	free(p->sge);
-	free(p->rq);
+	ur__ring_free(p->alloc, p->sge, UR_RING_SRQ, p->sge_custom);
+	ur__ring_free(p->alloc, p->rq, UR_RING_SRQ, p->rq_custom);
 	free(p);
 }
 
-static struct ur_srq_priv *srq_priv_alloc(uint32_t max_wr, uint32_t max_sge)
+static struct ur_srq_priv *srq_priv_alloc(uint32_t max_wr, uint32_t max_sge,
+					  const struct ur_alloc *alloc)
 {
 	struct ur_srq_priv *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->rq = calloc(max_wr, sizeof(*p->rq));
-	p->sge = calloc((size_t)max_wr * max_sge, sizeof(*p->sge));
+	p->alloc = alloc;
+	p->rq = ur__ring_alloc(alloc, (size_t)max_wr * sizeof(*p->rq),
+			       UR_RING_SRQ, &p->rq_custom);
+	p->sge = ur__ring_alloc(alloc,
+				(size_t)max_wr * max_sge * sizeof(*p->sge),
+				UR_RING_SRQ, &p->sge_custom);
 	if (!p->rq || !p->sge) {
 		srq_priv_free(p);
 		return NULL;
@@ -59,6 +66,13 @@ static struct ur_srq_priv *srq_priv_alloc(uint32_t max_wr, uint32_t max_sge)
 int ur_srq_init(struct ur_srq *srq, uint32_t pdn, uint32_t max_wr,
 		uint32_t max_sge, uint32_t limit)
 {
+	return ur_srq_init_alloc(srq, pdn, max_wr, max_sge, limit, NULL);
+}
+
+int ur_srq_init_alloc(struct ur_srq *srq, uint32_t pdn, uint32_t max_wr,
+		      uint32_t max_sge, uint32_t limit,
+		      const struct ur_alloc *alloc)
+{
 	if (!max_wr || limit > max_wr)
 		return -EINVAL;
 	memset(srq, 0, sizeof(*srq));
@@ -67,7 +81,8 @@ int ur_srq_init(struct ur_srq *srq, uint32_t pdn, uint32_t max_wr,
 	srq->max_sge = max_sge ? max_sge : 1;
 	srq->limit = limit;
 	srq->pdn = pdn;
-	srq->priv = srq_priv_alloc(srq->max_wr, srq->max_sge);
+	srq->alloc = alloc;
+	srq->priv = srq_priv_alloc(srq->max_wr, srq->max_sge, alloc);
 	return srq->priv ? 0 : -ENOMEM;
 }
 
@@ -116,7 +131,7 @@ static int srq_resize(struct ur_srq *srq, uint32_t max_wr)
 	struct ur_srq_priv *n, *o;
 	uint32_t count;
 
-	n = srq_priv_alloc(max_wr, srq->max_sge);
+	n = srq_priv_alloc(max_wr, srq->max_sge, srq->alloc);
 	if (!n)
 		return -ENOMEM;
 	srq_lock(srq);

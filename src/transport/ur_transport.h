@@ -129,6 +129,27 @@ struct ur_cqe {
 	uint64_t ts;        /* completion `now` */
 };
 
+/*
+ * Where a queue's rings come from: the host's allocator (a parent domain's,
+ * ibv_alloc_parent_domain) when it gives one, else calloc. alloc returns
+ * the buffer, NULL (failure: -ENOMEM) or UR_ALLOC_DEFAULT (use calloc);
+ * free gets back only what alloc gave. Called from the thread that
+ * creates, resizes or destroys the queue, never from the engine.
+ */
+enum ur_ring_kind { UR_RING_QP = 1, UR_RING_CQ, UR_RING_SRQ };
+#define UR_ALLOC_DEFAULT ((void *)-1)
+#define UR_RING_ALIGN 64 /* what alloc is asked for: a cache line */
+struct ur_alloc {
+	void *(*alloc)(void *arg, size_t size, size_t align, uint32_t kind);
+	void (*free)(void *arg, void *ptr, uint32_t kind);
+	void *arg;
+};
+/* A zeroed ring of @size bytes (*custom: it came from @a), or NULL. */
+void *ur__ring_alloc(const struct ur_alloc *a, size_t size, uint32_t kind,
+		     bool *custom);
+void ur__ring_free(const struct ur_alloc *a, void *p, uint32_t kind,
+		   bool custom);
+
 struct ur_cq {
 	atomic_flag lock;
 	uint32_t cqe;       /* capacity */
@@ -137,8 +158,13 @@ struct ur_cq {
 	bool armed, armed_solicited; /* ibv_req_notify_cq */
 	bool overflow;
 	void *owner;
+	const struct ur_alloc *alloc; /* the ring's allocator, NULL: calloc */
+	bool ring_custom;             /* the ring came from alloc */
 };
 int ur_cq_init(struct ur_cq *cq, uint32_t cqe); /* allocates ring */
+/* The same with the ring (and those of later resizes) from @alloc. */
+int ur_cq_init_alloc(struct ur_cq *cq, uint32_t cqe,
+		     const struct ur_alloc *alloc);
 void ur_cq_fini(struct ur_cq *cq);
 int ur_cq_resize(struct ur_cq *cq, uint32_t cqe);
 /* Drop every entry of QP @qpn (in order, the rest kept); returns how many.
@@ -235,9 +261,14 @@ struct ur_srq {
 	uint32_t pdn;
 	struct ur_srq_priv *priv; /* the ring (private) */
 	void *owner;             /* host object */
+	const struct ur_alloc *alloc; /* the ring's allocator, NULL: calloc */
 };
 int ur_srq_init(struct ur_srq *srq, uint32_t pdn, uint32_t max_wr,
 		uint32_t max_sge, uint32_t limit);
+/* The same with the ring (and those of later resizes) from @alloc. */
+int ur_srq_init_alloc(struct ur_srq *srq, uint32_t pdn, uint32_t max_wr,
+		      uint32_t max_sge, uint32_t limit,
+		      const struct ur_alloc *alloc);
 void ur_srq_fini(struct ur_srq *srq);
 /* -EINVAL bad WR (too many SGEs), -ENOMEM full. Thread-safe. */
 int ur_srq_post_recv(struct ur_srq *srq, const struct ur_recv_wr *wr);
@@ -267,6 +298,7 @@ struct ur_qp_caps {
 	uint32_t max_send_wr, max_recv_wr;
 	uint32_t max_send_sge, max_recv_sge;
 	uint32_t max_inline_data;
+	const struct ur_alloc *alloc; /* the rings' allocator, NULL: calloc */
 };
 
 /* Everything modify_qp can set; which fields apply is given by a mask. */

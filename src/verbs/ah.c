@@ -35,7 +35,7 @@ URV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd,
 
 URV_EXPORT int ibv_destroy_ah(struct ibv_ah *ibah)
 {
-	atomic_fetch_sub(&to_upd(ibah->pd)->users, 1);
+	urv__pd_put(to_upd(ibah->pd));
 	free(to_uah(ibah));
 	return 0;
 }

@@ -190,6 +190,14 @@ static uint64_t urv_read_completion_ts(struct ibv_cq_ex *c)
 {
 	return to_ucq_ex(c)->cur.ts;
 }
+/* The engine's clock is CLOCK_MONOTONIC (ur_now); the wall clock is it
+ * moved by the offset between the two at the time of the read. */
+static uint64_t urv_read_completion_wallclock_ns(struct ibv_cq_ex *c)
+{
+	uint64_t mono = ur_now(), real = ur_now_real();
+
+	return to_ucq_ex(c)->cur.ts + (real - mono);
+}
 static uint16_t urv_read_cvlan(struct ibv_cq_ex *c)
 {
 	return 0;
@@ -203,12 +211,14 @@ static uint32_t urv_read_flow_tag(struct ibv_cq_ex *c)
 	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |  \
 	 IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |       \
 	 IBV_WC_EX_WITH_DLID_PATH_BITS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |  \
-	 IBV_WC_EX_WITH_CVLAN | IBV_WC_EX_WITH_FLOW_TAG)
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK | IBV_WC_EX_WITH_CVLAN |   \
+	 IBV_WC_EX_WITH_FLOW_TAG)
 
 static struct ibv_cq_ex *create_cq(struct ibv_context *context,
 				   const struct ibv_cq_init_attr_ex *attr)
 {
 	struct urv_context *ctx;
+	struct urv_pd *pd = NULL;
 	struct ibv_cq_ex *x;
 	struct urv_cq *cq;
 	int ret;
@@ -225,13 +235,25 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *context,
 		return urv_err_ptr(-EOPNOTSUPP);
 	if (attr->comp_vector >= (uint32_t)context->num_comp_vectors)
 		return urv_err_ptr(-EINVAL);
+	/* A CQ belongs to no PD; with MASK_PD it is created on a parent
+	 * domain, whose allocator gives its ring (as libmlx5: a plain PD
+	 * there is EINVAL). */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		if (!attr->parent_domain ||
+		    attr->parent_domain->context != context ||
+		    !to_upd(attr->parent_domain)->parent)
+			return urv_err_ptr(-EINVAL);
+		pd = to_upd(attr->parent_domain);
+	}
 
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return urv_err_ptr(-ENOMEM);
-	ret = ur_cq_init(&cq->ucq, attr->cqe);
+	ret = ur_cq_init_alloc(&cq->ucq, attr->cqe,
+			       pd ? urv__pd_ring_alloc(pd) : NULL);
 	if (ret)
 		goto err_free;
+	cq->pd = pd;
 	cq->ucq.owner = cq;
 	cq->ctx = ctx;
 	cq->wc_flags = attr->wc_flags;
@@ -257,12 +279,15 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *context,
 	x->read_sl = urv_read_sl;
 	x->read_dlid_path_bits = urv_read_dlid_path_bits;
 	x->read_completion_ts = urv_read_completion_ts;
+	x->read_completion_wallclock_ns = urv_read_completion_wallclock_ns;
 	x->read_cvlan = urv_read_cvlan;
 	x->read_flow_tag = urv_read_flow_tag;
-	/* read_completion_wallclock_ns, read_tm_info: NULL (unsupported). */
+	/* read_tm_info: NULL (no tag matching). */
 
 	if (attr->channel)
 		atomic_fetch_add(&to_uch(attr->channel)->ncq, 1);
+	if (pd)
+		atomic_fetch_add(&pd->users, 1);
 	atomic_fetch_add(&ctx->ncq, 1);
 	return x;
 
@@ -317,6 +342,8 @@ URV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		atomic_fetch_sub(&to_uch(ibcq->channel)->ncq, 1);
 	atomic_fetch_sub(&cq->ctx->ncq, 1);
 	ur_cq_fini(&cq->ucq);
+	if (cq->pd)
+		urv__pd_put(cq->pd);
 	pthread_cond_destroy(&ibcq->cond);
 	pthread_mutex_destroy(&ibcq->mutex);
 	free(cq);

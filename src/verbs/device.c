@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <uroce/uroce.h>
@@ -540,6 +542,7 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct ur_engine_cfg cfg = { 0 };
 	struct urv_context *ctx;
 	struct ibv_context *c;
+	struct stat st;
 	int ret;
 
 	if (!device || dev->vdev.ops != urv_dev_ops_marker)
@@ -564,9 +567,16 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c = &ctx->vctx.context;
 	c->device = device;
 	c->ops = urv_ctx_ops;
-	/* No kernel, so no uverbs command fd; a /dev/null placeholder lets
-	 * programs dup() it (ibv_import_device then fails, EOPNOTSUPP). */
-	c->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	/* No kernel, so no uverbs command fd: an empty memfd of its own,
+	 * which programs may dup() and ibv_import_device recognizes by its
+	 * inode (import.c); /dev/null where memfds are refused. */
+	c->cmd_fd = memfd_create("uroce-context", MFD_CLOEXEC);
+	if (c->cmd_fd < 0)
+		c->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	else if (!fstat(c->cmd_fd, &st)) {
+		ctx->cmd_dev = st.st_dev;
+		ctx->cmd_ino = st.st_ino;
+	}
 	c->async_fd = ctx->async.fd;
 	c->num_comp_vectors = 1;
 	pthread_mutex_init(&c->mutex, NULL);
@@ -586,6 +596,13 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.destroy_wq = urv__destroy_wq;
 	ctx->vctx.create_rwq_ind_table = urv__create_rwq_ind_table;
 	ctx->vctx.destroy_rwq_ind_table = urv__destroy_rwq_ind_table;
+	ctx->vctx.alloc_dm = urv__alloc_dm;
+	ctx->vctx.free_dm = urv__free_dm;
+	ctx->vctx.reg_dm_mr = urv__reg_dm_mr;
+	ctx->vctx.alloc_td = urv__alloc_td;
+	ctx->vctx.dealloc_td = urv__dealloc_td;
+	ctx->vctx.alloc_parent_domain = urv__alloc_parent_domain;
+	ctx->vctx.query_rt_values = urv__query_rt_values;
 
 	cfg.addr = dev->gids[0].addr;
 	cfg.port = ctx->udp_port;
@@ -614,6 +631,7 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		ur_log(UR_LOG_INFO, "%s: opened on %s UDP port %u (path MTU %u)",
 		       device->name, a, ctx->udp_port, cfg.mtu);
 	}
+	urv__share_ctx(ctx, true); /* ibv_import_device finds it */
 	return c;
 
 err_evq:
@@ -630,6 +648,7 @@ URV_EXPORT int ibv_close_device(struct ibv_context *context)
 	struct urv_context *ctx = to_uctx(context);
 
 	urv__raw_ctx_fini(ctx);
+	urv__share_ctx(ctx, false);
 	engine_put(ctx->eng);
 	if (context->cmd_fd >= 0)
 		close(context->cmd_fd);

@@ -52,6 +52,7 @@ URV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	pd->pdn = urv_random32();
 	pd->pd.handle = pd->pdn;
 	atomic_fetch_add(&to_uctx(context)->npd, 1);
+	urv__share_pd(pd, true); /* ibv_import_pd finds it */
 	return &pd->pd;
 }
 
@@ -59,8 +60,20 @@ URV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct urv_pd *pd = to_upd(ibpd);
 
-	if (atomic_load(&pd->users))
+	if (pd->parent)
+		return urv__dealloc_parent_domain(pd);
+	if (pd->imported) { /* only the import goes (import.c) */
+		if (atomic_load(&pd->users) > 1)
+			return EBUSY;
+		urv__pd_put(pd);
+		return 0;
+	}
+	/* Off the import list first: an import that found it holds it. */
+	urv__share_pd(pd, false);
+	if (atomic_load(&pd->users)) {
+		urv__share_pd(pd, true);
 		return EBUSY;
+	}
 	atomic_fetch_sub(&to_uctx(ibpd->context)->npd, 1);
 	free(pd);
 	return 0;
@@ -98,13 +111,72 @@ static void page_range(void *addr, size_t len, void **start, size_t *plen)
 	*plen = e - s;
 }
 
+/*
+ * mlock/munlock/madvise the pages under [addr, addr+len). Huge pages
+ * (MAP_HUGETLB, hugetlbfs) split only at their own size, so when the
+ * kernel refuses the base pages with EINVAL the range is widened to the
+ * 2 MiB, then the 1 GiB pages it lies in (as rdma-core's fork protection
+ * does with RDMAV_HUGEPAGES_SAFE). 0 or -1 as the call.
+ */
+enum pages_op { PAGES_LOCK, PAGES_UNLOCK, PAGES_DONTFORK, PAGES_DOFORK };
+
+static int pages_do(void *addr, size_t len, enum pages_op op)
+{
+	const size_t sizes[] = { (size_t)sysconf(_SC_PAGESIZE),
+				 (size_t)2 << 20, (size_t)1 << 30 };
+	int ret = -1;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uintptr_t a = sizes[i];
+		uintptr_t s = (uintptr_t)addr & ~(a - 1);
+		uintptr_t e = ((uintptr_t)addr + len + a - 1) & ~(a - 1);
+
+		switch (op) {
+		case PAGES_LOCK:
+			ret = mlock((void *)s, e - s);
+			break;
+		case PAGES_UNLOCK:
+			ret = munlock((void *)s, e - s);
+			break;
+		case PAGES_DONTFORK:
+			ret = madvise((void *)s, e - s, MADV_DONTFORK);
+			break;
+		case PAGES_DOFORK:
+			ret = madvise((void *)s, e - s, MADV_DOFORK);
+			break;
+		}
+		if (!ret || errno != EINVAL)
+			break;
+	}
+	return ret;
+}
+
+/* Pin (best effort) and protect from fork the pages of [addr, addr+len). */
+static bool pin(void *addr, size_t len)
+{
+	bool locked;
+
+	if (!len)
+		return false;
+	locked = !pages_do(addr, len, PAGES_LOCK);
+	(void)pages_do(addr, len, PAGES_DONTFORK);
+	return locked;
+}
+
+static void unpin(void *addr, size_t len, bool locked)
+{
+	if (!len)
+		return;
+	(void)pages_do(addr, len, PAGES_DOFORK);
+	if (locked)
+		(void)pages_do(addr, len, PAGES_UNLOCK);
+}
+
 static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			     uint64_t iova, unsigned int access)
 {
 	struct urv_pd *pd;
 	struct urv_mr *mr;
-	void *ps = NULL;
-	size_t plen = 0;
 	int ret;
 
 	if (!ibpd || !urv__is_our_context(ibpd->context))
@@ -130,11 +202,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	/* On-demand paging: nothing to pin or protect, the engine reads the
 	 * pages through the process's own mappings whenever they are. */
 	mr->odp = access & IBV_ACCESS_ON_DEMAND;
-	if (length && !mr->odp) {
-		page_range(addr, length, &ps, &plen);
-		mr->locked = !mlock(ps, plen); /* best effort, see above */
-		(void)madvise(ps, plen, MADV_DONTFORK);
-	}
+	if (!mr->odp)
+		mr->locked = pin(addr, length); /* best effort, see above */
 
 	mr->umr.iova = (access & IBV_ACCESS_ZERO_BASED) ? 0 : iova;
 	mr->umr.host = addr;
@@ -158,11 +227,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	return &mr->mr;
 
 err_unpin:
-	if (length && !mr->odp) {
-		(void)madvise(ps, plen, MADV_DOFORK);
-		if (mr->locked)
-			munlock(ps, plen);
-	}
+	if (!mr->odp)
+		unpin(addr, length, mr->locked);
 	free(mr);
 	return urv_err_ptr(ret);
 }
@@ -191,52 +257,27 @@ URV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct urv_mr *mr = to_umr(ibmr);
 	struct urv_context *ctx = to_uctx(ibmr->context);
-	void *ps;
-	size_t plen;
 	int ret;
 
+	if (mr->imported) { /* only the import goes (import.c) */
+		urv__unimport_mr(mr);
+		return 0;
+	}
+	if (atomic_load(&mr->imports))
+		return EBUSY;
 	ret = ur_engine_mr_del(ctx->eng, &mr->umr);
 	if (ret)
 		return -ret; /* EBUSY: memory windows are bound to it */
-	if (mr->umr.length && !mr->odp) {
-		page_range(mr->umr.host, mr->umr.length, &ps, &plen);
+	if (mr->dm) {
+		urv__dm_put(mr->dm); /* nothing pinned here */
+	} else if (!mr->odp) {
 		/* Not reference counted: overlapping regions share the fate
 		 * of the last dereg (docs/verbs.md). */
-		(void)madvise(ps, plen, MADV_DOFORK);
-		if (mr->locked)
-			munlock(ps, plen);
+		unpin(mr->umr.host, mr->umr.length, mr->locked);
 	}
-	atomic_fetch_sub(&to_upd(ibmr->pd)->users, 1);
+	urv__pd_put(to_upd(ibmr->pd));
 	free(mr);
 	return 0;
-}
-
-/* Pin (best effort) and protect from fork the pages of [addr, addr+len). */
-static bool pin(void *addr, size_t len)
-{
-	void *ps;
-	size_t plen;
-	bool locked;
-
-	if (!len)
-		return false;
-	page_range(addr, len, &ps, &plen);
-	locked = !mlock(ps, plen);
-	(void)madvise(ps, plen, MADV_DONTFORK);
-	return locked;
-}
-
-static void unpin(void *addr, size_t len, bool locked)
-{
-	void *ps;
-	size_t plen;
-
-	if (!len)
-		return;
-	page_range(addr, len, &ps, &plen);
-	(void)madvise(ps, plen, MADV_DOFORK);
-	if (locked)
-		munlock(ps, plen);
 }
 
 /*
@@ -266,9 +307,17 @@ URV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 	    (!pd || pd->context != ibmr->context))
 		goto einval;
 	mr = to_umr(ibmr);
+	if (mr->imported) /* its owner changes it */
+		goto einval;
 	upd = mr->umr;
 	acc = (flags & IBV_REREG_MR_CHANGE_ACCESS) ? (unsigned int)access
 						  : mr->access;
+	/* A DM MR keeps its device memory and stays zero based. */
+	if (mr->dm && ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) ||
+		       !(acc & IBV_ACCESS_ZERO_BASED) ||
+		       (acc & (IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB |
+			       IBV_ACCESS_MW_BIND))))
+		goto einval;
 	ret = check_access(acc);
 	if (ret) {
 		errno = -ret;
@@ -306,7 +355,7 @@ URV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 	}
 	if (flags & IBV_REREG_MR_CHANGE_PD) {
 		atomic_fetch_add(&to_upd(pd)->users, 1);
-		atomic_fetch_sub(&to_upd(ibmr->pd)->users, 1);
+		urv__pd_put(to_upd(ibmr->pd));
 		ibmr->pd = pd;
 	}
 	return 0;

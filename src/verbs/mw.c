@@ -55,7 +55,7 @@ int urv__dealloc_mw(struct ibv_mw *ibmw)
 	/* Nothing reaches the window now: let go of its region. */
 	if (mw->key.mw_mr)
 		atomic_fetch_sub(&mw->key.mw_mr->nbound, 1);
-	atomic_fetch_sub(&to_upd(ibmw->pd)->users, 1);
+	urv__pd_put(to_upd(ibmw->pd));
 	free(mw);
 	return 0;
 }

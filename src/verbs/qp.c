@@ -113,6 +113,7 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 	caps.max_send_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
 	caps.max_recv_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
 	caps.max_inline_data = URV_MAX_INLINE; /* every QP gets the maximum */
+	caps.alloc = urv__pd_ring_alloc(pd); /* a parent domain's allocator */
 
 	qpn = ur_engine_alloc_qpn(ctx->eng);
 	ret = ur_qp_create_ex(ur_engine_dev(ctx->eng), &qp->uqp, attr->qp_type,
@@ -463,7 +464,7 @@ URV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	atomic_fetch_sub(&to_ucq(ibqp->recv_cq)->nqp, 1);
 	if (ibqp->srq)
 		atomic_fetch_sub(&to_usrq(ibqp->srq)->nqp, 1);
-	atomic_fetch_sub(&to_upd(ibqp->pd)->users, 1);
+	urv__pd_put(to_upd(ibqp->pd));
 	atomic_fetch_sub(&ctx->nqp, 1);
 	urv__qp_ex_fini(qp);
 	pthread_cond_destroy(&ibqp->cond);

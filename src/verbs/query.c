@@ -84,6 +84,7 @@ int urv__query_device_ex(struct ibv_context *ctx,
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = 1000000; /* kHz: 1 tick = 1 ns */
 	a.phys_port_cnt_ex = 1;
+	a.max_dm_size = URV_MAX_DM_SIZE; /* host memory (dm.c) */
 	/* Nothing is ever pinned: every region can be on-demand, explicit
 	 * or implicit (docs/verbs.md "Memory"). No XRC. */
 	a.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
@@ -115,6 +116,24 @@ int urv__query_device_ex(struct ibv_context *ctx,
 		attr_size = sizeof(a);
 	memset(attr, 0, attr_size);
 	memcpy(attr, &a, attr_size);
+	return 0;
+}
+
+/*
+ * ibv_query_rt_values_ex: the completion timestamp clock now. As libmlx5
+ * gives its cycle counter, the raw clock is the count in tv_nsec with
+ * tv_sec 0; here the count is ns of CLOCK_MONOTONIC (hca_core_clock
+ * 1 GHz), so ibv_wc_read_completion_ts values compare with it directly.
+ */
+int urv__query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *v)
+{
+	if (!urv__is_our_context(ctx) || !v ||
+	    (v->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK))
+		return EINVAL;
+	if (v->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		v->raw_clock.tv_sec = 0;
+		v->raw_clock.tv_nsec = (long)ur_now();
+	}
 	return 0;
 }
 

@@ -543,7 +543,7 @@ int urv__raw_destroy_qp(struct ibv_qp *ibqp)
 		atomic_fetch_sub(&to_ucq(ibqp->recv_cq)->nqp, 1);
 		rq_fini(&qp->rq);
 	}
-	atomic_fetch_sub(&to_upd(ibqp->pd)->users, 1);
+	urv__pd_put(to_upd(ibqp->pd));
 	atomic_fetch_sub(&qp->ctx->nqp, 1);
 	pthread_cond_destroy(&ibqp->cond);
 	pthread_mutex_destroy(&ibqp->mutex);
@@ -875,7 +875,7 @@ int urv__destroy_wq(struct ibv_wq *ibwq)
 	if (atomic_load(&wq->users))
 		return EBUSY; /* still in an indirection table */
 	atomic_fetch_sub(&to_ucq(ibwq->cq)->nqp, 1);
-	atomic_fetch_sub(&to_upd(ibwq->pd)->users, 1);
+	urv__pd_put(to_upd(ibwq->pd));
 	rq_fini(&wq->rq);
 	pthread_cond_destroy(&ibwq->cond);
 	pthread_mutex_destroy(&ibwq->mutex);

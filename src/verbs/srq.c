@@ -34,8 +34,9 @@ static struct ibv_srq *create_srq(struct ibv_context *context,
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return urv_err_ptr(-ENOMEM);
-	ret = ur_srq_init(&srq->usrq, pd->pdn, a->max_wr,
-			  a->max_sge ? a->max_sge : 1, a->srq_limit);
+	ret = ur_srq_init_alloc(&srq->usrq, pd->pdn, a->max_wr,
+				a->max_sge ? a->max_sge : 1, a->srq_limit,
+				urv__pd_ring_alloc(pd));
 	if (ret) {
 		free(srq);
 		return urv_err_ptr(ret);
@@ -123,7 +124,7 @@ URV_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 		pthread_cond_wait(&ibsrq->cond, &ibsrq->mutex);
 	pthread_mutex_unlock(&ibsrq->mutex);
 	ur_srq_fini(&srq->usrq);
-	atomic_fetch_sub(&to_upd(ibsrq->pd)->users, 1);
+	urv__pd_put(to_upd(ibsrq->pd));
 	pthread_cond_destroy(&ibsrq->cond);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	free(srq);

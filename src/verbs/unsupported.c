@@ -34,40 +34,6 @@ URV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 	return EOPNOTSUPP;
 }
 
-URV_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
-{
-	return urv_err_ptr(-EOPNOTSUPP);
-}
-
-URV_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context,
-					uint32_t pd_handle)
-{
-	return urv_err_ptr(-EOPNOTSUPP);
-}
-
-URV_EXPORT void ibv_unimport_pd(struct ibv_pd *pd)
-{
-}
-
-URV_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
-{
-	return urv_err_ptr(-EOPNOTSUPP);
-}
-
-URV_EXPORT void ibv_unimport_mr(struct ibv_mr *mr)
-{
-}
-
-URV_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context,
-					uint32_t dm_handle)
-{
-	return urv_err_ptr(-EOPNOTSUPP);
-}
-
-URV_EXPORT void ibv_unimport_dm(struct ibv_dm *dm)
-{
-}
-
 URV_EXPORT int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
 	errno = EOPNOTSUPP;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "ur_engine.h"
 #include "ur_transport.h"
@@ -50,6 +51,11 @@ enum {
 	URV_VENDOR_PART_ID = 0x5552, /* "UR" */
 	URV_ROCE_PORT = 4791,
 };
+
+/* Device memory (ibv_alloc_dm): host memory of the library, at most this
+ * much per device in a process (docs/verbs.md "Device memory"). */
+#define URV_MAX_DM_SIZE ((size_t)4 << 20)
+#define URV_DM_MAX_LOG_ALIGN 30
 
 /*
  * ABI image of rdma-core 44's struct verbs_device (libibverbs/driver.h,
@@ -84,6 +90,7 @@ struct urv_device {
 	__be64 guid;
 	int num_gids;
 	struct urv_gid gids[URV_MAX_GID];
+	atomic_size_t dm_used; /* device memory allocated, bytes */
 };
 
 struct urv_event {
@@ -99,7 +106,15 @@ struct urv_evq {
 	int fd;
 };
 
+/* A node of the lists that ibv_import_* search (import.c). */
+struct urv_link {
+	struct urv_link *prev, *next;
+};
+
 struct urv_context {
+	struct urv_link link; /* live contexts, found by their cmd_fd */
+	dev_t cmd_dev;        /* cmd_fd's identity (a memfd of its own) */
+	ino_t cmd_ino;
 	struct verbs_context vctx;
 	struct urv_device *dev;
 	struct ur_engine *eng;
@@ -109,11 +124,33 @@ struct urv_context {
 	struct urv_raw_ctx *raw;  /* raw packet QPs' port and flows (raw.c) */
 };
 
+struct urv_td {
+	struct ibv_td td;
+	atomic_int users; /* parent domains on it: dealloc is EBUSY */
+};
+
+/*
+ * A PD, or a parent domain (ibv_alloc_parent_domain): the same protection
+ * domain (same pdn, so keys and QPs of either mix freely) with a thread
+ * domain and the allocator of the rings of QPs, CQs and SRQs created on it.
+ */
 struct urv_pd {
 	struct ibv_pd pd;
 	uint32_t pdn;
-	atomic_int users; /* MRs, QPs and AHs on it */
+	atomic_int users; /* MRs, QPs, AHs, SRQs, CQs, parent domains on it */
+	struct urv_pd *parent; /* parent domain: the PD it extends */
+	struct urv_td *td;     /* parent domain: its thread domain, or NULL */
+	struct ur_alloc ring_alloc; /* .alloc NULL: calloc */
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
+	struct urv_link link;     /* importable PDs (not parents, not imports) */
+	struct urv_pd *imported;  /* ibv_import_pd: the PD it names */
 };
+
+struct urv_dm;
 
 struct urv_mr {
 	struct ibv_mr mr;
@@ -121,6 +158,24 @@ struct urv_mr {
 	bool locked; /* mlock() succeeded */
 	unsigned int access; /* as registered (ibv_rereg_mr keeps it) */
 	bool odp;            /* IBV_ACCESS_ON_DEMAND: nothing pinned */
+	struct urv_dm *dm;   /* ibv_reg_dm_mr: the device memory it maps */
+	struct urv_mr *imported; /* ibv_import_mr: the region it names */
+	atomic_int imports;  /* ibv_import_mr of it: dereg is EBUSY */
+};
+
+/* Device memory: a shared anonymous mapping of the library (what a
+ * software NIC has as its own memory), reached by the application only
+ * through ibv_memcpy_to/from_dm and DM MRs. */
+struct urv_dm {
+	struct ibv_dm dm;
+	uint8_t *base;      /* start, aligned as asked */
+	size_t length;      /* as allocated */
+	void *map;          /* the whole mapping (alignment slack included) */
+	size_t map_len;
+	bool locked;        /* mlock() succeeded */
+	atomic_int users;   /* DM MRs and imports of it: free is EBUSY */
+	struct urv_link link;   /* importable DMs */
+	struct urv_dm *imported; /* ibv_import_dm: the DM it names */
 };
 
 struct urv_mw {
@@ -144,6 +199,7 @@ struct urv_cq {
 	atomic_int nqp;              /* QPs using it */
 	uint32_t comp_events_reported; /* under cq.mutex */
 	uint64_t wc_flags;           /* ibv_create_cq_ex wc_flags */
+	struct urv_pd *pd;           /* the parent domain it was created on */
 	struct ur_cqe cur;           /* current entry for the _ex poll API */
 };
 
@@ -196,9 +252,17 @@ static inline struct urv_pd *to_upd(struct ibv_pd *pd)
 {
 	return urv_container_of(pd, struct urv_pd, pd);
 }
+static inline struct urv_td *to_utd(struct ibv_td *td)
+{
+	return urv_container_of(td, struct urv_td, td);
+}
 static inline struct urv_mr *to_umr(struct ibv_mr *mr)
 {
 	return urv_container_of(mr, struct urv_mr, mr);
+}
+static inline struct urv_dm *to_udm(struct ibv_dm *dm)
+{
+	return urv_container_of(dm, struct urv_dm, dm);
 }
 static inline struct urv_mw *to_umw(struct ibv_mw *mw)
 {
@@ -290,6 +354,7 @@ int urv__query_port(struct ibv_context *ctx, uint8_t port,
 int urv__query_device_ex(struct ibv_context *ctx,
 			  const struct ibv_query_device_ex_input *in,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
+int urv__query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *v);
 int urv__poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int urv__req_notify_cq(struct ibv_cq *cq, int solicited_only);
 struct ibv_cq_ex *urv__create_cq_ex(struct ibv_context *ctx,
@@ -309,6 +374,34 @@ void urv__qp_ex_init(struct urv_qp *qp, uint64_t send_ops_flags);
 /* mr.c */
 int urv__advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
+/* import.c: the lists ibv_import_* search, and unimporting */
+void urv__share_ctx(struct urv_context *ctx, bool add);
+void urv__share_pd(struct urv_pd *pd, bool add);
+void urv__share_dm(struct urv_dm *dm, bool add);
+/* Drop one user of a PD / DM; the last one frees an import (whose
+ * handle the application holds as one user until it unimports). */
+void urv__pd_put(struct urv_pd *pd);
+void urv__dm_put(struct urv_dm *dm);
+void urv__unimport_mr(struct urv_mr *mr);
+/* dm.c: device memory (verbs_context ops) */
+struct ibv_dm *urv__alloc_dm(struct ibv_context *ctx,
+			     struct ibv_alloc_dm_attr *attr);
+int urv__free_dm(struct ibv_dm *dm);
+struct ibv_mr *urv__reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
+			      uint64_t offset, size_t length,
+			      unsigned int access);
+/* domain.c: thread and parent domains (verbs_context ops) */
+struct ibv_td *urv__alloc_td(struct ibv_context *ctx,
+			     struct ibv_td_init_attr *attr);
+int urv__dealloc_td(struct ibv_td *td);
+struct ibv_pd *urv__alloc_parent_domain(struct ibv_context *ctx,
+					struct ibv_parent_domain_init_attr *attr);
+int urv__dealloc_parent_domain(struct urv_pd *pd);
+/* The rings' allocator of objects created on @pd: NULL for calloc. */
+static inline const struct ur_alloc *urv__pd_ring_alloc(struct urv_pd *pd)
+{
+	return pd->ring_alloc.alloc ? &pd->ring_alloc : NULL;
+}
 /* mw.c */
 struct ibv_mw *urv__alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int urv__dealloc_mw(struct ibv_mw *mw);

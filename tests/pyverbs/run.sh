@@ -21,7 +21,64 @@ suite=/usr/share/doc/rdma-core/tests
 [ -f "$suite/run_tests.py" ] || { echo "SKIP: $suite missing (apt-get install python3-pyverbs)"; exit 77; }
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+
+# Huge pages: 3 tests (test_odp huge x2, test_parent_domain huge) map 2 MiB
+# pages and skip when vm.nr_hugepages is 0. That setting is the machine's
+# (not the network namespace's), so as root this script tops up the free
+# 2 MiB pages to $hp_need and gives back what it added at exit; runs at
+# the same time share the reservation (a count in $hp_state under a lock).
+hp_sys=/proc/sys/vm/nr_hugepages
+hp_need=16
+hp_lock=/tmp/uroce-hugepages.lock
+hp_state=/tmp/uroce-hugepages.state
+hp_held=0
+hp_free() { sed -n 's/^HugePages_Free: *\([0-9]*\).*/\1/p' /proc/meminfo; }
+hp_reserve() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "huge pages: not root, so 2 MiB huge pages are not reserved (vm.nr_hugepages=$(cat $hp_sys 2>/dev/null)): the 3 huge page tests skip unless pages are free"
+		return
+	fi
+	if [ ! -w "$hp_sys" ] || ! command -v flock >/dev/null; then
+		echo "huge pages: $hp_sys is not writable here (or no flock): the 3 huge page tests skip unless pages are free"
+		return
+	fi
+	exec 9>"$hp_lock"
+	flock 9
+	count=0 old=- set=-
+	[ -s "$hp_state" ] && read -r count old set <"$hp_state"
+	if [ "$count" -eq 0 ]; then
+		free=$(hp_free)
+		if [ "${free:-0}" -lt $hp_need ]; then
+			old=$(cat $hp_sys)
+			want=$((old + hp_need - ${free:-0}))
+			if ! echo $want >$hp_sys 2>"$tmp/hp.err"; then
+				echo "huge pages: cannot set vm.nr_hugepages=$want: $(cat "$tmp/hp.err")"
+				old=-
+			fi
+			set=$(cat $hp_sys)
+			[ "$old" != - ] && [ "$set" -lt "$want" ] &&
+				echo "huge pages: asked the kernel for $want 2 MiB pages, got $set (not enough free contiguous memory): huge page tests may skip"
+		fi
+	fi
+	echo "$((count + 1)) $old $set" >"$hp_state"
+	hp_held=1
+	flock -u 9
+}
+hp_release() {
+	[ $hp_held -eq 1 ] || return 0
+	flock 9
+	read -r count old set <"$hp_state"
+	if [ "$count" -le 1 ]; then
+		# Give back what we added, unless someone changed it since.
+		[ "$old" != - ] && [ "$(cat $hp_sys)" = "$set" ] && echo "$old" >$hp_sys
+		rm -f "$hp_state"
+	else
+		echo "$((count - 1)) $old $set" >"$hp_state"
+	fi
+	flock -u 9
+}
+trap 'hp_release; rm -rf "$tmp"' EXIT
+hp_reserve
 cp -r "$suite" "$tmp/tests"
 gunzip -f "$tmp"/tests/*.gz
 log=${UROCE_PYVERBS_LOG:-$tmp/run.log}

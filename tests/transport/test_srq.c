@@ -62,7 +62,8 @@ static void sfix_init(struct sfix *s, uint32_t max_wr, uint32_t limit)
 	}
 	ASSERT_EQ(ur_cq_init(&s->a2_scq, 256), 0);
 	{
-		struct ur_qp_caps caps = { 64, 64, 4, 4, 0 };
+		struct ur_qp_caps caps = { .max_send_wr = 64, .max_recv_wr = 64,
+					    .max_send_sge = 4, .max_recv_sge = 4 };
 
 		f->a.qp = tnet_qp(f->a.node, UR_QPT_RC, 1, &caps, &f->a.scq,
 				  &f->a.rcq);

@@ -620,7 +620,8 @@ static void t_qp_modify(void)
 {
 	struct tfix f;
 	struct ur_qp *qp;
-	struct ur_qp_caps caps = { 4, 4, 1, 1, 0 };
+	struct ur_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4,
+				    .max_send_sge = 1, .max_recv_sge = 1 };
 	struct ur_qp_attr a = {0}, q;
 	uint32_t init = UR_QP_STATE | UR_QP_PKEY_INDEX | UR_QP_PORT |
 			UR_QP_ACCESS_FLAGS;

@@ -508,9 +508,6 @@ static void t_unsupported(void)
 	errno = 0;
 	ASSERT(!ibv_open_xrcd(ctx, &xa));
 	ASSERT(errno == EOPNOTSUPP || errno == ENOSYS);
-	errno = 0;
-	ASSERT(!ibv_alloc_td(ctx, &(struct ibv_td_init_attr){ 0 }));
-	ASSERT(errno == EOPNOTSUPP || errno == ENOSYS);
 	ASSERT_EQ(ibv_dealloc_pd(pd), 0);
 	ASSERT_EQ(ibv_close_device(ctx), 0);
 }
