@@ -52,7 +52,12 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 		*qpp = qp;
 		return 0;
 	}
-	if (opcode_qp_type(pkt->h.opcode) != qp->type) {
+	/* XRC (prefix 101b) goes to XRC QPs only: requests to a TGT,
+	 * responses to an INI. */
+	if (qp->xrc ? !ur_op_is_xrc(pkt->h.opcode) ||
+			      !(pkt->mask & (qp->xrc == UR_XRC_TGT ? UR_OPF_REQ
+								    : UR_OPF_ACK))
+		    : opcode_qp_type(pkt->h.opcode) != qp->type) {
 		dev->cnt.rx_drop_opcode++;
 		return -EPROTO;
 	}
@@ -67,7 +72,7 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	      const struct ur_rxinfo *ri, uint64_t now)
 {
-	struct ur_pkt opened;
+	struct ur_pkt opened, rc;
 	bool sealed_now = false;
 
 	if (!ur_state_receives(qp->state)) {
@@ -111,6 +116,16 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		 * (a standard device would take it as data). */
 		qp->dev->cnt.rx_drop_auth++;
 		return;
+	}
+	if (qp->xrc && ur_op_is_xrc(pkt->h.opcode)) {
+		/* XRC runs RC's state machines: they see the RC opcode, the
+		 * XRCETH stays in the mask and rc.xrc_srqn (the headers were
+		 * decoded already, at the XRC offsets). */
+		rc = *pkt;
+		rc.h.opcode = ur_op_xrc_to_rc(pkt->h.opcode);
+		rc.info = ur_opcode_info(rc.h.opcode);
+		rc.mask = rc.info->mask | (pkt->mask & UR_HDR_XRCETH);
+		pkt = &rc;
 	}
 	qp->cnt.rx_packets++;
 	qp->cnt.rx_bytes += pkt->payload_len;

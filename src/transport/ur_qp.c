@@ -136,10 +136,11 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 			       NULL);
 }
 
-int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
-		    uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
-		    struct ur_cq *send_cq, struct ur_cq *recv_cq,
-		    struct ur_srq *srq)
+/* @plain: without the device's default extensions (XRC). */
+static int qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
+		     uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
+		     struct ur_cq *send_cq, struct ur_cq *recv_cq,
+		     struct ur_srq *srq, bool plain)
 {
 	struct ur_qp_priv *p;
 	size_t ssge, rsge;
@@ -197,6 +198,8 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 	p->req.window = dev->tx_window ? dev->tx_window : UR_DEFAULT_TX_WINDOW;
 	p->comp.rto_deadline = UINT64_MAX;
 	p->sr.gap_deadline = UINT64_MAX;
+	if (plain)
+		goto done;
 	if ((type == UR_QPT_RC || type == UR_QPT_UC) && dev->crypt_alg &&
 	    dev->crypt_policy != UR_CRYPT_POLICY_OFF) {
 		/* Before SR and jumbo, which then stay off: a QP the policy
@@ -214,12 +217,54 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		(void)ur_qp_set_sr(qp, &dev->sr);
 	if (type == UR_QPT_RC && dev->jumbo_default)
 		(void)ur_qp_set_jumbo(qp, true); /* not with SR: stays off */
+done:
 	ur__cc_qp_init(qp, 0);
 	return 0;
 err:
 	qp_free(p);
 	qp->priv = NULL;
 	return -ENOMEM;
+}
+
+int ur_qp_create_xrc(struct ur_dev *dev, struct ur_qp *qp,
+		     enum ur_xrc_role role, uint32_t qpn, uint32_t pdn,
+		     const struct ur_qp_caps *caps, struct ur_cq *send_cq,
+		     uint32_t xrcd)
+{
+	struct ur_qp_caps c;
+	int rc;
+
+	if (!caps || (role != UR_XRC_INI && role != UR_XRC_TGT))
+		return -EINVAL;
+	c = *caps;
+	if (role == UR_XRC_INI) {
+		c.max_recv_wr = c.max_recv_sge = 0;
+	} else {
+		/* One private slot for the WQE taken from an XRC SRQ, as
+		 * for an SRQ-attached QP; no send queue. */
+		c.max_send_wr = c.max_send_sge = c.max_inline_data = 0;
+		c.max_recv_wr = 1;
+		send_cq = NULL;
+	}
+	/* The uroce extensions (encryption, selective repeat, jumbo) are
+	 * negotiated between RC QPs and stay off: XRC packets are plain
+	 * IBTA. */
+	rc = qp_create(dev, qp, UR_QPT_RC, qpn, pdn, &c, send_cq, NULL, NULL,
+		       true);
+	if (rc)
+		return rc;
+	qp->xrc = (uint8_t)role;
+	qp->xrcd = role == UR_XRC_TGT ? xrcd : 0;
+	return 0;
+}
+
+int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
+		    uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
+		    struct ur_cq *send_cq, struct ur_cq *recv_cq,
+		    struct ur_srq *srq)
+{
+	return qp_create(dev, qp, type, qpn, pdn, caps, send_cq, recv_cq, srq,
+			 false);
 }
 
 void ur_qp_destroy(struct ur_qp *qp)
@@ -413,8 +458,8 @@ int ur_qp_set_jumbo(struct ur_qp *qp, bool on)
 {
 	struct ur_jumbo *j = &qp->priv->jumbo;
 
-	if (on && (qp->type != UR_QPT_RC || qp->priv->sr.p.enable ||
-		   qp->priv->crypt.alg))
+	if (on && (qp->type != UR_QPT_RC || qp->xrc ||
+		   qp->priv->sr.p.enable || qp->priv->crypt.alg))
 		return -EINVAL;
 	j->enable = on;
 	if (!on)
@@ -655,6 +700,12 @@ static int check_send_wr(const struct ur_qp *qp, const struct ur_send_wr *wr,
 
 	if (!ur__wr_allowed(qp->type, wr->opcode))
 		return -EINVAL;
+	/* XRC: only an INI sends, and the XRC opcode group has no FLUSH or
+	 * ATOMIC WRITE (table 38 lists them for RC only). */
+	if (qp->xrc == UR_XRC_TGT ||
+	    (qp->xrc && (wr->opcode == UR_WR_FLUSH ||
+			 wr->opcode == UR_WR_ATOMIC_WRITE)))
+		return -EINVAL;
 	if (ur__wr_is_local(wr->opcode)) { /* no data: SGEs ignored */
 		*total = 0;
 		return 0;
@@ -720,6 +771,7 @@ int ur_qp_post_send(struct ur_qp *qp, const struct ur_send_wr *wr,
 	wqe->remote_addr = wr->remote_addr;
 	wqe->compare_add = wr->compare_add;
 	wqe->swap = wr->swap;
+	wqe->xrc_srqn = wr->xrc_srqn & 0xffffffu;
 	wqe->length = (uint32_t)total;
 	if (ur__wr_is_rd_atomic(wr->opcode) && wr->opcode != UR_WR_RDMA_READ)
 		wqe->length = 8;
@@ -779,7 +831,7 @@ int ur_qp_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr)
 	struct ur_qsge *sge;
 	uint64_t len = 0;
 
-	if (qp->state == UR_QPS_RESET || qp->srq)
+	if (qp->state == UR_QPS_RESET || qp->srq || qp->xrc)
 		return -EINVAL;
 	if (wr->num_sge > qp->caps.max_recv_sge || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;

@@ -224,6 +224,16 @@ static struct ur_qp *op_qp_lookup(void *host, uint32_t qpn)
 	return NULL;
 }
 
+static struct ur_srq *op_srq_lookup(void *host, uint32_t srqn)
+{
+	struct tnode *n = host;
+
+	for (size_t i = 0; i < sizeof(n->srqs) / sizeof(n->srqs[0]); i++)
+		if (n->srqs[i] && n->srqs[i]->srqn == srqn)
+			return n->srqs[i];
+	return NULL;
+}
+
 /* An encryption negotiation MAD (dev->crypt_hello_send): queued like a
  * packet to the peer's node, delivered by ur_dev_crypt_hello_rx. */
 static void op_hello(struct ur_dev *dev, struct ur_qp *qp,
@@ -263,6 +273,7 @@ static const struct ur_dev_ops tnet_ops = {
 	.qp_event = op_qp_event,
 	.mr_lookup = op_mr_lookup,
 	.qp_lookup = op_qp_lookup,
+	.srq_lookup = op_srq_lookup,
 };
 
 void tnet_init(struct tnet *net, uint64_t seed, int nodes)
