@@ -76,6 +76,15 @@ static struct ur_qp *eng_qp_lookup(void *host, uint32_t qpn)
 	return ur__map_get(&e->qps, qpn);
 }
 
+/* Called by an XRC TGT's responder, from ur__engine_deliver with qp_lock
+ * read-held: an SRQ cannot go while a request uses it. */
+static struct ur_srq *eng_srq_lookup(void *host, uint32_t srqn)
+{
+	struct ur_engine *e = host;
+
+	return ur__map_get(&e->srqs, srqn);
+}
+
 static const struct ur_dev_ops engine_dev_ops = {
 	.pkt_alloc = ur__eng_pkt_alloc,
 	.pkt_send = ur__eng_pkt_send,
@@ -83,6 +92,7 @@ static const struct ur_dev_ops engine_dev_ops = {
 	.qp_event = eng_qp_event,
 	.mr_lookup = eng_mr_lookup,
 	.qp_lookup = eng_qp_lookup,
+	.srq_lookup = eng_srq_lookup,
 };
 
 /* ---- receive path ------------------------------------------------------- */
@@ -524,7 +534,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	pthread_rwlock_init(&e->qp_lock, NULL);
 	pthread_rwlock_init(&e->mr_lock, NULL);
 	if (ur__map_init(&e->qps, 1024) || ur__map_init(&e->sports, 256) ||
-	    ur__map_init(&e->mrs, 1024))
+	    ur__map_init(&e->mrs, 1024) || ur__map_init(&e->srqs, 64))
 		goto err;
 	e->rxbuf = ur__buf_new(UR_IO_RX_BATCH * sizeof(*e->rxbuf));
 	e->rxv = calloc(1, sizeof(*e->rxv));
@@ -695,6 +705,7 @@ void ur_engine_close(struct ur_engine *e)
 		close(e->ep_timer_fd);
 	ur_dev_fini(&e->dev); /* the selective-repeat pool, if any */
 	ur__map_fini(&e->qps);
+	ur__map_fini(&e->srqs);
 	ur__map_fini(&e->sports);
 	ur__map_fini(&e->mrs);
 	ur__buf_free(e->rxbuf, UR_IO_RX_BATCH * sizeof(*e->rxbuf));
@@ -716,7 +727,43 @@ const char *ur_engine_icrc_mode(const struct ur_engine *e)
 	return ur__icrc_policy_name(e->icrc);
 }
 
+/* ---- XRC SRQs ------------------------------------------------------------ */
+int ur_engine_srq_add(struct ur_engine *e, struct ur_srq *srq)
+{
+	uint32_t n;
+	int ret;
+
+	pthread_rwlock_wrlock(&e->qp_lock);
+	do {
+		n = rand32() & 0xffffff; /* the XRCETH's 24 bits */
+	} while (!n || ur__map_get(&e->srqs, n));
+	ret = ur__map_put(&e->srqs, n, srq);
+	if (!ret)
+		srq->srqn = n;
+	pthread_rwlock_unlock(&e->qp_lock);
+	return ret;
+}
+
+void ur_engine_srq_del(struct ur_engine *e, struct ur_srq *srq)
+{
+	/* The write lock waits out any request using it. */
+	pthread_rwlock_wrlock(&e->qp_lock);
+	if (ur__map_get(&e->srqs, srq->srqn) == srq)
+		ur__map_del(&e->srqs, srq->srqn);
+	pthread_rwlock_unlock(&e->qp_lock);
+}
+
 /* ---- QPs ---------------------------------------------------------------- */
+struct ur_qp *ur_engine_qp_get(struct ur_engine *e, uint32_t qpn)
+{
+	struct ur_qp *qp;
+
+	pthread_rwlock_rdlock(&e->qp_lock);
+	qp = ur__map_get(&e->qps, qpn);
+	pthread_rwlock_unlock(&e->qp_lock);
+	return qp;
+}
+
 uint32_t ur_engine_alloc_qpn(struct ur_engine *e)
 {
 	uint32_t qpn;

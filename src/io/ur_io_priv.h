@@ -179,6 +179,7 @@ struct ur_engine {
 	pthread_rwlock_t qp_lock;  /* qps + sports */
 	struct ur_map qps;         /* qpn -> struct ur_qp */
 	struct ur_map sports;      /* sport -> struct ur_sport_sock */
+	struct ur_map srqs;        /* XRC SRQ number -> struct ur_srq (qp_lock) */
 	pthread_rwlock_t mr_lock;
 	struct ur_map mrs;         /* key -> struct ur_mr */
 	/* The key indexes of the last UR_IO_KEY_QUARANTINE keys that died

@@ -17,7 +17,8 @@ static const char *const qps_name[] __attribute__((unused)) = {
 };
 
 /* ---- the transition table (11.2.4.2; rdma-core / Linux qp_state_table) */
-enum { T_RC, T_UC, T_UD, T_NUM };
+/* XI, XT: XRC INI and TGT (XRC annex; Linux's IB_QPT_XRC_INI/_TGT rows). */
+enum { T_RC, T_UC, T_UD, T_XI, T_XT, T_NUM };
 
 struct qp_trans {
 	bool valid;
@@ -32,62 +33,76 @@ struct qp_trans {
 #define TO_RTS_UC (M(CUR_STATE) | M(ALT_PATH) | M(ACCESS_FLAGS) |           \
 		   M(PATH_MIG_STATE) | M(RATE_LIMIT))
 #define TO_RTS_UD (M(CUR_STATE) | M(QKEY) | M(RATE_LIMIT))
+#define RTR_RC (M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) |               \
+		M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER))
+#define RTR_UC (M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN))
+#define RTS_RC (M(SQ_PSN) | M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) |         \
+		M(MAX_QP_RD_ATOMIC))
+#define SQD_RC (M(PORT) | M(AV) | M(TIMEOUT) | M(RETRY_CNT) |                  \
+		M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC) | M(MAX_DEST_RD_ATOMIC) |     \
+		M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) |                  \
+		M(MIN_RNR_TIMER) | M(PATH_MIG_STATE))
 #define ANY_TO(s) [UR_QPS_##s] = { .valid = true }
 
+/*
+ * An XRC INI is RC's requester (RTS needs its retry attributes; the
+ * responder's, which it has none of, are taken and ignored at RTR), a
+ * TGT RC's responder (RTR needs the responder's, RTS the timeout and
+ * SQ PSN of its ACKs only).
+ */
 static const struct qp_trans qp_table[UR_QPS_ERR + 1][UR_QPS_ERR + 1] = {
 	[UR_QPS_RESET] = {
 		ANY_TO(RESET), ANY_TO(ERR),
 		[UR_QPS_INIT] = { .valid = true,
-			.req = { INIT_RC, INIT_RC, INIT_UD } },
+			.req = { INIT_RC, INIT_RC, INIT_UD, INIT_RC, INIT_RC } },
 	},
 	[UR_QPS_INIT] = {
 		ANY_TO(RESET), ANY_TO(ERR),
 		[UR_QPS_INIT] = { .valid = true,
-			.opt = { INIT_RC, INIT_RC, INIT_UD } },
+			.opt = { INIT_RC, INIT_RC, INIT_UD, INIT_RC, INIT_RC } },
 		[UR_QPS_RTR] = { .valid = true,
-			.req = { M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) |
-				 M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER),
-				 M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN),
-				 0 },
+			.req = { RTR_RC, RTR_UC, 0, RTR_UC, RTR_RC },
 			.opt = { M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX),
 				 M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX),
-				 M(PKEY_INDEX) | M(QKEY) } },
+				 M(PKEY_INDEX) | M(QKEY),
+				 M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) |
+					 M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER),
+				 M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) } },
 	},
 	[UR_QPS_RTR] = {
 		ANY_TO(RESET), ANY_TO(ERR),
 		[UR_QPS_RTS] = { .valid = true,
-			.req = { M(SQ_PSN) | M(TIMEOUT) | M(RETRY_CNT) |
-				 M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC),
-				 M(SQ_PSN), M(SQ_PSN) },
-			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD } },
+			.req = { RTS_RC, M(SQ_PSN), M(SQ_PSN), RTS_RC,
+				 M(SQ_PSN) | M(TIMEOUT) },
+			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD, TO_RTS_RC,
+				 TO_RTS_RC } },
 	},
 	[UR_QPS_RTS] = {
 		ANY_TO(RESET), ANY_TO(ERR),
 		[UR_QPS_RTS] = { .valid = true,
-			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD } },
+			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD, TO_RTS_RC,
+				 TO_RTS_RC } },
 		[UR_QPS_SQD] = { .valid = true,
 			.opt = { M(EN_SQD_ASYNC_NOTIFY), M(EN_SQD_ASYNC_NOTIFY),
+				 M(EN_SQD_ASYNC_NOTIFY), M(EN_SQD_ASYNC_NOTIFY),
 				 M(EN_SQD_ASYNC_NOTIFY) } },
 	},
 	[UR_QPS_SQD] = {
 		ANY_TO(RESET), ANY_TO(ERR),
 		[UR_QPS_RTS] = { .valid = true,
-			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD } },
+			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD, TO_RTS_RC,
+				 TO_RTS_RC } },
 		[UR_QPS_SQD] = { .valid = true,
-			.opt = { M(PORT) | M(AV) | M(TIMEOUT) | M(RETRY_CNT) |
-				 M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC) |
-				 M(MAX_DEST_RD_ATOMIC) | M(ALT_PATH) |
-				 M(ACCESS_FLAGS) | M(PKEY_INDEX) |
-				 M(MIN_RNR_TIMER) | M(PATH_MIG_STATE),
+			.opt = { SQD_RC,
 				 M(PORT) | M(AV) | M(ALT_PATH) | M(ACCESS_FLAGS) |
 				 M(PKEY_INDEX) | M(PATH_MIG_STATE),
-				 M(PKEY_INDEX) | M(QKEY) } },
+				 M(PKEY_INDEX) | M(QKEY), SQD_RC, SQD_RC } },
 	},
 	[UR_QPS_SQE] = {
 		ANY_TO(RESET), ANY_TO(ERR),
 		[UR_QPS_RTS] = { .valid = true,
 			.opt = { 0, M(CUR_STATE) | M(ACCESS_FLAGS),
-				 M(CUR_STATE) | M(QKEY) } },
+				 M(CUR_STATE) | M(QKEY), 0, 0 } },
 	},
 	[UR_QPS_ERR] = { ANY_TO(RESET), ANY_TO(ERR) },
 };
@@ -600,7 +615,8 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
 	uint32_t cur = qp->state, next;
 	const struct qp_trans *t;
 	uint32_t req, opt;
-	int ti = type_index(qp->type), rc;
+	int ti = qp->xrc ? (qp->xrc == UR_XRC_INI ? T_XI : T_XT)
+			 : type_index(qp->type), rc;
 
 	if ((mask & UR_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		return -EINVAL;

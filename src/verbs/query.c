@@ -18,7 +18,7 @@
 	 IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_UD_AV_PORT_ENFORCE |         \
 	 IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |           \
 	 IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_MEM_WINDOW |                  \
-	 IBV_DEVICE_MEM_WINDOW_TYPE_2B)
+	 IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC)
 
 static void fill_device_attr(struct urv_device *dev, struct ibv_device_attr *a)
 {
@@ -83,12 +83,15 @@ int urv__query_device_ex(struct ibv_context *ctx,
 	a.hca_core_clock = 1000000; /* kHz: 1 tick = 1 ns */
 	a.phys_port_cnt_ex = 1;
 	/* Nothing is ever pinned: every region can be on-demand, explicit
-	 * or implicit (docs/verbs.md "Memory"). No XRC. */
+	 * or implicit (docs/verbs.md "Memory"), XRC's as RC's. */
 	a.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
 	a.odp_caps.per_transport_caps.rc_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
 		IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+	a.xrc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE |
+			 IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC |
+			 IBV_ODP_SUPPORT_SRQ_RECV;
 	a.odp_caps.per_transport_caps.uc_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;

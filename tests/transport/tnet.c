@@ -418,10 +418,12 @@ static void connect_one(struct ur_qp *qp, struct ur_qp *peer,
 	a.retry_cnt = ca->retry_cnt;
 	a.rnr_retry = ca->rnr_retry;
 	a.max_rd_atomic = ca->max_rd_atomic ? ca->max_rd_atomic : 16;
+	/* An XRC TGT sends only ACKs: the timeout and SQ PSN (XRC annex). */
 	modify_ok(qp, &a, UR_QP_STATE | UR_QP_SQ_PSN |
-			  (rc ? UR_QP_TIMEOUT | UR_QP_RETRY_CNT |
-					UR_QP_RNR_RETRY | UR_QP_MAX_QP_RD_ATOMIC
-			      : 0));
+			  (qp->xrc == UR_XRC_TGT ? UR_QP_TIMEOUT
+			   : rc ? UR_QP_TIMEOUT | UR_QP_RETRY_CNT |
+					  UR_QP_RNR_RETRY | UR_QP_MAX_QP_RD_ATOMIC
+				: 0));
 }
 
 void tnet_connect(struct ur_qp *a, struct ur_qp *b, const struct tconn_attr *ca)
