@@ -142,7 +142,8 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		uint32_t dqpn = ur_bth_dqpn(buf);
 		uint8_t slot = (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT);
 
-		if (dqpn > 1 && slot == e->slot && ur_rx_may_place(buf, len))
+		if (dqpn > 1 && dqpn != UR_MCAST_QPN && slot == e->slot &&
+		    ur_rx_may_place(buf, len))
 			placed = place_begin(e, buf, len, ri, &place);
 		if (ri->icrc_checked) {
 			/* From shared memory (shm.c): no wire, no ICRC. */
@@ -161,10 +162,16 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		UR_LP_STAGE(UR_LPS_ICRC);
 		/* Unverified packets are counted once, by the transport's
 		 * classification (also for those forwarded to a sibling). */
-		if (dqpn > 1 && slot != e->slot) {
+		if (dqpn > 1 && dqpn != UR_MCAST_QPN && slot != e->slot) {
 			ur__fwd_to(e, slot, buf, len, ri, false);
 			return;
 		}
+	}
+	if (ur_bth_dqpn(buf) == UR_MCAST_QPN) {
+		/* Every process on the group gets its own copy (mcast.c):
+		 * none is forwarded. */
+		ur__mcast_deliver(e, buf, len, ri, now);
+		return;
 	}
 	if (ur_bth_dqpn(buf) == 1) {
 		ur__gsi_rx(e, buf, len, ri, from_sibling);
@@ -322,6 +329,8 @@ static int drain_all(struct ur_engine *e)
 	n = ur__udp_drain(e, e->rx_fd, now, true, NULL);
 	tc->polling = false;
 	tc->tx = prev;
+	if (e->mcast)
+		n += ur__mcast_drain(e, now);
 	/* New siblings: only the engine thread looks, and not at every
 	 * batch. The listener wakes a sleeping engine (engine_main). */
 	accept_due(e, now);
@@ -370,6 +379,8 @@ static void *engine_main(void *arg)
 			now = ur_now();
 			accept_due(e, now);
 			ur__udp_rx_rest(e, now);
+			if (e->mcast) /* pollers drain the device socket only */
+				got = ur__mcast_drain(e, now);
 			/* ACKs a poll left that nobody sent since. */
 			if (ack_due(e) <= now)
 				flush_poll_tx(e);
@@ -703,6 +714,7 @@ void ur_engine_close(struct ur_engine *e)
 		close(e->ep_fd);
 	if (e->ep_timer_fd >= 0)
 		close(e->ep_timer_fd);
+	ur__mcast_close(e);
 	ur_dev_fini(&e->dev); /* the selective-repeat pool, if any */
 	ur__map_fini(&e->qps);
 	ur__map_fini(&e->srqs);
@@ -896,6 +908,7 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 	pthread_rwlock_wrlock(&e->qp_lock);
 	if (ur__map_get(&e->qps, qp->qpn) == qp)
 		ur__map_del(&e->qps, qp->qpn);
+	ur__mcast_qp_gone(e, qp);
 	if (q) {
 		if (q->held) /* before its port closes */
 			ur__tx_flush(q->held);

@@ -59,6 +59,14 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp);
  * (waits until no receive uses it). */
 int ur_engine_srq_add(struct ur_engine *e, struct ur_srq *srq);
 void ur_engine_srq_del(struct ur_engine *e, struct ur_srq *srq);
+/* Attach a UD QP to the multicast group at IP address @grp (IPv4 in 4
+ * bytes or IPv6, the device's family; -EAFNOSUPPORT otherwise): its
+ * datagrams to QPN 0xFFFFFF reach the QP (mcast.c). Attached already: 0.
+ * Detach: -EINVAL if it was not attached. */
+int ur_engine_mcast_attach(struct ur_engine *e, struct ur_qp *qp, bool v6,
+			   const uint8_t *grp);
+int ur_engine_mcast_detach(struct ur_engine *e, struct ur_qp *qp, bool v6,
+			   const uint8_t *grp);
 /* The QP of @qpn in this engine, or NULL. */
 struct ur_qp *ur_engine_qp_get(struct ur_engine *e, uint32_t qpn);
 void ur_engine_qp_lock(struct ur_qp *qp);

@@ -22,12 +22,10 @@ static uint32_t opcode_qp_type(uint8_t opcode)
 	}
 }
 
-int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
-		       const struct ur_rxinfo *ri, struct ur_pkt *pkt,
-		       struct ur_qp **qpp)
+/* What every received datagram goes through: decode, P_Key. */
+static int rx_check(struct ur_dev *dev, const uint8_t *buf, size_t len,
+		    const struct ur_rxinfo *ri, struct ur_pkt *pkt)
 {
-	struct ur_qp *qp;
-
 	dev->cnt.rx_packets++;
 	dev->cnt.rx_bytes += len;
 	if (ur_pkt_decode(buf, len, pkt) != UR_DEC_OK) {
@@ -41,6 +39,35 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 		dev->cnt.rx_drop_pkey++;
 		return -EACCES;
 	}
+	return 0;
+}
+
+int ur_dev_rx_mcast_classify(struct ur_dev *dev, const uint8_t *buf,
+			     size_t len, const struct ur_rxinfo *ri,
+			     struct ur_pkt *pkt)
+{
+	int rc = rx_check(dev, buf, len, ri, pkt);
+
+	if (rc)
+		return rc;
+	/* 10.5.2: only UD sends are multicast, to QPN 0xFFFFFF. */
+	if (pkt->h.dqpn != UR_MCAST_QPN ||
+	    opcode_qp_type(pkt->h.opcode) != UR_QPT_UD) {
+		dev->cnt.rx_drop_opcode++;
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
+		       const struct ur_rxinfo *ri, struct ur_pkt *pkt,
+		       struct ur_qp **qpp)
+{
+	struct ur_qp *qp;
+	int rc = rx_check(dev, buf, len, ri, pkt);
+
+	if (rc)
+		return rc;
 	if (pkt->mask & UR_OPF_CNP)
 		dev->cnt.rx_cnp++; /* for the sender's QP (A17.9.3) */
 	qp = dev->ops->qp_lookup(dev->host, pkt->h.dqpn);

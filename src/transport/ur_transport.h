@@ -508,6 +508,18 @@ void ur_dev_fini(struct ur_dev *dev);
 int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 		       const struct ur_rxinfo *ri, struct ur_pkt *pkt,
 		       struct ur_qp **qp);
+/*
+ * Multicast (IBTA 10.5): a UD send to QPN 0xFFFFFF goes to every QP the
+ * host attached to the group its destination address names. The host
+ * checks the datagram with ur_dev_rx_mcast_classify (decode, P_Key, a UD
+ * opcode to UR_MCAST_QPN; 0 or -errno, counted like ur_dev_rx_classify)
+ * and hands @pkt to ur_qp_rx of each attached QP (the Q_Key is checked
+ * there, per QP).
+ */
+#define UR_MCAST_QPN 0xffffffu
+int ur_dev_rx_mcast_classify(struct ur_dev *dev, const uint8_t *buf,
+			     size_t len, const struct ur_rxinfo *ri,
+			     struct ur_pkt *pkt);
 /* Receive, step 2 (host holds the QP's lock): run the packet through the
  * QP's responder/completer. An RC or UC QP drops (rx_drop_offpath) what
  * does not come from its peer's address (@ri->path.src against the AV's

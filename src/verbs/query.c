@@ -48,6 +48,10 @@ static void fill_device_attr(struct urv_device *dev, struct ibv_device_attr *a)
 	a->max_ee_init_rd_atom = 0;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = URV_MAX_AH;
+	/* Multicast (mcast.c): the engine's group list has no fixed size. */
+	a->max_mcast_grp = URV_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = URV_MAX_MCAST_QP;
+	a->max_total_mcast_qp_attach = URV_MAX_MCAST_GRP * URV_MAX_MCAST_QP;
 	a->max_srq = URV_MAX_SRQ;
 	a->max_srq_wr = URV_MAX_SRQ_WR;
 	a->max_srq_sge = URV_MAX_SGE;

@@ -43,6 +43,8 @@ enum {
 	URV_MAX_AH = 1 << 16,
 	URV_MAX_SRQ = 1 << 16,
 	URV_MAX_SRQ_WR = 16384,
+	URV_MAX_MCAST_GRP = 1024,  /* advertised, not enforced */
+	URV_MAX_MCAST_QP = 64,
 	URV_PP_RATE_MIN_KBPS = 1,         /* packet pacing (docs/cc.md) */
 	URV_PP_RATE_MAX_KBPS = 100000000, /* 100 Gbit/s */
 	URV_VENDOR_ID = 0xffffff, /* as rxe: no OUI */
