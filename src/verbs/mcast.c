@@ -8,7 +8,6 @@
  * is an ordinary UD send to an AH whose DGID is the MGID, remote QPN
  * 0xFFFFFF.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
@@ -21,7 +20,8 @@ static int mgid_to_ip(const union ibv_gid *gid, bool *v6, uint8_t ip[16])
 	struct ur_ipudp p;
 
 	urv__gid_to_addr(gid, &p, true);
-	if (p.v6 ? p.dst[0] != 0xff : !IN_MULTICAST(ntohl(*(uint32_t *)p.dst)))
+	/* 224.0.0.0/4 (first byte 1110xxxx), or ff00::/8 */
+	if (p.v6 ? p.dst[0] != 0xff : (p.dst[0] & 0xf0) != 0xe0)
 		return -EINVAL;
 	*v6 = p.v6;
 	memcpy(ip, p.dst, 16);
