@@ -85,6 +85,7 @@ struct ur_rd_res {
 	uint64_t orig;      /* atomic: the original value */
 	uint64_t va;        /* READ: what it asked for */
 	uint32_t rkey, len;
+	uint32_t pdn;       /* READ: the PD its key was checked in */
 };
 
 /* Requester (ur_req.c). */

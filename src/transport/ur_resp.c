@@ -551,6 +551,7 @@ static enum resp_state execute(struct ur_qp *qp, struct resp_ctx *cx,
 		res->va = pkt->reth.va;
 		res->rkey = pkt->reth.rkey;
 		res->len = pkt->reth.len;
+		res->pdn = qp->pdn; /* an XRC TGT's changes per request */
 		r->psn = ur_psn_add(r->psn, n);
 		r->msn = ur_psn_add(r->msn, 1);
 		read_start(qp, pkt, cx->host, pkt->reth.len, cx->psn, now);
@@ -595,6 +596,10 @@ static enum resp_state duplicate(struct ur_qp *qp, struct resp_ctx *cx,
 		 * progress (out of buffers) is abandoned: this is the one
 		 * the requester is waiting for, and it asks again for the
 		 * other. */
+		/* XRC TGT: the key is the PD's of the SRQ the READ named
+		 * then, not of the latest request's. */
+		if (qp->xrc == UR_XRC_TGT)
+			qp->pdn = res->pdn;
 		if (pkt->reth.len) {
 			if (ur_rkey_check(qp, pkt->reth.rkey, pkt->reth.va,
 					  pkt->reth.len, UR_ACCESS_REMOTE_READ,

@@ -16,10 +16,11 @@
 #define XRCD 7
 #define SRQN 0x42     /* in XRCD */
 #define SRQN_OTHER 0x43 /* in another XRC domain */
+#define SRQN_PD2 0x44   /* in XRCD, PD 2 */
 
 struct xfix {
 	struct tfix f;           /* a: the INI side, b: the TGT side */
-	struct ur_srq srq, other;
+	struct ur_srq srq, other, srq_pd2;
 	struct ur_mr *mr_pd2;    /* a region of b in another PD */
 	/* the tap's view */
 	uint64_t req, req_xrceth_ok, ans, ans_xrc, not_xrc;
@@ -101,8 +102,14 @@ static void xfix_init(struct xfix *x)
 	x->other.xrcd = XRCD + 1;
 	x->other.srqn = SRQN_OTHER;
 	x->other.cq = &f->b.rcq;
+	/* Same domain, another PD. */
+	ASSERT_EQ(ur_srq_init(&x->srq_pd2, 2, 64, 4, 0), 0);
+	x->srq_pd2.xrcd = XRCD;
+	x->srq_pd2.srqn = SRQN_PD2;
+	x->srq_pd2.cq = &f->b.rcq;
 	f->b.node->srqs[0] = &x->srq;
 	f->b.node->srqs[1] = &x->other;
+	f->b.node->srqs[2] = &x->srq_pd2;
 	f->a.qp = xrc_qp(f->a.node, UR_XRC_INI, &f->a.scq);
 	f->b.qp = xrc_qp(f->b.node, UR_XRC_TGT, NULL);
 	tnet_connect(f->a.qp, f->b.qp, &f->ca);
@@ -115,6 +122,7 @@ static void xfix_fini(struct xfix *x)
 	tfix_fini(&x->f);
 	ur_srq_fini(&x->srq);
 	ur_srq_fini(&x->other);
+	ur_srq_fini(&x->srq_pd2);
 }
 
 static int xsend(struct xfix *x, uint32_t opcode, uint64_t wr_id,
@@ -312,6 +320,40 @@ static void t_lossy(void)
 	xfix_fini(&x);
 }
 
+/* A READ whose response is lost is asked for again after a SEND to an
+ * SRQ of another PD went through: the duplicate is served with the key
+ * checked in the READ's PD, not the latest request's. */
+static void t_dup_read_pd(void)
+{
+	struct xfix x;
+	struct tside *a = &x.f.a, *b = &x.f.b;
+	struct ur_sge sge;
+	struct ur_recv_wr rw = { .wr_id = 55, .sg_list = &sge, .num_sge = 1 };
+	struct ur_cqe e;
+
+	xfix_init(&x);
+	sge = (struct ur_sge){ (uintptr_t)(b->buf + TBUF / 2), 64,
+			       x.mr_pd2->lkey };
+	ASSERT_EQ(ur_srq_post_recv(&x.srq_pd2, &rw), 0);
+	tfix_fill(b->buf, 3000, 5);
+	x.f.net.f.drop_opcode = UR_OP_XRC_RDMA_READ_RESPONSE_FIRST;
+	x.f.net.f.drop_count = 1;
+	ASSERT_EQ(xsend(&x, UR_WR_RDMA_READ, 1, 0, 3000, (uintptr_t)b->buf,
+			b->mr->rkey, SRQN), 0);
+	ASSERT_EQ(xsend(&x, UR_WR_SEND, 2, 8000, 64, 0, 0, SRQN_PD2), 0);
+	tnet_run(&x.f.net, x.f.net.now + 10000000000ull);
+	e = tfix_cqe(&a->scq);
+	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	ASSERT_EQ(e.wr_id, 1);
+	ASSERT_MEM_EQ(a->buf, b->buf, 3000);
+	e = tfix_cqe(&a->scq);
+	ASSERT_EQ(e.status, UR_WC_SUCCESS);
+	ASSERT_EQ(tfix_cqe(&b->rcq).wr_id, 55);
+	ASSERT_EQ(x.f.net.dropped, 1);
+	ASSERT_EQ(b->qp->state, UR_QPS_RTS);
+	xfix_fini(&x);
+}
+
 /* An RC opcode to an XRC QP, or an XRC request to an INI: dropped. */
 static void t_wrong_opcode(void)
 {
@@ -346,6 +388,7 @@ static const struct ur_test_case tests[] = {
 	{ "other_xrcd", t_other_xrcd },
 	{ "srq_pd", t_srq_pd },
 	{ "lossy", t_lossy },
+	{ "dup_read_pd", t_dup_read_pd },
 	{ "wrong_opcode", t_wrong_opcode },
 	{ NULL, NULL },
 };
