@@ -10,13 +10,16 @@
 
 #include "ur_wire.h"
 
-/* Reserved bits (BTH resv6/resv7, DETH resv8, FETH resv26) the encoder zeroes. */
+/* Reserved bits (BTH resv6/resv7, DETH resv8, FETH resv26, XRCETH's first
+ * byte) the encoder zeroes. */
 static void clear_reserved(uint8_t *b, const struct ur_pkt *p)
 {
 	b[4] &= 0xc0;
 	b[8] &= 0x80;
 	if (p->mask & UR_HDR_DETH)
 		b[p->info->off[UR_ETH_DETH] + 4] = 0;
+	if (p->mask & UR_HDR_XRCETH)
+		b[p->info->off[UR_ETH_XRCETH]] = 0;
 	if (p->mask & UR_HDR_FETH) {
 		uint8_t *f = b + p->info->off[UR_ETH_FETH];
 

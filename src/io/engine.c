@@ -84,6 +84,15 @@ static struct ur_qp *eng_qp_lookup(void *host, uint32_t qpn)
 	return ur__map_get(&e->qps, qpn);
 }
 
+/* Called by an XRC TGT's responder, from ur__engine_deliver with qp_lock
+ * read-held: an SRQ cannot go while a request uses it. */
+static struct ur_srq *eng_srq_lookup(void *host, uint32_t srqn)
+{
+	struct ur_engine *e = host;
+
+	return ur__map_get(&e->srqs, srqn);
+}
+
 static const struct ur_dev_ops engine_dev_ops = {
 	.pkt_alloc = ur__eng_pkt_alloc,
 	.pkt_send = ur__eng_pkt_send,
@@ -91,6 +100,7 @@ static const struct ur_dev_ops engine_dev_ops = {
 	.qp_event = eng_qp_event,
 	.mr_lookup = eng_mr_lookup,
 	.qp_lookup = eng_qp_lookup,
+	.srq_lookup = eng_srq_lookup,
 };
 
 /* ---- receive path ------------------------------------------------------- */
@@ -140,7 +150,8 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		uint32_t dqpn = ur_bth_dqpn(buf);
 		uint8_t slot = (uint8_t)(dqpn >> UR_IO_SLOT_SHIFT);
 
-		if (dqpn > 1 && slot == e->slot && ur_rx_may_place(buf, len))
+		if (dqpn > 1 && dqpn != UR_MCAST_QPN && slot == e->slot &&
+		    ur_rx_may_place(buf, len))
 			placed = place_begin(e, buf, len, ri, &place);
 		if (ri->icrc_checked) {
 			/* From shared memory (shm.c): no wire, no ICRC. */
@@ -159,10 +170,16 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		UR_LP_STAGE(UR_LPS_ICRC);
 		/* Unverified packets are counted once, by the transport's
 		 * classification (also for those forwarded to a sibling). */
-		if (dqpn > 1 && slot != e->slot) {
+		if (dqpn > 1 && dqpn != UR_MCAST_QPN && slot != e->slot) {
 			ur__fwd_to(e, slot, buf, len, ri, false);
 			return;
 		}
+	}
+	if (ur_bth_dqpn(buf) == UR_MCAST_QPN) {
+		/* Every process on the group gets its own copy (mcast.c):
+		 * none is forwarded. */
+		ur__mcast_deliver(e, buf, len, ri, now);
+		return;
 	}
 	if (ur_bth_dqpn(buf) == 1) {
 		ur__gsi_rx(e, buf, len, ri, from_sibling);
@@ -320,6 +337,8 @@ static int drain_all(struct ur_engine *e)
 	n = ur__udp_drain(e, e->rx_fd, now, true, NULL);
 	tc->polling = false;
 	tc->tx = prev;
+	if (e->mcast)
+		n += ur__mcast_drain(e, now);
 	/* New siblings: only the engine thread looks, and not at every
 	 * batch. The listener wakes a sleeping engine (engine_main). */
 	accept_due(e, now);
@@ -368,6 +387,8 @@ static void *engine_main(void *arg)
 			now = ur_now();
 			accept_due(e, now);
 			ur__udp_rx_rest(e, now);
+			if (e->mcast) /* pollers drain the device socket only */
+				got = ur__mcast_drain(e, now);
 			/* ACKs a poll left that nobody sent since. */
 			if (ack_due(e) <= now)
 				flush_poll_tx(e);
@@ -532,7 +553,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	pthread_rwlock_init(&e->qp_lock, NULL);
 	pthread_rwlock_init(&e->mr_lock, NULL);
 	if (ur__map_init(&e->qps, 1024) || ur__map_init(&e->sports, 256) ||
-	    ur__map_init(&e->mrs, 1024))
+	    ur__map_init(&e->mrs, 1024) || ur__map_init(&e->srqs, 64))
 		goto err;
 	e->rxbuf = ur__buf_new(UR_IO_RX_BATCH * sizeof(*e->rxbuf));
 	e->rxv = calloc(1, sizeof(*e->rxv));
@@ -701,8 +722,10 @@ void ur_engine_close(struct ur_engine *e)
 		close(e->ep_fd);
 	if (e->ep_timer_fd >= 0)
 		close(e->ep_timer_fd);
+	ur__mcast_close(e);
 	ur_dev_fini(&e->dev); /* the selective-repeat pool, if any */
 	ur__map_fini(&e->qps);
+	ur__map_fini(&e->srqs);
 	ur__map_fini(&e->sports);
 	ur__map_fini(&e->mrs);
 	ur__buf_free(e->rxbuf, UR_IO_RX_BATCH * sizeof(*e->rxbuf));
@@ -724,7 +747,43 @@ const char *ur_engine_icrc_mode(const struct ur_engine *e)
 	return ur__icrc_policy_name(e->icrc);
 }
 
+/* ---- XRC SRQs ------------------------------------------------------------ */
+int ur_engine_srq_add(struct ur_engine *e, struct ur_srq *srq)
+{
+	uint32_t n;
+	int ret;
+
+	pthread_rwlock_wrlock(&e->qp_lock);
+	do {
+		n = rand32() & 0xffffff; /* the XRCETH's 24 bits */
+	} while (!n || ur__map_get(&e->srqs, n));
+	ret = ur__map_put(&e->srqs, n, srq);
+	if (!ret)
+		srq->srqn = n;
+	pthread_rwlock_unlock(&e->qp_lock);
+	return ret;
+}
+
+void ur_engine_srq_del(struct ur_engine *e, struct ur_srq *srq)
+{
+	/* The write lock waits out any request using it. */
+	pthread_rwlock_wrlock(&e->qp_lock);
+	if (ur__map_get(&e->srqs, srq->srqn) == srq)
+		ur__map_del(&e->srqs, srq->srqn);
+	pthread_rwlock_unlock(&e->qp_lock);
+}
+
 /* ---- QPs ---------------------------------------------------------------- */
+struct ur_qp *ur_engine_qp_get(struct ur_engine *e, uint32_t qpn)
+{
+	struct ur_qp *qp;
+
+	pthread_rwlock_rdlock(&e->qp_lock);
+	qp = ur__map_get(&e->qps, qpn);
+	pthread_rwlock_unlock(&e->qp_lock);
+	return qp;
+}
+
 uint32_t ur_engine_alloc_qpn(struct ur_engine *e)
 {
 	uint32_t qpn;
@@ -857,6 +916,7 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 	pthread_rwlock_wrlock(&e->qp_lock);
 	if (ur__map_get(&e->qps, qp->qpn) == qp)
 		ur__map_del(&e->qps, qp->qpn);
+	ur__mcast_qp_gone(e, qp);
 	if (q) {
 		if (q->held) /* before its port closes */
 			ur__tx_flush(q->held);

@@ -961,6 +961,29 @@ static bool rx_deliver(struct ur_engine *e, uint64_t now,
 	return true;
 }
 
+int ur__udp_drain_fd(struct ur_engine *e, int fd, uint64_t now)
+{
+	int total = 0;
+
+	if (!rx_deliver(e, now, NULL))
+		return 0;
+	for (int turn = 0; turn < UR_IO_RX_TURN; turn++) {
+		int n = rx_call(e, fd, true);
+
+		if (n <= 0)
+			break;
+		e->rx_n = n;
+		e->rx_i = 0;
+		e->rx_off = 0;
+		total += n;
+		rx_deliver(e, ur_now(), NULL);
+		ur__tx_flush(ur__thread()->tx);
+		if (n < UR_IO_RX_BATCH)
+			break;
+	}
+	return total;
+}
+
 void ur__udp_rx_rest(struct ur_engine *e, uint64_t now)
 {
 	rx_deliver(e, now, NULL);

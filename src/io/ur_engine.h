@@ -57,6 +57,21 @@ uint32_t ur_engine_alloc_qpn(struct ur_engine *e);
  * engine thread no longer uses it). */
 int ur_engine_qp_add(struct ur_engine *e, struct ur_qp *qp);
 void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp);
+/* An XRC SRQ: give it an unpredictable number (srq->srqn, 24 bits, not
+ * 0) by which XRC TGT QPs find it (ur_dev_ops.srq_lookup) / remove it
+ * (waits until no receive uses it). */
+int ur_engine_srq_add(struct ur_engine *e, struct ur_srq *srq);
+void ur_engine_srq_del(struct ur_engine *e, struct ur_srq *srq);
+/* Attach a UD QP to the multicast group at IP address @grp (IPv4 in 4
+ * bytes or IPv6, the device's family; -EAFNOSUPPORT otherwise): its
+ * datagrams to QPN 0xFFFFFF reach the QP (mcast.c). Attached already: 0.
+ * Detach: -EINVAL if it was not attached. */
+int ur_engine_mcast_attach(struct ur_engine *e, struct ur_qp *qp, bool v6,
+			   const uint8_t *grp);
+int ur_engine_mcast_detach(struct ur_engine *e, struct ur_qp *qp, bool v6,
+			   const uint8_t *grp);
+/* The QP of @qpn in this engine, or NULL. */
+struct ur_qp *ur_engine_qp_get(struct ur_engine *e, uint32_t qpn);
 void ur_engine_qp_lock(struct ur_qp *qp);
 void ur_engine_qp_unlock(struct ur_qp *qp);
 /* End a post made under ur_engine_qp_lock(): run the QP, send what it

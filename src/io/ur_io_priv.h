@@ -179,6 +179,8 @@ struct ur_engine {
 	pthread_rwlock_t qp_lock;  /* qps + sports */
 	struct ur_map qps;         /* qpn -> struct ur_qp */
 	struct ur_map sports;      /* sport -> struct ur_sport_sock */
+	struct ur_map srqs;        /* XRC SRQ number -> struct ur_srq (qp_lock) */
+	struct ur_mcast_grp *mcast; /* groups (mcast.c; rx_lock and qp_lock) */
 	pthread_rwlock_t mr_lock;
 	struct ur_map mrs;         /* key -> struct ur_mr */
 	/* The key indexes of the last UR_IO_KEY_QUARANTINE keys that died
@@ -260,6 +262,18 @@ void ur__udp_rx_init(struct ur_engine *e); /* arms e->rxv */
  * next drain (or ur__udp_rx_rest); NULL: deliver everything. */
 int ur__udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 		   const struct ur_cq *stop);
+/* Drain another receive socket of the engine (a multicast group's):
+ * delivered at once, ACKs flushed; rx_lock held. */
+int ur__udp_drain_fd(struct ur_engine *e, int fd, uint64_t now);
+/* mcast.c: multicast groups. A QP that goes leaves its groups (qp_lock
+ * write-held); close frees them all; drain reads the groups' sockets
+ * (rx_lock held); deliver hands a datagram to a group's QPs. */
+struct ur_mcast_grp;
+void ur__mcast_qp_gone(struct ur_engine *e, struct ur_qp *qp);
+void ur__mcast_close(struct ur_engine *e);
+int ur__mcast_drain(struct ur_engine *e, uint64_t now);
+void ur__mcast_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
+		       const struct ur_rxinfo *ri, uint64_t now);
 /* Deliver what a stopped drain left; rx_lock held. */
 void ur__udp_rx_rest(struct ur_engine *e, uint64_t now);
 struct tx_batch;

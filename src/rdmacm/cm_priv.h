@@ -95,9 +95,19 @@ enum cm_state {
 #undef CM_X
 };
 
+/* A multicast group an ID joined (cma.c, rdma_join_multicast). */
+struct cm_mc {
+	struct cm_mc *next;
+	struct sockaddr_storage addr;
+	union ibv_gid mgid;
+	void *context;                /* the join's, in its event */
+	bool attached;                /* the ID's QP is attached to it */
+};
+
 struct cm_id {
 	struct rdma_cm_id id;
 	struct cm_id *next;           /* cm_core.ids */
+	struct cm_mc *mc;             /* multicast groups joined */
 	struct cm_dev *dev;
 	struct cm_chan *chan;
 	bool sync;                    /* no user channel: calls block */
@@ -256,6 +266,8 @@ bool cm__sa_is_any(const struct sockaddr *sa);
 bool cm__sa_is_loopback(const struct sockaddr *sa); /* 127/8, ::1 */
 socklen_t cm__sa_len(const struct sockaddr *sa);
 void cm__gid_from_sa(union ibv_gid *gid, const struct sockaddr *sa);
+/* The index of @c's source GID on its device (0 if none matches). */
+int cm__gid_index(const struct cm_id *c);
 void cm__sa_from_gid(struct sockaddr_storage *ss, const union ibv_gid *gid);
 
 #endif

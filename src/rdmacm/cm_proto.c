@@ -85,7 +85,7 @@ static void put_pdata(uint8_t *mad, size_t skip, const void *pd, size_t plen)
 		memcpy(p + skip, pd, plen);
 }
 
-static int gid_index(const struct cm_id *c)
+int cm__gid_index(const struct cm_id *c)
 {
 	for (int i = 0; i < c->dev->ngid; i++)
 		if (!memcmp(&c->dev->gid[i], &c->id.route.addr.addr.ibaddr.sgid,
@@ -389,7 +389,7 @@ int cm__init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
 		a->ah_attr.is_global = 1;
 		a->ah_attr.port_num = 1;
 		a->ah_attr.grh.dgid = c->id.route.addr.addr.ibaddr.dgid;
-		a->ah_attr.grh.sgid_index = (uint8_t)gid_index(c);
+		a->ah_attr.grh.sgid_index = (uint8_t)cm__gid_index(c);
 		a->ah_attr.grh.hop_limit = 64;
 		a->ah_attr.grh.traffic_class = c->tos;
 		a->ah_attr.grh.flow_label = c->flow_label;
@@ -915,7 +915,7 @@ static void rx_sidr_rep(struct cm_id *c, const uint8_t *mad)
 	e->ev.param.ud.ah_attr.is_global = 1;
 	e->ev.param.ud.ah_attr.port_num = 1;
 	e->ev.param.ud.ah_attr.grh.dgid = c->id.route.addr.addr.ibaddr.dgid;
-	e->ev.param.ud.ah_attr.grh.sgid_index = (uint8_t)gid_index(c);
+	e->ev.param.ud.ah_attr.grh.sgid_index = (uint8_t)cm__gid_index(c);
 	e->ev.param.ud.ah_attr.grh.hop_limit = 64;
 	e->ev.param.ud.ah_attr.grh.traffic_class = c->tos;
 }

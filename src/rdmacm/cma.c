@@ -548,6 +548,165 @@ __attribute__((destructor)) static void cm_exit(void)
 	pthread_mutex_unlock(&cm.lock);
 }
 
+/* ---- multicast ------------------------------------------------------------ */
+/*
+ * rdma_join_multicast(_ex) / rdma_leave_multicast on RoCE: the MGID is the
+ * group's IP address as a GID (IPv4-mapped for IPv4, as Linux's
+ * cma_iboe_set_mgid makes it for RoCEv2), there is no SA to ask, and the
+ * join completes at once with RDMA_CM_EVENT_MULTICAST_JOIN, whose UD
+ * parameters address the group (QPN 0xFFFFFF, the ID's Q_Key, an AH to
+ * the MGID) and whose private_data is the join's context, as librdmacm's.
+ * A full member's QP (if it has one) is attached to the group
+ * (ibv_attach_mcast), outside cm.lock: the engine's receive path takes
+ * cm.lock under its own locks (QP1).
+ */
+#define CM_MCAST_QPN 0xffffffu /* a UD send to a group (IBTA 10.5) */
+static int sync_wait(struct cm_id *c);
+
+static bool sa_same(const struct sockaddr *a, const struct sockaddr_storage *b)
+{
+	if (a->sa_family != b->ss_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+}
+
+static bool sa_is_mcast(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return IN_MULTICAST(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+static int join(struct rdma_cm_id *id, struct sockaddr *addr, uint32_t flags,
+		void *context)
+{
+	struct cm_mc *m, **pp;
+	struct cm_event *e;
+	struct cm_id *c;
+	int ret = 0;
+
+	if (!id || !addr || !sa_is_mcast(addr))
+		return cm_err(-EINVAL);
+	if (flags != RDMA_MC_JOIN_FLAG_FULLMEMBER &&
+	    flags != RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER)
+		return cm_err(-EINVAL);
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return cm_err(-ENOMEM);
+	memcpy(&m->addr, addr, cm__sa_len(addr));
+	cm__gid_from_sa(&m->mgid, addr);
+	m->context = context;
+	c = lock_id(id, true);
+	/* A UD ID with an address on a device (bound or resolved). */
+	if (!c->dev || id->qp_type != IBV_QPT_UD ||
+	    addr->sa_family != id->route.addr.src_addr.sa_family)
+		ret = -EINVAL;
+	for (struct cm_mc *o = c->mc; !ret && o; o = o->next)
+		if (sa_same(addr, &o->addr))
+			ret = -EADDRINUSE;
+	if (ret) {
+		free(m);
+		return unlock_err(ret);
+	}
+	m->next = c->mc;
+	c->mc = m;
+	pthread_mutex_unlock(&cm.lock);
+
+	if (flags == RDMA_MC_JOIN_FLAG_FULLMEMBER && id->qp) {
+		ret = ibv_attach_mcast(id->qp, &m->mgid, 0);
+		if (ret) {
+			pthread_mutex_lock(&cm.lock);
+			for (pp = &c->mc; *pp != m; pp = &(*pp)->next)
+				;
+			*pp = m->next;
+			pthread_mutex_unlock(&cm.lock);
+			free(m);
+			return cm_err(-ret);
+		}
+		m->attached = true;
+	}
+	pthread_mutex_lock(&cm.lock);
+	ret = queue_event(&cm.core, c, RDMA_CM_EVENT_MULTICAST_JOIN, 0, NULL,
+			  0, &e);
+	if (!ret) {
+		struct rdma_ud_param *ud = &e->ev.param.ud;
+
+		ud->private_data = context;
+		ud->qp_num = CM_MCAST_QPN;
+		ud->qkey = c->qkey ? c->qkey : CMA_UDP_QKEY;
+		ud->ah_attr.is_global = 1;
+		ud->ah_attr.port_num = 1;
+		ud->ah_attr.grh.dgid = m->mgid;
+		ud->ah_attr.grh.sgid_index = (uint8_t)cm__gid_index(c);
+		ud->ah_attr.grh.hop_limit = 1; /* IP multicast's default TTL */
+		ud->ah_attr.grh.traffic_class = c->tos;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	if (ret)
+		return cm_err(ret);
+	return sync_wait(c);
+}
+
+CM_EXPORT int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
+				  void *context)
+{
+	return join(id, addr, RDMA_MC_JOIN_FLAG_FULLMEMBER, context);
+}
+
+CM_EXPORT int rdma_join_multicast_ex(struct rdma_cm_id *id,
+				     struct rdma_cm_join_mc_attr_ex *attr,
+				     void *context)
+{
+	if (!attr || (attr->comp_mask & ~(uint32_t)(RDMA_CM_JOIN_MC_ATTR_ADDRESS |
+						    RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS)) ||
+	    !(attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS))
+		return cm_err(-EINVAL);
+	return join(id, attr->addr,
+		    (attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS)
+			    ? attr->join_flags
+			    : RDMA_MC_JOIN_FLAG_FULLMEMBER,
+		    context);
+}
+
+CM_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	struct cm_mc *m, **pp;
+	struct cm_id *c;
+
+	if (!id || !addr)
+		return cm_err(-EINVAL);
+	c = lock_id(id, false);
+	for (pp = &c->mc; *pp && !sa_same(addr, &(*pp)->addr); pp = &(*pp)->next)
+		;
+	m = *pp;
+	if (!m)
+		return unlock_err(-EADDRNOTAVAIL);
+	*pp = m->next;
+	pthread_mutex_unlock(&cm.lock);
+	if (m->attached && id->qp)
+		(void)ibv_detach_mcast(id->qp, &m->mgid, 0);
+	free(m);
+	return 0;
+}
+
+/* The groups an ID still has when it goes (outside cm.lock). */
+static void leave_all(struct cm_id *c)
+{
+	while (c->mc) {
+		struct cm_mc *m = c->mc;
+
+		c->mc = m->next;
+		if (m->attached && c->id.qp)
+			(void)ibv_detach_mcast(c->id.qp, &m->mgid, 0);
+		free(m);
+	}
+}
+
 CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 {
 	struct cm_id *c, **pp;
@@ -571,6 +730,7 @@ CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 			o->listen = NULL;
 	c->chan->nids--;
 	pthread_mutex_unlock(&cm.lock);
+	leave_all(c);
 	cm__port_release(c);
 	if (c->sync)
 		chan_free(c->chan);

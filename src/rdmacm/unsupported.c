@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * What uroce's librdmacm does not do: multicast (no multicast on uroce
- * devices), ECE, and rsockets. Each fails with EOPNOTSUPP in its own
+ * What uroce's librdmacm does not do: ECE and rsockets. Each fails with EOPNOTSUPP in its own
  * convention (-1/NULL with errno set) so binaries that import them load and
  * fail cleanly (docs/rdmacm.md). The export list comes from
  * src/verbs/gen-map.sh (src/rdmacm/librdmacm.map).
@@ -27,13 +26,6 @@
 		return NULL;                                                 \
 	} while (0)
 
-CM_EXPORT int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
-				  void *context) { FAIL_INT(int); }
-CM_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id,
-				   struct sockaddr *addr) { FAIL_INT(int); }
-CM_EXPORT int rdma_join_multicast_ex(struct rdma_cm_id *id,
-				     struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-				     void *context) { FAIL_INT(int); }
 CM_EXPORT int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece) { FAIL_INT(int); }
 CM_EXPORT int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece) { FAIL_INT(int); }
 

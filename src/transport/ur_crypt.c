@@ -447,7 +447,7 @@ int ur_qp_set_crypt(struct ur_qp *qp, unsigned int alg, const uint8_t *key)
 		return 0;
 	}
 	if (!ur_crypt_key_len(alg) || !key ||
-	    (qp->type != UR_QPT_RC && qp->type != UR_QPT_UC) ||
+	    (qp->type != UR_QPT_RC && qp->type != UR_QPT_UC) || qp->xrc ||
 	    qp->priv->sr.p.enable || qp->priv->jumbo.enable)
 		return -EINVAL;
 	if (ur_crypt_alg_check(alg))

@@ -22,12 +22,10 @@ static uint32_t opcode_qp_type(uint8_t opcode)
 	}
 }
 
-int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
-		       const struct ur_rxinfo *ri, struct ur_pkt *pkt,
-		       struct ur_qp **qpp)
+/* What every received datagram goes through: decode, P_Key. */
+static int rx_check(struct ur_dev *dev, const uint8_t *buf, size_t len,
+		    const struct ur_rxinfo *ri, struct ur_pkt *pkt)
 {
-	struct ur_qp *qp;
-
 	dev->cnt.rx_packets++;
 	dev->cnt.rx_bytes += len;
 	if (ur_pkt_decode(buf, len, pkt) != UR_DEC_OK) {
@@ -41,6 +39,35 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 		dev->cnt.rx_drop_pkey++;
 		return -EACCES;
 	}
+	return 0;
+}
+
+int ur_dev_rx_mcast_classify(struct ur_dev *dev, const uint8_t *buf,
+			     size_t len, const struct ur_rxinfo *ri,
+			     struct ur_pkt *pkt)
+{
+	int rc = rx_check(dev, buf, len, ri, pkt);
+
+	if (rc)
+		return rc;
+	/* 10.5.2: only UD sends are multicast, to QPN 0xFFFFFF. */
+	if (pkt->h.dqpn != UR_MCAST_QPN ||
+	    opcode_qp_type(pkt->h.opcode) != UR_QPT_UD) {
+		dev->cnt.rx_drop_opcode++;
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
+		       const struct ur_rxinfo *ri, struct ur_pkt *pkt,
+		       struct ur_qp **qpp)
+{
+	struct ur_qp *qp;
+	int rc = rx_check(dev, buf, len, ri, pkt);
+
+	if (rc)
+		return rc;
 	if (pkt->mask & UR_OPF_CNP)
 		dev->cnt.rx_cnp++; /* for the sender's QP (A17.9.3) */
 	qp = dev->ops->qp_lookup(dev->host, pkt->h.dqpn);
@@ -52,7 +79,12 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 		*qpp = qp;
 		return 0;
 	}
-	if (opcode_qp_type(pkt->h.opcode) != qp->type) {
+	/* XRC (prefix 101b) goes to XRC QPs only: requests to a TGT,
+	 * responses to an INI. */
+	if (qp->xrc ? !ur_op_is_xrc(pkt->h.opcode) ||
+			      !(pkt->mask & (qp->xrc == UR_XRC_TGT ? UR_OPF_REQ
+								    : UR_OPF_ACK))
+		    : opcode_qp_type(pkt->h.opcode) != qp->type) {
 		dev->cnt.rx_drop_opcode++;
 		return -EPROTO;
 	}
@@ -67,7 +99,7 @@ int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	      const struct ur_rxinfo *ri, uint64_t now)
 {
-	struct ur_pkt opened;
+	struct ur_pkt opened, rc;
 	bool sealed_now = false;
 
 	if (!ur_state_receives(qp->state)) {
@@ -111,6 +143,16 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		 * (a standard device would take it as data). */
 		qp->dev->cnt.rx_drop_auth++;
 		return;
+	}
+	if (qp->xrc && ur_op_is_xrc(pkt->h.opcode)) {
+		/* XRC runs RC's state machines: they see the RC opcode, the
+		 * XRCETH stays in the mask and rc.xrc_srqn (the headers were
+		 * decoded already, at the XRC offsets). */
+		rc = *pkt;
+		rc.h.opcode = ur_op_xrc_to_rc(pkt->h.opcode);
+		rc.info = ur_opcode_info(rc.h.opcode);
+		rc.mask = rc.info->mask | (pkt->mask & UR_HDR_XRCETH);
+		pkt = &rc;
 	}
 	qp->cnt.rx_packets++;
 	qp->cnt.rx_bytes += pkt->payload_len;

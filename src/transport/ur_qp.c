@@ -17,7 +17,8 @@ static const char *const qps_name[] __attribute__((unused)) = {
 };
 
 /* ---- the transition table (11.2.4.2; rdma-core / Linux qp_state_table) */
-enum { T_RC, T_UC, T_UD, T_NUM };
+/* XI, XT: XRC INI and TGT (XRC annex; Linux's IB_QPT_XRC_INI/_TGT rows). */
+enum { T_RC, T_UC, T_UD, T_XI, T_XT, T_NUM };
 
 struct qp_trans {
 	bool valid;
@@ -32,62 +33,76 @@ struct qp_trans {
 #define TO_RTS_UC (M(CUR_STATE) | M(ALT_PATH) | M(ACCESS_FLAGS) |           \
 		   M(PATH_MIG_STATE) | M(RATE_LIMIT))
 #define TO_RTS_UD (M(CUR_STATE) | M(QKEY) | M(RATE_LIMIT))
+#define RTR_RC (M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) |               \
+		M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER))
+#define RTR_UC (M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN))
+#define RTS_RC (M(SQ_PSN) | M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) |         \
+		M(MAX_QP_RD_ATOMIC))
+#define SQD_RC (M(PORT) | M(AV) | M(TIMEOUT) | M(RETRY_CNT) |                  \
+		M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC) | M(MAX_DEST_RD_ATOMIC) |     \
+		M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) |                  \
+		M(MIN_RNR_TIMER) | M(PATH_MIG_STATE))
 #define ANY_TO(s) [UR_QPS_##s] = { .valid = true }
 
+/*
+ * An XRC INI is RC's requester (RTS needs its retry attributes; the
+ * responder's, which it has none of, are taken and ignored at RTR), a
+ * TGT RC's responder (RTR needs the responder's, RTS the timeout and
+ * SQ PSN of its ACKs only).
+ */
 static const struct qp_trans qp_table[UR_QPS_ERR + 1][UR_QPS_ERR + 1] = {
 	[UR_QPS_RESET] = {
 		ANY_TO(RESET), ANY_TO(ERR),
 		[UR_QPS_INIT] = { .valid = true,
-			.req = { INIT_RC, INIT_RC, INIT_UD } },
+			.req = { INIT_RC, INIT_RC, INIT_UD, INIT_RC, INIT_RC } },
 	},
 	[UR_QPS_INIT] = {
 		ANY_TO(RESET), ANY_TO(ERR),
 		[UR_QPS_INIT] = { .valid = true,
-			.opt = { INIT_RC, INIT_RC, INIT_UD } },
+			.opt = { INIT_RC, INIT_RC, INIT_UD, INIT_RC, INIT_RC } },
 		[UR_QPS_RTR] = { .valid = true,
-			.req = { M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) |
-				 M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER),
-				 M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN),
-				 0 },
+			.req = { RTR_RC, RTR_UC, 0, RTR_UC, RTR_RC },
 			.opt = { M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX),
 				 M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX),
-				 M(PKEY_INDEX) | M(QKEY) } },
+				 M(PKEY_INDEX) | M(QKEY),
+				 M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) |
+					 M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER),
+				 M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) } },
 	},
 	[UR_QPS_RTR] = {
 		ANY_TO(RESET), ANY_TO(ERR),
 		[UR_QPS_RTS] = { .valid = true,
-			.req = { M(SQ_PSN) | M(TIMEOUT) | M(RETRY_CNT) |
-				 M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC),
-				 M(SQ_PSN), M(SQ_PSN) },
-			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD } },
+			.req = { RTS_RC, M(SQ_PSN), M(SQ_PSN), RTS_RC,
+				 M(SQ_PSN) | M(TIMEOUT) },
+			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD, TO_RTS_RC,
+				 TO_RTS_RC } },
 	},
 	[UR_QPS_RTS] = {
 		ANY_TO(RESET), ANY_TO(ERR),
 		[UR_QPS_RTS] = { .valid = true,
-			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD } },
+			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD, TO_RTS_RC,
+				 TO_RTS_RC } },
 		[UR_QPS_SQD] = { .valid = true,
 			.opt = { M(EN_SQD_ASYNC_NOTIFY), M(EN_SQD_ASYNC_NOTIFY),
+				 M(EN_SQD_ASYNC_NOTIFY), M(EN_SQD_ASYNC_NOTIFY),
 				 M(EN_SQD_ASYNC_NOTIFY) } },
 	},
 	[UR_QPS_SQD] = {
 		ANY_TO(RESET), ANY_TO(ERR),
 		[UR_QPS_RTS] = { .valid = true,
-			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD } },
+			.opt = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD, TO_RTS_RC,
+				 TO_RTS_RC } },
 		[UR_QPS_SQD] = { .valid = true,
-			.opt = { M(PORT) | M(AV) | M(TIMEOUT) | M(RETRY_CNT) |
-				 M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC) |
-				 M(MAX_DEST_RD_ATOMIC) | M(ALT_PATH) |
-				 M(ACCESS_FLAGS) | M(PKEY_INDEX) |
-				 M(MIN_RNR_TIMER) | M(PATH_MIG_STATE),
+			.opt = { SQD_RC,
 				 M(PORT) | M(AV) | M(ALT_PATH) | M(ACCESS_FLAGS) |
 				 M(PKEY_INDEX) | M(PATH_MIG_STATE),
-				 M(PKEY_INDEX) | M(QKEY) } },
+				 M(PKEY_INDEX) | M(QKEY), SQD_RC, SQD_RC } },
 	},
 	[UR_QPS_SQE] = {
 		ANY_TO(RESET), ANY_TO(ERR),
 		[UR_QPS_RTS] = { .valid = true,
 			.opt = { 0, M(CUR_STATE) | M(ACCESS_FLAGS),
-				 M(CUR_STATE) | M(QKEY) } },
+				 M(CUR_STATE) | M(QKEY), 0, 0 } },
 	},
 	[UR_QPS_ERR] = { ANY_TO(RESET), ANY_TO(ERR) },
 };
@@ -159,10 +174,11 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 			       NULL);
 }
 
-int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
-		    uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
-		    struct ur_cq *send_cq, struct ur_cq *recv_cq,
-		    struct ur_srq *srq)
+/* @plain: without the device's default extensions (XRC). */
+static int qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
+		     uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
+		     struct ur_cq *send_cq, struct ur_cq *recv_cq,
+		     struct ur_srq *srq, bool plain)
 {
 	struct ur_qp_priv *p;
 	size_t ssge, rsge;
@@ -223,6 +239,8 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 	p->req.window = dev->tx_window ? dev->tx_window : UR_DEFAULT_TX_WINDOW;
 	p->comp.rto_deadline = UINT64_MAX;
 	p->sr.gap_deadline = UINT64_MAX;
+	if (plain)
+		goto done;
 	if ((type == UR_QPT_RC || type == UR_QPT_UC) && dev->crypt_alg &&
 	    dev->crypt_policy != UR_CRYPT_POLICY_OFF) {
 		/* Before SR and jumbo, which then stay off: a QP the policy
@@ -239,11 +257,53 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		(void)ur_qp_set_sr(qp, &dev->sr);
 	if (type == UR_QPT_RC && dev->jumbo_default)
 		(void)ur_qp_set_jumbo(qp, true); /* not with SR: stays off */
+done:
 	ur__cc_qp_init(qp, 0);
 	return 0;
 err:
 	qp_free(qp);
 	return -ENOMEM;
+}
+
+int ur_qp_create_xrc(struct ur_dev *dev, struct ur_qp *qp,
+		     enum ur_xrc_role role, uint32_t qpn, uint32_t pdn,
+		     const struct ur_qp_caps *caps, struct ur_cq *send_cq,
+		     uint32_t xrcd)
+{
+	struct ur_qp_caps c;
+	int rc;
+
+	if (!caps || (role != UR_XRC_INI && role != UR_XRC_TGT))
+		return -EINVAL;
+	c = *caps;
+	if (role == UR_XRC_INI) {
+		c.max_recv_wr = c.max_recv_sge = 0;
+	} else {
+		/* One private slot for the WQE taken from an XRC SRQ, as
+		 * for an SRQ-attached QP; no send queue. */
+		c.max_send_wr = c.max_send_sge = c.max_inline_data = 0;
+		c.max_recv_wr = 1;
+		send_cq = NULL;
+	}
+	/* The uroce extensions (encryption, selective repeat, jumbo) are
+	 * negotiated between RC QPs and stay off: XRC packets are plain
+	 * IBTA. */
+	rc = qp_create(dev, qp, UR_QPT_RC, qpn, pdn, &c, send_cq, NULL, NULL,
+		       true);
+	if (rc)
+		return rc;
+	qp->xrc = (uint8_t)role;
+	qp->xrcd = role == UR_XRC_TGT ? xrcd : 0;
+	return 0;
+}
+
+int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
+		    uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
+		    struct ur_cq *send_cq, struct ur_cq *recv_cq,
+		    struct ur_srq *srq)
+{
+	return qp_create(dev, qp, type, qpn, pdn, caps, send_cq, recv_cq, srq,
+			 false);
 }
 
 void ur_qp_destroy(struct ur_qp *qp)
@@ -436,8 +496,8 @@ int ur_qp_set_jumbo(struct ur_qp *qp, bool on)
 {
 	struct ur_jumbo *j = &qp->priv->jumbo;
 
-	if (on && (qp->type != UR_QPT_RC || qp->priv->sr.p.enable ||
-		   qp->priv->crypt.alg))
+	if (on && (qp->type != UR_QPT_RC || qp->xrc ||
+		   qp->priv->sr.p.enable || qp->priv->crypt.alg))
 		return -EINVAL;
 	j->enable = on;
 	if (!on)
@@ -580,7 +640,8 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
 	uint32_t cur = qp->state, next;
 	const struct qp_trans *t;
 	uint32_t req, opt;
-	int ti = type_index(qp->type), rc;
+	int ti = qp->xrc ? (qp->xrc == UR_XRC_INI ? T_XI : T_XT)
+			 : type_index(qp->type), rc;
 
 	if ((mask & UR_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		return -EINVAL;
@@ -680,6 +741,12 @@ static int check_send_wr(const struct ur_qp *qp, const struct ur_send_wr *wr,
 
 	if (!ur__wr_allowed(qp->type, wr->opcode))
 		return -EINVAL;
+	/* XRC: only an INI sends, and the XRC opcode group has no FLUSH or
+	 * ATOMIC WRITE (table 38 lists them for RC only). */
+	if (qp->xrc == UR_XRC_TGT ||
+	    (qp->xrc && (wr->opcode == UR_WR_FLUSH ||
+			 wr->opcode == UR_WR_ATOMIC_WRITE)))
+		return -EINVAL;
 	if (ur__wr_is_local(wr->opcode)) { /* no data: SGEs ignored */
 		*total = 0;
 		return 0;
@@ -745,6 +812,7 @@ int ur_qp_post_send(struct ur_qp *qp, const struct ur_send_wr *wr,
 	wqe->remote_addr = wr->remote_addr;
 	wqe->compare_add = wr->compare_add;
 	wqe->swap = wr->swap;
+	wqe->xrc_srqn = wr->xrc_srqn & 0xffffffu;
 	wqe->length = (uint32_t)total;
 	if (ur__wr_is_rd_atomic(wr->opcode) && wr->opcode != UR_WR_RDMA_READ)
 		wqe->length = 8;
@@ -804,7 +872,7 @@ int ur_qp_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr)
 	struct ur_qsge *sge;
 	uint64_t len = 0;
 
-	if (qp->state == UR_QPS_RESET || qp->srq)
+	if (qp->state == UR_QPS_RESET || qp->srq || qp->xrc)
 		return -EINVAL;
 	if (wr->num_sge > qp->caps.max_recv_sge || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;

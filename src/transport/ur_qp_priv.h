@@ -56,6 +56,7 @@ struct ur_swqe {
 	uint32_t mtu;     /* payload per packet, fixed when PSNs are assigned */
 	/* UD destination */
 	uint32_t ud_dqpn, ud_qkey;
+	uint32_t xrc_srqn; /* XRC INI: the XRCETH of its requests */
 	struct ur_ipudp ud_path;
 	uint64_t key_gen; /* ur_dev.key_gen when the SGEs were resolved */
 };
@@ -84,6 +85,7 @@ struct ur_rd_res {
 	uint64_t orig;      /* atomic: the original value */
 	uint64_t va;        /* READ: what it asked for */
 	uint32_t rkey, len;
+	uint32_t pdn;       /* READ: the PD its key was checked in */
 };
 
 /* Requester (ur_req.c). */
@@ -403,7 +405,14 @@ struct ur_txhdr {
 	uint64_t atmack;
 	uint32_t imm_net;   /* ImmDt, network order */
 	uint32_t ieth;
+	uint32_t xrc_srqn;  /* XRCETH, on an XRC request */
 };
+/* The wire opcode of RC opcode @op on @qp: its XRC twin on an XRC QP
+ * (IBTA table 38: same low five bits, prefix 101b). */
+static inline uint8_t ur__op(const struct ur_qp *qp, uint8_t op)
+{
+	return qp->xrc ? ur_op_xrc(op) : op;
+}
 /* A buffer for @opcode with @payload_len bytes; the payload goes at
  * ur__tx_payload(). NULL when the host is out of buffers. */
 /* Encryption (ur_crypt.c). Seal: the packet in @b has its headers

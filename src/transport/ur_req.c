@@ -281,7 +281,7 @@ static uint8_t pkt_opcode(const struct ur_qp *qp, const struct ur_wr_info *wi,
 		op = wi->last;
 	else
 		op = wi->middle;
-	return qp->type == UR_QPT_UC ? (uint8_t)(op + 0x20) : op;
+	return qp->type == UR_QPT_UC ? (uint8_t)(op + 0x20) : ur__op(qp, op);
 }
 
 /* Build and send packet @k of the WQE at @idx. -EAGAIN: no buffer. */
@@ -298,6 +298,7 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 		.opcode = pkt_opcode(qp, wi, k, wqe->npkts),
 		.dqpn = p->attr.dest_qp_num,
 		.psn = ur_psn_add(wqe->first_psn, k),
+		.xrc_srqn = wqe->xrc_srqn,
 	};
 	struct ur_pktbuf *b;
 

@@ -146,12 +146,39 @@ static enum resp_state check_op_seq(struct ur_qp *qp, struct resp_ctx *cx)
 	return nak(cx, UR_NAK_INV_REQ);
 }
 
+/*
+ * XRC TGT (XRC annex): the request's XRCETH names the XRC SRQ that gives
+ * its receive WQE, the PD its remote key is checked in and the CQ its
+ * receive completes on. One that does not exist, or belongs to another
+ * XRC domain than the TGT's, is answered like a bad R_Key: NAK remote
+ * access error, the QP in error (class C, 9.9.3.1.3; rxe's XRC patches
+ * do the same).
+ */
+static enum resp_state xrc_bind(struct ur_qp *qp, struct resp_ctx *cx)
+{
+	const struct ur_dev_ops *ops = qp->dev->ops;
+	struct ur_srq *srq = NULL;
+
+	if (!(cx->pkt->mask & UR_HDR_XRCETH))
+		return nak(cx, UR_NAK_INV_REQ);
+	if (ops->srq_lookup)
+		srq = ops->srq_lookup(qp->dev->host, cx->pkt->xrc_srqn);
+	if (!srq || !srq->xrcd || srq->xrcd != qp->xrcd)
+		return nak(cx, UR_NAK_REM_ACCESS_ERR);
+	qp->srq = srq;
+	qp->pdn = srq->pdn;
+	qp->recv_cq = srq->cq;
+	return RESP_CHECK_OP_VALID;
+}
+
 static enum resp_state check_op_valid(struct ur_qp *qp, struct resp_ctx *cx)
 {
 	const struct ur_pkt *pkt = cx->pkt;
 	uint32_t m = pkt->mask, mtu = ur_qp_mtu(qp);
 	uint32_t acc = qp->priv->attr.qp_access_flags;
 
+	if (qp->xrc == UR_XRC_TGT && xrc_bind(qp, cx) == RESP_ERROR)
+		return RESP_ERROR;
 	if (((m & (UR_OPF_WRITE | UR_OPF_ATOMIC_WRITE)) &&
 	     !(acc & UR_ACCESS_REMOTE_WRITE)) ||
 	    ((m & UR_OPF_READ) && !(acc & UR_ACCESS_REMOTE_READ)) ||
@@ -404,6 +431,7 @@ void ur__resp_progress(struct ur_qp *qp, uint64_t now)
 			h.opcode = UR_OP_RC_RDMA_READ_RESPONSE_LAST;
 		else
 			h.opcode = UR_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+		h.opcode = ur__op(qp, h.opcode);
 		b = ur__tx_alloc(qp, h.opcode, len);
 		if (!b)
 			return; /* continue on the next progress call */
@@ -420,7 +448,7 @@ void ur__resp_progress(struct ur_qp *qp, uint64_t now)
 static void send_atomic_ack(struct ur_qp *qp, uint32_t psn, uint64_t orig)
 {
 	struct ur_txhdr h = {
-		.opcode = UR_OP_RC_ATOMIC_ACKNOWLEDGE,
+		.opcode = ur__op(qp, UR_OP_RC_ATOMIC_ACKNOWLEDGE),
 		.dqpn = qp->priv->attr.dest_qp_num,
 		.psn = psn,
 		.aeth = { .syndrome = ur_aeth_ack(UR_AETH_CREDIT_INVALID),
@@ -523,6 +551,7 @@ static enum resp_state execute(struct ur_qp *qp, struct resp_ctx *cx,
 		res->va = pkt->reth.va;
 		res->rkey = pkt->reth.rkey;
 		res->len = pkt->reth.len;
+		res->pdn = qp->pdn; /* an XRC TGT's changes per request */
 		r->psn = ur_psn_add(r->psn, n);
 		r->msn = ur_psn_add(r->msn, 1);
 		read_start(qp, pkt, cx->host, pkt->reth.len, cx->psn, now);
@@ -567,6 +596,10 @@ static enum resp_state duplicate(struct ur_qp *qp, struct resp_ctx *cx,
 		 * progress (out of buffers) is abandoned: this is the one
 		 * the requester is waiting for, and it asks again for the
 		 * other. */
+		/* XRC TGT: the key is the PD's of the SRQ the READ named
+		 * then, not of the latest request's. */
+		if (qp->xrc == UR_XRC_TGT)
+			qp->pdn = res->pdn;
 		if (pkt->reth.len) {
 			if (ur_rkey_check(qp, pkt->reth.rkey, pkt->reth.va,
 					  pkt->reth.len, UR_ACCESS_REMOTE_READ,
@@ -659,6 +692,11 @@ void ur__resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	ur__resp_run(qp, pkt, now);
 	if (sr->held)
 		ur__sr_drain(qp, now);
+	/* XRC TGT: the SRQ is named again by the next request (and the
+	 * host may destroy it meanwhile); its PD and CQ stay for a READ
+	 * still being answered and for a flush. */
+	if (qp->xrc == UR_XRC_TGT)
+		qp->srq = NULL;
 }
 
 void ur__resp_run(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)

@@ -162,8 +162,8 @@ int ur_qp_set_sr(struct ur_qp *qp, const struct ur_sr_params *p)
 	struct ur_sr *sr = &qp->priv->sr;
 
 	if (!p || p->enable > 1 || p->window > 65536 ||
-	    (p->enable && (qp->type != UR_QPT_RC || qp->priv->jumbo.enable ||
-			   qp->priv->crypt.alg)))
+	    (p->enable && (qp->type != UR_QPT_RC || qp->xrc ||
+			   qp->priv->jumbo.enable || qp->priv->crypt.alg)))
 		return -EINVAL;
 	sr->p = *p;
 	if (!sr->p.window)

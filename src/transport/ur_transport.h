@@ -233,6 +233,7 @@ struct ur_send_wr {
 	uint32_t num_sge;
 	const struct ur_ah *ah; /* UD */
 	uint32_t remote_qpn, remote_qkey; /* UD */
+	uint32_t xrc_srqn;  /* XRC INI: the remote XRC SRQ (the XRCETH) */
 };
 
 struct ur_recv_wr {
@@ -259,6 +260,12 @@ struct ur_srq {
 	uint32_t limit;          /* armed limit, 0 = not armed */
 	uint32_t head, tail;     /* free-running; count = tail - head */
 	uint32_t pdn;
+	/* XRC SRQ (IBTA XRC annex): its XRC domain (0: an ordinary SRQ), its
+	 * number (the XRCETH names it) and the CQ its receives complete
+	 * on; the host sets them after ur_srq_init. */
+	uint32_t xrcd;
+	uint32_t srqn;
+	struct ur_cq *cq;
 	struct ur_srq_priv *priv; /* the ring (private) */
 	void *owner;             /* host object */
 	const struct ur_alloc *alloc; /* the ring's allocator, NULL: calloc */
@@ -282,6 +289,16 @@ uint32_t ur_srq_count(struct ur_srq *srq);
 
 /* ---- queue pairs ------------------------------------------------------- */
 enum ur_qp_type { UR_QPT_RC = 2, UR_QPT_UC = 3, UR_QPT_UD = 4 }; /* == ibv */
+/*
+ * XRC (IBTA XRC annex) is RC with the receive side split off: an initiator
+ * (INI) QP is an RC requester whose requests name the remote XRC SRQ
+ * (XRCETH, ur_send_wr.xrc_srqn), a target (TGT) QP an RC responder with
+ * no queue of its own that takes each request's receive WQE, PD (for the
+ * remote key) and CQ from the XRC SRQ its XRCETH names, which must belong
+ * to the TGT's XRC domain. Both are UR_QPT_RC QPs with qp->xrc set; their
+ * packets use the XRC opcodes (0xA0 | RC).
+ */
+enum ur_xrc_role { UR_XRC_NONE, UR_XRC_INI, UR_XRC_TGT };
 enum ur_qp_state { /* == enum ibv_qp_state */
 	UR_QPS_RESET, UR_QPS_INIT, UR_QPS_RTR, UR_QPS_RTS, UR_QPS_SQD,
 	UR_QPS_SQE, UR_QPS_ERR,
@@ -356,7 +373,10 @@ struct ur_qp {
 	uint32_t pdn;
 	struct ur_qp_caps caps;
 	struct ur_cq *send_cq, *recv_cq;
-	struct ur_srq *srq; /* receives come from here (ur_qp_create_ex) */
+	struct ur_srq *srq; /* receives come from here (ur_qp_create_ex); on
+			     * an XRC TGT, the SRQ of the latest request */
+	uint8_t xrc;        /* enum ur_xrc_role */
+	uint32_t xrcd;      /* XRC TGT: its XRC domain */
 	struct ur_dev *dev;
 	void *owner;        /* host object */
 	void *io_priv;      /* the I/O host's per-QP state (lock, timer) */
@@ -403,6 +423,9 @@ struct ur_dev_ops {
 	const struct ur_mr *(*mr_lookup)(void *host, uint32_t key);
 	/* Host's QP lookup by QPN for incoming packets. */
 	struct ur_qp *(*qp_lookup)(void *host, uint32_t qpn);
+	/* XRC SRQ lookup by number for an XRC TGT QP's requests (NULL
+	 * op, or NULL: no such SRQ). Called with the QP's lock held. */
+	struct ur_srq *(*srq_lookup)(void *host, uint32_t srqn);
 };
 
 /* Receive-side metadata the host knows about an incoming datagram. */
@@ -526,6 +549,18 @@ void ur_dev_fini(struct ur_dev *dev);
 int ur_dev_rx_classify(struct ur_dev *dev, const uint8_t *buf, size_t len,
 		       const struct ur_rxinfo *ri, struct ur_pkt *pkt,
 		       struct ur_qp **qp);
+/*
+ * Multicast (IBTA 10.5): a UD send to QPN 0xFFFFFF goes to every QP the
+ * host attached to the group its destination address names. The host
+ * checks the datagram with ur_dev_rx_mcast_classify (decode, P_Key, a UD
+ * opcode to UR_MCAST_QPN; 0 or -errno, counted like ur_dev_rx_classify)
+ * and hands @pkt to ur_qp_rx of each attached QP (the Q_Key is checked
+ * there, per QP).
+ */
+#define UR_MCAST_QPN 0xffffffu
+int ur_dev_rx_mcast_classify(struct ur_dev *dev, const uint8_t *buf,
+			     size_t len, const struct ur_rxinfo *ri,
+			     struct ur_pkt *pkt);
 /* Receive, step 2 (host holds the QP's lock): run the packet through the
  * QP's responder/completer. An RC or UC QP drops (rx_drop_offpath) what
  * does not come from its peer's address (@ri->path.src against the AV's
@@ -562,6 +597,16 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		    uint32_t qpn, uint32_t pdn, const struct ur_qp_caps *caps,
 		    struct ur_cq *send_cq, struct ur_cq *recv_cq,
 		    struct ur_srq *srq);
+/*
+ * XRC QPs (see enum ur_xrc_role). INI: a send queue by @caps, completions
+ * on @send_cq, no receive queue. TGT: no send queue, no CQ; @xrcd its XRC
+ * domain, @caps->max_recv_sge the most SGEs an XRC SRQ of the device
+ * holds. Otherwise as ur_qp_create (type RC).
+ */
+int ur_qp_create_xrc(struct ur_dev *dev, struct ur_qp *qp,
+		     enum ur_xrc_role role, uint32_t qpn, uint32_t pdn,
+		     const struct ur_qp_caps *caps, struct ur_cq *send_cq,
+		     uint32_t xrcd);
 void ur_qp_destroy(struct ur_qp *qp);
 /* IBTA 10.3 / 11.2.4.2: validates the transition and the attribute mask
  * for it; -EINVAL on a wrong mask or state. Moving to ERR flushes. */

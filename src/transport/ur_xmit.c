@@ -94,6 +94,8 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 		ur_imm_put(p + info->off[UR_ETH_IMMDT], h->imm_net);
 	if (info->mask & UR_HDR_IETH)
 		ur_put32(p + info->off[UR_ETH_IETH], h->ieth);
+	if (info->mask & UR_HDR_XRCETH)
+		ur_xrceth_put(p + info->off[UR_ETH_XRCETH], h->xrc_srqn);
 	if (qp->priv->crypt.alg) {
 		/* Sealed (docs/wire.md "Encryption"): the ciphertext and the
 		 * trailer replace the payload; the trailer is a multiple of 4
@@ -135,7 +137,7 @@ static void tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn,
 		   bool no_sr)
 {
 	struct ur_txhdr h = {
-		.opcode = UR_OP_RC_ACKNOWLEDGE,
+		.opcode = ur__op(qp, UR_OP_RC_ACKNOWLEDGE),
 		.no_sr = no_sr,
 		.dqpn = qp->priv->attr.dest_qp_num,
 		.psn = psn,

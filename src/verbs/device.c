@@ -587,6 +587,7 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.create_cq_ex = urv__create_cq_ex;
 	ctx->vctx.create_qp_ex = urv__create_qp_ex;
 	ctx->vctx.create_srq_ex = urv__create_srq_ex;
+	urv__xrc_ops(&ctx->vctx);
 	ctx->vctx.advise_mr = urv__advise_mr;
 	ctx->vctx.modify_qp_rate_limit = urv__modify_qp_rate_limit;
 	ctx->vctx.ibv_create_flow = urv__create_flow;

@@ -49,6 +49,118 @@ static bool is_ours_cq(struct ibv_context *ctx, struct ibv_cq *cq)
 	return cq && cq->context == ctx;
 }
 
+/* The fields every QP sets once the transport's is made (any type). */
+static void qp_fill(struct urv_qp *qp, struct ibv_context *context,
+		    const struct ibv_qp_init_attr_ex *attr)
+{
+	qp->uqp.owner = qp;
+	qp->qp.context = context;
+	qp->qp.qp_context = attr->qp_context;
+	qp->qp.handle = qp->uqp.qpn;
+	qp->qp.qp_num = qp->uqp.qpn;
+	qp->qp.state = IBV_QPS_RESET;
+	qp->qp.qp_type = attr->qp_type;
+	pthread_mutex_init(&qp->qp.mutex, NULL);
+	pthread_cond_init(&qp->qp.cond, NULL);
+	qp->sq_sig_all = attr->sq_sig_all ? 1 : 0;
+}
+
+/*
+ * XRC QPs (IBTA XRC annex; the protocol in ur_qp_create_xrc). An INI
+ * (IBV_QPT_XRC_SEND) has a PD, a send queue and its CQ, no receive side;
+ * a TGT (IBV_QPT_XRC_RECV) only its XRC domain: no PD, queue or CQ, its
+ * receives land in the XRC SRQ each request names.
+ */
+static struct ibv_qp *create_xrc_qp(struct ibv_context *context,
+				    struct ibv_qp_init_attr_ex *attr)
+{
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	struct urv_context *ctx = to_uctx(context);
+	bool ini = attr->qp_type == IBV_QPT_XRC_SEND;
+	struct urv_xrcd *xrcd = NULL;
+	struct urv_pd *pd = NULL;
+	struct ur_qp_caps caps;
+	struct urv_qp *qp;
+	int ret;
+
+	if (attr->comp_mask & ~known)
+		return urv_err_ptr(-EOPNOTSUPP);
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags)
+		return urv_err_ptr(-EOPNOTSUPP);
+	if (ini) {
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
+		    attr->pd->context != context ||
+		    !is_ours_cq(context, attr->send_cq) || attr->srq)
+			return urv_err_ptr(-EINVAL);
+		if (attr->cap.max_send_wr > URV_MAX_QP_WR ||
+		    attr->cap.max_send_sge > URV_MAX_SGE ||
+		    attr->cap.max_inline_data > URV_MAX_INLINE)
+			return urv_err_ptr(-EINVAL);
+		if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+		    (attr->send_ops_flags & (IBV_QP_EX_WITH_TSO |
+					     IBV_QP_EX_WITH_ATOMIC_WRITE)))
+			return urv_err_ptr(-EOPNOTSUPP); /* none in XRC */
+		pd = to_upd(attr->pd);
+	} else {
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) ||
+		    !attr->xrcd || attr->xrcd->context != context)
+			return urv_err_ptr(-EINVAL);
+		xrcd = to_uxrcd(attr->xrcd);
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return urv_err_ptr(-ENOMEM);
+	qp->ctx = ctx;
+	memset(&caps, 0, sizeof(caps));
+	caps.max_send_wr = attr->cap.max_send_wr ? attr->cap.max_send_wr : 1;
+	caps.max_send_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
+	caps.max_recv_sge = URV_MAX_SGE; /* a TGT: any XRC SRQ's WQE */
+	caps.max_inline_data = URV_MAX_INLINE;
+	ret = ur_qp_create_xrc(ur_engine_dev(ctx->eng), &qp->uqp,
+			       ini ? UR_XRC_INI : UR_XRC_TGT,
+			       ur_engine_alloc_qpn(ctx->eng), pd ? pd->pdn : 0,
+			       &caps, ini ? &to_ucq(attr->send_cq)->ucq : NULL,
+			       xrcd ? xrcd->xrcdn : 0);
+	if (ret)
+		goto err_free;
+	qp_fill(qp, context, attr);
+	if (ini) {
+		qp->qp.pd = attr->pd;
+		qp->qp.send_cq = attr->send_cq;
+		if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+			urv__qp_ex_init(qp, attr->send_ops_flags);
+	}
+	qp->xrcd = xrcd;
+	ret = ur_engine_qp_add(ctx->eng, &qp->uqp);
+	if (ret)
+		goto err_destroy;
+	attr->cap.max_send_wr = ini ? qp->uqp.caps.max_send_wr : 0;
+	attr->cap.max_send_sge = ini ? qp->uqp.caps.max_send_sge : 0;
+	attr->cap.max_inline_data = ini ? qp->uqp.caps.max_inline_data : 0;
+	attr->cap.max_recv_wr = 0;
+	attr->cap.max_recv_sge = 0;
+	if (ini) {
+		atomic_fetch_add(&to_ucq(attr->send_cq)->nqp, 1);
+		atomic_fetch_add(&pd->users, 1);
+	} else {
+		atomic_fetch_add(&xrcd->users, 1);
+	}
+	atomic_fetch_add(&ctx->nqp, 1);
+	return &qp->qp;
+
+err_destroy:
+	urv__qp_ex_fini(qp);
+	pthread_cond_destroy(&qp->qp.cond);
+	pthread_mutex_destroy(&qp->qp.mutex);
+	ur_qp_destroy(&qp->uqp);
+err_free:
+	free(qp);
+	return urv_err_ptr(ret);
+}
+
 struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr)
 {
@@ -64,6 +176,9 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 	if (!urv__is_our_context(context))
 		return urv_err_ptr(-EINVAL);
 	ctx = to_uctx(context);
+	if (attr->qp_type == IBV_QPT_XRC_SEND ||
+	    attr->qp_type == IBV_QPT_XRC_RECV)
+		return create_xrc_qp(context, attr);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
 	    attr->pd->context != context)
 		return urv_err_ptr(-EINVAL);
@@ -81,8 +196,6 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
 		break;
-	case IBV_QPT_XRC_SEND:
-	case IBV_QPT_XRC_RECV:
 	case IBV_QPT_DRIVER:
 		return urv_err_ptr(-EOPNOTSUPP);
 	default:
@@ -122,21 +235,11 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 			      attr->srq ? &to_usrq(attr->srq)->usrq : NULL);
 	if (ret)
 		goto err_free;
-	qp->uqp.owner = qp;
-
-	qp->qp.context = context;
-	qp->qp.qp_context = attr->qp_context;
+	qp_fill(qp, context, attr);
 	qp->qp.pd = attr->pd;
 	qp->qp.send_cq = attr->send_cq;
 	qp->qp.recv_cq = attr->recv_cq;
 	qp->qp.srq = attr->srq;
-	qp->qp.handle = qp->uqp.qpn;
-	qp->qp.qp_num = qp->uqp.qpn;
-	qp->qp.state = IBV_QPS_RESET;
-	qp->qp.qp_type = attr->qp_type;
-	pthread_mutex_init(&qp->qp.mutex, NULL);
-	pthread_cond_init(&qp->qp.cond, NULL);
-	qp->sq_sig_all = attr->sq_sig_all ? 1 : 0;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 		urv__qp_ex_init(qp, attr->send_ops_flags);
 
@@ -356,8 +459,9 @@ URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	/* A reset QP starts afresh: its old completions (flushes) leave its
 	 * CQs, as the mlx4/mlx5 providers do. */
 	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
-		ur_cq_clean(&to_ucq(ibqp->send_cq)->ucq, ibqp->qp_num);
-		if (ibqp->recv_cq != ibqp->send_cq)
+		if (ibqp->send_cq) /* none on an XRC TGT */
+			ur_cq_clean(&to_ucq(ibqp->send_cq)->ucq, ibqp->qp_num);
+		if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
 			ur_cq_clean(&to_ucq(ibqp->recv_cq)->ucq, ibqp->qp_num);
 	}
 	return 0;
@@ -450,6 +554,11 @@ URV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 
 	if (ibqp->qp_type == IBV_QPT_RAW_PACKET)
 		return urv__raw_destroy_qp(ibqp);
+	/* An XRC TGT opened again (ibv_open_qp): the last handle ends it. */
+	if (atomic_load(&qp->opens)) {
+		atomic_fetch_sub(&qp->opens, 1);
+		return 0;
+	}
 	ctx = qp->ctx;
 	/* After this the engine thread no longer touches the QP. */
 	ur_engine_qp_del(ctx->eng, &qp->uqp);
@@ -460,11 +569,16 @@ URV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_unlock(&ibqp->mutex);
 
 	ur_qp_destroy(&qp->uqp);
-	atomic_fetch_sub(&to_ucq(ibqp->send_cq)->nqp, 1);
-	atomic_fetch_sub(&to_ucq(ibqp->recv_cq)->nqp, 1);
+	if (ibqp->send_cq) /* none on an XRC TGT */
+		atomic_fetch_sub(&to_ucq(ibqp->send_cq)->nqp, 1);
+	if (ibqp->recv_cq) /* nor on an XRC INI */
+		atomic_fetch_sub(&to_ucq(ibqp->recv_cq)->nqp, 1);
 	if (ibqp->srq)
 		atomic_fetch_sub(&to_usrq(ibqp->srq)->nqp, 1);
-	urv__pd_put(to_upd(ibqp->pd));
+	if (ibqp->pd)
+		urv__pd_put(to_upd(ibqp->pd));
+	if (qp->xrcd)
+		atomic_fetch_sub(&qp->xrcd->users, 1);
 	atomic_fetch_sub(&ctx->nqp, 1);
 	urv__qp_ex_fini(qp);
 	pthread_cond_destroy(&ibqp->cond);
@@ -516,6 +630,8 @@ static int send_wr_convert(struct urv_qp *qp, const struct ibv_send_wr *wr,
 	default:
 		return -EINVAL; /* TSO, DRIVER1, FLUSH */
 	}
+	if (qp->qp.qp_type == IBV_QPT_XRC_SEND)
+		u->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 	if (qp->qp.qp_type == IBV_QPT_UD) {
 		if (!wr->wr.ud.ah)
 			return -EINVAL;

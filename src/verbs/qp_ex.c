@@ -306,6 +306,15 @@ static void urv_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 	p->wr.remote_qkey = remote_qkey;
 }
 
+static void urv_wr_set_xrc_srqn(struct ibv_qp_ex *ibqp, uint32_t remote_srqn)
+{
+	struct urv_qp *qp = to_uqp_ex(ibqp);
+	struct urv_wr_pending *p = cur(qp);
+
+	if (p && !qp->wr_err)
+		p->wr.xrc_srqn = remote_srqn;
+}
+
 void urv__qp_ex_init(struct urv_qp *qp, uint64_t ops)
 {
 	struct ibv_qp_ex *x = &qp->qp_ex;
@@ -342,6 +351,8 @@ void urv__qp_ex_init(struct urv_qp *qp, uint64_t ops)
 	x->wr_set_inline_data_list = urv_wr_set_inline_data_list;
 	if (qp->qp.qp_type == IBV_QPT_UD)
 		x->wr_set_ud_addr = urv_wr_set_ud_addr;
-	/* wr_send_tso, wr_set_xrc_srqn, wr_flush: NULL (create fails with
-	 * EOPNOTSUPP for TSO). */
+	if (qp->qp.qp_type == IBV_QPT_XRC_SEND)
+		x->wr_set_xrc_srqn = urv_wr_set_xrc_srqn;
+	/* wr_send_tso, wr_flush: NULL (create fails with EOPNOTSUPP for
+	 * TSO). */
 }

@@ -19,7 +19,7 @@
 	 IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_UD_AV_PORT_ENFORCE |         \
 	 IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |           \
 	 IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_MEM_WINDOW |                  \
-	 IBV_DEVICE_MEM_WINDOW_TYPE_2B)
+	 IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC)
 
 static void fill_device_attr(struct urv_device *dev, struct ibv_device_attr *a)
 {
@@ -50,6 +50,10 @@ static void fill_device_attr(struct urv_device *dev, struct ibv_device_attr *a)
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = URV_MAX_AH;
 	a->max_raw_ethy_qp = URV_MAX_QP; /* raw packet QPs (raw.c) */
+	/* Multicast (mcast.c): the engine's group list has no fixed size. */
+	a->max_mcast_grp = URV_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = URV_MAX_MCAST_QP;
+	a->max_total_mcast_qp_attach = URV_MAX_MCAST_GRP * URV_MAX_MCAST_QP;
 	a->max_srq = URV_MAX_SRQ;
 	a->max_srq_wr = URV_MAX_SRQ_WR;
 	a->max_srq_sge = URV_MAX_SGE;
@@ -86,12 +90,15 @@ int urv__query_device_ex(struct ibv_context *ctx,
 	a.phys_port_cnt_ex = 1;
 	a.max_dm_size = URV_MAX_DM_SIZE; /* host memory (dm.c) */
 	/* Nothing is ever pinned: every region can be on-demand, explicit
-	 * or implicit (docs/verbs.md "Memory"). No XRC. */
+	 * or implicit (docs/verbs.md "Memory"), XRC's as RC's. */
 	a.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
 	a.odp_caps.per_transport_caps.rc_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
 		IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+	a.xrc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE |
+			 IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC |
+			 IBV_ODP_SUPPORT_SRQ_RECV;
 	a.odp_caps.per_transport_caps.uc_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;

@@ -5,6 +5,9 @@
  * QPs created with init_attr.srq take their receive WQEs from it
  * (ur_qp_create_ex). SRQ_LIMIT_REACHED reaches us through the engine's
  * qp_event with the QP that took the WQE (events.c maps it to the SRQ).
+ * An XRC SRQ (IBV_SRQT_XRC) belongs to an XRC domain and has its own CQ
+ * and a number in the engine's table, by which the XRCETH of a request to
+ * an XRC TGT QP of that domain names it (xrc.c, ur_engine_srq_add).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,7 +22,8 @@ _Static_assert(IBV_EVENT_SRQ_LIMIT_REACHED == (int)UR_EVENT_SRQ_LIMIT_REACHED,
 
 static struct ibv_srq *create_srq(struct ibv_context *context,
 				  struct ibv_pd *ibpd, struct ibv_srq_attr *a,
-				  void *srq_context)
+				  void *srq_context, struct ibv_xrcd *xrcd,
+				  struct ibv_cq *cq)
 {
 	struct urv_srq *srq;
 	struct urv_pd *pd;
@@ -43,6 +47,20 @@ static struct ibv_srq *create_srq(struct ibv_context *context,
 	}
 	srq->usrq.owner = srq;
 	srq->ctx = to_uctx(context);
+	if (xrcd) {
+		srq->xrcd = to_uxrcd(xrcd);
+		srq->cq = to_ucq(cq);
+		srq->usrq.xrcd = srq->xrcd->xrcdn;
+		srq->usrq.cq = &srq->cq->ucq;
+		ret = ur_engine_srq_add(srq->ctx->eng, &srq->usrq);
+		if (ret) {
+			ur_srq_fini(&srq->usrq);
+			free(srq);
+			return urv_err_ptr(ret);
+		}
+		atomic_fetch_add(&srq->xrcd->users, 1);
+		atomic_fetch_add(&srq->cq->nqp, 1);
+	}
 	srq->srq.context = context;
 	srq->srq.srq_context = srq_context;
 	srq->srq.pd = ibpd;
@@ -60,7 +78,8 @@ URV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 {
 	if (!pd || !init)
 		return urv_err_ptr(-EINVAL);
-	return create_srq(pd->context, pd, &init->attr, init->srq_context);
+	return create_srq(pd->context, pd, &init->attr, init->srq_context,
+			  NULL, NULL);
 }
 
 /* verbs_context.create_srq_ex: ibv_create_srq_ex() calls ibv_create_srq()
@@ -69,15 +88,29 @@ struct ibv_srq *urv__create_srq_ex(struct ibv_context *context,
 				    struct ibv_srq_init_attr_ex *init)
 {
 	const uint32_t known = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE |
-			       IBV_SRQ_INIT_ATTR_CQ;
+			       IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_XRCD;
+	bool xrc;
 
 	if (!init || !(init->comp_mask & IBV_SRQ_INIT_ATTR_PD))
 		return urv_err_ptr(-EINVAL);
 	if ((init->comp_mask & ~known) ||
 	    ((init->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
-	     init->srq_type != IBV_SRQT_BASIC))
-		return urv_err_ptr(-EOPNOTSUPP); /* XRC, tag matching */
-	return create_srq(context, init->pd, &init->attr, init->srq_context);
+	     init->srq_type != IBV_SRQT_BASIC &&
+	     init->srq_type != IBV_SRQT_XRC))
+		return urv_err_ptr(-EOPNOTSUPP); /* tag matching */
+	xrc = (init->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	      init->srq_type == IBV_SRQT_XRC;
+	if (!xrc)
+		return create_srq(context, init->pd, &init->attr,
+				  init->srq_context, NULL, NULL);
+	/* An XRC SRQ needs its domain and the CQ its receives complete on. */
+	if (!(init->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !init->xrcd ||
+	    init->xrcd->context != context ||
+	    !(init->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !init->cq ||
+	    init->cq->context != context)
+		return urv_err_ptr(-EINVAL);
+	return create_srq(context, init->pd, &init->attr, init->srq_context,
+			  init->xrcd, init->cq);
 }
 
 URV_EXPORT int ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
@@ -118,12 +151,18 @@ URV_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 
 	if (atomic_load(&srq->nqp))
 		return EBUSY;
+	if (srq->xrcd)
+		ur_engine_srq_del(srq->ctx->eng, &srq->usrq);
 	urv__evq_drop(&srq->ctx->async, ev_is_srq, ibsrq);
 	pthread_mutex_lock(&ibsrq->mutex);
 	while (ibsrq->events_completed != srq->async_events_reported)
 		pthread_cond_wait(&ibsrq->cond, &ibsrq->mutex);
 	pthread_mutex_unlock(&ibsrq->mutex);
 	ur_srq_fini(&srq->usrq);
+	if (srq->xrcd) {
+		atomic_fetch_sub(&srq->xrcd->users, 1);
+		atomic_fetch_sub(&srq->cq->nqp, 1);
+	}
 	urv__pd_put(to_upd(ibsrq->pd));
 	pthread_cond_destroy(&ibsrq->cond);
 	pthread_mutex_destroy(&ibsrq->mutex);

@@ -20,20 +20,6 @@
 
 /* ---- public API --------------------------------------------------------- */
 
-URV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
-				uint16_t lid)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
-}
-
-URV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
-				uint16_t lid)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
-}
-
 URV_EXPORT int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
 	errno = EOPNOTSUPP;

@@ -45,6 +45,8 @@ enum {
 	URV_MAX_SRQ = 1 << 16,
 	URV_MAX_SRQ_WR = 16384,
 	URV_MAX_RWQ_IND_LOG = 12, /* RSS indirection tables of up to 4096 WQs */
+	URV_MAX_MCAST_GRP = 1024,  /* advertised, not enforced */
+	URV_MAX_MCAST_QP = 64,
 	URV_PP_RATE_MIN_KBPS = 1,         /* packet pacing (docs/cc.md) */
 	URV_PP_RATE_MAX_KBPS = 100000000, /* 100 Gbit/s */
 	URV_VENDOR_ID = 0xffffff, /* as rxe: no OUI */
@@ -225,6 +227,17 @@ struct urv_qp {
 	size_t npend, cap_pend;
 	int wr_err; /* first error seen while building, -errno */
 	uint8_t inl_buf[URV_MAX_INLINE];
+	struct urv_xrcd *xrcd; /* XRC TGT: its domain */
+	atomic_int opens;      /* XRC TGT: ibv_open_qp handles besides ours */
+};
+
+/* An XRC domain (xrc.c): its number, shared by the opens of one file. */
+struct xrcd_file;
+struct urv_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t xrcdn;
+	struct xrcd_file *file; /* NULL: private (fd -1) */
+	atomic_int users;       /* XRC SRQs and TGT QPs: close is EBUSY */
 };
 
 struct urv_srq {
@@ -233,6 +246,8 @@ struct urv_srq {
 	struct urv_context *ctx;
 	atomic_int nqp;                 /* QPs attached: destroy is EBUSY */
 	uint32_t async_events_reported; /* under srq.mutex */
+	struct urv_xrcd *xrcd;          /* an XRC SRQ's domain, or NULL */
+	struct urv_cq *cq;              /* an XRC SRQ's CQ */
 };
 
 struct urv_ah {
@@ -287,6 +302,10 @@ static inline struct urv_qp *to_uqp_ex(struct ibv_qp_ex *qp)
 static inline struct urv_srq *to_usrq(struct ibv_srq *srq)
 {
 	return urv_container_of(srq, struct urv_srq, srq);
+}
+static inline struct urv_xrcd *to_uxrcd(struct ibv_xrcd *x)
+{
+	return urv_container_of(x, struct urv_xrcd, xrcd);
 }
 static inline struct urv_ah *to_uah(struct ibv_ah *ah)
 {
@@ -371,6 +390,8 @@ int urv__post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 struct ibv_srq *urv__create_srq_ex(struct ibv_context *ctx,
 				    struct ibv_srq_init_attr_ex *attr);
 void urv__qp_ex_init(struct urv_qp *qp, uint64_t send_ops_flags);
+/* xrc.c: the XRC context ops (open/close XRCD, SRQ number, open QP). */
+void urv__xrc_ops(struct verbs_context *vctx);
 /* mr.c */
 int urv__advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);

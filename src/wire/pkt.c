@@ -109,6 +109,8 @@ enum ur_decode_err ur_pkt_decode(const uint8_t *buf, size_t len,
 		ur_deth_decode(buf + info->off[UR_ETH_DETH], &pkt->deth);
 	if (info->mask & UR_HDR_FETH)
 		ur_feth_decode(buf + info->off[UR_ETH_FETH], &pkt->feth);
+	if (info->mask & UR_HDR_XRCETH)
+		pkt->xrc_srqn = ur_xrceth_srqn(buf + info->off[UR_ETH_XRCETH]);
 	return UR_DEC_OK;
 }
 
@@ -168,6 +170,8 @@ int ur_pkt_encode(uint8_t *buf, size_t cap, const struct ur_pkt *pkt,
 		ur_deth_encode(buf + info->off[UR_ETH_DETH], &pkt->deth);
 	if (info->mask & UR_HDR_FETH)
 		ur_feth_encode(buf + info->off[UR_ETH_FETH], &pkt->feth);
+	if (info->mask & UR_HDR_XRCETH)
+		ur_xrceth_put(buf + info->off[UR_ETH_XRCETH], pkt->xrc_srqn);
 	return (int)total;
 }
 
@@ -193,13 +197,16 @@ const char *ur_pkt_class_str(const struct ur_pkt *pkt, char *buf, size_t len)
 	const char *us = strchr(name, '_');
 	int n;
 
-	if (us && (us - name) == 2) /* "RC_SEND_ONLY" -> "RC SEND_ONLY" */
-		n = snprintf(buf, len, "%.2s %s", name, us + 1);
+	/* "RC_SEND_ONLY" -> "RC SEND_ONLY", "XRC_SEND_ONLY" -> "XRC SEND_ONLY" */
+	if (us && ((us - name) == 2 || !strncmp(name, "XRC_", 4)))
+		n = snprintf(buf, len, "%.*s %s", (int)(us - name), name,
+			     us + 1);
 	else
 		n = snprintf(buf, len, "%s", name);
 	if (n < 0 || (size_t)n >= len)
 		return buf;
-	if (pkt->mask & UR_HDR_AETH && pkt->h.opcode == UR_OP_RC_ACKNOWLEDGE) {
+	if (pkt->mask & UR_HDR_AETH && (pkt->h.opcode == UR_OP_RC_ACKNOWLEDGE ||
+					pkt->h.opcode == UR_OP_XRC_ACKNOWLEDGE)) {
 		char a[32];
 
 		if (ur_aeth_kind(pkt->aeth.syndrome) == UR_AETH_RNR_NAK)

@@ -24,6 +24,7 @@
 #define UR_IETH_LEN 4
 #define UR_DETH_LEN 8
 #define UR_FETH_LEN 4
+#define UR_XRCETH_LEN 4
 #define UR_ICRC_LEN 4
 #define UR_CNP_PAYLOAD_LEN 16 /* reserved bytes after a CNP's BTH (A17.9) */
 #define UR_GSI_QKEY 0x80010000u
@@ -72,6 +73,16 @@ static inline void ur_put64(uint8_t *p, uint64_t v)
 }
 
 /* ---- opcodes (IBTA vol. 1 table 38; CNP from Annex A17.9.2) ----------- */
+/*
+ * XRC (IBTA 9.2, table 38, transport prefix 101b) mirrors RC opcode for
+ * opcode in its low five bits: XRC = 0xA0 | RC. Requests carry an XRCETH
+ * right after the BTH; responses and acknowledgements do not.
+ */
+#define UR_OP_XRC_BASE 0xa0
+static inline uint8_t ur_op_xrc(uint8_t rc_op) { return (uint8_t)(UR_OP_XRC_BASE | (rc_op & 0x1f)); }
+static inline bool ur_op_is_xrc(uint8_t op) { return (op >> 5) == (UR_OP_XRC_BASE >> 5); }
+/* The RC opcode an XRC one mirrors. */
+static inline uint8_t ur_op_xrc_to_rc(uint8_t op) { return op & 0x1f; }
 #define UR_OPCODES(X)                                                        \
 	X(RC_SEND_FIRST, 0x00)                                               \
 	X(RC_SEND_MIDDLE, 0x01)                                              \
@@ -112,6 +123,29 @@ static inline void ur_put64(uint8_t *p, uint64_t v)
 	X(UC_RDMA_WRITE_ONLY_IMM, 0x2b)                                      \
 	X(UD_SEND_ONLY, 0x64)                                                \
 	X(UD_SEND_ONLY_IMM, 0x65)                                            \
+	X(XRC_SEND_FIRST, 0xa0)                                              \
+	X(XRC_SEND_MIDDLE, 0xa1)                                             \
+	X(XRC_SEND_LAST, 0xa2)                                               \
+	X(XRC_SEND_LAST_IMM, 0xa3)                                           \
+	X(XRC_SEND_ONLY, 0xa4)                                               \
+	X(XRC_SEND_ONLY_IMM, 0xa5)                                           \
+	X(XRC_RDMA_WRITE_FIRST, 0xa6)                                        \
+	X(XRC_RDMA_WRITE_MIDDLE, 0xa7)                                       \
+	X(XRC_RDMA_WRITE_LAST, 0xa8)                                         \
+	X(XRC_RDMA_WRITE_LAST_IMM, 0xa9)                                     \
+	X(XRC_RDMA_WRITE_ONLY, 0xaa)                                         \
+	X(XRC_RDMA_WRITE_ONLY_IMM, 0xab)                                     \
+	X(XRC_RDMA_READ_REQUEST, 0xac)                                       \
+	X(XRC_RDMA_READ_RESPONSE_FIRST, 0xad)                                \
+	X(XRC_RDMA_READ_RESPONSE_MIDDLE, 0xae)                               \
+	X(XRC_RDMA_READ_RESPONSE_LAST, 0xaf)                                 \
+	X(XRC_RDMA_READ_RESPONSE_ONLY, 0xb0)                                 \
+	X(XRC_ACKNOWLEDGE, 0xb1)                                             \
+	X(XRC_ATOMIC_ACKNOWLEDGE, 0xb2)                                      \
+	X(XRC_COMPARE_SWAP, 0xb3)                                            \
+	X(XRC_FETCH_ADD, 0xb4)                                               \
+	X(XRC_SEND_LAST_INV, 0xb6)                                           \
+	X(XRC_SEND_ONLY_INV, 0xb7)                                           \
 	X(CNP, 0x81)
 
 enum ur_opcode {
@@ -130,7 +164,8 @@ enum ur_hdr_mask {
 	UR_HDR_IETH = 1u << 5,
 	UR_HDR_DETH = 1u << 6,
 	UR_HDR_FETH = 1u << 7,
-	UR_HDR_PAYLOAD = 1u << 8, /* the opcode may carry payload */
+	UR_HDR_XRCETH = 1u << 8,  /* bit == enum ur_eth index, as above */
+	UR_HDR_PAYLOAD = 1u << 9, /* the opcode may carry payload */
 	/* Opcode classification bits (not headers). */
 	UR_OPF_REQ = 1u << 16,    /* a request (vs. a response/ack) */
 	UR_OPF_SEND = 1u << 17,
@@ -159,6 +194,7 @@ enum ur_eth { /* extension header index into ur_opcode_info.off[] */
 	UR_ETH_IETH,
 	UR_ETH_DETH,
 	UR_ETH_FETH,
+	UR_ETH_XRCETH,
 	UR_ETH_NUM,
 };
 
@@ -285,6 +321,14 @@ void ur_aeth_encode(uint8_t *p, const struct ur_aeth *a);
 void ur_aeth_decode(const uint8_t *p, struct ur_aeth *a);
 void ur_feth_encode(uint8_t *p, const struct ur_feth *f);
 void ur_feth_decode(const uint8_t *p, struct ur_feth *f);
+/* XRCETH (IBTA 9.3, XRC annex): 8 reserved bits, then the 24-bit number
+ * of the XRC SRQ the request is for. */
+static inline uint32_t ur_xrceth_srqn(const uint8_t *p) { return ur_get24(p + 1); }
+static inline void ur_xrceth_put(uint8_t *p, uint32_t srqn)
+{
+	p[0] = 0;
+	ur_put24(p + 1, srqn & 0xffffffu);
+}
 
 /* ---- AETH syndrome (IBTA 9.7.5.1.2, table 43/44/45) --------------------- */
 enum ur_aeth_kind { UR_AETH_ACK = 0, UR_AETH_RNR_NAK = 1, UR_AETH_RSVD = 2,
@@ -433,6 +477,7 @@ struct ur_pkt {
 	uint32_t ieth;          /* rkey to invalidate */
 	struct ur_deth deth;
 	struct ur_feth feth;
+	uint32_t xrc_srqn;      /* XRCETH: the XRC SRQ number */
 	const uint8_t *payload;
 	uint32_t payload_len;   /* without pad (and trailer) */
 	const uint8_t *trailer; /* a sealed packet's (UR_BTH_EXT_CRYPT), or NULL */

@@ -224,6 +224,16 @@ static struct ur_qp *op_qp_lookup(void *host, uint32_t qpn)
 	return NULL;
 }
 
+static struct ur_srq *op_srq_lookup(void *host, uint32_t srqn)
+{
+	struct tnode *n = host;
+
+	for (size_t i = 0; i < sizeof(n->srqs) / sizeof(n->srqs[0]); i++)
+		if (n->srqs[i] && n->srqs[i]->srqn == srqn)
+			return n->srqs[i];
+	return NULL;
+}
+
 /* An encryption negotiation MAD (dev->crypt_hello_send): queued like a
  * packet to the peer's node, delivered by ur_dev_crypt_hello_rx. */
 static void op_hello(struct ur_dev *dev, struct ur_qp *qp,
@@ -263,6 +273,7 @@ static const struct ur_dev_ops tnet_ops = {
 	.qp_event = op_qp_event,
 	.mr_lookup = op_mr_lookup,
 	.qp_lookup = op_qp_lookup,
+	.srq_lookup = op_srq_lookup,
 };
 
 void tnet_init(struct tnet *net, uint64_t seed, int nodes)
@@ -407,10 +418,12 @@ static void connect_one(struct ur_qp *qp, struct ur_qp *peer,
 	a.retry_cnt = ca->retry_cnt;
 	a.rnr_retry = ca->rnr_retry;
 	a.max_rd_atomic = ca->max_rd_atomic ? ca->max_rd_atomic : 16;
+	/* An XRC TGT sends only ACKs: the timeout and SQ PSN (XRC annex). */
 	modify_ok(qp, &a, UR_QP_STATE | UR_QP_SQ_PSN |
-			  (rc ? UR_QP_TIMEOUT | UR_QP_RETRY_CNT |
-					UR_QP_RNR_RETRY | UR_QP_MAX_QP_RD_ATOMIC
-			      : 0));
+			  (qp->xrc == UR_XRC_TGT ? UR_QP_TIMEOUT
+			   : rc ? UR_QP_TIMEOUT | UR_QP_RETRY_CNT |
+					  UR_QP_RNR_RETRY | UR_QP_MAX_QP_RD_ATOMIC
+				: 0));
 }
 
 void tnet_connect(struct ur_qp *a, struct ur_qp *b, const struct tconn_attr *ca)

@@ -27,6 +27,7 @@ struct tnode {
 	struct ur_qp *qps[TNET_MAX_QPS];
 	struct ur_mr *mrs[TNET_MAX_MRS];
 	int n_qps, n_mrs;
+	struct ur_srq *srqs[4]; /* found by ur_srq.srqn (XRC) */
 	uint32_t next_key;
 	int cq_events, qp_events;
 	int last_qp_event;

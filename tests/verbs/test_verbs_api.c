@@ -493,21 +493,109 @@ static void t_qp_extensions(void)
 	ASSERT_EQ(ibv_close_device(ctx), 0);
 }
 
-static void t_unsupported(void)
+/* XRC domains, XRC SRQs, TGT QPs and ibv_open_qp: the checks that do
+ * not need traffic (pyverbs' XRC tests and tests/transport/test_xrc.c
+ * move data). */
+static void t_xrc(void)
 {
 	struct ibv_context *ctx = open_ctx();
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
-	struct ibv_srq_init_attr_ex sa = { .attr = { .max_wr = 1, .max_sge = 1 },
+	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_srq_init_attr_ex sa = { .attr = { .max_wr = 4, .max_sge = 1 },
 		.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE,
 		.srq_type = IBV_SRQT_XRC, .pd = pd };
 	struct ibv_xrcd_init_attr xa = { 0 };
+	struct ibv_xrcd *x, *x1, *x2;
+	struct ibv_srq *srq, *basic;
+	struct ibv_qp_init_attr_ex qa = { .qp_type = IBV_QPT_XRC_RECV,
+					  .comp_mask = IBV_QP_INIT_ATTR_XRCD };
+	struct ibv_qp_open_attr oa = { 0 };
+	struct ibv_qp *tgt, *again;
+	char path[] = "/tmp/uroce_xrcd_XXXXXX";
+	uint32_t n = 0;
+	int fd;
 
+	ASSERT(pd && cq);
+	/* An XRC SRQ needs its domain and CQ. */
 	errno = 0;
 	ASSERT(!ibv_create_srq_ex(ctx, &sa));
-	ASSERT_EQ(errno, EOPNOTSUPP);
+	ASSERT_EQ(errno, EINVAL);
+	/* A private domain (no file). */
+	x = ibv_open_xrcd(ctx, &xa);
+	ASSERT(x);
+	sa.comp_mask |= IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	sa.xrcd = x;
+	sa.cq = cq;
+	srq = ibv_create_srq_ex(ctx, &sa);
+	ASSERT(srq);
+	ASSERT_EQ(ibv_get_srq_num(srq, &n), 0);
+	ASSERT(n != 0 && n <= 0xffffff);
+	basic = ibv_create_srq(pd, &(struct ibv_srq_init_attr){
+					   .attr = { .max_wr = 1, .max_sge = 1 } });
+	ASSERT(basic);
+	ASSERT_EQ(ibv_get_srq_num(basic, &n), EINVAL);
+	ASSERT_EQ(ibv_close_xrcd(x), EBUSY);   /* the SRQ is in it */
+	ASSERT_EQ(ibv_destroy_cq(cq), EBUSY);  /* the SRQ completes on it */
+	/* A TGT QP: no PD, queue or CQ; found again by ibv_open_qp. */
+	qa.xrcd = x;
+	tgt = ibv_create_qp_ex(ctx, &qa);
+	ASSERT(tgt);
+	ASSERT_EQ(ibv_post_recv(tgt, &(struct ibv_recv_wr){ 0 },
+				&(struct ibv_recv_wr *){ NULL }), EINVAL);
+	oa.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+		       IBV_QP_OPEN_ATTR_TYPE;
+	oa.qp_num = tgt->qp_num;
+	oa.xrcd = x;
+	oa.qp_type = IBV_QPT_RC;
+	errno = 0;
+	ASSERT(!ibv_open_qp(ctx, &oa));
+	ASSERT_EQ(errno, EINVAL);
+	oa.qp_type = IBV_QPT_XRC_RECV;
+	oa.qp_num = tgt->qp_num ^ 1;
+	errno = 0;
+	ASSERT(!ibv_open_qp(ctx, &oa));
+	ASSERT_EQ(errno, ENOENT);
+	oa.qp_num = tgt->qp_num;
+	again = ibv_open_qp(ctx, &oa);
+	ASSERT(again == tgt);
+	ASSERT_EQ(ibv_destroy_qp(again), 0); /* the opened handle */
+	ASSERT_EQ(ibv_destroy_qp(tgt), 0);   /* the QP */
+	ASSERT_EQ(ibv_destroy_srq(srq), 0);
+	ASSERT_EQ(ibv_destroy_srq(basic), 0);
+	ASSERT_EQ(ibv_close_xrcd(x), 0);
+	/* Domains by file: O_CREAT makes, a second open shares, O_EXCL
+	 * refuses an existing one, no O_CREAT finds none that is absent. */
+	fd = mkstemp(path);
+	ASSERT(fd >= 0);
+	xa.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	xa.fd = fd;
+	xa.oflags = 0;
 	errno = 0;
 	ASSERT(!ibv_open_xrcd(ctx, &xa));
-	ASSERT(errno == EOPNOTSUPP || errno == ENOSYS);
+	ASSERT_EQ(errno, ENOENT);
+	xa.oflags = O_CREAT;
+	x1 = ibv_open_xrcd(ctx, &xa);
+	ASSERT(x1);
+	xa.oflags = O_CREAT | O_EXCL;
+	errno = 0;
+	ASSERT(!ibv_open_xrcd(ctx, &xa));
+	ASSERT_EQ(errno, EEXIST);
+	xa.oflags = 0;
+	x2 = ibv_open_xrcd(ctx, &xa);
+	ASSERT(x2 && x2 != x1);
+	xa.oflags = O_TRUNC;
+	errno = 0;
+	ASSERT(!ibv_open_xrcd(ctx, &xa));
+	ASSERT_EQ(errno, EINVAL);
+	ASSERT_EQ(ibv_close_xrcd(x1), 0);
+	ASSERT_EQ(ibv_close_xrcd(x2), 0);
+	xa.oflags = 0; /* the last close ended the domain */
+	errno = 0;
+	ASSERT(!ibv_open_xrcd(ctx, &xa));
+	ASSERT_EQ(errno, ENOENT);
+	close(fd);
+	unlink(path);
+	ASSERT_EQ(ibv_destroy_cq(cq), 0);
 	ASSERT_EQ(ibv_dealloc_pd(pd), 0);
 	ASSERT_EQ(ibv_close_device(ctx), 0);
 }
@@ -521,7 +609,7 @@ static const struct ur_test_case tests[] = {
 	{ "qp_errors", t_qp_errors },
 	{ "qp_ex_and_ud", t_qp_ex_and_ud },
 	{ "qp_extensions", t_qp_extensions },
-	{ "unsupported", t_unsupported },
+	{ "xrc", t_xrc },
 	{ NULL, NULL },
 };
 

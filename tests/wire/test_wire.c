@@ -41,6 +41,7 @@ static const uint8_t eth_len[UR_ETH_NUM] = {
 	[UR_ETH_ATMETH] = UR_ATMETH_LEN, [UR_ETH_ATMACK] = UR_ATMACK_LEN,
 	[UR_ETH_IMMDT] = UR_IMMDT_LEN,	 [UR_ETH_IETH] = UR_IETH_LEN,
 	[UR_ETH_DETH] = UR_DETH_LEN,	 [UR_ETH_FETH] = UR_FETH_LEN,
+	[UR_ETH_XRCETH] = UR_XRCETH_LEN,
 };
 
 static void test_opcode_table(void)
@@ -50,7 +51,7 @@ static void test_opcode_table(void)
 	for (int op = 0; op < 256; op++)
 		valid += ur_opcode_info((uint8_t)op) != NULL;
 	ASSERT_EQ(valid, NUM_OPS);
-	ASSERT_EQ(NUM_OPS, 40);
+	ASSERT_EQ(NUM_OPS, 63); /* 40 + the 23 XRC opcodes */
 	ASSERT_STR_EQ(ur_opcode_name(0x15), "UNKNOWN");
 	ASSERT_EQ(ur_pkt_hdr_len(0x15), 0);
 
@@ -96,6 +97,40 @@ static void test_opcode_table(void)
 	ASSERT_EQ(ur_opcode_info(UR_OP_RC_ATOMIC_ACKNOWLEDGE)->hdr_len, 24);
 	ASSERT_EQ(ur_opcode_info(UR_OP_RC_COMPARE_SWAP)->hdr_len, 40);
 	ASSERT_STR_EQ(ur_opcode_name(0x81), "CNP");
+	/* XRC (table 38, prefix 101b): XRCETH right after the BTH of a
+	 * request, before RETH/AtomicETH/ImmDt/IETH; none on responses. */
+	ASSERT_STR_EQ(ur_opcode_name(0xa4), "XRC_SEND_ONLY");
+	ASSERT_STR_EQ(ur_opcode_name(0xb5), "UNKNOWN");
+	ASSERT_EQ(ur_opcode_info(UR_OP_XRC_SEND_ONLY)->off[UR_ETH_XRCETH], 12);
+	ASSERT_EQ(ur_opcode_info(UR_OP_XRC_SEND_ONLY)->hdr_len, 16);
+	ASSERT_EQ(ur_opcode_info(UR_OP_XRC_SEND_ONLY_IMM)->off[UR_ETH_IMMDT], 16);
+	ASSERT_EQ(ur_opcode_info(UR_OP_XRC_RDMA_WRITE_ONLY_IMM)->off[UR_ETH_RETH], 16);
+	ASSERT_EQ(ur_opcode_info(UR_OP_XRC_RDMA_WRITE_ONLY_IMM)->off[UR_ETH_IMMDT], 32);
+	ASSERT_EQ(ur_opcode_info(UR_OP_XRC_COMPARE_SWAP)->hdr_len, 44);
+	ASSERT_EQ(ur_opcode_info(UR_OP_XRC_SEND_ONLY_INV)->off[UR_ETH_IETH], 16);
+	ASSERT_EQ(ur_opcode_info(UR_OP_XRC_RDMA_READ_REQUEST)->hdr_len, 32);
+	ASSERT_EQ(ur_opcode_info(UR_OP_XRC_ACKNOWLEDGE)->hdr_len, 16);
+	ASSERT(!(ur_opcode_info(UR_OP_XRC_ACKNOWLEDGE)->mask & UR_HDR_XRCETH));
+	ASSERT(!(ur_opcode_info(UR_OP_XRC_RDMA_READ_RESPONSE_MIDDLE)->mask &
+		 UR_HDR_XRCETH));
+	for (size_t i = 0; i < NUM_OPS; i++) {
+		uint8_t op = all_ops[i].val;
+		const struct ur_opcode_info *x, *rc;
+
+		if (!ur_op_is_xrc(op))
+			continue;
+		/* Each XRC opcode mirrors the RC one in its low five bits,
+		 * with the XRCETH exactly on its requests. */
+		x = ur_opcode_info(op);
+		rc = ur_opcode_info(ur_op_xrc_to_rc(op));
+		ASSERT(rc);
+		ASSERT_EQ(ur_op_xrc(ur_op_xrc_to_rc(op)), op);
+		ASSERT_EQ(x->mask & ~(uint32_t)UR_HDR_XRCETH, rc->mask);
+		ASSERT_EQ(!!(x->mask & UR_HDR_XRCETH), !!(x->mask & UR_OPF_REQ));
+		ASSERT_EQ(x->hdr_len, rc->hdr_len +
+				      ((x->mask & UR_HDR_XRCETH) ? UR_XRCETH_LEN : 0));
+		ASSERT_STR_EQ(x->name + 1, rc->name); /* "XRC_.." / "RC_.." */
+	}
 }
 
 static void test_psn(void)
@@ -189,6 +224,7 @@ static void random_pkt(uint8_t opcode, struct ur_pkt *p)
 	p->ieth = (uint32_t)rnd();
 	p->deth = (struct ur_deth){(uint32_t)rnd(), (uint32_t)rnd() & 0xffffff};
 	p->feth = (struct ur_feth){(uint8_t)(rnd() & 3), (uint8_t)(rnd() & 15)};
+	p->xrc_srqn = (uint32_t)rnd() & 0xffffff;
 }
 
 static void test_roundtrip(void)
@@ -226,6 +262,15 @@ static void test_roundtrip(void)
 				ASSERT_EQ_U64(out.reth.va, in.reth.va);
 				ASSERT_EQ(out.reth.rkey, in.reth.rkey);
 				ASSERT_EQ(out.reth.len, in.reth.len);
+			}
+			if (info->mask & UR_HDR_XRCETH) {
+				ASSERT_EQ(out.xrc_srqn, in.xrc_srqn);
+				/* reserved byte zero, then the number */
+				ASSERT_EQ(buf[UR_BTH_LEN], 0);
+				ASSERT_EQ(ur_get24(buf + UR_BTH_LEN + 1),
+					  in.xrc_srqn);
+			} else {
+				ASSERT_EQ(out.xrc_srqn, 0);
 			}
 			if (info->mask & UR_HDR_AETH) {
 				ASSERT_EQ(out.aeth.syndrome, in.aeth.syndrome);
@@ -757,6 +802,23 @@ static void test_cm(void)
 		ur_pkt_decode(pkt, (size_t)n, &d);
 		ASSERT_STR_EQ(ur_pkt_class_str(&d, cls, sizeof(cls)),
 			      "RC ACKNOWLEDGE [NAK(PSN_SEQ_ERR)]");
+		p.h.opcode = UR_OP_XRC_ACKNOWLEDGE;
+		n = ur_pkt_encode(pkt, sizeof(pkt), &p, NULL, 0);
+		ASSERT_EQ(ur_pkt_decode(pkt, (size_t)n, &d), UR_DEC_OK);
+		ASSERT_STR_EQ(ur_pkt_class_str(&d, cls, sizeof(cls)),
+			      "XRC ACKNOWLEDGE [NAK(PSN_SEQ_ERR)]");
+		p.h.opcode = UR_OP_XRC_SEND_ONLY;
+		p.xrc_srqn = 0x123456;
+		n = ur_pkt_encode(pkt, sizeof(pkt), &p, "abc", 3);
+		ASSERT_EQ(ur_pkt_decode(pkt, (size_t)n, &d), UR_DEC_OK);
+		ASSERT_EQ(d.xrc_srqn, 0x123456);
+		ASSERT_EQ(d.payload_len, 3);
+		ASSERT_MEM_EQ(d.payload, "abc", 3);
+		ASSERT_STR_EQ(ur_pkt_class_str(&d, cls, sizeof(cls)),
+			      "XRC SEND_ONLY");
+		/* An XRC request cut inside its XRCETH is truncated. */
+		ASSERT_EQ(ur_pkt_decode(pkt, UR_BTH_LEN + UR_ICRC_LEN, &d),
+			  UR_DEC_TRUNCATED);
 		p.h.opcode = UR_OP_CNP;
 		n = ur_pkt_encode(pkt, sizeof(pkt), &p, NULL, 0);
 		ASSERT_EQ(ur_pkt_decode(pkt, (size_t)n, &d), UR_DEC_OK);

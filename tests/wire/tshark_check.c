@@ -3,9 +3,12 @@
  * Cross-check with an independent decoder: write a pcap holding one packet
  * per opcode, built by our encoder and wrapped in Ethernet/IPv4/UDP with a
  * correct ICRC, and compare what tshark reads back (opcode, destination QP,
- * PSN). Exits 77 (ctest "skipped") only when tshark is not installed.
+ * PSN, and the RETH's address and key: on an XRC request they follow the
+ * XRCETH, so they land right only if both sides agree on where it ends). Exits 77 (ctest "skipped") only when tshark is not installed.
  */
 #include <pcap/pcap.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "ur_test.h"
@@ -48,6 +51,7 @@ static size_t build_frame(uint8_t *f, size_t i)
 	p.reth = (struct ur_reth){0x1000, 0x1234, plen};
 	p.aeth = (struct ur_aeth){ur_aeth_ack(UR_AETH_CREDIT_INVALID), 7};
 	p.deth = (struct ur_deth){0x11111111, 0x22};
+	p.xrc_srqn = 0xabcdef;
 	n = ur_pkt_encode(ib, 2048, &p, plen ? payload : NULL, plen);
 	ASSERT_GT(n, 0);
 
@@ -92,7 +96,7 @@ static void test_tshark(void)
 	static uint8_t frame[4096];
 	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
 	pcap_dumper_t *w;
-	char cmd[512], line[256];
+	char cmd[512], line[4096];
 	FILE *f;
 	size_t i = 0;
 
@@ -112,18 +116,58 @@ static void test_tshark(void)
 	pcap_close(dead);
 
 	snprintf(cmd, sizeof(cmd),
-		 "tshark -n -r %s -T fields -E separator=, "
-		 "-e infiniband.bth.opcode -e infiniband.bth.destqp "
-		 "-e infiniband.bth.psn 2>/dev/null",
+		 "tshark -n -r %s -T fields "
+		 "-E separator=, -E occurrence=l -e infiniband.bth.opcode "
+		 "-e infiniband.bth.destqp -e infiniband.bth.psn "
+		 "-e infiniband.reth.va -e infiniband.reth.r_key "
+		 "-e infiniband.vendor 2>/dev/null",
 		 pcap_path);
 	f = popen(cmd, "r");
 	ASSERT(f);
 	while (fgets(line, sizeof(line), f)) {
+		const struct ur_opcode_info *info;
+		char *fld[6] = {0}, *t = line;
 		long op, qp, psn; /* tshark prints the QPN in hex */
+		int nf = 0;
 
-		if (sscanf(line, "%li,%li,%li", &op, &qp, &psn) != 3)
+		line[strcspn(line, "\n")] = 0;
+		/* strsep keeps the empty fields of headers a frame lacks */
+		while (nf < 6 && (fld[nf] = strsep(&t, ",")))
+			nf++;
+		if (nf < 3 || sscanf(fld[0], "%li", &op) != 1 ||
+		    sscanf(fld[1], "%li", &qp) != 1 ||
+		    sscanf(fld[2], "%li", &psn) != 1)
 			UR_FAIL("tshark line %zu: \"%s\"", i + 1, line);
 		ASSERT_LT(i, NUM_OPS);
+		info = ur_opcode_info(all_ops[i]);
+		/* tshark 4.0 predates FLUSH and ATOMIC WRITE (IBTA 1.5): it
+		 * names them but does not parse their headers. */
+		if (!ur_op_is_xrc(all_ops[i]) &&
+		    (info->mask & (UR_HDR_RETH | UR_OPF_FLUSH |
+				   UR_OPF_ATOMIC_WRITE)) == UR_HDR_RETH &&
+		    (nf < 5 || strtoull(fld[3], NULL, 0) != 0x1000 ||
+		     strtoull(fld[4], NULL, 0) != 0x1234))
+			UR_FAIL("frame %zu (%s): tshark's RETH: \"%s\"", i + 1,
+				ur_opcode_name(all_ops[i]), line);
+		/*
+		 * XRC: tshark 4.0 names the opcodes (table 38) but shows what
+		 * follows the BTH as unparsed bytes. They must start with the
+		 * XRCETH (reserved 0, SRQ 0xabcdef) on a request, then the
+		 * RETH, and with the AETH on an answer: no XRCETH there.
+		 */
+		if (ur_op_is_xrc(all_ops[i])) {
+			const char *v = nf == 6 ? fld[5] : "";
+			const char *want = (info->mask & UR_OPF_REQ) ? "00abcdef"
+					   : (info->mask & UR_HDR_AETH) ? "1f000007"
+									 : "5a5a5a5a";
+
+			if (strncmp(v, want, 8) ||
+			    ((info->mask & UR_HDR_RETH) &&
+			     strncmp(v + 8, "000000000000100000001234", 24)))
+				UR_FAIL("frame %zu (%s): bytes after the BTH "
+					"\"%.40s\", want %s...", i + 1,
+					ur_opcode_name(all_ops[i]), v, want);
+		}
 		if (op != all_ops[i] || qp != qpn_of(i) || psn != psn_of(i))
 			UR_FAIL("frame %zu (%s): tshark says opcode %ld qp 0x%lx "
 				"psn %ld, we wrote %u 0x%x %u",
