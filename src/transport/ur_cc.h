@@ -60,7 +60,7 @@ struct ur_cc_param_info {
 	const char *env;     /* suffix of UROCE_DCQCN_ */
 	const char *field;
 	size_t off;          /* offsetof(struct ur_cc_params, field) */
-	uint32_t def, min, max; /* def: the default profile's value */
+	uint32_t def, min, max; /* def: the default profile at 100 Gbit/s */
 	const char *source;
 };
 extern const struct ur_cc_param_info ur_cc_param_table[];
@@ -89,7 +89,7 @@ const struct ur_cc_profile *ur_cc_profile_find(const char *name);
  * counters but takes mlx5's absolute rates, which suit any link). */
 void ur_cc_profile_apply(struct ur_cc_params *p,
 			 const struct ur_cc_profile *prof, uint64_t link_mbps);
-/* Defaults (DCQCN on, the default profile as written: link rate unknown). */
+/* Defaults (DCQCN on): the default profile for a link of unknown rate. */
 void ur_cc_params_default(struct ur_cc_params *p);
 /* 0, or -ERANGE with the offending row in *bad (-EINVAL: unknown algo). */
 int ur_cc_params_check(const struct ur_cc_params *p,
