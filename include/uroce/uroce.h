@@ -31,9 +31,13 @@ const char *uroce_query_icrc_mode(struct ibv_context *context);
 
 /*
  * Congestion control (docs/cc.md). DCQCN is on by default; every parameter
- * can be set per device (environment UROCE_CC=dcqcn|none and
- * UROCE_DCQCN_<NAME>, e.g. UROCE_DCQCN_RATE_TIMER_US) and per QP here.
- * Ranges and defaults are in the comments: (min..max, default).
+ * can be set per device (environment UROCE_CC=dcqcn|none,
+ * UROCE_DCQCN_PROFILE=uroce|mlx5 for a whole set, UROCE_DCQCN_<NAME> for
+ * one, e.g. UROCE_DCQCN_RATE_TIMER_US) and per QP here. A profile is a
+ * table of values (docs/cc.md "Profiles"): to give one QP another profile,
+ * write its values into the struct. Ranges and the default profile's
+ * values (for 100 Gbit/s; a device that does not know its link's rate uses
+ * mlx5's rates) are in the comments: (min..max, default).
  */
 enum uroce_cc_algo { UROCE_CC_NONE = 0, UROCE_CC_DCQCN = 1 };
 
@@ -41,16 +45,16 @@ struct uroce_cc_params {
 	uint32_t algo;            /* enum uroce_cc_algo */
 	uint32_t g_recip;         /* G_RECIP: g = 1/g_recip (1..65536, 256) */
 	uint32_t alpha_timer_us;  /* ALPHA_TIMER_US: K (1..131071, 55) */
-	uint32_t rate_timer_us;   /* RATE_TIMER_US: T (1..10000000, 300) */
-	uint32_t byte_counter;    /* BYTE_COUNTER: B (1024..2^30, 10485760) */
-	uint32_t f;               /* F: fast recovery stages (1..64, 5) */
-	uint32_t ai_mbps;         /* AI_MBPS: additive increase (1..100000, 5) */
-	uint32_t hai_mbps;        /* HAI_MBPS: hyper increase (1..100000, 50) */
-	uint32_t min_rate_mbps;   /* MIN_RATE_MBPS (1..100000, 1) */
+	uint32_t rate_timer_us;   /* RATE_TIMER_US: T (1..10000000, 10) */
+	uint32_t byte_counter;    /* BYTE_COUNTER: B (1024..2^30, 65536) */
+	uint32_t f;               /* F: fast recovery stages (1..64, 2) */
+	uint32_t ai_mbps;         /* AI_MBPS: additive increase (1..100000, 1000) */
+	uint32_t hai_mbps;        /* HAI_MBPS: hyper increase (1..100000, 5000) */
+	uint32_t min_rate_mbps;   /* MIN_RATE_MBPS (1..100000, 1000) */
 	uint32_t min_dec_pct;     /* MIN_DEC_PCT: a cut keeps >= this % (0..100, 50) */
 	uint32_t initial_alpha;   /* INITIAL_ALPHA: x/1024 (0..1024, 1024) */
-	uint32_t cnp_interval_us; /* CNP_INTERVAL_US: receiver side (0..1000000, 50) */
-	uint32_t first_cnp_mbps;  /* FIRST_CNP_MBPS: 0 = the measured rate (0..1000000, 0) */
+	uint32_t cnp_interval_us; /* CNP_INTERVAL_US: receiver side (0..1000000, 10) */
+	uint32_t first_cnp_mbps;  /* FIRST_CNP_MBPS: 0 = the measured rate (0..1000000, 5000) */
 };
 
 /**

@@ -71,7 +71,10 @@ struct sim_cfg {
 	uint32_t pfc_xoff, pfc_xon, pfc_headroom; /* bytes per ingress port+prio */
 	/* hosts and transport */
 	uint32_t mtu;
-	struct ur_cc_params cc;    /* algo + DCQCN parameters (dcqcn_<field>) */
+	struct ur_cc_params cc;    /* algo + DCQCN fields set one by one
+				    * (dcqcn_<field>, or written here) */
+	uint32_t cc_profile;       /* dcqcn_profile: row of ur_cc_profiles */
+	uint32_t cc_set;           /* fields set by dcqcn_<field> (bit = row) */
 	uint32_t window;           /* send window, packets */
 	uint8_t timeout;           /* IBTA timeout code */
 	uint32_t nic_queue;        /* NIC egress bytes before back-pressure */
@@ -105,6 +108,10 @@ struct sim_cfg {
 
 /* Defaults: 100 Gb/s, 1 us links, 4 KiB MTU, DCQCN, ECN and PFC on. */
 void sim_cfg_default(struct sim_cfg *c);
+/* The DCQCN parameters the hosts get: the profile for host_gbps, then
+ * the fields set one by one (a key, or a field of c->cc written with
+ * another value than sim_cfg_default's). */
+void sim_cfg_cc(const struct sim_cfg *c, struct ur_cc_params *out);
 /* Parse "key value" lines (# comments). Returns 0, or -1 with a message
  * naming @path and the line in @err. Settings that are each valid but
  * inconsistent together (an odd k, pfc_xon above pfc_xoff, a failure that

@@ -50,6 +50,24 @@ void sim_cfg_default(struct sim_cfg *c)
 	c->iterations = 1;
 }
 
+void sim_cfg_cc(const struct sim_cfg *c, struct ur_cc_params *out)
+{
+	struct ur_cc_params def;
+
+	ur_cc_params_default(&def);
+	out->algo = c->cc.algo;
+	ur_cc_profile_apply(out, &ur_cc_profiles[c->cc_profile],
+			    c->host_bps / 1000000);
+	for (unsigned int i = 0; i < ur_cc_param_count; i++) {
+		size_t off = ur_cc_param_table[i].off;
+		uint32_t v = *(const uint32_t *)((const char *)&c->cc + off);
+
+		if ((c->cc_set & (1u << i)) ||
+		    v != *(const uint32_t *)((const char *)&def + off))
+			*(uint32_t *)((char *)out + off) = v;
+	}
+}
+
 static int num(const char *v, uint64_t *out)
 {
 	char *end;
@@ -222,6 +240,14 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 		c->n_links++;
 		goto done;
 	}
+	if (!strcmp(key, "dcqcn_profile")) {
+		const struct ur_cc_profile *pr = ur_cc_profile_find(val);
+
+		bad = !pr;
+		if (pr)
+			c->cc_profile = (uint32_t)(pr - ur_cc_profiles);
+		goto done;
+	}
 	if (!strncmp(key, "dcqcn_", 6)) {
 		for (unsigned int i = 0; i < ur_cc_param_count; i++) {
 			const struct ur_cc_param_info *pi = &ur_cc_param_table[i];
@@ -229,8 +255,10 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 			if (strcmp(key + 6, pi->field))
 				continue;
 			bad = num(val, &u) || u < pi->min || u > pi->max;
-			if (!bad)
+			if (!bad) {
 				*(uint32_t *)((char *)&c->cc + pi->off) = (uint32_t)u;
+				c->cc_set |= 1u << i;
+			}
 			goto done;
 		}
 	}

@@ -111,6 +111,9 @@ static const struct ur_dev_ops sim_dev_ops = {
 
 int sim__hosts_init(struct sim *s, char *err, size_t n)
 {
+	struct ur_cc_params cc;
+
+	sim_cfg_cc(&s->c, &cc);
 	s->hosts = calloc(s->nhosts, sizeof(*s->hosts));
 	if (!s->hosts) {
 		snprintf(err, n, "out of memory (hosts)");
@@ -126,7 +129,7 @@ int sim__hosts_init(struct sim *s, char *err, size_t n)
 		h->dev.ops = &sim_dev_ops;
 		h->dev.host = h;
 		h->dev.max_mtu = s->c.mtu;
-		h->dev.cc = s->c.cc;
+		h->dev.cc = cc;
 		if (ur_cq_init(&h->cq, 4096)) {
 			snprintf(err, n, "out of memory (CQ)");
 			return -1;

@@ -128,15 +128,16 @@ static void dq_cnp(struct ur_cc *cc, uint64_t now)
 
 	dq_timer(cc, now);
 	if (!d->active) {
-		/* Start from what the path delivered, not an assumed rate. */
-		if (cc->p.first_cnp_mbps)
+		/* Start from what the path delivered, not an assumed rate;
+		 * a first-CNP rate below it sets both RC and RT (mlx5
+		 * rate_to_set_on_first_cnp: "rates (current, target)"). */
+		double acked = ur__rate_est_bps(&d->acked, now);
+		double sent = ur__rate_est_bps(&d->sent, now);
+
+		rc = acked ? acked : sent ? sent
+		   : d->line ? d->line : DCQCN_FALLBACK_BPS;
+		if (cc->p.first_cnp_mbps && cc->p.first_cnp_mbps * MBIT < rc)
 			rc = cc->p.first_cnp_mbps * MBIT;
-		else if (d->acked.bps)
-			rc = d->acked.bps;
-		else if (d->sent.bps)
-			rc = d->sent.bps;
-		else
-			rc = d->line ? d->line : DCQCN_FALLBACK_BPS;
 		d->rc = rc;
 		d->active = true;
 	}

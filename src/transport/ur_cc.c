@@ -20,13 +20,85 @@ const struct ur_cc_param_info ur_cc_param_table[] = {
 const unsigned int ur_cc_param_count =
 	sizeof(ur_cc_param_table) / sizeof(ur_cc_param_table[0]);
 
+/*
+ * Profiles (docs/cc.md "Profiles"). "uroce" is the default: the column of
+ * UR_CC_PARAMS, chosen by measurement in uroce-sim (docs/results.md) and
+ * written for a 100 Gbit/s link; its rates follow the link's. "mlx5" is
+ * the firmware's defaults (NVIDIA "DCQCN parameters": rpg_time_reset
+ * 300 us, rpg_ai_rate 5 Mb/s, rpg_hai_rate 50 Mb/s, rpg_min_rate 1 Mb/s at
+ * every link speed), for studies and for matching a hardware peer.
+ */
+#define UR_CC_MLX5 { .g_recip = 256, .alpha_timer_us = 55,                  \
+		     .rate_timer_us = 300, .byte_counter = 10485760, .f = 5, \
+		     .ai_mbps = 5, .hai_mbps = 50, .min_rate_mbps = 1,       \
+		     .min_dec_pct = 50, .initial_alpha = 1024,               \
+		     .cnp_interval_us = 50, .first_cnp_mbps = 0 }
+
+const struct ur_cc_profile ur_cc_profiles[] = {
+	{ .name = "uroce", .scales = true,
+	  .p = {
+#define UR_CC_X(env, f, def, lo, hi, src) .f = def,
+		  UR_CC_PARAMS(UR_CC_X)
+#undef UR_CC_X
+	  },
+	  .doc = "measured in uroce-sim; rates follow the link" },
+	{ .name = "mlx5", .scales = false, .p = UR_CC_MLX5,
+	  .doc = "mlx5 firmware defaults, the same at every link speed" },
+};
+const unsigned int ur_cc_profile_count =
+	sizeof(ur_cc_profiles) / sizeof(ur_cc_profiles[0]);
+
+const struct ur_cc_profile *ur_cc_profile_find(const char *name)
+{
+	for (unsigned int i = 0; i < ur_cc_profile_count; i++)
+		if (!strcmp(ur_cc_profiles[i].name, name))
+			return &ur_cc_profiles[i];
+	return NULL;
+}
+
+/* A rate of the profile for a link of @link_mbps, within its row's range
+ * (a rate that scales to nothing keeps 1 Mb/s). */
+static uint32_t scale_rate(uint32_t v, uint64_t link_mbps, uint32_t hi)
+{
+	uint64_t r = ((uint64_t)v * link_mbps + UR_CC_REF_MBPS / 2) /
+		     UR_CC_REF_MBPS;
+
+	if (v && !r)
+		r = 1;
+	return r > hi ? hi : (uint32_t)r;
+}
+
+void ur_cc_profile_apply(struct ur_cc_params *p,
+			 const struct ur_cc_profile *prof, uint64_t link_mbps)
+{
+	uint32_t algo = p->algo;
+
+	*p = prof->p;
+	p->algo = algo;
+	if (!prof->scales)
+		return;
+	if (!link_mbps) {
+		/* Rates written for 100 Gbit/s could be above a slower link
+		 * (a floor of 1 Gbit/s on a 1 Gbit/s port is no limiter):
+		 * take mlx5's, which hardware uses at every speed. */
+		const struct ur_cc_params m = UR_CC_MLX5;
+
+		p->ai_mbps = m.ai_mbps;
+		p->hai_mbps = m.hai_mbps;
+		p->min_rate_mbps = m.min_rate_mbps;
+		p->first_cnp_mbps = m.first_cnp_mbps;
+		return;
+	}
+	p->ai_mbps = scale_rate(p->ai_mbps, link_mbps, 100000);
+	p->hai_mbps = scale_rate(p->hai_mbps, link_mbps, 100000);
+	p->min_rate_mbps = scale_rate(p->min_rate_mbps, link_mbps, 100000);
+	p->first_cnp_mbps = scale_rate(p->first_cnp_mbps, link_mbps, 1000000);
+}
+
 void ur_cc_params_default(struct ur_cc_params *p)
 {
-	memset(p, 0, sizeof(*p));
 	p->algo = UR_CC_DCQCN;
-	for (unsigned int i = 0; i < ur_cc_param_count; i++)
-		*(uint32_t *)((char *)p + ur_cc_param_table[i].off) =
-			ur_cc_param_table[i].def;
+	ur_cc_profile_apply(p, &ur_cc_profiles[0], 0);
 }
 
 int ur_cc_params_check(const struct ur_cc_params *p,
@@ -82,6 +154,24 @@ void ur__rate_est_add(struct ur_rate_est *e, uint32_t bytes, uint64_t now)
 		e->start = now;
 		e->bytes = 0;
 	}
+}
+
+/*
+ * The rate now: the last full window's, or before the first one ends the
+ * window so far, once it is UR_EST_PART_NS long. A 2 MB flow at 100 Gbit/s
+ * lasts 170 us, far less than a window: without this its first CNP found
+ * nothing measured and cut from an assumed 10 Gbit/s (docs/cc.md).
+ */
+#define UR_EST_PART_NS 5000ull
+
+double ur__rate_est_bps(const struct ur_rate_est *e, uint64_t now)
+{
+	if (e->bps)
+		return e->bps;
+	if (!e->start || now < e->start + UR_EST_PART_NS || !e->bytes ||
+	    now - e->start > UR_EST_IDLE_NS)
+		return 0;
+	return (double)e->bytes * 8e9 / (double)(now - e->start);
 }
 
 /* ---- token bucket --------------------------------------------------------- */

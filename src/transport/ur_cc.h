@@ -21,28 +21,32 @@ enum ur_cc_algo { UR_CC_NONE = 0, UR_CC_DCQCN = 1 };
 /*
  * Parameters: X(ENV_SUFFIX, field, default, min, max, source). Every one is
  * settable per device (env UROCE_DCQCN_<ENV_SUFFIX>) and per QP
- * (uroce_qp_set_cc). Sources are explained in docs/cc.md.
+ * (uroce_qp_set_cc). The default column is the default profile ("uroce",
+ * written for a 100 Gbit/s link; ur_cc.c has the other profiles); its
+ * sources and measurements are in docs/cc.md.
  */
 #define UR_CC_PARAMS(X)                                                      \
 	X(G_RECIP, g_recip, 256, 1, 65536, "paper: g = 1/256")               \
 	X(ALPHA_TIMER_US, alpha_timer_us, 55, 1, 131071, "paper: K = 55 us") \
-	X(RATE_TIMER_US, rate_timer_us, 300, 1, 10000000,                    \
-	  "mlx5 rpg_time_reset = 300 us")                                    \
-	X(BYTE_COUNTER, byte_counter, 10485760, 1024, 1073741824,            \
-	  "paper: B = 10 MB")                                                \
-	X(F, f, 5, 1, 64, "paper: F = 5 fast recovery stages")               \
-	X(AI_MBPS, ai_mbps, 5, 1, 100000, "mlx5 rpg_ai_rate = 5 Mb/s")       \
-	X(HAI_MBPS, hai_mbps, 50, 1, 100000, "mlx5 rpg_hai_rate = 50 Mb/s")  \
-	X(MIN_RATE_MBPS, min_rate_mbps, 1, 1, 100000,                        \
-	  "mlx5 rpg_min_rate = 1 Mb/s")                                      \
+	X(RATE_TIMER_US, rate_timer_us, 10, 1, 10000000,                     \
+	  "measured: T = 10 us, about an RTT (mlx5: 300 us)")                \
+	X(BYTE_COUNTER, byte_counter, 65536, 1024, 1073741824,               \
+	  "measured: B = 64 KiB (paper: 10 MB)")                             \
+	X(F, f, 2, 1, 64, "measured: F = 2 (paper: 5)")                      \
+	X(AI_MBPS, ai_mbps, 1000, 1, 100000,                                 \
+	  "measured: 1 % of the link (mlx5: 5 Mb/s)")                        \
+	X(HAI_MBPS, hai_mbps, 5000, 1, 100000,                               \
+	  "measured: 5 % of the link (mlx5: 50 Mb/s)")                       \
+	X(MIN_RATE_MBPS, min_rate_mbps, 1000, 1, 100000,                     \
+	  "1 % of the link, as HPCC's DCQCN (mlx5: 1 Mb/s)")                 \
 	X(MIN_DEC_PCT, min_dec_pct, 50, 0, 100,                              \
 	  "mlx5 rpg_min_dec_fac = 50 %")                                     \
 	X(INITIAL_ALPHA, initial_alpha, 1024, 0, 1024,                       \
 	  "paper: alpha = 1 (x/1024); mlx5 initial_alpha_value 1023")        \
-	X(CNP_INTERVAL_US, cnp_interval_us, 50, 0, 1000000,                  \
-	  "paper: N = 50 us between CNPs of a QP")                           \
-	X(FIRST_CNP_MBPS, first_cnp_mbps, 0, 0, 1000000,                     \
-	  "mlx5 rate_to_set_on_first_cnp = 0 (measured rate)")
+	X(CNP_INTERVAL_US, cnp_interval_us, 10, 0, 1000000,                  \
+	  "measured: N = 10 us (paper: 50 us)")                              \
+	X(FIRST_CNP_MBPS, first_cnp_mbps, 5000, 0, 1000000,                  \
+	  "measured: 5 % of the link (mlx5: 0, the current rate)")
 
 struct ur_cc_params {
 	uint32_t algo; /* enum ur_cc_algo */
@@ -56,12 +60,36 @@ struct ur_cc_param_info {
 	const char *env;     /* suffix of UROCE_DCQCN_ */
 	const char *field;
 	size_t off;          /* offsetof(struct ur_cc_params, field) */
-	uint32_t def, min, max;
+	uint32_t def, min, max; /* def: the default profile at 100 Gbit/s */
 	const char *source;
 };
 extern const struct ur_cc_param_info ur_cc_param_table[];
 extern const unsigned int ur_cc_param_count;
-/* Defaults (DCQCN on). */
+
+/*
+ * Profiles: named rows of DCQCN values (docs/cc.md "Profiles"), tables of
+ * values, not code paths. A profile that scales gives its rates (AI, HAI,
+ * min rate, first-CNP rate) for a link of UR_CC_REF_MBPS; they follow the
+ * link's rate where the host knows it (ur_cc_profile_apply). The first row
+ * is the default.
+ */
+#define UR_CC_REF_MBPS 100000u
+struct ur_cc_profile {
+	const char *name;
+	bool scales;             /* rates given per UR_CC_REF_MBPS of link */
+	struct ur_cc_params p;   /* algo unused */
+	const char *doc;
+};
+extern const struct ur_cc_profile ur_cc_profiles[];
+extern const unsigned int ur_cc_profile_count;
+/* The profile called @name, or NULL. */
+const struct ur_cc_profile *ur_cc_profile_find(const char *name);
+/* Set every DCQCN field of @p (not algo) from @prof for a link of
+ * @link_mbps (0: unknown: a profile that scales keeps its timers and
+ * counters but takes mlx5's absolute rates, which suit any link). */
+void ur_cc_profile_apply(struct ur_cc_params *p,
+			 const struct ur_cc_profile *prof, uint64_t link_mbps);
+/* Defaults (DCQCN on): the default profile for a link of unknown rate. */
 void ur_cc_params_default(struct ur_cc_params *p);
 /* 0, or -ERANGE with the offending row in *bad (-EINVAL: unknown algo). */
 int ur_cc_params_check(const struct ur_cc_params *p,
@@ -115,6 +143,8 @@ void ur_cc_init(struct ur_cc *cc, const struct ur_cc_params *p, uint64_t now);
 
 /* Rate estimator helper (ur_cc.c). */
 void ur__rate_est_add(struct ur_rate_est *e, uint32_t bytes, uint64_t now);
+/* Its rate at @now (bits/s; 0: nothing measured yet). */
+double ur__rate_est_bps(const struct ur_rate_est *e, uint64_t now);
 
 /*
  * Token bucket: at most @burst bytes at once, then @bps. `t` is when the

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Congestion control and shaping at the verbs boundary (docs/cc.md): the
- * device's parameters from the environment (UROCE_CC, UROCE_DCQCN_<NAME>,
+ * device's parameters from the environment (UROCE_CC, UROCE_DCQCN_PROFILE,
+ * UROCE_DCQCN_<NAME>,
  * UROCE_RATE_LIMIT_MBPS, UROCE_RATE_BURST_BYTES), per-QP parameters
  * (uroce_qp_set_cc, include/uroce/uroce.h) and packet pacing
  * (ibv_modify_qp_rate_limit). The device's settings are read through the
@@ -105,6 +106,13 @@ int urv__cc_dev_init(struct ur_dev *dev)
 	ur_cc_params_default(&p);
 	if (ur_setting_get("UROCE_CC", &v) == 0)
 		p.algo = v ? UR_CC_DCQCN : UR_CC_NONE; /* choices "none|dcqcn" */
+	/* A profile, then single fields over it. The engine does not know
+	 * the link's rate: a profile that scales applies as written for
+	 * 100 Gbit/s, its first cut from the measured rate (docs/cc.md). The
+	 * setting's choices are the profile table's names, in order. */
+	if (ur_setting_get("UROCE_DCQCN_PROFILE", &v) == 0 &&
+	    v < ur_cc_profile_count)
+		ur_cc_profile_apply(&p, &ur_cc_profiles[v], 0);
 	for (unsigned int i = 0; i < ur_cc_param_count; i++) {
 		const struct ur_cc_param_info *r = &ur_cc_param_table[i];
 

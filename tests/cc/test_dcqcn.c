@@ -7,9 +7,11 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <string.h>
 
 #include "tfix.h"
 #include "ur_cc.h"
+#include "ur_settings.h"
 #include "ur_test.h"
 
 #define US 1000ull
@@ -20,6 +22,14 @@ static void near(double got, double want, double tol, const char *what)
 {
 	if (fabs(got - want) > tol * (fabs(want) > 1 ? fabs(want) : 1))
 		UR_FAIL("%s: got %.6g want %.6g", what, got, want);
+}
+
+/* mlx5's firmware profile: the equations' tests below are written with
+ * its timers and rates (T = 300 us, R_AI 5 Mb/s, R_HAI 50 Mb/s, F = 5). */
+static void mlx5(struct ur_cc_params *p)
+{
+	p->algo = UR_CC_DCQCN;
+	ur_cc_profile_apply(p, ur_cc_profile_find("mlx5"), 100000);
 }
 
 /* A DCQCN instance that has seen the path deliver @bps for 10 ms. */
@@ -43,15 +53,26 @@ static void test_params(void)
 	struct ur_cc_params p;
 	const struct ur_cc_param_info *bad;
 
+	/* The default is the "uroce" profile; without the link's rate its
+	 * rates are mlx5's (docs/cc.md "Profiles"). */
 	ur_cc_params_default(&p);
 	ASSERT_EQ(p.algo, UR_CC_DCQCN);
 	ASSERT_EQ(p.g_recip, 256);
 	ASSERT_EQ(p.alpha_timer_us, 55);
-	ASSERT_EQ(p.rate_timer_us, 300);
-	ASSERT_EQ(p.byte_counter, 10485760);
-	ASSERT_EQ(p.f, 5);
-	ASSERT_EQ(p.cnp_interval_us, 50);
+	ASSERT_EQ(p.rate_timer_us, 10);
+	ASSERT_EQ(p.byte_counter, 65536);
+	ASSERT_EQ(p.f, 2);
+	ASSERT_EQ(p.cnp_interval_us, 10);
+	ASSERT_EQ(p.ai_mbps, 5);
+	ASSERT_EQ(p.first_cnp_mbps, 0);
 	ASSERT_EQ(ur_cc_params_check(&p, &bad), 0);
+	for (unsigned int i = 0; i < ur_cc_param_count; i++) {
+		const struct ur_cc_param_info *r = &ur_cc_param_table[i];
+
+		/* The table's default column is the first profile's. */
+		ASSERT_EQ(r->def, *(const uint32_t *)((const char *)
+				&ur_cc_profiles[0].p + r->off));
+	}
 	for (unsigned int i = 0; i < ur_cc_param_count; i++) {
 		const struct ur_cc_param_info *r = &ur_cc_param_table[i];
 		struct ur_cc_params q = p;
@@ -102,7 +123,7 @@ static void test_cut(void)
 	uint64_t now = 1 * MS;
 	double g = 1.0 / 256, rc, a;
 
-	ur_cc_params_default(&p);
+	mlx5(&p);
 	p.initial_alpha = 512; /* 0.5: so the cut is not just a halving */
 	warm(&cc, &p, 400 * MBIT, &now);
 	near(d->acked.bps, 400 * MBIT, 0.02, "measured");
@@ -133,7 +154,7 @@ static void test_alpha_timer(void)
 	uint64_t now = 1 * MS, t0;
 	double a;
 
-	ur_cc_params_default(&p);
+	mlx5(&p);
 	p.rate_timer_us = 1000000; /* keep rate events out of the way */
 	warm(&cc, &p, 400 * MBIT, &now);
 	cc.ops->on_cnp(&cc, now);
@@ -159,7 +180,7 @@ static void test_recovery(void)
 	uint64_t now = 1 * MS, t0;
 	double rt, rc;
 
-	ur_cc_params_default(&p);
+	mlx5(&p);
 	warm(&cc, &p, 400 * MBIT, &now);
 	d->line = 10e9; /* the path could take more: the limiter stays on */
 	cc.ops->on_cnp(&cc, now);
@@ -191,7 +212,7 @@ static void test_hyper(void)
 	uint64_t now = 1 * MS, t0;
 	double rt, rc;
 
-	ur_cc_params_default(&p);
+	mlx5(&p);
 	p.byte_counter = 65536;
 	p.alpha_timer_us = 131071;
 	warm(&cc, &p, 400 * MBIT, &now);
@@ -233,7 +254,7 @@ static void test_switch_off(void)
 	struct ur_cc_params p;
 	uint64_t now = 1 * MS, t;
 
-	ur_cc_params_default(&p);
+	mlx5(&p);
 	warm(&cc, &p, 400 * MBIT, &now);
 	cc.ops->on_cnp(&cc, now);
 	ASSERT_GT(cc.ops->rate(&cc), 0);
@@ -254,7 +275,7 @@ static void test_clamps(void)
 	uint64_t now = 1 * MS;
 	double before;
 
-	ur_cc_params_default(&p);
+	mlx5(&p);
 	p.min_dec_pct = 80;
 	p.min_rate_mbps = 10;
 	warm(&cc, &p, 400 * MBIT, &now);
@@ -303,6 +324,90 @@ static void test_pacer(void)
 	near((double)sent, 1250000 + 8192, 0.01, "paced bytes");
 }
 
+/* Profiles are rows of values: "uroce" is the table's default column for
+ * 100 Gbit/s and its rates follow the link; "mlx5" is the same at every
+ * speed; a profile can be given to one QP (ur_qp_set_cc). */
+static void test_profiles(void)
+{
+	const struct ur_cc_profile *u = ur_cc_profile_find("uroce");
+	const struct ur_cc_profile *m = ur_cc_profile_find("mlx5");
+	struct ur_cc_params p = { .algo = UR_CC_NONE };
+
+	const struct ur_setting *set = ur_setting_find("UROCE_DCQCN_PROFILE");
+	char names[128] = "";
+
+	ASSERT(u && m);
+	ASSERT(u == &ur_cc_profiles[0]);
+	/* UROCE_DCQCN_PROFILE's choices are the table's names, in order
+	 * (src/verbs/cc.c takes the choice's index as the row). */
+	for (unsigned int i = 0; i < ur_cc_profile_count; i++) {
+		if (i)
+			strcat(names, "|");
+		strcat(names, ur_cc_profiles[i].name);
+	}
+	ASSERT(set != NULL);
+	ASSERT_STR_EQ(set->choices, names);
+	ASSERT(!ur_cc_profile_find("nope"));
+	ur_cc_profile_apply(&p, u, 100000);
+	ASSERT_EQ(p.algo, UR_CC_NONE); /* the algorithm is not a profile's */
+	ASSERT_EQ(p.ai_mbps, 1000);
+	ASSERT_EQ(p.hai_mbps, 5000);
+	ASSERT_EQ(p.min_rate_mbps, 1000);
+	ASSERT_EQ(p.first_cnp_mbps, 5000);
+	ASSERT_EQ(p.rate_timer_us, 10);
+	ASSERT_EQ(ur_cc_params_check(&p, NULL), 0);
+	ur_cc_profile_apply(&p, u, 25000);
+	ASSERT_EQ(p.ai_mbps, 250);
+	ASSERT_EQ(p.hai_mbps, 1250);
+	ASSERT_EQ(p.min_rate_mbps, 250);
+	ASSERT_EQ(p.first_cnp_mbps, 1250);
+	ASSERT_EQ(p.rate_timer_us, 10); /* timers do not scale */
+	ur_cc_profile_apply(&p, u, 400000);
+	ASSERT_EQ(p.ai_mbps, 4000);
+	ASSERT_EQ(p.first_cnp_mbps, 20000);
+	ur_cc_profile_apply(&p, u, 1);  /* a 1 Mbit/s link: at least 1 */
+	ASSERT_EQ(p.ai_mbps, 1);
+	ASSERT_EQ(ur_cc_params_check(&p, NULL), 0);
+	for (uint64_t link = 0; link <= 400000; link += 400000) {
+		ur_cc_profile_apply(&p, m, link);
+		ASSERT_EQ(p.rate_timer_us, 300);
+		ASSERT_EQ(p.ai_mbps, 5);
+		ASSERT_EQ(p.hai_mbps, 50);
+		ASSERT_EQ(p.min_rate_mbps, 1);
+		ASSERT_EQ(p.byte_counter, 10485760);
+		ASSERT_EQ(p.cnp_interval_us, 50);
+	}
+}
+
+/* A flow shorter than the estimator's 1 ms window: its first CNP cuts
+ * from what it was sending (the window so far), not from an assumed
+ * 10 Gbit/s; a first-CNP rate below that sets RC and RT. */
+static void test_short_flow_cut(void)
+{
+	struct ur_cc cc;
+	struct ur_cc_params p;
+	uint64_t now = 1 * MS;
+
+	mlx5(&p);
+	ur_cc_init(&cc, &p, now);
+	for (int i = 0; i < 2000; i++) { /* 100 us of 4 KiB at 80 Gbit/s */
+		now += 50;
+		cc.ops->on_sent(&cc, 500, now);
+	}
+	cc.ops->on_cnp(&cc, now);
+	near(cc.u.dcqcn.rt, 80e9, 0.01, "RT = the rate so far");
+	near(cc.u.dcqcn.rc, 40e9, 0.01, "RC = half of it");
+	p.first_cnp_mbps = 5000;
+	ur_cc_init(&cc, &p, now);
+	for (int i = 0; i < 2000; i++) {
+		now += 50;
+		cc.ops->on_sent(&cc, 500, now);
+	}
+	cc.ops->on_cnp(&cc, now);
+	near(cc.u.dcqcn.rt, 5e9, 1e-9, "RT = first-CNP rate");
+	near(cc.u.dcqcn.rc, 2.5e9, 1e-9, "RC cut from it");
+}
+
 /* ---- through the transport -------------------------------------------- */
 static uint64_t pump(struct tfix *f, uint64_t dur, uint32_t len)
 {
@@ -329,9 +434,10 @@ static uint64_t pump(struct tfix *f, uint64_t dur, uint32_t len)
 }
 
 /* Every request CE-marked: the receiver answers with CNPs, at most one per
- * 50 us, the sender's QP cuts its rate and paces. */
+ * CNP_INTERVAL_US, the sender's QP cuts its rate and paces. */
 static void test_np_rp(void)
 {
+	struct ur_cc_params p;
 	struct tfix f;
 	uint64_t t0;
 
@@ -345,7 +451,10 @@ static void test_np_rp(void)
 	pump(&f, 5 * MS, 65536);
 	ASSERT_GT(f.b.qp->cnt.rx_ecn_ce, 0);
 	ASSERT_GT(f.b.qp->cnt.tx_cnp, 10);
-	ASSERT_LE(f.b.qp->cnt.tx_cnp, (f.net.now - t0) / (50 * US) + 1);
+	ur_qp_get_cc(f.b.qp, &p);
+	ASSERT_GT(p.cnp_interval_us, 0);
+	ASSERT_LE(f.b.qp->cnt.tx_cnp,
+		  (f.net.now - t0) / (p.cnp_interval_us * US) + 1);
 	ASSERT_EQ(f.b.node->dev.cnt.tx_cnp, f.b.qp->cnt.tx_cnp);
 	ASSERT_EQ(f.a.qp->cnt.rx_cnp, f.b.qp->cnt.tx_cnp);
 	ASSERT_EQ(f.a.node->dev.cnt.rx_cnp, f.a.qp->cnt.rx_cnp);
@@ -406,6 +515,8 @@ static const struct ur_test_case tests[] = {
 	{ "hyper", test_hyper },
 	{ "switch_off", test_switch_off },
 	{ "clamps", test_clamps },
+	{ "profiles", test_profiles },
+	{ "short_flow_cut", test_short_flow_cut },
 	{ "pacer", test_pacer },
 	{ "np_rp", test_np_rp },
 	{ "none_not_ect", test_none_not_ect },

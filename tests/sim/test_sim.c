@@ -68,8 +68,11 @@ static void test_deterministic(void)
  * one spine, 25 Gb/s, the paper's marking Kmin 5 KB, Kmax 200 KB, Pmax 1 %;
  * both senders behind leaf 0, the receiver behind leaf 1; the second flow
  * starts 1 ms later): over the last part of the run each gets
- * close to half, and together they fill the link. */
-static void test_dcqcn_fair(void)
+ * close to half, and together they fill the link. Twice: mlx5's profile
+ * with the paper's timers (K = T = 55 us) and R_AI = 40 Mb/s (with mlx5's
+ * own 300 us and 5 Mb/s recovery takes far longer), and the default
+ * profile as it is, its rates scaled to the 25 Gb/s hosts. */
+static void fair_run(bool mlx5)
 {
 	struct sim_cfg c;
 	struct sim *s;
@@ -83,15 +86,17 @@ static void test_dcqcn_fair(void)
 	c.hosts_per_leaf = 2;
 	c.pfc = false; /* only ECN/DCQCN acts */
 	c.buffer_bytes = 8 << 20;
-	/* The paper's timers (K = T = 55 us) and R_AI = 40 Mb/s: with the
-	 * mlx5 defaults (300 us, 5 Mb/s) recovery takes far longer. */
 	c.host_bps = c.fabric_bps = 25000000000ull;
 	c.kmin = 5 << 10;
 	c.kmax = 200 << 10;
 	c.pmax = 0.01;
-	c.cc.rate_timer_us = 55;
-	c.cc.ai_mbps = 40;
-	c.cc.hai_mbps = 200;
+	if (mlx5) {
+		c.cc_profile = (uint32_t)(ur_cc_profile_find("mlx5") -
+					  ur_cc_profiles);
+		c.cc.rate_timer_us = 55;
+		c.cc.ai_mbps = 40;
+		c.cc.hai_mbps = 200;
+	}
 	s = mk(&c);
 	sim_add_flow(s, 0, 2, 1u << 30, 0);
 	sim_add_flow(s, 1, 2, 1u << 30, 1000000);
@@ -104,11 +109,49 @@ static void test_dcqcn_fair(void)
 	x = (double)(a1 - a0) * 8 / ((t1 - t0) / 1e9) / 1e9;
 	y = (double)(b1 - b0) * 8 / ((t1 - t0) / 1e9) / 1e9;
 	jain = (x + y) * (x + y) / (2 * (x * x + y * y));
-	printf("dcqcn: flow A %.1f Gb/s, flow B %.1f Gb/s, Jain %.3f, rates %.1f / %.1f\n",
-	       x, y, jain, sim_qp_rate(s, 0, 2) / 1e9, sim_qp_rate(s, 1, 2) / 1e9);
+	printf("dcqcn %s: flow A %.1f Gb/s, flow B %.1f Gb/s, Jain %.3f, rates %.1f / %.1f\n",
+	       mlx5 ? "mlx5 + paper timers" : "uroce", x, y, jain,
+	       sim_qp_rate(s, 0, 2) / 1e9, sim_qp_rate(s, 1, 2) / 1e9);
 	ASSERT(jain > 0.95);
 	ASSERT(x + y > 15); /* of 25 Gb/s of wire, ~24.6 of payload */
 	sim_destroy(s);
+}
+
+static void test_dcqcn_fair(void)
+{
+	fair_run(true);
+	fair_run(false);
+}
+
+/* dcqcn_profile picks a row of ur_cc_profiles; its rates follow host_gbps
+ * whichever key comes first, and a dcqcn_<field> key still sets one field
+ * over it. */
+static void test_cc_profile(void)
+{
+	struct ur_cc_params p;
+	struct sim_cfg c;
+	char err[256];
+
+	sim_cfg_default(&c);
+	sim_cfg_cc(&c, &p);
+	ASSERT_EQ(p.algo, UR_CC_DCQCN);
+	ASSERT_EQ(p.rate_timer_us, 10);
+	ASSERT_EQ(p.first_cnp_mbps, 5000); /* 100 Gb/s hosts */
+	ASSERT_EQ(sim_cfg_set(&c, "dcqcn_ai_mbps", "7", err, sizeof(err)), 0);
+	ASSERT_EQ(sim_cfg_set(&c, "dcqcn_profile", "mlx5", err, sizeof(err)), 0);
+	sim_cfg_cc(&c, &p);
+	ASSERT_EQ(p.rate_timer_us, 300);
+	ASSERT_EQ(p.hai_mbps, 50);
+	ASSERT_EQ(p.ai_mbps, 7);
+	ASSERT_EQ(sim_cfg_set(&c, "dcqcn_profile", "uroce", err, sizeof(err)), 0);
+	ASSERT_EQ(sim_cfg_set(&c, "host_gbps", "25", err, sizeof(err)), 0);
+	sim_cfg_cc(&c, &p);
+	ASSERT_EQ(p.hai_mbps, 1250);
+	ASSERT_EQ(p.min_rate_mbps, 250);
+	ASSERT_EQ(p.first_cnp_mbps, 1250);
+	ASSERT_EQ(p.ai_mbps, 7);
+	ASSERT_EQ(sim_cfg_set(&c, "dcqcn_profile", "dctcp", err, sizeof(err)), -1);
+	ASSERT(strstr(err, "dcqcn_profile") != NULL);
 }
 
 /* ECMP: N flows hashed over M equal paths (a leaf's M spine uplinks). The
@@ -547,6 +590,7 @@ static void test_adaptive_unequal(void)
 static const struct ur_test_case tests[] = {
 	{ "deterministic", test_deterministic },
 	{ "dcqcn_fair", test_dcqcn_fair },
+	{ "cc_profile", test_cc_profile },
 	{ "ecmp_bins", test_ecmp_bins },
 	{ "incast_queue", test_incast_queue },
 	{ "pfc_lossless", test_pfc_lossless },
