@@ -144,6 +144,20 @@ UROCE_COLL_EXPORT int uroce_test(uroce_request_t **req, int *done);
 UROCE_COLL_EXPORT int uroce_wait(uroce_request_t **req);
 UROCE_COLL_EXPORT int uroce_waitall(int n, uroce_request_t **reqs);
 
+/*
+ * Completion callback (a framework's future, e.g. PyTorch's DDP hook):
+ * fn(arg, result) is called once, when the request completes, by the
+ * thread that completed it (the progress thread, or a thread waiting or
+ * testing), with no lock of the library held; at once by the caller if
+ * the request is already complete. The request stays the caller's: a
+ * uroce_wait or uroce_test still frees it (and returns at once after
+ * the call), and may be made from fn itself. fn must not wait for another
+ * request of the communicator. -EINVAL if fn is NULL or one is already set.
+ */
+typedef void (*uroce_notify_fn)(void *arg, int result);
+UROCE_COLL_EXPORT int uroce_request_notify(uroce_request_t *req,
+					   uroce_notify_fn fn, void *arg);
+
 UROCE_COLL_EXPORT int uroce_iallreduce(uroce_comm_t *comm, const void *sendbuf, void *recvbuf,
 		    size_t count, enum uroce_dtype dt, enum uroce_redop op,
 		    uroce_request_t **req);
