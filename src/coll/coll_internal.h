@@ -148,6 +148,8 @@ struct uroce_comm {
 	struct ibv_comp_channel *chan; /* wakes a blocked waiter */
 	unsigned cq_events;  /* events taken, not yet acknowledged */
 	uint64_t spin_ns;    /* spin this long without progress, then block */
+	uint64_t pspin_ns;   /* the same for the progress thread */
+	uint64_t cur_spin_ns; /* the executor's (nbc.c run_head) */
 	uint64_t block_ns;   /* longest block before draining ourselves */
 	int yield;           /* spin with sched_yield (more ranks than cores) */
 	/* A credit is owed but one is still in flight: its (unsolicited)

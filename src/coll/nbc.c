@@ -234,8 +234,9 @@ static void complete(struct ur_nbc *q, struct uroce_request *r, int e)
 }
 
 /* Lock held, no executor, queue not empty: become the executor for the
- * head request (the lock is dropped while it runs). */
-static void run_head(struct uroce_comm *c)
+ * head request (the lock is dropped while it runs). The progress thread
+ * (by_thread) spins for its own time before it sleeps. */
+static void run_head(struct uroce_comm *c, int by_thread)
 {
 	struct ur_nbc *q = &c->nbc;
 	struct uroce_request *r = q->head;
@@ -245,6 +246,7 @@ static void run_head(struct uroce_comm *c)
 	if (!q->head)
 		q->tail = NULL;
 	q->exec = 1;
+	c->cur_spin_ns = by_thread ? c->pspin_ns : c->spin_ns;
 	pthread_mutex_unlock(&q->lock);
 	e = run(c, r);
 	if (c->owner) /* a lane: the communicator's last algorithm */
@@ -264,7 +266,7 @@ static void *progress_main(void *arg)
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		if (q->head && !q->exec) {
-			run_head(c);
+			run_head(c, 1);
 			continue;
 		}
 		if (q->stop)
@@ -324,7 +326,7 @@ static void wait_locked(struct uroce_comm *c, struct uroce_request *r)
 
 	while (r->state != S_DONE) {
 		if (!q->exec && q->head) {
-			run_head(c);
+			run_head(c, 0);
 		} else {
 			q->waiters++;
 			pthread_cond_wait(&q->done, &q->lock);
@@ -342,7 +344,7 @@ void ur__nbc_fini(struct uroce_comm *c)
 	pthread_mutex_lock(&q->lock);
 	while (q->head || q->exec) {
 		if (!q->exec) {
-			run_head(c);
+			run_head(c, 0);
 		} else {
 			q->waiters++;
 			pthread_cond_wait(&q->done, &q->lock);
@@ -771,7 +773,7 @@ int uroce_test(uroce_request_t **req, int *done)
 	/* Without a progress thread, testing progresses: it runs the next
 	 * queued operation if nobody else does. */
 	if (r->state != S_DONE && !q->thread_on && !q->exec && q->head)
-		run_head(r->c);
+		run_head(r->c, 0);
 	*done = r->state == S_DONE;
 	pthread_mutex_unlock(&q->lock);
 	if (!*done)

@@ -462,7 +462,7 @@ static int wait_idle(struct uroce_comm *c, uint64_t now, uint64_t last,
 	void *ctx;
 	int n;
 
-	if (now - last < c->spin_ns) {
+	if (now - last < c->cur_spin_ns) {
 		/* The rank we wait for, or our engine, may need this core
 		 * to move our data (comm.c, wait_params). */
 		if (c->yield)

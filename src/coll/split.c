@@ -54,6 +54,8 @@ static struct uroce_comm *child_new(struct uroce_comm *c, int rank, int size)
 	k->ctx = c->ctx;
 	k->pd = c->pd;
 	k->spin_ns = c->spin_ns;
+	k->pspin_ns = c->pspin_ns;
+	k->cur_spin_ns = c->spin_ns;
 	k->block_ns = c->block_ns;
 	k->yield = c->yield;
 	k->qp_timeout = c->qp_timeout;
