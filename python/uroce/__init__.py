@@ -64,10 +64,26 @@ def _load():
 
 
 _lib = None
-# void fn(void *arg, int result), called by the library's progress thread.
+# void fn(void *arg, int result), called by the library's progress thread:
+# one thunk for every request (a thunk must outlive its calls), arg the
+# key of the request's callback.
 _NOTIFY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int)
-# Callbacks not yet made: ctypes must keep their thunks alive until then.
-_pending = {}
+_pending = {}  # key -> (request, fn): callbacks not yet made
+_keys = iter(range(1, 1 << 62))
+
+
+def _notified(key, ret):
+    req, fn = _pending.pop(key, (None, None))
+    if fn is None:
+        return
+    try:
+        fn(req)
+    except BaseException as e:  # a callback has nobody to raise to
+        import sys
+        print("uroce: on_done callback failed: %r" % (e,), file=sys.stderr)
+
+
+_THUNK = _NOTIFY(_notified)
 
 
 def _libc():
@@ -222,19 +238,9 @@ class Request:
         if self._done:
             fn(self)
             return
-
-        def done(_arg, ret):
-            _pending.pop(key, None)
-            try:
-                fn(self)
-            except BaseException as e:  # a callback has nobody to raise to
-                import sys
-                print("uroce: on_done callback failed: %r" % (e,),
-                      file=sys.stderr)
-        thunk = _NOTIFY(done)
-        key = id(thunk)
-        _pending[key] = (thunk, self)
-        ret = _libc().uroce_request_notify(self._h, thunk, None)
+        key = next(_keys)
+        _pending[key] = (self, fn)
+        ret = _libc().uroce_request_notify(self._h, _THUNK, key)
         if ret:
             _pending.pop(key, None)
             raise UroceError("uroce: on_done: %s" % os.strerror(-ret))
