@@ -174,16 +174,17 @@ struct uroce_comm {
 	size_t scratch_len;
 
 	struct ur_nbc nbc;
-	/* Lanes (nbc.c): a communicator's collectives go round-robin to
-	 * lanes[0] (itself, which also carries point-to-point, groups'
-	 * batches and splits) and nlanes - 1 hidden sub-communicators, each
+	/* Lanes (nbc.c): a communicator's non-blocking collectives go
+	 * round-robin to lanes[0] (itself, which also carries the blocking
+	 * calls, point-to-point, groups' batches and splits) and nlanes - 1
+	 * hidden sub-communicators, each
 	 * with its own queue, progress thread, QPs, CQ and slots, so up to
 	 * nlanes collectives progress at once. nlanes 0: no lanes (a lane
 	 * itself, UROCE_COLL_LANES=1, or no progress thread). */
 	struct uroce_comm **lanes;
 	int nlanes;
 	int want_lanes;      /* UROCE_COLL_LANES, for splits */
-	uint64_t lane_next;  /* collectives issued: the next goes to lane_next % nlanes */
+	uint64_t lane_next;  /* i-collectives issued: the next goes to lane_next % nlanes */
 	struct uroce_comm *owner; /* a lane: the communicator it serves */
 	/* Point-to-point message numbers per peer (signatures, nbc.c). */
 	uint32_t *p2p_sent, *p2p_rcvd;

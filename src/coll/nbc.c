@@ -6,9 +6,10 @@
  * Every operation, blocking or not, becomes a request in the FIFO of one
  * of the communicator's lanes. A lane is the communicator itself (lane 0)
  * or a hidden sub-communicator with its own QPs, CQ and staging slots
- * (split.c, made with the communicator); the k-th collective of a
- * communicator goes to lane k mod nlanes, at every rank alike, and
- * point-to-point, groups' batches and splits go to lane 0. One executor
+ * (split.c, made with the communicator); the k-th non-blocking collective
+ * of a communicator goes to lane k mod nlanes, at every rank alike, and
+ * blocking collectives, point-to-point, groups' batches and splits go to
+ * lane 0. One executor
  * per lane at a time takes the head and runs it to completion with the
  * same code the blocking calls always ran (steps of ur__xfer, chunked and
  * pipelined through the staging slots), so operations of one lane
@@ -374,11 +375,16 @@ static void req_free(struct uroce_request *r)
 	free(r);
 }
 
-/* The lane of a new operation of kind k: collectives round-robin (every
- * rank counts the same calls), everything else on the communicator. */
-static struct uroce_comm *lane_of(struct uroce_comm *c, int k)
+/*
+ * The lane of a new operation of kind k: non-blocking collectives
+ * round-robin (every rank counts the same calls: MPI never matches a
+ * blocking collective with a non-blocking one), everything else on the
+ * communicator itself. So a blocking call takes exactly the path it took
+ * before there were lanes.
+ */
+static struct uroce_comm *lane_of(struct uroce_comm *c, int k, int nonblocking)
 {
-	if (!c->nlanes || k == R_P2P || k == R_BATCH || k == R_SPLIT)
+	if (!c->nlanes || !nonblocking || k == R_P2P || k == R_BATCH || k == R_SPLIT)
 		return c;
 	return c->lanes[__atomic_fetch_add(&c->lane_next, 1, __ATOMIC_RELAXED) %
 			(uint64_t)c->nlanes];
@@ -404,7 +410,7 @@ static int issue(struct uroce_comm *c, struct uroce_request *t,
 		free(t->v);
 		return -EINVAL;
 	}
-	t->c = lane_of(c, t->kind);
+	t->c = lane_of(c, t->kind, req != NULL);
 	lq = &t->c->nbc;
 	if (!req) {
 		pthread_mutex_lock(&lq->lock);

@@ -359,9 +359,10 @@ static void notify(uroce_comm_t *c)
 
 /*
  * Lanes: collectives of one communicator progress together. On a fresh
- * communicator (its collectives numbered from 0, lane k mod n):
+ * communicator (its non-blocking collectives numbered from 0, lane k
+ * mod n):
  * - rank 0 posts a receive from rank 1 (lane 0), then everyone an
- *   allreduce (the second collective: lane 1); rank 1 sends only once its
+ *   allreduce (the second non-blocking collective: lane 1); rank 1 sends only once its
  *   allreduce is done. One queue would deadlock (the allreduce behind a
  *   receive whose send waits for the allreduce).
  * - a 16 MiB allreduce, then a 4 KiB one; after waiting for the small one,
@@ -388,7 +389,9 @@ static void lanes(uroce_comm_t *parent)
 	out = malloc(big * 4);
 	sin = input(r, cnt, 10);
 	sout = malloc(cnt * 4);
-	CHECK_EQ(uroce_barrier(c), 0, "barrier (lane 0)");
+	/* The first i-collective takes lane 0, the next lane 1. */
+	CHECK_EQ(uroce_ibarrier(c, &q[0]), 0, "ibarrier (lane 0)");
+	CHECK_EQ(uroce_wait(&q[0]), 0, "ibarrier");
 	if (r == 0)
 		CHECK_EQ(uroce_irecv(c, &tok, 1, UROCE_INT32, 1, 5, &q[1]), 0, "irecv token");
 	CHECK_EQ(uroce_iallreduce(c, sin, sout, cnt, UROCE_INT32, UROCE_SUM, &q[0]), 0,
