@@ -11,7 +11,8 @@
 # with that library (LD_PRELOAD) and with this build, interleaved: the
 # blocking path before and after.
 #   bench/nbc.sh [ITERS]        (default 10 timed iterations per size)
-# Env: REPS, NPS ("2 4"), MIN (smallest size, 64K), COMPUTES ("sleep spin").
+# Env: REPS, NPS ("2 4"), MIN (smallest size, 64K), COMPUTES ("sleep spin";
+# empty: no overlap runs, only the blocking comparison with OLD_LIB).
 # Writes bench/results/<date>-nbc.md (env OUT=NAME: bench/results/NAME.md).
 # MPI: mpirun --mca btl tcp,self --mca pml ob1, bound like uroce-launch.
 set -uo pipefail
@@ -20,7 +21,7 @@ B=build/bin
 BB=build/bench
 ITERS=${1:-10}
 MIN=${MIN:-64K}
-COMPUTES=${COMPUTES:-"sleep spin"}
+COMPUTES=${COMPUTES-"sleep spin"}
 REPS=${REPS:-3}
 NPS=${NPS:-"2 4"}
 for t in $B/uroce-launch $BB/nbc-overlap $BB/nbc-overlap-mpi $B/uroce-coll-perf; do
