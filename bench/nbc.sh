@@ -11,16 +11,21 @@
 # with that library (LD_PRELOAD) and with this build, interleaved: the
 # blocking path before and after.
 #   bench/nbc.sh [ITERS]        (default 10 timed iterations per size)
+# Env: REPS, NPS ("2 4"), MIN (smallest size, 64K), COMPUTES ("sleep spin";
+# empty: no overlap runs, only the blocking comparison with OLD_LIB).
 # Writes bench/results/<date>-nbc.md (env OUT=NAME: bench/results/NAME.md).
 # MPI: mpirun --mca btl tcp,self --mca pml ob1, bound like uroce-launch.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=build/bin
+BB=build/bench
 ITERS=${1:-10}
+MIN=${MIN:-64K}
+COMPUTES=${COMPUTES-"sleep spin"}
 REPS=${REPS:-3}
 NPS=${NPS:-"2 4"}
-for t in uroce-launch nbc-overlap nbc-overlap-mpi uroce-coll-perf; do
-	[ -x $B/$t ] || { echo "nbc.sh: build $B/$t first"; exit 1; }
+for t in $B/uroce-launch $BB/nbc-overlap $BB/nbc-overlap-mpi $B/uroce-coll-perf; do
+	[ -x $t ] || { echo "nbc.sh: build $t first"; exit 1; }
 done
 day=$(date +%F)
 md=bench/results/${OUT:-$day-nbc}.md
@@ -50,19 +55,19 @@ med() {
 
 for np in $NPS; do
 	for op in allreduce alltoall; do
-		for c in sleep spin; do
+		for c in $COMPUTES; do
 			: >"$tmp/u"; : >"$tmp/m"
 			for rep in $(seq "$REPS"); do
 				echo "== overlap $op, $np ranks, compute $c, run $rep/$REPS"
 				# A failed run gives no figures; it is counted.
-				if timeout 900 $B/uroce-launch -n $np --timeout 900 --no-prefix $B/nbc-overlap \
-					-n "$ITERS" -o $op -c $c >"$tmp/run" 2>&1; then
+				if timeout 900 $B/uroce-launch -n $np --timeout 900 --no-prefix $BB/nbc-overlap \
+					-b "$MIN" -n "$ITERS" -o $op -c $c >"$tmp/run" 2>&1; then
 					grep -v '^#' "$tmp/run" | grep '^ *[0-9]' >>"$tmp/u"
 				else
 					echo "uroce $op $np ranks $c run $rep: $(grep -m1 uroce_coll "$tmp/run")" >>"$tmp/failed"
 				fi
 				cat "$tmp/run"
-				if timeout 900 $mpi -np $np $B/nbc-overlap-mpi -n "$ITERS" -o $op -c $c >"$tmp/run" 2>&1; then
+				if timeout 900 $mpi -np $np $BB/nbc-overlap-mpi -b "$MIN" -n "$ITERS" -o $op -c $c >"$tmp/run" 2>&1; then
 					grep -v '^#' "$tmp/run" | grep '^ *[0-9]' >>"$tmp/m"
 				else
 					echo "Open MPI $op $np ranks $c run $rep failed" >>"$tmp/failed"
@@ -97,7 +102,7 @@ fi
 {
 	echo "# Non-blocking collectives: overlap, uroce vs Open MPI ($day)"
 	echo
-	echo "\`bench/nbc.sh $ITERS\` at $(git rev-parse --short HEAD), $(nproc) cores ($(uname -r)),"
+	echo "\`bench/nbc.sh $ITERS\` at $(git rev-parse --short HEAD), $(getconf _NPROCESSORS_ONLN) cores ($(uname -r)),"
 	echo "$(mpirun --version | head -1). Overlap as OSU's osu_iallreduce defines it"
 	echo "(bench/nbc_overlap.c): t_pure = issue + wait; compute set to t_pure;"
 	echo "t_total = issue + compute + wait; overlap = 100 (1 - (t_total - t_cpu) / t_pure),"
@@ -109,7 +114,7 @@ fi
 	echo "share the rank's CPU). Open MPI: TCP BTL, ob1, bound the same way."
 	for np in $NPS; do
 		for op in allreduce alltoall; do
-			for c in sleep spin; do
+			for c in $COMPUTES; do
 				echo
 				echo "## $op, $np ranks, compute $c"
 				echo

@@ -75,7 +75,7 @@ install(FILES ${_man7} DESTINATION ${CMAKE_INSTALL_MANDIR}/man7)
 set(UROCE_PYTHON_DIR lib/python3/dist-packages CACHE STRING
   "where the uroce python package is installed, relative to the prefix")
 install(FILES ${PROJECT_SOURCE_DIR}/python/uroce/__init__.py
-  DESTINATION ${UROCE_PYTHON_DIR}/uroce)
+  ${PROJECT_SOURCE_DIR}/python/uroce/ddp.py DESTINATION ${UROCE_PYTHON_DIR}/uroce)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/deploy.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR} OPTIONAL)
 
@@ -103,5 +103,5 @@ if(TARGET uroce-nfq)
 endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${_deps}")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "ibverbs-utils, perftest, rdmacm-utils")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-numpy")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-numpy, python3-torch")
 include(CPack)

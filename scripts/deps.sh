@@ -10,6 +10,7 @@ PKGS=(
   libpcap-dev zlib1g-dev libssl-dev libnetfilter-queue-dev libgcrypt20-dev
   tshark iproute2 iptables iputils-ping ethtool iperf3 sockperf gnuplot-nox ucx-utils libfabric-bin
   openmpi-bin libopenmpi-dev python3 python3-numpy
+  python3-torch # coll_ddp: the PyTorch DDP hook (python/uroce/ddp.py)
   openssh-server # coll_lab starts sshds of its own inside lab namespaces
 )
 missing=()

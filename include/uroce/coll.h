@@ -124,15 +124,19 @@ UROCE_COLL_EXPORT int uroce_barrier(uroce_comm_t *comm);
  * Non-blocking operations. Each i-call checks its arguments (-EINVAL, or
  * the communicator's error once it is broken), queues the operation and
  * sets *req; the buffers (not the alltoallv arrays, which are copied)
- * belong to the library until the request completes. Operations on one
- * communicator run one at a time and complete in issue order, at every
- * rank, so every rank must issue a communicator's collectives (and the
- * sends and receives between any two ranks) in the same order. A progress
- * thread per communicator, started with the first i-call, runs them while
- * the caller computes or sleeps (UROCE_COLL_PROGRESS=0: no thread; then
- * uroce_wait and uroce_test progress). The blocking calls above are the
- * same operations followed by a wait, run in the caller's thread when
- * nothing else is queued.
+ * belong to the library until the request completes. Every rank must
+ * issue a communicator's collectives in the same order, each blocking on
+ * every rank or non-blocking on every rank (as MPI requires), and the
+ * sends and receives between any two ranks in the same order. A
+ * communicator has UROCE_COLL_LANES lanes (default 2): the k-th
+ * non-blocking collective runs on lane k mod lanes, everything else on
+ * lane 0; each lane runs its operations one at a time in issue order, the
+ * lanes at once, so collectives on different lanes complete in any order.
+ * A progress thread per lane, started with its first i-call, runs them
+ * while the caller computes or sleeps (UROCE_COLL_PROGRESS=0: no thread
+ * and one lane; then uroce_wait and uroce_test progress). The blocking
+ * calls above are the same operations followed by a wait, run in the
+ * caller's thread when nothing else is queued. docs/collectives.md.
  */
 typedef struct uroce_request uroce_request_t;
 
@@ -143,6 +147,20 @@ typedef struct uroce_request uroce_request_t;
 UROCE_COLL_EXPORT int uroce_test(uroce_request_t **req, int *done);
 UROCE_COLL_EXPORT int uroce_wait(uroce_request_t **req);
 UROCE_COLL_EXPORT int uroce_waitall(int n, uroce_request_t **reqs);
+
+/*
+ * Completion callback (a framework's future, e.g. PyTorch's DDP hook):
+ * fn(arg, result) is called once, when the request completes, by the
+ * thread that completed it (the progress thread, or a thread waiting or
+ * testing), with no lock of the library held; at once by the caller if
+ * the request is already complete. The request stays the caller's: a
+ * uroce_wait or uroce_test still frees it (and returns at once after
+ * the call), and may be made from fn itself. fn must not wait for another
+ * request of the communicator. -EINVAL if fn is NULL or one is already set.
+ */
+typedef void (*uroce_notify_fn)(void *arg, int result);
+UROCE_COLL_EXPORT int uroce_request_notify(uroce_request_t *req,
+					   uroce_notify_fn fn, void *arg);
 
 UROCE_COLL_EXPORT int uroce_iallreduce(uroce_comm_t *comm, const void *sendbuf, void *recvbuf,
 		    size_t count, enum uroce_dtype dt, enum uroce_redop op,

@@ -64,6 +64,26 @@ def _load():
 
 
 _lib = None
+# void fn(void *arg, int result), called by the library's progress thread:
+# one thunk for every request (a thunk must outlive its calls), arg the
+# key of the request's callback.
+_NOTIFY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int)
+_pending = {}  # key -> (request, fn): callbacks not yet made
+_keys = iter(range(1, 1 << 62))
+
+
+def _notified(key, ret):
+    req, fn = _pending.pop(key, (None, None))
+    if fn is None:
+        return
+    try:
+        fn(req)
+    except BaseException as e:  # a callback has nobody to raise to
+        import sys
+        print("uroce: on_done callback failed: %r" % (e,), file=sys.stderr)
+
+
+_THUNK = _NOTIFY(_notified)
 
 
 def _libc():
@@ -92,6 +112,7 @@ def _libc():
         rq = ctypes.POINTER(vp)
         lib.uroce_test.argtypes = [rq, ctypes.POINTER(i)]
         lib.uroce_wait.argtypes = [rq]
+        lib.uroce_request_notify.argtypes = [vp, _NOTIFY, vp]
         lib.uroce_iallreduce.argtypes = [vp, vp, vp, sz, i, i, rq]
         lib.uroce_ireduce.argtypes = [vp, vp, vp, sz, i, i, i, rq]
         lib.uroce_ibroadcast.argtypes = [vp, vp, vp, sz, i, i, rq]
@@ -207,6 +228,22 @@ class Request:
     @property
     def done(self):
         return self.test()
+
+    def on_done(self, fn):
+        """Call fn(request) once the operation completes, from the thread
+        that completes it (the library's progress thread), not from this
+        one: nothing needs to poll. The request is then done; in fn,
+        wait() returns the output at once or raises the failure. At once
+        in this thread if it is already complete."""
+        if self._done:
+            fn(self)
+            return
+        key = next(_keys)
+        _pending[key] = (self, fn)
+        ret = _libc().uroce_request_notify(self._h, _THUNK, key)
+        if ret:
+            _pending.pop(key, None)
+            raise UroceError("uroce: on_done: %s" % os.strerror(-ret))
 
     def __del__(self):
         # A request dropped unwaited still owns its buffers in the library.
@@ -410,6 +447,13 @@ class Comm:
         return self._issue("iallreduce", _libc().uroce_iallreduce,
                            (s.addr, r.addr, s.count, s.code, _op(op)),
                            recv if recv is not None else send, (s, r))
+
+    def _iallreduce_at(self, addr, count, dtype, op, result, keep):
+        """iallreduce in place of count elements of dtype at addr (memory
+        that keep holds, e.g. a torch tensor's)."""
+        return self._issue("iallreduce", _libc().uroce_iallreduce,
+                           (addr, addr, count, DTYPES.index(dtype), _op(op)),
+                           result, keep)
 
     def ibroadcast(self, buf, root=0, dtype=None):
         b = _Buf(buf, dtype, True)

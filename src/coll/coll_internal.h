@@ -148,6 +148,8 @@ struct uroce_comm {
 	struct ibv_comp_channel *chan; /* wakes a blocked waiter */
 	unsigned cq_events;  /* events taken, not yet acknowledged */
 	uint64_t spin_ns;    /* spin this long without progress, then block */
+	uint64_t pspin_ns;   /* the same for the progress thread */
+	uint64_t cur_spin_ns; /* the executor's (nbc.c run_head) */
 	uint64_t block_ns;   /* longest block before draining ourselves */
 	int yield;           /* spin with sched_yield (more ranks than cores) */
 	/* A credit is owed but one is still in flight: its (unsolicited)
@@ -172,6 +174,18 @@ struct uroce_comm {
 	size_t scratch_len;
 
 	struct ur_nbc nbc;
+	/* Lanes (nbc.c): a communicator's non-blocking collectives go
+	 * round-robin to lanes[0] (itself, which also carries the blocking
+	 * calls, point-to-point, groups' batches and splits) and nlanes - 1
+	 * hidden sub-communicators, each
+	 * with its own queue, progress thread, QPs, CQ and slots, so up to
+	 * nlanes collectives progress at once. nlanes 0: no lanes (a lane
+	 * itself, UROCE_COLL_LANES=1, or no progress thread). */
+	struct uroce_comm **lanes;
+	int nlanes;
+	int want_lanes;      /* UROCE_COLL_LANES, for splits */
+	uint64_t lane_next;  /* i-collectives issued: the next goes to lane_next % nlanes */
+	struct uroce_comm *owner; /* a lane: the communicator it serves */
 	/* Point-to-point message numbers per peer (signatures, nbc.c). */
 	uint32_t *p2p_sent, *p2p_rcvd;
 	/* Sub-communicators (split.c): the root communicator's bootstrap is
@@ -301,6 +315,11 @@ void ur__nbc_fini(struct uroce_comm *c);
 /* A barrier run at once by a caller that owns the communicator (no
  * executor, no request pending): sub-communicator teardown. */
 int ur__nbc_barrier_now(struct uroce_comm *c);
+
+/* split.c: the lanes of a new communicator (collective over it), made by
+ * splits of it; comm.c: their teardown */
+int ur__lanes_init(struct uroce_comm *c);
+int ur__lanes_destroy(struct uroce_comm *c);
 
 /* split.c: the child's half of comm setup (comm.c) */
 int ur__comm_setup(struct uroce_comm *c);

@@ -3,12 +3,19 @@
  * Non-blocking operations, point-to-point and groups: the progress
  * context of a communicator.
  *
- * Every operation, blocking or not, becomes a request in the
- * communicator's FIFO. One executor at a time takes the head and runs it
- * to completion with the same code the blocking calls always ran (steps
- * of ur__xfer, chunked and pipelined through the staging slots), so
- * operations on one communicator complete in issue order at every rank,
- * which is what keeps their signatures and message counts in step.
+ * Every operation, blocking or not, becomes a request in the FIFO of one
+ * of the communicator's lanes. A lane is the communicator itself (lane 0)
+ * or a hidden sub-communicator with its own QPs, CQ and staging slots
+ * (split.c, made with the communicator); the k-th non-blocking collective
+ * of a communicator goes to lane k mod nlanes, at every rank alike, and
+ * blocking collectives, point-to-point, groups' batches and splits go to
+ * lane 0. One executor
+ * per lane at a time takes the head and runs it to completion with the
+ * same code the blocking calls always ran (steps of ur__xfer, chunked and
+ * pipelined through the staging slots), so operations of one lane
+ * complete in issue order at every rank, which is what keeps their
+ * signatures and message counts in step, while the lanes progress
+ * together: several collectives of one communicator are in flight at once.
  *
  * The executor is either the communicator's progress thread, started with
  * the first non-blocking call, or a caller that waits (uroce_wait,
@@ -63,6 +70,15 @@ struct uroce_request {
 	int nitems;
 	int color, key;
 	struct uroce_comm **out;
+	uroce_notify_fn notify; /* uroce_request_notify */
+	void *notify_arg;
+};
+
+/* A completion callback to make once the lock is dropped. */
+struct ur_note {
+	uroce_notify_fn fn;
+	void *arg;
+	int result;
 };
 
 int ur__nbc_init(struct uroce_comm *c)
@@ -81,6 +97,10 @@ int ur__nbc_init(struct uroce_comm *c)
 		return -ENOMEM;
 	}
 	q->no_thread = !ur_setting_val("UROCE_COLL_PROGRESS");
+	/* Lanes need a progress thread each: without threads, a wait runs
+	 * only its own lane, and ranks waiting in different orders would
+	 * each run a different lane. */
+	c->want_lanes = q->no_thread ? 1 : (int)ur_setting_val("UROCE_COLL_LANES");
 	q->inited = 1;
 	return 0;
 }
@@ -142,8 +162,18 @@ static int run(struct uroce_comm *c, struct uroce_request *r)
 		return run_p2p(c, &r, 1);
 	case R_BATCH:
 		return run_p2p(c, r->items, r->nitems);
-	case R_SPLIT:
-		return ur__run_split(c, r->color, r->key, r->out);
+	case R_SPLIT: {
+		int e = ur__run_split(c, r->color, r->key, r->out);
+		/* Every member of the new communicator makes its lanes. */
+		if (!e && *r->out)
+			e = ur__lanes_init(*r->out);
+		if (e && *r->out) {
+			ur__comm_free(*r->out);
+			*r->out = NULL;
+			__atomic_fetch_sub(&c->children, 1, __ATOMIC_ACQ_REL);
+		}
+		return e;
+	}
 	}
 	return -EINVAL;
 }
@@ -164,9 +194,50 @@ static void finish(struct uroce_request *r, int e)
 	r->state = S_DONE;
 }
 
+/*
+ * Lock held: complete r, wake the waiters, and make the completion
+ * callbacks of r (a batch: of its items) with the lock dropped. Once r is
+ * done a waiter may free it, so the callbacks are copied first.
+ */
+static void complete(struct ur_nbc *q, struct uroce_request *r, int e)
+{
+	struct ur_note one, *notes = &one;
+	int n = 0;
+
+	if (r->kind == R_BATCH) {
+		int want = 0;
+		for (int i = 0; i < r->nitems; i++)
+			want += r->items[i]->notify != NULL;
+		notes = want ? malloc(sizeof(*notes) * (size_t)want) : NULL;
+		for (int i = 0; notes && i < r->nitems; i++)
+			if (r->items[i]->notify)
+				notes[n++] = (struct ur_note){ r->items[i]->notify,
+							       r->items[i]->notify_arg, e };
+		/* Out of memory: the callbacks are made under the lock. */
+		for (int i = 0; !notes && i < r->nitems; i++)
+			if (r->items[i]->notify)
+				r->items[i]->notify(r->items[i]->notify_arg, e);
+	} else if (r->notify) {
+		one = (struct ur_note){ r->notify, r->notify_arg, e };
+		n = 1;
+	}
+	finish(r, e);
+	if (q->waiters)
+		pthread_cond_broadcast(&q->done);
+	if (n) {
+		pthread_mutex_unlock(&q->lock);
+		for (int i = 0; i < n; i++)
+			notes[i].fn(notes[i].arg, notes[i].result);
+		pthread_mutex_lock(&q->lock);
+	}
+	if (notes != &one)
+		free(notes);
+}
+
 /* Lock held, no executor, queue not empty: become the executor for the
- * head request (the lock is dropped while it runs). */
-static void run_head(struct uroce_comm *c)
+ * head request (the lock is dropped while it runs). The progress thread
+ * (by_thread) spins for its own time before it sleeps. */
+static void run_head(struct uroce_comm *c, int by_thread)
 {
 	struct ur_nbc *q = &c->nbc;
 	struct uroce_request *r = q->head;
@@ -176,13 +247,14 @@ static void run_head(struct uroce_comm *c)
 	if (!q->head)
 		q->tail = NULL;
 	q->exec = 1;
+	c->cur_spin_ns = by_thread ? c->pspin_ns : c->spin_ns;
 	pthread_mutex_unlock(&q->lock);
 	e = run(c, r);
+	if (c->owner) /* a lane: the communicator's last algorithm */
+		__atomic_store_n(&c->owner->last_algo, c->last_algo, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&q->lock);
 	q->exec = 0;
-	finish(r, e);
-	if (q->waiters)
-		pthread_cond_broadcast(&q->done);
+	complete(q, r, e);
 	if (q->head && q->thread_on)
 		pthread_cond_signal(&q->work);
 }
@@ -195,7 +267,7 @@ static void *progress_main(void *arg)
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		if (q->head && !q->exec) {
-			run_head(c);
+			run_head(c, 1);
 			continue;
 		}
 		if (q->stop)
@@ -255,7 +327,7 @@ static void wait_locked(struct uroce_comm *c, struct uroce_request *r)
 
 	while (r->state != S_DONE) {
 		if (!q->exec && q->head) {
-			run_head(c);
+			run_head(c, 0);
 		} else {
 			q->waiters++;
 			pthread_cond_wait(&q->done, &q->lock);
@@ -273,7 +345,7 @@ void ur__nbc_fini(struct uroce_comm *c)
 	pthread_mutex_lock(&q->lock);
 	while (q->head || q->exec) {
 		if (!q->exec) {
-			run_head(c);
+			run_head(c, 0);
 		} else {
 			q->waiters++;
 			pthread_cond_wait(&q->done, &q->lock);
@@ -304,28 +376,47 @@ static void req_free(struct uroce_request *r)
 }
 
 /*
+ * The lane of a new operation of kind k: non-blocking collectives
+ * round-robin (every rank counts the same calls: MPI never matches a
+ * blocking collective with a non-blocking one), everything else on the
+ * communicator itself. So a blocking call takes exactly the path it took
+ * before there were lanes.
+ */
+static struct uroce_comm *lane_of(struct uroce_comm *c, int k, int nonblocking)
+{
+	if (!c->nlanes || !nonblocking || k == R_P2P || k == R_BATCH || k == R_SPLIT)
+		return c;
+	return c->lanes[__atomic_fetch_add(&c->lane_next, 1, __ATOMIC_RELAXED) %
+			(uint64_t)c->nlanes];
+}
+
+/*
  * Issue t: with req NULL, run it and wait (the blocking calls), else
  * queue a copy and hand it out. Inside a group the copy waits for
- * uroce_group_end; a blocking call there would wait for itself.
+ * uroce_group_end (on the communicator, whatever its lane); a blocking
+ * call there would wait for itself.
  */
 static int issue(struct uroce_comm *c, struct uroce_request *t,
 		 uroce_request_t **req)
 {
-	struct ur_nbc *q = &c->nbc;
+	struct ur_nbc *q = &c->nbc, *lq;
 	struct uroce_request *r;
-	int e;
+	int group;
 
-	t->c = c;
+	pthread_mutex_lock(&q->lock);
+	group = q->in_group;
+	pthread_mutex_unlock(&q->lock);
+	if (group && !req) {
+		free(t->v);
+		return -EINVAL;
+	}
+	t->c = lane_of(c, t->kind, req != NULL);
+	lq = &t->c->nbc;
 	if (!req) {
-		pthread_mutex_lock(&q->lock);
-		if (q->in_group) {
-			pthread_mutex_unlock(&q->lock);
-			free(t->v);
-			return -EINVAL;
-		}
-		enqueue(c, t);
-		wait_locked(c, t);
-		pthread_mutex_unlock(&q->lock);
+		pthread_mutex_lock(&lq->lock);
+		enqueue(t->c, t);
+		wait_locked(t->c, t);
+		pthread_mutex_unlock(&lq->lock);
 		free(t->v);
 		return t->result;
 	}
@@ -336,8 +427,8 @@ static int issue(struct uroce_comm *c, struct uroce_request *t,
 		return -ENOMEM;
 	}
 	*r = *t;
-	pthread_mutex_lock(&q->lock);
-	if (q->in_group) {
+	if (group) {
+		pthread_mutex_lock(&q->lock);
 		r->state = S_GROUP;
 		r->next = NULL;
 		if (q->gtail)
@@ -345,15 +436,15 @@ static int issue(struct uroce_comm *c, struct uroce_request *t,
 		else
 			q->ghead = r;
 		q->gtail = r;
-		e = 0;
+		pthread_mutex_unlock(&q->lock);
 	} else {
-		enqueue(c, r);
-		kick(c);
-		e = 0;
+		pthread_mutex_lock(&lq->lock);
+		enqueue(r->c, r);
+		kick(r->c);
+		pthread_mutex_unlock(&lq->lock);
 	}
-	pthread_mutex_unlock(&q->lock);
 	*req = r;
-	return e;
+	return 0;
 }
 
 static int check(const struct uroce_comm *c, enum uroce_dtype dt,
@@ -596,7 +687,8 @@ int uroce_group_start(uroce_comm_t *c)
 }
 
 /* Queue the group: each run of consecutive sends and receives as one
- * batch, collectives as themselves, in issue order. */
+ * batch, collectives as themselves (on the lanes they were given when
+ * issued), in issue order. */
 int uroce_group_end(uroce_comm_t *c)
 {
 	struct ur_nbc *q;
@@ -615,6 +707,18 @@ int uroce_group_end(uroce_comm_t *c)
 	q->ghead = q->gtail = NULL;
 	q->in_group = 0;
 	while (r) {
+		if (r->kind != R_P2P && r->c != c) {
+			/* Another lane (lock order: the communicator, then
+			 * a lane). */
+			struct ur_nbc *lq = &r->c->nbc;
+			next = r->next;
+			pthread_mutex_lock(&lq->lock);
+			enqueue(r->c, r);
+			kick(r->c);
+			pthread_mutex_unlock(&lq->lock);
+			r = next;
+			continue;
+		}
 		if (r->kind != R_P2P) {
 			next = r->next;
 			enqueue(c, r);
@@ -632,8 +736,7 @@ int uroce_group_end(uroce_comm_t *c)
 			/* Fail these requests rather than lose them. */
 			for (int i = 0; i < n; i++, r = next) {
 				next = r->next;
-				r->result = e = -ENOMEM;
-				r->state = S_DONE;
+				complete(q, r, e = -ENOMEM);
 			}
 			continue;
 		}
@@ -676,7 +779,7 @@ int uroce_test(uroce_request_t **req, int *done)
 	/* Without a progress thread, testing progresses: it runs the next
 	 * queued operation if nobody else does. */
 	if (r->state != S_DONE && !q->thread_on && !q->exec && q->head)
-		run_head(r->c);
+		run_head(r->c, 0);
 	*done = r->state == S_DONE;
 	pthread_mutex_unlock(&q->lock);
 	if (!*done)
@@ -711,6 +814,30 @@ int uroce_wait(uroce_request_t **req)
 	req_free(r);
 	*req = NULL;
 	return e;
+}
+
+int uroce_request_notify(uroce_request_t *r, uroce_notify_fn fn, void *arg)
+{
+	struct ur_nbc *q;
+	int now;
+
+	if (!r || !fn)
+		return -EINVAL;
+	q = &r->c->nbc;
+	pthread_mutex_lock(&q->lock);
+	if (r->notify) {
+		pthread_mutex_unlock(&q->lock);
+		return -EINVAL;
+	}
+	now = r->state == S_DONE;
+	if (!now) {
+		r->notify = fn;
+		r->notify_arg = arg;
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (now)
+		fn(arg, r->result);
+	return 0;
 }
 
 int uroce_waitall(int n, uroce_request_t **reqs)

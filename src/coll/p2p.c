@@ -462,7 +462,7 @@ static int wait_idle(struct uroce_comm *c, uint64_t now, uint64_t last,
 	void *ctx;
 	int n;
 
-	if (now - last < c->spin_ns) {
+	if (now - last < c->cur_spin_ns) {
 		/* The rank we wait for, or our engine, may need this core
 		 * to move our data (comm.c, wait_params). */
 		if (c->yield)
@@ -492,6 +492,12 @@ int ur__xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 	uint64_t timeout = (uint64_t)c->timeout_ms * 1000000ull;
 	uint64_t last = ur__now_ns();
 
+	/* A lane fails with its communicator (and the other way round,
+	 * ur__fail). */
+	if (!c->failed && c->owner && __atomic_load_n(&c->owner->failed, __ATOMIC_ACQUIRE)) {
+		memcpy(c->err, c->owner->err, sizeof(c->err));
+		c->failed = c->owner->failed;
+	}
 	if (c->failed)
 		return c->failed;
 	for (int i = 0; i < nops; i++) {

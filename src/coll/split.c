@@ -54,6 +54,8 @@ static struct uroce_comm *child_new(struct uroce_comm *c, int rank, int size)
 	k->ctx = c->ctx;
 	k->pd = c->pd;
 	k->spin_ns = c->spin_ns;
+	k->pspin_ns = c->pspin_ns;
+	k->cur_spin_ns = c->spin_ns;
 	k->block_ns = c->block_ns;
 	k->yield = c->yield;
 	k->qp_timeout = c->qp_timeout;
@@ -146,4 +148,35 @@ done:
 	free(recs);
 	free(table);
 	return e;
+}
+
+/*
+ * The lanes of a new communicator c (nbc.c): want_lanes - 1 splits of c
+ * with every rank in one color, in rank order, so that up to want_lanes
+ * of c's collectives progress at once. Collective over c, run by its
+ * creator before anyone else can use c.
+ */
+int ur__lanes_init(struct uroce_comm *c)
+{
+	int n = c->want_lanes;
+
+	if (n <= 1)
+		return 0;
+	c->lanes = calloc((size_t)n, sizeof(*c->lanes));
+	if (!c->lanes)
+		return ur__fail(c, -ENOMEM, "lanes: out of memory");
+	c->lanes[0] = c;
+	for (int i = 1; i < n; i++) {
+		struct uroce_comm *k;
+		int e = ur__run_split(c, 0, c->rank, &k);
+
+		if (e)
+			return e;
+		/* Not a child the caller destroys: c's teardown does. */
+		__atomic_fetch_sub(&c->children, 1, __ATOMIC_ACQ_REL);
+		k->owner = c;
+		c->lanes[i] = k;
+		c->nlanes = i + 1;
+	}
+	return 0;
 }

@@ -14,6 +14,11 @@
  *          fails (prints "detected in")
  *   tag    rank 1 receives with another tag than rank 0 sends: both fail
  *          naming it
+ * "all" also checks completion callbacks (uroce_request_notify) and, with
+ * lanes (UROCE_COLL_LANES > 1 and a progress thread), that collectives of
+ * one communicator progress together: a receive that waits for its sender
+ * does not hold up a collective queued after it, and a small allreduce
+ * issued after a large one completes before it.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -290,6 +295,149 @@ static void sub_communicators(uroce_comm_t *c)
 	free(in); free(o1); free(o2); free(o3);
 }
 
+struct note {
+	int calls, result;
+};
+
+static void on_done(void *arg, int result)
+{
+	struct note *n = arg;
+
+	__atomic_fetch_add(&n->calls, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->result, result, __ATOMIC_RELEASE);
+}
+
+/* The completion callback: called once, by whoever completes the request,
+ * or at once when it is already complete. */
+static void notify(uroce_comm_t *c)
+{
+	int r = uroce_comm_rank(c), n = uroce_comm_size(c);
+	size_t cnt = 300000;
+	int32_t *in = input(r, cnt, 8), *out = malloc(cnt * 4);
+	struct note a = { 0, 1 }, b = { 0, 1 };
+	uroce_request_t *q = NULL;
+	double t0 = now_ms();
+
+	CHECK_EQ(uroce_iallreduce(c, in, out, cnt, UROCE_INT32, UROCE_SUM, &q), 0, "iallreduce");
+	if (!q) { /* broken communicator: reported above */
+		free(in);
+		free(out);
+		return;
+	}
+	CHECK_EQ(uroce_request_notify(q, on_done, &a), 0, "notify");
+	CHECK_EQ(uroce_request_notify(q, on_done, &b), -EINVAL, "a second callback");
+	CHECK_EQ(uroce_request_notify(q, NULL, &b), -EINVAL, "no callback");
+	if (getenv("UROCE_COLL_PROGRESS") && !strcmp(getenv("UROCE_COLL_PROGRESS"), "0")) {
+		CHECK_EQ(uroce_wait(&q), 0, "wait");
+	} else {
+		/* The progress thread completes it and calls us back. */
+		while (!__atomic_load_n(&a.calls, __ATOMIC_ACQUIRE) && now_ms() - t0 < 20000)
+			usleep(1000);
+		CHECK_EQ(a.calls, 1, "callback made without a wait");
+		CHECK_EQ(uroce_request_notify(q, on_done, &b), -EINVAL, "a second callback, done");
+		CHECK_EQ(uroce_wait(&q), 0, "wait after the callback");
+	}
+	CHECK_EQ(a.calls, 1, "one callback");
+	CHECK_EQ(a.result, 0, "callback result");
+	int64_t s = 0;
+	for (int j = 0; j < n; j++)
+		s += val(j, cnt - 1, 8);
+	CHECK_EQ(out[cnt - 1], s, "allreduce with a callback");
+	/* Already complete: at once, in this thread. A send and a receive
+	 * run in issue order (lane 0): once the receive is waited for, the
+	 * send is complete, not yet freed. */
+	if (n >= 2) {
+		uroce_request_t *sq = NULL, *rq = NULL;
+		int32_t x = r, y = -1;
+		CHECK_EQ(uroce_isend(c, &x, 1, UROCE_INT32, (r + 1) % n, 9, &sq), 0, "isend");
+		CHECK_EQ(uroce_irecv(c, &y, 1, UROCE_INT32, (r + n - 1) % n, 9, &rq), 0, "irecv");
+		CHECK_EQ(uroce_wait(&rq), 0, "wait receive");
+		CHECK_EQ(y, (r + n - 1) % n, "received");
+		CHECK_EQ(sq ? uroce_request_notify(sq, on_done, &b) : -1, 0, "notify a completed send");
+		CHECK_EQ(b.calls, 1, "callback at once on a completed request");
+		CHECK_EQ(b.result, 0, "its result");
+		CHECK_EQ(uroce_wait(&sq), 0, "wait send");
+	}
+	free(in);
+	free(out);
+}
+
+/*
+ * Lanes: collectives of one communicator progress together. On a fresh
+ * communicator (its non-blocking collectives numbered from 0, lane k
+ * mod n):
+ * - rank 0 posts a receive from rank 1 (lane 0), then everyone an
+ *   allreduce (the second non-blocking collective: lane 1); rank 1 sends only once its
+ *   allreduce is done. One queue would deadlock (the allreduce behind a
+ *   receive whose send waits for the allreduce).
+ * - a 16 MiB allreduce, then a 4 KiB one; after waiting for the small one,
+ *   the large one must still be running at least once in three tries
+ *   (one queue completes them in order, so never).
+ */
+static void lanes(uroce_comm_t *parent)
+{
+	int r = uroce_comm_rank(parent), n = uroce_comm_size(parent);
+	const char *lv = getenv("UROCE_COLL_LANES"), *pv = getenv("UROCE_COLL_PROGRESS");
+	size_t big = 4u << 20, cnt = 1000;
+	uroce_comm_t *c = NULL;
+	uroce_request_t *q[2];
+	int32_t tok = 0, *in, *out, *sin, *sout;
+
+	if ((lv && atoi(lv) == 1) || (pv && !strcmp(pv, "0")) || n < 2) {
+		printf("rank %d: lanes: off (UROCE_COLL_LANES=1 or no progress thread)\n", r);
+		return;
+	}
+	CHECK_EQ(uroce_comm_split(parent, 0, r, &c), 0, "split for lanes");
+	if (!c)
+		return;
+	in = input(r, big, 9);
+	out = malloc(big * 4);
+	sin = input(r, cnt, 10);
+	sout = malloc(cnt * 4);
+	/* The first i-collective takes lane 0, the next lane 1. */
+	CHECK_EQ(uroce_ibarrier(c, &q[0]), 0, "ibarrier (lane 0)");
+	CHECK_EQ(uroce_wait(&q[0]), 0, "ibarrier");
+	if (r == 0)
+		CHECK_EQ(uroce_irecv(c, &tok, 1, UROCE_INT32, 1, 5, &q[1]), 0, "irecv token");
+	CHECK_EQ(uroce_iallreduce(c, sin, sout, cnt, UROCE_INT32, UROCE_SUM, &q[0]), 0,
+		 "allreduce (lane 1)");
+	CHECK_EQ(uroce_wait(&q[0]), 0, "allreduce beside a pending receive");
+	if (r == 1)
+		CHECK_EQ(uroce_send(c, &(int32_t){ 4242 }, 1, UROCE_INT32, 0, 5), 0, "send token");
+	if (r == 0) {
+		CHECK_EQ(uroce_wait(&q[1]), 0, "receive token");
+		CHECK_EQ(tok, 4242, "token");
+	}
+	int64_t s = 0;
+	for (int j = 0; j < n; j++)
+		s += val(j, cnt - 1, 10);
+	CHECK_EQ(sout[cnt - 1], s, "allreduce beside a receive");
+
+	int overtook = 0;
+	for (int t = 0; t < 3 && !overtook; t++) {
+		int done = 1;
+		CHECK_EQ(uroce_iallreduce(c, in, out, big, UROCE_INT32, UROCE_SUM, &q[0]), 0, "big");
+		CHECK_EQ(uroce_iallreduce(c, sin, sout, cnt, UROCE_INT32, UROCE_SUM, &q[1]), 0, "small");
+		CHECK_EQ(uroce_wait(&q[1]), 0, "wait small");
+		CHECK_EQ(uroce_test(&q[0], &done), 0, "test big");
+		overtook = !done;
+		CHECK_EQ(uroce_wait(&q[0]), 0, "wait big");
+		printf("rank %d: lanes: try %d: the small allreduce %s the large one\n", r, t + 1,
+		       overtook ? "completed before" : "did not overtake");
+	}
+	/* Each rank judges its own order. */
+	CHECK_EQ(overtook, 1, "a collective overtook an earlier one (lanes progress together)");
+	s = 0;
+	for (int j = 0; j < n; j++)
+		s += val(j, big - 1, 9);
+	CHECK_EQ(out[big - 1], s, "big allreduce");
+	CHECK_EQ(uroce_comm_destroy(c), 0, "destroy");
+	free(in);
+	free(out);
+	free(sin);
+	free(sout);
+}
+
 static void bad_arguments(uroce_comm_t *c)
 {
 	int r = uroce_comm_rank(c), n = uroce_comm_size(c), x = 0, done;
@@ -391,6 +539,8 @@ int main(int argc, char **argv)
 	progress_while_sleeping(c);
 	point_to_point(c);
 	sub_communicators(c);
+	notify(c);
+	lanes(c);
 	bad_arguments(c);
 	CHECK_EQ(uroce_comm_destroy(c), 0, "destroy");
 	if (!g_fail)
