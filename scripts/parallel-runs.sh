@@ -10,8 +10,8 @@
 # failures). The whole script runs inside a private network namespace of
 # its own, so that its deliberate collisions touch no one else's tests.
 set -uo pipefail
-if [ -z "${UROCE_PARALLEL_INNER:-}" ]; then
-	export UROCE_PARALLEL_INNER=1
+if [ -z "${PARALLEL_RUNS_INNER:-}" ]; then
+	export PARALLEL_RUNS_INNER=1
 	if [ "$(id -u)" = 0 ]; then
 		exec unshare -n bash -c 'ip link set lo up && exec "$0" "$@"' "$0" "$@"
 	fi

@@ -12,10 +12,16 @@
 # Root gets `unshare -n`; another user `unshare -rn` (a user namespace)
 # where the kernel allows it; failing both, the test runs unisolated and
 # says so on stderr.
-if [ "${UROCE_TEST_NETNS:-1}" = 0 ] || [ -n "${UROCE_TEST_IN_NETNS:-}" ]; then
-	exec "$@"
-fi
-export UROCE_TEST_IN_NETNS=1
+case "${UROCE_TEST_NETNS:-1}" in
+0 | n | no | off | false) exec "$@" ;;
+1 | y | yes | on | true) ;;
+*)
+	echo "netns-run: UROCE_TEST_NETNS=$UROCE_TEST_NETNS: not a boolean; allowed: 0|1 (default 1)" >&2
+	exit 2
+	;;
+esac
+[ -n "${UR_NETNS_RUN_INSIDE:-}" ] && exec "$@"
+export UR_NETNS_RUN_INSIDE=1
 # lo starts down in a new namespace; everything the tests use of
 # 127.0.0.0/8 is lo's once it is up.
 up='ip link set lo up && exec "$@"'
