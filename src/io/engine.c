@@ -688,6 +688,9 @@ void ur_engine_close(struct ur_engine *e)
 	ur__fwd_close(e);
 	if (e->fwd_fd >= 0)
 		close(e->fwd_fd);
+	/* Our name after our slot: a sibling never sees the slot alone. */
+	if (e->fwd_id_fd >= 0)
+		close(e->fwd_id_fd);
 	if (e->ev_fd >= 0)
 		close(e->ev_fd);
 	if (e->ep_fd >= 0)

@@ -45,7 +45,7 @@
 #ifndef UROCE_BUILD
 #define UROCE_BUILD "unknown"
 #endif
-/* A test build may claim another protocol (tests/integration/builds.sh). */
+/* A test build may claim another protocol (scripts/two-builds.sh). */
 #ifdef UROCE_FWD_PROTO_OVERRIDE
 #undef UR_FWD_PROTO
 #define UR_FWD_PROTO UROCE_FWD_PROTO_OVERRIDE
@@ -171,6 +171,34 @@ static pid_t slot_owner(const struct ur_engine *e, uint8_t slot, uid_t *uid)
 	return pid;
 }
 
+/* The name of process @pid on the address (@pfx): its protocol and build
+ * text, false if it has none. */
+static bool find_id(const char *pfx, pid_t pid, char *proto, size_t pn,
+		    char *build, size_t bn)
+{
+	char id[112], text[512], fmt[32];
+	bool found = false;
+	size_t il;
+	FILE *g;
+
+	il = (size_t)snprintf(id, sizeof(id), "%sid/%d/", pfx, (int)pid);
+	g = fopen("/proc/net/unix", "re");
+	if (!g)
+		return false;
+	snprintf(fmt, sizeof(fmt), "%%%zu[^/]/%%%zus", pn - 1, bn - 1);
+	while (!found && fgets(text, sizeof(text), g)) {
+		char *n = strrchr(text, ' ');
+
+		if (!n || strncmp(n + 1, id, il))
+			continue;
+		n += 1 + il;
+		n[strcspn(n, "\n")] = 0;
+		found = sscanf(n, fmt, proto, build) == 2;
+	}
+	fclose(g);
+	return found;
+}
+
 /*
  * Every sibling on our address speaks our protocol: 0, or -EPROTO after
  * an error line that names the first one that does not (its pid, build
@@ -179,7 +207,7 @@ static pid_t slot_owner(const struct ur_engine *e, uint8_t slot, uid_t *uid)
  */
 static int check_siblings(struct ur_engine *e)
 {
-	char ip[INET6_ADDRSTRLEN], pfx[96], mine[32], line[512];
+	char ip[INET6_ADDRSTRLEN], pfx[80], mine[32], line[512];
 	bool seen[256] = { false };
 	size_t pl;
 	FILE *f;
@@ -197,13 +225,12 @@ static int check_siblings(struct ur_engine *e)
 		return 0;
 	}
 	while (!ret && fgets(line, sizeof(line), f)) {
-		char *name = strrchr(line, ' '), *end, id[96], text[160];
+		char *name = strrchr(line, ' '), *end;
 		char proto[32] = "", build[64] = "";
 		unsigned long slot;
 		uid_t uid = 0;
 		pid_t pid;
-		FILE *g;
-		bool found = false;
+		bool found;
 
 		if (!name || strncmp(name + 1, pfx, pl))
 			continue;
@@ -225,20 +252,24 @@ static int check_siblings(struct ur_engine *e)
 			ret = -EADDRINUSE;
 			break;
 		}
-		/* Its own name: a second pass over the list. */
-		snprintf(id, sizeof(id), "%sid/%d/", pfx, (int)pid);
-		g = fopen("/proc/net/unix", "re");
-		while (g && !found && fgets(text, sizeof(text), g)) {
-			char *n2 = strrchr(text, ' ');
+		/* Its own name: a second pass over the list. A process that
+		 * exits may lose its name a moment before its slot (the kernel
+		 * closes its sockets in turn): a slot without a name counts
+		 * only if it stays. */
+		found = find_id(pfx, pid, proto, sizeof(proto), build,
+				sizeof(build));
+		for (int i = 0; !found && pid && i < 3; i++) {
+			uid_t u2;
 
-			if (!n2 || strncmp(n2 + 1, id, strlen(id)))
-				continue;
-			n2 += 1 + strlen(id);
-			n2[strcspn(n2, "\n")] = 0;
-			found = sscanf(n2, "%31[^/]/%63s", proto, build) == 2;
+			usleep(20000);
+			if (slot_owner(e, (uint8_t)slot, &u2) != pid)
+				pid = 0;
+			else
+				found = find_id(pfx, pid, proto, sizeof(proto),
+						build, sizeof(build));
 		}
-		if (g)
-			fclose(g);
+		if (!pid)
+			continue;
 		if (found && !strcmp(proto, mine)) {
 			ur_log(UR_LOG_DEBUG, "%s port %u: sharing with pid %d "
 			       "(uroce %s, slot %lu)", ip, e->cfg.port, (int)pid,
@@ -309,9 +340,6 @@ int ur__fwd_open(struct ur_engine *e)
 
 void ur__fwd_close(struct ur_engine *e)
 {
-	if (e->fwd_id_fd >= 0)
-		close(e->fwd_id_fd);
-	e->fwd_id_fd = -1;
 	for (int i = 0; i < 256; i++) {
 		if (e->fwd_out[i] >= 0)
 			close(e->fwd_out[i]);
