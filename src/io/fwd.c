@@ -20,8 +20,10 @@
  * claim it reads every sibling's name from /proc/net/unix (the kernel's
  * list of this namespace's unix sockets: nothing for a sibling to answer,
  * and no layout to agree on) and refuses to open, naming the process,
- * when one speaks another protocol or has no name (a build from before
- * this check).
+ * when one speaks another protocol. A sibling without a name (a build
+ * from before the names, or one whose pid we cannot see from our PID
+ * namespace) is taken to speak protocol 1, as every build before the
+ * names did.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,6 +44,7 @@
  * (UR_IO_SLOT_SHIFT). Bump it when either changes. The struct's size is
  * part of the name too, so a change the number misses still refuses. */
 #define UR_FWD_PROTO 1
+#define UR_FWD_PROTO_UNNAMED 1 /* what every build before the names spoke */
 #ifndef UROCE_BUILD
 #define UROCE_BUILD "unknown"
 #endif
@@ -147,28 +150,31 @@ static int id_bind(struct ur_engine *e)
 	return fd;
 }
 
-/* The pid and uid of the process listening on @slot (0: none). */
-static pid_t slot_owner(const struct ur_engine *e, uint8_t slot, uid_t *uid)
+/* Whether a process listens on @slot, and its pid (0 when it is not
+ * visible from our PID namespace) and uid. */
+static bool slot_owner(const struct ur_engine *e, uint8_t slot, pid_t *pid,
+		       uid_t *uid)
 {
 	struct sockaddr_un un;
 	socklen_t len = slot_name(e, slot, &un), l;
 	struct ucred c;
 	int fd = seqpacket();
-	pid_t pid = 0;
+	bool there = false;
 
 	if (fd < 0)
-		return 0;
+		return false;
 	l = sizeof(c);
 	/* A listener's credentials come with the connection at once: it
 	 * need not accept (a busy sibling answers nothing here). */
 	if (!connect(fd, (struct sockaddr *)&un, len) &&
 	    !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &l) &&
 	    l == sizeof(c)) {
-		pid = c.pid;
+		there = true;
+		*pid = c.pid;
 		*uid = c.uid;
 	}
 	close(fd);
-	return pid;
+	return there;
 }
 
 /* The name of process @pid on the address (@pfx): its protocol and build
@@ -202,8 +208,9 @@ static bool find_id(const char *pfx, pid_t pid, char *proto, size_t pn,
 /*
  * Every sibling on our address speaks our protocol: 0, or -EPROTO after
  * an error line that names the first one that does not (its pid, build
- * and protocol) and the address. /proc/net/unix lists abstract names as
- * "@name" in its last field.
+ * and protocol) and the address (-EADDRINUSE: another user's, which the
+ * kernel would not let share the UDP port). /proc/net/unix lists
+ * abstract names as "@name" in its last field.
  */
 static int check_siblings(struct ur_engine *e)
 {
@@ -229,8 +236,8 @@ static int check_siblings(struct ur_engine *e)
 		char proto[32] = "", build[64] = "";
 		unsigned long slot;
 		uid_t uid = 0;
-		pid_t pid;
-		bool found;
+		pid_t pid = 0;
+		bool found = false;
 
 		if (!name || strncmp(name + 1, pfx, pl))
 			continue;
@@ -241,8 +248,7 @@ static int check_siblings(struct ur_engine *e)
 		    slot == e->slot || seen[slot])
 			continue;
 		seen[slot] = true;
-		pid = slot_owner(e, (uint8_t)slot, &uid);
-		if (!pid)
+		if (!slot_owner(e, (uint8_t)slot, &pid, &uid))
 			continue; /* gone since, or not listening yet */
 		if (uid != geteuid()) {
 			ur_log(UR_LOG_ERROR, "%s UDP port %u is in use by pid "
@@ -256,40 +262,59 @@ static int check_siblings(struct ur_engine *e)
 		 * exits may lose its name a moment before its slot (the kernel
 		 * closes its sockets in turn): a slot without a name counts
 		 * only if it stays. */
-		found = find_id(pfx, pid, proto, sizeof(proto), build,
-				sizeof(build));
+		if (pid)
+			found = find_id(pfx, pid, proto, sizeof(proto), build,
+					sizeof(build));
 		for (int i = 0; !found && pid && i < 3; i++) {
+			pid_t p2 = 0;
 			uid_t u2;
 
 			usleep(20000);
-			if (slot_owner(e, (uint8_t)slot, &u2) != pid)
-				pid = 0;
-			else
-				found = find_id(pfx, pid, proto, sizeof(proto),
-						build, sizeof(build));
+			if (!slot_owner(e, (uint8_t)slot, &p2, &u2) || p2 != pid)
+				break;
+			found = find_id(pfx, pid, proto, sizeof(proto), build,
+					sizeof(build));
 		}
-		if (!pid)
-			continue;
-		if (found && !strcmp(proto, mine)) {
+		if (!found) {
+			pid_t p2 = 0;
+			uid_t u2;
+
+			if (pid && (!slot_owner(e, (uint8_t)slot, &p2, &u2) ||
+				    p2 != pid))
+				continue; /* it went */
+			if (UR_FWD_PROTO == UR_FWD_PROTO_UNNAMED) {
+				ur_log(UR_LOG_WARN, "%s port %u: pid %d (slot "
+				       "%lu) does not say its build (a uroce "
+				       "from before builds named themselves, "
+				       "or in another PID namespace): taken to "
+				       "speak sibling protocol %u, as this one "
+				       "does", ip, e->cfg.port, (int)pid, slot,
+				       UR_FWD_PROTO_UNNAMED);
+				continue;
+			}
+			ur_log(UR_LOG_ERROR, "%s UDP port %u is in use by pid %d "
+			       "(slot %lu), a uroce from before builds named "
+			       "themselves, which speaks sibling protocol %u; "
+			       "this is uroce %s with protocol %s: different "
+			       "builds cannot share an address (use another "
+			       "UROCE_IP or UROCE_PORT, or the same build)", ip,
+			       e->cfg.port, (int)pid, slot,
+			       UR_FWD_PROTO_UNNAMED, UROCE_BUILD, mine);
+			ret = -EPROTO;
+			break;
+		}
+		if (!strcmp(proto, mine)) {
 			ur_log(UR_LOG_DEBUG, "%s port %u: sharing with pid %d "
 			       "(uroce %s, slot %lu)", ip, e->cfg.port, (int)pid,
 			       build, slot);
 			continue;
 		}
-		if (found)
-			ur_log(UR_LOG_ERROR, "%s UDP port %u is in use by pid %d, "
-			       "uroce %s speaking sibling protocol %s; this is "
-			       "uroce %s with protocol %s: different builds "
-			       "cannot share an address (use another UROCE_IP or "
-			       "UROCE_PORT, or the same build)", ip, e->cfg.port,
-			       (int)pid, build, proto, UROCE_BUILD, mine);
-		else
-			ur_log(UR_LOG_ERROR, "%s UDP port %u is in use by pid %d, "
-			       "a uroce build older than this one (uroce %s, "
-			       "sibling protocol %s) that does not say its "
-			       "version: they cannot share an address (use "
-			       "another UROCE_IP or UROCE_PORT, or the same build)",
-			       ip, e->cfg.port, (int)pid, UROCE_BUILD, mine);
+		ur_log(UR_LOG_ERROR, "%s UDP port %u is in use by pid %d, uroce "
+		       "%s speaking sibling protocol %s; this is uroce %s with "
+		       "protocol %s: different builds cannot share an address "
+		       "(use another UROCE_IP or UROCE_PORT, or the same build)",
+		       ip, e->cfg.port, (int)pid, build, proto, UROCE_BUILD,
+		       mine);
 		ret = -EPROTO;
 	}
 	fclose(f);
