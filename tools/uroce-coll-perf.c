@@ -8,6 +8,9 @@
  * algbw = size / time; busbw = algbw * factor: allreduce 2(n-1)/n,
  * allgather/reducescatter/alltoall(v) (n-1)/n, broadcast/reduce 1.
  * Time is the slowest rank's average per iteration.
+ * The table on stdout is for programs (nccl-tests' columns, unchanged);
+ * progress lines, for people, go to stderr: after each size with -P, else
+ * when 2 s have passed since the last one.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +24,7 @@
 #include <time.h>
 
 #include "uroce/coll.h"
+#include "ur_units.h"
 
 enum op { ALLREDUCE, REDUCE, BROADCAST, ALLGATHER, REDUCESCATTER, ALLTOALL, ALLTOALLV, NOPS };
 static const char *const op_names[NOPS] = { "allreduce", "reduce", "broadcast", "allgather",
@@ -30,7 +34,7 @@ struct cfg {
 	size_t minb, maxb;
 	double factor;
 	long step;
-	int iters, warmup, check, root, inplace, calls;
+	int iters, warmup, check, root, inplace, calls, progress;
 	enum op op;
 	enum uroce_dtype dt;
 	enum uroce_redop redop;
@@ -112,9 +116,28 @@ static void usage(FILE *f)
 		"  -c, --check 0/1       check results (default 0)\n"
 		"  -I, --inplace         in place instead of out of place\n"
 		"  -C, --call_times      also print each call's time on rank 0 (warm-up first)\n"
+		"  -P, --progress        a progress line (stderr) after every size; without it,\n"
+		"                        one every 2 s of a long run\n"
 		"  -h, --help\n"
 		"Algorithm: UROCE_COLL_ALGO=ring|rabenseifner|recursive_doubling|tree|bruck|\n"
 		"  recursive_halving|... (docs/collectives.md)\n");
+}
+
+/* The size after @sz: at least one byte more. */
+static size_t next_size(const struct cfg *c, size_t sz)
+{
+	size_t nx = c->step ? sz + (size_t)c->step
+			    : sz ? (size_t)(sz * c->factor) : 1;
+
+	return nx > sz ? nx : sz + 1;
+}
+
+/* A size's share of the run, for the time-left estimate: its calls, each
+ * a fixed cost (~the time 64 KiB takes) plus its bytes. */
+static double size_work(const struct cfg *c, size_t sz)
+{
+	return (double)(c->warmup + c->iters + 2 * c->check + 1) *
+	       ((double)sz + 65536);
 }
 
 /* Integer-valued inputs keep sums exact in every float type we check. */
@@ -305,7 +328,8 @@ int main(int argc, char **argv)
 		{ "iters", 1, 0, 'n' }, { "warmup_iters", 1, 0, 'w' },
 		{ "op", 1, 0, 'o' }, { "datatype", 1, 0, 'd' }, { "redop", 1, 0, 'R' },
 		{ "root", 1, 0, 'r' }, { "check", 1, 0, 'c' }, { "inplace", 0, 0, 'I' },
-		{ "call_times", 0, 0, 'C' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+		{ "call_times", 0, 0, 'C' }, { "progress", 0, 0, 'P' },
+		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
 	struct cfg c = { .minb = 32u << 20, .maxb = 32u << 20, .factor = 2,
 			 .iters = 20, .warmup = 5, .op = ALLREDUCE,
 			 .dt = UROCE_FLOAT32, .redop = UROCE_SUM };
@@ -313,7 +337,7 @@ int main(int argc, char **argv)
 	int ch, e, n, rank;
 	long wrong_total = 0;
 
-	while ((ch = getopt_long(argc, argv, "b:e:f:i:n:w:o:d:R:r:c:ICh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "b:e:f:i:n:w:o:d:R:r:c:ICPh", opts, NULL)) != -1) {
 		long v;
 		char *end;
 
@@ -357,6 +381,7 @@ int main(int argc, char **argv)
 			break;
 		case 'I': c.inplace = 1; break;
 		case 'C': c.calls = 1; break;
+		case 'P': c.progress = 1; break;
 		case 'o': {
 			int k;
 			for (k = 0; k < NOPS && strcmp(optarg, op_names[k]); k++)
@@ -416,6 +441,13 @@ int main(int argc, char **argv)
 		       "redop", "root", "time(us)", "algbw", "busbw", "#wrong", "algo");
 		printf("#%11s %12s %9s %6s %5s %12s %9s %9s %7s\n", "(B)", "(elements)", "", "",
 		       "", "", "(GB/s)", "(GB/s)", "");
+	}
+	double work_total = 0, work_done = 0, t_start = now_s(), t_told = t_start;
+	int nsizes = 0, isize = 0;
+
+	for (size_t sz = c.minb; sz <= c.maxb; sz = next_size(&c, sz)) {
+		work_total += size_work(&c, sz);
+		nsizes++;
 	}
 	for (size_t sz = c.minb; sz <= c.maxb;) {
 		size_t div = (c.op == ALLREDUCE || c.op == REDUCE || c.op == BROADCAST) ? 1 : (size_t)n;
@@ -477,12 +509,19 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		}
 		free(ct);
-		if (c.step)
-			sz += (size_t)c.step;
-		else
-			sz = sz ? (size_t)(sz * c.factor) : 1;
-		if (sz == 0)
-			break;
+		work_done += size_work(&c, sz);
+		isize++;
+		if (rank == 0 && isize < nsizes &&
+		    (c.progress || now_s() - t_told >= 2)) {
+			char a[UR_UNITS_LEN], p[128];
+
+			t_told = now_s();
+			fprintf(stderr, "uroce-coll-perf: size %s done (%d of %d): %s\n",
+				ur_fmt_bytes(a, sizeof(a), (double)bytes), isize, nsizes,
+				ur_fmt_progress(p, sizeof(p), work_done, work_total,
+						(uint64_t)((t_told - t_start) * 1e9)));
+		}
+		sz = next_size(&c, sz);
 	}
 	if (rank == 0)
 		printf("# Out of bounds values : %ld %s\n", wrong_total, wrong_total ? "FAILED" : "OK");

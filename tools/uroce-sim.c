@@ -3,7 +3,7 @@
  * uroce-sim: run the real uroce transport on a simulated fabric.
  *
  *   uroce-sim [-c FILE] [-s KEY=VALUE]... [--seed N] [--lb MODE]
- *             [--workload W] [-o PREFIX] [--progress]
+ *             [--workload W] [-o PREFIX] [--progress[=SECONDS]]
  *
  * Settings are the configuration file's keys (docs/sim.md); -s and the
  * shortcuts apply after the file, in order. Prints a summary; with -o
@@ -21,7 +21,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: uroce-sim [-c FILE] [-s KEY=VALUE]... [--seed N] [--lb single|spray|adaptive]\n"
-		"                 [--workload ring|alltoall|permutation|incast|trace] [-o PREFIX] [--progress]\n"
+		"                 [--workload ring|alltoall|permutation|incast|trace] [-o PREFIX]\n"
+		"                 [--progress[=SECONDS]]  (a line every SECONDS of wall time, default 2,\n"
+		"                 with the time left; 0: every 65536 events)\n"
 		"keys: see docs/sim.md (topology k leaves spines hosts_per_leaf host_gbps fabric_gbps\n"
 		"      link_delay_ns link_loss fail degrade buffer_kb ecn kmin_kb kmax_kb pmax pfc\n"
 		"      pfc_xoff_kb pfc_xon_kb pfc_headroom_kb mtu cc window timeout nic_queue_kb lb\n"
@@ -48,7 +50,7 @@ int main(int argc, char **argv)
 		{ "lb", required_argument, NULL, 'l' },
 		{ "workload", required_argument, NULL, 'w' },
 		{ "out", required_argument, NULL, 'o' },
-		{ "progress", no_argument, NULL, 'p' },
+		{ "progress", optional_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -97,6 +99,17 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			c.progress = true;
+			if (optarg) {
+				char *end;
+
+				c.progress_s = strtod(optarg, &end);
+				if (end == optarg || *end || !(c.progress_s >= 0) ||
+				    c.progress_s > 86400) {
+					fprintf(stderr, "uroce-sim: --progress=%s: "
+						"expected seconds, 0..86400\n", optarg);
+					return 2;
+				}
+			}
 			break;
 		case 'h':
 			usage(stdout);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <uroce/stat.h>
+#include "ur_units.h"
 
 #define MAX_FILES 64
 
@@ -67,6 +68,27 @@ static double mono(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A counters file of another uroce build (its layout or format differs):
+ * say so, rather than skip it in silence (the header's first 16 bytes are
+ * the same in every format: magic, version, pid). */
+static bool other_build(int fd, const char *path, const struct stat *st)
+{
+	struct { uint64_t magic; uint32_t version, pid; } h;
+
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    h.magic != UROCE_STAT_MAGIC)
+		return false;
+	if (h.version == UROCE_STAT_VERSION &&
+	    (size_t)st->st_size == sizeof(struct uroce_stat_file))
+		return false;
+	fprintf(stderr, "uroce-stat: %s: pid %u is a uroce of another build "
+		"(counters format %u, %lld bytes; this uroce-stat reads format "
+		"%u, %zu bytes): skipped\n", path, h.pid, h.version,
+		(long long)st->st_size, UROCE_STAT_VERSION,
+		sizeof(struct uroce_stat_file));
+	return true;
+}
+
 /* Copy a file's contents consistently (seqlock). */
 static int read_one(const char *path, struct uroce_stat_file *out)
 {
@@ -78,6 +100,7 @@ static int read_one(const char *path, struct uroce_stat_file *out)
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(*f)) {
+		other_build(fd, path, &st);
 		close(fd);
 		return -1;
 	}
@@ -101,6 +124,14 @@ static int read_one(const char *path, struct uroce_stat_file *out)
 		}
 	}
 	munmap((void *)f, sizeof(*f));
+	if (!ret && out->magic == UROCE_STAT_MAGIC &&
+	    out->version != UROCE_STAT_VERSION) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			other_build(fd, path, &st);
+			close(fd);
+		}
+	}
 	if (!ret && (out->magic != UROCE_STAT_MAGIC ||
 		     out->version != UROCE_STAT_VERSION ||
 		     out->n_dev > UROCE_STAT_MAX_DEV ||
@@ -164,10 +195,25 @@ static const char *qps(uint32_t s)
 
 static void print_rate(const char *what, uint64_t bps)
 {
+	char b[UR_UNITS_LEN];
+
 	if (bps)
-		printf(" %s %.1f Mbit/s", what, bps / 1e6);
+		printf(" %s %s", what, ur_fmt_bps(b, sizeof(b), (double)bps));
 	else
 		printf(" %s -", what);
+}
+
+/* A counter's rate in the watch view: bytes in human units, the rest
+ * (packets, events) as a plain number per second. */
+static void print_per_s(const char *name, uint64_t d, double dt)
+{
+	size_t l = strlen(name);
+	char b[UR_UNITS_LEN];
+
+	if (l > 6 && !strcmp(name + l - 6, "_bytes"))
+		printf(" %s %s", name, ur_fmt_Bps(b, sizeof(b), d / dt));
+	else
+		printf(" %s %.0f", name, d / dt);
 }
 
 /* What was looked for and not found, on stderr. */
@@ -297,7 +343,7 @@ static void watch_rates(const struct snap *p, int np, const struct snap *s,
 			uint64_t d = f->dev_v[k] - o->f.dev_v[k];
 
 			if (d || opt_all)
-				printf(" %s %.0f", f->dev_names[k], d / dt);
+				print_per_s(f->dev_names[k], d, dt);
 		}
 		printf("\n");
 		for (uint32_t q = 0; q < f->n_qps; q++) {
@@ -312,7 +358,7 @@ static void watch_rates(const struct snap *p, int np, const struct snap *s,
 				uint64_t d = c->v[k] - b->v[k];
 
 				if (d || opt_all)
-					printf(" %s %.0f", f->qp_names[k], d / dt);
+					print_per_s(f->qp_names[k], d, dt);
 			}
 			printf("\n");
 		}

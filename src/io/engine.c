@@ -530,6 +530,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	if (!e->cfg.port)
 		e->cfg.port = UR_ROCEV2_PORT;
 	e->rx_fd = e->fwd_fd = e->ev_fd = e->ep_fd = e->gsi_fd = -1;
+	e->fwd_id_fd = -1;
 	e->ep_timer_fd = -1;
 	pthread_mutex_init(&e->gsi_lock, NULL);
 	for (int i = 0; i < 256; i++)
@@ -716,6 +717,9 @@ void ur_engine_close(struct ur_engine *e)
 	ur__fwd_close(e);
 	if (e->fwd_fd >= 0)
 		close(e->fwd_fd);
+	/* Our name after our slot: a sibling never sees the slot alone. */
+	if (e->fwd_id_fd >= 0)
+		close(e->fwd_id_fd);
 	if (e->ev_fd >= 0)
 		close(e->ev_fd);
 	if (e->ep_fd >= 0)

@@ -135,6 +135,7 @@ struct ur_engine {
 	struct ur_ipudp local;  /* our address, as the ICRC sees it */
 	int rx_fd;              /* UDP <addr>:<port>, SO_REUSEPORT */
 	int fwd_fd;             /* unix seqpacket listener: claims our slot */
+	int fwd_id_fd;          /* bound to our build's name (fwd.c) */
 	int fwd_out[256];       /* connections to siblings, by slot: what
 				 * the kernel gave us for them */
 	/* Our own packets to siblings (to_sibling), on connections of their

@@ -94,7 +94,8 @@ struct sim_cfg {
 	char trace[256];
 	/* run */
 	uint64_t end_ns;           /* stop here (0: when the workload ends) */
-	bool progress;             /* a progress line on stderr */
+	bool progress;             /* progress lines on stderr */
+	double progress_s;         /* wall seconds between them (default 2) */
 	uint64_t sample_ns;        /* queue sampling period for the CSV */
 	/* where each key was last set by sim_cfg_load(), so that checks
 	 * across keys (sim_create, sim_workload) can name the line */

@@ -16,6 +16,7 @@ void sim_cfg_default(struct sim_cfg *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->seed = 1;
+	c->progress_s = 2;
 	c->topo = SIM_TOPO_FATTREE;
 	c->k = 4;
 	c->leaves = 4;

@@ -13,6 +13,7 @@
 
 #include "sim_priv.h"
 #include "ur_rand.h"
+#include "ur_units.h"
 
 /* ---- heap (util/ur_evheap.h, shared with the transport tests) -------- */
 void sim__push(struct sim *s, uint64_t t, uint32_t type, void *ptr,
@@ -110,6 +111,7 @@ struct sim *sim_create(const struct sim_cfg *c, char *err, size_t n)
 	s->pool.cap[0] = 128;
 	s->pool.cap[1] = c->mtu + 128;
 	s->wall0 = wall();
+	s->progress_next = c->progress_s;
 	if (sim__topo_build(s, err, n) || sim__hosts_init(s, err, n)) {
 		sim_destroy(s);
 		return NULL;
@@ -168,23 +170,62 @@ uint32_t sim_add_flow(struct sim *s, uint32_t src, uint32_t dst,
 	return s->nflows++;
 }
 
+/* Payload the hosts have sent so far, roughly: what their links carried
+ * less each packet's headers (Ethernet..UDP and ~40 bytes of IB headers;
+ * ACKs count as nothing). Whole flows complete late in a collective, so
+ * completions alone give no estimate until the very end. */
+static double sent_payload(const struct sim *s)
+{
+	double b = 0;
+
+	for (uint32_t h = 0; h < s->nhosts; h++) {
+		const struct sim_node *n = &s->nodes[s->host_node[h]];
+
+		for (uint16_t i = 0; i < n->nports; i++)
+			b += (double)n->ports[i].tx_bytes -
+			     (double)n->ports[i].tx_pkts * (SIM_WIRE_OVH + 40);
+	}
+	return b > 0 ? b : 0;
+}
+
+/* One whole line (never a '\r' overwrite: a log keeps every line). The
+ * estimate goes by payload sent (at most 99 % until every flow is done),
+ * or by virtual time when the run has an end and that is further along. */
 static void progress_line(struct sim *s)
 {
-	double w = wall() - s->wall0;
+	double w = wall() - s->wall0, done = sent_payload(s),
+	       total = s->bytes_total, sent;
+	char a[UR_UNITS_LEN], b[UR_UNITS_LEN], t[UR_UNITS_LEN], p[128];
 
-	fprintf(stderr, "\r[sim] t=%.3f ms  flows %u/%u  events %.1fM  "
-		"%.2f Mev/s  pkts live %lu   ", s->now / 1e6, s->flows_done,
-		s->nflows, s->events / 1e6, w > 0 ? s->events / w / 1e6 : 0,
-		(unsigned long)s->pool.live);
+	if (s->flows_done < s->nflows && done > 0.99 * total)
+		done = 0.99 * total; /* retransmissions */
+	if (s->nflows && s->flows_done == s->nflows)
+		done = total;
+	sent = done;
+	if (s->c.end_ns &&
+	    (total <= 0 || (double)s->now / s->c.end_ns > done / total))
+		done = (double)s->now, total = (double)s->c.end_ns;
+	fprintf(stderr, "[sim] t=%s, flows %u/%u done, ~%s of %s sent, "
+		"%.1fM events (%.2f Mev/s), pkts live %lu: %s\n",
+		ur_fmt_ns(t, sizeof(t), (double)s->now), s->flows_done,
+		s->nflows, ur_fmt_bytes(a, sizeof(a), sent),
+		ur_fmt_bytes(b, sizeof(b), (double)s->bytes_total),
+		s->events / 1e6, w > 0 ? s->events / w / 1e6 : 0,
+		(unsigned long)s->pool.live,
+		ur_fmt_progress(p, sizeof(p), done, total,
+				(uint64_t)(w * 1e9)));
 }
 
 static void start_flows(struct sim *s)
 {
 	uint64_t max = 4096;
 
-	for (uint32_t i = 0; i < s->nflows; i++)
+	s->bytes_total = 0;
+	for (uint32_t i = 0; i < s->nflows; i++) {
 		if (s->flows[i].bytes > max)
 			max = s->flows[i].bytes;
+		s->bytes_total += s->flows[i].bytes;
+	}
 	/* One region on every host: contents do not matter, only that the
 	 * transport may copy the largest message in and out of it. */
 	s->buf = calloc(1, max);
@@ -236,17 +277,14 @@ void sim_run(struct sim *s, uint64_t until)
 				   NULL, 0);
 			break;
 		}
-		if (s->c.progress && !(s->events & 0xfffff)) {
-			double w = wall();
-
-			if (w >= s->wall0 + s->progress_next) {
-				s->progress_next += 2;
-				progress_line(s);
-			}
+		if (s->c.progress && !(s->events & 0xffff) &&
+		    wall() >= s->wall0 + s->progress_next) {
+			s->progress_next += s->c.progress_s;
+			progress_line(s);
 		}
 	}
 	if (s->c.progress)
-		fprintf(stderr, "\n");
+		progress_line(s); /* where it stopped */
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -134,7 +134,8 @@ struct sim {
 	uint64_t t_first, t_last;
 	/* stats */
 	uint64_t drops, timeouts_seen;
-	uint64_t progress_next;
+	double progress_next;          /* wall seconds after wall0 */
+	uint64_t bytes_total;          /* the workload's, for the estimate */
 	double wall0;
 };
 

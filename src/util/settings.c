@@ -159,6 +159,9 @@ const struct ur_setting ur_settings[] = {
 	  .choices = "an address",
 	  .def_doc = "127.0.1.<r+1> on this machine, the host's address on others",
 	  .doc = "uroce-launch: UROCE_IP_<r> is rank r's address" },
+	{ .name = "UROCE_TEST_NETNS", .kind = UR_SET_BOOL, .scope = TOOL,
+	  .def = 1,
+	  .doc = "the test suite: each ctest test in a network namespace of its own, so that parallel runs on one machine do not collide (0: on the machine's network): docs/testing.md" },
 };
 const size_t ur_settings_count = sizeof(ur_settings) / sizeof(ur_settings[0]);
 

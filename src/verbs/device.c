@@ -454,7 +454,9 @@ static void open_failed(struct urv_device *dev, uint16_t port, int err)
 		err == -EADDRNOTAVAIL ? " (not an address of this machine or "
 					"network namespace: check UROCE_IP)"
 		: err == -EADDRINUSE ? " (the port is held by a program that is "
-				       "not uroce)"
+				       "not uroce, or by another user's uroce)"
+		: err == -EPROTO ? " (a uroce of another build shares the "
+				   "address: the line above names it)"
 				     : "");
 }
 

@@ -26,8 +26,12 @@ fi
 probe=${2:?usage: $0 BINDIR NCCL_PROBE}
 # First a veth pair with IPv6 link-local addresses only: their devices come
 # before v0's and may not open (NCCL skips those; the view must still show
-# the others).
+# the others). No duplicate address detection in this namespace: the
+# link-local addresses are then there at once, not ~1 s after the links
+# come up, when the device count below was already taken (the test failed
+# by that race, more often on a loaded machine).
 ip link set lo up &&
+sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 &&
 ip link add vx0 type veth peer name vx1 && ip link set vx0 up && ip link set vx1 up &&
 ip link add v0 type veth peer name v1 &&
 ip addr add 10.98.0.1/24 dev v0 && ip addr add 10.98.0.2/24 dev v0 &&
