@@ -43,7 +43,7 @@ if [ $rc != 2 ] || ! grep -qF -- "--progress=abc: expected seconds" "$tmp/err"; 
 	bad "uroce-sim --progress=abc: exit $rc, $(cat "$tmp/err")"
 fi
 
-# A counters file of a live process in another format (version 2, too
+# A counters file of a live process in another format (version 99, too
 # short for this build's layout).
 sleep 30 &
 sleeper=$!
@@ -51,12 +51,12 @@ sleeper=$!
 import struct, sys
 pid = int(sys.argv[1])
 with open('/dev/shm/uroce-%d-fakedev' % pid, 'wb') as f:
-    f.write(struct.pack('<QII', 0x31545345434f5255, 2, pid) + bytes(100))
+    f.write(struct.pack("<QII", 0x31545345434f5255, 99, pid) + bytes(100))
 PY
 "$bin/uroce-stat" -p "$sleeper" >/dev/null 2>"$tmp/err"
 rc=$?
 rm -f "/dev/shm/uroce-$sleeper-fakedev"
-if [ $rc != 1 ] || ! grep -qF "pid $sleeper is a uroce of another build (counters format 2, 116 bytes; this uroce-stat reads format 1" "$tmp/err"; then
+if [ $rc != 1 ] || ! grep -qF "pid $sleeper is a uroce of another build (counters format 99, 116 bytes; this uroce-stat reads format" "$tmp/err"; then
 	bad "uroce-stat with another build's file: exit $rc, $(cat "$tmp/err")"
 else
 	echo "ok: uroce-stat: $(head -1 "$tmp/err")"
