@@ -14,23 +14,13 @@ cd "$(dirname "$0")/.."
 OUT=${1:-bench/results/multipath_cut}
 RATE=${RATE:-300mbit} PATHS=${PATHS:-16} DUR=${DUR:-6} CUT=${CUT:-2} RESTORE=${RESTORE:-4}
 B=build/bin
-[[ $(id -u) == 0 ]] || { echo "multipath_cut.sh: needs root (ip netns)" >&2; exit 1; }
-a=uroce-mpc-$$-a b=uroce-mpc-$$-b
-tmp=$(mktemp -d)
-cleanup() { ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-ip netns add $a && ip netns add $b || exit 1
-for ns in $a $b; do ip -n $ns link set lo up; ip netns exec $ns sysctl -qw net.ipv4.fib_multipath_hash_policy=1; done
-ip -n $a link add p1a type veth peer name p1b netns $b
-ip -n $a link add p2a type veth peer name p2b netns $b
-ip -n $a addr add 10.93.1.1/30 dev p1a; ip -n $b addr add 10.93.1.2/30 dev p1b
-ip -n $a addr add 10.93.2.1/30 dev p2a; ip -n $b addr add 10.93.2.2/30 dev p2b
-for l in p1a p2a; do ip -n $a link set $l up
-	ip netns exec $a tc qdisc add dev $l root tbf rate "$RATE" burst 32k latency 20ms; done
-for l in p1b p2b; do ip -n $b link set $l up; done
-ip -n $a addr add 10.93.0.1/32 dev lo; ip -n $b addr add 10.93.0.2/32 dev lo
-ip -n $a route add 10.93.0.2/32 nexthop via 10.93.1.2 dev p1a nexthop via 10.93.2.2 dev p2a
-ip -n $b route add 10.93.0.1/32 nexthop via 10.93.1.1 dev p1b nexthop via 10.93.2.1 dev p2b
+# The two-link fabric the tests use (10.93.0.1 <-> 10.93.0.2, links p1
+# and p2, ECMP on UDP ports), each link shaped to RATE.
+. tests/integration/twolink.sh
+twolink mpc 93
+for l in p1a p2a; do
+	ip netns exec "$a" tc qdisc add dev $l root tbf rate "$RATE" burst 32k latency 20ms || exit 1
+done
 
 env=(UROCE_SR=1 UROCE_PATHS=$PATHS)
 ip netns exec $b env UROCE_IP=10.93.0.2 "${env[@]}" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -D "$DUR" -F --report_gbits -p 18850 >"$tmp/server.out" 2>&1 &

@@ -65,6 +65,19 @@ static void qp_fill(struct urv_qp *qp, struct ibv_context *context,
 	qp->sq_sig_all = attr->sq_sig_all ? 1 : 0;
 }
 
+/* Undo a QP create that failed: @made once the transport's QP exists. */
+static struct ibv_qp *create_failed(struct urv_qp *qp, bool made, int ret)
+{
+	if (made) {
+		urv__qp_ex_fini(qp);
+		pthread_cond_destroy(&qp->qp.cond);
+		pthread_mutex_destroy(&qp->qp.mutex);
+		ur_qp_destroy(&qp->uqp);
+	}
+	free(qp);
+	return urv_err_ptr(ret);
+}
+
 /*
  * XRC QPs (IBTA XRC annex; the protocol in ur_qp_create_xrc). An INI
  * (IBV_QPT_XRC_SEND) has a PD, a send queue and its CQ, no receive side;
@@ -152,13 +165,9 @@ static struct ibv_qp *create_xrc_qp(struct ibv_context *context,
 	return &qp->qp;
 
 err_destroy:
-	urv__qp_ex_fini(qp);
-	pthread_cond_destroy(&qp->qp.cond);
-	pthread_mutex_destroy(&qp->qp.mutex);
-	ur_qp_destroy(&qp->uqp);
+	return create_failed(qp, true, ret);
 err_free:
-	free(qp);
-	return urv_err_ptr(ret);
+	return create_failed(qp, false, ret);
 }
 
 struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
@@ -265,13 +274,9 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 	return &qp->qp;
 
 err_destroy:
-	urv__qp_ex_fini(qp);
-	pthread_cond_destroy(&qp->qp.cond);
-	pthread_mutex_destroy(&qp->qp.mutex);
-	ur_qp_destroy(&qp->uqp);
+	return create_failed(qp, true, ret);
 err_free:
-	free(qp);
-	return urv_err_ptr(ret);
+	return create_failed(qp, false, ret);
 }
 
 URV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
