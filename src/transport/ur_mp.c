@@ -21,7 +21,7 @@
 #define MP_W_MAX 64
 #define MP_W_INIT 16
 #define MP_RING_MIN 64
-#define MP_RING_MAX 1024
+#define MP_RING_MAX 65536 /* the largest selective-repeat window */
 
 /* The ring remembers the path of the last @window request PSNs (the
  * selective-repeat window: feedback names nothing older). */
@@ -42,7 +42,7 @@ struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 	}
 	mp->k = (uint8_t)k;
 	mp->oblivious = flags & UR_MP_OBLIVIOUS;
-	mp->ring = (uint16_t)ring;
+	mp->ring = ring;
 	return mp;
 }
 

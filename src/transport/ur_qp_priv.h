@@ -215,7 +215,7 @@ struct ur_jumbo {
 struct ur_mp {
 	uint8_t k;                /* 1 (or 0): off */
 	bool oblivious;           /* weights stay equal (UR_MP_OBLIVIOUS) */
-	uint16_t ring;            /* psn_path entries, a power of two */
+	uint32_t ring;            /* psn_path entries, a power of two */
 	uint16_t sport[UR_MP_MAX];
 	uint8_t w[UR_MP_MAX];     /* weights, 1..64 */
 	int16_t cur[UR_MP_MAX];   /* smooth weighted round robin */
