@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 
@@ -109,6 +110,24 @@ static inline void urt_rc_end_fini(struct urt_rc_end *e)
 		ibv_dereg_mr(e->mr);
 	free(e->buf);
 	memset(e, 0, sizeof(*e));
+}
+
+/* Poll @cq for one completion for up to @secs seconds: 1 (in @wc), 0 on
+ * timeout, or ibv_poll_cq's negative error. */
+static inline int urt_poll_wait(struct ibv_cq *cq, struct ibv_wc *wc, int secs)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n != 0)
+			return n;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > secs)
+			return 0;
+	}
 }
 
 #endif
