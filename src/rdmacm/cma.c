@@ -563,17 +563,6 @@ __attribute__((destructor)) static void cm_exit(void)
 #define CM_MCAST_QPN 0xffffffu /* a UD send to a group (IBTA 10.5) */
 static int sync_wait(struct cm_id *c);
 
-static bool sa_same(const struct sockaddr *a, const struct sockaddr_storage *b)
-{
-	if (a->sa_family != b->ss_family)
-		return false;
-	if (a->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
-}
-
 static bool sa_is_mcast(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
@@ -607,7 +596,7 @@ static int join(struct rdma_cm_id *id, struct sockaddr *addr, uint32_t flags,
 	    addr->sa_family != id->route.addr.src_addr.sa_family)
 		ret = -EINVAL;
 	for (struct cm_mc *o = c->mc; !ret && o; o = o->next)
-		if (sa_same(addr, &o->addr))
+		if (same_ip(addr, &o->addr))
 			ret = -EADDRINUSE;
 	if (ret) {
 		free(m);
@@ -681,7 +670,7 @@ CM_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 	if (!id || !addr)
 		return cm_err(-EINVAL);
 	c = lock_id(id, false);
-	for (pp = &c->mc; *pp && !sa_same(addr, &(*pp)->addr); pp = &(*pp)->next)
+	for (pp = &c->mc; *pp && !same_ip(addr, &(*pp)->addr); pp = &(*pp)->next)
 		;
 	m = *pp;
 	if (!m)
