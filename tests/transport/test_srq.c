@@ -50,16 +50,8 @@ static void sfix_init(struct sfix *s, uint32_t max_wr, uint32_t limit)
 				     .min_rnr_timer = 1, .access = ACC_ALL,
 				     .psn_a = 10, .psn_b = 20 };
 	ASSERT_EQ(ur_srq_init(&s->srq, 1, max_wr, 2, limit), 0);
-	for (int i = 0; i < 2; i++) {
-		struct tside *sd = i ? &f->b : &f->a;
-
-		sd->node = &f->net.nodes[i];
-		ASSERT_EQ(ur_cq_init(&sd->scq, 256), 0);
-		ASSERT_EQ(ur_cq_init(&sd->rcq, 256), 0);
-		sd->buf = calloc(1, TBUF);
-		ASSERT(sd->buf);
-		sd->mr = tnet_mr(sd->node, sd->buf, TBUF, ACC_ALL, 1);
-	}
+	for (int i = 0; i < 2; i++)
+		tfix_side(f, i ? &f->b : &f->a, i, 256);
 	ASSERT_EQ(ur_cq_init(&s->a2_scq, 256), 0);
 	{
 		struct ur_qp_caps caps = { .max_send_wr = 64, .max_recv_wr = 64,

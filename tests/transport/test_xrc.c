@@ -81,16 +81,8 @@ static void xfix_init(struct xfix *x)
 				     .retry_cnt = 7, .rnr_retry = 7,
 				     .min_rnr_timer = 1, .access = ACC_ALL,
 				     .psn_a = 0xfffffe, .psn_b = 77 };
-	for (int i = 0; i < 2; i++) {
-		struct tside *sd = i ? &f->b : &f->a;
-
-		sd->node = &f->net.nodes[i];
-		ASSERT_EQ(ur_cq_init(&sd->scq, 256), 0);
-		ASSERT_EQ(ur_cq_init(&sd->rcq, 256), 0);
-		sd->buf = calloc(1, TBUF);
-		ASSERT(sd->buf);
-		sd->mr = tnet_mr(sd->node, sd->buf, TBUF, ACC_ALL, 1);
-	}
+	for (int i = 0; i < 2; i++)
+		tfix_side(f, i ? &f->b : &f->a, i, 256);
 	x->mr_pd2 = tnet_mr(f->b.node, f->b.buf + TBUF / 2, TBUF / 2, ACC_ALL,
 			    2);
 	/* The XRC SRQs of node 1: receives complete on b.rcq. */

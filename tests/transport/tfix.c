@@ -4,6 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+void tfix_side(struct tfix *f, struct tside *s, int node, uint32_t cq_depth)
+{
+	s->node = &f->net.nodes[node];
+	ASSERT_EQ(ur_cq_init(&s->scq, cq_depth), 0);
+	ASSERT_EQ(ur_cq_init(&s->rcq, cq_depth), 0);
+	s->buf = calloc(1, TBUF);
+	ASSERT(s->buf);
+	s->mr = tnet_mr(s->node, s->buf, TBUF, ACC_ALL, 1);
+}
+
 static void side_init(struct tfix *f, struct tside *s, int node, uint32_t type)
 {
 	struct ur_qp_caps caps = {
@@ -11,13 +21,8 @@ static void side_init(struct tfix *f, struct tside *s, int node, uint32_t type)
 		.max_send_sge = 4, .max_recv_sge = 4, .max_inline_data = 256,
 	};
 
-	s->node = &f->net.nodes[node];
-	ASSERT_EQ(ur_cq_init(&s->scq, 1024), 0);
-	ASSERT_EQ(ur_cq_init(&s->rcq, 1024), 0);
+	tfix_side(f, s, node, 1024);
 	s->qp = tnet_qp(s->node, type, 1, &caps, &s->scq, &s->rcq);
-	s->buf = calloc(1, TBUF);
-	ASSERT(s->buf);
-	s->mr = tnet_mr(s->node, s->buf, TBUF, ACC_ALL, 1);
 }
 
 void tfix_init(struct tfix *f, uint32_t type, const struct tconn_attr *ca)

@@ -31,6 +31,9 @@ void tfix_init_dev(struct tfix *f, uint32_t type, const struct tconn_attr *ca,
 		   void (*setup)(struct ur_dev *dev, int node, void *arg),
 		   void *arg);
 void tfix_fini(struct tfix *f);
+/* Side @s on node @node without a QP: its CQs (@cq_depth), buffer and MR
+ * (for tests that make their own QPs; tfix_fini frees them). */
+void tfix_side(struct tfix *f, struct tside *s, int node, uint32_t cq_depth);
 /* Expect exactly one CQE on @cq; returns it. */
 struct ur_cqe tfix_cqe(struct ur_cq *cq);
 void tfix_no_cqe(struct ur_cq *cq);
