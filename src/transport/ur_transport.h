@@ -698,7 +698,9 @@ struct ur_mp_path_cnt {
 	uint32_t losses;   /* NAKs and timeouts that named it */
 	uint32_t ecn;      /* CNPs that named it */
 };
-/* Path @i's port, weight and counters; -EINVAL when @i >= ur_qp_paths(). */
+/* Path @i's port, weight and counters; -EINVAL when @i >= ur_qp_paths().
+ * A QP on its own port only has path 0: weight 1, packets = every packet
+ * the QP sent. */
 int ur_qp_path_info(const struct ur_qp *qp, unsigned int i, uint16_t *sport,
 		    unsigned int *weight, struct ur_mp_path_cnt *cnt);
 unsigned int ur_qp_paths(const struct ur_qp *qp);
