@@ -191,6 +191,12 @@ struct ur_sr {
 	uint32_t nheld;
 	uint64_t gap_deadline;    /* NAK the gap at ePSN then; UINT64_MAX none */
 	uint32_t reorder_min;     /* p.reorder_ns as set: the gap timer's floor */
+	/* The selective NAK in flight (ur_sr.c "renak"): for which ePSN,
+	 * when, whether it was repeated; the NAK-to-resend time seen. */
+	bool nak_live, nak_again;
+	uint32_t nak_psn;
+	uint64_t nak_t;
+	uint32_t nak_rtt;         /* smoothed, ns; 0: no sample yet */
 	/* PSNs selectively NAKed lately, by PSN % UR_SR_NAKED (PSN + 1; 0:
 	 * none): one that then comes in twice was late, not lost
 	 * (ur__sr_duplicate). */
@@ -543,6 +549,7 @@ void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn);
 /* The request at ePSN arrived, not NAKed, behind held ones: a measure of
  * the reordering (responder). */
 void ur__sr_filled(struct ur_qp *qp, uint64_t now);
+void ur__sr_resent(struct ur_qp *qp, uint32_t psn, uint64_t now);
 void ur__sr_timer(struct ur_qp *qp, uint64_t now);
 /* Return every held request to the pool (error, reset, destroy). */
 void ur__sr_release(struct ur_qp *qp);

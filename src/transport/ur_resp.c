@@ -686,6 +686,8 @@ void ur__resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	if (sr->held && pkt->h.psn == qp->priv->resp.psn &&
 	    !qp->priv->resp.nak_sent)
 		ur__sr_filled(qp, now);
+	if (sr->nak_live && pkt->h.psn == qp->priv->resp.psn)
+		ur__sr_resent(qp, pkt->h.psn, now);
 	if (qp->priv->jumbo.enable && ur_bth_ext_jumbo(pkt->bth))
 		qp->priv->jumbo.rx_peer = ur_bth_ext_jumbo(pkt->bth) &
 					  ur_jumbo_bits(qp->dev->jumbo_max);

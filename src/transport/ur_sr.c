@@ -240,22 +240,72 @@ void ur__sr_release(struct ur_qp *qp)
 	sr->nheld = 0;
 	sr->gap_deadline = UINT64_MAX;
 	sr->draining = false;
+	sr->nak_live = false;
+}
+
+/*
+ * A selective NAK asks for one PSN; if that resend is lost too, nothing
+ * else would ask again until the requester's transport timer (4.096 us x
+ * 2^timeout, 67 ms at perftest's 14) ends in go-back-N. So the NAK is
+ * repeated (renak) while ePSN stays missing: after twice the NAK-to-resend
+ * time seen on this QP, never sooner than the gap timer, 1 ms before the
+ * first sample (a round trip on any LAN; an early repeat costs one
+ * duplicate).
+ */
+#define UR_SR_RENAK_FIRST 1000000ull /* 1 ms */
+static uint64_t renak_after(const struct ur_sr *sr)
+{
+	uint64_t t = sr->nak_rtt ? 2ull * sr->nak_rtt : UR_SR_RENAK_FIRST;
+
+	return t > sr->p.reorder_ns ? t : sr->p.reorder_ns;
 }
 
 /* The selective NAK: ePSN is missing, the requests after it are held. */
-static void sr_nak(struct ur_qp *qp)
+static void sr_nak(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
+	struct ur_sr *sr = &p->sr;
+	bool again = sr->nak_live && sr->nak_psn == p->resp.psn;
 
 	p->resp.nak_sent = true;
-	p->sr.gap_deadline = UINT64_MAX;
-	if (!p->sr.naked)
-		p->sr.naked = calloc(UR_SR_NAKED, sizeof(*p->sr.naked));
-	if (p->sr.naked) /* else spurious NAKs go unnoticed */
-		p->sr.naked[p->resp.psn % UR_SR_NAKED] = p->resp.psn + 1;
+	if (!sr->naked)
+		sr->naked = calloc(UR_SR_NAKED, sizeof(*sr->naked));
+	/* After a repeat, a second copy says nothing about reordering. */
+	if (sr->naked) /* else spurious NAKs go unnoticed */
+		sr->naked[p->resp.psn % UR_SR_NAKED] = again ? 0 : p->resp.psn + 1;
+	if (again) {
+		sr->nak_again = true;
+		qp->dev->cnt.tx_sr_renak++;
+	} else {
+		sr->nak_again = false;
+		sr->nak_psn = p->resp.psn;
+	}
+	sr->nak_live = true;
+	sr->nak_t = now;
+	sr->gap_deadline = now + renak_after(sr);
 	qp->dev->cnt.tx_sr_nak++;
 	qp->cnt.tx_sr_nak++;
 	ur__tx_ack(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR), p->resp.psn);
+}
+
+/* The request at ePSN came while a selective NAK for it was out: the
+ * NAK-to-resend time, smoothed as RFC 6298 does the RTT; none from a
+ * repeated NAK (which copy came is unknown: Karn's rule). */
+void ur__sr_resent(struct ur_qp *qp, uint32_t psn, uint64_t now)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+	uint64_t rtt;
+
+	if (!sr->nak_live || psn != sr->nak_psn)
+		return;
+	sr->nak_live = false;
+	if (sr->nak_again || now < sr->nak_t)
+		return;
+	rtt = now - sr->nak_t;
+	if (rtt > UINT32_MAX)
+		rtt = UINT32_MAX;
+	sr->nak_rtt = sr->nak_rtt ? (uint32_t)((7ull * sr->nak_rtt + rtt) / 8)
+				  : (uint32_t)rtt;
 }
 
 /*
@@ -318,13 +368,22 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 	uint64_t oldest = UINT64_MAX;
 
 	sr->gap_deadline = UINT64_MAX;
+	if (sr->held && sr->nak_live && sr->nak_psn == p->resp.psn &&
+	    p->resp.nak_sent && !sr->gbn_sent) {
+		/* our selective NAK for ePSN is out: repeat it when due */
+		if (sr->nak_t + renak_after(sr) <= now)
+			sr_nak(qp, now);
+		else
+			sr->gap_deadline = sr->nak_t + renak_after(sr);
+		return;
+	}
 	if (!sr->held || p->resp.nak_sent)
 		return;
 	for (struct ur_sr_slot *s = sr->held; s; s = s->next)
 		if (s->t < oldest)
 			oldest = s->t;
 	if (oldest + sr->p.reorder_ns <= now)
-		sr_nak(qp);
+		sr_nak(qp, now);
 	else
 		sr->gap_deadline = oldest + sr->p.reorder_ns;
 }

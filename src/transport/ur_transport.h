@@ -455,7 +455,7 @@ struct ur_rxinfo {
 	X(rx_drop_offpath) X(rx_drop_dup_rd) X(rx_drop_fwd_full)             \
 	X(tx_sealed) X(rx_opened) X(rx_drop_auth) X(rx_drop_replay)          \
 	X(tx_crypt_hello) X(rx_crypt_hello) X(crypt_neg_timeout)             \
-	X(rx_sr_spurious)
+	X(rx_sr_spurious) X(tx_sr_renak)
 
 struct ur_counters {
 #define UR_X(n) uint64_t n;

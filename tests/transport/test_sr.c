@@ -114,6 +114,33 @@ static void t_single_loss(void)
 	tfix_fini(&r.f);
 }
 
+/* The resend is lost too, twice: the responder repeats its selective NAK
+ * (tx_sr_renak) and the data lands without the requester's transport
+ * timer, still one packet at a time; a repeat is not taken for a
+ * spurious NAK when its second copy comes. */
+static void t_resend_lost(void)
+{
+	struct sr_run r;
+
+	run_init(&r, true, true, 20000);
+	r.f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	r.f.net.f.drop_count = 1;
+	r.f.net.f.drop_again = 2;
+	run_writes(&r);
+	printf("  %llu selective NAKs, %llu repeated, %llu resent, %llu "
+	       "timeouts\n", (unsigned long long)r.f.b.qp->cnt.tx_sr_nak,
+	       (unsigned long long)r.f.b.node->dev.cnt.tx_sr_renak,
+	       (unsigned long long)r.f.a.qp->cnt.tx_sr_resend,
+	       (unsigned long long)r.f.a.node->dev.cnt.tx_timeouts);
+	ASSERT_EQ(r.f.net.f.drop_again, 0);
+	ASSERT_EQ_U64(r.f.b.node->dev.cnt.tx_sr_renak, 2);
+	ASSERT_EQ_U64(r.f.b.qp->cnt.tx_sr_nak, 3);
+	ASSERT_EQ_U64(r.f.a.qp->cnt.tx_sr_resend, 3);
+	ASSERT_EQ_U64(r.f.a.node->dev.cnt.tx_timeouts, 0);
+	ASSERT_EQ_U64(r.f.b.node->dev.cnt.rx_sr_spurious, 0);
+	tfix_fini(&r.f);
+}
+
 /* The selective NAK arrives while the requester has no transmit buffer:
  * the resend waits for the next progress call, not for the timeout. */
 static void t_resend_no_buffer(void)
@@ -477,6 +504,7 @@ static void t_reorder_adapts(void)
 static const struct ur_test_case tests[] = {
 	{ "sr_single_loss", t_single_loss },
 	{ "sr_resend_no_buffer", t_resend_no_buffer },
+	{ "sr_resend_lost", t_resend_lost },
 	{ "sr_reorder_free", t_reorder_free },
 	{ "sr_negotiate", t_negotiate },
 	{ "sr_small_window", t_small_window },

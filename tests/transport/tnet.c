@@ -164,6 +164,13 @@ static void wire_send(struct tnode *n, struct ur_pktbuf *b)
 	}
 	if (f->drop_count && b->data[0] == f->drop_opcode) {
 		f->drop_count--;
+		f->drop_psn = ur_bth_psn(b->data);
+		net->dropped++;
+		return;
+	}
+	if (f->drop_again && b->data[0] == f->drop_opcode &&
+	    ur_bth_psn(b->data) == f->drop_psn) {
+		f->drop_again--;
 		net->dropped++;
 		return;
 	}

@@ -52,6 +52,10 @@ struct tfault {
 	/* Drop every packet whose opcode is @drop_opcode (if set) once
 	 * @drop_count times. */
 	int drop_opcode, drop_count;
+	/* Then drop the next @drop_again copies of the last packet dropped
+	 * so (its resends: same opcode and PSN). */
+	int drop_again;
+	uint32_t drop_psn;         /* set by tnet: the PSN dropped last */
 	/* Drop this many encryption negotiation MADs (ur_crypt_neg.c);
 	 * @hello_loss: the probability of losing one. */
 	int drop_hellos;
