@@ -225,6 +225,7 @@ struct ur_mp {
 	uint16_t sport[UR_MP_MAX];
 	uint8_t w[UR_MP_MAX];     /* weights, 1..64 */
 	int16_t cur[UR_MP_MAX];   /* smooth weighted round robin */
+	uint32_t ans_next;        /* answers: plain round robin (ur_xmit.c) */
 	struct ur_mp_path_cnt cnt[UR_MP_MAX];
 	uint8_t psn_path[];       /* path of request PSN % ring */
 };

@@ -118,6 +118,16 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 		struct ur_mp *mp = qp->priv->mp;
 
 		b->path.sport = mp->sport[ur__mp_pick(mp, h->psn, h->resend)];
+	} else if (qp->priv->mp && qp->priv->mp->k > 1 &&
+		   !(info->mask & UR_OPF_REQ) && qp->priv->sr.p.enable &&
+		   qp->priv->sr.rx_peer && !path) {
+		/* Answers to a peer that sprays go round the QP's own ports:
+		 * on one, a cut path would take every ACK and NAK with it;
+		 * spread, it loses a share that the next cumulative ACK (or
+		 * a repeated NAK, ur_sr.c) covers. */
+		struct ur_mp *mp = qp->priv->mp;
+
+		b->path.sport = mp->sport[mp->ans_next++ % mp->k];
 	}
 	if (!b->path.dport)
 		b->path.dport = UR_ROCEV2_PORT;

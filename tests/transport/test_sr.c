@@ -323,9 +323,10 @@ static void t_params(void)
 /* Source ports of a's requests to b, and of b's answers (spraying). */
 struct ports_seen {
 	uint32_t req[UR_MP_MAX + 1];   /* packets per path index, [UR_MP_MAX]: other */
-	uint32_t ans_other;            /* answers not from b's own port */
-	const uint16_t *sp;
-	unsigned int k;
+	uint32_t ans_other;            /* answers not from b's own port(s) */
+	uint32_t ans[UR_MP_MAX];       /* answers per b port */
+	const uint16_t *sp, *bsp;
+	unsigned int k, kb;
 	uint16_t b_sport;
 	uint32_t a_qpn, b_qpn;
 };
@@ -344,25 +345,34 @@ static void tap_ports(struct tnet *net, const uint8_t *d, uint32_t len,
 		for (i = 0; i < w->k && w->sp[i] != net->tap_sport; i++)
 			;
 		w->req[i < w->k ? i : UR_MP_MAX]++;
-	} else if (pkt.h.dqpn == w->a_qpn && net->tap_sport != w->b_sport) {
-		w->ans_other++;
+	} else if (pkt.h.dqpn == w->a_qpn &&
+		   pkt.h.opcode == UR_OP_RC_ACKNOWLEDGE) {
+		unsigned int i;
+
+		for (i = 0; i < w->kb && w->bsp[i] != net->tap_sport; i++)
+			;
+		if (i < w->kb)
+			w->ans[i]++;
+		else if (net->tap_sport != w->b_sport)
+			w->ans_other++;
 	}
 }
 
 /* Spraying: with selective repeat on both ends, a's requests go round
  * robin over its k ports once b's answers carry the bit (before, a's own
- * port); answers stay on b's port; reordering and a loss on the way, and
+ * port); answers stay on b's port, or go round b's @kb ports if it has
+ * them; reordering and a loss on the way, and
  * the data lands. a's per-path counters agree with the wire, and the loss
  * is charged to the path it was sent on.
  * Against a peer without selective repeat, a never sprays.
  * @ce: with DCQCN on, the share of requests a switch marks CE; b's CNPs
  * then name the marked request (the selective-repeat bit on the CNP), and
  * a charges its path. */
-static void spray(bool sr_b, unsigned int k, double ce)
+static void spray(bool sr_b, unsigned int k, double ce, unsigned int kb)
 {
 	struct sr_run r;
 	struct ports_seen w = { 0 };
-	uint16_t sp[UR_MP_MAX];
+	uint16_t sp[UR_MP_MAX], bsp[UR_MP_MAX];
 	uint32_t total = 0;
 
 	run_init(&r, true, sr_b, 20000);
@@ -371,6 +381,12 @@ static void spray(bool sr_b, unsigned int k, double ce)
 		sp[i] = ur_mp_sport(ur_rocev2_sport(r.f.a.qp->qpn), i);
 	ASSERT_EQ(ur_qp_set_paths(r.f.a.qp, sp, k, 0), 0);
 	ASSERT_EQ(ur_qp_paths(r.f.a.qp), k);
+	for (unsigned int i = 0; i < kb; i++)
+		bsp[i] = ur_mp_sport(ur_rocev2_sport(r.f.b.qp->qpn), i);
+	if (kb)
+		ASSERT_EQ(ur_qp_set_paths(r.f.b.qp, bsp, kb, 0), 0);
+	w.bsp = bsp;
+	w.kb = kb;
 	if (ce) {
 		struct ur_cc_params cc;
 
@@ -435,6 +451,28 @@ static void spray(bool sr_b, unsigned int k, double ce)
 	}
 	ASSERT_EQ(w.req[UR_MP_MAX], 0);
 	ASSERT_EQ(w.ans_other, 0);
+	if (kb > 1) {
+		/* b's answers (ACKs and the NAK) go round its ports; a few
+		 * more single WRITEs, each answered on its own */
+		uint32_t ans = 0;
+
+		for (uint64_t id = 100; id < 100 + 4 * kb; id++) {
+			ASSERT_EQ(tfix_send(&r.f.a, UR_WR_RDMA_WRITE, id, 0, 64,
+					    (uintptr_t)r.f.b.buf, r.f.b.mr->rkey,
+					    UR_SEND_SIGNALED), 0);
+			ASSERT_EQ(tfix_run_ok(&r.f, &r.f.a.scq).wr_id, id);
+		}
+
+		for (unsigned int i = 0; i < kb; i++)
+			ans += w.ans[i];
+		printf("  b answers over %u ports:", kb);
+		for (unsigned int i = 0; i < kb; i++)
+			printf(" %u", w.ans[i]);
+		printf("\n");
+		ASSERT_GE(ans, 4 * kb);
+		for (unsigned int i = 0; i < kb; i++)
+			ASSERT_GE(w.ans[i], ans / kb - 1);
+	}
 	if (sr_b) {
 		/* 64 requests and a resend: each path carries its share */
 		for (unsigned int i = 0; i < k; i++)
@@ -450,10 +488,11 @@ static void t_spray(void)
 	struct tfix f;
 	uint16_t sp[2] = { 0xc001, 0xc002 };
 
-	spray(true, 4, 0);
-	spray(true, 3, 0);
-	spray(false, 4, 0);
-	spray(true, 4, 0.2);
+	spray(true, 4, 0, 0);
+	spray(true, 3, 0, 0);
+	spray(false, 4, 0, 0);
+	spray(true, 4, 0.2, 0);
+	spray(true, 4, 0, 3);
 	/* Only RC with selective repeat, 1..UR_MP_MAX ports. */
 	tfix_init(&f, UR_QPT_RC, NULL);
 	ASSERT_EQ(ur_qp_set_paths(f.a.qp, sp, 2, 0), -EINVAL); /* SR off */
