@@ -194,7 +194,7 @@ struct ur_sr {
 	/* The selective NAK in flight (ur_sr.c "renak"): for which ePSN,
 	 * when, whether it was repeated; the NAK-to-resend time seen. */
 	bool nak_live, nak_again;
-	uint32_t nak_psn;
+	uint32_t nak_psn, nak_repeats;
 	uint64_t nak_t;
 	uint32_t nak_rtt;         /* smoothed, ns; 0: no sample yet */
 	/* PSNs selectively NAKed lately, by PSN % UR_SR_NAKED (PSN + 1; 0:

@@ -253,11 +253,19 @@ void ur__sr_release(struct ur_qp *qp)
  * duplicate).
  */
 #define UR_SR_RENAK_FIRST 1000000ull /* 1 ms */
+#define UR_SR_RENAK_MAX 100000000ull /* 100 ms */
 static uint64_t renak_after(const struct ur_sr *sr)
 {
 	uint64_t t = sr->nak_rtt ? 2ull * sr->nak_rtt : UR_SR_RENAK_FIRST;
 
-	return t > sr->p.reorder_ns ? t : sr->p.reorder_ns;
+	if (t < sr->p.reorder_ns)
+		t = sr->p.reorder_ns;
+	/* Each repeat waits twice as long (RFC 6298 5.5): the samples
+	 * come from resends that arrived, and a queue that grew since
+	 * holds the next one longer; repeating sooner only feeds it. */
+	for (unsigned int i = 0; i < sr->nak_repeats && t < UR_SR_RENAK_MAX; i++)
+		t *= 2;
+	return t;
 }
 
 /* The selective NAK: ePSN is missing, the requests after it are held. */
@@ -275,9 +283,11 @@ static void sr_nak(struct ur_qp *qp, uint64_t now)
 		sr->naked[p->resp.psn % UR_SR_NAKED] = again ? 0 : p->resp.psn + 1;
 	if (again) {
 		sr->nak_again = true;
+		sr->nak_repeats++;
 		qp->dev->cnt.tx_sr_renak++;
 	} else {
 		sr->nak_again = false;
+		sr->nak_repeats = 0;
 		sr->nak_psn = p->resp.psn;
 	}
 	sr->nak_live = true;
