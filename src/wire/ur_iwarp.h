@@ -165,7 +165,7 @@ struct ur_mpa_fpdu {
 	uint32_t crc;        /* as received (LSB first on the wire) */
 	bool crc_checked;    /* CRC negotiated: verified */
 	uint32_t markers;    /* markers removed from this FPDU */
-	uint64_t stream_off; /* FPDU stream offset of its first byte */
+	uint64_t stream_off; /* stream offset of its ULPDU Length field */
 };
 
 struct ur_mpa_rx {
@@ -173,7 +173,7 @@ struct ur_mpa_rx {
 	uint16_t ulpdu_max;  /* receive limit; larger lengths are BAD_LEN */
 	enum ur_iw_err err;  /* sticky: after an error the stream is lost */
 	uint64_t pos;        /* FPDU stream offset (markers counted) */
-	uint64_t fpdu_start; /* stream offset where the current FPDU began */
+	uint64_t fpdu_start; /* stream offset of the current ULPDU Length */
 	uint32_t have, need; /* FPDU bytes held (markers removed), wanted */
 	uint32_t reg;        /* running CRC32c register */
 	uint32_t fpdu_markers;
@@ -182,7 +182,7 @@ struct ur_mpa_rx {
 	bool in_marker;
 	uint64_t fpdus, crc_ok, markers_seen;
 	uint64_t errors[UR_IW_NUM]; /* counted once per stream */
-	uint8_t buf[UR_MPA_FPDU_MAX + 1];
+	uint8_t buf[UR_MPA_FPDU_MAX + 1]; /* one FPDU, markers removed */
 };
 
 /* @crc, @markers as negotiated for this direction; the stream offset 0 is

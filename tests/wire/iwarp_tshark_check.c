@@ -83,7 +83,8 @@ static void segment(int d, uint8_t flags, const uint8_t *data, size_t len)
 	tcp[12] = 5 << 4;
 	tcp[13] = flags;
 	ur_put16(tcp + 14, 65535);
-	memcpy(tcp + 20, data, len);
+	if (len)
+		memcpy(tcp + 20, data, len);
 	memcpy(pseudo, ip + 12, 8);
 	pseudo[8] = 0;
 	pseudo[9] = 6;
