@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * CRC32c (Castagnoli polynomial 0x1edc6f41, reflected 0x82f63b78), the MPA
- * FPDU CRC (RFC 5044 4.3, the iSCSI digest of RFC 3720 12.1). Not the ICRC's
+ * FPDU CRC (RFC 5044, the iSCSI digest of RFC 3720). Not the ICRC's
  * polynomial (crc32.c). A portable slice-by-8 back end and one on the SSE4.2
  * crc32 instruction, chosen at run time as crc32.c chooses PCLMUL.
  */

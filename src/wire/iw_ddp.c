@@ -3,7 +3,7 @@
  * DDP segments (RFC 5041 4) carrying RDMAP messages (RFC 5040 4): the opcode
  * table, the tagged and untagged headers, the READ Request body, cutting a
  * message into segments, and the Terminate message with its error tables
- * (RFC 5040 4.8, 7).
+ * (RFC 5040 4, 7).
  *
  * ULPDU = DDP control (T, L, version) | RDMAP control (version, opcode) |
  *   tagged:   STag (4) | TO (8)                              -> 14 bytes
@@ -45,13 +45,13 @@ enum ur_iw_err ur_ddp_decode(const uint8_t *u, size_t len, struct ur_ddp_seg *s)
 	hl = ur_ddp_hdr_len(s->tagged);
 	if (len < hl)
 		return UR_IW_SHORT_HDR;
-	/* RFC 5041 7.2/7.3: version errors are reported per buffer model. */
+	/* RFC 5041: a version error is reported per buffer model. */
 	if ((u[0] & DDP_VER_MASK) != UR_DDP_VERSION)
 		return s->tagged ? UR_IW_BAD_DDP_VER_T : UR_IW_BAD_DDP_VER_U;
 	if (u[1] >> RDMAP_VER_SHIFT != UR_RDMAP_VERSION)
 		return UR_IW_BAD_RDMAP_VER;
 	s->op = ur_rdmap_op(s->opcode);
-	/* RFC 5040 7.2: an opcode in the wrong buffer model is unexpected. */
+	/* RFC 5040 7: an opcode in the wrong buffer model is unexpected. */
 	if (!s->op || s->op->tagged != s->tagged)
 		return UR_IW_BAD_OPCODE;
 	if (s->tagged) {
@@ -70,7 +70,7 @@ enum ur_iw_err ur_ddp_decode(const uint8_t *u, size_t len, struct ur_ddp_seg *s)
 	if (s->opcode == UR_RDMAP_READ_REQ) {
 		const uint8_t *b = s->body;
 
-		/* RFC 5040 4.4: one segment of exactly the body. */
+		/* RFC 5040 4: one segment of exactly the body. */
 		if (s->body_len != UR_RDMAP_RREQ_LEN || !s->last || s->mo)
 			return UR_IW_BAD_BODY;
 		s->rreq.sink_stag = ur_get32(b);
@@ -122,7 +122,7 @@ int ur_ddp_encode_hdr(uint8_t *b, size_t cap, const struct ur_ddp_seg *s)
 	return (int)hl;
 }
 
-/* RFC 5041 5.2/5.3: each segment carries its TO (tagged) or MO (untagged),
+/* RFC 5041: each segment carries its TO (tagged) or MO (untagged),
  * the last one L; siw fills every segment but the last to the MULPDU. */
 uint32_t ur_ddp_cut(const struct ur_ddp_seg *msg, uint32_t msg_len,
 		    uint32_t mulpdu, uint32_t i, struct ur_ddp_seg *seg,
@@ -183,7 +183,7 @@ enum ur_iw_err ur_iw_term_decode(const uint8_t *b, size_t len,
 		t->rsvd = (uint16_t)(((b[2] & 0x1f) << 8) | b[3]);
 	}
 	t->ecode = b[1];
-	/* RFC 5040 4.8: the DDP Segment Length field is there whenever a
+	/* RFC 5040 4: the DDP Segment Length field is there whenever a
 	 * header is copied (valid only with M), then the DDP header, then
 	 * the RDMAP header of a READ Request. */
 	if (t->m || t->d || t->r) {
@@ -258,8 +258,8 @@ int ur_iw_term_encode(uint8_t *b, size_t cap, enum ur_term_layout lay,
 	return (int)len;
 }
 
-/* RFC 5040 7.1 (layer), 7.2 (RDMAP), 7.3 (DDP, from RFC 5041 7), RFC 5044
- * 8 and RFC 6581 3.3 (LLP = MPA). One row per (layer, type, code). */
+/* RFC 5040 7 (layers, RDMAP, DDP from RFC 5041), RFC 5044 and RFC 6581
+ * (LLP = MPA). One row per (layer, type, code). */
 static const struct {
 	uint8_t layer, etype;
 	int16_t ecode; /* -1: the error type's own row */
@@ -327,7 +327,7 @@ const char *ur_iw_term_etype_name(uint8_t layer, uint8_t etype)
 	return term_lookup(layer, etype, -1);
 }
 
-/* A catastrophic error type has one code, 0 (RFC 5040 7.2, 7.3). */
+/* A catastrophic error type has one code, 0 (RFC 5040 7). */
 const char *ur_iw_term_ecode_name(uint8_t layer, uint8_t etype, uint8_t ecode)
 {
 	if (etype == 0 && layer < 2)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * MPA FPDUs over a TCP byte stream (RFC 5044 4-6): an incremental deframer
+ * MPA FPDUs over a TCP byte stream (RFC 5044): an incremental deframer
  * that takes any segment boundaries and yields whole ULPDUs, and the framer
  * that builds FPDUs. FPDU = ULPDU Length (2) | ULPDU | pad to 4 | CRC32c (4),
  * with a 4-byte marker (16 reserved bits, 16-bit FPDUPTR) at every 512th
@@ -12,7 +12,7 @@
 
 #include "ur_iwarp.h"
 
-/* RFC 5044 8: MULPDU = EMSS - (6 + 4 * ceil(EMSS / 512) + EMSS mod 4)
+/* RFC 5044 (MULPDU): MULPDU = EMSS - (6 + 4 * ceil(EMSS / 512) + EMSS mod 4)
  * with markers, EMSS - (6 + EMSS mod 4) without. */
 uint32_t ur_mpa_mulpdu(uint32_t emss, bool markers)
 {
@@ -51,7 +51,7 @@ static uint32_t covered(const struct ur_mpa_rx *rx)
 /*
  * A whole marker: reserved bits zero and FPDUPTR the distance back to the
  * current FPDU's ULPDU Length field, or 0 for a marker right before one
- * (RFC 5044 5.2).
+ * (RFC 5044 5).
  */
 static enum ur_iw_err rx_marker(struct ur_mpa_rx *rx)
 {
@@ -150,7 +150,7 @@ enum ur_iw_err ur_mpa_rx_feed(struct ur_mpa_rx *rx, const uint8_t *p, size_t n,
 			fp->ulpdu = rx->buf + UR_MPA_LEN_LEN;
 			fp->ulpdu_len = ur_get16(rx->buf);
 			fp->pad = (uint8_t)ur_mpa_pad(fp->ulpdu_len);
-			/* LSB first, as the iSCSI digest (RFC 3720 12.1). */
+			/* LSB first, as the iSCSI digest (RFC 3720). */
 			fp->crc = c[0] | (c[1] << 8) | ((uint32_t)c[2] << 16) |
 				  ((uint32_t)c[3] << 24);
 			fp->markers = rx->fpdu_markers;
@@ -221,7 +221,7 @@ struct txw {
 };
 
 /* A marker if the stream is at one: FPDUPTR back to the length field, 0
- * before the FPDU has begun (RFC 5044 5.2). Covered by the CRC unless
+ * before the FPDU has begun (RFC 5044 5). Covered by the CRC unless
  * it falls after the CRC has begun. */
 static void tx_marker(struct txw *w, bool started)
 {
@@ -287,9 +287,9 @@ int ur_mpa_tx_frame(struct ur_mpa_tx *tx, uint8_t *out, size_t cap,
 	/* A marker due right before the CRC field is covered by it. */
 	tx_marker(&w, true);
 	w.covered = false;
-	/* Without CRC the field is there and zero (siw; RFC 5044 4.3). */
+	/* Without CRC the field is there and zero (siw; RFC 5044). */
 	c = tx->crc ? w.reg : 0;
-	b[0] = (uint8_t)c; /* LSB first (RFC 3720 12.1) */
+	b[0] = (uint8_t)c; /* LSB first (RFC 3720) */
 	b[1] = (uint8_t)(c >> 8);
 	b[2] = (uint8_t)(c >> 16);
 	b[3] = (uint8_t)(c >> 24);

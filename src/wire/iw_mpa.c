@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * MPA connection set-up: the Request/Reply frames (RFC 5044 7.1) with the
+ * MPA connection set-up: the Request/Reply frames (RFC 5044) with the
  * RFC 6581 enhanced set-up (Rev 2, IRD/ORD word), and the negotiation as a
  * pure function: what a responder answers, what an initiator accepts, with
  * the choices Linux siw 6.1 makes (siw_cm.c; recorded in
@@ -38,7 +38,7 @@ void ur_iw_err_term(enum ur_iw_err e, uint8_t *layer, uint8_t *etype,
 static const char key_req[UR_MPA_KEY_LEN] = "MPA ID Req Frame";
 static const char key_rep[UR_MPA_KEY_LEN] = "MPA ID Rep Frame";
 
-/* RFC 6581 3.1: |P2P|SEND-RTR| IRD(14) | WRITE-RTR|READ-RTR| ORD(14) | */
+/* RFC 6581: |P2P|SEND-RTR| IRD(14) | WRITE-RTR|READ-RTR| ORD(14) | */
 #define V2_P2P 0x80000000u
 #define V2_RTR_SEND 0x40000000u
 #define V2_RTR_WRITE 0x00008000u
@@ -66,7 +66,7 @@ enum ur_iw_err ur_mpa_rr_decode(const uint8_t *b, size_t len,
 	rr->flags = b[16];
 	rr->rev = b[17];
 	pd_len = ur_get16(b + 18);
-	/* RFC 5044 7.1: Rev 1; RFC 6581 3: Rev 2. siw also lets 0 in. */
+	/* RFC 5044: Rev 1; RFC 6581: Rev 2 (siw also takes 0; we do not). */
 	if (rr->rev != UR_MPA_REV1 && rr->rev != UR_MPA_REV2)
 		return UR_IW_BAD_REV;
 	if (pd_len > UR_MPA_PD_MAX)
@@ -134,8 +134,8 @@ static uint16_t min16(uint16_t a, uint16_t b)
 /*
  * Responder (siw_proc_mpareq + siw_accept): the Reply copies the Request's
  * flags and Rev with the Reply key; markers are refused with R (RFC 5044
- * 7.1.1 lets a responder refuse them); CRC is used when either side asks
- * (RFC 5044 7.1: "MUST be used if either requests it") unless strict.
+ * lets a responder refuse them); CRC is used when either side asks
+ * (RFC 5044: when either side asks) unless strict.
  */
 int ur_mpa_answer(const struct ur_mpa_rr *req, const struct ur_mpa_policy *pol,
 		  struct ur_mpa_rr *rep, struct ur_mpa_conn *conn)
@@ -177,7 +177,7 @@ int ur_mpa_answer(const struct ur_mpa_rr *req, const struct ur_mpa_policy *pol,
 	conn->ord = pol->ord;
 	if (req->v2) {
 		/* The peer's IRD bounds our ORD, its ORD is the least IRD
-		 * we need (RFC 6581 3.1), both within the device limits. */
+		 * we need (RFC 6581), both within the device limits. */
 		uint16_t ord_cap = min16(req->ird, pol->ord_max);
 		uint16_t ird_need = min16(req->ord, pol->ird_max);
 
@@ -195,7 +195,7 @@ int ur_mpa_answer(const struct ur_mpa_rr *req, const struct ur_mpa_policy *pol,
 			conn->term = UR_IW_BAD_IRD;
 		rep->ird = conn->ird;
 		rep->ord = conn->ord;
-		/* RFC 6581 3.2: pick one RTR the initiator offered; siw
+		/* RFC 6581: pick one RTR the initiator offered; siw
 		 * prefers WRITE, then READ, and WRITE when none is named
 		 * (it never takes a zero-length SEND: no receive posted). */
 		if (req->p2p) {

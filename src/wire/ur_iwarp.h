@@ -26,8 +26,8 @@ const char *ur_crc32c_impl(void); /* "sse42" or "slice8" */
 void ur_crc32c_force_portable(bool on); /* tests compare both */
 
 /* ---- errors: each one a Terminate the transport can send ----------------
- * name, text, Terminate layer, error type, error code (RFC 5040 7.1-7.3,
- * RFC 5044 8.2 and RFC 6581 for the LLP layer). OK and MORE are not errors.
+ * name, text, Terminate layer, error type, error code (RFC 5040 7;
+ * RFC 5044 and RFC 6581 for the LLP layer). OK and MORE are not errors.
  */
 #define UR_IW_ERRORS(X)                                                      \
 	X(OK, "ok", 0, 0, 0)                                                 \
@@ -61,10 +61,10 @@ const char *ur_iw_strerror(enum ur_iw_err e);
 void ur_iw_err_term(enum ur_iw_err e, uint8_t *layer, uint8_t *etype,
 		    uint8_t *ecode);
 
-/* ---- MPA Request/Reply (RFC 5044 7.1, RFC 6581 3) ------------------------ */
+/* ---- MPA Request/Reply (RFC 5044, RFC 6581) ------------------------ */
 #define UR_MPA_KEY_LEN 16
 #define UR_MPA_RR_LEN 20 /* key, flags, Rev, PD_Length */
-#define UR_MPA_PD_MAX 512 /* RFC 5044 7.1 */
+#define UR_MPA_PD_MAX 512 /* RFC 5044 Request/Reply frame */
 #define UR_MPA_V2_LEN 4 /* the RFC 6581 IRD/ORD word */
 #define UR_MPA_F_MARKERS 0x80
 #define UR_MPA_F_CRC 0x40
@@ -75,7 +75,7 @@ void ur_iw_err_term(enum ur_iw_err e, uint8_t *layer, uint8_t *etype,
 #define UR_MPA_REV1 1
 #define UR_MPA_REV2 2
 
-/* RTR message the initiator sends in P2P mode (RFC 6581 3.2). */
+/* RTR message the initiator sends in P2P mode (RFC 6581). */
 enum ur_mpa_rtr { UR_RTR_NONE, UR_RTR_WRITE, UR_RTR_READ, UR_RTR_SEND };
 
 struct ur_mpa_rr {
@@ -141,7 +141,7 @@ int ur_mpa_answer(const struct ur_mpa_rr *req, const struct ur_mpa_policy *pol,
 int ur_mpa_check_reply(const struct ur_mpa_rr *req, const struct ur_mpa_rr *rep,
 		       const struct ur_mpa_policy *pol, struct ur_mpa_conn *conn);
 
-/* ---- FPDU framing (RFC 5044 4, 5, 6) -------------------------------------- */
+/* ---- FPDU framing (RFC 5044) -------------------------------------- */
 #define UR_MPA_LEN_LEN 2
 #define UR_MPA_CRC_LEN 4
 #define UR_MPA_MARKER_LEN 4
@@ -218,7 +218,7 @@ int ur_mpa_tx_frame(struct ur_mpa_tx *tx, uint8_t *out, size_t cap,
 /* ---- DDP / RDMAP (RFC 5041 4, RFC 5040 4) --------------------------------- */
 #define UR_DDP_TAGGED_LEN 14   /* control 2 + STag 4 + TO 8 */
 #define UR_DDP_UNTAGGED_LEN 18 /* control 2 + RsvdULP 4 + QN, MSN, MO */
-#define UR_RDMAP_RREQ_LEN 28   /* READ Request body (RFC 5040 4.4) */
+#define UR_RDMAP_RREQ_LEN 28   /* READ Request body (RFC 5040 4) */
 #define UR_DDP_F_TAGGED 0x80
 #define UR_DDP_F_LAST 0x40
 #define UR_DDP_VERSION 1
@@ -229,7 +229,7 @@ int ur_mpa_tx_frame(struct ur_mpa_tx *tx, uint8_t *out, size_t cap,
 #define UR_RTR_STAG 0x00000001u /* siw's zero-length WRITE RTR */
 
 /* name, opcode, tagged, untagged queue (-1 tagged), fixed body, payload,
- * invalidate STag, solicited event (RFC 5040 4.1, table 3). */
+ * invalidate STag, solicited event (RFC 5040 4). */
 #define UR_RDMAP_OPCODES(X)                                                  \
 	X(WRITE, 0, true, -1, 0, true, false, false)                         \
 	X(READ_REQ, 1, false, UR_DDP_QN_READ, UR_RDMAP_RREQ_LEN, false,      \
@@ -261,7 +261,7 @@ struct ur_rdmap_op_info {
 /* NULL for opcodes 8..15 (RFC 7306 extensions: not supported). */
 const struct ur_rdmap_op_info *ur_rdmap_op(uint8_t opcode);
 
-struct ur_rdmap_rreq {   /* READ Request body (RFC 5040 4.4) */
+struct ur_rdmap_rreq {   /* READ Request body (RFC 5040 4) */
 	uint32_t sink_stag;
 	uint64_t sink_to;
 	uint32_t size;
@@ -310,7 +310,7 @@ uint32_t ur_ddp_cut(const struct ur_ddp_seg *msg, uint32_t msg_len,
 		    uint32_t mulpdu, uint32_t i, struct ur_ddp_seg *seg,
 		    uint32_t *off, uint32_t *len);
 
-/* ---- Terminate (RFC 5040 4.8) --------------------------------------------- */
+/* ---- Terminate (RFC 5040 4) --------------------------------------------- */
 #define UR_TERM_LAYER_RDMAP 0
 #define UR_TERM_LAYER_DDP 1
 #define UR_TERM_LAYER_LLP 2

@@ -398,7 +398,7 @@ static void reencode(const char *file, const struct ur_ddp_seg *s,
 	tx.pos = fp->stream_off;
 	n = ur_mpa_tx_frame(&tx, out, sizeof(out), hdr, (size_t)hl, pl, pl_len);
 	ASSERT_EQ(n, UR_MPA_LEN_LEN + fp->ulpdu_len + fp->pad + UR_MPA_CRC_LEN);
-	/* siw does not clear the pad (RFC 5044 4.4 wants zeros): compare it
+	/* siw does not clear the pad (RFC 5044 wants zeros): compare it
 	 * apart. No padded FPDU travels with CRC in these captures; if one
 	 * did, the CRC would cover siw's pad bytes and differ too. */
 	for (int i = 0; i < fp->pad; i++) {
