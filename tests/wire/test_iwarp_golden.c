@@ -49,7 +49,7 @@ struct conn {
 };
 
 struct file_result {
-	int conns, rr, fpdus, crc_ok, retrans, terms, dirty_pad;
+	int conns, rr, fpdus, crc_ok, retrans, terms, dirty_pad, recut;
 };
 
 /* ---- README ------------------------------------------------------------ */
@@ -470,6 +470,76 @@ static void check_terminate(const char *file, const struct ur_ddp_seg *s,
 		      "invalid STag");
 }
 
+/*
+ * A message of several segments, gathered as it arrives; when its last
+ * segment is in, ur_ddp_cut at the MULPDU of siw's MSS (1448, README 5)
+ * and ur_mpa_tx_frame must give the captured FPDUs byte for byte.
+ */
+struct msg {
+	bool active;
+	struct ur_ddp_seg first;
+	uint64_t start;
+	uint32_t len, nseg, seg_len;
+	uint8_t data[1 << 16];
+};
+
+static void msg_add(const char *file, struct msg *m, const struct ur_ddp_seg *s,
+		    const struct ur_mpa_fpdu *fp, bool crc, const uint8_t *stream,
+		    int *recut)
+{
+	static uint8_t out[1 << 17], hdr[64];
+	uint32_t mul = ur_mpa_mulpdu(1448, false), n, off, len;
+	struct ur_mpa_tx tx;
+	size_t at = 0;
+
+	if (!s->op->payload)
+		return;
+	if (m->active &&
+	    (s->opcode != m->first.opcode ||
+	     (s->tagged ? s->stag != m->first.stag ||
+				  s->to != m->first.to + m->len
+			: s->msn != m->first.msn || s->mo != m->len)))
+		m->active = false; /* another message came between */
+	if (!m->active) {
+		if (s->tagged ? false : s->mo)
+			return; /* joined in the middle */
+		m->active = true;
+		m->first = *s;
+		m->start = fp->stream_off;
+		m->len = m->nseg = 0;
+	}
+	ASSERT_LE(m->len + s->payload_len, sizeof(m->data));
+	memcpy(m->data + m->len, s->payload, s->payload_len);
+	m->len += s->payload_len;
+	m->nseg++;
+	if (!s->last)
+		return;
+	m->active = false;
+	if (m->nseg < 2)
+		return;
+	ur_mpa_tx_init(&tx, crc, false);
+	tx.pos = m->start;
+	for (uint32_t i = 0; i < m->nseg; i++) {
+		struct ur_ddp_seg seg;
+		int hl, w;
+
+		n = ur_ddp_cut(&m->first, m->len, mul, i, &seg, &off, &len);
+		ASSERT_EQ(n, m->nseg);
+
+		hl = ur_ddp_encode_hdr(hdr, sizeof(hdr), &seg);
+		w = ur_mpa_tx_frame(&tx, out + at, sizeof(out) - at, hdr,
+				    (size_t)hl, m->data + off, len);
+		ASSERT_GT(w, 0);
+		at += (size_t)w;
+	}
+	for (size_t i = 0; i < at; i++)
+		if (out[i] != stream[m->start + i])
+			UR_FAIL("%s: %u-byte %s cut at MULPDU %u: byte %zu of "
+				"%zu differs", file, m->len, m->first.op->name, mul,
+				i, at);
+	(*recut)++;
+}
+
 static void check_conn(const char *file, struct fexpect *x, struct conn *c,
 		       struct file_result *res)
 {
@@ -539,6 +609,9 @@ static void check_conn(const char *file, struct fexpect *x, struct conn *c,
 		const uint8_t *st = ds->data + rr_len[d];
 		size_t st_len = ds->end - rr_len[d];
 		int fpdus = 0;
+		static struct msg msg;
+
+		msg.active = false;
 
 		ur_mpa_rx_init(&rx, crc, false);
 		for (int sgi = 0; sgi < ds->nseg; sgi++) {
@@ -589,6 +662,8 @@ static void check_conn(const char *file, struct fexpect *x, struct conn *c,
 					last[d].len = hl;
 					last[d].payload_len = s.payload_len;
 					last[d].read_size = s.rreq.size;
+					msg_add(file, &msg, &s, &fp, crc, st,
+						&res->recut);
 				}
 			}
 		}
@@ -705,9 +780,12 @@ static void check_file(struct fexpect *x)
 	if (strstr(x->file, "terminate_"))
 		ASSERT_EQ(res.terms, 1);
 	printf("[%s: %d conns, %d MPA Req/Rep, %d FPDUs, %d CRC32c ok, "
-	       "%d Terminate, %d retransmits, %d non-zero pads] ",
+	       "%d Terminate, %d retransmits, %d non-zero pads, %d messages re-cut] ",
 	       x->file, res.conns, res.rr, res.fpdus, res.crc_ok, res.terms,
-	       res.retrans, res.dirty_pad);
+	       res.retrans, res.dirty_pad, res.recut);
+	/* 5 messages of 3 segments in each perftest bandwidth capture. */
+	if (strstr(x->file, "_bw"))
+		ASSERT_EQ(res.recut, 5);
 }
 
 static void setup(void)
