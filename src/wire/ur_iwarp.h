@@ -108,7 +108,9 @@ int ur_mpa_rr_encode(uint8_t *b, size_t cap, const struct ur_mpa_rr *rr);
 struct ur_mpa_policy {
 	bool crc_required;   /* siw: false ("mpa_crc_required") */
 	bool crc_strict;     /* refuse a peer's CRC when we do not want it */
-	bool markers;        /* siw: false, refuses M */
+	bool markers;        /* siw: false, refuses M; true: sends them when
+	                      * asked (RFC 5044: M asks the peer to send) and
+	                      * a responder asks for them in return */
 	bool relaxed_ird;    /* siw: true, adjust instead of refusing */
 	uint16_t ird, ord;   /* the accepting application's */
 	uint16_t ird_max, ord_max; /* device limits (siw: 128) */
