@@ -2,6 +2,7 @@
 # Build the fuzz preset and run each target for N seconds (default 60):
 # fuzz_decode (packets) from the committed seed corpus, fuzz_cm_mad (CM
 # MADs) from the golden captures' MADs. Fails on any crash.
+# fuzz_iwarp (MPA/DDP/RDMAP streams) from seeds cut from the siw captures,
 # fuzz_crypt (sealed packets to an encrypted QP) a quarter of SECONDS.
 # Usage: fuzz/run.sh [SECONDS]
 set -eu
@@ -9,7 +10,7 @@ secs=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 cmake --preset fuzz >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_decode fuzz_cm_mad fuzz_crypt
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_decode fuzz_cm_mad fuzz_iwarp fuzz_crypt
 work=fuzz/corpus-work/decode
 mkdir -p "$work"
 # New inputs go to the work dir (ignored by git); the seeds stay as they are.
@@ -26,6 +27,13 @@ for f in fuzz/corpus/decode/*; do
 done
 ./build-fuzz/bin/fuzz_cm_mad -max_total_time="$secs" -print_final_stats=1 \
 	-artifact_prefix=fuzz/corpus-work/ "$work"
+
+# iWARP: a set-up byte, then one direction of a siw connection (its MPA
+# Request or Reply and FPDUs), from shared/wire/siw.
+work=fuzz/corpus-work/iwarp
+mkdir -p "$work"
+./build-fuzz/bin/fuzz_iwarp -max_total_time="$secs" -print_final_stats=1 \
+	-artifact_prefix=fuzz/corpus-work/ "$work" fuzz/corpus/iwarp
 
 # The receive side of an encrypted QP: a quarter of the time (its inputs
 # are mutations of one sealed packet; the CI budget is shared).
