@@ -149,9 +149,12 @@ int ur_cc_params_check(const struct ur_cc_params *p,
 	if (p->algo != UR_CC_NONE && p->algo != UR_CC_DCQCN &&
 	    p->algo != UR_CC_SWIFT)
 		return -EINVAL;
-	/* Every row, whichever algorithm runs: a QP may switch later. */
+	/* DCQCN's rows always (as before Swift came); Swift's when it runs
+	 * (a switch to it comes through here again). */
 	if (check_rows(p, ur_cc_param_table, ur_cc_param_count, bad))
 		return -ERANGE;
+	if (p->algo != UR_CC_SWIFT)
+		return 0;
 	return check_rows(p, ur_cc_swift_param_table, ur_cc_swift_param_count,
 			  bad);
 }

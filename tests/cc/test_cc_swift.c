@@ -75,6 +75,12 @@ static void test_params(void)
 		*f = r->max;
 		ASSERT_EQ(ur_cc_params_check(&q, &bad), 0);
 	}
+	/* Swift's rows bind only Swift: DCQCN's checks are as they were. */
+	p.target_us = 0;
+	ASSERT_EQ(ur_cc_params_check(&p, &bad), -ERANGE);
+	ASSERT_STR_EQ(bad->env, "TARGET_US");
+	p.algo = UR_CC_DCQCN;
+	ASSERT_EQ(ur_cc_params_check(&p, NULL), 0);
 	p.algo = 3;
 	ASSERT_EQ(ur_cc_params_check(&p, NULL), -EINVAL);
 	/* UROCE_CC=swift selects it; a wrong word is refused, named. */
