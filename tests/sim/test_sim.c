@@ -315,7 +315,7 @@ static void test_pfc_lossless(void)
 
 /* Swift (issue 44): a 16-to-1 incast of 1 MiB each without PFC, where
  * the send window alone (256 packets, 16 MiB in all) overruns the 6 MiB a
- * queue may take: cc none drops, Swift's window (64 packets at the start,
+ * queue may take: cc none drops, Swift's window (32 packets at the start,
  * then cut by the measured delay) drops nothing and finishes sooner. The
  * verdict is the simulator's, on virtual time: the same on any machine. */
 static void test_swift_incast(void)
