@@ -57,7 +57,7 @@ enum ur_cc_algo { UR_CC_NONE = 0, UR_CC_DCQCN = 1, UR_CC_SWIFT = 2 };
  */
 #define UR_CC_SWIFT_PARAMS(X)                                                \
 	X(TARGET_US, target_us, 25, 1, 1000000,                              \
-	  "measured: base RTT of a k=16 fat-tree (15 us) + 10 us of queue")  \
+	  "swept: base RTT across pods ~15 us; 15 cuts on it, 25 = 50") \
 	X(AI_MILLI, ai_milli, 1000, 1, 1000000,                              \
 	  "paper: ai, +1 packet per RTT below target")                       \
 	X(BETA_MILLI, beta_milli, 800, 1, 1000,                              \
