@@ -56,7 +56,7 @@ void sim_cfg_cc(const struct sim_cfg *c, struct ur_cc_params *out)
 	struct ur_cc_params def;
 
 	ur_cc_params_default(&def);
-	out->algo = c->cc.algo;
+	*out = c->cc; /* Swift's fields as set (swift_<field>) */
 	ur_cc_profile_apply(out, &ur_cc_profiles[c->cc_profile],
 			    c->host_bps / 1000000);
 	for (unsigned int i = 0; i < ur_cc_param_count; i++) {
@@ -195,6 +195,8 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 	if (!strcmp(key, "cc")) {
 		if (!strcmp(val, "dcqcn"))
 			c->cc.algo = UR_CC_DCQCN;
+		else if (!strcmp(val, "swift"))
+			c->cc.algo = UR_CC_SWIFT;
 		else if (!strcmp(val, "none"))
 			c->cc.algo = UR_CC_NONE;
 		else
@@ -248,6 +250,19 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 		if (pr)
 			c->cc_profile = (uint32_t)(pr - ur_cc_profiles);
 		goto done;
+	}
+	if (!strncmp(key, "swift_", 6)) {
+		for (unsigned int i = 0; i < ur_cc_swift_param_count; i++) {
+			const struct ur_cc_param_info *pi =
+				&ur_cc_swift_param_table[i];
+
+			if (strcmp(key + 6, pi->field))
+				continue;
+			bad = num(val, &u) || u < pi->min || u > pi->max;
+			if (!bad)
+				*(uint32_t *)((char *)&c->cc + pi->off) = (uint32_t)u;
+			goto done;
+		}
 	}
 	if (!strncmp(key, "dcqcn_", 6)) {
 		for (unsigned int i = 0; i < ur_cc_param_count; i++) {

@@ -20,6 +20,15 @@ const struct ur_cc_param_info ur_cc_param_table[] = {
 const unsigned int ur_cc_param_count =
 	sizeof(ur_cc_param_table) / sizeof(ur_cc_param_table[0]);
 
+const struct ur_cc_param_info ur_cc_swift_param_table[] = {
+#define UR_CC_X(env, f, def, lo, hi, src)                                    \
+	{ #env, #f, offsetof(struct ur_cc_params, f), def, lo, hi, src },
+	UR_CC_SWIFT_PARAMS(UR_CC_X)
+#undef UR_CC_X
+};
+const unsigned int ur_cc_swift_param_count =
+	sizeof(ur_cc_swift_param_table) / sizeof(ur_cc_swift_param_table[0]);
+
 /*
  * Profiles (docs/cc.md "Profiles"). "uroce" is the default: the column of
  * UR_CC_PARAMS, chosen by measurement in uroce-sim (docs/results.md) and
@@ -68,13 +77,25 @@ static uint32_t scale_rate(uint32_t v, uint64_t link_mbps, uint32_t hi)
 	return r > hi ? hi : (uint32_t)r;
 }
 
+/* Swift's fields of @to from @from (a profile is DCQCN's only). */
+static void swift_copy(struct ur_cc_params *to, const struct ur_cc_params *from)
+{
+	for (unsigned int i = 0; i < ur_cc_swift_param_count; i++) {
+		size_t off = ur_cc_swift_param_table[i].off;
+
+		memcpy((char *)to + off, (const char *)from + off,
+		       sizeof(uint32_t));
+	}
+}
+
 void ur_cc_profile_apply(struct ur_cc_params *p,
 			 const struct ur_cc_profile *prof, uint64_t link_mbps)
 {
-	uint32_t algo = p->algo;
+	struct ur_cc_params keep = *p;
 
 	*p = prof->p;
-	p->algo = algo;
+	p->algo = keep.algo;
+	swift_copy(p, &keep);
 	if (!prof->scales)
 		return;
 	if (!link_mbps) {
@@ -98,7 +119,26 @@ void ur_cc_profile_apply(struct ur_cc_params *p,
 void ur_cc_params_default(struct ur_cc_params *p)
 {
 	p->algo = UR_CC_DCQCN;
+#define UR_CC_X(env, f, def, lo, hi, src) p->f = def;
+	UR_CC_SWIFT_PARAMS(UR_CC_X)
+#undef UR_CC_X
 	ur_cc_profile_apply(p, &ur_cc_profiles[0], 0);
+}
+
+static int check_rows(const struct ur_cc_params *p,
+		      const struct ur_cc_param_info *t, unsigned int n,
+		      const struct ur_cc_param_info **bad)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t v = *(const uint32_t *)((const char *)p + t[i].off);
+
+		if (v < t[i].min || v > t[i].max) {
+			if (bad)
+				*bad = &t[i];
+			return -ERANGE;
+		}
+	}
+	return 0;
 }
 
 int ur_cc_params_check(const struct ur_cc_params *p,
@@ -106,24 +146,24 @@ int ur_cc_params_check(const struct ur_cc_params *p,
 {
 	if (bad)
 		*bad = NULL;
-	if (p->algo != UR_CC_NONE && p->algo != UR_CC_DCQCN)
+	if (p->algo != UR_CC_NONE && p->algo != UR_CC_DCQCN &&
+	    p->algo != UR_CC_SWIFT)
 		return -EINVAL;
-	for (unsigned int i = 0; i < ur_cc_param_count; i++) {
-		const struct ur_cc_param_info *r = &ur_cc_param_table[i];
-		uint32_t v = *(const uint32_t *)((const char *)p + r->off);
-
-		if (v < r->min || v > r->max) {
-			if (bad)
-				*bad = r;
-			return -ERANGE;
-		}
-	}
-	return 0;
+	/* DCQCN's rows always (as before Swift came); Swift's when it runs
+	 * (a switch to it comes through here again). */
+	if (check_rows(p, ur_cc_param_table, ur_cc_param_count, bad))
+		return -ERANGE;
+	if (p->algo != UR_CC_SWIFT)
+		return 0;
+	return check_rows(p, ur_cc_swift_param_table, ur_cc_swift_param_count,
+			  bad);
 }
 
 const struct ur_cc_ops *ur_cc_ops_of(uint32_t algo)
 {
-	return algo == UR_CC_DCQCN ? &ur_cc_dcqcn_ops : &ur_cc_none_ops;
+	return algo == UR_CC_DCQCN   ? &ur_cc_dcqcn_ops
+	       : algo == UR_CC_SWIFT ? &ur_cc_swift_ops
+				     : &ur_cc_none_ops;
 }
 
 void ur_cc_init(struct ur_cc *cc, const struct ur_cc_params *p, uint64_t now)
@@ -228,6 +268,7 @@ static void qcc_state_init(struct ur_qp *qp, const struct ur_cc_params *p,
 
 	ur_cc_init(&c->cc, p, now);
 	memset(&c->pace, 0, sizeof(c->pace));
+	c->stamped = 0;
 	c->wait = false;
 	c->cnp_sent = false;
 }
@@ -346,11 +387,42 @@ bool ur__cc_may_send(struct ur_qp *qp, uint64_t now)
 	return ok;
 }
 
-void ur__cc_sent(struct ur_qp *qp, uint32_t bytes, uint64_t now)
+/*
+ * Send times for a delay-based algorithm (ops->on_delay): a slot per PSN
+ * mod UR_CC_STAMPS, taken by a first send when free (empty, or its PSN
+ * acknowledged already). A resend clears its PSN's slot: the ACK could be
+ * the first send's or the resend's (Karn's rule, RFC 6298 section 3). With
+ * more than UR_CC_STAMPS packets in flight some PSNs go unstamped; the ACK
+ * that covers a stamped one measures the RTT.
+ */
+static void stamp(struct ur_qp *qp, uint32_t psn, bool resend, uint64_t now)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+	uint32_t i = psn % UR_CC_STAMPS;
+	uint64_t bit = 1ull << i;
+	bool mine = (c->stamped & bit) && c->stamp[i].psn == psn;
+
+	if (resend) {
+		if (mine)
+			c->stamped &= ~bit;
+		return;
+	}
+	if (mine || !(c->stamped & bit) ||
+	    ur_psn_diff(c->stamp[i].psn, qp->priv->comp.psn) < 0) {
+		c->stamp[i].psn = psn;
+		c->stamp[i].t = now;
+		c->stamped |= bit;
+	}
+}
+
+void ur__cc_sent(struct ur_qp *qp, uint32_t bytes, uint32_t psn, bool resend,
+		 uint64_t now)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 	struct ur_dev *dev = qp->dev;
 
+	if (c->cc.ops->on_delay && qp->type == UR_QPT_RC)
+		stamp(qp, psn, resend, now);
 	c->cc.ops->on_sent(&c->cc, bytes, now);
 	ur_pacer_sent(&c->pace, bytes, now);
 	if (dev->rate_bps) {
@@ -366,11 +438,65 @@ void ur__cc_sent(struct ur_qp *qp, uint32_t bytes, uint64_t now)
 	}
 }
 
-void ur__cc_acked(struct ur_qp *qp, uint32_t bytes, uint64_t now)
+void ur__cc_acked(struct ur_qp *qp, uint32_t from, uint32_t pkts,
+		  uint64_t now)
 {
 	struct ur_cc *cc = &qp->priv->cc.cc;
 
-	cc->ops->on_ack(cc, bytes, now);
+	(void)from;
+	cc->ops->on_ack(cc, pkts * ur_qp_req_mtu(qp), now);
+}
+
+/* Called as the completer moves the oldest unacknowledged PSN, before the
+ * requester sends what the ACK lets it (which could take the slots). */
+void ur__cc_delay(struct ur_qp *qp, uint32_t from, uint32_t pkts,
+		  uint64_t now)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+	struct ur_cc *cc = &c->cc;
+	uint32_t n = pkts < UR_CC_STAMPS ? pkts : UR_CC_STAMPS;
+	uint64_t rtt = 0, before = cc->cuts;
+
+	if (!cc->ops->on_delay)
+		return;
+	/* The newest stamped PSN of [from, from + pkts): the ACK answers
+	 * it, so its RTT holds the least waiting behind other packets. */
+	for (uint32_t k = 1; k <= n; k++) {
+		uint32_t psn = ur_psn_add(from, pkts - k);
+		uint32_t i = psn % UR_CC_STAMPS;
+
+		if (!(c->stamped & (1ull << i)) || c->stamp[i].psn != psn)
+			continue;
+		if (!rtt)
+			rtt = now > c->stamp[i].t ? now - c->stamp[i].t : 1;
+		c->stamped &= ~(1ull << i);
+	}
+	cc->ops->on_delay(cc, pkts, rtt, now);
+	if (cc->cuts != before) {
+		qp->dev->cnt.cc_cuts++;
+		qp->cnt.cc_cuts++;
+	}
+}
+
+void ur__cc_loss(struct ur_qp *qp, bool timeout, uint64_t now)
+{
+	struct ur_cc *cc = &qp->priv->cc.cc;
+	uint64_t before = cc->cuts;
+
+	if (!cc->ops->on_loss)
+		return;
+	cc->ops->on_loss(cc, timeout, now);
+	if (cc->cuts != before) {
+		qp->dev->cnt.cc_cuts++;
+		qp->cnt.cc_cuts++;
+	}
+}
+
+uint32_t ur__cc_window(const struct ur_qp *qp)
+{
+	const struct ur_cc *cc = &qp->priv->cc.cc;
+
+	return cc->ops->window ? cc->ops->window(cc) : UINT32_MAX;
 }
 
 /* Reaction point: a CNP for this QP (A17.9.3). A spraying QP's peer names

@@ -2,8 +2,8 @@
 /*
  * Congestion control: the reaction point's algorithm is a const ops table
  * (one algorithm per file, as picoquic's newreno.c / cubic.c): cc_none.c,
- * cc_dcqcn.c. Pure like the rest of the transport: events and `now` in, a
- * rate out. The glue (per-QP state, the token-bucket pacer, the
+ * cc_dcqcn.c, cc_swift.c. Pure like the rest of the transport: events and
+ * `now` in, a rate (and, for a window-based algorithm, a window) out. The glue (per-QP state, the token-bucket pacer, the
  * notification point that sends CNPs) is ur_cc.c; docs/cc.md.
  *
  * A rate of 0 means "not limited": with no ECN marks an algorithm never
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum ur_cc_algo { UR_CC_NONE = 0, UR_CC_DCQCN = 1 };
+enum ur_cc_algo { UR_CC_NONE = 0, UR_CC_DCQCN = 1, UR_CC_SWIFT = 2 };
 
 /*
  * Parameters: X(ENV_SUFFIX, field, default, min, max, source). Every one is
@@ -48,16 +48,40 @@ enum ur_cc_algo { UR_CC_NONE = 0, UR_CC_DCQCN = 1 };
 	X(FIRST_CNP_MBPS, first_cnp_mbps, 5000, 0, 1000000,                  \
 	  "measured: 5 % of the link (mlx5: 0, the current rate)")
 
+/*
+ * Swift's parameters (Kumar et al., "Swift: Delay is Simple and Effective
+ * for Congestion Control in the Datacenter", SIGCOMM 2020, Algorithm 1),
+ * same columns; env UROCE_SWIFT_<ENV_SUFFIX>, uroce-sim `swift_<field>`.
+ * Fractions are in thousandths so that every row stays an integer.
+ * Sources and measurements: docs/cc.md "Swift".
+ */
+#define UR_CC_SWIFT_PARAMS(X)                                                \
+	X(TARGET_US, target_us, 25, 1, 1000000,                              \
+	  "swept: base RTT across pods ~15 us; 15 cuts on it, 25 = 50") \
+	X(AI_MILLI, ai_milli, 1000, 1, 1000000,                              \
+	  "paper: ai, +1 packet per RTT below target")                       \
+	X(BETA_MILLI, beta_milli, 800, 1, 1000,                              \
+	  "paper: beta = 0.8 (cut (delay - target) / delay x beta)")        \
+	X(MAX_MDF_MILLI, max_mdf_milli, 500, 1, 999,                         \
+	  "paper: max_mdf = 0.5, at most half per RTT")                      \
+	X(MIN_CWND_MILLI, min_cwnd_milli, 10, 1, 1000000,                    \
+	  "paper: cwnd may fall below 1 packet (then paced); 0.01 packet")   \
+	X(INIT_CWND, init_cwnd, 32, 1, 65536,                                \
+	  "measured: 32 packets (0.7 BDP at 100 Gbit/s, 15 us, 4 KiB)")
+
+/* The DCQCN fields first, in the order of the public struct uroce_cc_params
+ * (include/uroce/uroce.h), which is a prefix of this one; Swift's follow. */
 struct ur_cc_params {
 	uint32_t algo; /* enum ur_cc_algo */
 #define UR_CC_X(env, f, def, lo, hi, src) uint32_t f;
 	UR_CC_PARAMS(UR_CC_X)
+	UR_CC_SWIFT_PARAMS(UR_CC_X)
 #undef UR_CC_X
 };
 
 /* One row per parameter: name, where it lives, range, default, source. */
 struct ur_cc_param_info {
-	const char *env;     /* suffix of UROCE_DCQCN_ */
+	const char *env;     /* suffix of UROCE_DCQCN_ (UROCE_SWIFT_) */
 	const char *field;
 	size_t off;          /* offsetof(struct ur_cc_params, field) */
 	uint32_t def, min, max; /* def: the default profile at 100 Gbit/s */
@@ -65,6 +89,8 @@ struct ur_cc_param_info {
 };
 extern const struct ur_cc_param_info ur_cc_param_table[];
 extern const unsigned int ur_cc_param_count;
+extern const struct ur_cc_param_info ur_cc_swift_param_table[];
+extern const unsigned int ur_cc_swift_param_count;
 
 /*
  * Profiles: named rows of DCQCN values (docs/cc.md "Profiles"), tables of
@@ -84,14 +110,16 @@ extern const struct ur_cc_profile ur_cc_profiles[];
 extern const unsigned int ur_cc_profile_count;
 /* The profile called @name, or NULL. */
 const struct ur_cc_profile *ur_cc_profile_find(const char *name);
-/* Set every DCQCN field of @p (not algo) from @prof for a link of
+/* Set every DCQCN field of @p (not algo, nor Swift's) from @prof for a link of
  * @link_mbps (0: unknown: a profile that scales keeps its timers and
  * counters but takes mlx5's absolute rates, which suit any link). */
 void ur_cc_profile_apply(struct ur_cc_params *p,
 			 const struct ur_cc_profile *prof, uint64_t link_mbps);
-/* Defaults (DCQCN on): the default profile for a link of unknown rate. */
+/* Defaults (DCQCN on): the default profile for a link of unknown rate,
+ * and Swift's default column. */
 void ur_cc_params_default(struct ur_cc_params *p);
-/* 0, or -ERANGE with the offending row in *bad (-EINVAL: unknown algo). */
+/* 0, or -ERANGE with the offending row (of either table) in *bad
+ * (-EINVAL: unknown algo). */
 int ur_cc_params_check(const struct ur_cc_params *p,
 		       const struct ur_cc_param_info **bad);
 
@@ -113,12 +141,23 @@ struct ur_dcqcn {
 	struct ur_rate_est sent, acked;
 };
 
+/* Swift sender state (cc_swift.c). Windows in packets. */
+struct ur_swift {
+	double cwnd;
+	uint64_t rtt;        /* the latest RTT sample, ns (0: none yet) */
+	uint64_t last_cut;   /* when cwnd last decreased */
+	bool cut_once;       /* last_cut is meaningful */
+	uint32_t pkt_bytes;  /* the largest packet sent: pacing's unit */
+	uint32_t retx;       /* timeouts in a row (paper: retransmit_cnt) */
+};
+
 struct ur_cc {
 	const struct ur_cc_ops *ops;
 	struct ur_cc_params p;
-	uint64_t cuts;      /* rate decreases */
+	uint64_t cuts;      /* rate (or window) decreases */
 	union {
 		struct ur_dcqcn dcqcn;
+		struct ur_swift swift;
 	} u;
 };
 
@@ -133,10 +172,21 @@ struct ur_cc_ops {
 	uint64_t (*on_timer)(struct ur_cc *cc, uint64_t now);
 	/* Allowed rate in bits/s, 0 = unlimited. */
 	uint64_t (*rate)(const struct ur_cc *cc);
+	/* Optional (NULL: the algorithm is rate-based and does not use it).
+	 * An ACK moved the oldest unacknowledged PSN by @pkts; @rtt_ns is
+	 * the round trip of the newest PSN it covers, from its first send
+	 * (0: none measured, e.g. every covered PSN was sent again). */
+	void (*on_delay)(struct ur_cc *cc, uint32_t pkts, uint64_t rtt_ns,
+			 uint64_t now);
+	/* A loss: @timeout for the retransmission timer, else a NAK. */
+	void (*on_loss)(struct ur_cc *cc, bool timeout, uint64_t now);
+	/* Packets that may be in flight (>= 1). */
+	uint32_t (*window)(const struct ur_cc *cc);
 };
 
 extern const struct ur_cc_ops ur_cc_none_ops;
 extern const struct ur_cc_ops ur_cc_dcqcn_ops;
+extern const struct ur_cc_ops ur_cc_swift_ops;
 const struct ur_cc_ops *ur_cc_ops_of(uint32_t algo);
 /* Set up @cc with @p (already checked) and its algorithm's ops. */
 void ur_cc_init(struct ur_cc *cc, const struct ur_cc_params *p, uint64_t now);

@@ -82,6 +82,7 @@ void ur__comp_arm(struct ur_qp *qp, uint64_t now)
 static void comp_advance(struct ur_qp *qp, struct comp_ctx *cx, uint32_t psn)
 {
 	struct ur_comp *c = &qp->priv->comp;
+	uint32_t from = c->psn;
 	int32_t d = ur_psn_diff(psn, c->psn);
 
 	if (d > 0) {
@@ -93,6 +94,9 @@ static void comp_advance(struct ur_qp *qp, struct comp_ctx *cx, uint32_t psn)
 			c->rd_seen >>= 1;
 			c->psn = ur_psn_add(c->psn, 1);
 		}
+		/* A delay-based algorithm's RTT sample (ur_cc.c). */
+		ur__cc_delay(qp, from, (uint32_t)ur_psn_diff(c->psn, from),
+			     cx->now);
 	}
 }
 
@@ -329,6 +333,7 @@ static enum comp_state do_retry(struct ur_qp *qp, struct comp_ctx *cx,
 
 	if (qp->priv->mp)
 		ur__mp_loss(qp->priv->mp, c->psn);
+	ur__cc_loss(qp, false, now);
 	ur__req_go_back(qp, c->psn);
 	c->rd_beyond = false; /* everything from c->psn goes again */
 	c->rto_deadline = UINT64_MAX;
@@ -346,6 +351,7 @@ static enum comp_state do_sr_resend(struct ur_qp *qp, struct comp_ctx *cx,
 	qp->dev->cnt.rx_sr_nak++;
 	if (qp->priv->mp)
 		ur__mp_loss(qp->priv->mp, cx->psn);
+	ur__cc_loss(qp, false, now);
 	ur__req_resend_psn(qp, cx->psn, now);
 	c->rto_deadline = UINT64_MAX;
 	ur__comp_arm(qp, now);
@@ -488,6 +494,7 @@ void ur__comp_timer(struct ur_qp *qp, uint64_t now)
 			c->retry_left--;
 			if (p->mp)
 				ur__mp_loss(p->mp, c->psn);
+			ur__cc_loss(qp, true, now);
 			ur__req_go_back(qp, c->psn);
 			c->rd_beyond = false;
 			ur__comp_arm(qp, now);

@@ -173,7 +173,7 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		ur__comp_rx(qp, pkt, now);
 		d = ur_psn_diff(qp->priv->comp.psn, acked);
 		if (d > 0) {
-			ur__cc_acked(qp, (uint32_t)d * ur_qp_req_mtu(qp), now);
+			ur__cc_acked(qp, acked, (uint32_t)d, now);
 			if (qp->priv->mp) /* spraying: the paths that delivered */
 				ur__mp_acked(qp->priv->mp, acked, (uint32_t)d);
 		}

@@ -161,8 +161,20 @@ struct ur_resp {
 };
 
 /* Congestion control and shaping of a QP (ur_cc.c). */
+#define UR_CC_STAMPS 64 /* send times kept for RTT samples (ur_cc.c) */
+/* A delay-based algorithm asks for an ACK at least every this many PSNs:
+ * an RTT sample each (RoCE coalesces ACKs to AckReq, 9.7.5.1.1). */
+#define UR_CC_ACK_EVERY 8
+
 struct ur_qp_cc {
 	struct ur_cc cc;
+	/* First-send times of PSNs, for ops->on_delay (bit i of stamped:
+	 * stamp[i] holds one). */
+	struct {
+		uint32_t psn;
+		uint64_t t;
+	} stamp[UR_CC_STAMPS];
+	uint64_t stamped;
 	struct ur_pacer pace;     /* min(algorithm rate, limit_bps) */
 	uint64_t limit_bps, limit_burst; /* UR_QP_RATE_LIMIT */
 	uint64_t last_cnp;        /* notification point */
@@ -573,8 +585,18 @@ int ur__mw_invalidate(struct ur_qp *qp, uint32_t key);
 void ur__cc_qp_init(struct ur_qp *qp, uint64_t now);
 void ur__cc_qp_reset(struct ur_qp *qp);
 bool ur__cc_may_send(struct ur_qp *qp, uint64_t now);
-void ur__cc_sent(struct ur_qp *qp, uint32_t bytes, uint64_t now);
-void ur__cc_acked(struct ur_qp *qp, uint32_t bytes, uint64_t now);
+void ur__cc_sent(struct ur_qp *qp, uint32_t bytes, uint32_t psn, bool resend,
+		 uint64_t now);
+/* The oldest unacknowledged PSN moved from @from by @pkts. */
+void ur__cc_acked(struct ur_qp *qp, uint32_t from, uint32_t pkts,
+		  uint64_t now);
+/* The same, for a delay-based algorithm: the RTT sample (ops->on_delay). */
+void ur__cc_delay(struct ur_qp *qp, uint32_t from, uint32_t pkts,
+		  uint64_t now);
+/* A loss (ops->on_loss): the retransmission timer, or a NAK. */
+void ur__cc_loss(struct ur_qp *qp, bool timeout, uint64_t now);
+/* Packets the algorithm lets be in flight (UINT32_MAX: no window). */
+uint32_t ur__cc_window(const struct ur_qp *qp);
 void ur__cc_rx_cnp(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
 void ur__cc_rx_ce(struct ur_qp *qp, uint32_t psn, uint64_t now);
 

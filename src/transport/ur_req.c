@@ -124,12 +124,15 @@ bool ur__wr_is_local(uint32_t opcode)
 
 /* The send window in PSNs: the QP's, but no more than UR_TX_WINDOW_BYTES
  * in flight, so that jumbo packets do not multiply the bytes outstanding
- * (and what a loss makes the peer and the switch absorb). */
+ * (and what a loss makes the peer and the switch absorb), nor more than a
+ * window-based congestion control allows (Swift's cwnd, ur_cc.h). */
 static uint32_t req_window(const struct ur_qp *qp)
 {
 	uint32_t cap = UR_TX_WINDOW_BYTES / ur_qp_req_mtu(qp);
+	uint32_t w = qp->priv->req.window < cap ? qp->priv->req.window : cap;
+	uint32_t cw = ur__cc_window(qp);
 
-	return qp->priv->req.window < cap ? qp->priv->req.window : cap;
+	return cw < w ? cw : w;
 }
 
 /* Memory window operations run when the WQE starts, in send queue order
@@ -338,7 +341,9 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 		 * long one, and when this packet fills the send window. */
 		h.ackreq = last || (k + 1) % UR_ACKREQ_EVERY == 0 ||
 			   (uint32_t)ur_psn_diff(h.psn, p->comp.psn) + 1 >=
-				   req_window(qp);
+				   req_window(qp) ||
+			   (p->cc.cc.ops->on_delay &&
+			    h.psn % UR_CC_ACK_EVERY == UR_CC_ACK_EVERY - 1);
 	}
 	if (qp->type != UR_QPT_RC)
 		h.ackreq = false;
@@ -382,7 +387,7 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 		p->req.psn_max = end;
 	ur__tx_send(qp, b, &h, len, path);
 	ur__cc_sent(qp, (uint32_t)ur_pkt_hdr_len(h.opcode) + len + UR_ICRC_LEN,
-		     now);
+		    h.psn, h.resend, now);
 	return 0;
 }
 

@@ -22,8 +22,10 @@
 #include "ur_settings.h"
 #include "urv.h"
 
-/* The public struct mirrors the transport's field by field. */
-_Static_assert(sizeof(struct uroce_cc_params) == sizeof(struct ur_cc_params),
+/* The public struct mirrors the transport's DCQCN part field by field
+ * (Swift's fields follow it in the transport's and are per device only:
+ * the public struct keeps its size, so programs built earlier still work). */
+_Static_assert(sizeof(struct uroce_cc_params) <= sizeof(struct ur_cc_params),
 	       "cc params");
 _Static_assert(offsetof(struct uroce_cc_params, algo) ==
 		       offsetof(struct ur_cc_params, algo), "algo");
@@ -33,7 +35,8 @@ _Static_assert(offsetof(struct uroce_cc_params, algo) ==
 UR_CC_PARAMS(UR_CC_X)
 #undef UR_CC_X
 _Static_assert((int)UROCE_CC_DCQCN == (int)UR_CC_DCQCN &&
-		       (int)UROCE_CC_NONE == (int)UR_CC_NONE,
+		       (int)UROCE_CC_NONE == (int)UR_CC_NONE &&
+		       (int)UROCE_CC_SWIFT == (int)UR_CC_SWIFT,
 	       "algo values");
 
 static void say_range(const char *who, const struct ur_cc_param_info *r,
@@ -45,10 +48,12 @@ static void say_range(const char *who, const struct ur_cc_param_info *r,
 		who, r->env, v, r->env, r->min, r->max, r->def);
 }
 
-/* A DCQCN parameter, UROCE_DCQCN_<NAME>: a family whose rows live with the
- * algorithm (ur_cc_param_table), parsed like every other setting (1:
- * unset; 0: set; -errno: refused, said on stderr). */
-static int dcqcn_env(const struct ur_cc_param_info *r, unsigned long long *out)
+/* A DCQCN parameter, UROCE_DCQCN_<NAME> (or Swift's, UROCE_SWIFT_<NAME>):
+ * a family whose rows live with the algorithm (ur_cc_param_table,
+ * ur_cc_swift_param_table), parsed like every other setting (1: unset; 0:
+ * set; -errno: refused, said on stderr). */
+static int cc_env(const char *prefix, const struct ur_cc_param_info *r,
+		  unsigned long long *out)
 {
 	char name[64], why[256];
 	struct ur_setting row = { .name = name, .kind = UR_SET_UINT,
@@ -56,7 +61,7 @@ static int dcqcn_env(const struct ur_cc_param_info *r, unsigned long long *out)
 	const char *v;
 	int rc;
 
-	snprintf(name, sizeof(name), "UROCE_DCQCN_%s", r->env);
+	snprintf(name, sizeof(name), "%s%s", prefix, r->env);
 	v = getenv(name);
 	if (!v || !*v)
 		return 1;
@@ -105,7 +110,7 @@ int urv__cc_dev_init(struct ur_dev *dev)
 	 * the values read here are good. */
 	ur_cc_params_default(&p);
 	if (ur_setting_get("UROCE_CC", &v) == 0)
-		p.algo = v ? UR_CC_DCQCN : UR_CC_NONE; /* choices "none|dcqcn" */
+		p.algo = (uint32_t)v; /* choices "none|dcqcn|swift", in enum order */
 	/* A profile, then single fields over it. The engine does not know
 	 * the link's rate: a profile that scales applies as written for
 	 * 100 Gbit/s, its first cut from the measured rate (docs/cc.md). The
@@ -116,7 +121,16 @@ int urv__cc_dev_init(struct ur_dev *dev)
 	for (unsigned int i = 0; i < ur_cc_param_count; i++) {
 		const struct ur_cc_param_info *r = &ur_cc_param_table[i];
 
-		rc = dcqcn_env(r, &v);
+		rc = cc_env("UROCE_DCQCN_", r, &v);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			*(uint32_t *)((char *)&p + r->off) = (uint32_t)v;
+	}
+	for (unsigned int i = 0; i < ur_cc_swift_param_count; i++) {
+		const struct ur_cc_param_info *r = &ur_cc_swift_param_table[i];
+
+		rc = cc_env("UROCE_SWIFT_", r, &v);
 		if (rc < 0)
 			return rc;
 		if (rc == 0)
@@ -156,7 +170,7 @@ URV_EXPORT int uroce_qp_query_cc(struct ibv_qp *ibqp,
 	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);
 	ur_qp_get_cc(&to_uqp(ibqp)->uqp, &p);
 	ur_engine_qp_unlock(&to_uqp(ibqp)->uqp);
-	memcpy(params, &p, sizeof(*params));
+	memcpy(params, &p, sizeof(*params)); /* the public prefix */
 	return 0;
 }
 
@@ -169,14 +183,18 @@ URV_EXPORT int uroce_qp_set_cc(struct ibv_qp *ibqp,
 
 	if (!our_qp(ibqp) || !params)
 		return EINVAL;
-	memcpy(&p, params, sizeof(p));
+	/* Swift's fields (not in the public struct) stay the QP's. */
+	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);
+	ur_qp_get_cc(&to_uqp(ibqp)->uqp, &p);
+	ur_engine_qp_unlock(&to_uqp(ibqp)->uqp);
+	memcpy(&p, params, sizeof(*params));
 	rc = ur_cc_params_check(&p, &bad);
 	if (rc == -ERANGE && bad)
 		say_range("uroce_qp_set_cc: ", bad,
 			  *(const uint32_t *)((const char *)&p + bad->off));
 	else if (rc)
 		fprintf(stderr, "uroce: uroce_qp_set_cc: algo %u unknown "
-			"(0 = none, 1 = dcqcn)\n", p.algo);
+			"(0 = none, 1 = dcqcn, 2 = swift)\n", p.algo);
 	if (rc)
 		return -rc;
 	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Swift (Kumar et al., "Swift: Delay is Simple and Effective for
+ * Congestion Control in the Datacenter", SIGCOMM 2020, section 3 and
+ * Algorithm 1): a congestion window in packets, driven by the measured
+ * round-trip delay against a target.
+ *
+ *   ACK, delay < target:  cwnd += ai * acked / cwnd   (cwnd >= 1)
+ *                         cwnd += ai * acked          (cwnd < 1)
+ *   ACK, delay >= target: at most once per RTT,
+ *                         cwnd *= max(1 - beta (delay - target) / delay,
+ *                                     1 - max_mdf)
+ *   timeout:              RETX_RESET timeouts in a row: cwnd = min_cwnd;
+ *                         else at most once per RTT cwnd *= 1 - max_mdf
+ *   NAK (fast recovery):  at most once per RTT cwnd *= 1 - max_mdf
+ *   cwnd < 1:             one packet in flight, paced at cwnd packets per
+ *                         RTT (the paper's pacing delay RTT / cwnd)
+ *
+ * The delay is the whole RTT from the requester's send of a PSN to the ACK
+ * that covers it (ur_cc.c keeps the send times): the paper's "fabric
+ * delay" subtracts the NIC and host parts, which need timestamps on the
+ * wire. Neither hop-count nor flow-count target scaling is implemented: the
+ * target is one number (docs/cc.md "Swift"). CNPs are ignored.
+ */
+#include <string.h>
+
+#include "ur_cc.h"
+
+#define SWIFT_RETX_RESET 5      /* paper: RETX_RESET_THRESHOLD */
+#define SWIFT_MAX_CWND 65536.0  /* the largest send window (UROCE_TX_WINDOW) */
+
+static void sw_init(struct ur_cc *cc, uint64_t now)
+{
+	struct ur_swift *s = &cc->u.swift;
+
+	(void)now;
+	memset(s, 0, sizeof(*s));
+	s->cwnd = cc->p.init_cwnd;
+}
+
+static double min_cwnd(const struct ur_cc *cc)
+{
+	return cc->p.min_cwnd_milli / 1000.0;
+}
+
+static void clamp(struct ur_cc *cc)
+{
+	struct ur_swift *s = &cc->u.swift;
+
+	if (s->cwnd < min_cwnd(cc))
+		s->cwnd = min_cwnd(cc);
+	if (s->cwnd > SWIFT_MAX_CWND)
+		s->cwnd = SWIFT_MAX_CWND;
+}
+
+/* At most one decrease per RTT (the paper's can_decrease). */
+static bool can_cut(const struct ur_swift *s, uint64_t now)
+{
+	return !s->cut_once || now - s->last_cut >= s->rtt;
+}
+
+static void cut(struct ur_cc *cc, double factor, uint64_t now)
+{
+	struct ur_swift *s = &cc->u.swift;
+
+	s->cwnd *= factor;
+	s->last_cut = now;
+	s->cut_once = true;
+	cc->cuts++;
+	clamp(cc);
+}
+
+static void sw_sent(struct ur_cc *cc, uint32_t bytes, uint64_t now)
+{
+	struct ur_swift *s = &cc->u.swift;
+
+	(void)now;
+	if (bytes > s->pkt_bytes)
+		s->pkt_bytes = bytes;
+}
+
+static void sw_ack(struct ur_cc *cc, uint32_t bytes, uint64_t now)
+{
+	(void)cc;
+	(void)bytes;
+	(void)now;
+}
+
+static void sw_delay(struct ur_cc *cc, uint32_t pkts, uint64_t rtt,
+		     uint64_t now)
+{
+	struct ur_swift *s = &cc->u.swift;
+	double target = cc->p.target_us * 1000.0, ai = cc->p.ai_milli / 1000.0;
+
+	if (rtt)
+		s->rtt = rtt;
+	else if (!s->rtt)
+		return; /* nothing measured yet: no decision */
+	s->retx = 0;
+	if ((double)s->rtt < target) {
+		s->cwnd += s->cwnd >= 1 ? ai * pkts / s->cwnd : ai * pkts;
+		clamp(cc);
+	} else if (can_cut(s, now)) {
+		double f = 1 - cc->p.beta_milli / 1000.0 *
+				       ((double)s->rtt - target) / (double)s->rtt;
+		double lo = 1 - cc->p.max_mdf_milli / 1000.0;
+
+		cut(cc, f > lo ? f : lo, now);
+	}
+}
+
+static void sw_loss(struct ur_cc *cc, bool timeout, uint64_t now)
+{
+	struct ur_swift *s = &cc->u.swift;
+
+	if (timeout && ++s->retx >= SWIFT_RETX_RESET) {
+		s->cwnd = min_cwnd(cc);
+		s->last_cut = now;
+		s->cut_once = true;
+		cc->cuts++;
+	} else if (can_cut(s, now)) {
+		cut(cc, 1 - cc->p.max_mdf_milli / 1000.0, now);
+	}
+}
+
+static void sw_cnp(struct ur_cc *cc, uint64_t now)
+{
+	(void)cc;
+	(void)now;
+}
+
+static uint64_t sw_timer(struct ur_cc *cc, uint64_t now)
+{
+	(void)cc;
+	(void)now;
+	return UINT64_MAX;
+}
+
+/* Below one packet the window is one packet, paced to cwnd per RTT. */
+static uint64_t sw_rate(const struct ur_cc *cc)
+{
+	const struct ur_swift *s = &cc->u.swift;
+	double bps;
+
+	if (s->cwnd >= 1 || !s->rtt || !s->pkt_bytes)
+		return 0;
+	bps = s->pkt_bytes * 8e9 * s->cwnd / (double)s->rtt;
+	return bps < 1 ? 1 : (uint64_t)bps;
+}
+
+static uint32_t sw_window(const struct ur_cc *cc)
+{
+	double w = cc->u.swift.cwnd;
+
+	return w < 1 ? 1 : (uint32_t)w;
+}
+
+const struct ur_cc_ops ur_cc_swift_ops = {
+	.name = "swift",
+	.init = sw_init,
+	.on_sent = sw_sent,
+	.on_ack = sw_ack,
+	.on_cnp = sw_cnp,
+	.on_timer = sw_timer,
+	.rate = sw_rate,
+	.on_delay = sw_delay,
+	.on_loss = sw_loss,
+	.window = sw_window,
+};

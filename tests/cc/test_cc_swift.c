@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Swift on virtual time (Kumar et al., SIGCOMM 2020, Algorithm 1;
+ * src/transport/cc_swift.c): the window grows by ai per RTT below the
+ * target, is cut at most once per RTT above it by beta (delay - target) /
+ * delay (at most max_mdf), goes to min_cwnd after RETX_RESET timeouts, and
+ * paces below one packet; parameters are checked row by row. Through the
+ * transport on the in-memory network (tnet): the requester measures the
+ * RTT from its own send times, and never has more packets in flight than
+ * the window.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "tfix.h"
+#include "ur_cc.h"
+#include "ur_qp_priv.h"
+#include "ur_settings.h"
+#include "ur_test.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+static void near(double got, double want, double tol, const char *what)
+{
+	if (fabs(got - want) > tol * (fabs(want) > 1 ? fabs(want) : 1))
+		UR_FAIL("%s: got %.6g want %.6g", what, got, want);
+}
+
+static void swift(struct ur_cc_params *p)
+{
+	ur_cc_params_default(p);
+	p->algo = UR_CC_SWIFT;
+}
+
+static void test_params(void)
+{
+	struct ur_cc_params p;
+	const struct ur_cc_param_info *bad;
+	const struct ur_setting *cc = ur_setting_find("UROCE_CC");
+	unsigned long long v;
+	char why[256];
+
+	swift(&p);
+	ASSERT_EQ(ur_cc_params_check(&p, &bad), 0);
+	ASSERT_EQ(p.target_us, 25);
+	ASSERT_EQ(p.ai_milli, 1000);
+	ASSERT_EQ(p.beta_milli, 800);
+	ASSERT_EQ(p.max_mdf_milli, 500);
+	ASSERT_EQ(p.init_cwnd, 32);
+	/* A DCQCN profile leaves Swift's fields alone. */
+	p.target_us = 77;
+	ur_cc_profile_apply(&p, ur_cc_profile_find("mlx5"), 100000);
+	ASSERT_EQ(p.target_us, 77);
+	ASSERT_EQ(p.algo, UR_CC_SWIFT);
+	/* Each row out of range is refused, and named. */
+	for (unsigned int i = 0; i < ur_cc_swift_param_count; i++) {
+		const struct ur_cc_param_info *r = &ur_cc_swift_param_table[i];
+		struct ur_cc_params q;
+		uint32_t *f;
+
+		swift(&q);
+		f = (uint32_t *)((char *)&q + r->off);
+		ASSERT_EQ(*f, r->def);
+		ASSERT(r->source && *r->source);
+		*f = r->min - 1; /* every min is >= 1 */
+		ASSERT_EQ(ur_cc_params_check(&q, &bad), -ERANGE);
+		ASSERT(bad == r);
+		if (r->max < UINT32_MAX) {
+			*f = r->max + 1;
+			ASSERT_EQ(ur_cc_params_check(&q, &bad), -ERANGE);
+			ASSERT(bad == r);
+		}
+		*f = r->max;
+		ASSERT_EQ(ur_cc_params_check(&q, &bad), 0);
+	}
+	/* Swift's rows bind only Swift: DCQCN's checks are as they were. */
+	p.target_us = 0;
+	ASSERT_EQ(ur_cc_params_check(&p, &bad), -ERANGE);
+	ASSERT_STR_EQ(bad->env, "TARGET_US");
+	p.algo = UR_CC_DCQCN;
+	ASSERT_EQ(ur_cc_params_check(&p, NULL), 0);
+	p.algo = 3;
+	ASSERT_EQ(ur_cc_params_check(&p, NULL), -EINVAL);
+	/* UROCE_CC=swift selects it; a wrong word is refused, named. */
+	ASSERT(cc != NULL);
+	ASSERT_EQ(ur_setting_parse(cc, "swift", &v, why, sizeof(why)), 0);
+	ASSERT_EQ(v, UR_CC_SWIFT);
+	ASSERT(ur_setting_parse(cc, "swfit", &v, why, sizeof(why)) < 0);
+	ASSERT(strstr(why, "UROCE_CC") != NULL);
+	ASSERT(ur_setting_find("UROCE_SWIFT_") != NULL);
+	ASSERT_STR_EQ(ur_cc_ops_of(UR_CC_SWIFT)->name, "swift");
+}
+
+/* Below the target: +ai packets per window's worth of ACKed packets. */
+static void test_grow(void)
+{
+	struct ur_cc_params p;
+	struct ur_cc cc;
+	uint64_t now = 1 * MS;
+
+	swift(&p);
+	p.init_cwnd = 64; /* the arithmetic below starts there */
+	ur_cc_init(&cc, &p, now);
+	ASSERT_EQ(cc.ops->window(&cc), 64);
+	ASSERT_EQ(cc.ops->rate(&cc), 0);
+	for (int rtt = 0; rtt < 10; rtt++) {
+		double w0 = cc.u.swift.cwnd;
+
+		/* One window of packets, ACKed 8 at a time, 10 us each. */
+		for (int k = 0; k < (int)w0 / 8; k++) {
+			now += 1 * US;
+			cc.ops->on_delay(&cc, 8, 10 * US, now);
+		}
+		near(cc.u.swift.cwnd - w0, 1.0 * ((int)w0 / 8 * 8) / w0, 0.02,
+		     "ai per RTT");
+	}
+	ASSERT_EQ(cc.cuts, 0);
+	ASSERT_EQ(cc.ops->window(&cc), 73); /* 64 + 10 x ~0.9..1 */
+	/* ai = 2.5 packets: faster. */
+	p.ai_milli = 2500;
+	ur_cc_init(&cc, &p, now);
+	for (int k = 0; k < 8; k++)
+		cc.ops->on_delay(&cc, 8, 10 * US, now + k);
+	near(cc.u.swift.cwnd, 64 + 2.5, 0.01, "ai 2.5");
+	/* An ACK with no sample (all resent) uses the last one. */
+	cc.ops->on_delay(&cc, 8, 0, now + 100);
+	ASSERT(cc.u.swift.cwnd > 66.5);
+}
+
+/* Above the target: one cut per RTT, by beta (d - t) / d, at most max_mdf. */
+static void test_cut(void)
+{
+	struct ur_cc_params p;
+	struct ur_cc cc;
+	uint64_t now = 1 * MS;
+
+	swift(&p); /* target 25 us, beta 0.8, max_mdf 0.5 */
+	p.init_cwnd = 64;
+	ur_cc_init(&cc, &p, now);
+	cc.ops->on_delay(&cc, 8, 50 * US, now);
+	near(cc.u.swift.cwnd, 64 * (1 - 0.8 * 25.0 / 50), 1e-9, "first cut");
+	ASSERT_EQ(cc.cuts, 1);
+	/* Within the RTT: no second cut, and no increase either. */
+	for (int k = 1; k < 10; k++)
+		cc.ops->on_delay(&cc, 8, 50 * US, now + k * 4 * US);
+	near(cc.u.swift.cwnd, 38.4, 1e-9, "once per RTT");
+	ASSERT_EQ(cc.cuts, 1);
+	/* One RTT later: the next. */
+	now += 50 * US;
+	cc.ops->on_delay(&cc, 8, 50 * US, now);
+	near(cc.u.swift.cwnd, 38.4 * 0.6, 1e-9, "second cut");
+	ASSERT_EQ(cc.cuts, 2);
+	/* Far above the target: max_mdf bounds the cut (0.22 -> 0.5). */
+	now += 1 * MS;
+	cc.ops->on_delay(&cc, 8, 1 * MS, now);
+	near(cc.u.swift.cwnd, 38.4 * 0.6 * 0.5, 1e-9, "max_mdf");
+	/* The delay at the target counts as above it (paper: < target). */
+	ur_cc_init(&cc, &p, now);
+	cc.ops->on_delay(&cc, 8, 25 * US, now);
+	near(cc.u.swift.cwnd, 64, 1e-9, "at target: a cut of 0");
+	ASSERT_EQ(cc.cuts, 1);
+}
+
+/* Losses: a NAK cuts by max_mdf once per RTT; RETX_RESET (5) timeouts in
+ * a row bring the window to min_cwnd; an ACK restarts the count. */
+static void test_loss(void)
+{
+	struct ur_cc_params p;
+	struct ur_cc cc;
+	uint64_t now = 1 * MS;
+
+	swift(&p);
+	p.init_cwnd = 64;
+	ur_cc_init(&cc, &p, now);
+	cc.ops->on_delay(&cc, 1, 10 * US, now); /* an RTT sample */
+	cc.ops->on_loss(&cc, false, now);
+	near(cc.u.swift.cwnd, (64 + 1.0 / 64) * 0.5, 1e-9, "NAK");
+	cc.ops->on_loss(&cc, false, now + 1 * US);
+	ASSERT_EQ(cc.cuts, 1);
+	for (int i = 1; i <= 4; i++)
+		cc.ops->on_loss(&cc, true, now + i * 100 * US);
+	ASSERT(cc.u.swift.cwnd > 1);
+	cc.ops->on_loss(&cc, true, now + 500 * US);
+	near(cc.u.swift.cwnd, p.min_cwnd_milli / 1000.0, 1e-12, "retx reset");
+	ASSERT_EQ(cc.ops->window(&cc), 1);
+}
+
+/* Below one packet: one in flight, paced at cwnd packets per RTT. */
+static void test_pacing(void)
+{
+	struct ur_cc_params p;
+	struct ur_cc cc;
+	uint64_t now = 1 * MS, rtt = 100 * US;
+
+	swift(&p);
+	ur_cc_init(&cc, &p, now);
+	cc.ops->on_sent(&cc, 4156, now);
+	while (cc.u.swift.cwnd >= 1) {
+		now += rtt;
+		cc.ops->on_delay(&cc, 1, rtt, now);
+	}
+	ASSERT_EQ(cc.ops->window(&cc), 1);
+	near((double)cc.ops->rate(&cc),
+	     4156 * 8e9 * cc.u.swift.cwnd / (double)rtt, 1e-6, "pacing rate");
+	ASSERT_GT(cc.ops->rate(&cc), 0);
+	/* Down to min_cwnd, not below. */
+	for (int i = 0; i < 100; i++) {
+		now += rtt;
+		cc.ops->on_delay(&cc, 1, rtt, now);
+	}
+	near(cc.u.swift.cwnd, p.min_cwnd_milli / 1000.0, 1e-12, "floor");
+	/* Below target again, it grows by ai per ACK (not ai / cwnd). */
+	cc.ops->on_delay(&cc, 1, 5 * US, now + rtt);
+	near(cc.u.swift.cwnd, 0.01 + 1, 1e-9, "ai below 1");
+	ASSERT_EQ(cc.ops->rate(&cc), 0);
+}
+
+/* ---- through the transport -------------------------------------------- */
+struct flow {
+	uint64_t bytes;
+	uint32_t max_inflight; /* PSNs sent and not acknowledged, at most */
+};
+
+/* Keep 8 WRITEs of @len posted for @dur; look at the requester every
+ * microsecond. */
+static void pump(struct tfix *f, uint64_t dur, uint32_t len, struct flow *fl)
+{
+	uint64_t end = f->net.now + dur;
+	struct ur_cqe e[16];
+	int inflight = 0, n;
+
+	while (f->net.now < end) {
+		struct ur_qp_priv *p = f->a.qp->priv;
+		uint32_t d;
+
+		while (inflight < 8) {
+			ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_WRITE, 1, 0, len,
+					    (uintptr_t)f->b.buf, f->b.mr->rkey,
+					    UR_SEND_SIGNALED), 0);
+			inflight++;
+		}
+		tnet_run_until(&f->net, f->net.now + 1 * US);
+		d = (uint32_t)ur_psn_diff(p->req.psn_max, p->comp.psn);
+		if (d > fl->max_inflight)
+			fl->max_inflight = d;
+		while ((n = ur_cq_poll(&f->a.scq, e, 16)) > 0) {
+			for (int i = 0; i < n; i++)
+				ASSERT_EQ(e[i].status, UR_WC_SUCCESS);
+			inflight -= n;
+			fl->bytes += (uint64_t)n * len;
+		}
+	}
+}
+
+static void set_cc(struct tfix *f, const struct ur_cc_params *p)
+{
+	ASSERT_EQ(ur_qp_set_cc(f->a.qp, p, f->net.now), 0);
+}
+
+/* The requester's RTT samples: its send of a PSN to the ACK that covers
+ * it, 2 x the one-way delay here (tnet has no serialisation). Below a
+ * large target the window only grows. */
+static void test_rtt_sample(void)
+{
+	struct ur_cc_params p;
+	struct flow fl = { 0 };
+	struct tfix f;
+	const struct ur_swift *s;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	f.net.f.delay_ns = 10 * US;
+	swift(&p);
+	p.target_us = 1000;
+	set_cc(&f, &p);
+	pump(&f, 2 * MS, 65536, &fl);
+	s = &f.a.qp->priv->cc.cc.u.swift;
+	ASSERT_GE(s->rtt, 20 * US);
+	ASSERT_LT(s->rtt, 22 * US);
+	ASSERT(s->cwnd > p.init_cwnd);
+	ASSERT_EQ(f.a.qp->cnt.cc_cuts, 0);
+	ASSERT_GT(fl.bytes, 0);
+	tfix_fini(&f);
+}
+
+/* The window bounds what is in flight: pinned at 4 packets (no growth to
+ * speak of, a target never reached), the requester never has more than 4
+ * PSNs unacknowledged; without congestion control it has far more. */
+static void test_window_bounds(void)
+{
+	struct ur_cc_params p;
+	struct flow sw = { 0 }, none = { 0 };
+	struct tfix f;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	f.net.f.delay_ns = 20 * US;
+	swift(&p);
+	p.target_us = 1000000;
+	p.ai_milli = 1;
+	p.init_cwnd = 4;
+	set_cc(&f, &p);
+	pump(&f, 2 * MS, 65536, &sw);
+	ASSERT_LE(sw.max_inflight, 4);
+	ASSERT_GE(sw.max_inflight, 4);
+	tfix_fini(&f);
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	f.net.f.delay_ns = 20 * US;
+	p.algo = UR_CC_NONE;
+	set_cc(&f, &p);
+	pump(&f, 2 * MS, 65536, &none);
+	ASSERT_GT(none.max_inflight, 16);
+	/* 4 packets per 40 us RTT against the whole pipe. */
+	ASSERT_LT(sw.bytes * 3, none.bytes);
+	tfix_fini(&f);
+}
+
+/* A path slower than the target: the window falls below one packet, the
+ * requester keeps one in flight and paces. */
+static void test_paced_path(void)
+{
+	struct ur_cc_params p;
+	struct flow fl = { 0 };
+	struct tfix f;
+	const struct ur_swift *s;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	f.net.f.delay_ns = 50 * US;
+	swift(&p);
+	p.target_us = 20; /* the RTT is 100 us */
+	set_cc(&f, &p);
+	pump(&f, 5 * MS, 65536, &fl);
+	s = &f.a.qp->priv->cc.cc.u.swift;
+	ASSERT(s->cwnd < 1);
+	ASSERT_GT(f.a.qp->cnt.cc_cuts, 5);
+	ASSERT_GT(f.a.qp->cnt.tx_paced, 0);
+	ASSERT_GT(ur_qp_cc_rate(f.a.qp), 0);
+	ASSERT_GT(fl.bytes, 0);
+	tfix_fini(&f);
+}
+
+static const struct ur_test_case tests[] = {
+	{ "params", test_params },
+	{ "grow", test_grow },
+	{ "cut", test_cut },
+	{ "loss", test_loss },
+	{ "pacing", test_pacing },
+	{ "rtt_sample", test_rtt_sample },
+	{ "window_bounds", test_window_bounds },
+	{ "paced_path", test_paced_path },
+	{ NULL, NULL },
+};
+
+UR_TEST_MAIN(tests)
