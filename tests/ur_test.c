@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "ur_test.h"
 
+#include <dirent.h>
+#include <string.h>
 #include <time.h>
 
 unsigned long long ur_test_seed;
@@ -41,4 +43,23 @@ int ur_test_main(int argc, char **argv, const struct ur_test_case *tests)
 	}
 	printf("%d passed, 0 failed\n", ran);
 	return 0;
+}
+
+const char *ur_test_golden_dir(const char *def, int *pcaps)
+{
+	const char *dir = getenv("UROCE_GOLDEN_DIR");
+	struct dirent *de;
+	DIR *dp;
+
+	if (!dir)
+		dir = def;
+	dp = opendir(dir);
+	if (!dp)
+		UR_FAIL("golden capture dir %s is missing: shared/ must sit "
+			"beside the clone (set UROCE_GOLDEN_DIR)", dir);
+	*pcaps = 0;
+	while ((de = readdir(dp)))
+		*pcaps += strstr(de->d_name, ".pcap") != NULL;
+	closedir(dp);
+	return dir;
 }

@@ -90,5 +90,24 @@ int ur_test_main(int argc, char **argv, const struct ur_test_case *tests);
 	{                                                                    \
 		return ur_test_main(argc, argv, tbl);                        \
 	}
+/* The same for a test that needs the command @cmd: without it, says so
+ * and returns 77 (ctest's SKIP_RETURN_CODE). */
+#define UR_TEST_MAIN_NEEDS(tbl, cmd)                                         \
+	int main(int argc, char **argv)                                      \
+	{                                                                    \
+		if (system("command -v " cmd " >/dev/null 2>&1") != 0) {     \
+			printf("SKIP: " cmd " is not installed\n");          \
+			return 77;                                           \
+		}                                                            \
+		return ur_test_main(argc, argv, tbl);                        \
+	}
+
+/*
+ * A folder of golden captures: $UROCE_GOLDEN_DIR, else @def (a path
+ * relative to the build's test folder, such as "../shared/wire/rxe");
+ * fails the test if it is missing. Returns it and sets *@pcaps to the
+ * number of .pcap files in it.
+ */
+const char *ur_test_golden_dir(const char *def, int *pcaps);
 
 #endif

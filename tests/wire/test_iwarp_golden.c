@@ -15,7 +15,6 @@
  *   - the negotiation functions give the Replies siw gave;
  *   - FPDU and CRC counts match the README's table.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <pcap/pcap.h>
 #include <sys/wait.h>
@@ -790,23 +789,12 @@ static void check_file(struct fexpect *x)
 
 static void setup(void)
 {
-	DIR *dp;
-	struct dirent *de;
-	int pcaps = 0;
+	int pcaps;
 
 	if (nfx)
 		return;
 	rng = ur_test_seed | 1;
-	dir = getenv("UROCE_GOLDEN_DIR");
-	if (!dir)
-		dir = "../shared/wire/siw";
-	dp = opendir(dir);
-	if (!dp)
-		UR_FAIL("siw capture dir %s is missing: shared/ must sit beside "
-			"the clone (set UROCE_GOLDEN_DIR)", dir);
-	while ((de = readdir(dp)))
-		pcaps += strstr(de->d_name, ".pcap") != NULL;
-	closedir(dp);
+	dir = ur_test_golden_dir("../shared/wire/siw", &pcaps);
 	parse_readme();
 	ASSERT_GE(pcaps, 11);
 	ASSERT_EQ(nfx, pcaps); /* every capture is in the table */

@@ -7,7 +7,6 @@
  * flag a receiver's UDP socket does not show are recovered from the ICRC
  * (rxe's IDs vary), and no ID explains a packet with a changed byte.
  */
-#include <dirent.h>
 #include <pcap/pcap.h>
 
 #include "ur_test.h"
@@ -286,22 +285,11 @@ static void check_file(const struct file_expect *x)
 
 static void setup(void)
 {
-	DIR *dp;
-	struct dirent *de;
-	int pcaps = 0;
+	int pcaps;
 
 	if (nexpects)
 		return;
-	dir = getenv("UROCE_GOLDEN_DIR");
-	if (!dir)
-		dir = "../shared/wire/rxe";
-	dp = opendir(dir);
-	if (!dp)
-		UR_FAIL("golden capture dir %s is missing: shared/ must sit "
-			"beside the clone (set UROCE_GOLDEN_DIR)", dir);
-	while ((de = readdir(dp)))
-		pcaps += strstr(de->d_name, ".pcap") != NULL;
-	closedir(dp);
+	dir = ur_test_golden_dir("../shared/wire/rxe", &pcaps);
 	parse_readme();
 	ASSERT_GE(pcaps, 13);
 	ASSERT_EQ(nexpects, pcaps); /* every capture is described */

@@ -185,11 +185,4 @@ static const struct ur_test_case tests[] = {
 	{NULL, NULL},
 };
 
-int main(int argc, char **argv)
-{
-	if (system("command -v tshark >/dev/null 2>&1") != 0) {
-		printf("SKIP: tshark is not installed\n");
-		return 77;
-	}
-	return ur_test_main(argc, argv, tests);
-}
+UR_TEST_MAIN_NEEDS(tests, "tshark")
