@@ -255,7 +255,7 @@ static void show(const struct snap *s, int n)
 
 			printf("  qp 0x%06x %s %s -> 0x%06x", p->qpn, qpt(p->type),
 			       qps(p->state), p->dest_qpn);
-			print_rate("dcqcn", p->cc_rate_bps);
+			print_rate("cc", p->cc_rate_bps);
 			print_rate("limit", p->rate_limit_bps);
 			printf("\n");
 			col = 0;
@@ -353,7 +353,7 @@ static void watch_rates(const struct snap *p, int np, const struct snap *s,
 			if (!b)
 				continue;
 			printf("  qp 0x%06x", c->qpn);
-			print_rate("dcqcn", c->cc_rate_bps);
+			print_rate("cc", c->cc_rate_bps);
 			for (uint32_t k = 0; k < f->n_qpc; k++) {
 				uint64_t d = c->v[k] - b->v[k];
 

@@ -23,7 +23,7 @@
 
 struct uroce_stat_qp {
 	uint32_t qpn, type, state, dest_qpn;
-	uint64_t cc_rate_bps;   /* DCQCN's current rate, 0 = not limited */
+	uint64_t cc_rate_bps;   /* congestion control's rate (DCQCN; Swift pacing below one packet), 0 = not limited */
 	uint64_t rate_limit_bps; /* configured limit, 0 = none */
 	uint64_t v[UROCE_STAT_MAX_QPC];
 	/* Spraying (docs/wire.md "Spraying"): per source port, its weight,
