@@ -68,10 +68,21 @@ static bool outstanding(const struct ur_qp *qp)
 	       ur_psn_diff(p->req.psn_max, p->comp.psn) > 0;
 }
 
+/*
+ * The transport timer: 4.096 us x 2^timeout, doubled for each timeout in a
+ * row without progress, up to 4x (IBTA lets the timer run up to 4x the
+ * value, 9.7.6.1.3; mlx5's adaptive retransmission doubles it too). A
+ * peer that is only slow (a loaded host that did not run its engine for
+ * a while) then has 27 timeouts' worth, not 8, before retry_cnt 7 ends
+ * the QP; a dead one is still found within (retry_cnt + 1) x 4 x timeout.
+ */
 void ur__comp_arm(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_comp *c = &qp->priv->comp;
-	uint64_t t = ur_timeout_ns(qp->priv->attr.timeout);
+	unsigned int missed = qp->priv->attr.retry_cnt > c->retry_left
+				      ? qp->priv->attr.retry_cnt - c->retry_left
+				      : 0;
+	uint64_t t = ur_timeout_ns(qp->priv->attr.timeout) << (missed < 2 ? missed : 2);
 
 	if (c->rto_deadline == UINT64_MAX && t && !qp->priv->req.rnr_wait) {
 		c->rto_deadline = now + t;
