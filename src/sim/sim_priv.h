@@ -124,6 +124,7 @@ struct sim {
 	struct sim_pool pool;
 	struct ur_mr mr;            /* one region, same keys on every host */
 	uint8_t *buf;
+	uint8_t *rxbuf;             /* a received packet made whole (deliver) */
 	/* connections: open addressing on (a << 32 | b) */
 	uint64_t *ckey;
 	struct sim_qp **cval;
