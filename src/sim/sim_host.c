@@ -423,6 +423,23 @@ void sim__flow_start(struct sim *s, uint32_t f)
 	q->pend_tail = f;
 }
 
+/* One dependency of flow @f is done; the last one starts it (at its
+ * start time, or that long from now for a trace's after=). */
+static void release(struct sim *s, uint32_t f)
+{
+	struct sim_flow *c = &s->flows[f];
+	uint64_t at = c->t_start;
+
+	if (!(c->deps & ~SIM_DEPS_REL) || --c->deps & ~SIM_DEPS_REL)
+		return;
+	if (c->deps & SIM_DEPS_REL)
+		at += s->now;
+	if (at > s->now)
+		sim__push(s, at, SIM_EV_FLOW, NULL, f);
+	else
+		sim__flow_start(s, f);
+}
+
 static void flow_done(struct sim *s, uint32_t f)
 {
 	struct sim_flow *fl = &s->flows[f];
@@ -433,16 +450,12 @@ static void flow_done(struct sim *s, uint32_t f)
 	s->flows_done++;
 	if (s->now > s->t_last)
 		s->t_last = s->now;
-	if (fl->child != SIM_NONE) {
-		struct sim_flow *c = &s->flows[fl->child];
-
-		if (c->deps && !--c->deps) {
-			if (c->t_start > s->now)
-				sim__push(s, c->t_start, SIM_EV_FLOW, NULL, fl->child);
-			else
-				sim__flow_start(s, fl->child);
-		}
-	}
+	if (fl->child != SIM_NONE)
+		release(s, fl->child);
+	if (fl->tag != SIM_NONE && !--s->tags[fl->tag].left)
+		for (uint32_t w = s->tags[fl->tag].waiters; w != SIM_NONE;
+		     w = s->wait[w].next)
+			release(s, s->wait[w].flow);
 }
 
 /* Hand completions to the workload; repost receives, post waiting flows. */

@@ -111,6 +111,16 @@ struct sim_pool {
 	size_t nslabs, capslabs;
 };
 
+/* Trace tags (sim_work.c): a tag is done when its flows all are. */
+#define SIM_TAG_MAX ((1u << 26) - 1)
+#define SIM_DEPS_REL (1u << 31) /* sim_flow.deps: start_ns counts from
+				 * when the last dependency arrived */
+struct sim_tag {
+	uint32_t left;      /* its flows not done yet */
+	uint32_t waiters;   /* head of its list in sim.wait (SIM_NONE) */
+	int closed;         /* trace line that first waited for it (0) */
+};
+
 struct sim {
 	struct sim_cfg c;
 	struct ur_evheap heap;
@@ -132,6 +142,10 @@ struct sim {
 	/* workload */
 	struct sim_flow *flows;
 	uint32_t nflows, capflows, flows_done;
+	struct sim_tag *tags;
+	uint32_t ntags;
+	struct { uint32_t flow, next; } *wait;
+	uint32_t nwait, capwait;
 	uint64_t t_first, t_last;
 	/* stats */
 	uint64_t drops, timeouts_seen;
