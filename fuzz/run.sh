@@ -2,14 +2,15 @@
 # Build the fuzz preset and run each target for N seconds (default 60):
 # fuzz_decode (packets) from the committed seed corpus, fuzz_cm_mad (CM
 # MADs) from the golden captures' MADs. Fails on any crash.
-# fuzz_crypt (sealed packets to an encrypted QP) a quarter of SECONDS.
+# fuzz_crypt (sealed packets to an encrypted QP) and fuzz_sim_trace (the
+# simulator's trace files) a quarter of SECONDS each.
 # Usage: fuzz/run.sh [SECONDS]
 set -eu
 secs=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 cmake --preset fuzz >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_decode fuzz_cm_mad fuzz_crypt
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_decode fuzz_cm_mad fuzz_crypt fuzz_sim_trace
 work=fuzz/corpus-work/decode
 mkdir -p "$work"
 # New inputs go to the work dir (ignored by git); the seeds stay as they are.
@@ -33,3 +34,9 @@ work=fuzz/corpus-work/crypt
 mkdir -p "$work"
 ./build-fuzz/bin/fuzz_crypt -max_total_time="$(( (secs + 3) / 4 ))" -print_final_stats=1 \
 	-artifact_prefix=fuzz/corpus-work/ "$work"
+
+# The simulator's trace reader (tags, after=): a quarter of the time too.
+work=fuzz/corpus-work/sim_trace
+mkdir -p "$work"
+./build-fuzz/bin/fuzz_sim_trace -max_total_time="$(( (secs + 3) / 4 ))" -print_final_stats=1 \
+	-artifact_prefix=fuzz/corpus-work/ "$work" fuzz/corpus/sim_trace
