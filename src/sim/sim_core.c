@@ -130,6 +130,7 @@ void sim_destroy(struct sim *s)
 		free(s->nodes[i].ports);
 	free(s->nodes);
 	free(s->host_node);
+	free(s->nbrs);
 	free(s->dist);
 	ur_evheap_fini(&s->heap);
 	for (size_t i = 0; i < s->pool.nslabs; i++)

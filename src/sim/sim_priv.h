@@ -67,6 +67,9 @@ struct sim_node {
 	uint8_t kind;
 	uint16_t nports;
 	struct sim_port *ports;
+	uint32_t *nbr;        /* node at the other end of each port, SIM_NONE
+			       * if the link is down: routing reads these,
+			       * not the ports (a cache line each) */
 	uint64_t buf_used;
 	uint32_t salt;        /* ECMP hash seed */
 	uint64_t drops;
@@ -129,6 +132,7 @@ struct sim {
 	struct sim_node *nodes;
 	uint32_t nnodes, nhosts;
 	uint32_t *host_node;        /* host id -> node index */
+	uint32_t *nbrs;             /* every node's nbr, one block */
 	uint8_t *dist;              /* [host][node] hops to the host */
 	struct sim_host *hosts;
 	struct sim_pool pool;
