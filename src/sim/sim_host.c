@@ -151,7 +151,7 @@ int sim__hosts_init(struct sim *s, char *err, size_t n)
 
 	sim_cfg_cc(&s->c, &cc);
 	s->hosts = calloc(s->nhosts, sizeof(*s->hosts));
-	s->rxbuf = malloc(s->pool.cap[1]);
+	s->rxbuf = calloc(1, s->pool.cap[1]);
 	if (!s->hosts || !s->rxbuf) {
 		snprintf(err, n, "out of memory (hosts)");
 		return -1;
@@ -553,11 +553,13 @@ static void deliver(struct sim *s, struct sim_host *h, struct sim_pkt *p)
 	struct ur_qp *qp;
 
 	if (p->b.ext) {
-		/* Whole again, in one scratch buffer (one packet at a time). */
+		/* Whole again, in one scratch buffer (one packet at a time):
+		 * headers and trailer; the payload bytes are whatever the
+		 * buffer holds, as the region's contents do not matter (a
+		 * copy from pktbuf.ext was ~5 % of a run). */
 		struct ur_txq_parts x = ur_txq_parts(&p->b);
 
 		memcpy(s->rxbuf, p->data, x.hdr);
-		memcpy(s->rxbuf + x.hdr, p->b.ext, x.payload);
 		memcpy(s->rxbuf + x.hdr + x.payload, p->data + x.hdr,
 		       x.pad + UR_ICRC_LEN);
 		data = s->rxbuf;
