@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The discrete-event engine: a 4-ary min-heap of events ordered by
+ * The discrete-event engine: a binary min-heap of events ordered by
  * (time, insertion sequence) so ties resolve in the order events were
  * scheduled (as libuv's timer heap), a seeded xorshift generator, the
  * packet pool and the main loop.

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The event queue of everything that runs on virtual time (the simulator,
- * the transport tests' network): a 4-ary min-heap ordered by (time,
+ * the transport tests' network): a binary min-heap ordered by (time,
  * insertion sequence), so that events of one instant run in the order
- * they were scheduled, as libuv's timer heap orders its timers. The order
- * is total, so any heap pops the same sequence; four children per node
- * (128 bytes, two cache lines) halve the levels a pop walks, each a cache
- * miss once the heap holds millions of events (a k=32 fabric).
+ * they were scheduled, as libuv's timer heap orders its timers.
  */
 #ifndef UR_EVHEAP_H
 #define UR_EVHEAP_H
@@ -52,7 +49,7 @@ static inline int ur_evheap_push(struct ur_evheap *h, uint64_t t,
 	}
 	i = h->n++;
 	while (i > 0) {
-		size_t up = (i - 1) / 4;
+		size_t up = (i - 1) / 2;
 
 		if (!ur_ev_before(&e, &h->a[up]))
 			break;
@@ -70,15 +67,13 @@ static inline struct ur_ev ur_evheap_pop(struct ur_evheap *h)
 	size_t i = 0, n = h->n;
 
 	for (;;) {
-		size_t c = 4 * i + 1, m, end;
+		size_t l = 2 * i + 1, m;
 
-		if (c >= n)
+		if (l >= n)
 			break;
-		end = c + 4 < n ? c + 4 : n;
-		m = c;
-		for (size_t j = c + 1; j < end; j++)
-			if (ur_ev_before(&h->a[j], &h->a[m]))
-				m = j;
+		m = l;
+		if (l + 1 < n && ur_ev_before(&h->a[l + 1], &h->a[l]))
+			m = l + 1;
 		if (!ur_ev_before(&h->a[m], &last))
 			break;
 		h->a[i] = h->a[m];
