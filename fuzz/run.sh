@@ -3,14 +3,15 @@
 # fuzz_decode (packets) from the committed seed corpus, fuzz_cm_mad (CM
 # MADs) from the golden captures' MADs. Fails on any crash.
 # fuzz_iwarp (MPA/DDP/RDMAP streams) from seeds cut from the siw captures,
-# fuzz_crypt (sealed packets to an encrypted QP) a quarter of SECONDS.
+# fuzz_crypt (sealed packets to an encrypted QP) and fuzz_sim_trace (the
+# simulator's trace files) a quarter of SECONDS each.
 # Usage: fuzz/run.sh [SECONDS]
 set -eu
 secs=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 cmake --preset fuzz >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_decode fuzz_cm_mad fuzz_iwarp fuzz_crypt
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_decode fuzz_cm_mad fuzz_iwarp fuzz_crypt fuzz_sim_trace
 work=fuzz/corpus-work/decode
 mkdir -p "$work"
 # New inputs go to the work dir (ignored by git); the seeds stay as they are.
@@ -29,10 +30,11 @@ done
 	-artifact_prefix=fuzz/corpus-work/ "$work"
 
 # iWARP: a set-up byte, then one direction of a siw connection (its MPA
-# Request or Reply and FPDUs), from shared/wire/siw.
+# Request or Reply and FPDUs), from shared/wire/siw. A quarter of the
+# time: no transport uses the codec yet, and the CI budget is shared.
 work=fuzz/corpus-work/iwarp
 mkdir -p "$work"
-./build-fuzz/bin/fuzz_iwarp -max_total_time="$secs" -print_final_stats=1 \
+./build-fuzz/bin/fuzz_iwarp -max_total_time="$(( (secs + 3) / 4 ))" -print_final_stats=1 \
 	-artifact_prefix=fuzz/corpus-work/ "$work" fuzz/corpus/iwarp
 
 # The receive side of an encrypted QP: a quarter of the time (its inputs
@@ -41,3 +43,9 @@ work=fuzz/corpus-work/crypt
 mkdir -p "$work"
 ./build-fuzz/bin/fuzz_crypt -max_total_time="$(( (secs + 3) / 4 ))" -print_final_stats=1 \
 	-artifact_prefix=fuzz/corpus-work/ "$work"
+
+# The simulator's trace reader (tags, after=): a quarter of the time too.
+work=fuzz/corpus-work/sim_trace
+mkdir -p "$work"
+./build-fuzz/bin/fuzz_sim_trace -max_total_time="$(( (secs + 3) / 4 ))" -print_final_stats=1 \
+	-artifact_prefix=fuzz/corpus-work/ "$work" fuzz/corpus/sim_trace

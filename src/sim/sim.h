@@ -130,8 +130,10 @@ struct sim_flow {
 	uint64_t bytes;
 	uint64_t t_start;     /* earliest start */
 	uint64_t t_post, t_done; /* posted; last byte received (0: not yet) */
-	uint32_t deps;        /* flows that must finish first */
+	uint32_t deps;        /* flows (ring) or tags (trace) that must finish
+			       * first; bit 31: t_start is then a delay */
 	uint32_t child;       /* flow that waits for this one (UINT32_MAX) */
+	uint32_t tag;         /* trace tag=N (UINT32_MAX: none) */
 	uint32_t next_pend;   /* per-QP list of flows waiting for a slot */
 };
 
@@ -164,6 +166,10 @@ void sim_destroy(struct sim *s);
 /* Build the workload's flows (from the config, or the trace file);
  * 0 or -1 with @err. */
 int sim_workload(struct sim *s, char *err, size_t n);
+/* Read a trace ("start_ns src dst bytes [tag=N] [after=N,...]" lines,
+ * docs/sim.md) from @f, adding its flows; errors name cfg.trace and the
+ * line. sim_workload() calls it for `workload trace`; fuzz/ feeds it. */
+int sim_trace_read(struct sim *s, FILE *f, char *err, size_t n);
 /* Add one flow by hand (tests); returns its index. */
 uint32_t sim_add_flow(struct sim *s, uint32_t src, uint32_t dst,
 		      uint64_t bytes, uint64_t t_start);

@@ -130,12 +130,15 @@ void sim_destroy(struct sim *s)
 		free(s->nodes[i].ports);
 	free(s->nodes);
 	free(s->host_node);
+	free(s->nbrs);
 	free(s->dist);
 	ur_evheap_fini(&s->heap);
 	for (size_t i = 0; i < s->pool.nslabs; i++)
 		free(s->pool.slabs[i]);
 	free(s->pool.slabs);
 	free(s->flows);
+	free(s->tags);
+	free(s->wait);
 	free(s);
 }
 
@@ -166,6 +169,7 @@ uint32_t sim_add_flow(struct sim *s, uint32_t src, uint32_t dst,
 	f->bytes = bytes;
 	f->t_start = t_start;
 	f->child = SIM_NONE;
+	f->tag = SIM_NONE;
 	f->next_pend = SIM_NONE;
 	return s->nflows++;
 }

@@ -58,9 +58,9 @@ int sim__route(const struct sim *s, const struct sim_node *n, uint32_t dst,
 	uint32_t nc = 0;
 
 	for (uint32_t j = 0; j < n->nports; j++) {
-		const struct sim_port *pt = &n->ports[j];
+		uint32_t m = n->nbr[j];
 
-		if (pt->up && d[pt->peer->node->id] + 1 == my)
+		if (m != SIM_NONE && d[m] + 1 == my)
 			cand[nc++] = (uint16_t)j;
 	}
 	if (!nc)

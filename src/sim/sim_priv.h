@@ -67,6 +67,9 @@ struct sim_node {
 	uint8_t kind;
 	uint16_t nports;
 	struct sim_port *ports;
+	uint32_t *nbr;        /* node at the other end of each port, SIM_NONE
+			       * if the link is down: routing reads these,
+			       * not the ports (a cache line each) */
 	uint64_t buf_used;
 	uint32_t salt;        /* ECMP hash seed */
 	uint64_t drops;
@@ -111,6 +114,16 @@ struct sim_pool {
 	size_t nslabs, capslabs;
 };
 
+/* Trace tags (sim_work.c): a tag is done when its flows all are. */
+#define SIM_TAG_MAX ((1u << 26) - 1)
+#define SIM_DEPS_REL (1u << 31) /* sim_flow.deps: start_ns counts from
+				 * when the last dependency arrived */
+struct sim_tag {
+	uint32_t left;      /* its flows not done yet */
+	uint32_t waiters;   /* head of its list in sim.wait (SIM_NONE) */
+	int closed;         /* trace line that first waited for it (0) */
+};
+
 struct sim {
 	struct sim_cfg c;
 	struct ur_evheap heap;
@@ -119,11 +132,13 @@ struct sim {
 	struct sim_node *nodes;
 	uint32_t nnodes, nhosts;
 	uint32_t *host_node;        /* host id -> node index */
+	uint32_t *nbrs;             /* every node's nbr, one block */
 	uint8_t *dist;              /* [host][node] hops to the host */
 	struct sim_host *hosts;
 	struct sim_pool pool;
 	struct ur_mr mr;            /* one region, same keys on every host */
 	uint8_t *buf;
+	uint8_t *rxbuf;             /* a received packet made whole (deliver) */
 	/* connections: open addressing on (a << 32 | b) */
 	uint64_t *ckey;
 	struct sim_qp **cval;
@@ -131,6 +146,10 @@ struct sim {
 	/* workload */
 	struct sim_flow *flows;
 	uint32_t nflows, capflows, flows_done;
+	struct sim_tag *tags;
+	uint32_t ntags;
+	struct { uint32_t flow, next; } *wait;
+	uint32_t nwait, capwait;
 	uint64_t t_first, t_last;
 	/* stats */
 	uint64_t drops, timeouts_seen;

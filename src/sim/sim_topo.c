@@ -61,10 +61,9 @@ static int bfs(struct sim *s, uint32_t h, uint32_t *queue)
 		if (n->kind == SIM_HOST && d[n->id] != 0)
 			continue; /* hosts do not forward */
 		for (uint32_t j = 0; j < n->nports; j++) {
-			struct sim_port *pt = &n->ports[j];
-			uint32_t m = pt->peer->node->id;
+			uint32_t m = n->nbr[j];
 
-			if (!pt->up || d[m] != 0xff)
+			if (m == SIM_NONE || d[m] != 0xff)
 				continue;
 			d[m] = (uint8_t)(d[n->id] + 1);
 			queue[qt++] = m;
@@ -218,6 +217,27 @@ int sim__topo_build(struct sim *s, char *err, size_t en)
 		snprintf(err, en, "%skmin (%u) above kmax (%u)",
 			 WHERE("kmin_kb", "kmax_kb", "ecn"), c->kmin, c->kmax);
 		return -1;
+	}
+	/* Neighbours by port, for the BFS and the forwarding. */
+	{
+		size_t np = 0;
+
+		for (uint32_t i = 0; i < s->nnodes; i++)
+			np += s->nodes[i].nports;
+		s->nbrs = malloc((np ? np : 1) * sizeof(*s->nbrs));
+		if (!s->nbrs)
+			abort();
+		np = 0;
+		for (uint32_t i = 0; i < s->nnodes; i++) {
+			struct sim_node *nd = &s->nodes[i];
+
+			nd->nbr = &s->nbrs[np];
+			for (uint32_t j = 0; j < nd->nports; j++)
+				nd->nbr[j] = nd->ports[j].up
+						     ? nd->ports[j].peer->node->id
+						     : SIM_NONE;
+			np += nd->nports;
+		}
 	}
 	/* Distances to every host. */
 	s->dist = malloc((size_t)nh * s->nnodes);

@@ -5,7 +5,10 @@
  * pipelined chunks; chunk c of step s leaves rank r once chunk c of step
  * s-1 arrived from rank r-1), MoE all-to-all (every rank sends `bytes` to
  * every other), a random permutation, an incast and a trace file
- * ("start_ns src dst bytes" per line, # comments).
+ * ("start_ns src dst bytes [tag=N] [after=N,...]" per line, # comments:
+ * a flow with after= starts start_ns after every flow of those tags has
+ * arrived; a tag's flows all come before the first line that waits for
+ * it, so the dependencies have no cycle).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -117,31 +120,116 @@ static int permutation(struct sim *s)
 	return 0;
 }
 
-static int trace(struct sim *s, char *err, size_t n)
+/* ---- trace tags: a flow may wait for every flow of some tags ---------- */
+static struct sim_tag *tag_at(struct sim *s, uint32_t t)
 {
-	FILE *f = fopen(s->c.trace, "r");
-	char line[256], w[300];
-	int ln = 0;
+	if (t >= s->ntags) {
+		uint32_t cap = s->ntags ? s->ntags : 1024;
+		struct sim_tag *a;
 
-	if (!f) {
-		snprintf(err, n, "%s%s: %s",
-			 sim__cfg_where(&s->c, w, sizeof(w), "trace", "workload",
-					 (const char *)NULL),
-			 s->c.trace[0] ? s->c.trace : "(no trace file)",
-			 strerror(errno));
+		while (cap <= t)
+			cap *= 2;
+		a = realloc(s->tags, cap * sizeof(*a));
+		if (!a)
+			abort();
+		memset(a + s->ntags, 0, (cap - s->ntags) * sizeof(*a));
+		for (uint32_t i = s->ntags; i < cap; i++)
+			a[i].waiters = SIM_NONE;
+		s->tags = a;
+		s->ntags = cap;
+	}
+	return &s->tags[t];
+}
+
+static void tag_wait(struct sim *s, struct sim_tag *tg, uint32_t f)
+{
+	if (s->nwait == s->capwait) {
+		s->capwait = s->capwait ? 2 * s->capwait : 1024;
+		s->wait = realloc(s->wait, s->capwait * sizeof(*s->wait));
+		if (!s->wait)
+			abort();
+	}
+	s->wait[s->nwait].flow = f;
+	s->wait[s->nwait].next = tg->waiters;
+	tg->waiters = s->nwait++;
+	s->flows[f].deps++;
+}
+
+/* One "tag=N" or "after=N[,N...]" field of trace line @ln (flow @f). */
+static int trace_field(struct sim *s, const char *fld, uint32_t f, int ln,
+		       char *err, size_t n)
+{
+	const char *p;
+	bool after = !strncmp(fld, "after=", 6);
+
+	if (!after && strncmp(fld, "tag=", 4)) {
+		snprintf(err, n, "%s:%d: expected tag=N or after=N[,N...], not '%s'",
+			 s->c.trace, ln, fld);
 		return -1;
 	}
+	p = fld + (after ? 6 : 4);
+	for (;;) {
+		char *end;
+		unsigned long t;
+		struct sim_tag *tg;
+
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		errno = 0;
+		t = strtoul(p, &end, 10);
+		if (errno || t > SIM_TAG_MAX)
+			goto bad;
+		tg = tag_at(s, (uint32_t)t);
+		if (!after) {
+			if (*end || s->flows[f].tag != SIM_NONE)
+				goto bad;
+			if (tg->closed) {
+				snprintf(err, n, "%s:%d: tag=%lu after line %d waited for it (a tag's flows come before any after=)",
+					 s->c.trace, ln, t, tg->closed);
+				return -1;
+			}
+			tg->left++;
+			s->flows[f].tag = (uint32_t)t;
+			return 0;
+		}
+		if (!tg->left || s->flows[f].tag == t) {
+			snprintf(err, n, "%s:%d: after=%lu: no earlier line has tag=%lu",
+				 s->c.trace, ln, t, t);
+			return -1;
+		}
+		if (!tg->closed)
+			tg->closed = ln;
+		tag_wait(s, tg, f);
+		s->flows[f].deps |= SIM_DEPS_REL;
+		if (!*end)
+			return 0;
+		if (*end != ',')
+			goto bad;
+		p = end + 1;
+	}
+bad:
+	snprintf(err, n, "%s:%d: expected tag=N or after=N[,N...] (N 0..%u, one tag per line), not '%s'",
+		 s->c.trace, ln, SIM_TAG_MAX, fld);
+	return -1;
+}
+
+int sim_trace_read(struct sim *s, FILE *f, char *err, size_t n)
+{
+	char line[256];
+	int ln = 0;
+
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long t, src, dst, bytes;
-		char *h = strchr(line, '#'), extra[2];
+		char *h = strchr(line, '#'), *save, *fld;
 		const char *p = line;
-		int k;
+		uint32_t fl;
+		int k, used = 0;
 
 		ln++;
 		if (!strchr(line, '\n') && !feof(f)) {
 			snprintf(err, n, "%s:%d: line longer than %zu characters",
 				 s->c.trace, ln, sizeof(line) - 2);
-			goto fail;
+			return -1;
 		}
 		if (h)
 			*h = 0;
@@ -151,32 +239,55 @@ static int trace(struct sim *s, char *err, size_t n)
 			continue;
 		if (strchr(p, '-')) {
 			snprintf(err, n, "%s:%d: negative value", s->c.trace, ln);
-			goto fail;
+			return -1;
 		}
-		k = sscanf(p, "%llu %llu %llu %llu %1s", &t, &src, &dst, &bytes, extra);
-		if (k != 4) {
-			snprintf(err, n, "%s:%d: expected 'start_ns src dst bytes'",
+		k = sscanf(p, "%llu %llu %llu %llu%n", &t, &src, &dst, &bytes, &used);
+		if (k != 4 || (p[used] && !isspace((unsigned char)p[used]))) {
+			snprintf(err, n, "%s:%d: expected 'start_ns src dst bytes [tag=N] [after=N[,N...]]'",
 				 s->c.trace, ln);
-			goto fail;
+			return -1;
 		}
 		if (src >= s->nhosts || dst >= s->nhosts) {
 			snprintf(err, n, "%s:%d: host out of range (topology has %u hosts)",
 				 s->c.trace, ln, s->nhosts);
-			goto fail;
+			return -1;
 		}
 		if (src == dst || !bytes || bytes > (1ull << 31)) {
 			snprintf(err, n, "%s:%d: %s", s->c.trace, ln,
 				 src == dst ? "source equals destination"
 					    : "bytes must be 1..2^31");
-			goto fail;
+			return -1;
 		}
-		sim_add_flow(s, (uint32_t)src, (uint32_t)dst, bytes, t);
+		if (t > (1ull << 62)) {
+			snprintf(err, n, "%s:%d: start_ns beyond 2^62", s->c.trace, ln);
+			return -1;
+		}
+		fl = sim_add_flow(s, (uint32_t)src, (uint32_t)dst, bytes, t);
+		for (fld = strtok_r(line + (p - line) + used, " \t\r\n", &save);
+		     fld; fld = strtok_r(NULL, " \t\r\n", &save))
+			if (trace_field(s, fld, fl, ln, err, n))
+				return -1;
 	}
-	fclose(f);
 	return 0;
-fail:
+}
+
+static int trace(struct sim *s, char *err, size_t n)
+{
+	FILE *f = fopen(s->c.trace, "r");
+	char w[300];
+	int rc;
+
+	if (!f) {
+		snprintf(err, n, "%s%s: %s",
+			 sim__cfg_where(&s->c, w, sizeof(w), "trace", "workload",
+					 (const char *)NULL),
+			 s->c.trace[0] ? s->c.trace : "(no trace file)",
+			 strerror(errno));
+		return -1;
+	}
+	rc = sim_trace_read(s, f, err, n);
 	fclose(f);
-	return -1;
+	return rc;
 }
 
 int sim_workload(struct sim *s, char *err, size_t n)

@@ -454,7 +454,8 @@ static void test_errors(void)
 	ASSERT(strstr(err, ":4: incast"));
 	sim_destroy(s);
 	/* Trace lines: wrong field count, host out of range, a negative
-	 * number, source = destination, zero bytes, an over-long line. */
+	 * number, source = destination, zero bytes, bad dependencies, an
+	 * over-long line. */
 	static const struct {
 		const char *text, *want;
 	} badtr[] = {
@@ -464,6 +465,14 @@ static void test_errors(void)
 		{ "\n\n-5 1 2 4096\n", ":3: negative" },
 		{ "0 1 2 4096\n0 4 4 4096\n", ":2: source equals" },
 		{ "0 1 2 0\n", ":1: bytes must be" },
+		/* dependencies: a tag waited for before it has a flow, a
+		 * tag that gains a flow after a line waited for it (a
+		 * cycle could follow), a bad field */
+		{ "0 1 2 4096 after=3\n", ":1: after=3: no earlier line" },
+		{ "0 1 2 4096 tag=3\n0 2 1 4096 after=3\n0 4 5 4096 tag=3\n",
+		  ":3: tag=3 after line 2" },
+		{ "0 1 2 4096 tag=7 after=7\n", ":1: after=7: no earlier" },
+		{ "0 1 2 4096 tag=x\n", ":1: expected tag=N" },
 	};
 	for (size_t i = 0; i <= sizeof(badtr) / sizeof(badtr[0]); i++) {
 		char longline[400];
