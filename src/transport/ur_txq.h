@@ -30,7 +30,7 @@
 #define UR_TXQ_PKT_MAX (UR_JUMBO_MTU + 256)
 /* Doorbell holds: a QP holds a post's packet when it streams one-packet
  * messages with at least this many PSNs unacknowledged ... */
-#define UR_TXQ_HOLD_INFLIGHT 16
+#define UR_TXQ_HOLD_INFLIGHT 4
 /* ... and sends them once this many wait (one UDP GSO send). */
 #define UR_TXQ_HOLD_MAX 32
 /* Plain ACKs a busy QP keeps for its lock's holder (ur_ackq). */
@@ -123,6 +123,23 @@ static inline bool ur_txq_hold_due(bool small, bool last_small,
 				   uint32_t unacked)
 {
 	return small && last_small && unacked + 1 >= UR_TXQ_HOLD_INFLIGHT;
+}
+
+/*
+ * Whether a held batch may stay held past an unlock that made nothing of
+ * its own to send (a thread that took an ACK or ran a timer): @unacked
+ * PSNs are unacknowledged, @held of them are the held packets (one PSN
+ * each, never sent). While UR_TXQ_HOLD_INFLIGHT of the others are on the
+ * wire the peer still owes an ACK for them (or the retransmission timer
+ * comes), whose unlock looks again; the poster adds to the batch
+ * meanwhile. Flushing at every ACK instead clocked the batches by the
+ * ACKs: a streaming requester sent about 4 packets per datagram, and the
+ * responder woke and answered once per datagram.
+ */
+static inline bool ur_txq_hold_keep(uint32_t unacked, unsigned int held)
+{
+	return held && held < UR_TXQ_HOLD_MAX &&
+	       unacked >= held + UR_TXQ_HOLD_INFLIGHT;
 }
 
 /*
