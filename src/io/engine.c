@@ -1038,7 +1038,8 @@ static bool post_holds(struct ur_qp *qp)
 	struct ur_eqp *q = qp->io_priv;
 	struct tx_batch *cur = ur__thread()->tx;
 	bool small = ur__tx_single(cur);
-	bool hold = ur_txq_hold_due(small, q->last_small, q->unacked_at_lock);
+	bool hold = ur_txq_hold_due(small, q->last_small, q->unacked_at_lock,
+				    ur__tx_count(q->held));
 	unsigned int n;
 
 	q->last_small = small;

@@ -112,17 +112,20 @@ void ur_txq_linearize(struct ur_pktbuf *pb);
  * Doorbell holds. A post normally sends at once (latency). A QP that
  * streams small messages (this post and the previous one each made one
  * packet: @small, @last_small) with at least UR_TXQ_HOLD_INFLIGHT PSNs
- * unacknowledged holds the packet instead: the peer is busy with those in
- * flight, and held ones leave together, at the latest when the QP's next
- * ACK or timer comes, which so many PSNs in flight make soon. @unacked:
- * PSNs unacknowledged before this post (a READ request spans its whole
- * response in PSNs, and a lone READ held for its own span would wait for
- * the retransmission timer, since nothing else is due back).
+ * sent and unacknowledged holds the packet instead: the peer is busy with
+ * those in flight, and held ones leave together, at the latest when the
+ * ACK of those comes (ur_txq_hold_keep) or the QP's timer. @unacked: PSNs
+ * unacknowledged before this post, @held of them held (made, not sent:
+ * they bring no ACK; counting them let a batch wait with nothing on the
+ * wire until the retransmission timer, a spurious timeout). A READ
+ * request spans its whole response in PSNs, and a lone READ held for its
+ * own span would wait for the timer, since nothing else is due back.
  */
 static inline bool ur_txq_hold_due(bool small, bool last_small,
-				   uint32_t unacked)
+				   uint32_t unacked, unsigned int held)
 {
-	return small && last_small && unacked + 1 >= UR_TXQ_HOLD_INFLIGHT;
+	return small && last_small && unacked >= held &&
+	       unacked - held + 1 >= UR_TXQ_HOLD_INFLIGHT;
 }
 
 /*

@@ -163,11 +163,17 @@ static void hold_rule(void)
 	/* Both this post and the last made one packet, and
 	 * UR_TXQ_HOLD_INFLIGHT PSNs will be in flight: hold. A ping-pong
 	 * (nothing unacknowledged at its post) never holds. */
-	ASSERT(ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 1));
-	ASSERT(!ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 2));
-	ASSERT(!ur_txq_hold_due(true, true, 0));
-	ASSERT(!ur_txq_hold_due(false, true, 1000));
-	ASSERT(!ur_txq_hold_due(true, false, 1000));
+	ASSERT(ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 1, 0));
+	ASSERT(!ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 2, 0));
+	ASSERT(!ur_txq_hold_due(true, true, 0, 0));
+	ASSERT(!ur_txq_hold_due(false, true, 1000, 0));
+	ASSERT(!ur_txq_hold_due(true, false, 1000, 0));
+	/* Held packets are not on the wire and bring no ACK: only sent ones
+	 * count, so a batch never waits with nothing in flight. */
+	ASSERT(ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 1 + 10, 10));
+	ASSERT(!ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 2 + 10, 10));
+	ASSERT(!ur_txq_hold_due(true, true, 20, 20));
+	ASSERT(!ur_txq_hold_due(true, true, 3, 5)); /* inconsistent: no */
 	ASSERT(UR_TXQ_HOLD_INFLIGHT >= 2);
 	ASSERT(UR_TXQ_HOLD_MAX <= UR_TXQ_SLOTS);
 }
@@ -207,7 +213,9 @@ static void hold_drains_by_acks(void)
 		bool last_small = false;
 
 		for (unsigned int p = 0; p < posts; p++) {
-			if (ur_txq_hold_due(true, last_small, wire + held)) {
+			if (ur_txq_hold_due(true, last_small, wire + held,
+					    held)) {
+				ASSERT(wire > 0); /* an ACK is owed */
 				held++;
 				if (held == UR_TXQ_HOLD_MAX) {
 					wire += held, sent += held;
