@@ -29,7 +29,8 @@
  * is that big; only the bytes written are touched. */
 #define UR_TXQ_PKT_MAX (UR_JUMBO_MTU + 256)
 /* Doorbell holds: a QP holds a post's packet when it streams one-packet
- * messages with at least this many PSNs unacknowledged ... */
+ * messages and this many PSNs, this post's and those sent before it, are
+ * unacknowledged; it keeps them while this many sent ones are ... */
 #define UR_TXQ_HOLD_INFLIGHT 4
 /* ... and sends them once this many wait (one UDP GSO send). */
 #define UR_TXQ_HOLD_MAX 32
