@@ -982,7 +982,9 @@ static void backlog_run(struct ur_qp *qp, struct ur_eqp *q)
  * order it made them: another thread taking the lock next (a post, a timer,
  * a poll) must not send later PSNs before these, or the peer sees a
  * sequence error and go-back-N resends (9.7.4.1.3). Only plain ACKs from a
- * polling thread wait; held requests leave first, whoever unlocks.
+ * polling thread wait; held requests leave first, whoever unlocks, except
+ * after an unlock that sends nothing of this QP's while enough PSNs are on
+ * the wire to bring another ACK (ur_txq_hold_keep).
  */
 static void unlock_flush(struct ur_eqp *q)
 {
