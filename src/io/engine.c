@@ -982,13 +982,17 @@ static void backlog_run(struct ur_qp *qp, struct ur_eqp *q)
  * order it made them: another thread taking the lock next (a post, a timer,
  * a poll) must not send later PSNs before these, or the peer sees a
  * sequence error and go-back-N resends (9.7.4.1.3). Only plain ACKs from a
- * polling thread wait; held requests leave first, whoever unlocks.
+ * polling thread wait; held requests leave first, whoever unlocks, except
+ * after an unlock that sends nothing of this QP's while enough PSNs are on
+ * the wire to bring another ACK (ur_txq_hold_keep).
  */
 static void unlock_flush(struct ur_eqp *q)
 {
 	struct ur_tctx *tc = ur__thread();
 
-	if (q && q->held && ur__tx_pending(q->held))
+	if (q && q->held && ur__tx_pending(q->held) &&
+	    (ur__tx_ordered_pending(tc->tx) ||
+	     !ur_txq_hold_keep(ur_qp_unacked(q->qp), ur__tx_count(q->held))))
 		ur__tx_flush_after(q->held, tc->tx);
 	else if (!tc->polling || ur__tx_ordered_pending(tc->tx))
 		ur__tx_flush(tc->tx);
@@ -1023,25 +1027,32 @@ void ur_engine_qp_unlock(struct ur_qp *qp)
 
 /*
  * Doorbell batching (the rule is the transport's: ur_txq_hold_due): a post
- * of a QP that streams one-packet messages with many PSNs in flight holds
+ * of a QP that streams one-packet messages with PSNs in flight holds
  * its packet in the QP's held batch, and up to UR_IO_GSO_MAX_SEGS of them
  * leave as one GSO send, a system call per 32 messages instead of one each
- * (perftest's bandwidth tests post one WR per call).
+ * (perftest's bandwidth tests post one WR per call). The batch leaves when
+ * full, before anything else the QP sends, when the posting thread next
+ * polls (held_flush: its burst ended), or at an ACK that leaves too few
+ * PSNs on the wire to bring another (ur_txq_hold_keep).
  */
 static bool post_holds(struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
 	struct tx_batch *cur = ur__thread()->tx;
 	bool small = ur__tx_single(cur);
-	bool hold = ur_txq_hold_due(small, q->last_small, q->unacked_at_lock);
+	bool hold = ur_txq_hold_due(small, q->last_small, q->unacked_at_lock,
+				    ur__tx_count(q->held));
 	unsigned int n;
 
 	q->last_small = small;
 	if (!hold)
 		return false;
 	n = ur__tx_hold(cur, &q->held); /* 0: no memory for the batch */
-	if (n)
+	if (n) {
 		q->e->dev.cnt.tx_held++;
+		ur__thread()->held_e = q->e;
+		ur__thread()->held_qpn = qp->qpn;
+	}
 	/* Full: the unlock sends what is held (this packet included). */
 	return n && n < UR_IO_GSO_MAX_SEGS;
 }
@@ -1088,12 +1099,38 @@ void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp)
 	ur_engine_qp_post_unlock(e, qp, true, ur_now());
 }
 
+/*
+ * The thread that held small posts polls a CQ: its burst of posts ended
+ * (it waits for a completion now), so the held batch leaves at once
+ * instead of at the next ACK, which may be what the poll waits for. By
+ * QPN: the QP may have gone meanwhile. A QP locked by another thread is
+ * left to that thread's unlock.
+ */
+static void held_flush(struct ur_engine *e, struct ur_tctx *tc)
+{
+	struct ur_qp *qp;
+	struct ur_eqp *q;
+
+	tc->held_e = NULL;
+	pthread_rwlock_rdlock(&e->qp_lock);
+	qp = ur__map_get(&e->qps, tc->held_qpn);
+	q = qp ? qp->io_priv : NULL;
+	if (q && qp_trylock(q)) {
+		if (q->held)
+			ur__tx_flush_after(q->held, tc->tx);
+		ur_engine_qp_unlock(qp);
+	}
+	pthread_rwlock_unlock(&e->qp_lock);
+}
+
 uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 {
 	uint64_t now = ur_now(), prev = atomic_exchange(&e->prev_poll, now);
 	struct ur_tctx *tc = ur__thread();
 	struct tx_batch *prev_tx;
 
+	if (tc->held_e == e)
+		held_flush(e, tc);
 	/* Two empty polls within 10 us: a thread is spinning on its CQ. An
 	 * event-driven program polls once and then blocks, and must not keep
 	 * the engine from receiving for it. */

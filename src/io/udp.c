@@ -394,6 +394,11 @@ bool ur__tx_single(const struct tx_batch *b)
 	return b && ur_txq_single(&b->q);
 }
 
+unsigned int ur__tx_count(const struct tx_batch *b)
+{
+	return b ? b->q.used : 0;
+}
+
 /* The ICRC of a packet, written into its slot; @x: its pieces when its
  * payload is zero-copy, else NULL. */
 static void icrc_put(struct ur_pktbuf *pb, const struct ur_txq_parts *x)

@@ -285,6 +285,10 @@ struct ur_tctx {
 	bool polling;         /* in ur_engine_poll: ACKs wait in poll_tx */
 	bool in_gsi;          /* in the CM's MAD handler (gsi.c) */
 	unsigned int lock_busy; /* polls in a row that found rx_lock taken */
+	/* The QP whose held batch this thread's last post added to: its
+	 * next poll of that engine sends the batch (post_holds). */
+	struct ur_engine *held_e;
+	uint32_t held_qpn;
 };
 struct ur_tctx *ur__thread(void);
 /* Send what @b holds (NULL or empty: nothing). */
@@ -303,6 +307,8 @@ bool ur__tx_ordered_pending(const struct tx_batch *b);
 void ur__tx_adopt(struct tx_batch *to, struct tx_batch *from);
 /* Whether @b is one packet. */
 bool ur__tx_single(const struct tx_batch *b);
+/* How many packets @b holds. */
+unsigned int ur__tx_count(const struct tx_batch *b);
 /* Move @cur's packets to the end of *@held (allocated on first use;
  * payloads copied); returns how many *@held holds. */
 unsigned int ur__tx_hold(struct tx_batch *cur, struct tx_batch **held);

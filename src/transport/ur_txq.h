@@ -29,8 +29,9 @@
  * is that big; only the bytes written are touched. */
 #define UR_TXQ_PKT_MAX (UR_JUMBO_MTU + 256)
 /* Doorbell holds: a QP holds a post's packet when it streams one-packet
- * messages with at least this many PSNs unacknowledged ... */
-#define UR_TXQ_HOLD_INFLIGHT 16
+ * messages and this many PSNs, this post's and those sent before it, are
+ * unacknowledged; it keeps them while this many sent ones are ... */
+#define UR_TXQ_HOLD_INFLIGHT 4
 /* ... and sends them once this many wait (one UDP GSO send). */
 #define UR_TXQ_HOLD_MAX 32
 /* Plain ACKs a busy QP keeps for its lock's holder (ur_ackq). */
@@ -112,17 +113,37 @@ void ur_txq_linearize(struct ur_pktbuf *pb);
  * Doorbell holds. A post normally sends at once (latency). A QP that
  * streams small messages (this post and the previous one each made one
  * packet: @small, @last_small) with at least UR_TXQ_HOLD_INFLIGHT PSNs
- * unacknowledged holds the packet instead: the peer is busy with those in
- * flight, and held ones leave together, at the latest when the QP's next
- * ACK or timer comes, which so many PSNs in flight make soon. @unacked:
- * PSNs unacknowledged before this post (a READ request spans its whole
- * response in PSNs, and a lone READ held for its own span would wait for
- * the retransmission timer, since nothing else is due back).
+ * sent and unacknowledged holds the packet instead: the peer is busy with
+ * those in flight, and held ones leave together, at the latest when the
+ * ACK of those comes (ur_txq_hold_keep) or the QP's timer. @unacked: PSNs
+ * unacknowledged before this post, @held of them held (made, not sent:
+ * they bring no ACK; counting them let a batch wait with nothing on the
+ * wire until the retransmission timer, a spurious timeout). A READ
+ * request spans its whole response in PSNs, and a lone READ held for its
+ * own span would wait for the timer, since nothing else is due back.
  */
 static inline bool ur_txq_hold_due(bool small, bool last_small,
-				   uint32_t unacked)
+				   uint32_t unacked, unsigned int held)
 {
-	return small && last_small && unacked + 1 >= UR_TXQ_HOLD_INFLIGHT;
+	return small && last_small && unacked >= held &&
+	       unacked - held + 1 >= UR_TXQ_HOLD_INFLIGHT;
+}
+
+/*
+ * Whether a held batch may stay held past an unlock that made nothing of
+ * its own to send (a thread that took an ACK or ran a timer): @unacked
+ * PSNs are unacknowledged, @held of them are the held packets (one PSN
+ * each, never sent). While UR_TXQ_HOLD_INFLIGHT of the others are on the
+ * wire the peer still owes an ACK for them (or the retransmission timer
+ * comes), whose unlock looks again; the poster adds to the batch
+ * meanwhile. Flushing at every ACK instead clocked the batches by the
+ * ACKs: a streaming requester sent about 4 packets per datagram, and the
+ * responder woke and answered once per datagram.
+ */
+static inline bool ur_txq_hold_keep(uint32_t unacked, unsigned int held)
+{
+	return held && held < UR_TXQ_HOLD_MAX &&
+	       unacked >= held + UR_TXQ_HOLD_INFLIGHT;
 }
 
 /*

@@ -160,13 +160,98 @@ static void adopt(void)
 
 static void hold_rule(void)
 {
-	/* Both this post and the last made one packet, and 16 PSNs will be
-	 * in flight: hold. */
-	ASSERT(ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 1));
-	ASSERT(!ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 2));
-	ASSERT(!ur_txq_hold_due(false, true, 1000));
-	ASSERT(!ur_txq_hold_due(true, false, 1000));
+	/* Both this post and the last made one packet, and
+	 * UR_TXQ_HOLD_INFLIGHT PSNs will be in flight: hold. A ping-pong
+	 * (nothing unacknowledged at its post) never holds. */
+	ASSERT(ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 1, 0));
+	ASSERT(!ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 2, 0));
+	ASSERT(!ur_txq_hold_due(true, true, 0, 0));
+	ASSERT(!ur_txq_hold_due(false, true, 1000, 0));
+	ASSERT(!ur_txq_hold_due(true, false, 1000, 0));
+	/* Held packets are not on the wire and bring no ACK: only sent ones
+	 * count, so a batch never waits with nothing in flight. */
+	ASSERT(ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 1 + 10, 10));
+	ASSERT(!ur_txq_hold_due(true, true, UR_TXQ_HOLD_INFLIGHT - 2 + 10, 10));
+	ASSERT(!ur_txq_hold_due(true, true, 20, 20));
+	ASSERT(!ur_txq_hold_due(true, true, 3, 5)); /* inconsistent: no */
+	ASSERT(UR_TXQ_HOLD_INFLIGHT >= 2);
 	ASSERT(UR_TXQ_HOLD_MAX <= UR_TXQ_SLOTS);
+}
+
+/* A held batch outlives an ACK's unlock only while enough PSNs are on
+ * the wire to bring another ACK: never with nothing sent in flight, never
+ * once full, never when empty. */
+static void hold_keep_rule(void)
+{
+	const unsigned int t = UR_TXQ_HOLD_INFLIGHT;
+
+	ASSERT(ur_txq_hold_keep(t + 5, 5));
+	ASSERT(!ur_txq_hold_keep(t + 4, 5));
+	ASSERT(!ur_txq_hold_keep(5, 5)); /* all held, none sent */
+	ASSERT(!ur_txq_hold_keep(1000, 0));
+	ASSERT(!ur_txq_hold_keep(1000, UR_TXQ_HOLD_MAX));
+	for (uint32_t unacked = 0; unacked < 200; unacked++)
+		for (unsigned int held = 0; held <= UR_TXQ_SLOTS; held++)
+			if (ur_txq_hold_keep(unacked, held))
+				ASSERT(held < UR_TXQ_HOLD_MAX &&
+				       unacked - held >= t);
+}
+
+/*
+ * The policy as a host runs it, against a peer that acknowledges whatever
+ * reached it each round: a poster streams one-packet messages, an ACK
+ * unlocks the QP between posts, and when the poster stops (it polls) the
+ * held batch leaves at the latest at the ACK of what was in flight, with
+ * no timer: one round after the last post, and no batch larger than a GSO
+ * send.
+ */
+static void hold_drains_by_acks(void)
+{
+	for (unsigned int posts = 1; posts < 300; posts += 7) {
+		uint32_t wire = 0; /* sent, unacknowledged */
+		unsigned int held = 0, sent = 0, rounds = 0, biggest = 0;
+		bool last_small = false;
+
+		for (unsigned int p = 0; p < posts; p++) {
+			if (ur_txq_hold_due(true, last_small, wire + held,
+					    held)) {
+				ASSERT(wire > 0); /* an ACK is owed */
+				held++;
+				if (held == UR_TXQ_HOLD_MAX) {
+					wire += held, sent += held;
+					biggest = held > biggest ? held : biggest;
+					held = 0;
+				}
+			} else {
+				/* sent at once, after what is held */
+				wire += held + 1, sent += held + 1;
+				held = 0;
+			}
+			last_small = true;
+			if (p % 3 == 2) { /* an ACK of half the wire */
+				wire /= 2;
+				if (held && !ur_txq_hold_keep(wire + held, held)) {
+					wire += held, sent += held;
+					biggest = held > biggest ? held : biggest;
+					held = 0;
+				}
+			}
+		}
+		/* The poster stops; only ACKs come (each of all that reached
+		 * the peer), no poll, no timer. */
+		while (held && rounds < 100) {
+			wire = 0;
+			rounds++;
+			if (!ur_txq_hold_keep(wire + held, held)) {
+				sent += held;
+				held = 0;
+			}
+		}
+		ASSERT_EQ(held, 0);
+		ASSERT(rounds <= 1);
+		ASSERT_EQ(sent, posts);
+		ASSERT(biggest <= UR_TXQ_HOLD_MAX);
+	}
 }
 
 static void may_place(void)
@@ -296,6 +381,8 @@ static const struct ur_test_case tests[] = {
 	{ "order_and_full", order_and_full },
 	{ "adopt", adopt },
 	{ "hold_rule", hold_rule },
+	{ "hold_keep_rule", hold_keep_rule },
+	{ "hold_drains_by_acks", hold_drains_by_acks },
 	{ "may_place", may_place },
 	{ "ackq", ackq },
 	{ "network", network },
