@@ -11,21 +11,19 @@
 
 #include "ur_qp_priv.h"
 
-const struct ur_cc_param_info ur_cc_param_table[] = {
+/* One row per parameter, DCQCN's and Swift's from their X tables. */
 #define UR_CC_X(env, f, def, lo, hi, src)                                    \
 	{ #env, #f, offsetof(struct ur_cc_params, f), def, lo, hi, src },
+const struct ur_cc_param_info ur_cc_param_table[] = {
 	UR_CC_PARAMS(UR_CC_X)
-#undef UR_CC_X
 };
 const unsigned int ur_cc_param_count =
 	sizeof(ur_cc_param_table) / sizeof(ur_cc_param_table[0]);
 
 const struct ur_cc_param_info ur_cc_swift_param_table[] = {
-#define UR_CC_X(env, f, def, lo, hi, src)                                    \
-	{ #env, #f, offsetof(struct ur_cc_params, f), def, lo, hi, src },
 	UR_CC_SWIFT_PARAMS(UR_CC_X)
-#undef UR_CC_X
 };
+#undef UR_CC_X
 const unsigned int ur_cc_swift_param_count =
 	sizeof(ur_cc_swift_param_table) / sizeof(ur_cc_swift_param_table[0]);
 
