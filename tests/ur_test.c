@@ -63,3 +63,15 @@ const char *ur_test_golden_dir(const char *def, int *pcaps)
 	closedir(dp);
 	return dir;
 }
+
+FILE *ur_test_fopen_in(const char *dir, const char *name)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		UR_FAIL("cannot open %s", path);
+	return f;
+}

@@ -109,5 +109,7 @@ int ur_test_main(int argc, char **argv, const struct ur_test_case *tests);
  * number of .pcap files in it.
  */
 const char *ur_test_golden_dir(const char *def, int *pcaps);
+/* @dir/@name opened for reading; fails the test if it cannot be. */
+FILE *ur_test_fopen_in(const char *dir, const char *name);
 
 #endif

@@ -71,14 +71,10 @@ static int nfx;
 
 static void parse_readme(void)
 {
-	char path[512], line[2048];
+	char line[2048];
 	struct fexpect *cur = NULL;
-	FILE *f;
+	FILE *f = ur_test_fopen_in(dir, "README.md");
 
-	snprintf(path, sizeof(path), "%s/README.md", dir);
-	f = fopen(path, "r");
-	if (!f)
-		UR_FAIL("cannot open %s", path);
 	while (fgets(line, sizeof(line), f)) {
 		char name[64], d[4];
 		int frame, port, n, c, consumed;

@@ -46,15 +46,11 @@ static void hist_add(struct hist *h, int *n, const char *name, int count)
 /* README.md: "### f.pcap", then "f.pcap: N ICRC ok", then "  count  class". */
 static void parse_readme(void)
 {
-	char path[512], line[512];
+	char line[512];
 	struct file_expect *cur = NULL;
 	bool in_code = false;
-	FILE *f;
+	FILE *f = ur_test_fopen_in(dir, "README.md");
 
-	snprintf(path, sizeof(path), "%s/README.md", dir);
-	f = fopen(path, "r");
-	if (!f)
-		UR_FAIL("cannot open %s", path);
 	while (fgets(line, sizeof(line), f)) {
 		char name[96];
 		int count, consumed;
