@@ -13,10 +13,10 @@
 #include <stdint.h>
 
 #define UROCE_STAT_MAGIC 0x31545345434f5255ull /* "UROCEST1" */
-#define UROCE_STAT_VERSION 2 /* 2: per-path counters of spraying QPs */
+#define UROCE_STAT_VERSION 3 /* 2: per-path counters of spraying QPs; 3: 96 device counters */
 #define UROCE_STAT_PREFIX "uroce-"
 #define UROCE_STAT_NAME_LEN 32
-#define UROCE_STAT_MAX_DEV 64   /* device counters */
+#define UROCE_STAT_MAX_DEV 96   /* device counters */
 #define UROCE_STAT_MAX_QPC 32   /* per-QP counters */
 #define UROCE_STAT_MAX_QPS 256  /* QPs listed (the first ones found) */
 #define UROCE_STAT_MAX_PATHS 16 /* a spraying QP's source ports */

@@ -455,8 +455,12 @@ struct ur_rxinfo {
 	X(rx_drop_offpath) X(rx_drop_dup_rd) X(rx_drop_fwd_full)             \
 	X(tx_sealed) X(rx_opened) X(rx_drop_auth) X(rx_drop_replay)          \
 	X(tx_crypt_hello) X(rx_crypt_hello) X(crypt_neg_timeout)             \
-	X(rx_sr_spurious) X(tx_sr_renak)
+	X(rx_sr_spurious) X(tx_sr_renak)                                     \
+	X(tx_prio0_pkts) X(tx_prio1_pkts) X(tx_prio2_pkts) X(tx_prio3_pkts)   \
+	X(tx_prio4_pkts) X(tx_prio5_pkts) X(tx_prio6_pkts) X(tx_prio7_pkts)
 
+/* tx_prio<N>_pkts: packets sent with DSCP>>3 == N, i.e. the IP TOS byte's
+ * top 3 bits (the GRH traffic class, docs/wire.md "Traffic classes"). */
 struct ur_counters {
 #define UR_X(n) uint64_t n;
 	UR_COUNTERS(UR_X)

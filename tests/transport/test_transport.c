@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tfix.h"
+#include "ur_cc.h"
 
 #define RUN(f) tnet_run(&(f)->net, UINT64_MAX)
 
@@ -1006,6 +1007,96 @@ static void t_coalesced_ack(void)
 	tfix_fini(&f);
 }
 
+/* Traffic classes (docs/wire.md "Traffic classes"): a QP's AV traffic class
+ * is the TOS byte of every packet it sends, requests and answers alike;
+ * the responder answers in its own class, not the requester's. ECN bits
+ * stay congestion control's (ECT(0) on requests under DCQCN). The device
+ * counts its packets per priority, tx_prio<DSCP >> 3>_pkts. */
+struct tc_tap {
+	const struct tfix *f;
+	uint64_t pkts[2], bad_dscp[2], bad_ecn[2], ans[2];
+	uint8_t ecn_req[2]; /* the ECN bits expected on requests */
+};
+
+static void tc_tap_fn(struct tnet *net, const uint8_t *d, uint32_t len,
+		      void *arg)
+{
+	static const uint8_t dscp[2] = { 46, 24 }; /* EF; CS3 */
+	struct tc_tap *t = arg;
+	struct ur_pkt pkt;
+	int from;
+
+	if (ur_pkt_decode(d, len, &pkt) != UR_DEC_OK)
+		return;
+	from = pkt.h.dqpn == t->f->b.qp->qpn ? 0 : 1;
+	t->pkts[from]++;
+	t->bad_dscp[from] += (net->tap_tos >> 2) != dscp[from];
+	if (pkt.mask & UR_OPF_REQ)
+		t->bad_ecn[from] += (net->tap_tos & 3) != t->ecn_req[from];
+	else
+		t->ans[from]++;
+}
+
+static void t_tclass(void)
+{
+	for (int dcqcn = 0; dcqcn < 2; dcqcn++) {
+		struct tconn_attr ca = {
+			.mtu = 1024, .timeout = 14, .retry_cnt = 7,
+			.rnr_retry = 7, .min_rnr_timer = 1, .access = ACC_ALL,
+			.psn_a = 100, .psn_b = 0xfffff0,
+			.tclass_a = 46 << 2, .tclass_b = 24 << 2,
+		};
+		struct tc_tap t = { 0 };
+		struct ur_counters *ca_cnt, *cb_cnt;
+		struct tfix f;
+
+		tfix_init(&f, UR_QPT_RC, &ca);
+		t.f = &f;
+		{
+			/* a: none, then DCQCN; b: none */
+			struct ur_cc_params cc;
+
+			ur_cc_params_default(&cc);
+			cc.algo = UR_CC_NONE;
+			ASSERT_EQ(ur_qp_set_cc(f.b.qp, &cc, f.net.now), 0);
+			cc.algo = dcqcn ? UR_CC_DCQCN : UR_CC_NONE;
+			ASSERT_EQ(ur_qp_set_cc(f.a.qp, &cc, f.net.now), 0);
+			t.ecn_req[0] = dcqcn ? 2 : 0; /* ECT(0), RFC 3168 */
+		}
+		f.net.tap = tc_tap_fn;
+		f.net.tap_arg = &t;
+		/* a WRITEs and READs (b answers with ACKs and READ
+		 * responses); b SENDs to a (a ACKs). */
+		ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, 1, 0, 5000,
+				    (uintptr_t)f.b.buf, f.b.mr->rkey,
+				    UR_SEND_SIGNALED), 0);
+		ASSERT_EQ(tfix_run_ok(&f, &f.a.scq).wr_id, 1);
+		ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_READ, 2, 0, 5000,
+				    (uintptr_t)f.b.buf, f.b.mr->rkey,
+				    UR_SEND_SIGNALED), 0);
+		ASSERT_EQ(tfix_run_ok(&f, &f.a.scq).wr_id, 2);
+		ASSERT_EQ(tfix_recv(&f.a, 3, 0, 4096), 0);
+		ASSERT_EQ(tfix_send(&f.b, UR_WR_SEND, 4, 0, 3000, 0, 0,
+				    UR_SEND_SIGNALED), 0);
+		ASSERT_EQ(tfix_run_ok(&f, &f.b.scq).wr_id, 4);
+		ASSERT_EQ(tfix_cqe(&f.a.rcq).wr_id, 3);
+		for (int i = 0; i < 2; i++) {
+			ASSERT_GT(t.pkts[i], 3);
+			ASSERT_GT(t.ans[i], 0);
+			ASSERT_EQ(t.bad_dscp[i], 0);
+			ASSERT_EQ(t.bad_ecn[i], 0);
+		}
+		ca_cnt = &f.net.nodes[0].dev.cnt;
+		cb_cnt = &f.net.nodes[1].dev.cnt;
+		ASSERT_EQ(ca_cnt->tx_prio5_pkts, t.pkts[0]); /* 46 >> 3 */
+		ASSERT_EQ(cb_cnt->tx_prio3_pkts, t.pkts[1]); /* 24 >> 3 */
+		ASSERT_EQ(ca_cnt->tx_prio5_pkts, ca_cnt->tx_packets);
+		ASSERT_EQ(cb_cnt->tx_prio3_pkts, cb_cnt->tx_packets);
+		ASSERT_EQ(ca_cnt->tx_prio0_pkts + cb_cnt->tx_prio0_pkts, 0);
+		tfix_fini(&f);
+	}
+}
+
 static const struct ur_test_case tests[] = {
 	{ "send_sizes", t_send_sizes },
 	{ "send_multi_sge", t_send_multi_sge },
@@ -1031,6 +1122,7 @@ static const struct ur_test_case tests[] = {
 	{ "sqd", t_sqd },
 	{ "backpressure", t_backpressure },
 	{ "coalesced_ack", t_coalesced_ack },
+	{ "tclass", t_tclass },
 	{ NULL, NULL },
 };
 

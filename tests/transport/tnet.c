@@ -160,6 +160,7 @@ static void wire_send(struct tnode *n, struct ur_pktbuf *b)
 	memcpy(b->path.src, (uint8_t[4]){ 10, 0, 0, (uint8_t)(n->id + 1) }, 4);
 	if (net->tap) {
 		net->tap_sport = b->path.sport;
+		net->tap_tos = b->path.tos;
 		net->tap(net, b->data, b->len, net->tap_arg);
 	}
 	if (f->drop_count && b->data[0] == f->drop_opcode) {
@@ -389,7 +390,7 @@ static void modify_ok(struct ur_qp *qp, struct ur_qp_attr *a, uint32_t mask)
 
 static void connect_one(struct ur_qp *qp, struct ur_qp *peer,
 			const struct tconn_attr *ca, uint32_t rq_psn,
-			uint32_t sq_psn)
+			uint32_t sq_psn, uint8_t tclass)
 {
 	struct tnode *pn = peer->owner;
 	struct ur_qp_attr a = {0};
@@ -402,6 +403,7 @@ static void connect_one(struct ur_qp *qp, struct ur_qp *peer,
 			  UR_QP_ACCESS_FLAGS);
 	a.qp_state = UR_QPS_RTR;
 	tnet_addr(pn->id, &a.path);
+	a.path.tos = tclass;
 	{
 		/* The source GID, as verbs puts it in the AV (the key
 		 * derivation of an encrypted QP names both ends). */
@@ -435,8 +437,8 @@ static void connect_one(struct ur_qp *qp, struct ur_qp *peer,
 
 void tnet_connect(struct ur_qp *a, struct ur_qp *b, const struct tconn_attr *ca)
 {
-	connect_one(a, b, ca, ca->psn_b, ca->psn_a);
-	connect_one(b, a, ca, ca->psn_a, ca->psn_b);
+	connect_one(a, b, ca, ca->psn_b, ca->psn_a, ca->tclass_a);
+	connect_one(b, a, ca, ca->psn_a, ca->psn_b, ca->tclass_b);
 }
 
 void tnet_ud_up(struct ur_qp *qp, uint32_t qkey)

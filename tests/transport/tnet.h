@@ -89,6 +89,7 @@ struct tnet {
 		    void *arg);
 	void *tap_arg;
 	uint16_t tap_sport; /* the UDP source port of the packet tapped */
+	uint8_t tap_tos;    /* and its IP TOS byte */
 	/* Run the engine's transmit policy (ur_txq.h): a node's packets wait
 	 * in its queue, where a newer plain ACK replaces an older one, and
 	 * leave after each event; packets arriving at one instant are
@@ -125,6 +126,7 @@ struct tconn_attr {
 	uint8_t max_dest_rd_atomic; /* 0: 16 */
 	uint32_t access;
 	uint32_t psn_a, psn_b;
+	uint8_t tclass_a, tclass_b; /* each QP's AV traffic class (IP TOS) */
 };
 /* Bring an RC/UC pair to RTS, connected to each other. */
 void tnet_connect(struct ur_qp *a, struct ur_qp *b,
