@@ -99,5 +99,6 @@ BEGIN { r = rate; sub(/mbit/, "", r); r /= 1000
 	F1[$1, k] = $3; F2[$1, k] = $4; RA[$1, k] = ratio; SU[$1, k] = sum; DR[$1, k] = $5; RX[$1, k] = $6; LM[$1, k] = $7; LP[$1, k] = $8 }
 END { print "medians:"
 	for (c in cc) { m = n[c]
-		for (k = 1; k <= m; k++) { a1[k] = F1[c, k]; a2[k] = F2[c, k]; a3[k] = RA[c, k]; a4[k] = SU[c, k]; a5[k] = DR[c, k]; a6[k] = RX[c, k]; a7[k] = LM[c, k]; a8[k] = LP[c, k] }
-		printf "%-6s %3s %8.3f %8.3f %6.2f %6.2f %7d %6d %9.1f %9.1f\n", c, m, med(a1, m), med(a2, m), med(a3, m), med(a4, m), med(a5, m), med(a6, m), med(a7, m), med(a8, m) } }' "$tmp/rows"
+		l = 0 # ping-pongs that did not finish in time ("-") are left out
+		for (k = 1; k <= m; k++) { a1[k] = F1[c, k]; a2[k] = F2[c, k]; a3[k] = RA[c, k]; a4[k] = SU[c, k]; a5[k] = DR[c, k]; a6[k] = RX[c, k]; if (LM[c, k] != "-") { l++; a7[l] = LM[c, k]; a8[l] = LP[c, k] } }
+		printf "%-6s %3s %8.3f %8.3f %6.2f %6.2f %7d %6d %9s %9s  (ping-pong: %d of %d runs finished)\n", c, m, med(a1, m), med(a2, m), med(a3, m), med(a4, m), med(a5, m), med(a6, m), l ? sprintf("%.1f", med(a7, l)) : "-", l ? sprintf("%.1f", med(a8, l)) : "-", l, m } }' "$tmp/rows"
