@@ -16,10 +16,14 @@
  *   cwnd < 1:             one packet in flight, paced at cwnd packets per
  *                         RTT (the paper's pacing delay RTT / cwnd)
  *
- * The delay is the whole RTT from the requester's send of a PSN to the ACK
- * that covers it (ur_cc.c keeps the send times): the paper's "fabric
- * delay" subtracts the NIC and host parts, which need timestamps on the
- * wire. Neither hop-count nor flow-count target scaling is implemented: the
+ * The RTT is measured from the requester's send of a PSN to the ACK that
+ * covers it (ur_cc.c keeps the send times). The paper's "fabric delay"
+ * subtracts the NIC and host parts with timestamps on the wire, which we
+ * do not have; on a host those parts are tens of us to ms, so the delay
+ * compared with the target is the RTT above a base: the least RTT of the
+ * last BASE_WIN_MS (as BBR's min_rtt filter, 10 s; TCP keeps a windowed
+ * min RTT too, Linux tcp_min_rtt_wlen). BASE_WIN_MS = 0: the whole RTT.
+ * Neither hop-count nor flow-count target scaling is implemented: the
  * target is one number (docs/cc.md "Swift"). CNPs are ignored.
  */
 #include <string.h>
@@ -86,23 +90,53 @@ static void sw_ack(struct ur_cc *cc, uint32_t bytes, uint64_t now)
 	(void)now;
 }
 
+/*
+ * A windowed minimum in two halves: the least sample since win_start and
+ * the least of the window before. A base that no longer occurs (a longer
+ * route) is gone between one and two windows after its last sample; a
+ * constant-space cousin of Nichols' filter (Linux lib/win_minmax.c).
+ */
+static void base_sample(struct ur_swift *s, uint64_t win, uint64_t rtt,
+			uint64_t now)
+{
+	if (!s->base_cur || now - s->win_start >= win) {
+		s->base_prev = s->base_cur;
+		s->base_cur = rtt;
+		s->win_start = now;
+	} else if (rtt < s->base_cur) {
+		s->base_cur = rtt;
+	}
+}
+
+static uint64_t base_rtt(const struct ur_swift *s)
+{
+	return s->base_prev && s->base_prev < s->base_cur ? s->base_prev
+							  : s->base_cur;
+}
+
 static void sw_delay(struct ur_cc *cc, uint32_t pkts, uint64_t rtt,
 		     uint64_t now)
 {
 	struct ur_swift *s = &cc->u.swift;
 	double target = cc->p.target_us * 1000.0, ai = cc->p.ai_milli / 1000.0;
+	uint64_t win = cc->p.base_win_ms * 1000000ull;
+	double delay;
 
-	if (rtt)
+	if (rtt) {
 		s->rtt = rtt;
-	else if (!s->rtt)
+		if (win)
+			base_sample(s, win, rtt, now);
+	} else if (!s->rtt) {
 		return; /* nothing measured yet: no decision */
+	}
+	delay = (double)(s->rtt - (win ? base_rtt(s) : 0));
 	s->retx = 0;
-	if ((double)s->rtt < target) {
+	if (delay < target) {
 		s->cwnd += s->cwnd >= 1 ? ai * pkts / s->cwnd : ai * pkts;
 		clamp(cc);
 	} else if (can_cut(s, now)) {
-		double f = 1 - cc->p.beta_milli / 1000.0 *
-				       ((double)s->rtt - target) / (double)s->rtt;
+		double f = 1 - cc->p.beta_milli / 1000.0 * (delay - target) /
+				       delay;
 		double lo = 1 - cc->p.max_mdf_milli / 1000.0;
 
 		cut(cc, f > lo ? f : lo, now);

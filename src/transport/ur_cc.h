@@ -67,7 +67,9 @@ enum ur_cc_algo { UR_CC_NONE = 0, UR_CC_DCQCN = 1, UR_CC_SWIFT = 2 };
 	X(MIN_CWND_MILLI, min_cwnd_milli, 10, 1, 1000000,                    \
 	  "paper: cwnd may fall below 1 packet (then paced); 0.01 packet")   \
 	X(INIT_CWND, init_cwnd, 32, 1, 65536,                                \
-	  "measured: 32 packets (0.7 BDP at 100 Gbit/s, 15 us, 4 KiB)")
+	  "measured: 32 packets (0.7 BDP at 100 Gbit/s, 15 us, 4 KiB)")       \
+	X(BASE_WIN_MS, base_win_ms, 10000, 0, 3600000,                       \
+	  "BBR's min_rtt filter window, 10 s; 0: no base (the whole RTT)")
 
 /* The DCQCN fields first, in the order of the public struct uroce_cc_params
  * (include/uroce/uroce.h), which is a prefix of this one; Swift's follow. */
@@ -149,6 +151,9 @@ struct ur_swift {
 	bool cut_once;       /* last_cut is meaningful */
 	uint32_t pkt_bytes;  /* the largest packet sent: pacing's unit */
 	uint32_t retx;       /* timeouts in a row (paper: retransmit_cnt) */
+	/* The base RTT: the least sample of this window and the last one
+	 * (0: none), this window from win_start (cc_swift.c base_rtt). */
+	uint64_t base_cur, base_prev, win_start;
 };
 
 struct ur_cc {

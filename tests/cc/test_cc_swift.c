@@ -64,9 +64,11 @@ static void test_params(void)
 		f = (uint32_t *)((char *)&q + r->off);
 		ASSERT_EQ(*f, r->def);
 		ASSERT(r->source && *r->source);
-		*f = r->min - 1; /* every min is >= 1 */
-		ASSERT_EQ(ur_cc_params_check(&q, &bad), -ERANGE);
-		ASSERT(bad == r);
+		if (r->min > 0) { /* BASE_WIN_MS allows 0 (no base) */
+			*f = r->min - 1;
+			ASSERT_EQ(ur_cc_params_check(&q, &bad), -ERANGE);
+			ASSERT(bad == r);
+		}
 		if (r->max < UINT32_MAX) {
 			*f = r->max + 1;
 			ASSERT_EQ(ur_cc_params_check(&q, &bad), -ERANGE);
@@ -138,6 +140,7 @@ static void test_cut(void)
 
 	swift(&p); /* target 25 us, beta 0.8, max_mdf 0.5 */
 	p.init_cwnd = 64;
+	p.base_win_ms = 0; /* the law on the whole RTT (test_base: above a base) */
 	ur_cc_init(&cc, &p, now);
 	cc.ops->on_delay(&cc, 8, 50 * US, now);
 	near(cc.u.swift.cwnd, 64 * (1 - 0.8 * 25.0 / 50), 1e-9, "first cut");
@@ -161,6 +164,67 @@ static void test_cut(void)
 	cc.ops->on_delay(&cc, 8, 25 * US, now);
 	near(cc.u.swift.cwnd, 64, 1e-9, "at target: a cut of 0");
 	ASSERT_EQ(cc.cuts, 1);
+}
+
+/* The delay is the RTT above its windowed minimum: a constant 500 us RTT
+ * (a host's, far above the 25 us target) is no queue and the window grows;
+ * a queue above it cuts; a base that no longer occurs (a longer route) is
+ * forgotten within two windows, not before one. */
+static void test_base(void)
+{
+	struct ur_cc_params p;
+	struct ur_cc cc;
+	uint64_t now = 1 * MS, t;
+	double w;
+
+	swift(&p); /* target 25 us, beta 0.8 */
+	p.init_cwnd = 64;
+	p.base_win_ms = 100;
+	ur_cc_init(&cc, &p, now);
+	for (int k = 0; k < 80; k++) {
+		now += 10 * US;
+		cc.ops->on_delay(&cc, 8, 500 * US, now);
+	}
+	ASSERT_EQ(cc.cuts, 0);
+	ASSERT(cc.u.swift.cwnd > 70);
+	/* The same samples with no base: all delay, cut. */
+	p.base_win_ms = 0;
+	ur_cc_init(&cc, &p, 1 * MS);
+	cc.ops->on_delay(&cc, 8, 500 * US, 1 * MS + 10 * US);
+	ASSERT_EQ(cc.cuts, 1);
+	p.base_win_ms = 100;
+
+	/* 50 us of queue above the 500 us base: delay 50, cut by
+	 * 1 - 0.8 x 25 / 50. */
+	ur_cc_init(&cc, &p, now);
+	cc.ops->on_delay(&cc, 8, 500 * US, now);
+	w = cc.u.swift.cwnd;
+	now += 550 * US;
+	cc.ops->on_delay(&cc, 8, 550 * US, now);
+	ASSERT_EQ(cc.cuts, 1);
+	near(cc.u.swift.cwnd, w * (1 - 0.8 * 25.0 / 50), 1e-9, "queue cut");
+	/* 20 us of queue: below the target, grows. */
+	w = cc.u.swift.cwnd;
+	cc.ops->on_delay(&cc, 8, 520 * US, now + 1 * US);
+	ASSERT(cc.u.swift.cwnd > w);
+
+	/* The route lengthens to 800 us at t: every sample is 300 us above
+	 * the old base, so one cut per RTT while it is remembered. */
+	t = now + 1 * MS;
+	for (now = t; now < t + 99 * MS; now += 1 * MS)
+		cc.ops->on_delay(&cc, 8, 800 * US, now);
+	ASSERT_GE(cc.cuts, 90);
+	/* Two windows on, only 800 us samples are left: no queue. */
+	for (; now <= t + 201 * MS; now += 1 * MS)
+		cc.ops->on_delay(&cc, 8, 800 * US, now);
+	w = cc.u.swift.cwnd;
+	{
+		uint64_t cuts = cc.cuts;
+
+		cc.ops->on_delay(&cc, 8, 800 * US, now);
+		ASSERT_EQ(cc.cuts, cuts);
+		ASSERT(cc.u.swift.cwnd > w);
+	}
 }
 
 /* Losses: a NAK cuts by max_mdf once per RTT; RETX_RESET (5) timeouts in
@@ -195,6 +259,7 @@ static void test_pacing(void)
 	uint64_t now = 1 * MS, rtt = 100 * US;
 
 	swift(&p);
+	p.base_win_ms = 0; /* the whole RTT is above the target */
 	ur_cc_init(&cc, &p, now);
 	cc.ops->on_sent(&cc, 4156, now);
 	while (cc.u.swift.cwnd >= 1) {
@@ -329,6 +394,7 @@ static void test_paced_path(void)
 	f.net.f.delay_ns = 50 * US;
 	swift(&p);
 	p.target_us = 20; /* the RTT is 100 us */
+	p.base_win_ms = 0; /* ... and it is all counted (no base) */
 	set_cc(&f, &p);
 	pump(&f, 5 * MS, 65536, &fl);
 	s = &f.a.qp->priv->cc.cc.u.swift;
@@ -344,6 +410,7 @@ static const struct ur_test_case tests[] = {
 	{ "params", test_params },
 	{ "grow", test_grow },
 	{ "cut", test_cut },
+	{ "base", test_base },
 	{ "loss", test_loss },
 	{ "pacing", test_pacing },
 	{ "rtt_sample", test_rtt_sample },

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Congestion control on a real wire (kernel forwarding, a tbf queue):
+# two sender namespaces s1, s2 -> a switch namespace sw whose port to the
+# receiver r is a tbf bottleneck of RATE (queue LAT deep; this kernel has
+# tbf/htb/fifo, no RED or netem, so nothing marks CE: DCQCN never acts
+# here, a delay-based algorithm can). Two ib_write_bw flows (s1 -> r,
+# s2 -> r, -s 65536 -D DUR) start together, and an ib_write_lat ping-pong
+# (64 B, s2 -> r) runs across the same queue from 1 s in. Alternates
+# UROCE_CC=none and UROCE_CC=swift, REPS times each, in the same run.
+# Per rep: each flow's Gbit/s, their ratio (smaller / larger), the sum
+# against RATE, drops at the tbf (tc -s qdisc), the retransmissions of the
+# senders (UROCE_STATS=1), the ping-pong's median (t_typical) and 99 %.
+# Prints a table of the reps and the medians per algorithm.
+#   bench/cc_wire.sh
+# Env: RATE (300mbit), LAT (50ms), DUR (6), REPS (3), CCS ("none swift";
+#      swift@T: Swift with UROCE_SWIFT_TARGET_US=T),
+#      LATN (300 ping-pongs), KEEP (1: keep the raw outputs),
+#      SWIFT_ENV (extra env for swift, e.g. "UROCE_SWIFT_TARGET_US=200").
+set -uo pipefail
+cd "$(dirname "$0")/.."
+RATE=${RATE:-300mbit} LAT=${LAT:-50ms} DUR=${DUR:-6} REPS=${REPS:-3}
+CCS=${CCS:-none swift} SWIFT_ENV=${SWIFT_ENV:-}
+B=build/bin
+[ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 || { echo "cc_wire.sh: needs root and ip netns"; exit 77; }
+p=uroce-ccw-$$
+s1=$p-s1 s2=$p-s2 sw=$p-sw r=$p-r
+tmp=$(mktemp -d)
+cleanup() {
+	for ns in $s1 $s2 $sw $r; do ip netns del "$ns" 2>/dev/null; done
+	if [ -n "${KEEP:-}" ]; then echo "raw outputs: $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+for ns in $s1 $s2 $sw $r; do ip netns add "$ns" && ip -n "$ns" link set lo up || exit 1; done
+ip netns exec $sw sysctl -qw net.ipv4.ip_forward=1
+# host i: 10.97.i.1/24 on veth hN, the switch 10.97.i.254 on port swN
+i=0
+for ns in $s1 $s2 $r; do
+	i=$((i + 1))
+	ip -n $ns link add h$i type veth peer name sw$i netns $sw &&
+	ip -n $ns addr add 10.97.$i.1/24 dev h$i && ip -n $ns link set h$i up &&
+	ip -n $ns route add default via 10.97.$i.254 &&
+	ip -n $sw addr add 10.97.$i.254/24 dev sw$i && ip -n $sw link set sw$i up || exit 1
+done
+# The bottleneck: the switch's port to r.
+ip netns exec $sw tc qdisc add dev sw3 root tbf rate "$RATE" burst 32k latency "$LAT" || exit 1
+R=10.97.3.1
+
+one() { # CC REP: one run; appends a row to $tmp/rows
+	local cc=$1 rep=$2 env=(UROCE_CC=${1%@*} UROCE_STATS=1) d
+	[ "${cc%@*}" = swift ] && env+=($SWIFT_ENV)
+	[ "$cc" != "${cc#*@}" ] && env+=(UROCE_SWIFT_TARGET_US=${cc#*@})
+	d=$tmp/$cc.$rep
+	mkdir -p "$d"
+	# a new qdisc per rep: its counters start at 0
+	ip netns exec $sw tc qdisc del dev sw3 root
+	ip netns exec $sw tc qdisc add dev sw3 root tbf rate "$RATE" burst 32k latency "$LAT"
+	for k in 1 2; do
+		ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -D "$DUR" -F --report_gbits -p $((18900 + k)) >"$d/srv$k" 2>&1 &
+	done
+	ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout $((DUR + 8)) $B/uroce-run ib_write_lat -x 0 -s 64 -n "$LATN" -F -p 18903 >"$d/lsrv" 2>&1 &
+	sleep 0.5
+	ip netns exec $s1 env UROCE_IP=10.97.1.1 "${env[@]}" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -D "$DUR" -F --report_gbits -p 18901 $R >"$d/c1" 2>&1 &
+	local c1=$!
+	ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -D "$DUR" -F --report_gbits -p 18902 $R >"$d/c2" 2>&1 &
+	local c2=$!
+	sleep 1
+	ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout $((DUR + 8)) $B/uroce-run ib_write_lat -x 0 -s 64 -n "$LATN" -F -p 18903 $R >"$d/lat" 2>&1 &
+	local cl=$!
+	wait $c1 $c2 $cl
+	wait
+	ip netns exec $sw tc -s qdisc show dev sw3 >"$d/qdisc"
+	local g1 g2 drops rtx lat
+	g1=$(awk '$1 == 65536 {print $4}' "$d/c1")
+	g2=$(awk '$1 == 65536 {print $4}' "$d/c2")
+	drops=$(awk '/dropped/ {for (i = 1; i < NF; i++) if ($i ~ /dropped$/) {v = $(i + 1); sub(",", "", v); print v; exit}}' "$d/qdisc")
+	# retransmitted packets of both senders (UROCE_STATS=1 at close:
+	# "uroce: slot N counters: ... tx_retransmit=N ...")
+	rtx=$(cat "$d/c1" "$d/c2" | awk '{for (i = 1; i <= NF; i++) if ($i ~ /^tx_retransmit=/) {split($i, kv, "="); s += kv[2]}} END {print s + 0}')
+	# ib_write_lat: #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
+	lat=$(awk '$1 == 64 && NF >= 9 {print $5, $8}' "$d/lat")
+	[ -n "$lat" ] || lat="- -"
+	echo "$cc $rep ${g1:--} ${g2:--} ${drops:--} $rtx $lat" >>"$tmp/rows"
+}
+LATN=${LATN:-300}
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for rep in $(seq 1 "$REPS"); do
+	for cc in $CCS; do one "$cc" "$rep"; done
+done
+echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; bottleneck tbf $RATE, latency $LAT; DUR $DUR s; swift env: ${SWIFT_ENV:-defaults}"
+awk -v rate="$RATE" '
+function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } return n ? (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) : -1 }
+BEGIN { r = rate; sub(/mbit/, "", r); r /= 1000
+	printf "%-6s %3s %8s %8s %6s %6s %7s %6s %9s %9s\n", "cc", "rep", "flow1", "flow2", "ratio", "sum/R", "drops", "retx", "lat_med", "lat_p99"
+	printf "%-6s %3s %8s %8s %6s %6s %7s %6s %9s %9s\n", "", "", "Gbit/s", "Gbit/s", "", "", "tbf", "pkts", "us", "us" }
+{ lo = $3 < $4 ? $3 : $4; hi = $3 < $4 ? $4 : $3; ratio = hi > 0 ? lo / hi : 0; sum = ($3 + $4) / r
+	printf "%-6s %3s %8.3f %8.3f %6.2f %6.2f %7s %6s %9s %9s\n", $1, $2, $3, $4, ratio, sum, $5, $6, $7, $8
+	n[$1]++; k = n[$1]; cc[$1] = 1
+	F1[$1, k] = $3; F2[$1, k] = $4; RA[$1, k] = ratio; SU[$1, k] = sum; DR[$1, k] = $5; RX[$1, k] = $6; LM[$1, k] = $7; LP[$1, k] = $8 }
+END { print "medians:"
+	for (c in cc) { m = n[c]
+		l = 0 # ping-pongs that did not finish in time ("-") are left out
+		for (k = 1; k <= m; k++) { a1[k] = F1[c, k]; a2[k] = F2[c, k]; a3[k] = RA[c, k]; a4[k] = SU[c, k]; a5[k] = DR[c, k]; a6[k] = RX[c, k]; if (LM[c, k] != "-") { l++; a7[l] = LM[c, k]; a8[l] = LP[c, k] } }
+		printf "%-6s %3s %8.3f %8.3f %6.2f %6.2f %7d %6d %9s %9s  (ping-pong: %d of %d runs finished)\n", c, m, med(a1, m), med(a2, m), med(a3, m), med(a4, m), med(a5, m), med(a6, m), l ? sprintf("%.1f", med(a7, l)) : "-", l ? sprintf("%.1f", med(a8, l)) : "-", l, m } }' "$tmp/rows"
