@@ -16,21 +16,14 @@
 #    learnt by probes: src/io/csock.c) and, with UROCE_CONNECT=0, from
 #    unconnected ones (ID = index in the GSO run).
 set -u
-bin=$(readlink -f "$1")
+. "$(dirname "$0")/caplib.sh"
+cap_init "$1" ibv_rc_pingpong
 fault_so=${2:+$(readlink -f "$2")}
-run=$bin/uroce-run
-command -v dumpcap >/dev/null && command -v tshark >/dev/null || { echo "SKIP: no tshark"; exit 77; }
-command -v ibv_rc_pingpong >/dev/null || { echo "SKIP: no ibv_rc_pingpong"; exit 77; }
-dir=$(mktemp -d)
 ns="ur-cap-$$"
-cleanup() {
-	[ -n "${cap:-}" ] && kill "$cap" 2>/dev/null
+cleanup_more() {
 	ip netns del "$ns-a" 2>/dev/null
 	ip netns del "$ns-b" 2>/dev/null
-	rm -rf "$dir"
 }
-trap cleanup EXIT
-fail=0
 
 check() { # pcap label min_frames
 	local f=$1 what=$2 min=$3 n bad

@@ -19,17 +19,8 @@
 #    algorithm, no key file: the device does not open and the message
 #    names the setting.
 set -u
-bin=$(readlink -f "$1")
-run=$bin/uroce-run
-command -v dumpcap >/dev/null && command -v tshark >/dev/null || { echo "SKIP: no tshark"; exit 77; }
-command -v ibv_rc_pingpong >/dev/null || { echo "SKIP: no ibv_rc_pingpong"; exit 77; }
-dir=$(mktemp -d)
-cleanup() {
-	[ -n "${cap:-}" ] && kill "$cap" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-fail=0
+. "$(dirname "$0")/caplib.sh"
+cap_init "$1" ibv_rc_pingpong
 export UROCE_STATS=1 UROCE_GSO=0
 
 key=$dir/key

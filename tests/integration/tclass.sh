@@ -15,17 +15,8 @@
 #    parameter exchange, a second rdma_cm connection without --tos (its
 #    QPs are the ones that SEND).
 set -u
-bin=$(readlink -f "$1")
-run=$bin/uroce-run
-command -v dumpcap >/dev/null && command -v tshark >/dev/null || { echo "SKIP: no tshark"; exit 77; }
-command -v ib_write_lat >/dev/null || { echo "SKIP: no ib_write_lat"; exit 77; }
-dir=$(mktemp -d)
-cleanup() {
-	[ -n "${cap:-}" ] && kill "$cap" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-fail=0
+. "$(dirname "$0")/caplib.sh"
+cap_init "$1" ib_write_lat
 srv=127.0.78.2 cli=127.0.78.3
 
 capture() { # file
