@@ -829,11 +829,11 @@ int uroce_request_notify(uroce_request_t *r, uroce_notify_fn fn, void *arg)
 		pthread_mutex_unlock(&q->lock);
 		return -EINVAL;
 	}
+	/* Kept even when the request is already complete (called below,
+	 * at once): a second callback is refused either way. */
 	now = r->state == S_DONE;
-	if (!now) {
-		r->notify = fn;
-		r->notify_arg = arg;
-	}
+	r->notify = fn;
+	r->notify_arg = arg;
 	pthread_mutex_unlock(&q->lock);
 	if (now)
 		fn(arg, r->result);
