@@ -273,6 +273,10 @@ int ur_mpa_tx_frame(struct ur_mpa_tx *tx, uint8_t *out, size_t cap,
 
 	if (ulen > UR_MPA_ULPDU_MAX)
 		return -EINVAL;
+	/* With markers, an FPDU's span must stay within the 16-bit FPDUPTR
+	 * of its last marker (RFC 5044 5): a ULPDU near 64 KiB does not. */
+	if (tx->markers && ur_mpa_tx_len(tx, (uint32_t)ulen) > 0xffff)
+		return -EMSGSIZE;
 	if (cap < ur_mpa_tx_len(tx, (uint32_t)ulen))
 		return -ENOSPC;
 	tx_marker(&w, false);
