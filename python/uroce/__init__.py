@@ -20,9 +20,11 @@ library path:
         x = np.full(1024, comm.rank, dtype=np.float32)
         comm.allreduce(x)            # in place: x is the sum
 """
+import atexit
 import ctypes
 import ctypes.util
 import os
+import time
 
 __all__ = ["Comm", "Request", "UroceError", "DTYPES", "OPS"]
 
@@ -72,18 +74,35 @@ _pending = {}  # key -> (request, fn): callbacks not yet made
 _keys = iter(range(1, 1 << 62))
 
 
+_running = [0]  # callbacks inside fn (counted before the pop)
+
+
 def _notified(key, ret):
-    req, fn = _pending.pop(key, (None, None))
-    if fn is None:
-        return
+    _running[0] += 1
     try:
-        fn(req)
+        req, fn = _pending.pop(key, (None, None))
+        if fn is not None:
+            fn(req)
     except BaseException as e:  # a callback has nobody to raise to
         import sys
         print("uroce: on_done callback failed: %r" % (e,), file=sys.stderr)
+    finally:
+        _running[0] -= 1
 
 
 _THUNK = _NOTIFY(_notified)
+
+
+@atexit.register
+def _drain():
+    """Before the interpreter finalizes, let callbacks in flight finish.
+    A library thread that takes the GIL after finalization began is ended
+    by Python with pthread_exit, and unwinding through a C++ caller (a
+    torch future's set_result, which drops and retakes the GIL) aborts
+    the process ("terminate called without an active exception")."""
+    end = time.monotonic() + 10
+    while (_pending or _running[0]) and time.monotonic() < end:
+        time.sleep(0.001)  # drops the GIL: the callbacks run
 
 
 def _libc():
@@ -119,6 +138,8 @@ def _libc():
         lib.uroce_iallgather.argtypes = [vp, vp, vp, sz, i, rq]
         lib.uroce_ireduce_scatter.argtypes = [vp, vp, vp, sz, i, i, rq]
         lib.uroce_ialltoall.argtypes = [vp, vp, vp, sz, i, rq]
+        lib.uroce_ialltoallv.argtypes = [vp, vp, szp, szp, vp, szp, szp, i,
+                                         rq]
         lib.uroce_ibarrier.argtypes = [vp, rq]
         lib.uroce_isend.argtypes = [vp, vp, sz, i, i, i, rq]
         lib.uroce_irecv.argtypes = [vp, vp, sz, i, i, i, rq]
