@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """uroce's PyTorch DDP hook (python/uroce/ddp.py) against gloo's own
-allreduce, under uroce-launch (tests/coll/ddp.sh).
+allreduce, under uroce-launch (tests/coll/torch.sh).
 
 Two DDP copies of one small MLP (same initial weights), one with DDP's
 built-in allreduce over gloo, one with uroce's hook; torch.distributed is
@@ -41,7 +41,7 @@ def net():
 def main():
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     dist.init_process_group("gloo", init_method="file://" +
-                            os.environ["DDP_STORE"], rank=rank,
+                            os.environ["TORCH_STORE"], rank=rank,
                             world_size=world)
     torch.set_num_threads(1)
     comm = uroce.Comm()

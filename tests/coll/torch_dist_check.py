@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """torch.distributed over uroce's backend (python/uroce/dist.py), under
-uroce-launch (tests/coll/torch_dist.sh), 3 ranks.
+uroce-launch (tests/coll/torch.sh), 3 ranks.
 
 Every call the backend supports, through torch.distributed's own
 functions, against values each rank computes alone: all_reduce (each
@@ -49,7 +49,7 @@ def refused(exc, fn, what, needle):
 def main():
     r, n = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     dist.init_process_group("uroce", init_method="file://" +
-                            os.environ["DIST_STORE"], rank=r, world_size=n)
+                            os.environ["TORCH_STORE"], rank=r, world_size=n)
     torch.set_num_threads(1)
     assert dist.get_backend() == "uroce", dist.get_backend()
     ranks = torch.arange(n)
