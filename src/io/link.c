@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Link state for ports (docs/ports-classes.md "Ports"): a thread reads
+ * rtnetlink's link group (RTMGRP_LINK) and reports each interface's
+ * index and whether it is up and running (IFF_UP and IFF_RUNNING, what
+ * rxe's port state follows through the netdev's carrier). An interface
+ * that goes down makes an RTM_NEWLINK without IFF_RUNNING; one that is
+ * deleted an RTM_DELLINK.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include "ur_engine.h"
+
+struct ur_link_watch {
+	int fd;
+	int stop_fd[2]; /* a pipe: close wakes the thread */
+	pthread_t thread;
+	ur_link_fn fn;
+	void *arg;
+};
+
+bool ur_link_is_up(unsigned int ifindex)
+{
+	struct ifreq ifr;
+	bool up = true;
+	int fd;
+
+	memset(&ifr, 0, sizeof(ifr));
+	if (!ifindex || !if_indextoname(ifindex, ifr.ifr_name))
+		return true;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return true;
+	if (!ioctl(fd, SIOCGIFFLAGS, &ifr))
+		up = (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
+	close(fd);
+	return up;
+}
+
+static void link_msgs(struct ur_link_watch *w, const char *buf, size_t len)
+{
+	for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+	     NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+		const struct ifinfomsg *ifi = NLMSG_DATA(h);
+
+		if (h->nlmsg_type != RTM_NEWLINK && h->nlmsg_type != RTM_DELLINK)
+			continue;
+		if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)) || ifi->ifi_index <= 0)
+			continue;
+		w->fn(w->arg, (unsigned int)ifi->ifi_index,
+		      h->nlmsg_type == RTM_NEWLINK && (ifi->ifi_flags & IFF_UP) &&
+			      (ifi->ifi_flags & IFF_RUNNING));
+	}
+}
+
+static void *link_main(void *arg)
+{
+	struct ur_link_watch *w = arg;
+	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = w->fd, .events = POLLIN },
+				       { .fd = w->stop_fd[0], .events = POLLIN } };
+		ssize_t n;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		n = recv(w->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0) {
+			/* ENOBUFS: messages were lost; the caller's state
+			 * may be stale, the next change corrects it. */
+			if (errno == EAGAIN || errno == EINTR || errno == ENOBUFS)
+				continue;
+			break;
+		}
+		link_msgs(w, buf, (size_t)n);
+	}
+	return NULL;
+}
+
+int ur_link_watch_open(ur_link_fn fn, void *arg, struct ur_link_watch **out)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK,
+				  .nl_groups = RTMGRP_LINK };
+	struct ur_link_watch *w = calloc(1, sizeof(*w));
+	int ret;
+
+	if (!w)
+		return -ENOMEM;
+	w->fn = fn;
+	w->arg = arg;
+	w->stop_fd[0] = w->stop_fd[1] = -1;
+	w->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (w->fd < 0 || bind(w->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    pipe2(w->stop_fd, O_CLOEXEC)) {
+		ret = -errno;
+		goto err;
+	}
+	ret = -pthread_create(&w->thread, NULL, link_main, w);
+	if (ret)
+		goto err;
+	*out = w;
+	return 0;
+err:
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->stop_fd[0] >= 0) {
+		close(w->stop_fd[0]);
+		close(w->stop_fd[1]);
+	}
+	free(w);
+	return ret;
+}
+
+void ur_link_watch_close(struct ur_link_watch *w)
+{
+	if (!w)
+		return;
+	close(w->stop_fd[1]);
+	pthread_join(w->thread, NULL);
+	close(w->stop_fd[0]);
+	close(w->fd);
+	free(w);
+}
