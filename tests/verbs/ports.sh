@@ -29,6 +29,13 @@ ip -n "$a" addr add 10.93.2.1/30 dev r2a && ip -n "$b" addr add 10.93.2.2/30 dev
 ip -n "$a" link set r1a up && ip -n "$a" link set r2a up &&
 ip -n "$b" link set r1b up && ip -n "$b" link set r2b up ||
 	{ echo "FAIL the two-rail fabric"; exit 1; }
+# A veth's carrier comes up a moment after `ip link set up` (the kernel's
+# link watch): until then the port is rightly DOWN. Wait for it (5 s).
+for i in $(seq 50); do
+	[ "$( (ip netns exec "$a" cat /sys/class/net/r1a/operstate /sys/class/net/r2a/operstate
+	      ip netns exec "$b" cat /sys/class/net/r1b/operstate /sys/class/net/r2b/operstate) | grep -c '^up$')" = 4 ] && break
+	sleep 0.1
+done
 inA() { ip netns exec "$a" env UROCE_PORTS=r1a,r2a "$@"; }
 inB() { ip netns exec "$b" env UROCE_PORTS=10.93.1.2,10.93.2.2 "$@"; }
 tx() { ip netns exec "$b" cat "/sys/class/net/$1/statistics/tx_packets"; }
