@@ -811,7 +811,8 @@ URV_EXPORT int ibv_close_device(struct ibv_context *context)
 	urv__raw_ctx_fini(ctx);
 	urv__share_ctx(ctx, false);
 	urv__link_watch_stop(ctx);
-	for (int p = 0; p < URV_MAX_PORTS; p++)
+	/* Port 1's last: the others use its key table until they close. */
+	for (int p = URV_MAX_PORTS - 1; p >= 0; p--)
 		if (ctx->peng[p])
 			engine_put(ctx->peng[p]);
 	pthread_mutex_destroy(&ctx->port_lock);
