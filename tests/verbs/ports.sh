@@ -4,7 +4,8 @@
 # "Ports"). Two namespaces joined by two veth pairs (rails), a 2-port
 # device on each side: ibv_devinfo and uroce-devinfo (unmodified
 # ibverbs-utils through uroce-run) see both ports; ibv_rc_pingpong -i 2
-# runs over rail 2 and only rail 2 carries it; test_ports checks the
+# runs over rail 2 and only rail 2 carries it, so does rping (rdma_cm) to
+# port 2's address; test_ports checks the
 # queries and the link events; a bad UROCE_PORTS is refused by name.
 #   ports.sh BINDIR TESTDIR
 set -u
@@ -74,6 +75,26 @@ if [ $crc = 0 ] && [ $src = 0 ] && grep -q "iters in" "$tmp/c" &&
 else
 	bad "ibv_rc_pingpong -i 2 (client rc=$crc, server rc=$src, rail 1 +$d1, rail 2 +$d2)"
 	echo "--- server"; cat "$tmp/s"; echo "--- client"; cat "$tmp/c"
+fi
+
+# rdma_cm picks the port that owns the address: rping to port 2's.
+if command -v rping >/dev/null; then
+	r1=$(tx r1b) r2=$(tx r2b)
+	inA timeout 30 "$run" rping -s -a 10.93.2.1 -C 5 -v >"$tmp/s" 2>&1 &
+	spid=$!
+	sleep 0.5
+	inB timeout 30 "$run" rping -c -a 10.93.2.1 -C 5 -v >"$tmp/c" 2>&1
+	crc=$?
+	wait $spid
+	src=$?
+	d1=$(($(tx r1b) - r1)) d2=$(($(tx r2b) - r2))
+	if [ $crc = 0 ] && [ $src = 0 ] && grep -q "rdma-ping-4" "$tmp/c" &&
+	   [ $d2 -ge 10 ] && [ $d1 -lt 10 ]; then
+		ok "rping to port 2's address: rail 2 sent $d2 packets, rail 1 $d1"
+	else
+		bad "rping to port 2's address (client rc=$crc, server rc=$src, rail 1 +$d1, rail 2 +$d2)"
+		echo "--- server"; cat "$tmp/s"; echo "--- client"; cat "$tmp/c"
+	fi
 fi
 
 # The queries, a UD AV of the other port, and link down/up events.
