@@ -203,6 +203,7 @@ static void finish_port(struct urv_port *dev)
 {
 	dev->if_mtu = dev->ifname[0] ? if_mtu_of(dev->ifname, &dev->if_loopback)
 				      : 1500;
+	dev->if_is_lo = dev->if_loopback;
 	/* Another address on lo (a host's /32 behind ECMP uplinks) leaves by
 	 * the routes' interfaces: their smallest MTU, not lo's 64 KiB, or
 	 * every request is larger than the paths carry (issue 33). */

@@ -6,7 +6,7 @@
  * IBV_EVENT_PORT_ERR on the context's async queue; back up, it is
  * IBV_PORT_ACTIVE with IBV_EVENT_PORT_ACTIVE (IBTA 11.6.3.1, unaffiliated
  * events), as rxe reports its netdev's state. A port bound to an address
- * of no local interface is always active.
+ * of no local interface, or on lo, is always active.
  */
 #include <stdlib.h>
 
@@ -45,18 +45,19 @@ static void link_changed(void *arg, unsigned int ifindex, bool up)
 int urv__link_watch_start(struct urv_context *ctx)
 {
 	bool any = false;
+	int ret = 0;
 
-	for (int p = 0; p < ctx->dev->nports; p++) {
-		unsigned int ifx = ctx->dev->ports[p].ifindex;
-
-		atomic_store(&ctx->port_down[p], !ur_link_is_up(ifx));
-		any |= ifx != 0;
-	}
-	/* A single port keeps to what it was: no thread for it (a port of
-	 * one interface that goes down still reads DOWN at the query). */
-	if (!any || ctx->dev->nports < 2)
-		return 0;
-	return ur_link_watch_open(link_changed, ctx, &ctx->link_watch);
+	for (int p = 0; p < ctx->dev->nports; p++)
+		any |= ctx->dev->ports[p].ifindex && !ctx->dev->ports[p].if_is_lo;
+	/* Subscribed first, then the state now: a change in between is
+	 * seen by the read, and its message is then no change. A port on lo
+	 * (or on no interface) never goes down: no thread for it. */
+	if (any)
+		ret = ur_link_watch_open(link_changed, ctx, &ctx->link_watch);
+	for (int p = 0; p < ctx->dev->nports && !ret; p++)
+		atomic_store(&ctx->port_down[p],
+			     !ur_link_is_up(ctx->dev->ports[p].ifindex));
+	return ret;
 }
 
 void urv__link_watch_stop(struct urv_context *ctx)

@@ -148,10 +148,8 @@ static void fill_port_attr(struct urv_context *ctx, unsigned int port_num,
 			   struct ibv_port_attr *a)
 {
 	const struct urv_port *port = &ctx->dev->ports[port_num - 1];
-	/* Watched (several ports): the state the events told; else the
-	 * link now (port.c). */
-	bool down = ctx->link_watch ? atomic_load(&ctx->port_down[port_num - 1])
-			      : !ur_link_is_up(port->ifindex);
+	/* The state the link watch last told (port.c). */
+	bool down = atomic_load(&ctx->port_down[port_num - 1]);
 
 	memset(a, 0, sizeof(*a));
 	a->state = down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;

@@ -90,6 +90,7 @@ struct urv_port {
 	unsigned int ifindex;   /* 0 when the address names no local interface */
 	uint32_t if_mtu;        /* interface MTU, bytes */
 	bool if_loopback;       /* traffic stays on this machine (lo) */
+	bool if_is_lo;          /* the interface is lo (its link never drops) */
 	enum ibv_mtu active_mtu;
 	int num_gids;
 	struct urv_gid gids[URV_MAX_GID];

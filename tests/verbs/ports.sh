@@ -104,6 +104,13 @@ else
 	bad "test_ports"; cat "$tmp/t"
 fi
 
+# A device of one port (UROCE_IP) raises the same events.
+if ip netns exec "$a" env UROCE_IP=10.93.1.1 "$tdir/test_ports" --one r1a 10.93.1.1 >"$tmp/t" 2>&1; then
+	ok "$(tail -1 "$tmp/t")"
+else
+	bad "test_ports --one"; cat "$tmp/t"
+fi
+
 # A bad value is refused, naming the setting and what it allows.
 ip netns exec "$a" env UROCE_PORTS=r1a,nosuch9 "$run" ibv_devinfo >"$tmp/bad" 2>&1
 if grep -q 'UROCE_PORTS=r1a,nosuch9: "nosuch9" is neither' "$tmp/bad" &&

@@ -7,6 +7,8 @@
  * IBV_EVENT_PORT_ACTIVE and is seen by ibv_query_port. Run by ports.sh in a
  * namespace where UROCE_PORTS=<if1>,<if2> names two veths:
  *   test_ports IF2 IP1 IP2
+ * With one port (UROCE_IP=<IP1>, its interface IF1): the same events.
+ *   test_ports --one IF1 IP1
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -62,6 +64,32 @@ static void ip_link(const char *ifname, const char *updown)
 	ASSERT_EQ(system(cmd), 0);
 }
 
+/* A device of one port (UROCE_IP) follows its link as well. */
+static int one_port(const char *ifname, const char *ip)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *c;
+	struct ibv_device_attr da;
+
+	ASSERT(list && list[0]);
+	c = ibv_open_device(list[0]);
+	ASSERT(c);
+	ASSERT_EQ(ibv_query_device(c, &da), 0);
+	ASSERT_EQ(da.phys_port_cnt, 1);
+	gid_is(c, 1, ip);
+	ASSERT_EQ(port_state(c, 1), IBV_PORT_ACTIVE);
+	ip_link(ifname, "down");
+	expect_event(c, IBV_EVENT_PORT_ERR, 1);
+	ASSERT_EQ(port_state(c, 1), IBV_PORT_DOWN);
+	ip_link(ifname, "up");
+	expect_event(c, IBV_EVENT_PORT_ACTIVE, 1);
+	ASSERT_EQ(port_state(c, 1), IBV_PORT_ACTIVE);
+	ASSERT_EQ(ibv_close_device(c), 0);
+	ibv_free_device_list(list);
+	printf("one port: link events\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -81,9 +109,11 @@ int main(int argc, char **argv)
 	int n;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: test_ports IF2 IP1 IP2\n");
+		fprintf(stderr, "usage: test_ports IF2 IP1 IP2 | --one IF1 IP1\n");
 		return 2;
 	}
+	if (!strcmp(argv[1], "--one"))
+		return one_port(argv[2], argv[3]);
 	list = ibv_get_device_list(&n);
 	ASSERT(list);
 	ASSERT_EQ(n, 1);
@@ -163,6 +193,6 @@ int main(int argc, char **argv)
 
 	ASSERT_EQ(ibv_close_device(c), 0);
 	ibv_free_device_list(list);
-	printf("ok: two ports: GIDs, MTU, state, UD AV port, link events\n");
+	printf("two ports: GIDs, MTU, state, UD AV port, link events\n");
 	return 0;
 }
