@@ -28,8 +28,8 @@ for x in "$a r1a" "$a r2a" "$b r1b" "$b r2b"; do
 	ip -n $1 link set $2 up
 	ip netns exec $1 tc qdisc add dev $2 root tbf rate "$RATE" burst 32k latency 20ms
 done
-# The carriers come up a moment later (the kernel's link watch): until
-# then the ports are rightly DOWN.
+# The kernel sets the veths' operational state up to a second after their
+# carriers (its link watch): wait for it, so that no run starts sooner.
 for i in $(seq 50); do
 	[[ $( (ip netns exec $a cat /sys/class/net/r{1,2}a/operstate
 	       ip netns exec $b cat /sys/class/net/r{1,2}b/operstate) | grep -c '^up$') == 4 ]] && break

@@ -2,10 +2,13 @@
 /*
  * Link state for ports (docs/ports-classes.md "Ports"): a thread reads
  * rtnetlink's link group (RTMGRP_LINK) and reports each interface's
- * index and whether it is up and running (IFF_UP and IFF_RUNNING, what
- * rxe's port state follows through the netdev's carrier). An interface
- * that goes down makes an RTM_NEWLINK without IFF_RUNNING; one that is
- * deleted an RTM_DELLINK.
+ * index and whether it is up with a carrier (IFF_UP and IFF_LOWER_UP,
+ * what rxe's port state follows through the netdev). IFF_LOWER_UP is the
+ * carrier itself; IFF_RUNNING (the operational state) follows it up to a
+ * second later, through the kernel's link watch, and a port read as down
+ * meanwhile would make programs started with the link refuse it. An
+ * interface that goes down makes an RTM_NEWLINK without IFF_UP or
+ * IFF_LOWER_UP; one that is deleted an RTM_DELLINK.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +17,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/netlink.h>
@@ -30,20 +32,51 @@ struct ur_link_watch {
 	void *arg;
 };
 
+#ifndef IFF_LOWER_UP
+#define IFF_LOWER_UP 0x10000 /* linux/if.h; net/if.h stops at 16 bits */
+#endif
+
+static bool flags_up(unsigned int flags)
+{
+	return (flags & IFF_UP) && (flags & IFF_LOWER_UP);
+}
+
+/* One RTM_GETLINK: SIOCGIFFLAGS returns 16 bits of flags, without
+ * IFF_LOWER_UP. */
 bool ur_link_is_up(unsigned int ifindex)
 {
-	struct ifreq ifr;
+	struct {
+		struct nlmsghdr h;
+		struct ifinfomsg i;
+	} req = { .h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK,
+			 .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 1 },
+		  .i = { .ifi_family = AF_UNSPEC, .ifi_index = (int)ifindex } };
+	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
 	bool up = true;
+	ssize_t n;
 	int fd;
 
-	memset(&ifr, 0, sizeof(ifr));
-	if (!ifindex || !if_indextoname(ifindex, ifr.ifr_name))
-		return true;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (!ifindex)
+		return true; /* an address of no interface */
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (fd < 0)
 		return true;
-	if (!ioctl(fd, SIOCGIFFLAGS, &ifr))
-		up = (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
+	if (send(fd, &req, sizeof(req), 0) == (ssize_t)sizeof(req) &&
+	    (n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		size_t len = (size_t)n;
+
+		for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+		     NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+			const struct ifinfomsg *ifi = NLMSG_DATA(h);
+
+			if (h->nlmsg_type == RTM_NEWLINK &&
+			    h->nlmsg_len >= NLMSG_LENGTH(sizeof(*ifi)) &&
+			    ifi->ifi_index == (int)ifindex)
+				up = flags_up(ifi->ifi_flags);
+			else if (h->nlmsg_type == NLMSG_ERROR)
+				up = false; /* no such interface (any more) */
+		}
+	}
 	close(fd);
 	return up;
 }
@@ -59,8 +92,7 @@ static void link_msgs(struct ur_link_watch *w, const char *buf, size_t len)
 		if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)) || ifi->ifi_index <= 0)
 			continue;
 		w->fn(w->arg, (unsigned int)ifi->ifi_index,
-		      h->nlmsg_type == RTM_NEWLINK && (ifi->ifi_flags & IFF_UP) &&
-			      (ifi->ifi_flags & IFF_RUNNING));
+		      h->nlmsg_type == RTM_NEWLINK && flags_up(ifi->ifi_flags));
 	}
 }
 

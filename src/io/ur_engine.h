@@ -143,7 +143,7 @@ uint8_t ur_engine_slot(const struct ur_engine *e);
 
 /*
  * Link state (link.c): a thread reads rtnetlink's link messages and calls
- * @fn with each interface's index and whether it is up and running (a
+ * @fn with each interface's index and whether it is up with a carrier (a
  * state it already reported is reported again; the caller keeps the
  * last). -errno if the socket cannot be opened.
  */

@@ -46,13 +46,13 @@ URV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num
 				   struct ibv_ah_attr *ah_attr)
 {
 	const uint8_t *raw = (const uint8_t *)grh;
-	struct urv_port *dev;
+	struct urv_port *port;
 	uint8_t sip[16] = { 0 }, dip[16] = { 0 };
 	bool v6;
 	int idx;
 
 	if (!urv__is_our_context(context) || !wc || !grh || !ah_attr ||
-	    !(dev = urv__port(to_uctx(context)->dev, port_num)))
+	    !(port = urv__port(to_uctx(context)->dev, port_num)))
 		return urv_err_int(-EINVAL);
 	if (!(wc->wc_flags & IBV_WC_GRH))
 		return urv_err_int(-EINVAL); /* RoCE needs the GRH */
@@ -72,7 +72,7 @@ URV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num
 		ah_attr->grh.traffic_class = raw[21];
 	}
 	urv__gid_from_ip(&ah_attr->grh.dgid, sip, v6);
-	idx = urv__find_gid(dev, dip, v6);
+	idx = urv__find_gid(port, dip, v6);
 	if (idx < 0)
 		return urv_err_int(-ENOENT);
 	ah_attr->grh.sgid_index = (uint8_t)idx;

@@ -100,15 +100,15 @@ static void sa_to_ip(const struct sockaddr *sa, uint8_t ip[16], bool *v6)
 	}
 }
 
-static void add_gid(struct urv_port *dev, const struct sockaddr *sa)
+static void add_gid(struct urv_port *port, const struct sockaddr *sa)
 {
 	struct urv_gid *g;
 	uint8_t ip[16];
 	bool v6;
 
-	if (dev->num_gids >= URV_MAX_GID)
+	if (port->num_gids >= URV_MAX_GID)
 		return;
-	g = &dev->gids[dev->num_gids++];
+	g = &port->gids[port->num_gids++];
 	memset(&g->addr, 0, sizeof(g->addr));
 	memcpy(&g->addr, sa, sa->sa_family == AF_INET6 ?
 	       sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
@@ -199,23 +199,24 @@ static bool addr_is_loopback(const struct sockaddr_storage *a)
 	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr);
 }
 
-static void finish_port(struct urv_port *dev)
+static void finish_port(struct urv_port *port)
 {
-	dev->if_mtu = dev->ifname[0] ? if_mtu_of(dev->ifname, &dev->if_loopback)
-				      : 1500;
-	dev->if_is_lo = dev->if_loopback;
+	port->if_mtu = port->ifname[0]
+			       ? if_mtu_of(port->ifname, &port->if_loopback)
+			       : 1500;
+	port->if_is_lo = port->if_loopback;
 	/* Another address on lo (a host's /32 behind ECMP uplinks) leaves by
 	 * the routes' interfaces: their smallest MTU, not lo's 64 KiB, or
 	 * every request is larger than the paths carry (issue 33). */
-	if (dev->if_loopback && !addr_is_loopback(&dev->gids[0].addr)) {
-		uint32_t m = urv__route_mtu(dev->gids[0].addr.ss_family);
+	if (port->if_loopback && !addr_is_loopback(&port->gids[0].addr)) {
+		uint32_t m = urv__route_mtu(port->gids[0].addr.ss_family);
 
 		if (m) {
-			dev->if_mtu = m;
-			dev->if_loopback = false;
+			port->if_mtu = m;
+			port->if_loopback = false;
 		}
 	}
-	dev->active_mtu = mtu_from_if(dev->if_mtu);
+	port->active_mtu = mtu_from_if(port->if_mtu);
 }
 
 static void finish_device(struct urv_device *dev)
@@ -700,11 +701,13 @@ int urv__port_engine(struct urv_context *ctx, unsigned int port_num,
 		goto out;
 	}
 	if (ur_log_on(UR_LOG_INFO)) {
-		char a[INET6_ADDRSTRLEN];
+		char a[INET6_ADDRSTRLEN], pn[24] = "";
 
 		port_ip(port, a, sizeof(a));
-		ur_log(UR_LOG_INFO, "%s port %u: opened on %s UDP port %u (path MTU %u)",
-		       dev->vdev.device.name, port_num, a, ctx->udp_port, cfg.mtu);
+		if (dev->nports > 1)
+			snprintf(pn, sizeof(pn), " port %u", port_num);
+		ur_log(UR_LOG_INFO, "%s%s: opened on %s UDP port %u (path MTU %u)",
+		       dev->vdev.device.name, pn, a, ctx->udp_port, cfg.mtu);
 	}
 out:
 	if (!ret)

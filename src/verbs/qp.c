@@ -313,7 +313,8 @@ URV_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 int urv__ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 		     struct ur_ipudp *p)
 {
-	struct urv_port *dev = urv__port(ctx->dev, ah->port_num ? ah->port_num : 1);
+	struct urv_port *port =
+		urv__port(ctx->dev, ah->port_num ? ah->port_num : 1);
 	struct ur_ipudp src;
 
 	static atomic_bool told_grh, told_gid, told_sgid;
@@ -327,15 +328,15 @@ int urv__ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 				"its GID (ibv_*_pingpong -g 0, perftest -x 0)\n");
 		return -EINVAL;
 	}
-	if (!dev)
+	if (!port)
 		return -EINVAL; /* no such port */
-	if (ah->grh.sgid_index >= dev->num_gids) {
+	if (ah->grh.sgid_index >= port->num_gids) {
 		if (!atomic_exchange(&told_gid, true))
 			fprintf(stderr, "uroce: GID index %u: %s port %u has %u "
 				"GIDs (uroce-devinfo -v lists them)\n",
 				ah->grh.sgid_index, ctx->dev->vdev.device.name,
 				ah->port_num ? ah->port_num : 1,
-				(unsigned)dev->num_gids);
+				(unsigned)port->num_gids);
 		return -EINVAL;
 	}
 	/* The engine sends from and listens on GID 0's address only (its
@@ -352,7 +353,7 @@ int urv__ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 	memset(p, 0, sizeof(*p));
 	memset(&src, 0, sizeof(src));
 	urv__gid_to_addr(&ah->grh.dgid, p, true);
-	urv__gid_to_addr(&dev->gids[ah->grh.sgid_index].gid, &src, false);
+	urv__gid_to_addr(&port->gids[ah->grh.sgid_index].gid, &src, false);
 	if (src.v6 != p->v6)
 		return -EINVAL; /* IPv4 source, IPv6 destination or the reverse */
 	memcpy(p->src, src.src, sizeof(p->src));

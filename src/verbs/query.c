@@ -205,49 +205,49 @@ URV_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 URV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
 			     int index, union ibv_gid *gid)
 {
-	struct urv_port *dev;
+	struct urv_port *port;
 
 	if (!urv__is_our_context(context) ||
-	    !(dev = urv__port(to_uctx(context)->dev, port_num)))
+	    !(port = urv__port(to_uctx(context)->dev, port_num)))
 		return urv_err_int(-EINVAL);
 	if (index < 0 || index >= URV_MAX_GID)
 		return urv_err_int(-EINVAL);
-	if (index >= dev->num_gids) { /* empty entry, as rdma-core reports it */
+	if (index >= port->num_gids) { /* empty entry, as rdma-core reports it */
 		memset(gid, 0, sizeof(*gid));
 		return 0;
 	}
-	*gid = dev->gids[index].gid;
+	*gid = port->gids[index].gid;
 	return 0;
 }
 
-static void fill_gid_entry(struct urv_port *dev, unsigned int port_num, int i,
+static void fill_gid_entry(struct urv_port *port, unsigned int port_num, int i,
 			   struct ibv_gid_entry *e)
 {
 	memset(e, 0, sizeof(*e));
-	e->gid = dev->gids[i].gid;
+	e->gid = port->gids[i].gid;
 	e->gid_index = i;
 	e->port_num = port_num;
 	e->gid_type = IBV_GID_TYPE_ROCE_V2;
-	e->ndev_ifindex = dev->ifindex;
+	e->ndev_ifindex = port->ifindex;
 }
 
 URV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 				 uint32_t gid_index, struct ibv_gid_entry *entry,
 				 uint32_t flags, size_t entry_size)
 {
-	struct urv_port *dev;
+	struct urv_port *port;
 
 	if (!urv__is_our_context(context) || !entry || flags ||
 	    entry_size < sizeof(*entry))
 		return EINVAL;
 	if (port_num > 255 ||
-	    !(dev = urv__port(to_uctx(context)->dev, port_num)))
+	    !(port = urv__port(to_uctx(context)->dev, port_num)))
 		return EINVAL;
 	if (gid_index >= URV_MAX_GID)
 		return EINVAL;
-	if (gid_index >= (uint32_t)dev->num_gids)
+	if (gid_index >= (uint32_t)port->num_gids)
 		return ENODATA;
-	fill_gid_entry(dev, port_num, gid_index, entry);
+	fill_gid_entry(port, port_num, gid_index, entry);
 	return 0;
 }
 

@@ -30,8 +30,9 @@ ip -n "$a" addr add 10.93.2.1/30 dev r2a && ip -n "$b" addr add 10.93.2.2/30 dev
 ip -n "$a" link set r1a up && ip -n "$a" link set r2a up &&
 ip -n "$b" link set r1b up && ip -n "$b" link set r2b up ||
 	{ echo "FAIL the two-rail fabric"; exit 1; }
-# A veth's carrier comes up a moment after `ip link set up` (the kernel's
-# link watch): until then the port is rightly DOWN. Wait for it (5 s).
+# The kernel sets a veth's operational state up to a second after its
+# carrier (its link watch): wait for it (5 s at most), so that nothing
+# below depends on that delay.
 for i in $(seq 50); do
 	[ "$( (ip netns exec "$a" cat /sys/class/net/r1a/operstate /sys/class/net/r2a/operstate
 	      ip netns exec "$b" cat /sys/class/net/r1b/operstate /sys/class/net/r2b/operstate) | grep -c '^up$')" = 4 ] && break
