@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * A device with two ports (UROCE_PORTS, docs/ports-classes.md "Ports"):
- * both ports answer the queries with their own GIDs, MTU and state, a port
+ * both ports answer the queries with their own GIDs (the GID table lists
+ * both ports' entries), MTU and state, a port
  * past the last is refused, a UD AV of port 1 is refused by a QP of port 2,
  * and port 2's interface going down and up raises IBV_EVENT_PORT_ERR and
  * IBV_EVENT_PORT_ACTIVE and is seen by ibv_query_port. Run by ports.sh in a
@@ -132,6 +133,22 @@ int main(int argc, char **argv)
 	ASSERT_EQ(pa1.active_mtu, IBV_MTU_1024); /* 1500-byte veths, as rxe */
 	ASSERT_EQ(pa2.active_mtu, IBV_MTU_1024);
 	ASSERT_EQ(pa1.link_layer, IBV_LINK_LAYER_ETHERNET);
+	/* The whole table lists every port's entries with their port. */
+	{
+		struct ibv_gid_entry ge[2 * 64], one;
+		ssize_t k = ibv_query_gid_table(c, ge, 2 * 64, 0);
+		int on2 = 0;
+
+		ASSERT_GE(k, 2);
+		for (ssize_t i = 0; i < k; i++) {
+			ASSERT(ge[i].port_num == 1 || ge[i].port_num == 2);
+			on2 += ge[i].port_num == 2;
+		}
+		ASSERT_GE(on2, 1);
+		ASSERT_EQ(ibv_query_gid_ex(c, 2, 0, &one, 0), 0);
+		ASSERT_EQ(one.port_num, 2);
+		ASSERT_EQ(one.gid_type, IBV_GID_TYPE_ROCE_V2);
+	}
 	ASSERT_NE(ibv_query_port(c, 3, &pa1), 0);
 	ASSERT_NE(ibv_query_port(c, 0, &pa1), 0);
 	ASSERT_NE(ibv_query_gid(c, 3, 0, &g), 0);
