@@ -51,7 +51,7 @@ bool ur_link_is_up(unsigned int ifindex)
 	} req = { .h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK,
 			 .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 1 },
 		  .i = { .ifi_family = AF_UNSPEC, .ifi_index = (int)ifindex } };
-	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	char buf[32768] __attribute__((aligned(NLMSG_ALIGNTO)));
 	bool up = true;
 	ssize_t n;
 	int fd;
@@ -99,7 +99,7 @@ static void link_msgs(struct ur_link_watch *w, const char *buf, size_t len)
 static void *link_main(void *arg)
 {
 	struct ur_link_watch *w = arg;
-	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	char buf[32768] __attribute__((aligned(NLMSG_ALIGNTO)));
 
 	for (;;) {
 		struct pollfd p[2] = { { .fd = w->fd, .events = POLLIN },
