@@ -96,6 +96,40 @@ static void link_msgs(struct ur_link_watch *w, const char *buf, size_t len)
 	}
 }
 
+/* Messages were lost (ENOBUFS: a burst of link changes outran the
+ * socket): report every interface as it is now, from a dump. */
+static void link_resync(struct ur_link_watch *w, char *buf, size_t size)
+{
+	struct {
+		struct nlmsghdr h;
+		struct ifinfomsg i;
+	} req = { .h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+			 .nlmsg_seq = 1 },
+		  .i = { .ifi_family = AF_UNSPEC } };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	bool done = false;
+
+	if (fd < 0)
+		return;
+	if (send(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req))
+		done = true;
+	while (!done) {
+		ssize_t n = recv(fd, buf, size, 0);
+		size_t len;
+
+		if (n <= 0)
+			break;
+		len = (size_t)n;
+		for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+		     NLMSG_OK(h, len); h = NLMSG_NEXT(h, len))
+			done |= h->nlmsg_type == NLMSG_DONE ||
+				h->nlmsg_type == NLMSG_ERROR;
+		link_msgs(w, buf, (size_t)n);
+	}
+	close(fd);
+}
+
 static void *link_main(void *arg)
 {
 	struct ur_link_watch *w = arg;
@@ -115,9 +149,11 @@ static void *link_main(void *arg)
 			break;
 		n = recv(w->fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n < 0) {
-			/* ENOBUFS: messages were lost; the caller's state
-			 * may be stale, the next change corrects it. */
-			if (errno == EAGAIN || errno == EINTR || errno == ENOBUFS)
+			int err = errno;
+
+			if (err == ENOBUFS)
+				link_resync(w, buf, sizeof(buf));
+			if (err == EAGAIN || err == EINTR || err == ENOBUFS)
 				continue;
 			break;
 		}
