@@ -178,7 +178,16 @@ int uroce_gsi_attach(struct ibv_context *context, uroce_gsi_rx_fn fn,
  * address (0: unknown). */
 int uroce_gsi_send(struct ibv_context *context, const struct sockaddr *dst,
 		   uint8_t slot, const void *mad, size_t len);
-/* The context's slot on its address (1..255), or -1 with errno. */
+/* The same on port @port_num of a device with several ports (the two
+ * above are port 1's): each port has its QP1 on its own address; attaching
+ * opens the port's engine. EINVAL: no such port. */
+int uroce_gsi_attach_port(struct ibv_context *context, uint8_t port_num,
+			  uroce_gsi_rx_fn fn, void *arg);
+int uroce_gsi_send_port(struct ibv_context *context, uint8_t port_num,
+			const struct sockaddr *dst, uint8_t slot,
+			const void *mad, size_t len);
+/* The context's slot on its address (1..255), or -1 with errno; every
+ * port of a device has port 1's. */
 int uroce_context_slot(struct ibv_context *context);
 
 /*

@@ -514,6 +514,7 @@ static bool env_is_0(const char *name)
 }
 
 static void stats_track(struct ur_engine *e, bool open);
+static int key_user_set(struct ur_engine *k, struct ur_engine *e, bool on);
 
 int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 {
@@ -527,6 +528,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	atomic_store(&e->drain_cpu, -1);
 	atomic_store(&e->poll_cpu, -1);
 	e->cfg = *cfg;
+	e->keys = e;
 	if (!e->cfg.port)
 		e->cfg.port = UR_ROCEV2_PORT;
 	e->rx_fd = e->fwd_fd = e->ev_fd = e->ep_fd = e->gsi_fd = -1;
@@ -604,6 +606,12 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	epoll_ctl(e->ep_timer_fd, EPOLL_CTL_ADD, e->ev_fd, &ev);
 	ev.data.fd = e->fwd_fd; /* a new sibling connects: accept it */
 	epoll_ctl(e->ep_timer_fd, EPOLL_CTL_ADD, e->fwd_fd, &ev);
+	if (cfg->keys) {
+		ret = key_user_set(cfg->keys, e, true);
+		if (ret)
+			goto err;
+		e->keys = cfg->keys;
+	}
 	ur__stats_open(e, cfg->name);
 	ret = -pthread_create(&e->thread, NULL, engine_main, e);
 	if (ret)
@@ -696,6 +704,8 @@ void ur_engine_close(struct ur_engine *e)
 	}
 	ur__stats_close(e);
 	dump_counters(e);
+	if (e->keys && e->keys != e)
+		key_user_set(e->keys, e, false);
 	if (e->poll_tx) {
 		flush_poll_tx(e);
 		ur__tx_batch_free(e->poll_tx);
@@ -949,7 +959,7 @@ void ur_engine_qp_lock(struct ur_qp *qp)
 	 * the MR table alone, so it waits for every QP using a key. */
 	if (q) {
 		pthread_mutex_lock(&q->lock);
-		pthread_rwlock_rdlock(&q->e->mr_lock);
+		pthread_rwlock_rdlock(&q->e->keys->mr_lock);
 		backlog_run(qp, q); /* ACKs that came first go first */
 		q->unacked_at_lock = ur_qp_unacked(qp);
 	}
@@ -960,7 +970,7 @@ static bool qp_trylock(struct ur_eqp *q)
 {
 	if (pthread_mutex_trylock(&q->lock))
 		return false;
-	pthread_rwlock_rdlock(&q->e->mr_lock);
+	pthread_rwlock_rdlock(&q->e->keys->mr_lock);
 	backlog_run(q->qp, q);
 	return true;
 }
@@ -1005,7 +1015,7 @@ static void qp_locks_release(struct ur_eqp *q)
 	if (!q)
 		return;
 	for (;;) {
-		pthread_rwlock_unlock(&q->e->mr_lock);
+		pthread_rwlock_unlock(&q->e->keys->mr_lock);
 		pthread_mutex_unlock(&q->lock);
 		atomic_thread_fence(memory_order_seq_cst); /* ur_ackq_push */
 		if (ur_ackq_empty(&q->acks) ||
@@ -1254,11 +1264,40 @@ void ur_engine_set_poller_stays(struct ur_engine *e, bool on)
  */
 static const struct ur_mr *key_get(struct ur_engine *e, uint32_t key)
 {
-	const struct ur_mr *k = ur__map_get(&e->mrs, key >> 8);
+	const struct ur_mr *k = ur__map_get(&e->keys->mrs, key >> 8);
 
 	if (k && k->type == UR_KEY_MR && k->lkey != key)
 		return NULL;
 	return k;
+}
+
+/* Keys stopped covering memory they covered: every QP that uses the
+ * table looks its regions up again, on every port (mr_lock held). */
+static void key_gen_bump(struct ur_engine *e)
+{
+	atomic_fetch_add(&e->dev.key_gen, 1);
+	for (unsigned int i = 0; i < sizeof(e->key_users) / sizeof(e->key_users[0]); i++)
+		if (e->key_users[i])
+			atomic_fetch_add(&e->key_users[i]->dev.key_gen, 1);
+}
+
+/* A further port's engine starts / stops using @k's key table. */
+static int key_user_set(struct ur_engine *k, struct ur_engine *e, bool on)
+{
+	int ret = on ? -EMFILE : 0;
+
+	pthread_rwlock_wrlock(&k->mr_lock);
+	for (unsigned int i = 0; i < sizeof(k->key_users) / sizeof(k->key_users[0]); i++) {
+		if (on && !k->key_users[i]) {
+			k->key_users[i] = e;
+			ret = 0;
+			break;
+		}
+		if (!on && k->key_users[i] == e)
+			k->key_users[i] = NULL;
+	}
+	pthread_rwlock_unlock(&k->mr_lock);
+	return ret;
 }
 
 /* Whether key index @idx died lately (mr_lock held). */
@@ -1274,6 +1313,8 @@ int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr)
 {
 	uint32_t key;
 	int ret;
+
+	e = e->keys;
 
 	pthread_rwlock_wrlock(&e->mr_lock);
 	do {
@@ -1297,6 +1338,8 @@ int ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr)
 {
 	int ret = 0;
 
+	e = e->keys;
+
 	/* The write lock waits for any access through the key to finish;
 	 * binds happen under the read lock, so nbound is stable here. */
 	pthread_rwlock_wrlock(&e->mr_lock);
@@ -1309,7 +1352,7 @@ int ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr)
 			mr->rkey >> 8;
 	/* QPs that resolved the region earlier look it up again. */
 	if (!ret)
-		atomic_fetch_add(&e->dev.key_gen, 1);
+		key_gen_bump(e);
 	pthread_rwlock_unlock(&e->mr_lock);
 	return ret;
 }
@@ -1318,6 +1361,8 @@ int ur_engine_mr_update(struct ur_engine *e, struct ur_mr *mr,
 			const struct ur_mr *upd)
 {
 	int ret = 0;
+
+	e = e->keys;
 
 	/* Under the write lock no request is using the region. */
 	pthread_rwlock_wrlock(&e->mr_lock);
@@ -1329,7 +1374,7 @@ int ur_engine_mr_update(struct ur_engine *e, struct ur_mr *mr,
 		mr->length = upd->length;
 		mr->access = upd->access;
 		mr->pdn = upd->pdn;
-		atomic_fetch_add(&e->dev.key_gen, 1);
+		key_gen_bump(e);
 	}
 	pthread_rwlock_unlock(&e->mr_lock);
 	return ret;
@@ -1338,6 +1383,8 @@ int ur_engine_mr_update(struct ur_engine *e, struct ur_mr *mr,
 const struct ur_mr *ur_engine_mr_find(struct ur_engine *e, uint32_t key)
 {
 	const struct ur_mr *mr;
+
+	e = e->keys;
 
 	pthread_rwlock_rdlock(&e->mr_lock);
 	mr = key_get(e, key);

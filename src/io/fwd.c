@@ -338,9 +338,11 @@ int ur__fwd_open(struct ur_engine *e)
 		return -errno;
 	if (getrandom(&start, 1, 0) != 1)
 		start = (uint8_t)getpid();
-	for (int i = 0; i < 255; i++) {
-		/* Slots 1..255: slot 0 would allow QPNs 0 and 1 (QP0/QP1). */
-		uint8_t slot = (uint8_t)(1 + (start + i) % 255);
+	for (int i = 0; i < (e->cfg.slot ? 1 : 255); i++) {
+		/* Slots 1..255: slot 0 would allow QPNs 0 and 1 (QP0/QP1).
+		 * A device's further port takes its port 1's slot. */
+		uint8_t slot = e->cfg.slot ? e->cfg.slot
+					   : (uint8_t)(1 + (start + i) % 255);
 		socklen_t len = slot_name(e, slot, &un);
 
 		if (!bind(fd, (struct sockaddr *)&un, len)) {

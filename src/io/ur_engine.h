@@ -37,6 +37,12 @@ struct ur_engine_cfg {
 	uint32_t mtu;                 /* active path MTU in bytes (256..4096) */
 	uint32_t jumbo_max;           /* largest jumbo payload the link carries (dev.jumbo_max) */
 	const char *name;             /* device name, for the counters file */
+	/* A device's further port (docs/ports-classes.md "Ports"): the
+	 * engine of its port 1, whose key table this one uses (NULL: its
+	 * own), and the slot to claim on this address, so that the QPNs
+	 * port 1's engine hands out name this process here too (0: any). */
+	struct ur_engine *keys;
+	uint8_t slot;
 	const struct ur_engine_host_ops *host_ops;
 	void *host;
 };
@@ -134,6 +140,19 @@ int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
 		       uint8_t slot, const void *mad, size_t len);
 /* This process's slot on the address (1..255). */
 uint8_t ur_engine_slot(const struct ur_engine *e);
+
+/*
+ * Link state (link.c): a thread reads rtnetlink's link messages and calls
+ * @fn with each interface's index and whether it is up with a carrier (a
+ * state it already reported is reported again; the caller keeps the
+ * last). -errno if the socket cannot be opened.
+ */
+struct ur_link_watch;
+typedef void (*ur_link_fn)(void *arg, unsigned int ifindex, bool up);
+int ur_link_watch_open(ur_link_fn fn, void *arg, struct ur_link_watch **out);
+void ur_link_watch_close(struct ur_link_watch *w);
+/* Whether interface @ifindex is up and running now (true if unknown). */
+bool ur_link_is_up(unsigned int ifindex);
 
 /* What an incoming ICRC mismatch means: UROCE_ICRC, "auto", "strict" or
  * "off" (src/io/icrc.c). */

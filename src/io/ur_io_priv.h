@@ -184,6 +184,11 @@ struct ur_engine {
 	struct ur_mcast_grp *mcast; /* groups (mcast.c; rx_lock and qp_lock) */
 	pthread_rwlock_t mr_lock;
 	struct ur_map mrs;         /* key -> struct ur_mr */
+	/* The engine whose key table and mr_lock this one uses: itself, or
+	 * its device's port 1 (cfg.keys); that one bumps the key_gen of the
+	 * engines that use its table (key_users, under its mr_lock). */
+	struct ur_engine *keys;
+	struct ur_engine *key_users[8];
 	/* The key indexes of the last UR_IO_KEY_QUARANTINE keys that died
 	 * (mr_lock): not handed out again meanwhile, since a peer may still
 	 * hold the old rkey (docs/security.md). */

@@ -31,6 +31,7 @@ enum { UR_GSI_CONSUMED = 0, UR_GSI_BROADCAST = -1 };
  * retries, packet lifetime 18 + 1 for the ACK timeout, ack delay 15. */
 #define CM_RESPONSE_TIMEOUT 20
 #define CM_MAX_RETRIES 15
+#define CM_MAX_PORTS 8 /* as the verbs layer's UROCE_PORTS */
 #define CM_PACKET_LIFETIME 18
 #define CM_TARGET_ACK_DELAY 15
 #define CM_ACK_TIMEOUT 19 /* ur_cm_ack_timeout(15, 18), our REQ's field */
@@ -57,9 +58,12 @@ struct cm_id;
 struct cm_event;
 
 /* A device as the CM sees it: an open context whose QP1 is ours. */
+/* One port of a device (a device with several ports is several cm_devs
+ * on one context: docs/ports-classes.md "Ports"). */
 struct cm_dev {
 	struct cm_core *core;
 	struct ibv_context *verbs;
+	uint8_t port_num;
 	struct ibv_pd *pd;            /* default PD (rdma_create_ep, QPs) */
 	int slot;                     /* the engine's slot on its address */
 	int ngid;

@@ -363,7 +363,7 @@ int cm__init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
 	switch (s) {
 	case IBV_QPS_INIT:
 		a->pkey_index = 0;
-		a->port_num = 1;
+		a->port_num = c->dev->port_num;
 		if (ud) {
 			a->qkey = c->qkey ? c->qkey : CMA_UDP_QKEY;
 			*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
@@ -387,7 +387,7 @@ int cm__init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
 		if (!exchanged)
 			return -EINVAL;
 		a->ah_attr.is_global = 1;
-		a->ah_attr.port_num = 1;
+		a->ah_attr.port_num = c->dev->port_num;
 		a->ah_attr.grh.dgid = c->id.route.addr.addr.ibaddr.dgid;
 		a->ah_attr.grh.sgid_index = (uint8_t)cm__gid_index(c);
 		a->ah_attr.grh.hop_limit = 64;
@@ -748,7 +748,7 @@ static int rx_req(struct cm_dev *dev, const uint8_t *mad,
 	c->dev = dev;
 	c->id.verbs = dev->verbs;
 	c->id.pd = l->id.pd ? l->id.pd : dev->pd;
-	c->id.port_num = 1;
+	c->id.port_num = dev->port_num;
 	c->listen = l;
 	c->passive = true;
 	c->tos = l->tos;
@@ -913,7 +913,7 @@ static void rx_sidr_rep(struct cm_id *c, const uint8_t *mad)
 	e->ev.param.ud.qp_num = (uint32_t)ur_cm_get(mad, CMF_QPN);
 	e->ev.param.ud.qkey = (uint32_t)ur_cm_get(mad, CMF_QKEY);
 	e->ev.param.ud.ah_attr.is_global = 1;
-	e->ev.param.ud.ah_attr.port_num = 1;
+	e->ev.param.ud.ah_attr.port_num = c->dev->port_num;
 	e->ev.param.ud.ah_attr.grh.dgid = c->id.route.addr.addr.ibaddr.dgid;
 	e->ev.param.ud.ah_attr.grh.sgid_index = (uint8_t)cm__gid_index(c);
 	e->ev.param.ud.ah_attr.grh.hop_limit = 64;

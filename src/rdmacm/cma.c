@@ -125,44 +125,62 @@ int cm__devs_open(void)
 	list = ibv_get_device_list(&n);
 	if (!list)
 		return -ENODEV;
-	cm.devs = calloc((size_t)n + 1, sizeof(*cm.devs));
+	/* A cm_dev per port: each port has its addresses and its QP1. */
+	cm.devs = calloc((size_t)n * CM_MAX_PORTS + 1, sizeof(*cm.devs));
 	if (!cm.devs) {
 		ibv_free_device_list(list);
 		return -ENOMEM;
 	}
 	for (int i = 0; i < n; i++) {
-		struct cm_dev *d = &cm.devs[cm.ndevs];
-		struct ibv_port_attr pa;
 		struct ibv_device_attr da;
+		struct ibv_context *verbs = ibv_open_device(list[i]);
+		struct ibv_pd *pd;
+		int slot, nports = 0;
 
-		d->verbs = ibv_open_device(list[i]);
-		if (!d->verbs)
+		if (!verbs)
 			continue;
-		if (ibv_query_port(d->verbs, 1, &pa) ||
-		    ibv_query_device(d->verbs, &da)) {
-			ibv_close_device(d->verbs);
-			continue;
-		}
-		d->core = &cm.core;
-		d->mtu = pa.active_mtu;
-		d->max_rd_atom = (uint32_t)da.max_qp_rd_atom;
-		d->guid = ibv_get_device_guid(list[i]);
-		d->slot = uroce_context_slot(d->verbs);
-		for (int g = 0; g < pa.gid_tbl_len && d->ngid < 8; g++) {
-			if (ibv_query_gid(d->verbs, 1, g, &d->gid[d->ngid]))
-				break;
-			cm__sa_from_gid(&d->addr[d->ngid], &d->gid[d->ngid]);
-			d->ngid++;
-		}
-		d->pd = ibv_alloc_pd(d->verbs);
-		if (!d->pd || d->slot < 0 ||
-		    uroce_gsi_attach(d->verbs, gsi_rx, d)) {
-			if (d->pd)
-				ibv_dealloc_pd(d->pd);
-			ibv_close_device(d->verbs);
+		pd = ibv_alloc_pd(verbs);
+		slot = uroce_context_slot(verbs);
+		if (!pd || slot < 0 || ibv_query_device(verbs, &da)) {
+			if (pd)
+				ibv_dealloc_pd(pd);
+			ibv_close_device(verbs);
 			continue;
 		}
-		cm.ndevs++;
+		for (uint8_t p = 1; p <= da.phys_port_cnt && p <= CM_MAX_PORTS; p++) {
+			struct cm_dev *d = &cm.devs[cm.ndevs];
+			struct ibv_port_attr pa;
+
+			memset(d, 0, sizeof(*d));
+			if (ibv_query_port(verbs, p, &pa))
+				continue;
+			d->verbs = verbs;
+			d->port_num = p;
+			d->pd = pd;
+			d->core = &cm.core;
+			d->mtu = pa.active_mtu;
+			d->max_rd_atom = (uint32_t)da.max_qp_rd_atom;
+			d->guid = ibv_get_device_guid(list[i]);
+			d->slot = slot;
+			for (int g = 0; g < pa.gid_tbl_len && d->ngid < 8; g++) {
+				if (ibv_query_gid(verbs, p, g, &d->gid[d->ngid]))
+					break;
+				/* The zero GID: past the port's addresses. */
+				if (!d->gid[d->ngid].global.interface_id &&
+				    !d->gid[d->ngid].global.subnet_prefix)
+					break;
+				cm__sa_from_gid(&d->addr[d->ngid], &d->gid[d->ngid]);
+				d->ngid++;
+			}
+			if (uroce_gsi_attach_port(verbs, p, gsi_rx, d))
+				continue;
+			cm.ndevs++;
+			nports++;
+		}
+		if (!nports) {
+			ibv_dealloc_pd(pd);
+			ibv_close_device(verbs);
+		}
 	}
 	ibv_free_device_list(list);
 	cm.devs_open = true;
@@ -195,15 +213,18 @@ struct cm_dev *cm__dev_by_ip(const struct sockaddr *sa, int *gid_index)
 CM_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
 {
 	struct ibv_context **l;
+	int n = 0;
 
 	cm_global_init();
 	pthread_mutex_lock(&cm.lock);
 	cm__devs_open();
 	l = calloc((size_t)cm.ndevs + 1, sizeof(*l));
+	/* A context once, whatever its ports. */
 	for (int i = 0; l && i < cm.ndevs; i++)
-		l[i] = cm.devs[i].verbs;
+		if (!n || l[n - 1] != cm.devs[i].verbs)
+			l[n++] = cm.devs[i].verbs;
 	if (num_devices)
-		*num_devices = l ? cm.ndevs : 0;
+		*num_devices = l ? n : 0;
 	pthread_mutex_unlock(&cm.lock);
 	if (!l)
 		errno = ENOMEM;
@@ -398,8 +419,9 @@ static int op_send_mad(struct cm_core *k, struct cm_dev *dev,
 		       const uint8_t *mad)
 {
 	(void)k;
-	return -uroce_gsi_send(dev->verbs, (const struct sockaddr *)peer, slot,
-			       mad, UR_MAD_LEN);
+	return -uroce_gsi_send_port(dev->verbs, dev->port_num,
+				    (const struct sockaddr *)peer, slot, mad,
+				    UR_MAD_LEN);
 }
 
 static int op_modify_qp(struct cm_core *k, struct cm_id *c,
@@ -629,7 +651,7 @@ static int join(struct rdma_cm_id *id, struct sockaddr *addr, uint32_t flags,
 		ud->qp_num = CM_MCAST_QPN;
 		ud->qkey = c->qkey ? c->qkey : CMA_UDP_QKEY;
 		ud->ah_attr.is_global = 1;
-		ud->ah_attr.port_num = 1;
+		ud->ah_attr.port_num = c->dev->port_num;
 		ud->ah_attr.grh.dgid = m->mgid;
 		ud->ah_attr.grh.sgid_index = (uint8_t)cm__gid_index(c);
 		ud->ah_attr.grh.hop_limit = 1; /* IP multicast's default TTL */
@@ -754,7 +776,7 @@ static void set_src(struct cm_id *c, struct cm_dev *dev, int gid)
 {
 	c->dev = dev;
 	c->id.verbs = dev->verbs;
-	c->id.port_num = 1;
+	c->id.port_num = dev->port_num;
 	if (!c->id.pd)
 		c->id.pd = dev->pd;
 	c->id.route.addr.addr.ibaddr.sgid = dev->gid[gid];

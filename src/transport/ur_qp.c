@@ -570,7 +570,8 @@ static int check_values(const struct ur_qp_attr *a, uint32_t mask)
 		return -EINVAL;
 	if ((mask & UR_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
 		return -EINVAL;
-	if ((mask & UR_QP_PORT) && a->port_num != 1)
+	/* Which ports exist is the host's (a device may have several). */
+	if ((mask & UR_QP_PORT) && a->port_num == 0)
 		return -EINVAL;
 	return 0;
 }

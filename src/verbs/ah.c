@@ -27,6 +27,7 @@ URV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd,
 		free(ah);
 		return urv_err_ptr(ret);
 	}
+	ah->port_num = attr->port_num ? attr->port_num : 1;
 	ah->ah.context = pd->context;
 	ah->ah.pd = pd;
 	atomic_fetch_add(&to_upd(pd)->users, 1);
@@ -45,17 +46,16 @@ URV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num
 				   struct ibv_ah_attr *ah_attr)
 {
 	const uint8_t *raw = (const uint8_t *)grh;
-	struct urv_device *dev;
+	struct urv_port *port;
 	uint8_t sip[16] = { 0 }, dip[16] = { 0 };
 	bool v6;
 	int idx;
 
-	if (!urv__is_our_context(context) || port_num != 1 || !wc || !grh ||
-	    !ah_attr)
+	if (!urv__is_our_context(context) || !wc || !grh || !ah_attr ||
+	    !(port = urv__port(to_uctx(context)->dev, port_num)))
 		return urv_err_int(-EINVAL);
 	if (!(wc->wc_flags & IBV_WC_GRH))
 		return urv_err_int(-EINVAL); /* RoCE needs the GRH */
-	dev = to_uctx(context)->dev;
 	memset(ah_attr, 0, sizeof(*ah_attr));
 	/* IPv4 header in bytes 20..39: version nibble 4, IHL 5. */
 	v6 = raw[20] != 0x45;
@@ -72,7 +72,7 @@ URV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num
 		ah_attr->grh.traffic_class = raw[21];
 	}
 	urv__gid_from_ip(&ah_attr->grh.dgid, sip, v6);
-	idx = urv__find_gid(dev, dip, v6);
+	idx = urv__find_gid(port, dip, v6);
 	if (idx < 0)
 		return urv_err_int(-ENOENT);
 	ah_attr->grh.sgid_index = (uint8_t)idx;

@@ -289,6 +289,6 @@ int urv__modify_qp_rate_limit(struct ibv_qp *ibqp,
 	ur_engine_qp_lock(&qp->uqp);
 	ur_qp_set_rate_limit(&qp->uqp, attr->rate_limit, attr->max_burst_sz);
 	ur_engine_qp_unlock(&qp->uqp);
-	ur_engine_qp_kick(qp->ctx->eng, &qp->uqp);
+	ur_engine_qp_kick(qp->eng, &qp->uqp);
 	return 0;
 }

@@ -72,10 +72,12 @@ static int cq_poll_raw(struct urv_cq *cq, struct ur_cqe *out, int n)
 	int got = ur_cq_poll(&cq->ucq, out, n);
 
 	if (got == 0) {
-		uint64_t now = ur_engine_poll(cq->ctx->eng, &cq->ucq);
+		struct ur_engine *e = atomic_load_explicit(&cq->eng,
+							   memory_order_relaxed);
+		uint64_t now = ur_engine_poll(e, &cq->ucq);
 
 		got = ur_cq_poll(&cq->ucq, out, n);
-		ur_engine_poll_done(cq->ctx->eng, got, now);
+		ur_engine_poll_done(e, got, now);
 	}
 	UR_LP_POLL(got == 0);
 	if (got > 0)
@@ -112,7 +114,7 @@ int urv__req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	ur_cq_arm(&cq->ucq, solicited_only != 0);
 	/* The caller is about to block on its channel: the engine receives
 	 * for it from now on, even if it was spinning until a moment ago. */
-	ur_engine_app_blocks(cq->ctx->eng);
+	ur_engine_app_blocks(atomic_load(&cq->eng));
 	return 0;
 }
 
@@ -256,6 +258,7 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *context,
 	cq->pd = pd;
 	cq->ucq.owner = cq;
 	cq->ctx = ctx;
+	atomic_init(&cq->eng, ctx->eng);
 	cq->wc_flags = attr->wc_flags;
 
 	x = &cq->cq_ex;

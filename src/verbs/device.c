@@ -77,13 +77,13 @@ int urv__gid_to_addr(const union ibv_gid *gid, struct ur_ipudp *p, bool dst)
 	return 0;
 }
 
-int urv__find_gid(const struct urv_device *dev, const uint8_t ip[16], bool v6)
+int urv__find_gid(const struct urv_port *port, const uint8_t ip[16], bool v6)
 {
 	union ibv_gid g;
 
 	urv__gid_from_ip(&g, ip, v6);
-	for (int i = 0; i < dev->num_gids; i++)
-		if (!memcmp(&dev->gids[i].gid, &g, sizeof(g)))
+	for (int i = 0; i < port->num_gids; i++)
+		if (!memcmp(&port->gids[i].gid, &g, sizeof(g)))
 			return i;
 	return -1;
 }
@@ -100,15 +100,15 @@ static void sa_to_ip(const struct sockaddr *sa, uint8_t ip[16], bool *v6)
 	}
 }
 
-static void add_gid(struct urv_device *dev, const struct sockaddr *sa)
+static void add_gid(struct urv_port *port, const struct sockaddr *sa)
 {
 	struct urv_gid *g;
 	uint8_t ip[16];
 	bool v6;
 
-	if (dev->num_gids >= URV_MAX_GID)
+	if (port->num_gids >= URV_MAX_GID)
 		return;
-	g = &dev->gids[dev->num_gids++];
+	g = &port->gids[port->num_gids++];
 	memset(&g->addr, 0, sizeof(g->addr));
 	memcpy(&g->addr, sa, sa->sa_family == AF_INET6 ?
 	       sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
@@ -199,23 +199,31 @@ static bool addr_is_loopback(const struct sockaddr_storage *a)
 	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr);
 }
 
-static void finish_device(struct urv_device *dev)
+static void finish_port(struct urv_port *port)
 {
-	dev->if_mtu = dev->ifname[0] ? if_mtu_of(dev->ifname, &dev->if_loopback)
-				      : 1500;
+	port->if_mtu = port->ifname[0]
+			       ? if_mtu_of(port->ifname, &port->if_loopback)
+			       : 1500;
+	port->if_is_lo = port->if_loopback;
 	/* Another address on lo (a host's /32 behind ECMP uplinks) leaves by
 	 * the routes' interfaces: their smallest MTU, not lo's 64 KiB, or
 	 * every request is larger than the paths carry (issue 33). */
-	if (dev->if_loopback && !addr_is_loopback(&dev->gids[0].addr)) {
-		uint32_t m = urv__route_mtu(dev->gids[0].addr.ss_family);
+	if (port->if_loopback && !addr_is_loopback(&port->gids[0].addr)) {
+		uint32_t m = urv__route_mtu(port->gids[0].addr.ss_family);
 
 		if (m) {
-			dev->if_mtu = m;
-			dev->if_loopback = false;
+			port->if_mtu = m;
+			port->if_loopback = false;
 		}
 	}
-	dev->active_mtu = mtu_from_if(dev->if_mtu);
-	dev->guid = guid_from_gid(&dev->gids[0].gid);
+	port->active_mtu = mtu_from_if(port->if_mtu);
+}
+
+static void finish_device(struct urv_device *dev)
+{
+	for (int p = 0; p < dev->nports; p++)
+		finish_port(&dev->ports[p]);
+	dev->guid = guid_from_gid(&dev->ports[0].gids[0].gid);
 }
 
 static int push_dev(struct urv_device *dev)
@@ -255,38 +263,129 @@ static bool in_subnet(const struct ifaddrs *i, const struct sockaddr_storage *a)
 	return (x & m) == (y & m);
 }
 
+static bool parse_ip(const char *ip, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, ip, &((struct sockaddr_in *)ss)->sin_addr) == 1)
+		ss->ss_family = AF_INET;
+	else if (inet_pton(AF_INET6, ip,
+			   &((struct sockaddr_in6 *)ss)->sin6_addr) == 1)
+		ss->ss_family = AF_INET6;
+	else
+		return false;
+	return true;
+}
+
+/* A port on address @ss: the interface that has the address, else one
+ * whose subnet has it. */
+static void port_from_ip(struct urv_port *port, struct sockaddr_storage *ss,
+			 struct ifaddrs *ifa)
+{
+	for (int pass = 0; pass < 2 && !port->ifname[0]; pass++)
+	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+		if (i->ifa_addr && (pass ? in_subnet(i, ss) :
+				    same_ip(i->ifa_addr, ss))) {
+			snprintf(port->ifname, sizeof(port->ifname), "%s",
+				 i->ifa_name);
+			port->ifindex = if_nametoindex(i->ifa_name);
+			if (ss->ss_family == AF_INET6)
+				((struct sockaddr_in6 *)ss)->sin6_scope_id =
+					((struct sockaddr_in6 *)i->ifa_addr)->sin6_scope_id;
+			break;
+		}
+	}
+	add_gid(port, (struct sockaddr *)ss);
+}
+
+/* A port on interface @name: its addresses, IPv4 first, so GID 0 is IPv4
+ * where the interface has one. */
+static void port_from_if(struct urv_port *port, const char *name,
+			 unsigned int index, struct ifaddrs *ifa)
+{
+	snprintf(port->ifname, sizeof(port->ifname), "%s", name);
+	port->ifindex = index;
+	for (int fam = 0; fam < 2; fam++)
+		for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
+			if (i->ifa_addr && !strcmp(i->ifa_name, name) &&
+			    i->ifa_addr->sa_family == (fam ? AF_INET6 : AF_INET))
+				add_gid(port, i->ifa_addr);
+}
+
 static void scan_env_ip(const char *ip, struct ifaddrs *ifa)
 {
-	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_storage ss;
 	struct urv_device *dev;
 
-	if (inet_pton(AF_INET, ip, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-		ss.ss_family = AF_INET;
-	} else if (inet_pton(AF_INET6, ip,
-			     &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-		ss.ss_family = AF_INET6;
-	} else {
+	if (!parse_ip(ip, &ss)) {
 		fprintf(stderr, "uroce: UROCE_IP=%s is not an IP address\n", ip);
 		return;
 	}
 	dev = new_device(0);
 	if (!dev)
 		return;
-	/* The interface that has the address, else one whose subnet has it. */
-	for (int pass = 0; pass < 2 && !dev->ifname[0]; pass++)
-	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
-		if (i->ifa_addr && (pass ? in_subnet(i, &ss) :
-				    same_ip(i->ifa_addr, &ss))) {
-			snprintf(dev->ifname, sizeof(dev->ifname), "%s",
-				 i->ifa_name);
-			dev->ifindex = if_nametoindex(i->ifa_name);
-			if (ss.ss_family == AF_INET6)
-				((struct sockaddr_in6 *)&ss)->sin6_scope_id =
-					((struct sockaddr_in6 *)i->ifa_addr)->sin6_scope_id;
+	dev->nports = 1;
+	port_from_ip(&dev->ports[0], &ss, ifa);
+	finish_device(dev);
+	if (push_dev(dev))
+		free(dev);
+}
+
+/*
+ * UROCE_PORTS=a,b,...: one device uroce0 whose port N is the N-th entry,
+ * an interface name (its addresses are the port's GIDs) or an IP address
+ * (one GID). A bad list makes no device, and says why.
+ */
+static void scan_env_ports(const char *list, struct ifaddrs *ifa)
+{
+	struct urv_device *dev = new_device(0);
+	char buf[512], *save = NULL, *tok;
+	const char *why = NULL;
+
+	if (!dev)
+		return;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok && !why;
+	     tok = strtok_r(NULL, ",", &save)) {
+		struct sockaddr_storage ss;
+		struct urv_port *port;
+		unsigned int idx;
+
+		if (dev->nports == URV_MAX_PORTS) {
+			why = "more entries than ports allowed";
 			break;
 		}
+		port = &dev->ports[dev->nports];
+		if (parse_ip(tok, &ss)) {
+			port_from_ip(port, &ss, ifa);
+		} else if ((idx = if_nametoindex(tok))) {
+			port_from_if(port, tok, idx, ifa);
+			if (!port->num_gids)
+				why = "an interface without an address";
+		} else {
+			why = "neither an IP address nor an interface";
+		}
+		for (int p = 0; p < dev->nports && !why; p++)
+			if (!memcmp(&dev->ports[p].gids[0].gid, &port->gids[0].gid,
+				    sizeof(union ibv_gid)))
+				why = "the address of an earlier port";
+		if (!why)
+			dev->nports++;
+		else
+			fprintf(stderr, "uroce: UROCE_PORTS=%s: \"%s\" is %s; "
+				"allowed: 1 to %d interface names or IP "
+				"addresses, comma-separated, each a port\n",
+				list, tok, why, URV_MAX_PORTS);
 	}
-	add_gid(dev, (struct sockaddr *)&ss);
+	if (!why && !dev->nports) {
+		why = "empty";
+		fprintf(stderr, "uroce: UROCE_PORTS=%s is empty; allowed: 1 to %d "
+			"interface names or IP addresses, comma-separated\n",
+			list, URV_MAX_PORTS);
+	}
+	if (why) {
+		free(dev);
+		return;
+	}
 	finish_device(dev);
 	if (push_dev(dev))
 		free(dev);
@@ -311,15 +410,9 @@ static void scan_ifaces(struct ifaddrs *ifa)
 		dev = new_device(urv_ndevs);
 		if (!dev)
 			break;
-		snprintf(dev->ifname, sizeof(dev->ifname), "%s", n->if_name);
-		dev->ifindex = n->if_index;
-		/* IPv4 first, so GID 0 is IPv4 where the interface has one. */
-		for (int fam = 0; fam < 2; fam++)
-			for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
-				if (i->ifa_addr && !strcmp(i->ifa_name, n->if_name) &&
-				    i->ifa_addr->sa_family == (fam ? AF_INET6 : AF_INET))
-					add_gid(dev, i->ifa_addr);
-		if (!dev->num_gids) { /* no address: nothing to bind */
+		dev->nports = 1;
+		port_from_if(&dev->ports[0], n->if_name, n->if_index, ifa);
+		if (!dev->ports[0].num_gids) { /* no address: nothing to bind */
 			free(dev);
 			continue;
 		}
@@ -332,10 +425,10 @@ static void scan_ifaces(struct ifaddrs *ifa)
 	if_freenameindex(ni);
 }
 
-/* The device's address (GID 0) as text, for messages. */
-static void dev_ip(const struct urv_device *dev, char *ip, size_t len)
+/* A port's address (GID 0) as text, for messages. */
+static void port_ip(const struct urv_port *port, char *ip, size_t len)
 {
-	const struct sockaddr_storage *a = &dev->gids[0].addr;
+	const struct sockaddr_storage *a = &port->gids[0].addr;
 
 	snprintf(ip, len, "?");
 	if (a->ss_family == AF_INET)
@@ -349,6 +442,7 @@ static void dev_ip(const struct urv_device *dev, char *ip, size_t len)
 static void urv_scan(void)
 {
 	const char *ip = ur_setting_str("UROCE_IP");
+	const char *ports = ur_setting_str("UROCE_PORTS");
 	const struct ur_setting *ps = ur_setting_find("UROCE_PORT");
 	const char *port = getenv("UROCE_PORT");
 	struct ifaddrs *ifa = NULL;
@@ -361,24 +455,33 @@ static void urv_scan(void)
 		urv_udp_port = (uint16_t)v;
 	if (getifaddrs(&ifa))
 		ifa = NULL;
-	if (ip && *ip)
+	if (ports && *ports && ip && *ip)
+		fprintf(stderr, "uroce: UROCE_PORTS and UROCE_IP are both set: "
+			"UROCE_PORTS names the ports, UROCE_IP is ignored\n");
+	if (ports && *ports)
+		scan_env_ports(ports, ifa);
+	else if (ip && *ip)
 		scan_env_ip(ip, ifa);
 	else
 		scan_ifaces(ifa);
 	if (ifa)
 		freeifaddrs(ifa);
 	ur_log(UR_LOG_DEBUG, "device scan: %d device(s) (%s)", urv_ndevs,
-	       ip ? "UROCE_IP" : "every interface that is up");
+	       ports && *ports ? "UROCE_PORTS" : ip ? "UROCE_IP"
+						   : "every interface that is up");
 	for (int i = 0; i < urv_ndevs && ur_log_on(UR_LOG_DEBUG); i++) {
-		char a[INET6_ADDRSTRLEN];
+		for (int p = 0; p < urv_devs[i]->nports; p++) {
+			const struct urv_port *port = &urv_devs[i]->ports[p];
+			char a[INET6_ADDRSTRLEN];
 
-		dev_ip(urv_devs[i], a, sizeof(a));
-		ur_log(UR_LOG_DEBUG, "device %s: %s on %s (MTU %u%s), %d GID(s)",
-		       urv_devs[i]->vdev.device.name, a,
-		       urv_devs[i]->ifindex ? urv_devs[i]->ifname : "no interface",
-		       urv_devs[i]->if_mtu,
-		       urv_devs[i]->if_loopback ? ", loopback" : "",
-		       urv_devs[i]->num_gids);
+			port_ip(port, a, sizeof(a));
+			ur_log(UR_LOG_DEBUG, "device %s port %d: %s on %s "
+			       "(MTU %u%s), %d GID(s)",
+			       urv_devs[i]->vdev.device.name, p + 1, a,
+			       port->ifindex ? port->ifname : "no interface",
+			       port->if_mtu, port->if_loopback ? ", loopback" : "",
+			       port->num_gids);
+		}
 	}
 }
 
@@ -441,18 +544,23 @@ static const struct ibv_context_ops urv_ctx_ops = {
 
 /* ibv_open_device() only returns NULL: say why on stderr, once (ibv_devinfo
  * and the pingpongs print just "Failed to open device"). */
-static void open_failed(struct urv_device *dev, uint16_t port, int err)
+static void open_failed(struct urv_device *dev, unsigned int port_num,
+			uint16_t port, int err)
 {
 	static atomic_bool told;
-	char ip[INET6_ADDRSTRLEN];
+	char ip[INET6_ADDRSTRLEN], pn[24] = "";
 
 	if (atomic_exchange(&told, true))
 		return;
-	dev_ip(dev, ip, sizeof(ip));
-	fprintf(stderr, "uroce: cannot open %s on %s UDP port %u: %s%s\n",
-		dev->vdev.device.name, ip, port, strerror(-err),
+	port_ip(&dev->ports[port_num - 1], ip, sizeof(ip));
+	if (dev->nports > 1)
+		snprintf(pn, sizeof(pn), " port %u", port_num);
+	fprintf(stderr, "uroce: cannot open %s%s on %s UDP port %u: %s%s\n",
+		dev->vdev.device.name, pn, ip, port, strerror(-err),
 		err == -EADDRNOTAVAIL ? " (not an address of this machine or "
-					"network namespace: check UROCE_IP)"
+					"network namespace: check UROCE_IP or UROCE_PORTS)"
+		: err == -EADDRINUSE && port_num > 1
+			? " (port 1's slot is taken on this address)"
 		: err == -EADDRINUSE ? " (the port is held by a program that is "
 				       "not uroce, or by another user's uroce)"
 		: err == -EPROTO ? " (a uroce of another build shares the "
@@ -473,6 +581,7 @@ static void open_failed(struct urv_device *dev, uint16_t port, int err)
 #define URV_SHARED_MAX 64
 struct urv_shared_eng {
 	const struct urv_device *dev;
+	unsigned int port_num; /* the device's port (1..) */
 	pid_t pid; /* a forked child opens its own: the threads stay behind */
 	uint16_t port;
 	int refs;
@@ -484,8 +593,9 @@ static pthread_mutex_t shared_eng_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The device's engine in this process, opened by the first context
  * (shared_eng_lock held). The engine's host is the table entry, which
  * outlives any one context: events find their context through their QP. */
-static int engine_get(struct urv_device *dev, uint16_t port,
-		      struct ur_engine_cfg *cfg, struct ur_engine **out)
+static int engine_get(struct urv_device *dev, unsigned int port_num,
+		      uint16_t port, struct ur_engine_cfg *cfg,
+		      struct ur_engine **out)
 {
 	struct urv_shared_eng *free_slot = NULL;
 	int ret;
@@ -494,7 +604,7 @@ static int engine_get(struct urv_device *dev, uint16_t port,
 		struct urv_shared_eng *s = &shared_eng[i];
 
 		if (s->refs && s->dev == dev && s->port == port &&
-		    s->pid == getpid()) {
+		    s->port_num == port_num && s->pid == getpid()) {
 			s->refs++;
 			*out = s->eng;
 			return 0;
@@ -509,13 +619,14 @@ static int engine_get(struct urv_device *dev, uint16_t port,
 	if (ret)
 		return ret;
 	ur_engine_dev(*out)->tx_window =
-		dev->if_loopback ? URV_LOOPBACK_TX_WINDOW : 0;
+		dev->ports[port_num - 1].if_loopback ? URV_LOOPBACK_TX_WINDOW : 0;
 	ret = urv__cc_dev_init(ur_engine_dev(*out));
 	if (ret) {
 		ur_engine_close(*out);
 		return ret;
 	}
 	*free_slot = (struct urv_shared_eng){ .dev = dev, .pid = getpid(),
+					      .port_num = port_num,
 					      .port = port, .refs = 1,
 					      .eng = *out };
 	return 0;
@@ -538,10 +649,76 @@ static void engine_put(struct ur_engine *eng)
 	pthread_mutex_unlock(&shared_eng_lock);
 }
 
+/*
+ * The engine of port @port_num of @ctx: each port has its own (its address,
+ * sockets, counters file "<dev>:<port>" past port 1), opened at the port's
+ * first QP so that a program using one port of a device holds no socket on
+ * the others' addresses (it would take a share of their flows). Further
+ * ports use port 1's keys and slot (docs/ports-classes.md "Ports").
+ */
+int urv__port_engine(struct urv_context *ctx, unsigned int port_num,
+		      struct ur_engine **out)
+{
+	struct urv_device *dev = ctx->dev;
+	struct urv_port *port = urv__port(dev, port_num);
+	struct ur_engine_cfg cfg = { 0 };
+	char name[IBV_SYSFS_NAME_MAX + 8];
+	int ret = 0;
+
+	if (!port)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->port_lock);
+	if (ctx->peng[port_num - 1])
+		goto out;
+	if (port_num == 1)
+		snprintf(name, sizeof(name), "%s", dev->vdev.device.name);
+	else
+		snprintf(name, sizeof(name), "%s:%u", dev->vdev.device.name,
+			 port_num);
+	cfg.addr = port->gids[0].addr;
+	cfg.port = ctx->udp_port;
+	cfg.mtu = 128u << port->active_mtu;
+	/* The largest jumbo packet that fits with IPv6/UDP, BTH, RETH,
+	 * ImmDt and ICRC (128 bytes): 16 KiB on loopback, 8 KiB on
+	 * 9000-byte Ethernet. */
+	cfg.jumbo_max = port->if_mtu > 128
+				? ur_jumbo_size(ur_jumbo_bits(port->if_mtu - 128))
+				: 0;
+	cfg.name = name;
+	cfg.host_ops = &urv__host_ops;
+	if (port_num > 1) {
+		cfg.keys = ctx->peng[0];
+		cfg.slot = ur_engine_slot(ctx->peng[0]);
+	}
+	pthread_mutex_lock(&shared_eng_lock);
+	ret = engine_get(dev, port_num, ctx->udp_port, &cfg,
+			 &ctx->peng[port_num - 1]);
+	pthread_mutex_unlock(&shared_eng_lock);
+	if (ret) {
+		open_failed(dev, port_num, ctx->udp_port, ret);
+		ur_log(UR_LOG_INFO, "%s port %u: engine not opened: %s",
+		       dev->vdev.device.name, port_num, strerror(-ret));
+		goto out;
+	}
+	if (ur_log_on(UR_LOG_INFO)) {
+		char a[INET6_ADDRSTRLEN], pn[24] = "";
+
+		port_ip(port, a, sizeof(a));
+		if (dev->nports > 1)
+			snprintf(pn, sizeof(pn), " port %u", port_num);
+		ur_log(UR_LOG_INFO, "%s%s: opened on %s UDP port %u (path MTU %u)",
+		       dev->vdev.device.name, pn, a, ctx->udp_port, cfg.mtu);
+	}
+out:
+	if (!ret)
+		*out = ctx->peng[port_num - 1];
+	pthread_mutex_unlock(&ctx->port_lock);
+	return ret;
+}
+
 URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct urv_device *dev = to_udev(device);
-	struct ur_engine_cfg cfg = { 0 };
 	struct urv_context *ctx;
 	struct ibv_context *c;
 	struct stat st;
@@ -607,36 +784,21 @@ URV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->vctx.alloc_parent_domain = urv__alloc_parent_domain;
 	ctx->vctx.query_rt_values = urv__query_rt_values;
 
-	cfg.addr = dev->gids[0].addr;
-	cfg.port = ctx->udp_port;
-	cfg.mtu = 128u << dev->active_mtu;
-	/* The largest jumbo packet that fits with IPv6/UDP, BTH, RETH,
-	 * ImmDt and ICRC (128 bytes): 16 KiB on loopback, 8 KiB on
-	 * 9000-byte Ethernet. */
-	cfg.jumbo_max = dev->if_mtu > 128
-				? ur_jumbo_size(ur_jumbo_bits(dev->if_mtu - 128))
-				: 0;
-	cfg.name = device->name;
-	cfg.host_ops = &urv__host_ops;
-	pthread_mutex_lock(&shared_eng_lock);
-	ret = engine_get(dev, ctx->udp_port, &cfg, &ctx->eng);
-	pthread_mutex_unlock(&shared_eng_lock);
-	if (ret) {
-		open_failed(dev, ctx->udp_port, ret);
-		ur_log(UR_LOG_INFO, "%s: engine not opened: %s", device->name,
-		       strerror(-ret));
+	pthread_mutex_init(&ctx->port_lock, NULL);
+	ret = urv__port_engine(ctx, 1, &ctx->eng);
+	if (ret)
 		goto err_evq;
-	}
-	if (ur_log_on(UR_LOG_INFO)) {
-		char a[INET6_ADDRSTRLEN];
-
-		dev_ip(dev, a, sizeof(a));
-		ur_log(UR_LOG_INFO, "%s: opened on %s UDP port %u (path MTU %u)",
-		       device->name, a, ctx->udp_port, cfg.mtu);
+	ret = urv__link_watch_start(ctx);
+	if (ret) {
+		ur_log(UR_LOG_INFO, "%s: no link watch: %s", device->name,
+		       strerror(-ret));
+		goto err_eng;
 	}
 	urv__share_ctx(ctx, true); /* ibv_import_device finds it */
 	return c;
 
+err_eng:
+	engine_put(ctx->eng);
 err_evq:
 	if (c->cmd_fd >= 0)
 		close(c->cmd_fd);
@@ -652,7 +814,12 @@ URV_EXPORT int ibv_close_device(struct ibv_context *context)
 
 	urv__raw_ctx_fini(ctx);
 	urv__share_ctx(ctx, false);
-	engine_put(ctx->eng);
+	urv__link_watch_stop(ctx);
+	/* Port 1's last: the others use its key table until they close. */
+	for (int p = URV_MAX_PORTS - 1; p >= 0; p--)
+		if (ctx->peng[p])
+			engine_put(ctx->peng[p]);
+	pthread_mutex_destroy(&ctx->port_lock);
 	if (context->cmd_fd >= 0)
 		close(context->cmd_fd);
 	urv__evq_fini(&ctx->async);

@@ -11,9 +11,11 @@
 #include "urv.h"
 #include <uroce/uroce.h>
 
-/* One handler per engine; the engine holds a pointer to the entry. */
+/* One handler per engine (a context's port); the engine holds a pointer
+ * to the entry. */
 struct gsi_hook {
 	struct ibv_context *ctx;
+	uint8_t port_num;
 	uroce_gsi_rx_fn fn;
 	void *arg;
 };
@@ -45,16 +47,24 @@ static int gsi_trampoline(void *arg, const uint8_t *mad, size_t len,
 		     : UR_GSI_BROADCAST;
 }
 
-URV_EXPORT int uroce_gsi_attach(struct ibv_context *context,
-				uroce_gsi_rx_fn fn, void *arg)
+URV_EXPORT int uroce_gsi_attach_port(struct ibv_context *context,
+				     uint8_t port_num, uroce_gsi_rx_fn fn,
+				     void *arg)
 {
 	struct gsi_hook *h = NULL;
+	struct ur_engine *e;
+	int ret;
 
-	if (!context || !urv__is_our_context(context))
+	if (!context || !urv__is_our_context(context) ||
+	    !urv__port(to_uctx(context)->dev, port_num))
 		return EINVAL;
+	ret = urv__port_engine(to_uctx(context), port_num, &e);
+	if (ret)
+		return -ret;
 	pthread_mutex_lock(&gsi_hooks_lock);
 	for (int i = 0; i < GSI_MAX_HOOKS && !h; i++)
-		if (gsi_hooks[i].ctx == context)
+		if (gsi_hooks[i].ctx == context &&
+		    gsi_hooks[i].port_num == port_num)
 			h = &gsi_hooks[i];
 	for (int i = 0; i < GSI_MAX_HOOKS && !h && fn; i++)
 		if (!gsi_hooks[i].ctx)
@@ -65,26 +75,36 @@ URV_EXPORT int uroce_gsi_attach(struct ibv_context *context,
 	}
 	if (fn) {
 		h->ctx = context;
+		h->port_num = port_num;
 		h->arg = arg;
 		h->fn = fn;
-		ur_engine_set_gsi_handler(to_uctx(context)->eng, gsi_trampoline,
-					  h);
+		ur_engine_set_gsi_handler(e, gsi_trampoline, h);
 	} else {
 		/* Returns once no MAD is being handled (rx_lock). */
-		ur_engine_set_gsi_handler(to_uctx(context)->eng, NULL, NULL);
+		ur_engine_set_gsi_handler(e, NULL, NULL);
 		memset(h, 0, sizeof(*h));
 	}
 	pthread_mutex_unlock(&gsi_hooks_lock);
 	return 0;
 }
 
-URV_EXPORT int uroce_gsi_send(struct ibv_context *context,
-			      const struct sockaddr *dst, uint8_t slot,
-			      const void *mad, size_t len)
+URV_EXPORT int uroce_gsi_attach(struct ibv_context *context,
+				uroce_gsi_rx_fn fn, void *arg)
+{
+	return uroce_gsi_attach_port(context, 1, fn, arg);
+}
+
+URV_EXPORT int uroce_gsi_send_port(struct ibv_context *context,
+				   uint8_t port_num,
+				   const struct sockaddr *dst, uint8_t slot,
+				   const void *mad, size_t len)
 {
 	struct ur_ipudp p = { 0 };
+	struct ur_engine *e;
+	int ret;
 
-	if (!context || !urv__is_our_context(context) || !dst)
+	if (!context || !urv__is_our_context(context) || !dst ||
+	    !urv__port(to_uctx(context)->dev, port_num))
 		return EINVAL;
 	if (dst->sa_family == AF_INET6) {
 		p.v6 = true;
@@ -94,8 +114,17 @@ URV_EXPORT int uroce_gsi_send(struct ibv_context *context,
 	} else {
 		return EAFNOSUPPORT;
 	}
-	return -ur_engine_gsi_send(to_uctx(context)->eng, &p, slot, mad,
-				   len);
+	ret = urv__port_engine(to_uctx(context), port_num, &e);
+	if (ret)
+		return -ret;
+	return -ur_engine_gsi_send(e, &p, slot, mad, len);
+}
+
+URV_EXPORT int uroce_gsi_send(struct ibv_context *context,
+			      const struct sockaddr *dst, uint8_t slot,
+			      const void *mad, size_t len)
+{
+	return uroce_gsi_send_port(context, 1, dst, slot, mad, len);
 }
 
 URV_EXPORT int uroce_context_slot(struct ibv_context *context)

@@ -43,8 +43,8 @@ static int mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, bool attach)
 	if (ret)
 		return -ret;
 	qp = to_uqp(ibqp);
-	ret = attach ? ur_engine_mcast_attach(qp->ctx->eng, &qp->uqp, v6, ip)
-		     : ur_engine_mcast_detach(qp->ctx->eng, &qp->uqp, v6, ip);
+	ret = attach ? ur_engine_mcast_attach(qp->eng, &qp->uqp, v6, ip)
+		     : ur_engine_mcast_detach(qp->eng, &qp->uqp, v6, ip);
 	return -ret;
 }
 

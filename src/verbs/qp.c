@@ -147,6 +147,8 @@ static struct ibv_qp *create_xrc_qp(struct ibv_context *context,
 			urv__qp_ex_init(qp, attr->send_ops_flags);
 	}
 	qp->xrcd = xrcd;
+	qp->eng = ctx->eng;
+	qp->port_num = 1;
 	ret = ur_engine_qp_add(ctx->eng, &qp->uqp);
 	if (ret)
 		goto err_destroy;
@@ -252,6 +254,8 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 		urv__qp_ex_init(qp, attr->send_ops_flags);
 
+	qp->eng = ctx->eng;
+	qp->port_num = 1;
 	ret = ur_engine_qp_add(ctx->eng, &qp->uqp);
 	if (ret)
 		goto err_destroy;
@@ -309,7 +313,8 @@ URV_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 int urv__ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 		     struct ur_ipudp *p)
 {
-	struct urv_device *dev = ctx->dev;
+	struct urv_port *port =
+		urv__port(ctx->dev, ah->port_num ? ah->port_num : 1);
 	struct ur_ipudp src;
 
 	static atomic_bool told_grh, told_gid, told_sgid;
@@ -323,14 +328,15 @@ int urv__ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 				"its GID (ibv_*_pingpong -g 0, perftest -x 0)\n");
 		return -EINVAL;
 	}
-	if (ah->port_num && ah->port_num != 1)
-		return -EINVAL;
-	if (ah->grh.sgid_index >= dev->num_gids) {
+	if (!port)
+		return -EINVAL; /* no such port */
+	if (ah->grh.sgid_index >= port->num_gids) {
 		if (!atomic_exchange(&told_gid, true))
-			fprintf(stderr, "uroce: GID index %u: %s has %u GIDs "
-				"(uroce-devinfo -v lists them)\n",
-				ah->grh.sgid_index, dev->vdev.device.name,
-				(unsigned)dev->num_gids);
+			fprintf(stderr, "uroce: GID index %u: %s port %u has %u "
+				"GIDs (uroce-devinfo -v lists them)\n",
+				ah->grh.sgid_index, ctx->dev->vdev.device.name,
+				ah->port_num ? ah->port_num : 1,
+				(unsigned)port->num_gids);
 		return -EINVAL;
 	}
 	/* The engine sends from and listens on GID 0's address only (its
@@ -339,14 +345,15 @@ int urv__ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 	if (ah->grh.sgid_index != 0) {
 		if (!atomic_exchange(&told_sgid, true))
 			fprintf(stderr, "uroce: source GID index %u: only GID 0 "
-				"is served (set UROCE_IP to the address wanted)\n",
+				"is served (set UROCE_IP or UROCE_PORTS to the "
+				"address wanted)\n",
 				ah->grh.sgid_index);
 		return -EOPNOTSUPP;
 	}
 	memset(p, 0, sizeof(*p));
 	memset(&src, 0, sizeof(src));
 	urv__gid_to_addr(&ah->grh.dgid, p, true);
-	urv__gid_to_addr(&dev->gids[ah->grh.sgid_index].gid, &src, false);
+	urv__gid_to_addr(&port->gids[ah->grh.sgid_index].gid, &src, false);
 	if (src.v6 != p->v6)
 		return -EINVAL; /* IPv4 source, IPv6 destination or the reverse */
 	memcpy(p->src, src.src, sizeof(p->src));
@@ -389,6 +396,46 @@ static void log_modify(const struct ibv_qp *ibqp, const struct ibv_qp_attr *a,
 	}
 }
 
+/*
+ * IBV_QP_PORT: the QP moves to its port's engine, whose socket and address
+ * its packets leave from and arrive at. Only before it has a path (RESET or
+ * INIT): nothing is in flight, and its QPN (port 1's slot, which every
+ * port's engine claims) stays (docs/ports-classes.md "Ports").
+ */
+static int qp_set_port(struct urv_qp *qp, unsigned int port_num)
+{
+	struct ur_engine *e;
+	int ret;
+
+	if (port_num == qp->port_num)
+		return 0;
+	if (qp->uqp.state != UR_QPS_RESET && qp->uqp.state != UR_QPS_INIT)
+		return -EINVAL;
+	/* An XRC QP is found through port 1's engine (ibv_open_qp, XRC
+	 * SRQ numbers): it stays there. */
+	if (qp->qp.qp_type == IBV_QPT_XRC_SEND || qp->qp.qp_type == IBV_QPT_XRC_RECV)
+		return -EOPNOTSUPP;
+	ret = urv__port_engine(qp->ctx, port_num, &e);
+	if (ret)
+		return ret;
+	ur_engine_qp_del(qp->eng, &qp->uqp);
+	qp->uqp.dev = ur_engine_dev(e);
+	ret = ur_engine_qp_add(e, &qp->uqp);
+	if (ret) { /* back where it was */
+		qp->uqp.dev = ur_engine_dev(qp->eng);
+		if (ur_engine_qp_add(qp->eng, &qp->uqp))
+			ur_log(UR_LOG_ERROR, "QP 0x%x: lost its port", qp->qp.qp_num);
+		return ret;
+	}
+	qp->eng = e;
+	qp->port_num = (uint8_t)port_num;
+	if (qp->qp.send_cq)
+		atomic_store(&to_ucq(qp->qp.send_cq)->eng, e);
+	if (qp->qp.recv_cq)
+		atomic_store(&to_ucq(qp->qp.recv_cq)->eng, e);
+	return 0;
+}
+
 URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			     int attr_mask)
 {
@@ -409,13 +456,23 @@ URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	ua.qp_access_flags = attr->qp_access_flags;
 	if ((mask & IBV_QP_PKEY_INDEX) && attr->pkey_index != 0)
 		return EINVAL;
-	if ((mask & IBV_QP_PORT) && attr->port_num != 1)
+	if ((mask & IBV_QP_PORT) && !urv__port(qp->ctx->dev, attr->port_num))
 		return EINVAL;
+	if (mask & IBV_QP_PORT) {
+		ret = qp_set_port(qp, attr->port_num);
+		if (ret)
+			return -ret;
+	}
 	ua.pkey_index = attr->pkey_index;
 	ua.port_num = attr->port_num;
 	ua.qkey = attr->qkey;
 	if (mask & IBV_QP_AV) {
-		ret = urv__ah_to_path(qp->ctx, &attr->ah_attr, &ua.path);
+		/* The path leaves from the QP's port, whatever the AV says
+		 * (rdma-core takes the AV's port_num from the QP's port). */
+		struct ibv_ah_attr ah = attr->ah_attr;
+
+		ah.port_num = qp->port_num;
+		ret = urv__ah_to_path(qp->ctx, &ah, &ua.path);
 		if (ret)
 			return -ret;
 	}
@@ -455,10 +512,10 @@ URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		log_modify(ibqp, attr, mask, -ret);
 	if (ret)
 		return -ret;
-	ur_engine_qp_kick(qp->ctx->eng, &qp->uqp);
+	ur_engine_qp_kick(qp->eng, &qp->uqp);
 	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR &&
 	    (mask & IBV_QP_AV) && (mask & IBV_QP_DEST_QPN))
-		ur_engine_peer_hint(qp->ctx->eng, &ua.path, ua.dest_qp_num);
+		ur_engine_peer_hint(qp->eng, &ua.path, ua.dest_qp_num);
 	if (mask & IBV_QP_STATE)
 		ibqp->state = attr->qp_state;
 	/* A reset QP starts afresh: its old completions (flushes) leave its
@@ -510,12 +567,13 @@ URV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		struct ibv_ah_attr *ah = &attr->ah_attr;
 
 		ah->is_global = 1;
-		ah->port_num = 1;
+		ah->port_num = qp->port_num;
 		ah->grh.hop_limit = ua.path.ttl;
 		ah->grh.traffic_class = ua.path.tos;
 		ah->grh.flow_label = ua.path.flow_label;
 		urv__gid_from_ip(&ah->grh.dgid, ua.path.dst, ua.path.v6);
-		idx = urv__find_gid(dev, ua.path.src, ua.path.v6);
+		idx = urv__find_gid(&dev->ports[qp->port_num - 1], ua.path.src,
+				    ua.path.v6);
 		ah->grh.sgid_index = idx < 0 ? 0 : (uint8_t)idx;
 	}
 	attr->pkey_index = 0;
@@ -524,7 +582,7 @@ URV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	attr->max_rd_atomic = ua.max_rd_atomic;
 	attr->max_dest_rd_atomic = ua.max_dest_rd_atomic;
 	attr->min_rnr_timer = ua.min_rnr_timer;
-	attr->port_num = 1;
+	attr->port_num = qp->port_num;
 	attr->timeout = ua.timeout;
 	attr->retry_cnt = ua.retry_cnt;
 	attr->rnr_retry = ua.rnr_retry;
@@ -566,7 +624,7 @@ URV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	}
 	ctx = qp->ctx;
 	/* After this the engine thread no longer touches the QP. */
-	ur_engine_qp_del(ctx->eng, &qp->uqp);
+	ur_engine_qp_del(qp->eng, &qp->uqp);
 	urv__evq_drop(&ctx->async, ev_is_qp, ibqp);
 	pthread_mutex_lock(&ibqp->mutex);
 	while (ibqp->events_completed != qp->async_events_reported)
@@ -640,6 +698,9 @@ static int send_wr_convert(struct urv_qp *qp, const struct ibv_send_wr *wr,
 	if (qp->qp.qp_type == IBV_QPT_UD) {
 		if (!wr->wr.ud.ah)
 			return -EINVAL;
+		/* IBV_DEVICE_UD_AV_PORT_ENFORCE: the AV's port is the QP's. */
+		if (to_uah(wr->wr.ud.ah)->port_num != qp->port_num)
+			return -EINVAL;
 		u->ah = &to_uah(wr->wr.ud.ah)->uah;
 		u->remote_qpn = wr->wr.ud.remote_qpn;
 		u->remote_qkey = wr->wr.ud.remote_qkey;
@@ -669,7 +730,7 @@ int urv__post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			break;
 		}
 	}
-	ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, true, now);
+	ur_engine_qp_post_unlock(qp->eng, &qp->uqp, true, now);
 	return -ret;
 }
 
@@ -692,6 +753,6 @@ int urv__post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			break;
 		}
 	}
-	ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, false, 0);
+	ur_engine_qp_post_unlock(qp->eng, &qp->uqp, false, 0);
 	return -ret;
 }

@@ -93,7 +93,7 @@ static int urv_wr_complete(struct ibv_qp_ex *ibqp)
 				p->wr.ah = &p->ah;
 			ret = ur_qp_post_send(&qp->uqp, &p->wr, now);
 		}
-		ur_engine_qp_post_unlock(qp->ctx->eng, &qp->uqp, true, now);
+		ur_engine_qp_post_unlock(qp->eng, &qp->uqp, true, now);
 	}
 	pend_clear(qp);
 	return -ret;
@@ -297,8 +297,8 @@ static void urv_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 
 	if (!p || qp->wr_err)
 		return;
-	if (!ah) {
-		qp->wr_err = -EINVAL;
+	if (!ah || to_uah(ah)->port_num != qp->port_num) {
+		qp->wr_err = -EINVAL; /* none, or another port's */
 		return;
 	}
 	p->ah = to_uah(ah)->uah;

@@ -59,7 +59,7 @@ static void fill_device_attr(struct urv_device *dev, struct ibv_device_attr *a)
 	a->max_srq_sge = URV_MAX_SGE;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
-	a->phys_port_cnt = 1;
+	a->phys_port_cnt = (uint8_t)dev->nports;
 }
 
 URV_EXPORT int ibv_query_device(struct ibv_context *context,
@@ -87,7 +87,7 @@ int urv__query_device_ex(struct ibv_context *ctx,
 	/* Completion timestamps are the engine's monotonic ns clock. */
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = 1000000; /* kHz: 1 tick = 1 ns */
-	a.phys_port_cnt_ex = 1;
+	a.phys_port_cnt_ex = (uint32_t)to_uctx(ctx)->dev->nports;
 	a.max_dm_size = URV_MAX_DM_SIZE; /* host memory (dm.c) */
 	/* Nothing is ever pinned: every region can be on-demand, explicit
 	 * or implicit (docs/verbs.md "Memory"), XRC's as RC's. */
@@ -144,12 +144,17 @@ int urv__query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *v)
 	return 0;
 }
 
-static void fill_port_attr(struct urv_device *dev, struct ibv_port_attr *a)
+static void fill_port_attr(struct urv_context *ctx, unsigned int port_num,
+			   struct ibv_port_attr *a)
 {
+	const struct urv_port *port = &ctx->dev->ports[port_num - 1];
+	/* The state the link watch last told (port.c). */
+	bool down = atomic_load(&ctx->port_down[port_num - 1]);
+
 	memset(a, 0, sizeof(*a));
-	a->state = IBV_PORT_ACTIVE;
+	a->state = down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
 	a->max_mtu = IBV_MTU_4096;
-	a->active_mtu = dev->active_mtu;
+	a->active_mtu = port->active_mtu;
 	/* A fixed-size table as rxe has; entries past the addresses are
 	 * empty (ibv_query_gid_ex: ENODATA, ibv_query_gid: zero GID). */
 	a->gid_tbl_len = URV_MAX_GID;
@@ -159,7 +164,7 @@ static void fill_port_attr(struct urv_device *dev, struct ibv_port_attr *a)
 	a->max_vl_num = 1;
 	a->active_width = 1;       /* 1X, as rxe */
 	a->active_speed = 1 << 5;  /* EDR, as rxe */
-	a->phys_state = 5;         /* LinkUp */
+	a->phys_state = down ? 3 : 5; /* Disabled, LinkUp (as rxe) */
 	a->link_layer = IBV_LINK_LAYER_ETHERNET;
 }
 
@@ -168,9 +173,9 @@ int urv__query_port(struct ibv_context *ctx, uint8_t port,
 {
 	struct ibv_port_attr a;
 
-	if (port != 1)
+	if (!urv__port(to_uctx(ctx)->dev, port))
 		return EINVAL;
-	fill_port_attr(to_uctx(ctx)->dev, &a);
+	fill_port_attr(to_uctx(ctx), port, &a);
 	/* A caller built against newer headers passes a larger struct (NCCL's
 	 * ibvcore.h adds active_speed_ex and does not clear it): as rdma-core's
 	 * __lib_query_port, zero what we do not know rather than leave it. */
@@ -200,49 +205,49 @@ URV_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 URV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
 			     int index, union ibv_gid *gid)
 {
-	struct urv_device *dev;
+	struct urv_port *port;
 
-	if (!urv__is_our_context(context) || port_num != 1)
+	if (!urv__is_our_context(context) ||
+	    !(port = urv__port(to_uctx(context)->dev, port_num)))
 		return urv_err_int(-EINVAL);
-	dev = to_uctx(context)->dev;
 	if (index < 0 || index >= URV_MAX_GID)
 		return urv_err_int(-EINVAL);
-	if (index >= dev->num_gids) { /* empty entry, as rdma-core reports it */
+	if (index >= port->num_gids) { /* empty entry, as rdma-core reports it */
 		memset(gid, 0, sizeof(*gid));
 		return 0;
 	}
-	*gid = dev->gids[index].gid;
+	*gid = port->gids[index].gid;
 	return 0;
 }
 
-static void fill_gid_entry(struct urv_device *dev, int i,
+static void fill_gid_entry(struct urv_port *port, unsigned int port_num, int i,
 			   struct ibv_gid_entry *e)
 {
 	memset(e, 0, sizeof(*e));
-	e->gid = dev->gids[i].gid;
+	e->gid = port->gids[i].gid;
 	e->gid_index = i;
-	e->port_num = 1;
+	e->port_num = port_num;
 	e->gid_type = IBV_GID_TYPE_ROCE_V2;
-	e->ndev_ifindex = dev->ifindex;
+	e->ndev_ifindex = port->ifindex;
 }
 
 URV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 				 uint32_t gid_index, struct ibv_gid_entry *entry,
 				 uint32_t flags, size_t entry_size)
 {
-	struct urv_device *dev;
+	struct urv_port *port;
 
 	if (!urv__is_our_context(context) || !entry || flags ||
 	    entry_size < sizeof(*entry))
 		return EINVAL;
-	if (port_num != 1)
+	if (port_num > 255 ||
+	    !(port = urv__port(to_uctx(context)->dev, port_num)))
 		return EINVAL;
-	dev = to_uctx(context)->dev;
 	if (gid_index >= URV_MAX_GID)
 		return EINVAL;
-	if (gid_index >= (uint32_t)dev->num_gids)
+	if (gid_index >= (uint32_t)port->num_gids)
 		return ENODATA;
-	fill_gid_entry(dev, gid_index, entry);
+	fill_gid_entry(port, port_num, gid_index, entry);
 	return 0;
 }
 
@@ -252,20 +257,27 @@ URV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
 					size_t entry_size)
 {
 	struct urv_device *dev;
+	size_t n = 0;
 
 	if (!urv__is_our_context(context) || flags ||
 	    entry_size < sizeof(*entries))
 		return -EINVAL;
 	dev = to_uctx(context)->dev;
-	/* As the kernel: the array must hold every valid entry. */
-	if (max_entries < (size_t)dev->num_gids)
+	for (int p = 0; p < dev->nports; p++)
+		n += (size_t)dev->ports[p].num_gids;
+	/* As the kernel: the array must hold every valid entry, of every
+	 * port. */
+	if (max_entries < n)
 		return -EINVAL;
-	if (dev->num_gids && !entries)
+	if (n && !entries)
 		return -EINVAL;
-	for (int i = 0; i < dev->num_gids; i++)
-		fill_gid_entry(dev, i, (struct ibv_gid_entry *)
-			       ((char *)entries + (size_t)i * entry_size));
-	return dev->num_gids;
+	n = 0;
+	for (int p = 0; p < dev->nports; p++)
+		for (int i = 0; i < dev->ports[p].num_gids; i++)
+			fill_gid_entry(&dev->ports[p], (unsigned int)p + 1, i,
+				       (struct ibv_gid_entry *)
+				       ((char *)entries + n++ * entry_size));
+	return (ssize_t)n;
 }
 
 /* rdma-core driver.h's enum ibv_gid_type_sysfs. */
@@ -280,9 +292,12 @@ URV_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
 				  unsigned int index,
 				  enum urv_gid_type_sysfs *type)
 {
-	if (!urv__is_our_context(context) || port_num != 1 || !type)
+	struct urv_port *port;
+
+	if (!urv__is_our_context(context) || !type ||
+	    !(port = urv__port(to_uctx(context)->dev, port_num)))
 		return urv_err_int(-EINVAL);
-	if (index >= (unsigned int)to_uctx(context)->dev->num_gids)
+	if (index >= (unsigned int)port->num_gids)
 		return urv_err_int(-ENODATA);
 	*type = URV_GID_TYPE_SYSFS_ROCE_V2;
 	return 0;
@@ -291,7 +306,8 @@ URV_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
 URV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
 			      int index, __be16 *pkey)
 {
-	if (!urv__is_our_context(context) || port_num != 1 || index != 0)
+	if (!urv__is_our_context(context) || index != 0 ||
+	    !urv__port(to_uctx(context)->dev, port_num))
 		return urv_err_int(-EINVAL);
 	*pkey = htobe16(0xffff);
 	return 0;
@@ -300,7 +316,8 @@ URV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
 URV_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num,
 				  __be16 pkey)
 {
-	if (!urv__is_our_context(context) || port_num != 1)
+	if (!urv__is_our_context(context) ||
+	    !urv__port(to_uctx(context)->dev, port_num))
 		return urv_err_int(-EINVAL);
 	/* The default P_Key, full or limited member, is index 0. */
 	if ((be16toh(pkey) & 0x7fff) == 0x7fff)

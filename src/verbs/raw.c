@@ -383,7 +383,7 @@ static int raw_ctx_get(struct urv_context *ctx, struct urv_raw_ctx **out)
 			goto out;
 		}
 		pthread_mutex_init(&rc->lock, NULL);
-		ret = ur_raw_open(ctx->dev->ifindex, raw_rx, rc, &rc->port);
+		ret = ur_raw_open(ctx->dev->ports[0].ifindex, raw_rx, rc, &rc->port);
 		if (ret) {
 			if (ret == -ENODEV)
 				ur_log(UR_LOG_ERROR, "%s: raw packet QP: the "

@@ -52,6 +52,7 @@ enum {
 	URV_VENDOR_ID = 0xffffff, /* as rxe: no OUI */
 	URV_VENDOR_PART_ID = 0x5552, /* "UR" */
 	URV_ROCE_PORT = 4791,
+	URV_MAX_PORTS = 8, /* UROCE_PORTS entries */
 };
 
 /* Device memory (ibv_alloc_dm): host memory of the library, at most this
@@ -82,18 +83,33 @@ struct urv_gid {
 	struct sockaddr_storage addr; /* the IP address behind it */
 };
 
-struct urv_device {
-	struct verbs_device vdev;
+/* A port: an interface or an address, with its own GID table, MTU and
+ * link state (docs/ports-classes.md "Ports"). Port N is ports[N - 1]. */
+struct urv_port {
 	char ifname[IF_NAMESIZE];
-	unsigned int ifindex;   /* 0 when UROCE_IP names no local interface */
+	unsigned int ifindex;   /* 0 when the address names no local interface */
 	uint32_t if_mtu;        /* interface MTU, bytes */
 	bool if_loopback;       /* traffic stays on this machine (lo) */
+	bool if_is_lo;          /* the interface is lo (its link never drops) */
 	enum ibv_mtu active_mtu;
-	__be64 guid;
 	int num_gids;
 	struct urv_gid gids[URV_MAX_GID];
+};
+
+struct urv_device {
+	struct verbs_device vdev;
+	__be64 guid;
+	int nports;             /* 1, or as many as UROCE_PORTS names */
+	struct urv_port ports[URV_MAX_PORTS];
 	atomic_size_t dm_used; /* device memory allocated, bytes */
 };
+
+/* Port @n (1-based) of @dev, or NULL if it has none of that number. */
+static inline struct urv_port *urv__port(struct urv_device *dev, unsigned int n)
+{
+	return n >= 1 && n <= (unsigned int)dev->nports ? &dev->ports[n - 1]
+							: NULL;
+}
 
 struct urv_event {
 	struct urv_event *next;
@@ -119,7 +135,15 @@ struct urv_context {
 	ino_t cmd_ino;
 	struct verbs_context vctx;
 	struct urv_device *dev;
-	struct ur_engine *eng;
+	struct ur_engine *eng; /* port 1's: the keys, QPNs and QP1 */
+	/* Each port's engine (peng[0] == eng); a port's opens with its
+	 * first QP (port_lock). */
+	struct ur_engine *peng[URV_MAX_PORTS];
+	pthread_mutex_t port_lock;
+	/* Each port's link as this context last saw it (port.c): a change
+	 * is an async event. */
+	struct ur_link_watch *link_watch;
+	atomic_bool port_down[URV_MAX_PORTS];
 	uint16_t udp_port;
 	struct urv_evq async;
 	atomic_int npd, ncq, nqp; /* live objects: close_device refuses if any */
@@ -198,6 +222,9 @@ struct urv_cq {
 	};
 	struct ur_cq ucq;
 	struct urv_context *ctx;
+	/* The engine a spinning poll drains: its last QP's port's (the
+	 * other ports' engine threads deliver their QPs' completions). */
+	struct ur_engine *_Atomic eng;
 	atomic_int nqp;              /* QPs using it */
 	uint32_t comp_events_reported; /* under cq.mutex */
 	uint64_t wc_flags;           /* ibv_create_cq_ex wc_flags */
@@ -220,6 +247,8 @@ struct urv_qp {
 	};
 	struct ur_qp uqp;
 	struct urv_context *ctx;
+	struct ur_engine *eng; /* its port's (ctx->eng until INIT moves it) */
+	uint8_t port_num;      /* 1 until ibv_modify_qp sets IBV_QP_PORT */
 	uint32_t sq_sig_all;
 	uint32_t async_events_reported; /* under qp.mutex */
 	/* ibv_qp_ex builder state (single poster by contract). */
@@ -253,6 +282,7 @@ struct urv_srq {
 struct urv_ah {
 	struct ibv_ah ah;
 	struct ur_ah uah;
+	uint8_t port_num; /* a UD QP of another port refuses it */
 };
 
 static inline struct urv_device *to_udev(struct ibv_device *d)
@@ -350,8 +380,15 @@ int urv__crypt_key_load(const char *path, uint8_t key[32]);
 int urv__modify_qp_rate_limit(struct ibv_qp *qp,
 			       struct ibv_qp_rate_limit_attr *attr);
 int urv__gid_to_addr(const union ibv_gid *gid, struct ur_ipudp *p, bool dst);
-int urv__find_gid(const struct urv_device *dev, const uint8_t ip[16], bool v6);
+int urv__find_gid(const struct urv_port *port, const uint8_t ip[16], bool v6);
 void urv__gid_from_ip(union ibv_gid *gid, const uint8_t ip[16], bool v6);
+/* The engine of port @port_num of @ctx, opened at its first use. */
+int urv__port_engine(struct urv_context *ctx, unsigned int port_num,
+		      struct ur_engine **out);
+/* port.c: each port's link state from rtnetlink; a change raises
+ * IBV_EVENT_PORT_ERR / IBV_EVENT_PORT_ACTIVE on the context. */
+int urv__link_watch_start(struct urv_context *ctx);
+void urv__link_watch_stop(struct urv_context *ctx);
 /* qp.c: RoCEv2 address vector -> IP path (-EINVAL without a GRH). */
 int urv__ah_to_path(struct urv_context *ctx, const struct ibv_ah_attr *ah,
 		     struct ur_ipudp *p);
