@@ -607,8 +607,10 @@ static void apply_attrs(struct ur_qp *qp, const struct ur_qp_attr *a,
 		q->port_num = a->port_num;
 	if (mask & UR_QP_QKEY)
 		q->qkey = a->qkey;
-	if (mask & UR_QP_AV)
+	if (mask & UR_QP_AV) {
 		q->path = a->path;
+		q->sl = a->sl;
+	}
 	if (mask & UR_QP_PATH_MTU)
 		q->path_mtu = a->path_mtu;
 	if (mask & UR_QP_TIMEOUT)

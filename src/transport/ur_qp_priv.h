@@ -584,8 +584,16 @@ int ur__mw_invalidate(struct ur_qp *qp, uint32_t key);
 /* ur_cc.c */
 void ur__cc_qp_init(struct ur_qp *qp, uint64_t now);
 void ur__cc_qp_reset(struct ur_qp *qp);
-bool ur__cc_may_send(struct ur_qp *qp, uint64_t now);
-void ur__cc_sent(struct ur_qp *qp, uint32_t bytes, uint32_t psn, bool resend,
+/* The priority of @qp's packets to @path (NULL: its AV), ur_tc_prio. */
+static inline unsigned int ur__qp_prio(const struct ur_qp *qp,
+				       const struct ur_ipudp *path)
+{
+	return ur_tc_prio(qp->dev->tcs.cfg.trust,
+			  path ? path->tos : qp->priv->attr.path.tos,
+			  qp->priv->attr.sl);
+}
+bool ur__cc_may_send(struct ur_qp *qp, unsigned int prio, uint64_t now);
+void ur__cc_sent(struct ur_qp *qp, unsigned int prio, uint32_t bytes, uint32_t psn, bool resend,
 		 uint64_t now);
 /* The oldest unacknowledged PSN moved from @from by @pkts. */
 void ur__cc_acked(struct ur_qp *qp, uint32_t from, uint32_t pkts,
