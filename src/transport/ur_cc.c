@@ -272,6 +272,7 @@ static void qcc_state_init(struct ur_qp *qp, const struct ur_cc_params *p,
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 
+	ur__cc_idle(qp); /* a reset, a new algorithm: out of the backlog */
 	ur_cc_init(&c->cc, p, now);
 	memset(&c->pace, 0, sizeof(c->pace));
 	c->stamped = 0;
@@ -373,6 +374,11 @@ bool ur__cc_may_send(struct ur_qp *qp, unsigned int prio, uint64_t now)
 			if (t > when)
 				when = t;
 			(&dev->cnt.tx_prio0_held)[prio & 7]++;
+			if (c->tcs_in != prio + 1) {
+				ur__cc_idle(qp);
+				ur_tcs_backlog(&dev->tcs, prio, true, now);
+				c->tcs_in = (uint8_t)(prio + 1);
+			}
 		}
 	} else if (dev->rate_bps) {
 		uint64_t t = atomic_load_explicit(&dev->rate_t,
@@ -402,6 +408,16 @@ bool ur__cc_may_send(struct ur_qp *qp, unsigned int prio, uint64_t now)
 		qp->cnt.tx_paced++;
 	}
 	return ok;
+}
+
+void ur__cc_idle(struct ur_qp *qp)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+
+	if (!c->tcs_in)
+		return;
+	ur_tcs_backlog(&qp->dev->tcs, c->tcs_in - 1u, false, 0);
+	c->tcs_in = 0;
 }
 
 /*

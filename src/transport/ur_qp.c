@@ -309,6 +309,7 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 void ur_qp_destroy(struct ur_qp *qp)
 {
 	if (qp->priv) {
+		ur__cc_idle(qp);
 		ur__sr_release(qp);
 		ur__crypt_free(qp);
 	}

@@ -179,6 +179,8 @@ struct ur_qp_cc {
 	uint64_t limit_bps, limit_burst; /* UR_QP_RATE_LIMIT */
 	uint64_t last_cnp;        /* notification point */
 	bool cnp_sent;
+	uint8_t tcs_in;           /* in the backlog of priority tcs_in - 1
+				   * of the device's scheduler (ur_tcs.h) */
 	bool wait;                /* the pacer holds the requester ... */
 	uint64_t wait_until;      /* ... until then */
 };
@@ -593,6 +595,9 @@ static inline unsigned int ur__qp_prio(const struct ur_qp *qp,
 			  qp->priv->attr.sl);
 }
 bool ur__cc_may_send(struct ur_qp *qp, unsigned int prio, uint64_t now);
+/* The requester has nothing (more) to send, or the QP goes: it leaves its
+ * class's backlog (ur_tcs_backlog). */
+void ur__cc_idle(struct ur_qp *qp);
 void ur__cc_sent(struct ur_qp *qp, unsigned int prio, uint32_t bytes, uint32_t psn, bool resend,
 		 uint64_t now);
 /* The oldest unacknowledged PSN moved from @from by @pkts. */

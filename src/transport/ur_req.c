@@ -498,6 +498,8 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 	struct ur_req *req = &p->req;
 
 	p->cc.wait = false;
+	if (qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD)
+		ur__cc_idle(qp);
 	if ((qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD) ||
 	    req->rnr_wait || ur__crypt_pending(qp))
 		return; /* (negotiating encryption: nothing leaves yet) */
@@ -590,4 +592,6 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 			ur__sq_complete(qp, now);
 		}
 	}
+	if (req->idx == p->sq_tail)
+		ur__cc_idle(qp); /* all sent: out of its class's backlog */
 }

@@ -126,6 +126,17 @@ void ur_tcs_init(struct ur_tcs *s, const struct ur_tcs_cfg *cfg, uint64_t bps,
 	if (!bps)
 		return;
 	s->burst_ns = bytes_ns(burst, bps);
+	/* A software NIC's QP that waits wakes late, by up to milliseconds
+	 * on a busy host (the reason for the bucket's 4 ms, ur_cc.c): the
+	 * quantum is a quarter of the bucket, and a backlogged class that
+	 * does not ask counts as gone after twice the bucket's time (a QP
+	 * that goes away leaves at once, ur__cc_idle), so that a late
+	 * wake-up neither idles the device nor drops a class from the
+	 * shares: with half the bucket, 3:1 on a loaded 2-CPU host came out
+	 * 1.5 to 3.2, with twice 2.99 to 3.00 (docs/ports-classes.md). */
+	s->quantum = burst / 4 > UR_TCS_QUANTUM ? burst / 4 : UR_TCS_QUANTUM;
+	s->active_ns = 2 * s->burst_ns > UR_TCS_ACTIVE_NS ? 2 * s->burst_ns
+							  : UR_TCS_ACTIVE_NS;
 	s->wmax = 1;
 	for (unsigned int p = 0; p < UR_TC_N; p++) {
 		if (!cfg->weight[p])
@@ -158,10 +169,14 @@ static void unlock(struct ur_tcs *s)
 	atomic_flag_clear_explicit(&s->lock, memory_order_release);
 }
 
-/* Backlogged: told to wait since it last sent, and still asking. */
-static bool backlogged(const struct ur_tcs_class *c, uint64_t now)
+/* Backlogged: a QP of the class was told to wait and has not run out of
+ * work since (ur_tcs_backlog), and the class asked within active_ns (a
+ * QP that went away without saying so holds no one back for long). */
+static bool backlogged(const struct ur_tcs *s, const struct ur_tcs_class *c,
+		       uint64_t now)
 {
-	return c->waiting && now - c->seen <= UR_TCS_ACTIVE_NS;
+	/* Threads pass `now` as of their call: @now may be before seen. */
+	return c->nq && c->seen + s->active_ns >= now;
 }
 
 /* The smallest service count among the backlogged weighted classes but
@@ -171,7 +186,7 @@ static uint64_t vmin(const struct ur_tcs *s, uint64_t now, unsigned int skip)
 	uint64_t m = UINT64_MAX;
 
 	for (unsigned int q = 0; q < UR_TC_N; q++)
-		if (q != skip && !is_strict(s, q) && backlogged(&s->c[q], now) &&
+		if (q != skip && !is_strict(s, q) && backlogged(s, &s->c[q], now) &&
 		    s->c[q].vt < m)
 			m = s->c[q].vt;
 	return m;
@@ -185,6 +200,38 @@ static uint64_t head_min(const struct ur_tcs *s)
 	return (n + 1) * bytes_ns(UR_TCS_HEAD_BYTES, s->bps);
 }
 
+/* A class that is not backlogged sent less than its share (a ping-pong,
+ * a class back from idle): it keeps half a quantum of credit, no more
+ * (start-time fair queueing's max(F, V)). */
+static void catch_up(struct ur_tcs *s, struct ur_tcs_class *c,
+		     unsigned int prio, uint64_t now)
+{
+	uint64_t o = vmin(s, now, prio), lag = s->quantum / 2;
+
+	if (o != UINT64_MAX && c->vt + lag < o)
+		c->vt = o - lag;
+}
+
+void ur_tcs_backlog(struct ur_tcs *s, unsigned int prio, bool on,
+		    uint64_t now)
+{
+	struct ur_tcs_class *c = &s->c[prio & 7];
+
+	if (!s->bps)
+		return;
+	lock(s);
+	if (on) {
+		if (!is_strict(s, prio & 7) && !backlogged(s, c, now))
+			catch_up(s, c, prio & 7, now);
+		c->nq++;
+		if (now > c->seen)
+			c->seen = now;
+	} else if (c->nq) {
+		c->nq--;
+	}
+	unlock(s);
+}
+
 bool ur_tcs_may(struct ur_tcs *s, unsigned int prio, uint32_t bytes,
 		uint64_t now, uint64_t *when)
 {
@@ -196,16 +243,8 @@ bool ur_tcs_may(struct ur_tcs *s, unsigned int prio, uint32_t bytes,
 	if (!s->bps)
 		return true;
 	lock(s);
-	if (!strict && !backlogged(c, now)) {
-		/* Not waiting: credit for the time it sent less than its
-		 * share, but no more than a class that is always backlogged
-		 * can be behind (a quantum and another's packet). */
-		uint64_t m = vmin(s, now, prio & 7), lag = UR_TCS_QUANTUM + s->vpkt;
-
-		if (m != UINT64_MAX && m > c->vt + lag)
-			c->vt = m - lag;
-	}
-	c->seen = now;
+	if (now > c->seen)
+		c->seen = now;
 	if (s->cfg.min_bps[prio & 7] && c->min_t <= now &&
 	    s->t <= now + head_min(s)) {
 		ok = true;
@@ -215,17 +254,16 @@ bool ur_tcs_may(struct ur_tcs *s, unsigned int prio, uint32_t bytes,
 	} else {
 		uint64_t m = vmin(s, now, prio & 7);
 
-		ok = s->t <= now && (m == UINT64_MAX || c->vt <= m + UR_TCS_QUANTUM);
+		ok = s->t <= now && (m == UINT64_MAX || c->vt <= m + s->quantum);
 		/* Behind the bucket: when it has room; ahead of the others:
 		 * after they had a turn. */
 		w = s->t > now ? s->t
-			       : now + bytes_ns(UR_TCS_QUANTUM / 2, s->bps);
+			       : now + bytes_ns(s->quantum / 4, s->bps);
 	}
 	if (!ok) {
 		if (s->cfg.min_bps[prio & 7] && c->min_t < w)
 			w = c->min_t > now ? c->min_t : now + 1;
 		*when = w;
-		c->waiting = true;
 	}
 	unlock(s);
 	return ok;
@@ -243,8 +281,8 @@ void ur_tcs_sent(struct ur_tcs *s, unsigned int prio, uint32_t bytes,
 	if (s->t + s->burst_ns < now)
 		s->t = now - s->burst_ns; /* a full bucket holds the burst */
 	s->t += bytes_ns(bytes, s->bps);
-	c->seen = now;
-	c->waiting = false;
+	if (now > c->seen)
+		c->seen = now;
 	if (m && c->min_t <= now) {
 		/* Under the minimum: not counted against the weights. */
 		if (c->min_t + c->min_burst_ns < now)
@@ -252,10 +290,9 @@ void ur_tcs_sent(struct ur_tcs *s, unsigned int prio, uint32_t bytes,
 		c->min_t += bytes_ns(bytes, m);
 	} else if (!is_strict(s, prio & 7)) {
 		uint64_t v = (uint64_t)bytes * s->wmax / s->cfg.weight[prio & 7];
-
+		if (!backlogged(s, c, now))
+			catch_up(s, c, prio & 7, now);
 		c->vt += v;
-		if (v > s->vpkt)
-			s->vpkt = v;
 	}
 	unlock(s);
 }

@@ -28,10 +28,14 @@
  * Weights: each weighted class has a service count in bytes scaled by
  * (largest weight / its weight); a class may send while its count is
  * within one quantum of the smallest count among the other weighted
- * classes that are backlogged (told to wait since they last sent, and
- * still asking within UR_TCS_ACTIVE_NS). A class that becomes backlogged
- * starts at that smallest count: no credit for the time it was away
- * (start-time fair queueing). Bytes sent under a
+ * classes that are backlogged. The transport says which are: a QP enters
+ * its class's backlog when told to wait and leaves it when it has nothing
+ * more to send (ur_tcs_backlog), so a QP that goes quiet for a while (its
+ * timer late on a busy host, a full batch, a window waiting for ACKs)
+ * keeps its share. A class that is not backlogged when it sends or
+ * enters the backlog sent less than its share (a ping-pong, a class back
+ * from idle): it keeps half a quantum of credit, no more (start-time fair
+ * queueing). Bytes sent under a
  * minimum rate are not counted: the minimum comes first, the rest is
  * shared by weight (as HTB's rate and borrowing).
  *
@@ -51,9 +55,11 @@
 #define UR_TC_WEIGHT_MAX 100
 /* Headroom a dedicated class has per step over the device's bucket. */
 #define UR_TCS_HEAD_BYTES 65536u
-/* A weighted class may be this far ahead (scaled bytes) of the others. */
+/* A weighted class may be this far ahead (scaled bytes) of the others:
+ * at least this, else a quarter of the device's bucket. */
 #define UR_TCS_QUANTUM 16384u
-/* A waiting class that did not ask again this long is gone. */
+/* A backlogged class that does not ask this long has gone: at least this,
+ * else twice the bucket's time. */
 #define UR_TCS_ACTIVE_NS 1000000ull
 
 enum ur_tc_trust { UR_TC_TRUST_DSCP = 0, UR_TC_TRUST_PCP = 1 };
@@ -72,7 +78,7 @@ struct ur_tcs_class {
 	uint64_t min_t;    /* the minimum rate's bucket is empty at */
 	uint64_t head_ns;  /* headroom over the device's bucket */
 	uint64_t min_burst_ns;
-	bool waiting;      /* told to wait since it last sent */
+	uint32_t nq;       /* QPs of the class backlogged (ur_tcs_backlog) */
 };
 
 struct ur_tcs {
@@ -82,7 +88,8 @@ struct ur_tcs {
 	uint64_t burst_ns; /* its bucket, in time at the rate */
 	uint64_t t;        /* the device's bucket is empty at */
 	uint32_t wmax;
-	uint64_t vpkt;     /* the largest packet's service count so far */
+	uint64_t quantum;  /* a weighted class may be this far ahead */
+	uint64_t active_ns; /* a backlogged class that does not ask this long has gone */
 	struct ur_tcs_class c[UR_TC_N];
 	atomic_flag lock;
 };
@@ -119,6 +126,10 @@ void ur_tcs_init(struct ur_tcs *s, const struct ur_tcs_cfg *cfg, uint64_t bps,
  * is the time to ask again. */
 bool ur_tcs_may(struct ur_tcs *s, unsigned int prio, uint32_t bytes,
 		uint64_t now, uint64_t *when);
+/* A QP of @prio was told to wait (@on; the caller counts it once) or ran
+ * out of packets to send, or went away, after that (!@on). */
+void ur_tcs_backlog(struct ur_tcs *s, unsigned int prio, bool on,
+		    uint64_t now);
 /* A packet of @prio left at @now. */
 void ur_tcs_sent(struct ur_tcs *s, unsigned int prio, uint32_t bytes,
 		 uint64_t now);

@@ -3,7 +3,8 @@
  * The transmit scheduler of traffic classes (src/transport/ur_tcs.h) on
  * virtual time: senders ask ur_tcs_may as the requester does, send when
  * told yes and ask again at the time they were given, late by a seeded
- * wake-up jitter of up to 20 us (a busy host's timer). Checks strict
+ * wake-up jitter of up to 20 us (a busy host's timer); told to wait they
+ * enter their class's backlog, out of packets they leave it. Checks strict
  * priority's latency, 3:1 weights, minimum rates, work conservation and
  * the settings' parsers.
  */
@@ -29,6 +30,7 @@ struct sender {
 	uint64_t gap;         /* >0: a ping every gap ns (one packet each) */
 	uint64_t born;        /* the ping waiting since */
 	bool waiting;
+	bool in;              /* in its class's backlog (ur_tcs_backlog) */
 	uint64_t sent_bytes, sent_from_mark;
 	uint64_t lat_max, lat_sum, lat_n;
 };
@@ -58,8 +60,14 @@ static void run_until(struct run *r, uint64_t end)
 
 			if (y->next < y->from)
 				y->next = y->from;
-			if (y->next >= y->until)
+			if (y->next >= y->until) {
+				if (y->in) { /* done: leaves the backlog */
+					ur_tcs_backlog(&r->s, y->prio, false,
+						       y->until);
+					y->in = false;
+				}
 				continue;
+			}
 			if (!x || y->next < x->next)
 				x = y;
 		}
@@ -82,6 +90,10 @@ static void run_until(struct run *r, uint64_t end)
 				if (l > x->lat_max)
 					x->lat_max = l;
 				x->waiting = false;
+				if (x->in) /* nothing more to send */
+					ur_tcs_backlog(&r->s, x->prio, false,
+						       x->next);
+				x->in = false;
 				/* The next ping at a random time around gap. */
 				x->next = x->born + x->gap / 2 +
 					  ur_rand_next(&r->rng) % x->gap;
@@ -90,6 +102,9 @@ static void run_until(struct run *r, uint64_t end)
 			}
 		} else {
 			ASSERT_GT(when, x->next);
+			if (!x->in)
+				ur_tcs_backlog(&r->s, x->prio, true, x->next);
+			x->in = true;
 			x->next = when + jitter(r);
 		}
 	}
