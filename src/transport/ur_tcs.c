@@ -237,7 +237,7 @@ bool ur_tcs_may(struct ur_tcs *s, unsigned int prio, uint32_t bytes,
 {
 	struct ur_tcs_class *c = &s->c[prio & 7];
 	bool strict = is_strict(s, prio & 7), ok;
-	uint64_t w;
+	uint64_t w = 0;
 
 	(void)bytes;
 	if (!s->bps)
@@ -261,9 +261,17 @@ bool ur_tcs_may(struct ur_tcs *s, unsigned int prio, uint32_t bytes,
 			       : now + bytes_ns(s->quantum / 4, s->bps);
 	}
 	if (!ok) {
-		if (s->cfg.min_bps[prio & 7] && c->min_t < w)
-			w = c->min_t > now ? c->min_t : now + 1;
-		*when = w;
+		if (s->cfg.min_bps[prio & 7]) {
+			/* Or when its minimum lets it go: tokens of its own
+			 * and the bucket within the top headroom. */
+			uint64_t m = s->t - head_min(s);
+
+			if (s->t < head_min(s) || m < c->min_t)
+				m = c->min_t;
+			if (m < w)
+				w = m;
+		}
+		*when = w > now ? w : now + 1000;
 	}
 	unlock(s);
 	return ok;
