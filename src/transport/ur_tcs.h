@@ -17,7 +17,9 @@
  * and were told to wait: the decisions are
  *   - ur_tcs_may: may a packet of @prio leave now, and if not, when to
  *     ask again;
- *   - ur_tcs_sent: it left; charge the device's bucket and the class.
+ *   - ur_tcs_sent: it left; charge the device's bucket and the class;
+ *   - ur_tcs_backlog: a QP of the class is held, or has nothing more to
+ *     send (below).
  * A class goes first by the headroom it has over the device's bucket: the
  * bucket's "empty at" time t may run ahead of now by head[prio] before a
  * packet of that class waits. Weighted classes have no headroom (they
@@ -35,9 +37,9 @@
  * keeps its share. A class that is not backlogged when it sends or
  * enters the backlog sent less than its share (a ping-pong, a class back
  * from idle): it keeps half a quantum of credit, no more (start-time fair
- * queueing). Bytes sent under a
- * minimum rate are not counted: the minimum comes first, the rest is
- * shared by weight (as HTB's rate and borrowing).
+ * queueing). Bytes sent under a minimum rate are not counted: the
+ * minimum comes first, the rest is shared by weight (as HTB's rate and
+ * borrowing).
  *
  * Several threads may send on one device: ur_tcs_may and ur_tcs_sent take
  * a spinlock of the scheduler's (only when classes are configured; the
@@ -71,7 +73,8 @@ struct ur_tcs_cfg {
 	uint64_t min_bps[UR_TC_N];    /* minimum rate, 0 = none */
 };
 
-/* Per-priority counts of the scheduler (the host publishes them). */
+/* The scheduler's state of one priority (its counters are the device's
+ * tx_prio<N>_*, counted by the transport). */
 struct ur_tcs_class {
 	uint64_t vt;       /* service: bytes * wmax / weight (weighted) */
 	uint64_t seen;     /* last asked or sent */
