@@ -56,7 +56,7 @@ static void allowed_of(const struct ur_setting *s, char *buf, size_t len)
 	if (s->kind == UR_SET_FAMILY)
 		snprintf(buf, len, "%s", s->choices ? s->choices : "per name");
 	else if (s->kind == UR_SET_TEXT)
-		snprintf(buf, len, "text");
+		snprintf(buf, len, "%s", s->choices ? s->choices : "text");
 	else
 		ur_setting_allowed(s, buf, len);
 }

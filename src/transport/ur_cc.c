@@ -258,12 +258,21 @@ static uint64_t default_burst(uint64_t bps, bool limit)
 	return b < lo ? lo : b;
 }
 
+void ur_dev_set_tcs(struct ur_dev *dev, const struct ur_tcs_cfg *cfg)
+{
+	uint64_t burst = dev->rate_burst ? dev->rate_burst
+					 : default_burst(dev->rate_bps, true);
+
+	ur_tcs_init(&dev->tcs, cfg, dev->rate_bps, dev->rate_bps ? burst : 0);
+}
+
 /* ---- per QP ---------------------------------------------------------------- */
 static void qcc_state_init(struct ur_qp *qp, const struct ur_cc_params *p,
 			   uint64_t now)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 
+	ur__cc_idle(qp); /* a reset, a new algorithm: out of the backlog */
 	ur_cc_init(&c->cc, p, now);
 	memset(&c->pace, 0, sizeof(c->pace));
 	c->stamped = 0;
@@ -345,7 +354,7 @@ static void pace_update(struct ur_qp *qp)
 	c->pace.burst = burst;
 }
 
-bool ur__cc_may_send(struct ur_qp *qp, uint64_t now)
+bool ur__cc_may_send(struct ur_qp *qp, unsigned int prio, uint64_t now)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 	struct ur_dev *dev = qp->dev;
@@ -355,7 +364,23 @@ bool ur__cc_may_send(struct ur_qp *qp, uint64_t now)
 	c->cc.ops->on_timer(&c->cc, now);
 	pace_update(qp);
 	ok = ur_pacer_ok(&c->pace, now, &when);
-	if (dev->rate_bps) {
+	if (dev->tcs.on && dev->rate_bps) {
+		/* Traffic classes: the scheduler shares the device's bucket
+		 * (ur_tcs.h). */
+		uint64_t t = 0;
+
+		if (!ur_tcs_may(&dev->tcs, prio, ur_qp_req_mtu(qp), now, &t)) {
+			ok = false;
+			if (t > when)
+				when = t;
+			(&dev->cnt.tx_prio0_held)[prio & 7]++;
+			if (c->tcs_in != prio + 1) {
+				ur__cc_idle(qp);
+				ur_tcs_backlog(&dev->tcs, prio, true, now);
+				c->tcs_in = (uint8_t)(prio + 1);
+			}
+		}
+	} else if (dev->rate_bps) {
 		uint64_t t = atomic_load_explicit(&dev->rate_t,
 						  memory_order_relaxed);
 
@@ -383,6 +408,16 @@ bool ur__cc_may_send(struct ur_qp *qp, uint64_t now)
 		qp->cnt.tx_paced++;
 	}
 	return ok;
+}
+
+void ur__cc_idle(struct ur_qp *qp)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+
+	if (!c->tcs_in)
+		return;
+	ur_tcs_backlog(&qp->dev->tcs, c->tcs_in - 1u, false, 0);
+	c->tcs_in = 0;
 }
 
 /*
@@ -413,8 +448,8 @@ static void stamp(struct ur_qp *qp, uint32_t psn, bool resend, uint64_t now)
 	}
 }
 
-void ur__cc_sent(struct ur_qp *qp, uint32_t bytes, uint32_t psn, bool resend,
-		 uint64_t now)
+void ur__cc_sent(struct ur_qp *qp, unsigned int prio, uint32_t bytes,
+		 uint32_t psn, bool resend, uint64_t now)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 	struct ur_dev *dev = qp->dev;
@@ -423,7 +458,9 @@ void ur__cc_sent(struct ur_qp *qp, uint32_t bytes, uint32_t psn, bool resend,
 		stamp(qp, psn, resend, now);
 	c->cc.ops->on_sent(&c->cc, bytes, now);
 	ur_pacer_sent(&c->pace, bytes, now);
-	if (dev->rate_bps) {
+	if (dev->tcs.on && dev->rate_bps) {
+		ur_tcs_sent(&dev->tcs, prio, bytes, now);
+	} else if (dev->rate_bps) {
 		uint64_t b = bytes_ns(dev->rate_burst ? dev->rate_burst
 						      : default_burst(dev->rate_bps, true),
 				      dev->rate_bps);

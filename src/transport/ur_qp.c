@@ -309,6 +309,7 @@ int ur_qp_create_ex(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 void ur_qp_destroy(struct ur_qp *qp)
 {
 	if (qp->priv) {
+		ur__cc_idle(qp);
 		ur__sr_release(qp);
 		ur__crypt_free(qp);
 	}
@@ -608,8 +609,10 @@ static void apply_attrs(struct ur_qp *qp, const struct ur_qp_attr *a,
 		q->port_num = a->port_num;
 	if (mask & UR_QP_QKEY)
 		q->qkey = a->qkey;
-	if (mask & UR_QP_AV)
+	if (mask & UR_QP_AV) {
 		q->path = a->path;
+		q->sl = a->sl;
+	}
 	if (mask & UR_QP_PATH_MTU)
 		q->path_mtu = a->path_mtu;
 	if (mask & UR_QP_TIMEOUT)

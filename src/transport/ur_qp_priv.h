@@ -179,6 +179,8 @@ struct ur_qp_cc {
 	uint64_t limit_bps, limit_burst; /* UR_QP_RATE_LIMIT */
 	uint64_t last_cnp;        /* notification point */
 	bool cnp_sent;
+	uint8_t tcs_in;           /* in the backlog of priority tcs_in - 1
+				   * of the device's scheduler (ur_tcs.h) */
 	bool wait;                /* the pacer holds the requester ... */
 	uint64_t wait_until;      /* ... until then */
 };
@@ -584,8 +586,19 @@ int ur__mw_invalidate(struct ur_qp *qp, uint32_t key);
 /* ur_cc.c */
 void ur__cc_qp_init(struct ur_qp *qp, uint64_t now);
 void ur__cc_qp_reset(struct ur_qp *qp);
-bool ur__cc_may_send(struct ur_qp *qp, uint64_t now);
-void ur__cc_sent(struct ur_qp *qp, uint32_t bytes, uint32_t psn, bool resend,
+/* The priority of @qp's packets to @path (NULL: its AV), ur_tc_prio. */
+static inline unsigned int ur__qp_prio(const struct ur_qp *qp,
+				       const struct ur_ipudp *path)
+{
+	return ur_tc_prio(qp->dev->tcs.cfg.trust,
+			  path ? path->tos : qp->priv->attr.path.tos,
+			  qp->priv->attr.sl);
+}
+bool ur__cc_may_send(struct ur_qp *qp, unsigned int prio, uint64_t now);
+/* The requester has nothing (more) to send, or the QP goes: it leaves its
+ * class's backlog (ur_tcs_backlog). */
+void ur__cc_idle(struct ur_qp *qp);
+void ur__cc_sent(struct ur_qp *qp, unsigned int prio, uint32_t bytes, uint32_t psn, bool resend,
 		 uint64_t now);
 /* The oldest unacknowledged PSN moved from @from by @pkts. */
 void ur__cc_acked(struct ur_qp *qp, uint32_t from, uint32_t pkts,

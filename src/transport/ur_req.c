@@ -386,7 +386,7 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 	if (ur_psn_diff(end, p->req.psn_max) > 0)
 		p->req.psn_max = end;
 	ur__tx_send(qp, b, &h, len, path);
-	ur__cc_sent(qp, (uint32_t)ur_pkt_hdr_len(h.opcode) + len + UR_ICRC_LEN,
+	ur__cc_sent(qp, ur__qp_prio(qp, path), (uint32_t)ur_pkt_hdr_len(h.opcode) + len + UR_ICRC_LEN,
 		    h.psn, h.resend, now);
 	return 0;
 }
@@ -498,6 +498,8 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 	struct ur_req *req = &p->req;
 
 	p->cc.wait = false;
+	if (qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD)
+		ur__cc_idle(qp);
 	if ((qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD) ||
 	    req->rnr_wait || ur__crypt_pending(qp))
 		return; /* (negotiating encryption: nothing leaves yet) */
@@ -566,7 +568,10 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 		}
 		if (!in_window(qp, ur_psn_add(wqe->first_psn, req->pkt)))
 			break;
-		if (!ur__cc_may_send(qp, now))
+		if (!ur__cc_may_send(qp, ur__qp_prio(qp, qp->type == UR_QPT_UD
+							      ? &wqe->ud_path
+							      : NULL),
+				     now))
 			break; /* paced: qp->deadline says when */
 		rc = send_pkt(qp, idx, wqe, req->pkt, now);
 		if (rc == -EACCES) {
@@ -587,4 +592,6 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 			ur__sq_complete(qp, now);
 		}
 	}
+	if (req->idx == p->sq_tail)
+		ur__cc_idle(qp); /* all sent: out of its class's backlog */
 }

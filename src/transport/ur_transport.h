@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "ur_cc.h"
+#include "ur_tcs.h"
 #include "ur_wire.h"
 
 struct ur_dev;
@@ -345,6 +346,7 @@ struct ur_qp_attr {
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
 	uint8_t sq_draining;
 	uint32_t rate_limit;  /* kbps, 0 = unlimited */
+	uint8_t sl;           /* AV service level: the priority under trust PCP */
 };
 
 /* Per-QP counters (the host publishes them, e.g. uroce-stat). */
@@ -457,10 +459,18 @@ struct ur_rxinfo {
 	X(tx_crypt_hello) X(rx_crypt_hello) X(crypt_neg_timeout)             \
 	X(rx_sr_spurious) X(tx_sr_renak)                                     \
 	X(tx_prio0_pkts) X(tx_prio1_pkts) X(tx_prio2_pkts) X(tx_prio3_pkts)   \
-	X(tx_prio4_pkts) X(tx_prio5_pkts) X(tx_prio6_pkts) X(tx_prio7_pkts)
+	X(tx_prio4_pkts) X(tx_prio5_pkts) X(tx_prio6_pkts) X(tx_prio7_pkts)   \
+	X(tx_prio0_bytes) X(tx_prio1_bytes) X(tx_prio2_bytes)                \
+	X(tx_prio3_bytes) X(tx_prio4_bytes) X(tx_prio5_bytes)                \
+	X(tx_prio6_bytes) X(tx_prio7_bytes)                                  \
+	X(tx_prio0_held) X(tx_prio1_held) X(tx_prio2_held) X(tx_prio3_held)  \
+	X(tx_prio4_held) X(tx_prio5_held) X(tx_prio6_held) X(tx_prio7_held)
 
-/* tx_prio<N>_pkts: packets sent with DSCP>>3 == N, i.e. the IP TOS byte's
- * top 3 bits (the GRH traffic class, docs/wire.md "Traffic classes"). */
+/* tx_prio<N>_pkts, _bytes: packets sent of priority N as the device maps
+ * the AV (ur_tc_prio: by default DSCP>>3, the IP TOS byte's top 3 bits,
+ * the GRH traffic class; docs/wire.md "Traffic classes"); _held: times
+ * the transmit scheduler told a QP of priority N to wait
+ * (docs/ports-classes.md). Each group is 8 counters in priority order. */
 struct ur_counters {
 #define UR_X(n) uint64_t n;
 	UR_COUNTERS(UR_X)
@@ -509,6 +519,10 @@ struct ur_dev {
 	struct ur_cc_params cc;
 	uint64_t rate_bps, rate_burst;
 	_Atomic uint64_t rate_t;
+	/* Traffic classes (ur_tcs.h): the priority map, and with classes
+	 * configured (tcs.on) the scheduler that shares rate_bps between
+	 * them in place of rate_t. Set by the host with ur_dev_set_tcs. */
+	struct ur_tcs tcs;
 	/* Selective repeat defaults for new QPs (all zero: off), and the
 	 * buffer of held requests shared by the device's QPs, created on
 	 * first use; ur_dev_fini frees it. */
@@ -543,6 +557,9 @@ struct ur_dev {
 /* Free what the transport allocated for the device (the selective-repeat
  * pool), after its last QP was destroyed. */
 void ur_dev_fini(struct ur_dev *dev);
+/* Traffic classes (docs/ports-classes.md): the priority map and the
+ * scheduler's configuration, after rate_bps and rate_burst are set. */
+void ur_dev_set_tcs(struct ur_dev *dev, const struct ur_tcs_cfg *cfg);
 
 /*
  * Receive, step 1 (device level, no QP lock): decode one UDP payload (the IB

@@ -10,18 +10,14 @@
 
 #include "ur_qp_priv.h"
 
-/* Device counter of each priority, the TOS byte's top 3 bits (DSCP >> 3,
- * the class selector of RFC 2474 4.2.2): tx_prio<N>_pkts. */
-static const size_t prio_cnt[8] = {
-	offsetof(struct ur_counters, tx_prio0_pkts),
-	offsetof(struct ur_counters, tx_prio1_pkts),
-	offsetof(struct ur_counters, tx_prio2_pkts),
-	offsetof(struct ur_counters, tx_prio3_pkts),
-	offsetof(struct ur_counters, tx_prio4_pkts),
-	offsetof(struct ur_counters, tx_prio5_pkts),
-	offsetof(struct ur_counters, tx_prio6_pkts),
-	offsetof(struct ur_counters, tx_prio7_pkts),
-};
+/* The per-priority counters are groups of 8 in priority order. */
+_Static_assert(offsetof(struct ur_counters, tx_prio7_pkts) ==
+		       offsetof(struct ur_counters, tx_prio0_pkts) + 7 * 8 &&
+	       offsetof(struct ur_counters, tx_prio7_bytes) ==
+		       offsetof(struct ur_counters, tx_prio0_bytes) + 7 * 8 &&
+	       offsetof(struct ur_counters, tx_prio7_held) ==
+		       offsetof(struct ur_counters, tx_prio0_held) + 7 * 8,
+	       "prio counters");
 
 static uint32_t pad_of(uint32_t payload_len)
 {
@@ -152,7 +148,12 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 		b->path.tos = (uint8_t)((b->path.tos & ~3u) | 2u);
 	qp->dev->cnt.tx_packets++;
 	qp->dev->cnt.tx_bytes += b->len;
-	*(uint64_t *)((char *)&qp->dev->cnt + prio_cnt[b->path.tos >> 5]) += 1;
+	{
+		unsigned int prio = ur__qp_prio(qp, &b->path);
+
+		(&qp->dev->cnt.tx_prio0_pkts)[prio]++;
+		(&qp->dev->cnt.tx_prio0_bytes)[prio] += b->len;
+	}
 	qp->cnt.tx_packets++;
 	qp->cnt.tx_bytes += b->len;
 	qp->dev->ops->pkt_send(qp->dev->host, b);

@@ -19,6 +19,7 @@
 
 #include <uroce/uroce.h>
 
+#include "ur_log.h"
 #include "ur_settings.h"
 #include "urv.h"
 
@@ -100,6 +101,64 @@ static int sr_dev_init(struct ur_dev *dev)
 	return 0;
 }
 
+/* One list setting of the traffic classes (UROCE_TC_*): parsed by the
+ * transport's parser, refused with its name and what it allows. */
+static int tc_env(const char *name,
+		  int (*parse)(const char *, void *, char *, size_t), void *out)
+{
+	const char *v = ur_setting_str(name);
+	char why[160];
+
+	if (!v)
+		return 0;
+	if (parse(v, out, why, sizeof(why))) {
+		fprintf(stderr, "uroce: %s=%s: not allowed; allowed: %s\n", name,
+			v, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_prios(const char *t, void *o, char *why, size_t len)
+{
+	return ur_tcs_parse_prios(t, o, why, len);
+}
+
+static int parse_weights(const char *t, void *o, char *why, size_t len)
+{
+	return ur_tcs_parse_weights(t, o, why, len);
+}
+
+static int parse_mins(const char *t, void *o, char *why, size_t len)
+{
+	return ur_tcs_parse_mins(t, o, why, len);
+}
+
+/* Traffic classes (docs/ports-classes.md): the priority map and the
+ * transmit scheduler over the device's rate limit. */
+static int tc_dev_init(struct ur_dev *dev)
+{
+	struct ur_tcs_cfg cfg;
+	unsigned long long v;
+	int rc;
+
+	ur_tcs_cfg_default(&cfg);
+	if (ur_setting_get("UROCE_TC_TRUST", &v) == 0)
+		cfg.trust = (uint8_t)v; /* choices "dscp|pcp", in enum order */
+	rc = tc_env("UROCE_TC_STRICT", parse_prios, &cfg.strict);
+	if (!rc)
+		rc = tc_env("UROCE_TC_WEIGHTS", parse_weights, cfg.weight);
+	if (!rc)
+		rc = tc_env("UROCE_TC_MIN_MBPS", parse_mins, cfg.min_bps);
+	if (rc)
+		return rc;
+	if (ur_tcs_cfg_active(&cfg) && !dev->rate_bps)
+		ur_log(UR_LOG_INFO, "traffic classes: no UROCE_RATE_LIMIT_MBPS, "
+		       "nothing to share: classes are only counted");
+	ur_dev_set_tcs(dev, &cfg);
+	return 0;
+}
+
 int urv__cc_dev_init(struct ur_dev *dev)
 {
 	struct ur_cc_params p;
@@ -141,6 +200,9 @@ int urv__cc_dev_init(struct ur_dev *dev)
 		dev->rate_bps = v * 1000000ull;
 	if (ur_setting_get("UROCE_RATE_BURST_BYTES", &v) == 0)
 		dev->rate_burst = v;
+	rc = tc_dev_init(dev);
+	if (rc)
+		return rc;
 	/* The send window of new RC QPs (0: the device's default). */
 	if (ur_setting_get("UROCE_TX_WINDOW", &v) == 0 && v)
 		dev->tx_window = (uint32_t)v;

@@ -475,6 +475,7 @@ URV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		ret = urv__ah_to_path(qp->ctx, &ah, &ua.path);
 		if (ret)
 			return -ret;
+		ua.sl = attr->ah_attr.sl; /* the priority under trust PCP */
 	}
 	if (mask & IBV_QP_PATH_MTU) {
 		if (attr->path_mtu < IBV_MTU_256 || attr->path_mtu > IBV_MTU_4096)
@@ -570,6 +571,7 @@ URV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		ah->port_num = qp->port_num;
 		ah->grh.hop_limit = ua.path.ttl;
 		ah->grh.traffic_class = ua.path.tos;
+		ah->sl = ua.sl;
 		ah->grh.flow_label = ua.path.flow_label;
 		urv__gid_from_ip(&ah->grh.dgid, ua.path.dst, ua.path.v6);
 		idx = urv__find_gid(&dev->ports[qp->port_num - 1], ua.path.src,
