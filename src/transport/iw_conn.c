@@ -86,6 +86,7 @@ struct ur_iw_conn {
 
 	struct ur_iw_term_info term_tx, term_rx;
 	struct ur_iw_counters cnt;
+	uint64_t now;        /* the latest `now` a call brought */
 };
 
 static const char *const state_names[] = {
@@ -868,6 +869,7 @@ int ur_iw_reject(struct ur_iw_conn *c, const uint8_t *pd, uint16_t pd_len,
 /* ---- the host's calls -------------------------------------------------------- */
 int ur_iw_rx(struct ur_iw_conn *c, const uint8_t *p, size_t n, uint64_t now)
 {
+	c->now = now;
 	while (n) {
 		struct ur_mpa_fpdu fp;
 		size_t used = 0;
@@ -913,6 +915,7 @@ size_t ur_iw_tx_peek(const struct ur_iw_conn *c, const uint8_t **p)
 
 void ur_iw_tx_done(struct ur_iw_conn *c, size_t n, uint64_t now)
 {
+	c->now = now;
 	if (n > out_len(c))
 		n = out_len(c);
 	c->out_head += n;
@@ -958,6 +961,7 @@ int ur_iw_post_send(struct ur_iw_conn *c, const struct ur_send_wr *wr,
 	uint64_t len = 0;
 	uint32_t idx = c->sq_tail;
 
+	c->now = now;
 	switch (wr->opcode) {
 	case UR_WR_RDMA_WRITE:
 	case UR_WR_SEND:
@@ -1081,6 +1085,10 @@ void ur_iw_conn_free(struct ur_iw_conn *c)
 {
 	if (!c)
 		return;
+	if (c->qp->proto_conn == c) {
+		c->qp->proto = &ur_proto_rocev2;
+		c->qp->proto_conn = NULL;
+	}
 	free(c->out);
 	free(c->scratch);
 	free(c->sq);
@@ -1108,6 +1116,7 @@ int ur_iw_conn_new(struct ur_qp *qp, const struct ur_iw_cfg *cfg,
 		return -ENOMEM;
 	c->qp = qp;
 	c->cfg = *cfg;
+	c->now = now;
 	if (!c->cfg.tx_max)
 		c->cfg.tx_max = IW_TX_MAX_DEFAULT;
 	/* Room for what tx_pump may add past tx_max: one FPDU and its
@@ -1154,7 +1163,73 @@ int ur_iw_conn_new(struct ur_qp *qp, const struct ur_iw_cfg *cfg,
 	} else {
 		c->state = UR_IWS_REQ_WAIT;
 	}
+	qp->proto = &ur_proto_iwarp;
+	qp->proto_conn = c;
 	*out = c;
 	return 0;
 }
+
+/* ---- the iWARP row of the protocol table (ur_transport.h) ------------------ */
+static int iw_post_send(struct ur_qp *qp, const struct ur_send_wr *wr,
+			uint64_t now)
+{
+	return ur_iw_post_send(qp->proto_conn, wr, now);
+}
+
+static int iw_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr)
+{
+	struct ur_iw_conn *c = qp->proto_conn;
+
+	return ur_iw_post_recv(c, wr, c->now);
+}
+
+/* The connection owns the state: RTS comes with MPA, and ERR (the
+ * application's, e.g. rdma_disconnect) ends it: WQEs flush, the host
+ * closes the socket. Attributes without a state change are kept by the
+ * host (rdma_cm sets them before the connection exists). */
+static int iw_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
+		     uint32_t mask, uint64_t now)
+{
+	struct ur_iw_conn *c = qp->proto_conn;
+
+	if (!(mask & UR_QP_STATE) || attr->qp_state == qp->state)
+		return 0;
+	if (attr->qp_state != UR_QPS_ERR)
+		return -EINVAL;
+	ur_iw_close(c, now);
+	return 0;
+}
+
+static int iw_stream_rx(struct ur_qp *qp, const uint8_t *p, size_t n,
+			uint64_t now)
+{
+	return ur_iw_rx(qp->proto_conn, p, n, now);
+}
+
+static size_t iw_stream_tx_peek(struct ur_qp *qp, const uint8_t **p)
+{
+	return ur_iw_tx_peek(qp->proto_conn, p);
+}
+
+static void iw_stream_tx_done(struct ur_qp *qp, size_t n, uint64_t now)
+{
+	ur_iw_tx_done(qp->proto_conn, n, now);
+}
+
+/* iWARP: RDMAP/DDP/MPA in TCP, TCP's reliability, MPA set-up (siw's
+ * device attributes: IBV_TRANSPORT_IWARP, IBV_NODE_RNIC). */
+const struct ur_proto_ops ur_proto_iwarp = {
+	.name = "iwarp",
+	.transport = 1, /* IBV_TRANSPORT_IWARP */
+	.node_type = 4, /* IBV_NODE_RNIC */
+	.framing = UR_FRAMING_STREAM,
+	.reliability = UR_REL_LLP,
+	.connection = UR_CONN_MPA,
+	.post_send = iw_post_send,
+	.post_recv = iw_post_recv,
+	.modify = iw_modify,
+	.stream_rx = iw_stream_rx,
+	.stream_tx_peek = iw_stream_tx_peek,
+	.stream_tx_done = iw_stream_tx_done,
+};
 

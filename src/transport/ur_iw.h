@@ -84,7 +84,10 @@ struct ur_iw_counters {
 struct ur_iw_conn;
 
 /* A connection on @qp (an RC QP with no SRQ; -EINVAL otherwise, -ENOMEM).
- * An initiator's Request is ready to send at once (ur_iw_tx_peek). */
+ * An initiator's Request is ready to send at once (ur_iw_tx_peek). The QP
+ * is iWARP from then on (qp->proto = &ur_proto_iwarp): ur_qp_post_send,
+ * ur_qp_post_recv and ur_qp_modify reach this connection. Free the
+ * connection before the QP; the QP is RoCEv2 again after. */
 int ur_iw_conn_new(struct ur_qp *qp, const struct ur_iw_cfg *cfg,
 		   uint64_t now, struct ur_iw_conn **out);
 void ur_iw_conn_free(struct ur_iw_conn *c);

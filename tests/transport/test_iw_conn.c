@@ -354,8 +354,18 @@ static void test_post_rules(void)
 	struct ur_cqe e;
 
 	connect2(&a, &b, false, false);
-	post_recv(&b, 9, 0, 100);
-	ASSERT_EQ(ur_iw_post_send(a.c, &wr, now), 0);
+	/* the QP's own entry points reach the connection (ur_proto_iwarp) */
+	ASSERT(a.qp.proto == &ur_proto_iwarp);
+	ASSERT_EQ(a.qp.proto->transport, 1);
+	ASSERT_EQ(a.qp.proto->node_type, 4);
+	{
+		struct ur_sge rs = {(uintptr_t)b.buf, 100, b.mr[0].lkey};
+		struct ur_recv_wr rw = {.wr_id = 9, .sg_list = &rs,
+					.num_sge = 1};
+
+		ASSERT_EQ(ur_qp_post_recv(&b.qp, &rw), 0);
+	}
+	ASSERT_EQ(ur_qp_post_send(&a.qp, &wr, now), 0);
 	memset(msg, 0, sizeof(msg));
 	pump(&a, &b);
 	e = one_cqe(&b.rcq);
@@ -380,6 +390,18 @@ static void test_post_rules(void)
 	ASSERT_EQ(one_cqe(&a.scq).wr_id, 21);
 	ASSERT(ur_test_all(b.buf + 8192, 0x11, 100));
 	ASSERT(ur_test_all(a.buf + 4096, 0x11, 100));
+	/* ERR from the application (rdma_disconnect): flush, then close */
+	post_recv(&a, 30, 0, 8);
+	{
+		struct ur_qp_attr at = {.qp_state = UR_QPS_RTR};
+
+		ASSERT_EQ(ur_qp_modify(&a.qp, &at, UR_QP_STATE, now), -EINVAL);
+		at.qp_state = UR_QPS_ERR;
+		ASSERT_EQ(ur_qp_modify(&a.qp, &at, UR_QP_STATE, now), 0);
+	}
+	ASSERT_EQ(one_cqe(&a.rcq).status, UR_WC_WR_FLUSH_ERR);
+	ASSERT(ur_iw_want_close(a.c));
+	ASSERT_EQ(a.qp.state, UR_QPS_ERR);
 	side_fini(&a);
 	side_fini(&b);
 }
