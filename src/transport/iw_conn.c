@@ -5,7 +5,7 @@
  * src/wire (ur_iwarp.h); this file is the protocol: who sends what when,
  * placement, ordering, Terminate and flush.
  *
- * Ordering (RFC 5040 5.5): the stream is in order, so READ Responses
+ * Ordering (RFC 5040): the stream is in order, so READ Responses
  * arrive in the order of the Requests and untagged messages by MSN; send
  * WQEs complete in posting order.
  */
@@ -33,7 +33,7 @@ struct iw_rwqe {
 	struct ur_rwqe w;
 };
 
-struct iw_irq { /* a READ Request to answer (RFC 5040 5.2) */
+struct iw_irq { /* a READ Request to answer (RFC 5040) */
 	struct ur_rdmap_rreq r;
 	uint32_t seg;
 };
@@ -182,7 +182,7 @@ static void push(struct ur_iw_conn *c, struct ur_cq *cq, uint64_t wr_id,
 }
 
 /* Send WQEs complete in order: a WRITE or SEND once its last byte left
- * for TCP, a READ once its Response is placed (RFC 5040 5.5). */
+ * for TCP, a READ once its Response is placed (RFC 5040). */
 static void sq_complete(struct ur_iw_conn *c, uint64_t now)
 {
 	while (c->sq_head != c->sq_tail) {
@@ -245,7 +245,7 @@ static void enter_error(struct ur_iw_conn *c, uint32_t state, int err,
 }
 
 /*
- * Send a Terminate (RFC 5040 4.8, 7) and enter ERROR. @u/@ulen: the
+ * Send a Terminate (RFC 5040 4, 7) and enter ERROR. @u/@ulen: the
  * offending ULPDU (NULL: none, e.g. the framing was lost); its DDP header
  * is copied (D), a READ Request's body too (R), and with M the DDP
  * Segment Length, which siw fills with the payload length.
@@ -301,7 +301,7 @@ static void terminate_err(struct ur_iw_conn *c, enum ur_iw_err e,
 }
 
 /* The layer, type and code for a failed key check of a tagged segment
- * (DDP, RFC 5041 7.2) or a READ source (RDMAP, RFC 5040 7): missing key,
+ * (DDP, RFC 5041) or a READ source (RDMAP, RFC 5040 7): missing key,
  * bounds, or (RDMAP only) rights. */
 static void term_key(struct ur_iw_conn *c, int rc, uint32_t stag, bool rdmap,
 		     const uint8_t *u, size_t ulen, uint64_t now)
@@ -349,7 +349,7 @@ static bool tx_wqe(struct ur_iw_conn *c, uint32_t idx, uint64_t now)
 	const uint8_t *pl = NULL;
 
 	if ((q->w.flags & UR_SEND_FENCE) && q->seg == 0 && c->rd_out)
-		return false; /* RFC 5040 5.5: after the READs before it */
+		return false; /* RFC 5040: after the READs before it */
 	if (q->w.opcode == UR_WR_RDMA_READ) {
 		if (c->rd_out >= c->neg.ord)
 			return false;
@@ -412,7 +412,7 @@ static bool tx_wqe(struct ur_iw_conn *c, uint32_t idx, uint64_t now)
 	return true;
 }
 
-/* One segment of the oldest READ Response (RFC 5040 5.2). */
+/* One segment of the oldest READ Response (RFC 5040). */
 static bool tx_read_resp(struct ur_iw_conn *c, uint64_t now)
 {
 	struct iw_irq *r = &c->irq[c->irq_head % UR_IW_IRQ_MAX];
@@ -489,7 +489,7 @@ static void rx_read_resp(struct ur_iw_conn *c, const struct ur_ddp_seg *s,
 	}
 	sge = q ? &c->sq_sge[(size_t)(i % c->sq_cap) * c->ss]
 		: NULL;
-	/* RFC 5041 7.2: the sink STag and TO must be those of the oldest
+	/* RFC 5041: the sink STag and TO must be those of the oldest
 	 * outstanding Request (responses come in order). */
 	if (!q || s->stag != (q->w.num_sge ? sge[0].lkey : 0)) {
 		terminate(c, UR_TERM_LAYER_DDP, 1, 0x00, u, ulen, now);
@@ -549,7 +549,7 @@ static void rx_send(struct ur_iw_conn *c, const struct ur_ddp_seg *s,
 	struct ur_qsge *sge;
 	uint32_t idx = c->rq_head;
 
-	/* RFC 5041 5.3 / 7.2: the MSN names the message, the MO its
+	/* RFC 5041: the MSN names the message, the MO its
 	 * place; a new message takes the next receive. */
 	if (s->msn != c->rx_msn[UR_DDP_QN_SEND]) {
 		terminate(c, UR_TERM_LAYER_DDP, 2, 0x03, u, ulen, now);
@@ -608,7 +608,7 @@ static void rx_read_req(struct ur_iw_conn *c, const struct ur_ddp_seg *s,
 		terminate(c, UR_TERM_LAYER_DDP, 2, 0x03, u, ulen, now);
 		return;
 	}
-	/* RFC 5040 6.4 / 6581: at most IRD Requests outstanding; more is
+	/* RFC 5040, RFC 6581: at most IRD Requests outstanding; more is
 	 * a Request the queue has no room for. */
 	if (c->irq_tail - c->irq_head >= c->neg.ird &&
 	    !(c->state == UR_IWS_RTR_WAIT && !s->rreq.size)) {
@@ -738,7 +738,7 @@ static void keep_peer(struct ur_iw_conn *c, const struct ur_mpa_rr *rr)
 	c->peer.pd = c->peer_pd;
 }
 
-/* The initiator has the Reply (RFC 5044 7.1.2, 6581). */
+/* The initiator has the Reply (RFC 5044 7.1, 6581). */
 static void got_reply(struct ur_iw_conn *c, const struct ur_mpa_rr *rep,
 		      uint64_t now)
 {
@@ -1141,7 +1141,7 @@ int ur_iw_conn_new(struct ur_qp *qp, const struct ur_iw_cfg *cfg,
 		return -ENOMEM;
 	}
 	for (int i = 0; i < IW_NQ; i++)
-		c->tx_msn[i] = c->rx_msn[i] = 1; /* RFC 5041 5.1 */
+		c->tx_msn[i] = c->rx_msn[i] = 1; /* RFC 5041 */
 	c->deadline = cfg->mpa_timeout_ns ? now + cfg->mpa_timeout_ns
 					  : UINT64_MAX;
 	if (cfg->initiator) {
