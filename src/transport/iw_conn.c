@@ -79,6 +79,7 @@ struct ur_iw_conn {
 	uint32_t rq_cap, rq_head, rq_tail;
 	bool rx_active;
 	uint32_t rx_off;
+	uint64_t rx_key_gen; /* key_gen when the receive was resolved */
 
 	uint32_t tx_msn[IW_NQ], rx_msn[IW_NQ];
 	struct iw_irq irq[UR_IW_IRQ_MAX];
@@ -565,17 +566,23 @@ static void rx_send(struct ur_iw_conn *c, const struct ur_ddp_seg *s,
 	}
 	r = &c->rq[idx % c->rq_cap];
 	sge = &c->rq_sge[(size_t)(idx % c->rq_cap) * c->rs];
-	if (!c->rx_active) {
+	if (!c->rx_active || ur__keys_moved(c->qp, &c->rx_key_gen)) {
+		/* Resolved at the first segment, again if a key moved since
+		 * (a region deregistered meanwhile is not written). */
+		c->rx_key_gen = atomic_load(&c->qp->dev->key_gen);
 		if (ur__sge_resolve(c->qp, sge, r->w.num_sge,
 				    UR_ACCESS_LOCAL_WRITE)) {
 			push(c, c->qp->recv_cq, r->w.wr_id, UR_WC_LOC_PROT_ERR,
 			     UR_WC_RECV, 0, 0, 0, false, now);
 			c->rq_head++;
+			c->rx_active = false;
 			terminate(c, UR_TERM_LAYER_RDMAP, 2, 0x07, u, ulen, now);
 			return;
 		}
-		c->rx_active = true;
-		c->rx_off = 0;
+		if (!c->rx_active) {
+			c->rx_active = true;
+			c->rx_off = 0;
+		}
 	}
 	if (s->payload_len > r->w.length - c->rx_off) {
 		terminate(c, UR_TERM_LAYER_DDP, 2, 0x05, u, ulen, now);
@@ -670,7 +677,7 @@ static void rx_fpdu(struct ur_iw_conn *c, const struct ur_mpa_fpdu *fp,
 		return;
 	}
 	c->cnt.rx_bytes += s.payload_len;
-	if (c->state == UR_IWS_RTR_WAIT) {
+	if (c->state == UR_IWS_RTR_WAIT && s.opcode != UR_RDMAP_TERMINATE) {
 		/* RFC 6581: the first FPDU is the RTR the Reply named. */
 		if (c->neg.rtr == UR_RTR_WRITE && s.opcode == UR_RDMAP_WRITE &&
 		    !s.payload_len) {
@@ -975,7 +982,7 @@ int ur_iw_post_send(struct ur_iw_conn *c, const struct ur_send_wr *wr,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (wr->num_sge > caps->max_send_sge)
+	if (wr->num_sge > caps->max_send_sge || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
 	if (c->sq_tail - c->sq_head >= c->sq_cap)
 		return -ENOMEM;
@@ -1032,7 +1039,8 @@ int ur_iw_post_recv(struct ur_iw_conn *c, const struct ur_recv_wr *wr,
 	uint64_t len = 0;
 	uint32_t idx = c->rq_tail;
 
-	if (wr->num_sge > c->qp->caps.max_recv_sge)
+	if (wr->num_sge > c->qp->caps.max_recv_sge ||
+	    (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
 	if (c->rq_tail - c->rq_head >= c->rq_cap)
 		return -ENOMEM;

@@ -106,11 +106,12 @@ const struct ur_iw_counters *ur_iw_counters(const struct ur_iw_conn *c);
  * with R, or ours), -EPROTO, -ETIMEDOUT, -ECONNRESET (Terminate, FIN). */
 int ur_iw_error(const struct ur_iw_conn *c);
 
-/* Responder in REQ_RCVD: accept with @ird/@ord and private data (the
- * policy's values are used for what the Request leaves open), or reject
- * (an MPA Reply with R and @pd, then the host closes). 0, or -EINVAL
- * (wrong state, PD too long), or 1 when the policy itself rejects (the
- * Reply with R is queued). */
+/* Responder in REQ_RCVD (the Request's fields and private data in
+ * ur_iw_peer_rr): accept with private data @pd, the IRD/ORD being the
+ * policy's (cfg.pol) as RFC 6581 adjusts them, or reject (an MPA Reply
+ * with R and @pd, then the host closes). 0, -EINVAL (wrong state, PD too
+ * long), or 1 when the policy itself refuses the Request (markers, CRC,
+ * IRD/ORD: the Reply with R is queued). */
 int ur_iw_accept(struct ur_iw_conn *c, const uint8_t *pd, uint16_t pd_len,
 		 uint64_t now);
 int ur_iw_reject(struct ur_iw_conn *c, const uint8_t *pd, uint16_t pd_len,

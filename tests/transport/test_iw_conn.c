@@ -444,6 +444,7 @@ static void test_terminates(void)
 		{"READ past the region", 0, 1, 0x01},
 		{"SEND with no receive posted", 1, 2, 0x02},
 		{"SEND longer than the receive", 1, 2, 0x05},
+		{"SEND into a receive with a bad lkey", 0, 2, 0x07},
 	};
 
 	for (unsigned int i = 0; i < sizeof(tcs) / sizeof(tcs[0]); i++) {
@@ -455,8 +456,15 @@ static void test_terminates(void)
 		rb = (uintptr_t)b.buf;
 		add_mr(&b, 0x777, b.buf, 4096, UR_ACCESS_REMOTE_READ);
 		post_recv(&a, 50, 0, 64); /* flushes on a */
-		if (i != 5)
+		if (i == 7) {
+			struct ur_sge sg = {(uintptr_t)b.buf, 64, 0xdead};
+			struct ur_recv_wr wr = {.wr_id = 60, .sg_list = &sg,
+						.num_sge = 1};
+
+			ASSERT_EQ(ur_iw_post_recv(b.c, &wr, now), 0);
+		} else if (i != 5) {
 			post_recv(&b, 60, 0, 64); /* flushes on b, or short */
+		}
 		switch (i) {
 		case 0: post(&a, UR_WR_RDMA_WRITE, 1, 0, 64, 0x1000, 0xbad0aa, 0, 0); break;
 		case 1: post(&a, UR_WR_RDMA_WRITE, 1, 0, 64, rb + BUF - 10, b.mr[0].rkey, 0, 0); break;
@@ -465,6 +473,7 @@ static void test_terminates(void)
 		case 4: post(&a, UR_WR_RDMA_READ, 1, 0, 64, rb + 4050, 0x777, 0, 0); break;
 		case 5: post(&a, UR_WR_SEND, 1, 0, 64, 0, 0, 0, 0); break;
 		case 6: post(&a, UR_WR_SEND, 1, 0, 100, 0, 0, 0, 0); break;
+		case 7: post(&a, UR_WR_SEND, 1, 0, 10, 0, 0, 0, 0); break;
 		}
 		/* a WQE behind it still waiting for its answer flushes (a
 		 * WRITE or SEND behind it has left: it completes) */
@@ -485,7 +494,8 @@ static void test_terminates(void)
 		if (i != 5) {
 			e = one_cqe(&b.rcq);
 			ASSERT_EQ(e.wr_id, 60);
-			ASSERT_EQ(e.status, UR_WC_WR_FLUSH_ERR);
+			ASSERT_EQ(e.status, i == 7 ? UR_WC_LOC_PROT_ERR
+						   : UR_WC_WR_FLUSH_ERR);
 		}
 		ASSERT_EQ(b.events[tcs[i].etype == 1 ? UR_EVENT_QP_ACCESS_ERR
 						     : UR_EVENT_QP_FATAL], 1);
