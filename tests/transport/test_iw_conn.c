@@ -6,14 +6,21 @@
  * operation from 0 bytes to several MULPDUs with CRC and markers on and
  * off, the Terminate of each error and the completions on both sides, and
  * a responder fed the initiator's stream of real siw captures, whose
- * answers must be the ones siw gave.
+ * answers must be the ones siw gave. Built again with UR_IW_TSHARK
+ * (test_iw_conn_tshark): one connection's bytes, cut by MSS into TCP
+ * segments of a pcap, read back by tshark.
  */
 #include <errno.h>
 #include <pcap/pcap.h>
+#include <unistd.h>
 
 #include "ur_iw.h"
 #include "ur_rand.h"
 #include "ur_test.h"
+
+#ifdef UR_IW_TSHARK /* this file's other cases are not run there */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
 
 #define NMR 8
 #define BUF (1u << 20)
@@ -100,8 +107,10 @@ static void side_fini(struct side *s)
 	free(s->buf);
 }
 
-/* Move bytes both ways in random pieces until neither side has any. */
+/* Move bytes both ways in random pieces until neither side has any;
+ * @tap (if set) sees each piece as the TCP segment that carried it. */
 static uint64_t now = 1000;
+static void (*tap)(int d, const uint8_t *p, size_t n);
 
 static void pump(struct side *a, struct side *b)
 {
@@ -124,6 +133,11 @@ static void pump(struct side *a, struct side *b)
 			}
 			if (k < n)
 				n = k;
+			if (tap) { /* the host writes all it has, TCP cuts it */
+				n = ur_iw_tx_peek(from->c, &p);
+				for (size_t o = 0; o < n; o += 1448)
+					tap(d, p + o, n - o < 1448 ? n - o : 1448);
+			}
 			(void)ur_iw_rx(to->c, p, n, now);
 			ur_iw_tx_done(from->c, n, now);
 			now += 1000;
@@ -815,6 +829,186 @@ static void test_siw_replay(void)
 	replay("reject_no_listener.pcap", 0, 0, 0, 0, UR_IWS_REQ_WAIT, 0);
 }
 
+#ifdef UR_IW_TSHARK
+/* ---- Wireshark reads what two cores say to each other ------------------ */
+static char path[256];
+static pcap_dumper_t *dump;
+static uint32_t seq[2] = {0x10000000u, 0x20000000u};
+static int frames;
+
+static uint16_t csum_fold(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+static uint32_t csum_add(uint32_t s, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		s += ur_get16(p + i);
+	if (n & 1)
+		s += (uint32_t)p[n - 1] << 8;
+	return s;
+}
+
+/* One TCP segment from side @d (0: 10.77.0.2:40000, the initiator; 1:
+ * 10.77.0.3:7174) with valid IPv4 and TCP checksums. */
+static void segment(int d, uint8_t flags, const uint8_t *data, size_t len)
+{
+	static const uint8_t mac[2][6] = {{0x52, 0x54, 0, 0x77, 0, 2},
+					  {0x52, 0x54, 0, 0x77, 0, 3}};
+	static uint8_t f[2048];
+	uint8_t *ip = f + 14, *tcp = ip + 20, pseudo[12];
+	struct pcap_pkthdr h = {0};
+	uint32_t s;
+
+	ASSERT_LE(len, sizeof(f) - 54);
+	memcpy(f, mac[!d], 6);
+	memcpy(f + 6, mac[d], 6);
+	ur_put16(f + 12, 0x0800);
+	memset(ip, 0, 40);
+	ip[0] = 0x45;
+	ur_put16(ip + 2, (uint16_t)(40 + len));
+	ur_put16(ip + 4, (uint16_t)frames);
+	ur_put16(ip + 6, 0x4000);
+	ip[8] = 64;
+	ip[9] = 6;
+	ip[12] = 10, ip[13] = 77, ip[15] = d ? 3 : 2;
+	ip[16] = 10, ip[17] = 77, ip[19] = d ? 2 : 3;
+	ur_put16(ip + 10, csum_fold(csum_add(0, ip, 20)));
+	ur_put16(tcp, d ? 7174 : 40000);
+	ur_put16(tcp + 2, d ? 40000 : 7174);
+	ur_put32(tcp + 4, seq[d]);
+	ur_put32(tcp + 8, (flags & 0x10) ? seq[!d] : 0);
+	tcp[12] = 5 << 4;
+	tcp[13] = flags;
+	ur_put16(tcp + 14, 65535);
+	if (len)
+		memcpy(tcp + 20, data, len);
+	memcpy(pseudo, ip + 12, 8);
+	pseudo[8] = 0;
+	pseudo[9] = 6;
+	ur_put16(pseudo + 10, (uint16_t)(20 + len));
+	s = csum_add(csum_add(0, pseudo, 12), tcp, 20 + len);
+	ur_put16(tcp + 16, csum_fold(s));
+	seq[d] += (uint32_t)len + ((flags & 0x03) ? 1 : 0);
+	h.ts.tv_sec = 1700000000;
+	h.ts.tv_usec = ++frames;
+	h.caplen = h.len = (bpf_u_int32)(54 + len);
+	pcap_dump((u_char *)dump, &h, f);
+}
+
+static void tap_pcap(int d, const uint8_t *p, size_t n)
+{
+	segment(d, 0x18, p, n); /* PSH+ACK */
+}
+
+/* Count lines of @cmd's output that contain @what (or, with @fields, the
+ * comma-separated values of its one field). */
+static int tshark_count(const char *args, const char *what, bool fields)
+{
+	char cmd[1024], line[16384];
+	int n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "tshark -n -r %s --disable-heuristic rpcrdma_iwarp %s 2>/dev/null",
+		 path, args);
+	f = popen(cmd, "r");
+	ASSERT(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (!fields) {
+			n += strstr(line, what) != NULL;
+			continue;
+		}
+		line[strcspn(line, "\n")] = 0;
+		if (!*line)
+			continue;
+		n++;
+		for (char *c = line; *c; c++)
+			n += *c == ',';
+	}
+	ASSERT_EQ(pclose(f), 0);
+	return n;
+}
+
+/*
+ * A whole connection with CRC between two cores, every operation (SEND, SE,
+ * with invalidate, WRITE and READ of several segments, zero-length ones),
+ * ended by a Terminate: tshark must decode the MPA Request and Reply, find
+ * every FPDU we framed, call every CRC good and mark nothing malformed.
+ */
+static void test_tshark(void)
+{
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+	struct side a, b;
+	uint64_t fpdus;
+	int got, good, bad, malformed, rr;
+
+	snprintf(path, sizeof(path), "/tmp/uroce-iw-conn-%d.pcap", (int)getpid());
+	dump = pcap_dump_open(dead, path);
+	ASSERT(dump);
+	segment(0, 0x02, NULL, 0);
+	segment(1, 0x12, NULL, 0);
+	segment(0, 0x10, NULL, 0);
+	tap = tap_pcap;
+	connect2(&a, &b, true, false);
+	fill(a.buf, 65536);
+	fill(b.buf + 65536, 65536);
+	post_recv(&b, 1, 131072, 8192);
+	post_recv(&b, 2, 131072, 8192);
+	post_recv(&b, 3, 131072, 8192);
+	ASSERT_EQ(post(&a, UR_WR_SEND, 1, 0, 16, 0, 0, 0, 0), 0);
+	ASSERT_EQ(post(&a, UR_WR_SEND, 2, 0, 5000, 0, 0, UR_SEND_SOLICITED, 0), 0);
+	ASSERT_EQ(post(&a, UR_WR_SEND_WITH_INV, 3, 0, 0, 0, 0, 0, 0x1234), 0);
+	ASSERT_EQ(post(&a, UR_WR_RDMA_WRITE, 4, 0, 10000,
+		       (uintptr_t)b.buf, b.mr[0].rkey, 0, 0), 0);
+	ASSERT_EQ(post(&a, UR_WR_RDMA_WRITE, 5, 0, 0,
+		       (uintptr_t)b.buf, b.mr[0].rkey, 0, 0), 0);
+	ASSERT_EQ(post(&a, UR_WR_RDMA_READ, 6, 20000, 6000,
+		       (uintptr_t)b.buf + 65536, b.mr[0].rkey, 0, 0), 0);
+	ASSERT_EQ(post(&a, UR_WR_RDMA_READ, 7, 30000, 0,
+		       (uintptr_t)b.buf + 65536, b.mr[0].rkey, 0, 0), 0);
+	pump(&a, &b);
+	ASSERT_MEM_EQ(a.buf + 20000, b.buf + 65536, 6000);
+	ASSERT_MEM_EQ(b.buf, a.buf, 10000);
+	ASSERT_EQ(post(&a, UR_WR_RDMA_WRITE, 8, 0, 64, 0x1000, 0xbad0aa, 0, 0), 0);
+	pump(&a, &b);
+	ASSERT(ur_iw_term_sent(b.c)->valid);
+	segment(1, 0x11, NULL, 0);
+	segment(0, 0x11, NULL, 0);
+	tap = NULL;
+	pcap_dump_close(dump);
+	pcap_close(dead);
+	fpdus = ur_iw_counters(a.c)->tx_fpdus + ur_iw_counters(b.c)->tx_fpdus;
+	side_fini(&a);
+	side_fini(&b);
+
+	rr = tshark_count("-Y iwarp_mpa.rev -T fields -e iwarp_mpa.rev", NULL, true);
+	got = tshark_count("-Y iwarp_ddp -T fields -E occurrence=a "
+			   "-e iwarp_mpa.ulpdulength", NULL, true);
+	good = tshark_count("-V", "(Good CRC32)", false);
+	bad = tshark_count("-V", "Bad CRC32", false);
+	malformed = tshark_count("-V", "Malformed", false);
+	printf("[%d MPA Request/Reply, %d of %llu FPDUs, %d good CRC32c, "
+	       "%d bad, %d malformed] ", rr, got, (unsigned long long)fpdus,
+	       good, bad, malformed);
+	ASSERT_EQ(rr, 2);
+	ASSERT_EQ(got, fpdus);
+	ASSERT_EQ(good, fpdus);
+	ASSERT_EQ(bad, 0);
+	ASSERT_EQ(malformed, 0);
+	unlink(path);
+}
+
+static const struct ur_test_case tests[] = {
+	{"tshark_iw_conn", test_tshark},
+	{NULL, NULL},
+};
+
+UR_TEST_MAIN_NEEDS(tests, "tshark")
+#else
 static const struct ur_test_case tests[] = {
 	{"ops_plain", test_ops_plain},
 	{"ops_crc", test_ops_crc},
@@ -828,3 +1022,4 @@ static const struct ur_test_case tests[] = {
 };
 
 UR_TEST_MAIN(tests)
+#endif
