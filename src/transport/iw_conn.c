@@ -202,7 +202,7 @@ static void sq_complete(struct ur_iw_conn *c, uint64_t now)
 			     ur__wr_wc_opcode(q->w.opcode), q->w.length, 0, 0,
 			     false, now);
 		c->sq_head++;
-		if (c->sq_cur < c->sq_head)
+		if ((int32_t)(c->sq_cur - c->sq_head) < 0) /* free-running */
 			c->sq_cur = c->sq_head;
 	}
 }
