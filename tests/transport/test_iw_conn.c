@@ -65,8 +65,17 @@ static void qp_event(void *host, struct ur_qp *qp, enum ur_async_event ev)
 	s->events[ev & 31]++;
 }
 
+static int cq_events;
+
+static void cq_event(void *host, struct ur_cq *cq)
+{
+	(void)host;
+	(void)cq;
+	cq_events++;
+}
+
 static const struct ur_dev_ops ops = {
-	.mr_lookup = mr_lookup, .qp_event = qp_event,
+	.mr_lookup = mr_lookup, .qp_event = qp_event, .cq_event = cq_event,
 };
 
 static struct ur_mr *add_mr(struct side *s, uint32_t stag, uint8_t *p,
@@ -386,6 +395,49 @@ static void test_post_rules(void)
 	ASSERT_EQ(e.byte_len, 40);
 	ASSERT_MEM_EQ(b.buf, "inline bytes", 12);
 	one_cqe(&a.scq);
+	/* solicited event (RFC 5040 SEND with SE): a CQ armed for
+	 * solicited completions fires for it only */
+	ur_cq_arm(&b.rcq, true);
+	cq_events = 0;
+	post_recv(&b, 10, 0, 100);
+	post_recv(&b, 11, 0, 100);
+	ASSERT_EQ(post(&a, UR_WR_SEND, 3, 0, 8, 0, 0, 0, 0), 0);
+	pump(&a, &b);
+	ASSERT_EQ(cq_events, 0);
+	ASSERT_EQ(post(&a, UR_WR_SEND, 4, 0, 8, 0, 0, UR_SEND_SOLICITED, 0), 0);
+	pump(&a, &b);
+	ASSERT_EQ(cq_events, 1);
+	ASSERT_EQ(next_cqe(&b.rcq).wr_id, 10);
+	ASSERT_EQ(one_cqe(&b.rcq).wr_id, 11);
+	ASSERT_EQ(next_cqe(&a.scq).wr_id, 3);
+	ASSERT_EQ(one_cqe(&a.scq).wr_id, 4);
+	/* SEND with Invalidate ends a type 2 window of the receiver's PD
+	 * (as on RoCE): WRITEs through it work before, not after */
+	{
+		struct ur_mr *w = add_mr(&b, 0x5501, b.buf + 65536, 4096,
+					 UR_ACCESS_REMOTE_WRITE);
+
+		w->type = UR_KEY_MW2;
+		w->lkey = 0x5501;
+		w->mw_valid = true;
+		w->mw_qpn = b.qp.qpn;
+		w->mw_mr = &b.mr[0];
+		atomic_store(&b.mr[0].nbound, 1);
+		ASSERT_EQ(post(&a, UR_WR_RDMA_WRITE, 5, 0, 16,
+			       (uintptr_t)b.buf + 65536, 0x5501, 0, 0), 0);
+		post_recv(&b, 12, 0, 100);
+		ASSERT_EQ(post(&a, UR_WR_SEND_WITH_INV, 6, 0, 8, 0, 0, 0,
+			       0x5501), 0);
+		pump(&a, &b);
+		ASSERT_EQ(one_cqe(&b.rcq).wc_flags, UR_WC_WITH_INV);
+		ASSERT(!w->mw_valid);
+		/* the check a WRITE through it now meets (rx_write) */
+		ASSERT_EQ(ur_rkey_check(&b.qp, 0x5501, (uintptr_t)b.buf + 65536,
+					16, UR_ACCESS_REMOTE_WRITE, NULL), -EACCES);
+		ASSERT_EQ(next_cqe(&a.scq).wr_id, 5);
+		ASSERT_EQ(one_cqe(&a.scq).wr_id, 6);
+		ASSERT_EQ(ur_iw_state(b.c), UR_IWS_RTS);
+	}
 	wr.flags = 0;
 	wr.opcode = UR_WR_RDMA_WRITE_WITH_IMM;
 	ASSERT_EQ(ur_iw_post_send(a.c, &wr, now), -EOPNOTSUPP);
@@ -406,6 +458,7 @@ static void test_post_rules(void)
 	ASSERT(ur_test_all(a.buf + 4096, 0x11, 100));
 	/* ERR from the application (rdma_disconnect): flush, then close */
 	post_recv(&a, 30, 0, 8);
+	ASSERT_EQ(ur_iw_state(a.c), UR_IWS_RTS);
 	{
 		struct ur_qp_attr at = {.qp_state = UR_QPS_RTR};
 
