@@ -198,6 +198,7 @@ static int qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 	qp->recv_cq = recv_cq;
 	qp->dev = dev;
 	qp->deadline = UINT64_MAX;
+	qp->proto = &ur_proto_rocev2;
 	qp->priv = p;
 
 	p->sq_cap = caps->max_send_wr;
@@ -637,8 +638,19 @@ static void apply_attrs(struct ur_qp *qp, const struct ur_qp_attr *a,
 		ur_qp_set_rate_limit(qp, a->rate_limit, 0);
 }
 
+static int roce_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
+		       uint32_t mask, uint64_t now);
+
 int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
 		 uint32_t mask, uint64_t now)
+{
+	if (qp->proto_conn)
+		return qp->proto->modify(qp, attr, mask, now);
+	return roce_modify(qp, attr, mask, now);
+}
+
+static int roce_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
+		       uint32_t mask, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 	uint32_t cur = qp->state, next;
@@ -786,8 +798,19 @@ static int check_send_wr(const struct ur_qp *qp, const struct ur_send_wr *wr,
 	return 0;
 }
 
+static int roce_post_send(struct ur_qp *qp, const struct ur_send_wr *wr,
+			  uint64_t now);
+
 int ur_qp_post_send(struct ur_qp *qp, const struct ur_send_wr *wr,
 		    uint64_t now)
+{
+	if (__builtin_expect(qp->proto_conn != NULL, 0))
+		return qp->proto->post_send(qp, wr, now);
+	return roce_post_send(qp, wr, now);
+}
+
+static int roce_post_send(struct ur_qp *qp, const struct ur_send_wr *wr,
+			  uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_swqe *wqe;
@@ -869,7 +892,16 @@ queued:
 	return 0;
 }
 
+static int roce_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr);
+
 int ur_qp_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr)
+{
+	if (__builtin_expect(qp->proto_conn != NULL, 0))
+		return qp->proto->post_recv(qp, wr);
+	return roce_post_recv(qp, wr);
+}
+
+static int roce_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr)
 {
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_rwqe *rwqe;
@@ -939,3 +971,16 @@ void ur_qp_timer(struct ur_qp *qp, uint64_t now)
 		ur__sr_timer(qp, now);
 	ur_qp_progress(qp, now);
 }
+
+/* RoCEv2: IBTA transport in UDP (port 4791), own reliability, CM MADs. */
+const struct ur_proto_ops ur_proto_rocev2 = {
+	.name = "rocev2",
+	.transport = 0, /* IBV_TRANSPORT_IB */
+	.node_type = 1, /* IBV_NODE_CA */
+	.framing = UR_FRAMING_DATAGRAM,
+	.reliability = UR_REL_PSN,
+	.connection = UR_CONN_CM_MAD,
+	.post_send = roce_post_send,
+	.post_recv = roce_post_recv,
+	.modify = roce_modify,
+};

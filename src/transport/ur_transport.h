@@ -32,6 +32,9 @@ struct ur_dev;
 struct ur_qp;
 struct ur_cq;
 struct ur_srq;
+struct ur_recv_wr;
+struct ur_send_wr;
+struct ur_qp_attr;
 
 /* ---- memory regions ----------------------------------------------------- */
 enum ur_access { /* == enum ibv_access_flags */
@@ -387,9 +390,47 @@ struct ur_qp {
 			     * the host may override (ECMP entropy) */
 	uint64_t deadline;  /* next timer, UINT64_MAX = none */
 	struct ur_qp_counters cnt; /* written under the QP's lock */
+	/* The protocol that drives the QP (struct ur_proto_ops): RoCEv2
+	 * from ur_qp_create on; ur_iw_conn_new (ur_iw.h) makes it iWARP,
+	 * its connection in @proto_conn (NULL: RoCEv2). */
+	const struct ur_proto_ops *proto;
+	void *proto_conn;
 	/* private: everything else */
 	struct ur_qp_priv *priv;
 };
+
+/*
+ * What differs between the protocols a QP can speak (docs/architecture.md
+ * "Protocols"): the framing (datagrams with a BTH, or a byte stream of
+ * MPA FPDUs), the reliability (our PSNs, ACKs and retransmission, or the
+ * stream's: TCP), the connection (CM MADs on QP1, or MPA in the stream)
+ * and what the device reports for them. What is shared (WQE and SGE
+ * structures, CQs and CQEs, the key table and its checks, windows) is
+ * not in here. The verbs entry points (ur_qp_post_send, ur_qp_post_recv,
+ * ur_qp_modify) go through a QP's table when it is not RoCEv2.
+ */
+enum ur_framing { UR_FRAMING_DATAGRAM, UR_FRAMING_STREAM };
+enum ur_reliability { UR_REL_PSN, UR_REL_LLP };
+enum ur_connection { UR_CONN_CM_MAD, UR_CONN_MPA };
+struct ur_proto_ops {
+	const char *name;        /* "rocev2", "iwarp" */
+	uint8_t transport;       /* == enum ibv_transport_type */
+	uint8_t node_type;       /* == enum ibv_node_type */
+	uint8_t framing;         /* enum ur_framing */
+	uint8_t reliability;     /* enum ur_reliability */
+	uint8_t connection;      /* enum ur_connection */
+	int (*post_send)(struct ur_qp *qp, const struct ur_send_wr *wr,
+			 uint64_t now);
+	int (*post_recv)(struct ur_qp *qp, const struct ur_recv_wr *wr);
+	int (*modify)(struct ur_qp *qp, const struct ur_qp_attr *attr,
+		      uint32_t mask, uint64_t now);
+	/* Stream protocols: bytes in, bytes out (the host's socket). */
+	int (*stream_rx)(struct ur_qp *qp, const uint8_t *p, size_t n,
+			 uint64_t now);
+	size_t (*stream_tx_peek)(struct ur_qp *qp, const uint8_t **p);
+	void (*stream_tx_done)(struct ur_qp *qp, size_t n, uint64_t now);
+};
+extern const struct ur_proto_ops ur_proto_rocev2, ur_proto_iwarp;
 
 /* ---- the device: what a host plugs in ---------------------------------- */
 /* A packet buffer lent by the host: room for the IB part (BTH..ICRC). */

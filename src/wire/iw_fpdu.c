@@ -88,7 +88,8 @@ enum ur_iw_err ur_mpa_rx_feed(struct ur_mpa_rx *rx, const uint8_t *p, size_t n,
 				k = n - done;
 			memcpy(rx->mk + rx->mk_have, p + done, k);
 			/* Markers before the CRC field are covered by it. */
-			if (rx->have < UR_MPA_LEN_LEN || rx->have <= covered(rx))
+			if (rx->crc && (rx->have < UR_MPA_LEN_LEN ||
+					rx->have <= covered(rx)))
 				rx->reg = ur_crc32c(rx->reg, p + done, k);
 			rx->mk_have = (uint8_t)(rx->mk_have + k);
 			rx->pos += k;
@@ -119,7 +120,9 @@ enum ur_iw_err ur_mpa_rx_feed(struct ur_mpa_rx *rx, const uint8_t *p, size_t n,
 				k = room;
 		}
 		memcpy(rx->buf + rx->have, p + done, k);
-		if (rx->have >= UR_MPA_LEN_LEN) {
+		if (!rx->crc) {
+			/* nothing to check: no CRC computed */
+		} else if (rx->have >= UR_MPA_LEN_LEN) {
 			uint32_t cov = covered(rx);
 
 			if (rx->have < cov)
@@ -267,7 +270,8 @@ int ur_mpa_tx_frame(struct ur_mpa_tx *tx, uint8_t *out, size_t cap,
 {
 	static const uint8_t zero[4];
 	size_t ulen = hdr_len + payload_len;
-	struct txw w = {tx, out, 0, 0, 0, true};
+	/* No CRC negotiated: none computed (the field goes out zero). */
+	struct txw w = {tx, out, 0, 0, 0, tx->crc};
 	uint32_t c;
 	uint8_t b[4];
 
