@@ -146,7 +146,7 @@ static void test_cc_profile(void)
 	ASSERT_EQ(sim_cfg_set(&c, "dcqcn_profile", "uroce", err, sizeof(err)), 0);
 	ASSERT_EQ(sim_cfg_set(&c, "host_gbps", "25", err, sizeof(err)), 0);
 	sim_cfg_cc(&c, &p);
-	ASSERT_EQ(p.hai_mbps, 1250);
+	ASSERT_EQ(p.hai_mbps, 2500);
 	ASSERT_EQ(p.min_rate_mbps, 250);
 	ASSERT_EQ(p.first_cnp_mbps, 1250);
 	ASSERT_EQ(p.ai_mbps, 7);
