@@ -766,6 +766,57 @@ static void test_poisson(void)
 	ASSERT(sum[0] != sum[2]);
 }
 
+/* CDF files: errors name the line; a good file's mean and draws. */
+static void test_cdf_errors(void)
+{
+	static const struct {
+		const char *text, *err;
+	} bad[] = {
+		{ "0 0\n10 50\n", ":2: needs at least two points" },
+		{ "# c\n5 10\n10 100\n", ":2: the first point's percentile" },
+		{ "0 0\n10 50\n5 100\n", ":3: bytes and percentile must both" },
+		{ "0 0\n10 50\n20 50\n", ":3: bytes and percentile must both" },
+		{ "0 0\nabc\n", ":2: expected 'bytes percentile'" },
+		{ "0 0\n10 50 7\n", ":2: expected" },
+		{ "0 0\n10 150\n", ":2: bytes must be 0..2^31" },
+	};
+	struct sim_cdf c;
+	char err[256], text[] = "# size pct\n0 0\n1000 50 # half\n3000 100\n";
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		f = fmemopen((void *)bad[i].text, strlen(bad[i].text), "r");
+		ASSERT(f != NULL);
+		ASSERT_EQ(sim_cdf_read(&c, f, "x.cdf", err, sizeof(err)), -1);
+		fclose(f);
+		if (!strstr(err, bad[i].err))
+			UR_FAIL("'%s': got '%s', want '%s'", bad[i].text, err,
+				bad[i].err);
+	}
+	f = fmemopen(text, strlen(text), "r");
+	ASSERT_EQ(sim_cdf_read(&c, f, "x.cdf", err, sizeof(err)), 0);
+	fclose(f);
+	ASSERT_EQ(c.n, 3);
+	/* trapezoids: 500 * 0.5 + 2000 * 0.5 */
+	ASSERT(fabs(sim_cdf_mean(&c) - 1250) < 1e-9);
+	ASSERT_EQ(sim_cdf_draw(&c, 0.25), 500);
+	ASSERT_EQ(sim_cdf_draw(&c, 0.75), 2000);
+	ASSERT_EQ(sim_cdf_draw(&c, 0), 1);
+	ASSERT(fabs(sim_cdf_at(&c, 2000) - 0.75) < 1e-9);
+	{
+		struct sim_cfg cfg;
+
+		sim_cfg_default(&cfg);
+		ASSERT_EQ(sim_cfg_set(&cfg, "load", "0", err, sizeof(err)), -1);
+		ASSERT(strstr(err, "load") != NULL);
+		ASSERT_EQ(sim_cfg_set(&cfg, "load", "1.5", err, sizeof(err)), -1);
+		ASSERT_EQ(sim_cfg_set(&cfg, "load", "0.7", err, sizeof(err)), 0);
+		ASSERT_EQ(sim_cfg_set(&cfg, "workload", "poisson", err,
+				      sizeof(err)), 0);
+		ASSERT_EQ(cfg.work, SIM_WORK_POISSON);
+	}
+}
+
 /* Every flow's FCT is at least its ideal (sim__ideal_ns is a lower bound:
  * the slowdown's denominator never overstates). */
 static void test_ideal_bound(void)
@@ -813,6 +864,7 @@ static const struct ur_test_case tests[] = {
 	{ "adaptive_unequal", test_adaptive_unequal },
 	{ "poisson", test_poisson },
 	{ "ideal_bound", test_ideal_bound },
+	{ "cdf_errors", test_cdf_errors },
 	{ NULL, NULL },
 };
 
