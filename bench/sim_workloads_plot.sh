@@ -20,19 +20,19 @@ for W in websearch50 fb_hadoop50; do
   done
 done
 gnuplot <<EOG
-set terminal pngcairo size 1200,500 font ",10"
+set terminal pngcairo size 1200,500 font ",10" noenhanced
 set output "$PNG"
 set multiplot layout 1,2
 set logscale y
 set grid ytics
-set key top left
+set key top right
 set ylabel "FCT slowdown (FCT / ideal FCT)"
 set xtics ("<10K" 0, "10K-100K" 1, "100K-1M" 2, "1M-10M" 3, ">=10M" 4)
 set xrange [-0.3:4.3]
 set xlabel "flow size (bytes)"
 do for [w in "websearch50 fb_hadoop50"] {
   set title sprintf("%s, k=$K, PFC off: p99 (solid), p50 (dashed)", w)
-  plot for [cc in "$CCS"] sprintf("$TMP/%s_%s.dat", w, cc) using 1:3 with linespoints lw 2 title cc, \
+  plot for [i=1:4] sprintf("$TMP/%s_%s.dat", w, word("$CCS", i)) using 1:3 with linespoints lw 2 lc i title word("$CCS", i), \
        for [i=1:4] sprintf("$TMP/%s_%s.dat", w, word("$CCS", i)) using 1:2 with lines dt 2 lc i notitle
 }
 unset multiplot
