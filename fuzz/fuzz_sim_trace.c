@@ -23,6 +23,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > 4096)
 		return 0; /* a few dozen flows say all the parser can */
+	f = fmemopen((void *)data, size, "r");
+	if (f) {
+		struct sim_cdf cdf;
+
+		if (sim_cdf_read(&cdf, f, "fuzz", err, sizeof(err))) {
+			if (strncmp(err, "fuzz:", 5))
+				abort();
+		} else {
+			double m = sim_cdf_mean(&cdf);
+
+			if (cdf.y[0] != 0 || cdf.y[cdf.n - 1] != 100 ||
+			    !(m >= cdf.x[0] && m <= cdf.x[cdf.n - 1]))
+				abort();
+			for (int i = 0; i <= 8; i++) {
+				uint64_t b = sim_cdf_draw(&cdf, i / 8.0 * 0.999);
+
+				if (b < 1 || b > (uint64_t)cdf.x[cdf.n - 1] + 1)
+					abort();
+			}
+		}
+		fclose(f);
+	}
 	sim_cfg_default(&c);
 	snprintf(c.trace, sizeof(c.trace), "fuzz");
 	c.work = SIM_WORK_TRACE;

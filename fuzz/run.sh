@@ -5,7 +5,7 @@
 # fuzz_iwarp (MPA/DDP/RDMAP streams) from seeds cut from the siw captures
 # and fuzz_iw_conn (those streams into an iWARP responder) an eighth each,
 # fuzz_crypt (sealed packets to an encrypted QP) and fuzz_sim_trace (the
-# simulator's trace files) a quarter of SECONDS each.
+# simulator's trace files and flow-size CDFs) a quarter of SECONDS each.
 # Usage: fuzz/run.sh [SECONDS]
 set -eu
 secs=${1:-60}

@@ -36,8 +36,28 @@ enum sim_lb {
 };
 enum sim_work {
 	SIM_WORK_NONE, SIM_WORK_RING, SIM_WORK_ALLTOALL, SIM_WORK_PERM,
-	SIM_WORK_INCAST, SIM_WORK_TRACE,
+	SIM_WORK_INCAST, SIM_WORK_TRACE, SIM_WORK_POISSON,
 };
+
+/* A flow-size distribution: "bytes percentile" points, piecewise linear
+ * (sim_cdf.c; bench/workloads/README.md). */
+#define SIM_CDF_MAX 64
+struct sim_cdf {
+	uint32_t n;
+	double x[SIM_CDF_MAX], y[SIM_CDF_MAX]; /* bytes, percentile 0..100 */
+};
+/* Read @f (named @name in errors, "NAME:LINE: ..."); 0 or -1 with @err. */
+int sim_cdf_read(struct sim_cdf *c, FILE *f, const char *name, char *err,
+		 size_t n);
+double sim_cdf_mean(const struct sim_cdf *c);      /* bytes */
+double sim_cdf_at(const struct sim_cdf *c, double bytes); /* 0..1 */
+/* Inverse transform: the size at quantile @u in [0,1), at least 1 byte. */
+uint64_t sim_cdf_draw(const struct sim_cdf *c, double u);
+
+/* FCT slowdown buckets by flow size (decimal: <10 KB, 10-100 KB,
+ * 100 KB-1 MB, 1-10 MB, >= 10 MB). */
+#define SIM_NBUCKETS 5
+extern const char *const sim_bucket_names[SIM_NBUCKETS];
 
 #define SIM_MAX_LINKCFG 64
 #define SIM_MAX_KEYLINES 64
@@ -92,6 +112,10 @@ struct sim_cfg {
 	uint32_t incast_senders;
 	uint32_t iterations;       /* alltoall rounds */
 	char trace[256];
+	char cdf[256];             /* poisson: flow-size CDF file */
+	double load;               /* poisson: offered load, fraction of host_bps */
+	uint64_t arrive_ns;        /* poisson: arrivals during [0, arrive_ns) */
+	uint32_t max_flows;        /* poisson: at most this many (0: no limit) */
 	/* run */
 	uint64_t end_ns;           /* stop here (0: when the workload ends) */
 	bool progress;             /* progress lines on stderr */
@@ -141,6 +165,17 @@ struct sim_result {
 	uint64_t hosts, switches, qps, flows, flows_done;
 	uint64_t t_first, t_last;      /* first post, last completion (ns) */
 	double fct_mean_us, fct_p50_us, fct_p99_us;
+	double slow_p50, slow_p99;     /* FCT / ideal FCT, every flow */
+	struct {
+		uint64_t n;
+		double p50, p99;
+	} slow[SIM_NBUCKETS];          /* ... per size bucket */
+	double jain;                   /* Jain index of flows' bytes/FCT
+					* (flows >= 1 MB if any) */
+	double queue_p50_kb, queue_p99_kb; /* sampled non-empty switch queues */
+	uint64_t queue_samples;
+	double offered_load;           /* workload bytes / (hosts x rate x span
+					* of the posts): poisson's check */
 	double host_util;              /* mean host-link tx utilisation */
 	double fabric_util;            /* mean switch-switch link utilisation */
 	double max_link_util;
@@ -179,6 +214,8 @@ void sim_result(struct sim *s, struct sim_result *r);
 uint64_t sim_now(const struct sim *s);
 uint32_t sim_hosts(const struct sim *s);
 const struct sim_flow *sim_flows(const struct sim *s, uint32_t *n);
+/* Flow @f's FCT over its ideal FCT (docs/sim.md "Output"); 0 if not done. */
+double sim_flow_slowdown(const struct sim *s, uint32_t f);
 
 /* Output (sim_out.c). */
 void sim_print_result(const struct sim_result *r, FILE *f);

@@ -49,6 +49,9 @@ void sim_cfg_default(struct sim_cfg *c)
 	c->chunks = 1;
 	c->incast_senders = 8;
 	c->iterations = 1;
+	c->load = 0.5;
+	c->arrive_ns = 1000000;
+	c->sample_ns = 10000;
 }
 
 void sim_cfg_cc(const struct sim_cfg *c, struct ur_cc_params *out)
@@ -115,7 +118,8 @@ static const char *const topo_names[] = { "fattree", "leafspine" };
 static const char *const lb_names[] = { "single", "spray", "adaptive" };
 static const char *const sr_names[] = { "auto", "on", "off" };
 static const char *const work_names[] = { "none", "ring", "alltoall",
-					  "permutation", "incast", "trace" };
+					  "permutation", "incast", "trace",
+					  "poisson" };
 
 int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 		char *err, size_t n)
@@ -175,6 +179,9 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 	U("iterations", iterations, 1)
 	U("end_us", end_ns, 1000)
 	U("sample_us", sample_ns, 1000)
+	D("load", load)
+	U("arrive_us", arrive_ns, 1000)
+	U("max_flows", max_flows, 1)
 	B("progress", progress)
 	if (!strcmp(key, "topology")) {
 		bad = pick(val, topo_names, 2, &c->topo);
@@ -189,7 +196,7 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 		goto done;
 	}
 	if (!strcmp(key, "workload")) {
-		bad = pick(val, work_names, 6, &c->work);
+		bad = pick(val, work_names, 7, &c->work);
 		goto done;
 	}
 	if (!strcmp(key, "cc")) {
@@ -214,6 +221,10 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 	}
 	if (!strcmp(key, "trace")) {
 		snprintf(c->trace, sizeof(c->trace), "%s", val);
+		goto done;
+	}
+	if (!strcmp(key, "cdf")) {
+		snprintf(c->cdf, sizeof(c->cdf), "%s", val);
 		goto done;
 	}
 	if (!strcmp(key, "fail") || !strcmp(key, "degrade")) {
@@ -294,6 +305,10 @@ done:
 	if (!strcmp(key, "mtu") && c->mtu != 1024 && c->mtu != 2048 &&
 	    c->mtu != 4096 && c->mtu != 512 && c->mtu != 256) {
 		snprintf(err, n, "mtu must be 256..4096, a power of two");
+		return -1;
+	}
+	if (!strcmp(key, "load") && !(c->load > 0 && c->load <= 1)) {
+		snprintf(err, n, "load must be above 0 and at most 1 (a fraction of host_gbps)");
 		return -1;
 	}
 	if (!strcmp(key, "paths") && (c->paths < 1 || c->paths > SIM_MAXK)) {

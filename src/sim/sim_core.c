@@ -139,6 +139,7 @@ void sim_destroy(struct sim *s)
 	free(s->flows);
 	free(s->tags);
 	free(s->wait);
+	free(s->qhist);
 	free(s);
 }
 
@@ -242,6 +243,32 @@ static void start_flows(struct sim *s)
 			sim__push(s, s->flows[i].t_start, SIM_EV_FLOW, NULL, i);
 }
 
+/* Every switch egress port whose queue is not empty, in 1 KiB bins: the
+ * queue p50/p99 of the summary (docs/sim.md "Output"). */
+static void sample_queues(struct sim *s)
+{
+	uint32_t nb = (uint32_t)(s->c.buffer_bytes >> 10) + 1;
+
+	if (!s->qhist) {
+		s->qhist = calloc(nb, sizeof(*s->qhist));
+		if (!s->qhist)
+			abort();
+	}
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct sim_node *nd = &s->nodes[i];
+
+		if (nd->kind == SIM_HOST)
+			continue;
+		for (uint32_t j = 0; j < nd->nports; j++) {
+			const struct sim_port *pt = &nd->ports[j];
+			uint32_t q = pt->qbytes[0] + pt->qbytes[1];
+
+			if (q)
+				s->qhist[q >> 10 < nb ? q >> 10 : nb - 1]++;
+		}
+	}
+}
+
 void sim_run(struct sim *s, uint64_t until)
 {
 	uint64_t end = s->c.end_ns ? s->c.end_ns : UINT64_MAX;
@@ -277,8 +304,14 @@ void sim_run(struct sim *s, uint64_t until)
 			sim__flow_start(s, e.arg);
 			break;
 		case SIM_EV_SAMPLE:
-			sim__push(s, s->now + s->c.sample_ns, SIM_EV_SAMPLE,
-				   NULL, 0);
+			/* Not counted as an event (the figures of runs before
+			 * sampling stay as they were); re-armed only while
+			 * something else is pending. */
+			s->events--;
+			sample_queues(s);
+			if (s->heap.n)
+				sim__push(s, s->now + s->c.sample_ns,
+					   SIM_EV_SAMPLE, NULL, 0);
 			break;
 		}
 		if (s->c.progress && !(s->events & 0xffff) &&
@@ -296,6 +329,137 @@ static int cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* The FCT (post to last byte at the receiver) of a flow alone on an idle
+ * fabric: every packet serialised at the host's line rate with its wire
+ * headers (Ethernet..UDP + BTH + ICRC; RETH/ImmDt left out, so this is a
+ * lower bound), plus the path's propagation and, at each switch, the
+ * store-and-forward of the first packet (the train behind it follows
+ * back to back at equal rates). HPCC's "ideal FCT" (Li et al. SIGCOMM
+ * 2019) is the same with a base RTT in place of the one-way delay; our
+ * FCT ends at the receiver, so the one-way delay is the base. */
+uint64_t sim__ideal_ns(const struct sim *s, const struct sim_flow *f)
+{
+	uint64_t mtu = s->c.mtu, pk = (f->bytes + mtu - 1) / mtu;
+	uint64_t ovh = SIM_WIRE_OVH + 12 + 4;
+	uint64_t last = (f->bytes < mtu ? f->bytes : mtu) + ovh;
+	uint64_t hops = s->dist[(size_t)f->dst * s->nnodes + s->host_node[f->src]];
+	double bps = (double)s->c.host_bps;
+
+	return (uint64_t)((f->bytes + pk * ovh) * 8e9 / bps +
+			  hops * s->c.link_delay_ns +
+			  (hops - 1) * last * 8e9 / bps);
+}
+
+double sim_flow_slowdown(const struct sim *s, uint32_t i)
+{
+	const struct sim_flow *f = &s->flows[i];
+
+	if (i >= s->nflows || !f->t_done)
+		return 0;
+	return (double)(f->t_done - f->t_post) / (double)sim__ideal_ns(s, f);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(const double *v, uint64_t n, unsigned int p)
+{
+	uint64_t i = n * p / 100;
+
+	return n ? v[i < n ? i : n - 1] : 0;
+}
+
+static const uint64_t bucket_max[SIM_NBUCKETS - 1] = {
+	10000, 100000, 1000000, 10000000,
+};
+
+static unsigned int bucket(uint64_t bytes)
+{
+	unsigned int b = 0;
+
+	while (b < SIM_NBUCKETS - 1 && bytes >= bucket_max[b])
+		b++;
+	return b;
+}
+
+/* Slowdowns overall and per size bucket, Jain's index of the flows'
+ * rates (Jain, Chiu, Hawe 1984: (sum x)^2 / (n sum x^2)) over the flows
+ * of at least 1 MB, whose rate the bandwidth decides (all flows if none
+ * is), the sampled queue percentiles and the offered load. */
+static void result_flows(struct sim *s, struct sim_result *r)
+{
+	double *sl = malloc((s->nflows + 1) * sizeof(*sl));
+	double *bk = malloc((s->nflows + 1) * sizeof(*bk));
+	double jx[2] = { 0 }, jx2[2] = { 0 };
+	uint64_t n = 0, jn[2] = { 0 }, tot = 0, acc = 0, bytes = 0;
+	uint32_t nb = (uint32_t)(s->c.buffer_bytes >> 10) + 1;
+
+	if (!sl || !bk)
+		abort();
+	for (uint32_t i = 0; i < s->nflows; i++) {
+		const struct sim_flow *f = &s->flows[i];
+		double x;
+		int big;
+
+		bytes += f->bytes;
+		if (!f->t_done)
+			continue;
+		sl[n++] = (double)(f->t_done - f->t_post) /
+			  (double)sim__ideal_ns(s, f);
+		x = f->bytes / (double)(f->t_done - f->t_post + 1);
+		big = f->bytes >= 1000000;
+		jx[big] += x;
+		jx2[big] += x * x;
+		jn[big]++;
+	}
+	qsort(sl, n, sizeof(*sl), cmp_dbl);
+	r->slow_p50 = pct(sl, n, 50);
+	r->slow_p99 = pct(sl, n, 99);
+	for (unsigned int b = 0; b < SIM_NBUCKETS; b++) {
+		uint64_t m = 0;
+
+		for (uint32_t i = 0; i < s->nflows; i++) {
+			const struct sim_flow *f = &s->flows[i];
+
+			if (f->t_done && bucket(f->bytes) == b)
+				bk[m++] = (double)(f->t_done - f->t_post) /
+					  (double)sim__ideal_ns(s, f);
+		}
+		qsort(bk, m, sizeof(*bk), cmp_dbl);
+		r->slow[b].n = m;
+		r->slow[b].p50 = pct(bk, m, 50);
+		r->slow[b].p99 = pct(bk, m, 99);
+	}
+	{
+		int w = jn[1] ? 1 : 0;
+
+		if (jn[w] && jx2[w] > 0)
+			r->jain = jx[w] * jx[w] / (jn[w] * jx2[w]);
+	}
+	free(sl);
+	free(bk);
+	for (uint32_t i = 0; s->qhist && i < nb; i++)
+		tot += s->qhist[i];
+	r->queue_samples = tot;
+	for (uint32_t i = 0; tot && i < nb; i++) {
+		uint64_t before = acc;
+
+		acc += s->qhist[i];
+		/* the bin's upper edge: a percentile never understates */
+		if (before < (tot + 1) / 2 && acc >= (tot + 1) / 2)
+			r->queue_p50_kb = i + 1;
+		if (before < (tot * 99 + 99) / 100 && acc >= (tot * 99 + 99) / 100)
+			r->queue_p99_kb = i + 1;
+	}
+	if (s->gen_ns && s->nhosts)
+		r->offered_load = bytes * 8e9 /
+				  ((double)s->nhosts * s->c.host_bps * s->gen_ns);
 }
 
 void sim_result(struct sim *s, struct sim_result *r)
@@ -332,6 +496,7 @@ void sim_result(struct sim *s, struct sim_result *r)
 		r->fct_p99_us = fct[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] / 1e3;
 	}
 	free(fct);
+	result_flows(s, r);
 	span = s->t_last > s->t_first ? (double)(s->t_last - s->t_first) : 0;
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		struct sim_node *nd = &s->nodes[i];

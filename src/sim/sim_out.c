@@ -5,6 +5,10 @@
 
 #include "sim_priv.h"
 
+const char *const sim_bucket_names[SIM_NBUCKETS] = {
+	"<10KB", "10KB-100KB", "100KB-1MB", "1MB-10MB", ">=10MB",
+};
+
 void sim_print_result(const struct sim_result *r, FILE *f)
 {
 	double span = r->t_last > r->t_first ? (r->t_last - r->t_first) / 1e3 : 0;
@@ -16,8 +20,16 @@ void sim_print_result(const struct sim_result *r, FILE *f)
 	fprintf(f, "completion_us %.2f\n", span);
 	fprintf(f, "fct_us mean %.2f p50 %.2f p99 %.2f\n", r->fct_mean_us,
 		r->fct_p50_us, r->fct_p99_us);
+	fprintf(f, "slowdown p50 %.2f p99 %.2f\n", r->slow_p50, r->slow_p99);
+	for (unsigned int b = 0; b < SIM_NBUCKETS; b++)
+		fprintf(f, "slowdown_bucket %s flows %lu p50 %.2f p99 %.2f\n",
+			sim_bucket_names[b], (unsigned long)r->slow[b].n,
+			r->slow[b].p50, r->slow[b].p99);
 	fprintf(f, "util host %.3f fabric %.3f max_link %.3f\n", r->host_util,
 		r->fabric_util, r->max_link_util);
+	fprintf(f, "queue_kb p50 %.0f p99 %.0f samples %lu\n", r->queue_p50_kb,
+		r->queue_p99_kb, (unsigned long)r->queue_samples);
+	fprintf(f, "jain %.4f offered_load %.4f\n", r->jain, r->offered_load);
 	fprintf(f, "drops %lu ecn_marks %lu cnps %lu pause_frames %lu paused_us %.1f max_queue_kb %.1f\n",
 		(unsigned long)r->drops, (unsigned long)r->ecn_marks,
 		(unsigned long)r->cnps, (unsigned long)r->pause_frames,
@@ -46,14 +58,18 @@ int sim_write_csv(struct sim *s, const char *prefix)
 	f = fopen(path, "w");
 	if (!f)
 		return -1;
-	fprintf(f, "flow,src,dst,bytes,t_post_ns,t_done_ns,fct_us\n");
+	fprintf(f, "flow,src,dst,bytes,t_post_ns,t_done_ns,fct_us,ideal_us,slowdown\n");
 	for (uint32_t i = 0; i < s->nflows; i++) {
 		const struct sim_flow *fl = &s->flows[i];
 
-		fprintf(f, "%u,%u,%u,%lu,%lu,%lu,%.3f\n", i, fl->src, fl->dst,
-			(unsigned long)fl->bytes, (unsigned long)fl->t_post,
-			(unsigned long)fl->t_done,
-			fl->t_done ? (fl->t_done - fl->t_post) / 1e3 : -1.0);
+		double ideal = (double)sim__ideal_ns(s, fl);
+
+		fprintf(f, "%u,%u,%u,%lu,%lu,%lu,%.3f,%.3f,%.4f\n", i, fl->src,
+			fl->dst, (unsigned long)fl->bytes,
+			(unsigned long)fl->t_post, (unsigned long)fl->t_done,
+			fl->t_done ? (fl->t_done - fl->t_post) / 1e3 : -1.0,
+			ideal / 1e3,
+			fl->t_done ? (fl->t_done - fl->t_post) / ideal : -1.0);
 	}
 	fclose(f);
 	snprintf(path, sizeof(path), "%s_links.csv", prefix);

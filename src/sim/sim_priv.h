@@ -156,6 +156,8 @@ struct sim {
 	double progress_next;          /* wall seconds after wall0 */
 	uint64_t bytes_total;          /* the workload's, for the estimate */
 	double wall0;
+	uint64_t *qhist;               /* sampled queue bytes, 1 KiB bins */
+	uint64_t gen_ns;               /* poisson: the arrivals' span */
 };
 
 /* sim_core.c */
@@ -194,5 +196,8 @@ void sim__host_rx(struct sim *s, struct sim_host *h, struct sim_pkt *p);
 void sim__host_txdone(struct sim *s, struct sim_host *h);
 void sim__qp_timer(struct sim *s, struct sim_qp *q);
 void sim__flow_start(struct sim *s, uint32_t f);
+
+/* sim_core.c: the flow's FCT with the fabric to itself (docs/sim.md). */
+uint64_t sim__ideal_ns(const struct sim *s, const struct sim_flow *f);
 
 #endif

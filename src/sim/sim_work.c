@@ -8,8 +8,11 @@
  * ("start_ns src dst bytes [tag=N] [after=N,...]" per line, # comments:
  * a flow with after= starts start_ns after every flow of those tags has
  * arrived; a tag's flows all come before the first line that waits for
- * it, so the dependencies have no cycle).
+ * it, so the dependencies have no cycle), and Poisson arrivals with sizes
+ * from a CDF file at a given load (the WebSearch and FB_Hadoop workloads
+ * of DCQCN/HPCC-style studies, bench/workloads/).
  */
+#include <math.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -290,6 +293,60 @@ static int trace(struct sim *s, char *err, size_t n)
 	return rc;
 }
 
+/* Poisson arrivals at each host at `load` of its link rate (payload
+ * bytes), sizes from the CDF by inverse transform, destinations uniform
+ * among the other hosts. n hosts each of rate lambda are one Poisson
+ * process of rate n*lambda whose source is uniform, which gives one
+ * sequence in time order for a flow limit. */
+static int poisson(struct sim *s, char *err, size_t n)
+{
+	struct sim_cdf cdf;
+	char w[300];
+	FILE *f = fopen(s->c.cdf, "r");
+	double mean, rate, t = 0;
+	uint32_t nh = s->nhosts;
+	int rc;
+
+	if (!f) {
+		snprintf(err, n, "%s%s: %s",
+			 sim__cfg_where(&s->c, w, sizeof(w), "cdf", "workload",
+					 (const char *)NULL),
+			 s->c.cdf[0] ? s->c.cdf : "(no cdf file)", strerror(errno));
+		return -1;
+	}
+	rc = sim_cdf_read(&cdf, f, s->c.cdf, err, n);
+	fclose(f);
+	if (rc)
+		return -1;
+	if (nh < 2 || !s->c.arrive_ns) {
+		snprintf(err, n, "%spoisson: needs 2 hosts and arrive_us > 0",
+			 sim__cfg_where(&s->c, w, sizeof(w), "arrive_us",
+					 (const char *)NULL));
+		return -1;
+	}
+	mean = sim_cdf_mean(&cdf);
+	/* flows per ns over the whole fabric */
+	rate = nh * s->c.load * (double)s->c.host_bps / 8e9 / mean;
+	for (;;) {
+		uint32_t src, dst;
+		uint64_t bytes;
+
+		t += -log(1 - sim__frand(s)) / rate;
+		if (t >= (double)s->c.arrive_ns ||
+		    (s->c.max_flows && s->nflows >= s->c.max_flows))
+			break;
+		src = (uint32_t)(sim__rand(s) % nh);
+		dst = (uint32_t)(sim__rand(s) % (nh - 1));
+		dst += dst >= src;
+		bytes = sim_cdf_draw(&cdf, sim__frand(s));
+		sim_add_flow(s, src, dst, bytes, (uint64_t)t);
+	}
+	/* the span the load was offered over (the last arrival, if the flow
+	 * limit came first) */
+	s->gen_ns = t < (double)s->c.arrive_ns ? (uint64_t)t : s->c.arrive_ns;
+	return 0;
+}
+
 int sim_workload(struct sim *s, char *err, size_t n)
 {
 	int rc = 0;
@@ -325,6 +382,9 @@ int sim_workload(struct sim *s, char *err, size_t n)
 		break;
 	case SIM_WORK_TRACE:
 		rc = trace(s, err, n);
+		break;
+	case SIM_WORK_POISSON:
+		rc = poisson(s, err, n);
 		break;
 	default:
 		break;

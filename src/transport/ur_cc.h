@@ -33,10 +33,10 @@ enum ur_cc_algo { UR_CC_NONE = 0, UR_CC_DCQCN = 1, UR_CC_SWIFT = 2 };
 	X(BYTE_COUNTER, byte_counter, 65536, 1024, 1073741824,               \
 	  "measured: B = 64 KiB (paper: 10 MB)")                             \
 	X(F, f, 2, 1, 64, "measured: F = 2 (paper: 5)")                      \
-	X(AI_MBPS, ai_mbps, 1000, 1, 100000,                                 \
-	  "measured: 1 % of the link (mlx5: 5 Mb/s)")                        \
-	X(HAI_MBPS, hai_mbps, 5000, 1, 100000,                               \
-	  "measured: 5 % of the link (mlx5: 50 Mb/s)")                       \
+	X(AI_MBPS, ai_mbps, 2000, 1, 100000,                                 \
+	  "measured: 2 % of the link (mlx5: 5 Mb/s)")                        \
+	X(HAI_MBPS, hai_mbps, 10000, 1, 100000,                              \
+	  "measured: 10 % of the link (mlx5: 50 Mb/s)")                      \
 	X(MIN_RATE_MBPS, min_rate_mbps, 1000, 1, 100000,                     \
 	  "1 % of the link, as HPCC's DCQCN (mlx5: 1 Mb/s)")                 \
 	X(MIN_DEC_PCT, min_dec_pct, 50, 0, 100,                              \

@@ -350,20 +350,20 @@ static void test_profiles(void)
 	ASSERT(!ur_cc_profile_find("nope"));
 	ur_cc_profile_apply(&p, u, 100000);
 	ASSERT_EQ(p.algo, UR_CC_NONE); /* the algorithm is not a profile's */
-	ASSERT_EQ(p.ai_mbps, 1000);
-	ASSERT_EQ(p.hai_mbps, 5000);
+	ASSERT_EQ(p.ai_mbps, 2000);
+	ASSERT_EQ(p.hai_mbps, 10000);
 	ASSERT_EQ(p.min_rate_mbps, 1000);
 	ASSERT_EQ(p.first_cnp_mbps, 5000);
 	ASSERT_EQ(p.rate_timer_us, 10);
 	ASSERT_EQ(ur_cc_params_check(&p, NULL), 0);
 	ur_cc_profile_apply(&p, u, 25000);
-	ASSERT_EQ(p.ai_mbps, 250);
-	ASSERT_EQ(p.hai_mbps, 1250);
+	ASSERT_EQ(p.ai_mbps, 500);
+	ASSERT_EQ(p.hai_mbps, 2500);
 	ASSERT_EQ(p.min_rate_mbps, 250);
 	ASSERT_EQ(p.first_cnp_mbps, 1250);
 	ASSERT_EQ(p.rate_timer_us, 10); /* timers do not scale */
 	ur_cc_profile_apply(&p, u, 400000);
-	ASSERT_EQ(p.ai_mbps, 4000);
+	ASSERT_EQ(p.ai_mbps, 8000);
 	ASSERT_EQ(p.first_cnp_mbps, 20000);
 	ur_cc_profile_apply(&p, u, 1);  /* a 1 Mbit/s link: at least 1 */
 	ASSERT_EQ(p.ai_mbps, 1);
