@@ -57,7 +57,7 @@ const struct ur_setting ur_settings[] = {
 	  .max = 400000, .def_doc = "0 (none)",
 	  .doc = "a rate limit shared by the context's QPs: docs/cc.md" },
 	{ .name = "UROCE_RATE_BURST_BYTES", .kind = UR_SET_UINT, .scope = DEV,
-	  .max = 1u << 30, .def_doc = "0 (200 us at the rate)",
+	  .max = 1u << 30, .def_doc = "0 (4 ms at the rate, at least 64 KiB)",
 	  .doc = "burst of the rate limit" },
 	{ .name = "UROCE_TC_TRUST", .kind = UR_SET_CHOICE, .scope = DEV,
 	  .choices = "dscp|pcp",
