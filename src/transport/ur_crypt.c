@@ -448,7 +448,7 @@ int ur_qp_set_crypt(struct ur_qp *qp, unsigned int alg, const uint8_t *key)
 	}
 	if (!ur_crypt_key_len(alg) || !key ||
 	    (qp->type != UR_QPT_RC && qp->type != UR_QPT_UC) || qp->xrc ||
-	    qp->priv->sr.p.enable || qp->priv->jumbo.enable)
+	    qp->priv->sr.p.enable)
 		return -EINVAL;
 	if (ur_crypt_alg_check(alg))
 		return -EOPNOTSUPP;
