@@ -12,6 +12,7 @@
 # "-", is left out); the settings alternate inside each repetition so load
 # drifts hit them alike. Then crypt-raw (the cipher alone, per core).
 #
+#   [REPS=5] [CRYPT_SECONDS=4] [SETTINGS="plain aes ..."] \
 #   bench/crypt.sh [BUILDDIR [OUT]]   (default build,
 #                  bench/results/<date>-crypt.md)
 set -uo pipefail
@@ -26,7 +27,7 @@ ip link set lo up || exit 1
 R=$B/bin/uroce-run
 D=${CRYPT_SECONDS:-4}
 REPS=${REPS:-5}
-SETTINGS="plain aes sm4 plain-j aes-j sm4-j"
+SETTINGS=${SETTINGS:-plain aes sm4 plain-j aes-j sm4-j}
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -91,6 +92,7 @@ done
 	echo
 	# ratio SETTING BASE: against BASE measured in the same run
 	ratio() {
+		[[ -f $tmp/$1.bw1m && -f $tmp/$2.bw1m ]] || return 0
 		awk -v n="$1" -v base="$2" -v a="$(median <"$tmp/$1.bw1m")" -v b="$(median <"$tmp/$1.bw64k")" \
 			-v l="$(median <"$tmp/$1.lat")" -v p1="$(median <"$tmp/$2.bw1m")" \
 			-v p64="$(median <"$tmp/$2.bw64k")" -v pl="$(median <"$tmp/$2.lat")" 'BEGIN {
