@@ -500,6 +500,10 @@ int ur_qp_set_jumbo(struct ur_qp *qp, bool on)
 		   qp->priv->sr.p.enable))
 		return -EINVAL;
 	j->enable = on;
+	if (ur__crypt_buf(qp)) {
+		j->enable = false;
+		return -ENOMEM;
+	}
 	if (!on)
 		j->rx_peer = j->tx_peer = 0;
 	return 0;

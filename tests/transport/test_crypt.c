@@ -454,7 +454,10 @@ static void t_jumbo(void)
 	ASSERT_EQ(ur_qp_set_jumbo(f.a.qp, true), 0);
 	ASSERT_EQ(ur_qp_set_crypt(f.a.qp, UR_CRYPT_AES256GCM, key_a), 0);
 	ASSERT_EQ(ur_qp_set_crypt(f.b.qp, UR_CRYPT_AES256GCM, key_a), 0);
+	ASSERT_EQ(f.b.qp->priv->crypt.buf_cap, 4096); /* 16 KiB only for jumbo */
 	ASSERT_EQ(ur_qp_set_jumbo(f.b.qp, true), 0);
+	ASSERT_EQ(f.a.qp->priv->crypt.buf_cap, UR_JUMBO_MTU);
+	ASSERT_EQ(f.b.qp->priv->crypt.buf_cap, UR_JUMBO_MTU);
 	memset(&c, 0, sizeof(c));
 	f.net.tap = tap;
 	f.net.tap_arg = &c;
