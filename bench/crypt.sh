@@ -2,13 +2,17 @@
 # SPDX-License-Identifier: MIT
 # Encryption cost (docs/security.md "Encryption"): unmodified perftest
 # between two uroce processes on loopback (127.0.0.2 and 127.0.0.3), plain
-# against UROCE_CRYPT=require with AES-256-GCM and with SM4-GCM, in one run:
+# against UROCE_CRYPT=require with AES-256-GCM and with SM4-GCM, each with
+# 4 KiB packets and with jumbo packets (UROCE_JUMBO=1: 16 KiB on loopback),
+# in one run:
 #   ib_write_bw -s 1 MiB and -s 64 KiB (D seconds each, Gbit/s),
-#   ib_write_lat -s 8 (typical latency, us).
-# Each figure is the median of REPS runs (default 3; a run that failed,
-# "-", is left out); the three settings alternate inside each repetition
-# so load drifts hit them alike.
+#   ib_write_lat -s 8 (typical latency, us; not with jumbo packets, which
+#   change nothing at 8 bytes).
+# Each figure is the median of REPS runs (default 5; a run that failed,
+# "-", is left out); the settings alternate inside each repetition so load
+# drifts hit them alike. Then crypt-raw (the cipher alone, per core).
 #
+#   [REPS=5] [CRYPT_SECONDS=4] [SETTINGS="plain aes ..."] \
 #   bench/crypt.sh [BUILDDIR [OUT]]   (default build,
 #                  bench/results/<date>-crypt.md)
 set -uo pipefail
@@ -22,7 +26,8 @@ fi
 ip link set lo up || exit 1
 R=$B/bin/uroce-run
 D=${CRYPT_SECONDS:-4}
-REPS=${REPS:-3}
+REPS=${REPS:-5}
+SETTINGS=${SETTINGS:-plain aes sm4 plain-j aes-j sm4-j}
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,9 +37,10 @@ chmod 600 "$key"
 
 envof() { # setting -> environment
 	case $1 in
-	plain) echo "UROCE_CRYPT=off" ;;
-	aes) echo "UROCE_CRYPT=require UROCE_CRYPT_KEY=$key UROCE_CRYPT_ALG=aes-256-gcm" ;;
-	sm4) echo "UROCE_CRYPT=require UROCE_CRYPT_KEY=$key UROCE_CRYPT_ALG=sm4-gcm" ;;
+	*-j) echo "UROCE_JUMBO=1 $(envof "${1%-j}")" ;;
+	plain) echo "UROCE_CRYPT=off UROCE_JUMBO=0" ;;
+	aes) echo "UROCE_CRYPT=require UROCE_CRYPT_KEY=$key UROCE_CRYPT_ALG=aes-256-gcm UROCE_JUMBO=0" ;;
+	sm4) echo "UROCE_CRYPT=require UROCE_CRYPT_KEY=$key UROCE_CRYPT_ALG=sm4-gcm UROCE_JUMBO=0" ;;
 	esac
 }
 
@@ -55,10 +61,14 @@ pt() {
 median() { grep -v -- - | sort -g | awk '{v[++n] = $1} END {if (!n) print "-"; else print (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2)}'; }
 
 for ((r = 0; r < REPS; r++)); do
-	for s in plain aes sm4; do
+	for s in $SETTINGS; do
 		pt $s ib_write_bw -s 1048576 -D "$D" --report_gbits >>"$tmp/$s.bw1m"
 		pt $s ib_write_bw -s 65536 -D "$D" --report_gbits >>"$tmp/$s.bw64k"
-		pt $s ib_write_lat -s 8 -n 20000 >>"$tmp/$s.lat"
+		if [[ $s == *-j ]]; then
+			echo - >>"$tmp/$s.lat"
+		else
+			pt $s ib_write_lat -s 8 -n 20000 >>"$tmp/$s.lat"
+		fi
 	done
 done
 
@@ -68,30 +78,53 @@ done
 	echo "Machine: $(nproc) CPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)),"
 	echo "load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end."
 	echo "Two uroce processes on loopback (127.0.0.2, 127.0.0.3), unmodified perftest"
-	echo "(\`-x 0 -F\`), ${D} s per bandwidth run; medians of $REPS runs, the three"
+	echo "(\`-x 0 -F\`), ${D} s per bandwidth run; medians of $REPS runs, the"
 	echo "settings alternating inside each repetition. libgcrypt $(pkg-config --modversion libgcrypt 2>/dev/null)."
+	echo
+	echo "Settings: \`plain\`, \`aes\` (AES-256-GCM), \`sm4\` (SM4-GCM) with 4 KiB"
+	echo "packets; \`-j\`: the same with jumbo packets (\`UROCE_JUMBO=1\`, 16 KiB)."
 	echo
 	echo "| setting | ib_write_bw 1 MiB Gbit/s | ib_write_bw 64 KiB Gbit/s | ib_write_lat 8 B us (typical) |"
 	echo "|---|---|---|---|"
-	for s in plain aes sm4; do
+	for s in $SETTINGS; do
 		echo "| $s | $(median <"$tmp/$s.bw1m") | $(median <"$tmp/$s.bw64k") | $(median <"$tmp/$s.lat") |"
 	done
 	echo
-	p1=$(median <"$tmp/plain.bw1m"); p64=$(median <"$tmp/plain.bw64k"); pl=$(median <"$tmp/plain.lat")
-	for s in aes sm4; do
-		awk -v n="$s" -v a="$(median <"$tmp/$s.bw1m")" -v b="$(median <"$tmp/$s.bw64k")" \
-			-v l="$(median <"$tmp/$s.lat")" -v p1="$p1" -v p64="$p64" -v pl="$pl" 'BEGIN {
-			printf "- %s: %.2fx plain at 1 MiB, %.2fx at 64 KiB, %+.2f us at 8 B\n",
-			       n, (p1 > 0 ? a / p1 : 0), (p64 > 0 ? b / p64 : 0), l - pl }'
-	done
+	# ratio SETTING BASE: against BASE measured in the same run
+	ratio() {
+		[[ -f $tmp/$1.bw1m && -f $tmp/$2.bw1m ]] || return 0
+		awk -v n="$1" -v base="$2" -v a="$(median <"$tmp/$1.bw1m")" -v b="$(median <"$tmp/$1.bw64k")" \
+			-v l="$(median <"$tmp/$1.lat")" -v p1="$(median <"$tmp/$2.bw1m")" \
+			-v p64="$(median <"$tmp/$2.bw64k")" -v pl="$(median <"$tmp/$2.lat")" 'BEGIN {
+			printf "- %s: %.2fx %s at 1 MiB, %.2fx at 64 KiB", n, (p1 > 0 ? a / p1 : 0), base,
+			       (p64 > 0 ? b / p64 : 0)
+			if (l != "-" && pl != "-")
+				printf ", %+.2f us at 8 B", l - pl
+			printf "\n" }'
+	}
+	ratio aes plain
+	ratio sm4 plain
+	ratio aes-j plain-j
+	ratio sm4-j plain-j
+	ratio aes-j plain
+	ratio plain-j plain
 	echo
 	echo "All runs (one line per repetition):"
 	echo
 	echo '```'
-	for s in plain aes sm4; do
+	for s in $SETTINGS; do
 		echo "$s bw1m: $(tr '\n' ' ' <"$tmp/$s.bw1m")"
 		echo "$s bw64k: $(tr '\n' ' ' <"$tmp/$s.bw64k")"
 		echo "$s lat: $(tr '\n' ' ' <"$tmp/$s.lat")"
 	done
 	echo '```'
+	if [[ -x $B/bench/crypt-raw ]]; then
+		echo
+		echo "The cipher alone, one core, right after (\`crypt-raw\`, thread CPU time,"
+		echo "load $(cut -d' ' -f1-3 /proc/loadavg)):"
+		echo
+		echo '```'
+		"$B/bench/crypt-raw" 33554432
+		echo '```'
+	fi
 } | tee "$OUT"

@@ -438,6 +438,24 @@ void ur__crypt_free(struct ur_qp *qp)
 	c->neg = neg;
 }
 
+/* Encrypted QPs without jumbo packets keep 4 KiB, not 16. */
+int ur__crypt_buf(struct ur_qp *qp)
+{
+	struct ur_qp_crypt *c = &qp->priv->crypt;
+	uint32_t need = qp->priv->jumbo.enable ? UR_CRYPT_MAX_PAYLOAD : 4096;
+	uint8_t *b;
+
+	if (!c->alg || c->buf_cap >= need)
+		return 0;
+	b = malloc(need);
+	if (!b)
+		return -ENOMEM;
+	free(c->buf);
+	c->buf = b;
+	c->buf_cap = need;
+	return 0;
+}
+
 int ur_qp_set_crypt(struct ur_qp *qp, unsigned int alg, const uint8_t *key)
 {
 	struct ur_qp_crypt *c = &qp->priv->crypt;
@@ -448,17 +466,15 @@ int ur_qp_set_crypt(struct ur_qp *qp, unsigned int alg, const uint8_t *key)
 	}
 	if (!ur_crypt_key_len(alg) || !key ||
 	    (qp->type != UR_QPT_RC && qp->type != UR_QPT_UC) || qp->xrc ||
-	    qp->priv->sr.p.enable || qp->priv->jumbo.enable)
+	    qp->priv->sr.p.enable)
 		return -EINVAL;
 	if (ur_crypt_alg_check(alg))
 		return -EOPNOTSUPP;
-	if (!c->buf) {
-		c->buf = malloc(UR_CRYPT_MAX_PAYLOAD);
-		if (!c->buf)
-			return -ENOMEM;
-		c->buf_cap = UR_CRYPT_MAX_PAYLOAD;
-	}
 	c->alg = (uint8_t)alg;
+	if (ur__crypt_buf(qp)) {
+		ur__crypt_free(qp);
+		return -ENOMEM;
+	}
 	memcpy(c->ikm, key, UR_CRYPT_KEY_LEN);
 	ur__crypt_reset(qp);
 	return 0;

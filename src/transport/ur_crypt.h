@@ -27,9 +27,10 @@
 _Static_assert(UR_CRYPT_TRAILER == UR_CRYPT_TRAILER_LEN, "the decoder's");
 #define UR_CRYPT_IV_LEN 12
 #define UR_CRYPT_KEY_LEN 32     /* the administrator's key */
-/* The largest payload a sealed packet carries: the path MTU, at most 4096
- * (jumbo packets and encryption refuse each other). */
-#define UR_CRYPT_MAX_PAYLOAD 4096
+/* The largest payload a sealed packet carries: the path MTU, at most 4096,
+ * or a jumbo packet's 16 KiB (docs/wire.md "Jumbo packets"; the open
+ * buffer grows to it when jumbo packets are turned on, ur__crypt_buf). */
+#define UR_CRYPT_MAX_PAYLOAD UR_JUMBO_MTU
 /* A new key every 2^24 packets of a direction (the key's epoch is
  * seq >> UR_CRYPT_EPOCH_SHIFT): well inside the 2^32 invocations NIST SP
  * 800-38D 8.3 allows a GCM key, and the TLS 1.3 limit (RFC 8446 5.5) of

@@ -244,8 +244,8 @@ static int qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		goto done;
 	if ((type == UR_QPT_RC || type == UR_QPT_UC) && dev->crypt_alg &&
 	    dev->crypt_policy != UR_CRYPT_POLICY_OFF) {
-		/* Before SR and jumbo, which then stay off: a QP the policy
-		 * wants encrypted is never created plain. */
+		/* Before SR, which then stays off: a QP the policy wants
+		 * encrypted is never created plain. */
 		int rc = ur_qp_set_crypt(qp, dev->crypt_alg, dev->crypt_key);
 
 		if (rc) {
@@ -499,9 +499,13 @@ int ur_qp_set_jumbo(struct ur_qp *qp, bool on)
 	struct ur_jumbo *j = &qp->priv->jumbo;
 
 	if (on && (qp->type != UR_QPT_RC || qp->xrc ||
-		   qp->priv->sr.p.enable || qp->priv->crypt.alg))
+		   qp->priv->sr.p.enable))
 		return -EINVAL;
 	j->enable = on;
+	if (ur__crypt_buf(qp)) {
+		j->enable = false;
+		return -ENOMEM;
+	}
 	if (!on)
 		j->rx_peer = j->tx_peer = 0;
 	return 0;

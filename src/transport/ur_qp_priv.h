@@ -449,6 +449,9 @@ int ur__crypt_open(struct ur_qp *qp, const struct ur_pkt *pkt,
  * (RESET, INIT->RTR). */
 void ur__crypt_reset(struct ur_qp *qp);
 void ur__crypt_free(struct ur_qp *qp);
+/* Size the open buffer for the QP's largest payload (4096 bytes, 16 KiB
+ * with jumbo packets on); 0 or -ENOMEM. */
+int ur__crypt_buf(struct ur_qp *qp);
 void ur__crypt_gid16(bool v6, const uint8_t *a, uint8_t out[16]);
 /* Negotiation (ur_crypt_neg.c): start at INIT->RTR; the timer resends
  * the hello and gives up. */

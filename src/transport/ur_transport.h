@@ -782,8 +782,9 @@ static inline uint16_t ur_mp_sport(uint16_t base, unsigned int i)
  * anything else is dropped and counted (rx_drop_auth, rx_drop_replay)
  * and changes nothing. Set it on both ends before traffic flows; a reset
  * or INIT->RTR starts a new session. -EINVAL for a UD QP, an unknown
- * algorithm, or selective repeat or jumbo packets on (they refuse each
- * other); -EOPNOTSUPP if libgcrypt lacks the algorithm.
+ * algorithm, or selective repeat on (they refuse each other; jumbo
+ * packets are sealed like any); -EOPNOTSUPP if libgcrypt lacks the
+ * algorithm.
  * ur_qp_crypt_state: bit 0 = on, bit 1 = a packet of the peer's session
  * verified, bits 8..15 = the algorithm.
  */
