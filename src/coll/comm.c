@@ -142,6 +142,9 @@ static const char *const local_vars[] = { "LOCAL_WORLD_SIZE",
 					  "OMPI_COMM_WORLD_LOCAL_SIZE",
 					  "MPI_LOCALNRANKS", NULL };
 
+/* The progress thread's spin when local ranks outnumber CPUs. */
+#define UR_PSPIN_SHARED_NS 30000ull
+
 static void wait_params(struct uroce_comm *c)
 {
 	unsigned long long v;
@@ -154,16 +157,19 @@ static void wait_params(struct uroce_comm *c)
 	 * The progress thread runs while the application computes or
 	 * sleeps. With a core per rank its spin costs nobody and keeps the
 	 * socket drained; with more ranks on this machine than CPUs (4 on
-	 * 2) it takes the core from the rank beside it, which has the work
-	 * our spin waits for: there it sleeps at once. 4 ranks on 2 CPUs,
-	 * 1 MiB iallreduce with sleeping compute: overlap 89 % spinning
-	 * 1 ms, 99.9 % not (medians of 6 runs, docs/collectives.md).
+	 * 2) a long spin takes the core from the rank beside it, which has
+	 * the work the spin waits for, and no spin pays a wake-up for every
+	 * step of the collective. A short spin (UR_PSPIN_SHARED_NS, a step's
+	 * usual gap) does neither: 4 ranks on 2 CPUs, 1 MiB iallreduce with
+	 * sleeping compute, overlap with a spin of 1 ms / 30 us / 0: quiet
+	 * 90 / 95 / 80 % (medians of 8 runs), at load 7-13 91-94 / 98.5-99.7
+	 * / 96-99.3 % (3 runs) (docs/collectives.md).
 	 */
 	if (ur_setting_get("UROCE_COLL_PROGRESS_SPIN_US", &v) == 0)
 		c->pspin_ns = v * 1000;
 	else
 		c->pspin_ns = env_int(local_vars, 1) > sysconf(_SC_NPROCESSORS_ONLN) ?
-			      0 : c->spin_ns;
+			      UR_PSPIN_SHARED_NS : c->spin_ns;
 	/* Local ACK timeout 4.096 us * 2^t: a lost ACK stalls a stream this
 	 * long, and 8 times this without an ACK breaks the QP. */
 	c->qp_timeout = (int)ur_setting_val("UROCE_COLL_QP_TIMEOUT");

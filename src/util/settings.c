@@ -148,7 +148,7 @@ const struct ur_setting ur_settings[] = {
 	  .doc = "collectives: how long a waiting rank polls before it blocks" },
 	{ .name = "UROCE_COLL_PROGRESS_SPIN_US", .kind = UR_SET_UINT, .scope = COLL,
 	  .max = 10000000, .def = 1000,
-	  .def_doc = "UROCE_COLL_SPIN_US; 0 with more local ranks than CPUs",
+	  .def_doc = "UROCE_COLL_SPIN_US; 30 with more local ranks than CPUs",
 	  .doc = "collectives: how long the progress thread polls before it blocks: docs/collectives.md" },
 	{ .name = "UROCE_COLL_YIELD", .kind = UR_SET_BOOL, .scope = COLL, .def = 1,
 	  .doc = "collectives: yield the CPU between polls" },
