@@ -4,7 +4,10 @@
  * osu_iallreduce defines it: t_pure = issue + wait with nothing between;
  * then the "compute" is set to take t_pure and t_total = issue + compute +
  * wait; overlap = 100 * (1 - (t_total - t_cpu) / t_pure), clamped to
- * 0..100 (all times averaged over iterations, then over ranks).
+ * 0..100 (all times averaged over iterations, then over ranks). As in
+ * OSU's code, both loops run WARMUP iterations first that are not timed
+ * and end every iteration with a barrier outside the time, so a rank's
+ * late start (an oversleep) does not carry into the next iteration.
  *   nbc-overlap     (uroce, under uroce-launch)
  *   nbc-overlap-mpi (Open MPI, under mpirun; built from this file with
  *                    -DUR_USE_MPI)
@@ -169,29 +172,33 @@ int main(int argc, char **argv)
 		double t, pure = 0, cpu = 0, total = 0;
 		req_t q;
 
+		/* As OSU: warm-up iterations not counted, a barrier after
+		 * every iteration (outside the time) in both loops. */
 		for (int i = 0; i < warm + iters; i++) {
-			if (i == warm) {
-				barrier();
-				pure = 0;
-			}
 			t = now_us();
 			ok(istart(a2a, s, d, count, &q), "issue");
 			ok(iwait(&q), "wait");
-			pure += now_us() - t;
+			if (i >= warm)
+				pure += now_us() - t;
+			barrier();
 		}
 		pure /= iters;
 		/* Every rank computes as long as the slowest rank's pure time
 		 * (OSU: the average; equal here, up to noise). */
 		double target = avg(pure);
 		barrier();
-		for (int i = 0; i < iters; i++) {
+		for (int i = 0; i < warm + iters; i++) {
 			t = now_us();
 			ok(istart(a2a, s, d, count, &q), "issue");
 			double c0 = now_us();
 			compute(spin, target);
-			cpu += now_us() - c0;
+			double c1 = now_us();
 			ok(iwait(&q), "wait");
-			total += now_us() - t;
+			if (i >= warm) {
+				cpu += c1 - c0;
+				total += now_us() - t;
+			}
+			barrier();
 		}
 		cpu = avg(cpu / iters);
 		total = avg(total / iters);
