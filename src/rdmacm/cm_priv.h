@@ -78,6 +78,8 @@ struct cm_chan {
 	struct rdma_event_channel ch;
 	struct cm_event *head, **tail;
 	int nids;
+	int readers;  /* threads inside rdma_get_cm_event (cm.lock) */
+	bool dead;    /* destroyed while one was: left to them (cma.c) */
 };
 
 struct cm_event {

@@ -284,10 +284,28 @@ CM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 	return &ch->ch;
 }
 
+/*
+ * A program may destroy a channel while another of its threads waits in
+ * rdma_get_cm_event on it (rping does, at exit). With the kernel's rdma_cm
+ * that read stays blocked; here the waiter may wake on a count whose event
+ * was purged with its ID, and must not find the channel freed (rping's
+ * client crashed in 1 of about 40 runs) nor return an error (rping exits
+ * 255 on one). So a channel with a waiter is only marked: the waiter parks.
+ */
 CM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
-	if (channel)
-		chan_free(cm_container_of(channel, struct cm_chan, ch));
+	struct cm_chan *ch;
+	bool busy;
+
+	if (!channel)
+		return;
+	ch = cm_container_of(channel, struct cm_chan, ch);
+	pthread_mutex_lock(&cm.lock);
+	busy = ch->readers > 0;
+	ch->dead = true;
+	pthread_mutex_unlock(&cm.lock);
+	if (!busy)
+		chan_free(ch);
 }
 
 static int queue_event(struct cm_core *k, struct cm_id *c,
@@ -335,23 +353,40 @@ CM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
 		return -1;
 	}
 	ch = cm_container_of(channel, struct cm_chan, ch);
+	pthread_mutex_lock(&cm.lock);
+	ch->readers++;
+	pthread_mutex_unlock(&cm.lock);
 	for (;;) {
 		struct cm_event *e;
 		uint64_t v;
+		int err = 0;
 
 		if (read(ch->ch.fd, &v, sizeof(v)) < 0) {
 			if (errno == EINTR)
 				continue;
-			return -1; /* EAGAIN on a non-blocking channel */
+			err = errno; /* EAGAIN on a non-blocking channel */
 		}
 		pthread_mutex_lock(&cm.lock);
-		e = ch->head;
+		if (ch->dead) {
+			/* Destroyed while we waited: wait on, as a read of
+			 * the kernel's channel would (rdma_destroy_event_channel). */
+			pthread_mutex_unlock(&cm.lock);
+			for (;;)
+				pause();
+		}
+		e = err ? NULL : ch->head;
 		if (e) {
 			ch->head = e->next;
 			if (!ch->head)
 				ch->tail = &ch->head;
 		}
+		if (e || err)
+			ch->readers--;
 		pthread_mutex_unlock(&cm.lock);
+		if (err) {
+			errno = err;
+			return -1;
+		}
 		if (e) {
 			*event = &e->ev;
 			return 0;
