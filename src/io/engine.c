@@ -454,6 +454,10 @@ static void *engine_main(void *arg)
 			atomic_store(&e->sleep_until, 0);
 			continue;
 		}
+		if (!e->up_said) { /* ur_engine_open waits for this */
+			e->up_said = true;
+			sem_post(&e->up);
+		}
 		int n = epoll_pwait2(epfd, ev, 4, tsp, NULL);
 
 		if (epfd == e->ep_fd && e->shm)
@@ -613,9 +617,23 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 		e->keys = cfg->keys;
 	}
 	ur__stats_open(e, cfg->name);
-	ret = -pthread_create(&e->thread, NULL, engine_main, e);
-	if (ret)
+	/* The device is open once its engine sleeps in epoll: a program
+	 * that forks right after opening (pyverbs' rdma_cm tests do) must
+	 * not copy a thread half-way through its start, which may hold a
+	 * lock the child then finds taken forever (ASan's allocator: a
+	 * forked child's engine hung in 1 of 40 loaded runs). */
+	if (sem_init(&e->up, 0, 0)) {
+		ret = -errno;
 		goto err;
+	}
+	ret = -pthread_create(&e->thread, NULL, engine_main, e);
+	if (ret) {
+		sem_destroy(&e->up);
+		goto err;
+	}
+	while (sem_wait(&e->up) && errno == EINTR)
+		;
+	sem_destroy(&e->up);
 	stats_track(e, true);
 	*out = e;
 	return 0;

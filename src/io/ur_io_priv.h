@@ -4,6 +4,7 @@
 #define UR_IO_PRIV_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 
 #include "ur_engine.h"
@@ -154,6 +155,8 @@ struct ur_engine {
 	uint8_t slot;           /* this process's slot on the address */
 	pthread_t thread;
 	atomic_bool stop;
+	sem_t up;            /* posted once the thread first sleeps */
+	bool up_said;         /* engine thread only */
 	atomic_uint_fast64_t sleep_until; /* engine thread's wake-up time */
 	atomic_bool timer_dirty;  /* a QP timer moved earlier since the scan */
 	/* Earliest QP deadline known (a hint: the engine thread stays the
