@@ -12,6 +12,7 @@
 set -uo pipefail
 BIN=$(cd "$1" && pwd)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/../listen.sh"
 MIB=${FAULTS_MIB:-64}
 CASES=${FAULTS_CASES:-"clean loss0.1 loss1 loss5 loss1_jumbo loss1_jumbo9000 reorder reorder_sr dup1 corrupt foreign_id deadpeer rc_pingpong ud_pingpong srq_pingpong"}
 # Cases listed here run twice: with --no-read (must pass) and with READs
@@ -111,7 +112,7 @@ pingpong() {
 	# with a request (veths carry GSO runs whole through netfilter).
 	UROCE_GSO=0 UROCE_STATS=1 UROCE_IP=$IP2 lab_exec h2 timeout 120 "$BIN/uroce-run" $prog -g 0 -p $PORT "$@" >"$sl" 2>&1 &
 	local spid=$!
-	sleep 0.3
+	wait_tcp $PORT lab_exec h2
 	UROCE_GSO=0 UROCE_STATS=1 UROCE_IP=$IP1 lab_exec h1 timeout 120 "$BIN/uroce-run" $prog -g 0 -p $PORT "$@" "$IP2" >"$cl" 2>&1
 	crc=$?
 	wait $spid

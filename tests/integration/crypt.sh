@@ -23,6 +23,7 @@
 #    names the setting.
 set -u
 . "$(dirname "$0")/caplib.sh"
+. "$(dirname "$0")/../listen.sh"
 cap_init "$1" ibv_rc_pingpong
 export UROCE_STATS=1 UROCE_GSO=0
 
@@ -42,7 +43,7 @@ pingpong() { # srv_ip cli_ip srv_env cli_env tmo extra...
 	local sip=$1 cip=$2 se=$3 ce=$4 tmo=$5; shift 5
 	env UROCE_IP=$sip $se timeout "$tmo" "$run" ibv_rc_pingpong -g 0 -p 18517 "$@" >"$dir/s.log" 2>&1 &
 	local s=$!
-	sleep 0.4
+	wait_tcp 18517
 	env UROCE_IP=$cip $ce timeout "$tmo" "$run" ibv_rc_pingpong -g 0 -p 18517 "$@" "$sip" >"$dir/c.log" 2>&1
 	pc=$?
 	wait $s
@@ -144,7 +145,7 @@ fi
 e="UROCE_CRYPT=require UROCE_CRYPT_KEY=$key"
 env UROCE_IP=127.0.78.6 $e timeout 20 "$run" ibv_rc_pingpong -g 0 -p 18517 -n 5 -s 4096 -c >"$dir/s.log" 2>&1 &
 s=$!
-sleep 0.4
+wait_tcp 18517
 UROCE_IP=127.0.78.7 timeout 20 "$run" ibv_rc_pingpong -g 0 -p 18517 -n 5 -s 4096 -c 127.0.78.6 >"$dir/c.log" 2>&1
 pc=$?
 sleep 0.1

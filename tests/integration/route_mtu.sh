@@ -13,6 +13,7 @@
 #   route_mtu.sh BINDIR
 bin=${1:?usage: route_mtu.sh BINDIR}
 . "$(dirname "$0")/twolink.sh"
+. "$(dirname "$0")/../listen.sh"
 twolink mtu 96 1500 9000
 
 mtu() { # NS IP -> active_mtu of the device
@@ -32,7 +33,7 @@ ip -n "$b" route replace 10.96.0.1/32 via 10.96.1.1 dev p1b || bad "route over p
 ip netns exec "$b" env UROCE_IP=10.96.0.2 timeout 20 "$bin/uroce-run" \
 	ib_write_bw -x 0 -s 65536 -n 200 -p 18620 >"$tmp/s" 2>&1 &
 s=$!
-sleep 0.5
+wait_tcp 18620 ip netns exec "$b"
 ip netns exec "$a" env UROCE_IP=10.96.0.1 timeout 20 "$bin/uroce-run" \
 	ib_write_bw -x 0 -s 65536 -n 200 -p 18620 10.96.0.2 >"$tmp/c" 2>&1
 c=$?

@@ -14,6 +14,7 @@
 set -u
 bin=$1
 run=$bin/uroce-run
+. "$(dirname "$0")/../listen.sh"
 port=$((21000 + $$ % 9000))
 fail=0
 tmp=$(mktemp -d)
@@ -34,7 +35,7 @@ pair() {
 	env $senv UROCE_STATS=1 UROCE_IP=127.0.0.2 timeout 120 "$run" "$@" -p $port \
 		>"$tmp/$name.s" 2>&1 &
 	local spid=$!
-	sleep 0.4
+	wait_tcp $port
 	env $cenv UROCE_STATS=1 UROCE_IP=$cip timeout 120 "$run" "$@" -p $port 127.0.0.2 \
 		>"$tmp/$name.c" 2>&1
 	local crc=$?

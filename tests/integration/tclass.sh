@@ -16,6 +16,7 @@
 #    QPs are the ones that SEND).
 set -u
 . "$(dirname "$0")/caplib.sh"
+. "$(dirname "$0")/../listen.sh"
 cap_init "$1" ib_write_lat
 srv=127.0.78.2 cli=127.0.78.3
 
@@ -29,7 +30,7 @@ stop_capture() { sleep 0.3; kill -INT "$cap" 2>/dev/null; wait "$cap" 2>/dev/nul
 lat() { # "server args" "client args"
 	UROCE_IP=$srv timeout 30 "$run" ib_write_lat -p 18517 -n 200 $1 >"$dir/s.log" 2>&1 &
 	local s=$!
-	sleep 0.5
+	wait_tcp 18517
 	UROCE_IP=$cli timeout 30 "$run" ib_write_lat -p 18517 -n 200 $2 "$srv" >"$dir/c.log" 2>&1
 	local c=$?
 	wait $s

@@ -81,7 +81,7 @@ udp() {
 	lab_exec h2 python3 "$PROBE" recv --idle 0.7 --timeout 20 \
 		--ready "$WORK/ready" >"$WORK/$name.json" &
 	PIDS+=($!)
-	for _ in $(seq 1 100); do [[ -e $WORK/ready ]] && break; sleep 0.02; done
+	for _ in $(seq 1 250); do [[ -e $WORK/ready ]] && break; sleep 0.02; done
 	lab_exec h1 python3 "$PROBE" send --dst "$H2" "$@" >"$WORK/$name.send.json"
 	wait "${PIDS[-1]}"
 	echo "  $name: $(cat "$WORK/$name.json")"
@@ -89,9 +89,12 @@ udp() {
 
 rtt() { # rtt NAME: median RTT h1 -> h2 -> h1 over UDP 4791 (echo on h2)
 	local name=$1
-	lab_exec h2 python3 "$PROBE" echo --timeout 1.5 >/dev/null &
+	rm -f "$WORK/ready"
+	lab_exec h2 python3 "$PROBE" echo --timeout 1.5 --ready "$WORK/ready" >/dev/null &
 	PIDS+=($!)
-	sleep 0.2
+	# until the echo is bound (a fixed 0.2 s lost the race at load 12:
+	# the first probe met "Connection refused")
+	for _ in $(seq 1 250); do [[ -e $WORK/ready ]] && break; sleep 0.02; done
 	lab_exec h1 python3 "$PROBE" rtt --dst "$H2" --count 40 --interval-ms 2 >"$WORK/$name.json"
 	echo "  $name: $(cat "$WORK/$name.json")"
 	wait "${PIDS[-1]}" || true

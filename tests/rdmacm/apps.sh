@@ -8,23 +8,12 @@
 set -u
 bin=$1
 run=$bin/uroce-run
+. "$(dirname "$0")/../listen.sh"
 command -v rping >/dev/null || { echo "SKIP: no rping (rdmacm-utils)"; exit 77; }
 fail=0
 slog=$(mktemp)
 clog=$(mktemp)
 trap 'rm -f "$slog" "$clog"' EXIT
-
-# Wait until something listens on rdma_cm port $1 (the listener's port
-# name, docs/rdmacm.md: a listening abstract unix socket has flag 00010000).
-wait_listen() {
-	i=0
-	while [ $i -lt 200 ]; do
-		grep -q "00010000 0005 01 .*@uroce-cm/.*/$1\$" /proc/net/unix && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
 
 # pair NAME PORT SERVER-CMD -- CLIENT-CMD: both must exit 0 and print $expect.
 pair() {
@@ -34,7 +23,7 @@ pair() {
 	shift
 	UROCE_IP=127.0.0.2 timeout 60 "$run" $scmd >"$slog" 2>&1 &
 	spid=$!
-	wait_listen $lport
+	wait_cm $lport
 	UROCE_IP=$cip timeout 60 "$run" "$@" >"$clog" 2>&1
 	crc=$?
 	wait $spid
@@ -70,7 +59,7 @@ done
 # No listener on the port: REJECTED (invalid service ID) at once.
 UROCE_IP=127.0.0.2 timeout 20 "$run" rping -s -a 127.0.0.2 -p 9999 -C 1 >/dev/null 2>&1 &
 spid=$!
-wait_listen 9999
+wait_cm 9999
 out=$(UROCE_IP=127.0.0.3 timeout 10 "$run" rping -c -a 127.0.0.2 -p 9998 -C 1 -v 2>&1)
 rc=$?
 kill $spid 2>/dev/null; wait $spid 2>/dev/null

@@ -22,6 +22,7 @@ for t in rping ucmatose rdma_server rdma_client ib_write_bw ib_read_bw ib_send_l
 done
 
 source "$HERE/../lab/netns.sh"
+source "$HERE/../listen.sh"
 WORK=$(mktemp -d /tmp/uroce-cm-netns.XXXXXX)
 fail=0
 # Processes in a lab host are ours: kill them by the namespace's pids.
@@ -40,17 +41,6 @@ IP1=$(lab_ip h1)
 IP2=$(lab_ip h2)
 echo "== lab $UROCE_LAB: client h1 $IP1 -> server h2 $IP2"
 
-# Wait until something in h2 listens on rdma_cm port $1 (the listener's
-# abstract unix name, docs/rdmacm.md; /proc/net/unix is per namespace).
-wait_listen() {
-	local i
-	for i in $(seq 1 200); do
-		lab_exec h2 grep -q "00010000 0005 01 .*@uroce-cm/.*/$1\$" /proc/net/unix && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # pair NAME PORT EXPECT SERVER-CMD -- CLIENT-CMD: both exit 0, the client
 # prints EXPECT.
 pair() {
@@ -60,7 +50,7 @@ pair() {
 	shift
 	UROCE_IP=$IP2 lab_exec h2 timeout 60 "$run" "${scmd[@]}" >"$WORK/s" 2>&1 &
 	spid=$!
-	wait_listen "$lport" || echo "note: $name: no listener on $lport after 10 s"
+	wait_cm "$lport" lab_exec h2 || echo "note: $name: no listener on $lport after 10 s"
 	UROCE_IP=$IP1 lab_exec h1 timeout 60 "$run" "$@" >"$WORK/c" 2>&1
 	crc=$?
 	wait $spid
@@ -85,7 +75,7 @@ pair ib_send_lat 18515 "^ 2 " ib_send_lat -R -n 500 -- ib_send_lat -R -n 500 "$I
 # CM timeout (which would give UNREACHABLE).
 UROCE_IP=$IP2 lab_exec h2 timeout 20 "$run" rping -s -a "$IP2" -p 9999 -C 1 >/dev/null 2>&1 &
 spid=$!
-wait_listen 9999
+wait_cm 9999 lab_exec h2
 out=$(UROCE_IP=$IP1 lab_exec h1 timeout 10 "$run" rping -c -a "$IP2" -p 9998 -C 1 -v 2>&1)
 rc=$?
 kill_host h2

@@ -11,6 +11,7 @@
 set -u
 bin=$1 tdir=$2
 run=$bin/uroce-run
+. "$(dirname "$0")/../listen.sh"
 [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 ||
 	{ echo "SKIP: needs root and ip netns"; exit 77; }
 command -v ibv_rc_pingpong >/dev/null && command -v ibv_devinfo >/dev/null ||
@@ -41,12 +42,6 @@ done
 inA() { ip netns exec "$a" env UROCE_PORTS=r1a,r2a "$@"; }
 inB() { ip netns exec "$b" env UROCE_PORTS=10.93.1.2,10.93.2.2 "$@"; }
 tx() { ip netns exec "$b" cat "/sys/class/net/$1/statistics/tx_packets"; }
-# Wait (10 s at most) until a server in A listens: on TCP port $1
-# (ibv_rc_pingpong's exchange), or on rdma_cm port $1 (the listener's
-# abstract unix name, docs/rdmacm.md). A fixed sleep lost the race at load 14.
-tcp_listens() { ip netns exec "$a" ss -Hltn "sport = :$1" | grep -q .; }
-cm_listens() { ip netns exec "$a" grep -q "00010000 0005 01 .*@uroce-cm/.*/$1\$" /proc/net/unix; }
-wait_for() { for _ in $(seq 200); do "$@" && return 0; sleep 0.05; done; return 1; }
 
 # ibv_devinfo sees both ports with their GIDs; uroce-devinfo too.
 inA "$run" ibv_devinfo -v >"$tmp/devinfo" 2>&1
@@ -70,7 +65,7 @@ fi
 r1=$(tx r1b) r2=$(tx r2b)
 inA timeout 30 "$run" ibv_rc_pingpong -i 2 -g 0 -n 200 >"$tmp/s" 2>&1 &
 spid=$!
-wait_for tcp_listens 18515
+wait_tcp 18515 ip netns exec "$a"
 inB timeout 30 "$run" ibv_rc_pingpong -i 2 -g 0 -n 200 10.93.2.1 >"$tmp/c" 2>&1
 crc=$?
 wait $spid
@@ -89,7 +84,7 @@ if command -v rping >/dev/null; then
 	r1=$(tx r1b) r2=$(tx r2b)
 	inA timeout 30 "$run" rping -s -a 10.93.2.1 -C 5 -v >"$tmp/s" 2>&1 &
 	spid=$!
-	wait_for cm_listens 7174
+	wait_cm 7174 ip netns exec "$a"
 	inB timeout 30 "$run" rping -c -a 10.93.2.1 -C 5 -v >"$tmp/c" 2>&1
 	crc=$?
 	wait $spid

@@ -6,6 +6,7 @@
 set -u
 bin=$1
 run=$bin/uroce-run
+. "$(dirname "$0")/../listen.sh"
 command -v ibv_rc_pingpong >/dev/null || { echo "SKIP: no ibv_rc_pingpong"; exit 77; }
 port=$((20000 + $$ % 10000)) # below the ephemeral range
 fail=0
@@ -17,7 +18,7 @@ one() {
 	port=$((port + 1))
 	UROCE_IP=127.0.0.2 timeout 60 "$run" ibv_rc_pingpong -g 0 -p $port "$@" >"$slog" 2>&1 &
 	spid=$!
-	sleep 0.3
+	wait_tcp $port
 	UROCE_IP=${CLIENT_IP:-127.0.0.3} timeout 60 "$run" ibv_rc_pingpong -g 0 -p $port "$@" 127.0.0.2 >"$clog" 2>&1
 	crc=$?
 	wait $spid

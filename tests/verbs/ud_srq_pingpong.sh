@@ -8,6 +8,7 @@
 set -u
 bin=$1
 run=$bin/uroce-run
+. "$(dirname "$0")/../listen.sh"
 command -v ibv_ud_pingpong >/dev/null && command -v ibv_srq_pingpong >/dev/null ||
 	{ echo "SKIP: no ibv_ud_pingpong/ibv_srq_pingpong (ibverbs-utils)"; exit 77; }
 port=$((20000 + ($$ * 7) % 10000)) # below the ephemeral range
@@ -22,7 +23,7 @@ one() {
 	port=$((port + 1))
 	UROCE_STATS=1 UROCE_IP=127.0.0.2 timeout 60 "$run" "$prog" -g 0 -p $port "$@" >"$slog" 2>&1 &
 	spid=$!
-	sleep 0.3
+	wait_tcp $port
 	UROCE_STATS=1 UROCE_IP=127.0.0.3 timeout 60 "$run" "$prog" -g 0 -p $port "$@" 127.0.0.2 >"$clog" 2>&1
 	crc=$?
 	wait $spid
