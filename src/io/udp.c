@@ -120,6 +120,16 @@ static int open_bound(const struct ur_engine *e, uint16_t port, bool rx,
 			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 		/* Nobody sends to a source port; keep its queue tiny. */
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+		/* A bonded port: source port p leaves by interface p mod n. */
+		if (e->bond_n) {
+			const char *ifn = e->bond_if[port % e->bond_n];
+
+			if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifn,
+				       (socklen_t)strlen(ifn) + 1)) {
+				ret = -errno;
+				goto err;
+			}
+		}
 	}
 	if (bind(fd, (struct sockaddr *)&sa, len)) {
 		ret = -errno;
