@@ -852,6 +852,8 @@ static int bond_parse(struct ur_engine *e, const char *v)
 	}
 	if (e->bond_n < 2)
 		goto bad;
+	for (unsigned int i = 0; i < e->bond_n; i++)
+		atomic_store(&e->bond_up[i], true);
 	e->csock_on = false;
 	return 0;
 bad:

@@ -227,6 +227,10 @@ struct ur_engine {
 	bool csock_on;            /* connected QPs get a connected socket */
 	uint8_t bond_n;           /* a bonded port's interfaces (cfg.bond) */
 	char bond_if[UR_BOND_MAX][16];
+	/* Their link state (udp.c, bond_up): up and running when last
+	 * looked at, at most UR_BOND_CHECK_NS ago. */
+	atomic_bool bond_up[UR_BOND_MAX];
+	_Atomic uint64_t bond_seen[UR_BOND_MAX];
 	atomic_int ncsock;        /* how many are open (UR_IO_CSOCK_MAX) */
 	/* The same-host path (shm.c, UROCE_SHM=1): our receive lanes, and the
 	 * receivers we send to; NULL when off. */
