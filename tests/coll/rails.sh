@@ -6,7 +6,8 @@
 # element of allreduce, alltoall, alltoallv, allgather, broadcast and
 # reduce at 256 KiB and 1 MiB; each veth's byte counter shows that its rail
 # carried its share: about half each by default (auto: both ports), about
-# 3:1 with weights 3 and 1, everything on rail 1 with "one"; the Python
+# 3:1 with weights 3 and 1, half each over two devices (uroce1,uroce2
+# without UROCE_PORTS), everything on rail 1 with "one"; the Python
 # binding (numpy checks; not in a sanitizer build) stripes too. A bad value
 # is refused with its name and what is allowed. About 6 s.
 #   rails.sh BINDIR
@@ -41,10 +42,10 @@ run() {
 	shift 2
 	port=$((port + 1))
 	t1=$(txb r1a) t2=$(txb r2a)
-	ip netns exec "$a" env UROCE_PORTS=r1a,r2a UROCE_COLL_RAILS="$rails" RANK=0 WORLD_SIZE=2 \
+	ip netns exec "$a" env UROCE_PORTS=${PA-r1a,r2a} UROCE_COLL_RAILS="$rails" RANK=0 WORLD_SIZE=2 \
 		MASTER_ADDR=10.97.1.1 MASTER_PORT=$port timeout 60 "$B/uroce-run" "$B/uroce-coll-perf" \
 		-o "$op" -b "$1" -e "${2:-$1}" -f 4 -n 2 -w 1 -c 1 >"$tmp/r0" 2>&1 &
-	ip netns exec "$b" env UROCE_PORTS=r1b,r2b UROCE_COLL_RAILS="$rails" RANK=1 WORLD_SIZE=2 \
+	ip netns exec "$b" env UROCE_PORTS=${PB-r1b,r2b} UROCE_COLL_RAILS="$rails" RANK=1 WORLD_SIZE=2 \
 		MASTER_ADDR=10.97.1.1 MASTER_PORT=$port timeout 60 "$B/uroce-run" "$B/uroce-coll-perf" \
 		-o "$op" -b "$1" -e "${2:-$1}" -f 4 -n 2 -w 1 -c 1 >"$tmp/r1" 2>&1
 	rc1=$?
@@ -78,6 +79,12 @@ fi
 if run one allreduce 1M; then
 	share 97 100 && ok "allreduce 1 MiB, UROCE_COLL_RAILS=one: rail 1 $d1 B, rail 2 $d2 B" ||
 		bad "allreduce, one rail: rail 1 $d1 B, rail 2 $d2 B"
+fi
+# Two devices rather than two ports: without UROCE_PORTS each interface
+# that is up is a device (lo uroce0, r1x uroce1, r2x uroce2).
+if PA= PB= run uroce1,uroce2 alltoall 1M; then
+	share 35 65 && ok "alltoall 1 MiB over two devices (uroce1,uroce2): rail 1 $d1 B, rail 2 $d2 B" ||
+		bad "alltoall over two devices: rail 1 $d1 B, rail 2 $d2 B"
 fi
 # Small messages stay on rail 1 (below 64 KiB).
 if run auto allreduce 16K; then
