@@ -6,6 +6,8 @@
  *   p2p.c     chunked RDMA WRITE WITH IMM into the peer's staging slots,
  *             credits, progress, deadline, signature check
  *   regcache.c  registrations of user buffers for zero-copy sends
+ *   rails.c   the rails (UROCE_COLL_RAILS): one hidden sub-communicator
+ *             per further port or device, and how a message is striped
  *   reduce.c  reduction kernels (-O3, vectorised loops)
  *   algo_*.c  the collectives, written as steps of ur__xfer()
  */
@@ -200,7 +202,42 @@ struct uroce_comm {
 	uint16_t lid;
 	int jumbo;           /* offer uroce's jumbo packets */
 	int regcache_entries;
+	/* Rails (rails.c): rails[0] is the communicator itself (its port),
+	 * rails[k] a hidden sub-communicator on the k-th rail's port or
+	 * device, with its own QPs, CQ, slots and progress thread; a large
+	 * collective of the communicator is striped across them in
+	 * proportion to rail_w (nbc.c). nrails 0: one rail, as before. */
+	struct uroce_comm **rails;
+	uint32_t *rail_w;
+	int nrails;
+	int own_dev;         /* a rail on another device: ctx and PD are its own */
 };
+
+/* A rail as this rank sees it: a device port and its relative weight. */
+#define UR_RAILS_MAX 8
+struct ur_rail {
+	char dev[64];        /* "" : the communicator's device */
+	int port;
+	uint32_t weight;     /* 0: the port's rate */
+};
+
+/* rails.c. Parse UROCE_COLL_RAILS: *n rails (0: "auto", every active port
+ * of the communicator's device; 1: "one"); -EINVAL after saying why. */
+int ur__rails_parse(const char *v, struct ur_rail *out, int *n, int *is_auto);
+/* Collective over c, once c is connected: agree on the rails with every
+ * rank and make a sub-communicator for each further one. */
+int ur__rails_init(struct uroce_comm *c, const struct ur_rail *list, int n,
+		    int is_auto);
+int ur__rails_destroy(struct uroce_comm *c);
+/* Messages (or alltoall blocks) below this stay on the first rail. */
+#define UR_RAIL_MIN (64u << 10)
+/* Part k of count elements of es bytes over c's rails: *off and the count;
+ * all on rail 0 below UR_RAIL_MIN bytes. */
+size_t ur__rail_part(const struct uroce_comm *c, size_t count, size_t es,
+		      int k, size_t *off);
+/* split.c: a child of c with every rank, on another port or device. */
+int ur__run_split_rail(struct uroce_comm *c, struct ibv_context *ctx,
+			struct ibv_pd *pd, int port, struct uroce_comm **out);
 
 /* Signature of one message stream: collective, type, op, count, call. */
 uint32_t ur__sig(struct uroce_comm *c, enum ur_coll_kind k,

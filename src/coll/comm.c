@@ -298,7 +298,14 @@ int ur__repost_recv(struct uroce_comm *c, int peer)
 
 void ur__comm_free(struct uroce_comm *c)
 {
-	/* Lanes first: they borrow our device and PD. */
+	/* Rails and lanes first: they borrow our device and PD. */
+	for (int i = 1; i < c->nrails; i++)
+		if (c->rails[i])
+			ur__comm_free(c->rails[i]);
+	free(c->rails);
+	free(c->rail_w);
+	c->rails = NULL;
+	c->nrails = 0;
 	for (int i = 1; i < c->nlanes; i++)
 		if (c->lanes[i])
 			ur__comm_free(c->lanes[i]);
@@ -327,14 +334,16 @@ void ur__comm_free(struct uroce_comm *c)
 	}
 	if (c->chan)
 		ibv_destroy_comp_channel(c->chan);
-	/* A sub-communicator borrows its parent's device and PD. */
-	if (!c->parent) {
+	/* A sub-communicator borrows its parent's device and PD, but for a
+	 * rail on another device (rails.c). */
+	if (!c->parent || c->own_dev) {
 		if (c->pd)
 			ibv_dealloc_pd(c->pd);
 		if (c->ctx)
 			ibv_close_device(c->ctx);
-		ur__boot_close(&c->boot);
 	}
+	if (!c->parent)
+		ur__boot_close(&c->boot);
 	if (c->nbc.inited) {
 		pthread_mutex_destroy(&c->nbc.lock);
 		pthread_cond_destroy(&c->nbc.work);
@@ -474,6 +483,8 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 {
 	struct uroce_comm_attr at = { .gid_index = -1 };
 	struct ur_conn_info *mine = NULL, *table = NULL;
+	struct ur_rail rails[UR_RAILS_MAX];
+	int nrails, rails_auto;
 	struct ibv_port_attr pa;
 	union ibv_gid gid;
 	struct uroce_comm *c;
@@ -514,6 +525,13 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 		at.timeout_ms = (int)ur_setting_val("UROCE_COLL_TIMEOUT_MS");
 	if (!at.dev_name)
 		at.dev_name = ur_setting_str("UROCE_COLL_DEV");
+	/* The rails: the first listed is the communicator's own port. */
+	r = ur__rails_parse(ur_setting_str("UROCE_COLL_RAILS"), rails, &nrails,
+			    &rails_auto);
+	if (r)
+		return r;
+	if (nrails && rails[0].dev[0])
+		at.dev_name = rails[0].dev;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -526,7 +544,7 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	c->boot.size = at.size;
 	c->boot.listen_fd = -1;
 	c->wboot = &c->boot;
-	c->port = 1;
+	c->port = nrails ? rails[0].port : 1;
 	c->last_algo = "none";
 	c->slot = (size_t)ur_setting_val("UROCE_COLL_SLOT_KB") * 1024;
 	c->nslots = (unsigned)ur_setting_val("UROCE_COLL_SLOTS");
@@ -600,12 +618,20 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	free(table);
 	mine = NULL;
 	table = NULL;
+	r = ur__rails_init(c, rails, nrails, rails_auto);
+	if (r)
+		goto err;
+	/* With rails, every collective takes every rail rather than a lane
+	 * of its own (docs/collectives.md "Rails"). */
+	if (c->nrails > 1)
+		c->want_lanes = 1;
 	r = ur__lanes_init(c);
 	if (r)
 		goto err;
-	ur_log(UR_LOG_INFO, "collectives: rank %d of %d on %s (GID %d), "
-	       "rank 0 at %s:%d", c->rank, c->size,
-	       ibv_get_device_name(c->ctx->device), c->gid_index, addr, mport);
+	ur_log(UR_LOG_INFO, "collectives: rank %d of %d on %s port %d (GID %d), "
+	       "%d rail(s), rank 0 at %s:%d", c->rank, c->size,
+	       ibv_get_device_name(c->ctx->device), c->port, c->gid_index,
+	       c->nrails > 1 ? c->nrails : 1, addr, mport);
 	*out = c;
 	return 0;
 err:
@@ -661,6 +687,28 @@ int ur__lanes_destroy(struct uroce_comm *c)
 	return r;
 }
 
+/* The same for the rails (rails.c). */
+int ur__rails_destroy(struct uroce_comm *c)
+{
+	int r = 0;
+
+	for (int i = 1; i < c->nrails; i++) {
+		struct uroce_comm *k = c->rails[i];
+
+		ur__nbc_fini(k);
+		if (!k->failed && !c->failed) {
+			int e = ur__nbc_barrier_now(k);
+			if (!e)
+				drain_credits(k);
+			if (e && !r)
+				r = e;
+		}
+		ur__comm_free(k);
+		c->rails[i] = NULL;
+	}
+	return r;
+}
+
 int uroce_comm_destroy(uroce_comm_t *c)
 {
 	int r = 0;
@@ -676,6 +724,10 @@ int uroce_comm_destroy(uroce_comm_t *c)
 	 * caller's until then). */
 	ur__nbc_fini(c);
 	r = ur__lanes_destroy(c);
+	{
+		int e = ur__rails_destroy(c);
+		r = r ? r : e;
+	}
 	if (c->parent) {
 		/* A sub-communicator has no sockets: its own barrier says
 		 * every member is done writing to us. */

@@ -136,7 +136,11 @@ static int run_p2p(struct uroce_comm *c, struct uroce_request **it, int n)
 	return e;
 }
 
-static int run(struct uroce_comm *c, struct uroce_request *r)
+static void enqueue(struct uroce_comm *c, struct uroce_request *r);
+static void kick(struct uroce_comm *c);
+static void wait_locked(struct uroce_comm *c, struct uroce_request *r);
+
+static int run_one(struct uroce_comm *c, struct uroce_request *r)
 {
 	int n = c->size;
 
@@ -176,6 +180,172 @@ static int run(struct uroce_comm *c, struct uroce_request *r)
 	}
 	}
 	return -EINVAL;
+}
+
+/*
+ * Part k of r for rail k (rails.c): a contiguous part of every vector, or
+ * of every block of an all-to-all, as an alltoallv with the blocks'
+ * parts (allgather too: every peer gets the same part of our input).
+ * src: r's input, or its copy when r is in place and blocks move.
+ */
+static int rail_part(struct uroce_comm *c, const struct uroce_request *r,
+		     const char *src, int k, struct uroce_request *p)
+{
+	int n = c->size;
+	size_t es = uroce_dtype_size(r->dt), off, cnt;
+
+	*p = *r;
+	p->next = NULL;
+	p->notify = NULL;
+	p->v = NULL;
+	p->state = S_QUEUED;
+	switch (r->kind) {
+	case R_ALLREDUCE: case R_REDUCE: case R_BROADCAST:
+		cnt = ur__rail_part(c, r->count, es, k, &off);
+		p->count = cnt;
+		/* A non-root's buffer of broadcast or reduce may be NULL. */
+		p->sbuf = r->sbuf ? (const char *)r->sbuf + off * es : NULL;
+		p->rbuf = r->rbuf ? (char *)r->rbuf + off * es : NULL;
+		return 0;
+	case R_ALLTOALL: case R_ALLGATHER: case R_ALLTOALLV:
+		break;
+	default:
+		return -EINVAL;
+	}
+	p->v = malloc(sizeof(size_t) * 4 * (size_t)n);
+	if (!p->v)
+		return -ENOMEM;
+	p->kind = R_ALLTOALLV;
+	p->sbuf = src;
+	for (int j = 0; j < n; j++) {
+		size_t *sc = p->v, *sd = p->v + n, *rc = p->v + 2 * n, *rd = p->v + 3 * n;
+
+		if (r->kind == R_ALLTOALLV) {
+			sc[j] = ur__rail_part(c, r->v[j], es, k, &off);
+			sd[j] = r->v[n + j] + off;
+			rc[j] = ur__rail_part(c, r->v[2 * n + j], es, k, &off);
+			rd[j] = r->v[3 * n + j] + off;
+			continue;
+		}
+		sc[j] = rc[j] = ur__rail_part(c, r->count, es, k, &off);
+		sd[j] = (r->kind == R_ALLGATHER ? 0 : (size_t)j * r->count) + off;
+		rd[j] = (size_t)j * r->count + off;
+	}
+	return 0;
+}
+
+/* Is r striped over c's rails? Every rank decides alike: from counts
+ * that are the same at every rank (alltoallv: always, each pair's block
+ * split by its own count). */
+static int striped(struct uroce_comm *c, const struct uroce_request *r)
+{
+	size_t es = uroce_dtype_size(r->dt);
+
+	if (c->nrails <= 1)
+		return 0;
+	switch (r->kind) {
+	case R_ALLREDUCE: case R_REDUCE: case R_BROADCAST:
+	case R_ALLTOALL: case R_ALLGATHER:
+		return r->count * es >= UR_RAIL_MIN;
+	case R_ALLTOALLV:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The input bytes of an all-to-all or allgather (to copy when in place). */
+static size_t in_extent(const struct uroce_comm *c, const struct uroce_request *r,
+			size_t es, size_t *rext)
+{
+	int n = c->size;
+	size_t ext = 0;
+
+	*rext = 0;
+	if (r->kind == R_ALLTOALLV) {
+		for (int j = 0; j < n; j++) {
+			if (r->v[j] && (r->v[n + j] + r->v[j]) * es > ext)
+				ext = (r->v[n + j] + r->v[j]) * es;
+			if (r->v[2 * n + j] && (r->v[3 * n + j] + r->v[2 * n + j]) * es > *rext)
+				*rext = (r->v[3 * n + j] + r->v[2 * n + j]) * es;
+		}
+		return ext;
+	}
+	if (r->kind == R_ALLTOALL || r->kind == R_ALLGATHER) {
+		*rext = r->count * es * (size_t)n;
+		return r->kind == R_ALLTOALL ? *rext : r->count * es;
+	}
+	return 0;
+}
+
+/*
+ * r striped over the rails: part k queued on rail k (its progress thread
+ * runs it), part 0 run here, then every part waited for. Each rail runs
+ * its parts in the order the communicator's executor queues them, the
+ * same at every rank, so the parts of one collective meet on every rail.
+ */
+static int run_rails(struct uroce_comm *c, struct uroce_request *r)
+{
+	int nr = c->nrails, e = 0, queued = 0;
+	size_t es = uroce_dtype_size(r->dt), rext, ext = in_extent(c, r, es, &rext);
+	struct uroce_request *parts = calloc((size_t)nr, sizeof(*parts));
+	const char *src = r->sbuf;
+	char *copy = NULL;
+
+	if (!parts)
+		return ur__fail(c, -ENOMEM, "rails: out of memory");
+	/* In place, blocks that one rail sends would be overwritten by
+	 * another rail's receive: the parts read a copy of the input. */
+	if (ext && ur__overlaps(r->sbuf, ext, r->rbuf, rext)) {
+		copy = malloc(ext);
+		if (!copy) {
+			free(parts);
+			return ur__fail(c, -ENOMEM, "rails: out of memory");
+		}
+		ur_copy(copy, r->sbuf, ext);
+		src = copy;
+	}
+	for (int k = 0; k < nr; k++) {
+		e = rail_part(c, r, src, k, &parts[k]);
+		if (e) {
+			e = ur__fail(c, e, "rails: out of memory");
+			nr = k; /* queue none; free what was made */
+			break;
+		}
+	}
+	for (int k = 1; k < nr && !e; k++) {
+		struct uroce_comm *rc = c->rails[k];
+
+		pthread_mutex_lock(&rc->nbc.lock);
+		enqueue(rc, &parts[k]);
+		kick(rc);
+		pthread_mutex_unlock(&rc->nbc.lock);
+		queued = k + 1;
+	}
+	if (!e)
+		e = run_one(c, &parts[0]);
+	/* Every queued part is waited for, failed or not: it is ours. */
+	for (int k = 1; k < queued; k++) {
+		struct uroce_comm *rc = c->rails[k];
+
+		pthread_mutex_lock(&rc->nbc.lock);
+		wait_locked(rc, &parts[k]);
+		pthread_mutex_unlock(&rc->nbc.lock);
+		if (!e)
+			e = parts[k].result;
+	}
+	for (int k = 0; k < nr; k++)
+		free(parts[k].v);
+	free(parts);
+	free(copy);
+	if (!e)
+		c->last_algo = c->rails[1]->last_algo; /* part 0 may be empty */
+	return e;
+}
+
+static int run(struct uroce_comm *c, struct uroce_request *r)
+{
+	return striped(c, r) ? run_rails(c, r) : run_one(c, r);
 }
 
 /* Lock held. A batch is ours: its items are the caller's. */

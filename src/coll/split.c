@@ -71,8 +71,33 @@ static struct uroce_comm *child_new(struct uroce_comm *c, int rank, int size)
 	return k;
 }
 
-int ur__run_split(struct uroce_comm *c, int color, int key,
-		   struct uroce_comm **out)
+/* A rail's child: its own port (and device), with that port's GID,
+ * MTU and LID. */
+struct rail_at {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	int port;
+};
+
+static int child_on_rail(struct uroce_comm *k, const struct rail_at *at)
+{
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+
+	k->ctx = at->ctx;
+	k->pd = at->pd;
+	k->port = at->port;
+	if (ibv_query_port(k->ctx, (uint8_t)k->port, &pa) ||
+	    ibv_query_gid(k->ctx, (uint8_t)k->port, k->gid_index, &gid))
+		return -ENODEV;
+	memcpy(k->gid, gid.raw, 16);
+	k->mtu = (uint32_t)pa.active_mtu;
+	k->lid = pa.lid;
+	return 0;
+}
+
+static int split(struct uroce_comm *c, int color, int key,
+		 const struct rail_at *rail, struct uroce_comm **out)
 {
 	int n = c->size, me = -1, m = 0, e;
 	int64_t mine[2] = { color, key };
@@ -108,7 +133,9 @@ int ur__run_split(struct uroce_comm *c, int color, int key,
 			e = ur__fail(c, -ENOMEM, "split: out of memory");
 			goto done;
 		}
-		e = ur__reg_init(k, k->regcache_entries);
+		e = rail ? child_on_rail(k, rail) : 0;
+		if (!e)
+			e = ur__reg_init(k, k->regcache_entries);
 		if (!e)
 			e = ur__comm_setup(k);
 		if (e) {
@@ -148,6 +175,20 @@ done:
 	free(recs);
 	free(table);
 	return e;
+}
+
+int ur__run_split(struct uroce_comm *c, int color, int key,
+		   struct uroce_comm **out)
+{
+	return split(c, color, key, NULL, out);
+}
+
+int ur__run_split_rail(struct uroce_comm *c, struct ibv_context *ctx,
+			struct ibv_pd *pd, int port, struct uroce_comm **out)
+{
+	struct rail_at at = { ctx, pd, port };
+
+	return split(c, 0, c->rank, &at, out);
 }
 
 /*

@@ -7,6 +7,7 @@
  * the socket, so packets of a QP are processed in arrival order).
  */
 #include <errno.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -520,6 +521,8 @@ static bool env_is_0(const char *name)
 static void stats_track(struct ur_engine *e, bool open);
 static int key_user_set(struct ur_engine *k, struct ur_engine *e, bool on);
 
+static int bond_parse(struct ur_engine *e, const char *v);
+
 int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 {
 	struct ur_engine *e;
@@ -568,6 +571,9 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	/* A strict receiver takes only the IDs of unconnected sockets: a
 	 * strict deployment keeps to them (csock.c). */
 	e->csock_on = e->icrc != UR_ICRC_STRICT && !env_is_0("UROCE_CONNECT");
+	ret = bond_parse(e, cfg->bond);
+	if (ret)
+		goto err;
 	e->poll_tx = ur__tx_batch_new(true);
 	if (!e->rxbuf || !e->rxv || !e->poll_tx)
 		goto err;
@@ -829,13 +835,67 @@ uint32_t ur_engine_alloc_qpn(struct ur_engine *e)
 	return qpn;
 }
 
-/* Find or open the socket for a source port (qp_lock write-held). */
+/*
+ * A bonded port (cfg.bond, UROCE_BOND): 2..UR_BOND_MAX interfaces, each
+ * named once. Connected sockets would pin a QP's own port to the route
+ * the kernel picks; a bonded port's sockets pick their interface instead.
+ */
+static int bond_parse(struct ur_engine *e, const char *v)
+{
+	const char *p = v;
+
+	e->bond_n = 0;
+	if (!v || !*v)
+		return 0;
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char name[16];
+
+		if (!len || len >= sizeof(name) || e->bond_n == UR_BOND_MAX)
+			goto bad;
+		memcpy(name, p, len);
+		name[len] = 0;
+		if (!if_nametoindex(name)) {
+			fprintf(stderr, "uroce: UROCE_BOND=%s: %s is not an interface here\n", v, name);
+			goto bad;
+		}
+		for (unsigned int i = 0; i < e->bond_n; i++)
+			if (!strcmp(e->bond_if[i], name))
+				goto bad;
+		memcpy(e->bond_if[e->bond_n++], name, len + 1);
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	if (e->bond_n < 2)
+		goto bad;
+	for (unsigned int i = 0; i < e->bond_n; i++)
+		atomic_store(&e->bond_up[i], true);
+	e->csock_on = false;
+	return 0;
+bad:
+	fprintf(stderr, "uroce: UROCE_BOND=%s refused; allowed: 2..%d interface names, "
+		"comma-separated, each once, with UROCE_IP (the bonded port's address)\n",
+		v, UR_BOND_MAX);
+	e->bond_n = 0;
+	return -EINVAL;
+}
+
+/* Find or open the socket for a source port (qp_lock write-held). On a
+ * bonded port the port found keeps *sport's interface (p mod bond_n). */
 static int sport_get(struct ur_engine *e, uint16_t *sport)
 {
-	for (int i = 0; i < 64; i++) {
+	unsigned int n = e->bond_n ? e->bond_n : 1;
+
+	for (unsigned int i = 0; i < 64 * n; i++) {
 		uint16_t p = (uint16_t)(0xc000 | ((*sport + i) & 0x3fff));
-		struct ur_sport_sock *s = ur__map_get(&e->sports, p);
+		struct ur_sport_sock *s;
 		int fd;
+
+		if (p % n != *sport % n)
+			continue;
+		s = ur__map_get(&e->sports, p);
 
 		if (s) {
 			s->refs++;
@@ -879,12 +939,20 @@ static void paths_open(struct ur_engine *e, struct ur_eqp *q)
 
 	q->mp_sport[0] = q->sport;
 	q->mp_k = 1;
+	/* A bonded port sprays over at least one path per interface. */
+	if (k < e->bond_n)
+		k = e->bond_n;
 	if (k < 2 || qp->type != UR_QPT_RC || !(ur_qp_sr_state(qp) & 1))
 		return;
 	if (k > UR_MP_MAX)
 		k = UR_MP_MAX;
 	for (unsigned int i = 1; i < k; i++) {
 		uint16_t p = ur_mp_sport(q->sport, i);
+
+		/* Path i by interface (sport + i) mod n: each in turn. */
+		if (e->bond_n)
+			while (p % e->bond_n != (q->sport + i) % e->bond_n)
+				p = (uint16_t)(0xc000 | ((p + 1) & 0x3fff));
 
 		if (sport_get(e, &p) >= 0)
 			q->mp_sport[q->mp_k++] = p;

@@ -16,11 +16,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/ip.h>
 #include <netinet/udp.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -120,6 +122,16 @@ static int open_bound(const struct ur_engine *e, uint16_t port, bool rx,
 			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 		/* Nobody sends to a source port; keep its queue tiny. */
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+		/* A bonded port: source port p leaves by interface p mod n. */
+		if (e->bond_n) {
+			const char *ifn = e->bond_if[port % e->bond_n];
+
+			if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifn,
+				       (socklen_t)strlen(ifn) + 1)) {
+				ret = -errno;
+				goto err;
+			}
+		}
 	}
 	if (bind(fd, (struct sockaddr *)&sa, len)) {
 		ret = -errno;
@@ -732,6 +744,57 @@ static struct ur_csock *csock_of(struct ur_engine *e, struct ur_eqp *q,
 	return cs;
 }
 
+/*
+ * A bonded port's interface @i: up and running (IFF_UP, IFF_RUNNING: the
+ * carrier, at both ends of a veth), looked at again at most every
+ * UR_BOND_CHECK_NS. A link that goes down costs the packets of one such
+ * interval; a link that drops silently is the transport's (ur_mp.c).
+ */
+#define UR_BOND_CHECK_NS 2000000ull
+static bool bond_up(struct ur_engine *e, unsigned int i, uint64_t now)
+{
+	uint64_t seen = atomic_load_explicit(&e->bond_seen[i], memory_order_relaxed);
+
+	if (now - seen >= UR_BOND_CHECK_NS &&
+	    atomic_compare_exchange_strong(&e->bond_seen[i], &seen, now)) {
+		struct ifreq ifr = { 0 };
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		bool up = true; /* cannot tell: as before */
+
+		memcpy(ifr.ifr_name, e->bond_if[i], sizeof(e->bond_if[i]));
+		if (fd >= 0 && !ioctl(fd, SIOCGIFFLAGS, &ifr))
+			up = (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
+		if (fd >= 0)
+			close(fd);
+		atomic_store_explicit(&e->bond_up[i], up, memory_order_relaxed);
+	}
+	return atomic_load_explicit(&e->bond_up[i], memory_order_relaxed);
+}
+
+/* A packet of a bonded port whose path's interface is down leaves by the
+ * QP's next path on an interface that is up (its source port picks the
+ * socket, and so the interface; the ICRC is computed at flush, after). */
+static void bond_reroute(struct ur_engine *e, const struct ur_eqp *q,
+			 struct ur_ipudp *p)
+{
+	uint64_t now = ur_now();
+	unsigned int n = e->bond_n, at = 0;
+
+	if (bond_up(e, p->sport % n, now))
+		return;
+	for (unsigned int j = 0; j < q->mp_k; j++)
+		if (q->mp_sport[j] == p->sport)
+			at = j;
+	for (unsigned int k = 1; k < q->mp_k; k++) {
+		uint16_t s = q->mp_sport[(at + k) % q->mp_k];
+
+		if (bond_up(e, s % n, now)) {
+			p->sport = s;
+			return;
+		}
+	}
+}
+
 void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb)
 {
 	struct ur_engine *e = host;
@@ -748,6 +811,8 @@ void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb)
 	p->dport = e->cfg.port;
 	p->ip_frag = 0x4000; /* DF */
 	s->conn = NULL;
+	if (e->bond_n && q && q->mp_k > 1)
+		bond_reroute(e, q, p);
 	if (q && p->sport == q->sport) {
 		/* The QP's own port: its socket, without the table lock (we
 		 * are called under the QP's lock, and a QP's port lives as

@@ -45,6 +45,11 @@ struct ur_engine_cfg {
 	uint8_t slot;
 	const struct ur_engine_host_ops *host_ops;
 	void *host;
+	/* A bonded port (UROCE_BOND, docs/ports-classes.md "Bonded port"):
+	 * comma-separated interfaces; a transmit socket of source port p
+	 * leaves by interface p mod n (SO_BINDTODEVICE), so a sprayed QP's
+	 * paths, one source port each, spread over them. NULL: none. */
+	const char *bond;
 };
 
 /* Monotonic clock in nanoseconds: the only clock in the project. */

@@ -130,6 +130,7 @@ struct ur_rxv {
 /* What an ICRC mismatch means (UROCE_ICRC, icrc.c). */
 enum ur_icrc_policy { UR_ICRC_AUTO, UR_ICRC_STRICT, UR_ICRC_OFF };
 
+#define UR_BOND_MAX 8
 struct ur_engine {
 	struct ur_dev dev;
 	struct ur_engine_cfg cfg;
@@ -227,6 +228,12 @@ struct ur_engine {
 	struct ur_rxinfo rx_ri;
 	enum ur_icrc_policy icrc; /* UROCE_ICRC */
 	bool csock_on;            /* connected QPs get a connected socket */
+	uint8_t bond_n;           /* a bonded port's interfaces (cfg.bond) */
+	char bond_if[UR_BOND_MAX][16];
+	/* Their link state (udp.c, bond_up): up and running when last
+	 * looked at, at most UR_BOND_CHECK_NS ago. */
+	atomic_bool bond_up[UR_BOND_MAX];
+	_Atomic uint64_t bond_seen[UR_BOND_MAX];
 	atomic_int ncsock;        /* how many are open (UR_IO_CSOCK_MAX) */
 	/* The same-host path (shm.c, UROCE_SHM=1): our receive lanes, and the
 	 * receivers we send to; NULL when off. */

@@ -686,6 +686,10 @@ int urv__port_engine(struct urv_context *ctx, unsigned int port_num,
 				: 0;
 	cfg.name = name;
 	cfg.host_ops = &urv__host_ops;
+	/* A bonded port: the device UROCE_IP makes (its address, on lo or
+	 * any interface, reachable over every bonded one). */
+	if (port_num == 1 && ur_setting_str("UROCE_IP") && !ur_setting_str("UROCE_PORTS"))
+		cfg.bond = ur_setting_str("UROCE_BOND");
 	if (port_num > 1) {
 		cfg.keys = ctx->peng[0];
 		cfg.slot = ur_engine_slot(ctx->peng[0]);
