@@ -89,7 +89,7 @@ const struct ur_setting ur_settings[] = {
 	  .doc = "selective repeat: packets buffered per device" },
 	{ .name = "UROCE_PATHS", .kind = UR_SET_UINT, .scope = DEV,
 	  .min = 1, .max = 16, .def = 8,
-	  .def_doc = "8 (1 with UROCE_SR=0)",
+	  .def_doc = "8 (1 on loopback or with UROCE_SR=0)",
 	  .doc = "an RC QP with selective repeat sprays its requests over this many UDP source ports once the peer holds reordered requests (a uroce peer), for ECMP fabrics that hash ports; 1: its own port only: docs/wire.md" },
 	{ .name = "UROCE_JUMBO", .kind = UR_SET_BOOL, .scope = DEV,
 	  .doc = "16 KiB packets between uroce RC QPs on loopback, 8 KiB on 9000-byte Ethernet (both ends; not with UROCE_SR): docs/wire.md" },
