@@ -4,8 +4,8 @@
 # in the namespace lab (tests/lab/netns.sh, 1500-byte veths, loss applied in
 # the switch to both directions). Each point is one ur_integrity transfer
 # (SEND + WRITE streams, every byte verified; --no-read, see docs/faults.md)
-# from h1 to h2, with go-back-N (UROCE_SR=0) and with the default
-# (selective repeat negotiated); the table lists the median of REPS runs.
+# from h1 to h2, with go-back-N (UROCE_SR=0) and with selective repeat
+# (UROCE_SR=auto, or SR_ON); the table lists the median of REPS runs.
 #   bench/loss_goodput.sh [BINDIR] [MIB] [REPS]     (root)
 # Prints a markdown table; bench/results/loss_goodput.md is a saved run.
 set -uo pipefail
@@ -41,7 +41,7 @@ median() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] 
 
 echo "uroce goodput under loss: $MIB MiB SEND+WRITE per run, median of $REPS, $(nproc) CPUs, $(uname -r), lab MTU 1500 (path MTU 1024)"
 echo
-echo "Each loss rate: go-back-N (UROCE_SR=0) and the default (selective repeat negotiated between the two uroce ends), alternating."
+echo "Each loss rate: go-back-N (UROCE_SR=0) and selective repeat (UROCE_SR=${SR_ON:-auto}: negotiated between the two uroce ends), alternating; UROCE_PATHS=${UROCE_PATHS:-1}."
 echo
 echo "| loss % | go-back-N Mbit/s | SR Mbit/s | SR / go-back-N | go-back-N retransmits | SR retransmits |"
 echo "|---|---|---|---|---|---|"
@@ -53,7 +53,7 @@ for l in $LOSSES; do
 		read -r m r < <(run 0)
 		[[ $m != FAIL ]] && echo "$m" >>"$WORK/g0"
 		echo "$r" >>"$WORK/r0"
-		read -r m r < <(run auto)
+		read -r m r < <(run "${SR_ON:-auto}")
 		[[ $m != FAIL ]] && echo "$m" >>"$WORK/g1"
 		echo "$r" >>"$WORK/r1"
 	done

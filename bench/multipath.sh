@@ -2,8 +2,9 @@
 # Spraying on a real two-link ECMP fabric (issue 33): two namespaces, two
 # veth links each shaped to RATE by tbf, hosts' addresses on lo, one route
 # over both links with the kernel hashing UDP ports. One RC QP's
-# ib_write_bw -s 65536 (goodput in Gbit/s) with the default settings
-# (selective repeat negotiated, sprayed over UROCE_PATHS=8 ports) against
+# ib_write_bw -s 65536 (goodput in Gbit/s) with UROCE_SR=auto
+# UROCE_PATHS=8 (selective repeat negotiated, sprayed over 8 ports;
+# MP_SPRAY_ENV replaces those settings) against
 # the same on its own port with go-back-N (UROCE_SR=0, a standard peer's
 # view); iperf3 (one TCP stream, and 8 streams, which ECMP spreads)
 # through the same fabric. Medians of RUNS, alternating; bytes per link
@@ -59,7 +60,7 @@ iperf() { # streams -> Gbit/s
 }
 for ((r = 1; r <= RUNS; r++)); do
 	uroce_bw UROCE_SR=0 >>"$tmp/one"
-	uroce_bw >>"$tmp/spray"
+	uroce_bw ${MP_SPRAY_ENV:-UROCE_SR=auto UROCE_PATHS=8} >>"$tmp/spray"
 	iperf 1 >>"$tmp/tcp1"
 	iperf 8 >>"$tmp/tcp8"
 	echo "run $r: one $(tail -1 "$tmp/one"); spray $(tail -1 "$tmp/spray"); tcp1 $(tail -1 "$tmp/tcp1"); tcp8 $(tail -1 "$tmp/tcp8")" >&2
@@ -68,6 +69,6 @@ col() { awk -v c=$2 '{print $c}' "$1" | median; }
 echo "| $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; links of $RATE and $RATE2 (tbf), ECMP on UDP ports; medians of $RUNS | Gbit/s | link 1 bytes | link 2 bytes |"
 echo "|---|---:|---:|---:|"
 echo "| uroce, one RC QP, ib_write_bw -s 65536, UROCE_SR=0 (one port, go-back-N) | $(col "$tmp/one" 1) | $(col "$tmp/one" 2) | $(col "$tmp/one" 3) |"
-echo "| uroce, the same, default settings (SR negotiated, 8 ports) | $(col "$tmp/spray" 1) | $(col "$tmp/spray" 2) | $(col "$tmp/spray" 3) |"
+echo "| uroce, the same, ${MP_SPRAY_ENV:-UROCE_SR=auto UROCE_PATHS=8} | $(col "$tmp/spray" 1) | $(col "$tmp/spray" 2) | $(col "$tmp/spray" 3) |"
 echo "| iperf3, 1 TCP stream, 64 KiB writes | $(col "$tmp/tcp1" 1) | | |"
 echo "| iperf3, 8 TCP streams, 64 KiB writes | $(col "$tmp/tcp8" 1) | | |"

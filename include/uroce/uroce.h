@@ -80,8 +80,8 @@ int uroce_qp_set_cc(struct ibv_qp *qp, const struct uroce_cc_params *params);
 
 /*
  * Selective repeat, a uroce wire extension (docs/wire.md "Extensions",
- * docs/transport.md "Selective repeat"). Negotiated by default
- * (UROCE_SR=auto, enable 2): a QP sends a hello MAD to its peer's QP1 and
+ * docs/transport.md "Selective repeat"). Off by default (UROCE_SR=0).
+ * Negotiated (UROCE_SR=auto, enable 2): a QP sends a hello MAD to its peer's QP1 and
  * uses selective repeat (and spraying, UROCE_PATHS) only once a uroce
  * peer answered; towards rxe or a hardware RNIC it speaks plain go-back-N
  * RoCEv2, byte for byte. Enabled on both ends of an RC connection, a
@@ -91,7 +91,7 @@ int uroce_qp_set_cc(struct ibv_qp *qp, const struct uroce_cc_params *params);
  * (UROCE_SR=0) turns it off. UROCE_SR_WINDOW, UROCE_SR_REORDER_US tune it.
  */
 struct uroce_sr_params {
-	uint32_t enable;      /* 0 off, 1 on, 2 negotiated (the default) */
+	uint32_t enable;      /* 0 off, 1 on, 2 negotiated */
 	uint32_t window;      /* PSNs held ahead of the expected one (1..65536, 0 = 256) */
 	uint32_t reorder_ns;  /* a gap is NAKed once this old (0: at once) */
 	uint32_t pool_pkts;   /* ignored per QP (device: UROCE_SR_POOL) */

@@ -5,8 +5,8 @@
 # (fib_multipath_hash_policy=1). ur_integrity moves 48 MiB of SEND, WRITE,
 # READ and atomics and checks every byte, once on one path and once
 # sprayed:
-#  - UROCE_PATHS=16 with selective repeat at its default (negotiated by
-#    the two ends' hellos, counted): both links carry at least 1/20 of the
+#  - UROCE_SR=auto UROCE_PATHS=16 (selective repeat negotiated by the
+#    two ends' hellos, counted): both links carry at least 1/20 of the
 #    bytes a->b, every byte verified, no QP error (the kernel's hash of 16
 #    random ports puts none on one of the links once in 32,768 runs);
 #  - UROCE_PATHS=1: one link carries nearly all (one QP, one port);
@@ -41,12 +41,12 @@ run() {
 	return 0
 }
 
-if run "sprayed" UROCE_PATHS=16; then
+if run "sprayed" UROCE_SR=auto UROCE_PATHS=16; then
 	tot=$((P1 + P2))
 	if [ $((P1 * 20)) -ge $tot ] && [ $((P2 * 20)) -ge $tot ]; then
-		ok "UROCE_PATHS=16: all verified; link 1 carried $P1 bytes, link 2 $P2"
+		ok "UROCE_SR=auto UROCE_PATHS=16: all verified; link 1 carried $P1 bytes, link 2 $P2"
 	else
-		bad "UROCE_PATHS=16: link 1 carried $P1 bytes, link 2 $P2 (each at least 1/20)"
+		bad "UROCE_SR=auto UROCE_PATHS=16: link 1 carried $P1 bytes, link 2 $P2 (each at least 1/20)"
 	fi
 	if grep -q " rx_sr_hello=" "$tmp/c" && grep -q " rx_sr_hello=" "$tmp/s"; then
 		ok "selective repeat negotiated: $(grep -o ' [tr]x_sr_hello=[0-9]*' "$tmp/c" | tr -d '\n')"

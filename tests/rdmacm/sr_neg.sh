@@ -4,7 +4,7 @@
 # connected by rdma_cm (docs/wire.md "Selective repeat negotiation"):
 # unmodified rping -V (it checks the data it reads back) on two loopback
 # addresses, the device counters printed at exit (UROCE_STATS=1).
-#  - default settings on both ends: each sent a hello and took the other's
+#  - UROCE_SR=auto on both ends: each sent a hello and took the other's
 #    (tx_sr_hello, rx_sr_hello on both), none gave up (sr_neg_timeout);
 #  - UROCE_SR=0 on the server (a standard peer as far as the client can
 #    tell): the client's hellos go unanswered (tx_sr_hello, no
@@ -19,7 +19,8 @@ fail=0
 slog=$(mktemp)
 clog=$(mktemp)
 trap 'rm -f "$slog" "$clog"' EXIT
-export UROCE_SHM=0 UROCE_STATS=1
+# UROCE_SR=auto on both (not yet the default: docs/wire.md).
+export UROCE_SHM=0 UROCE_STATS=1 UROCE_SR=auto
 
 wait_listen() {
 	i=0
@@ -59,12 +60,12 @@ pair() {
 	return 0
 }
 
-if pair "both default"; then
+if pair "both auto"; then
 	if [ "$sh" -ge 1 ] && [ "$sr" -ge 1 ] && [ "$ch" -ge 1 ] && [ "$cr" -ge 1 ] &&
 	   [ "$st" = 0 ] && [ "$ct" = 0 ]; then
-		echo "ok: both default: negotiated (hellos sent and taken on both ends), data verified"
+		echo "ok: both auto: negotiated (hellos sent and taken on both ends), data verified"
 	else
-		echo "FAIL: both default: not negotiated"; cat "$slog" "$clog"; fail=1
+		echo "FAIL: both auto: not negotiated"; cat "$slog" "$clog"; fail=1
 	fi
 fi
 if pair "server UROCE_SR=0" UROCE_SR=0; then
