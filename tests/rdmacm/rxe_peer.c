@@ -466,6 +466,12 @@ static void check_data(int i, struct conn *k, const struct rx *r)
 		fail(i, "%s with PSN %u, expected %u (our Starting PSN %u + %d)",
 		     ur_opcode_name(got->h.opcode), got->h.psn, psn,
 		     k->our_spsn, ur_psn_diff(psn, k->our_spsn));
+	/* BTH byte 4's six reserved bits (uroce's extension bits, docs/wire.md
+	 * "Extensions"): a standard peer gets them as rxe sends them. */
+	if ((got->bth[4] & 0x3f) != (want.bth[4] & 0x3f))
+		fail(i, "%s with BTH byte 4 reserved bits 0x%02x, expected 0x%02x",
+		     ur_opcode_name(got->h.opcode), got->bth[4] & 0x3f,
+		     want.bth[4] & 0x3f);
 	if (got->payload_len != want.payload_len)
 		fail(i, "%s with %u payload bytes, expected %u",
 		     ur_opcode_name(got->h.opcode), got->payload_len,
