@@ -4,7 +4,8 @@
 # in the namespace lab (tests/lab/netns.sh, 1500-byte veths, loss applied in
 # the switch to both directions). Each point is one ur_integrity transfer
 # (SEND + WRITE streams, every byte verified; --no-read, see docs/faults.md)
-# from h1 to h2; the table lists the median of REPS runs.
+# from h1 to h2, with go-back-N (UROCE_SR=0) and with selective repeat
+# (UROCE_SR=auto, or SR_ON); the table lists the median of REPS runs.
 #   bench/loss_goodput.sh [BINDIR] [MIB] [REPS]     (root)
 # Prints a markdown table; bench/results/loss_goodput.md is a saved run.
 set -uo pipefail
@@ -21,13 +22,13 @@ IP1=$(lab_ip h1); IP2=$(lab_ip h2)
 PORT=$((21000 + $$ % 1000))
 WORK=$(mktemp -d)
 
-run() { # -> Mbit/s retransmits
+run() { # SR-MODE -> Mbit/s retransmits
 	PORT=$((PORT + 1))
-	UROCE_STATS=1 UROCE_IP=$IP2 lab_exec h2 timeout 300 "$BIN/uroce-run" "$BIN/../tests/ur_integrity" -p $PORT \
+	UROCE_SR=$1 UROCE_STATS=1 UROCE_IP=$IP2 lab_exec h2 timeout 300 "$BIN/uroce-run" "$BIN/../tests/ur_integrity" -p $PORT \
 		>"$WORK/s" 2>&1 &
 	local spid=$!
 	sleep 0.3
-	UROCE_STATS=1 UROCE_IP=$IP1 lab_exec h1 timeout 300 "$BIN/uroce-run" "$BIN/../tests/ur_integrity" -p $PORT \
+	UROCE_SR=$1 UROCE_STATS=1 UROCE_IP=$IP1 lab_exec h1 timeout 300 "$BIN/uroce-run" "$BIN/../tests/ur_integrity" -p $PORT \
 		-m "$MIB" --no-read "$IP2" >"$WORK/c" 2>&1 || kill $spid 2>/dev/null
 	wait $spid
 	local m r
@@ -40,21 +41,25 @@ median() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] 
 
 echo "uroce goodput under loss: $MIB MiB SEND+WRITE per run, median of $REPS, $(nproc) CPUs, $(uname -r), lab MTU 1500 (path MTU 1024)"
 echo
-echo "| loss % | goodput Mbit/s | fraction of loss-free | client retransmits (median) |"
-echo "|---|---|---|---|"
-base=
+echo "Each loss rate: go-back-N (UROCE_SR=0) and selective repeat (UROCE_SR=${SR_ON:-auto}: negotiated between the two uroce ends), alternating; UROCE_PATHS=${UROCE_PATHS:-1}."
+echo
+echo "| loss % | go-back-N Mbit/s | SR Mbit/s | SR / go-back-N | go-back-N retransmits | SR retransmits |"
+echo "|---|---|---|---|---|---|"
 for l in $LOSSES; do
 	lab_clear >/dev/null 2>&1
 	[[ $l != 0 ]] && lab_loss "$l" 2>/dev/null
-	: >"$WORK/g"; : >"$WORK/r"
+	: >"$WORK/g0"; : >"$WORK/r0"; : >"$WORK/g1"; : >"$WORK/r1"
 	for ((i = 0; i < REPS; i++)); do
-		read -r m r < <(run)
-		[[ $m != FAIL ]] && echo "$m" >>"$WORK/g"
-		echo "$r" >>"$WORK/r"
+		read -r m r < <(run 0)
+		[[ $m != FAIL ]] && echo "$m" >>"$WORK/g0"
+		echo "$r" >>"$WORK/r0"
+		read -r m r < <(run "${SR_ON:-auto}")
+		[[ $m != FAIL ]] && echo "$m" >>"$WORK/g1"
+		echo "$r" >>"$WORK/r1"
 	done
-	g=$(median <"$WORK/g"); rt=$(median <"$WORK/r")
-	[[ $l == 0 ]] && base=$g
-	frac=$(awk -v g="$g" -v b="$base" 'BEGIN { if (g == "FAIL" || b == "" || b == "FAIL") print "-"; else printf "%.2f", g / b }')
-	echo "| $l | $g | $frac | $rt |"
+	g0=$(median <"$WORK/g0"); r0=$(median <"$WORK/r0")
+	g1=$(median <"$WORK/g1"); r1=$(median <"$WORK/r1")
+	ratio=$(awk -v a="$g1" -v b="$g0" 'BEGIN { if (a == "FAIL" || b == "FAIL" || b == 0) print "-"; else printf "%.2f", a / b }')
+	echo "| $l | $g0 | $g1 | $ratio | $r0 | $r1 |"
 done
 rm -rf "$WORK"

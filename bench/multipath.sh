@@ -2,15 +2,19 @@
 # Spraying on a real two-link ECMP fabric (issue 33): two namespaces, two
 # veth links each shaped to RATE by tbf, hosts' addresses on lo, one route
 # over both links with the kernel hashing UDP ports. One RC QP's
-# ib_write_bw -s 65536 (goodput in Gbit/s) on its own port against the same
-# sprayed over UROCE_PATHS ports with selective repeat; iperf3 (one TCP
-# stream, and 8 streams, which ECMP spreads) through the same fabric.
-# Medians of RUNS, alternating; bytes per link show the split. MP_DEBUG=1
-# UROCE_STATS=1 prints each uroce run's selective-repeat counters.
-#   bench/multipath.sh [RUNS] [RATE]   (default 3, 300mbit)
+# ib_write_bw -s 65536 (goodput in Gbit/s) with UROCE_SR=auto
+# UROCE_PATHS=8 (selective repeat negotiated, sprayed over 8 ports;
+# MP_SPRAY_ENV replaces those settings) against
+# the same on its own port with go-back-N (UROCE_SR=0, a standard peer's
+# view); iperf3 (one TCP stream, and 8 streams, which ECMP spreads)
+# through the same fabric. Medians of RUNS, alternating; bytes per link
+# show the split. MP_DEBUG=1 UROCE_STATS=1 prints each uroce run's
+# selective-repeat counters. RATE2: link 2's rate (unequal links).
+#   bench/multipath.sh [RUNS] [RATE] [RATE2]   (default 3, 300mbit, RATE)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-3} RATE=${2:-300mbit} B=build/bin
+RATE2=${3:-$RATE}
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "multipath.sh: RUNS must be a positive integer" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "multipath.sh: needs root (ip netns)" >&2; exit 1; }
 a=uroce-mpb-$$-a b=uroce-mpb-$$-b
@@ -23,8 +27,9 @@ ip -n $a link add p1a type veth peer name p1b netns $b
 ip -n $a link add p2a type veth peer name p2b netns $b
 ip -n $a addr add 10.94.1.1/30 dev p1a; ip -n $b addr add 10.94.1.2/30 dev p1b
 ip -n $a addr add 10.94.2.1/30 dev p2a; ip -n $b addr add 10.94.2.2/30 dev p2b
-for l in p1a p2a; do ip -n $a link set $l up; ip -n $a link set $l mtu 1500
-	ip netns exec $a tc qdisc add dev $l root tbf rate "$RATE" burst 32k latency 20ms; done
+for l in p1a p2a; do ip -n $a link set $l up; ip -n $a link set $l mtu 1500; done
+ip netns exec $a tc qdisc add dev p1a root tbf rate "$RATE" burst 32k latency 20ms
+ip netns exec $a tc qdisc add dev p2a root tbf rate "$RATE2" burst 32k latency 20ms
 for l in p1b p2b; do ip -n $b link set $l up; done
 ip -n $a addr add 10.94.0.1/32 dev lo; ip -n $b addr add 10.94.0.2/32 dev lo
 ip -n $a route add 10.94.0.2/32 nexthop via 10.94.1.2 dev p1a nexthop via 10.94.2.2 dev p2a
@@ -54,16 +59,16 @@ iperf() { # streams -> Gbit/s
 	wait
 }
 for ((r = 1; r <= RUNS; r++)); do
-	uroce_bw >>"$tmp/one"
-	uroce_bw UROCE_SR=1 UROCE_PATHS=8 >>"$tmp/spray"
+	uroce_bw UROCE_SR=0 >>"$tmp/one"
+	uroce_bw ${MP_SPRAY_ENV:-UROCE_SR=auto UROCE_PATHS=8} >>"$tmp/spray"
 	iperf 1 >>"$tmp/tcp1"
 	iperf 8 >>"$tmp/tcp8"
 	echo "run $r: one $(tail -1 "$tmp/one"); spray $(tail -1 "$tmp/spray"); tcp1 $(tail -1 "$tmp/tcp1"); tcp8 $(tail -1 "$tmp/tcp8")" >&2
 done
 col() { awk -v c=$2 '{print $c}' "$1" | median; }
-echo "| $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; two links of $RATE (tbf), ECMP on UDP ports; medians of $RUNS | Gbit/s | link 1 bytes | link 2 bytes |"
+echo "| $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; links of $RATE and $RATE2 (tbf), ECMP on UDP ports; medians of $RUNS | Gbit/s | link 1 bytes | link 2 bytes |"
 echo "|---|---:|---:|---:|"
-echo "| uroce, one RC QP, ib_write_bw -s 65536, one port | $(col "$tmp/one" 1) | $(col "$tmp/one" 2) | $(col "$tmp/one" 3) |"
-echo "| uroce, the same, UROCE_SR=1 UROCE_PATHS=8 | $(col "$tmp/spray" 1) | $(col "$tmp/spray" 2) | $(col "$tmp/spray" 3) |"
+echo "| uroce, one RC QP, ib_write_bw -s 65536, UROCE_SR=0 (one port, go-back-N) | $(col "$tmp/one" 1) | $(col "$tmp/one" 2) | $(col "$tmp/one" 3) |"
+echo "| uroce, the same, ${MP_SPRAY_ENV:-UROCE_SR=auto UROCE_PATHS=8} | $(col "$tmp/spray" 1) | $(col "$tmp/spray" 2) | $(col "$tmp/spray" 3) |"
 echo "| iperf3, 1 TCP stream, 64 KiB writes | $(col "$tmp/tcp1" 1) | | |"
 echo "| iperf3, 8 TCP streams, 64 KiB writes | $(col "$tmp/tcp8" 1) | | |"

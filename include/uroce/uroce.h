@@ -80,16 +80,18 @@ int uroce_qp_set_cc(struct ibv_qp *qp, const struct uroce_cc_params *params);
 
 /*
  * Selective repeat, a uroce wire extension (docs/wire.md "Extensions",
- * docs/transport.md "Selective repeat"). Off by default: a QP speaks plain
- * go-back-N RoCEv2. Enabled on both ends of an RC connection, a receiver
- * keeps requests that arrive out of order and the sender repeats only what
- * was lost; enabled on one end only (or against rxe or a hardware RNIC) it
- * changes nothing but one reserved BTH bit on that end's requests, which
- * standard peers ignore. UROCE_SR=1 enables it for every new RC QP of a
- * context (UROCE_SR_WINDOW, UROCE_SR_REORDER_US tune it).
+ * docs/transport.md "Selective repeat"). Off by default (UROCE_SR=0).
+ * Negotiated (UROCE_SR=auto, enable 2): a QP sends a hello MAD to its peer's QP1 and
+ * uses selective repeat (and spraying, UROCE_PATHS) only once a uroce
+ * peer answered; towards rxe or a hardware RNIC it speaks plain go-back-N
+ * RoCEv2, byte for byte. Enabled on both ends of an RC connection, a
+ * receiver keeps requests that arrive out of order and the sender repeats
+ * only what was lost. enable 1 (UROCE_SR=1) offers it to every peer (one
+ * reserved BTH bit on our requests, which standard peers ignore); 0
+ * (UROCE_SR=0) turns it off. UROCE_SR_WINDOW, UROCE_SR_REORDER_US tune it.
  */
 struct uroce_sr_params {
-	uint32_t enable;      /* 0 off, 1 on */
+	uint32_t enable;      /* 0 off, 1 on, 2 negotiated */
 	uint32_t window;      /* PSNs held ahead of the expected one (1..65536, 0 = 256) */
 	uint32_t reorder_ns;  /* a gap is NAKed once this old (0: at once) */
 	uint32_t pool_pkts;   /* ignored per QP (device: UROCE_SR_POOL) */
@@ -99,7 +101,8 @@ struct uroce_sr_params {
  * @qp: a uroce QP
  * @params: filled on success
  * @state: if not NULL: bit 0 enabled, bit 1 the peer holds our requests,
- *         bit 2 the peer's requests offer it
+ *         bit 2 the peer's requests offer it, bit 3 negotiated (the
+ *         peer's hello arrived)
  *
  * Returns 0 or EINVAL (not a uroce QP).
  */

@@ -36,21 +36,28 @@ uint8_t ur_engine_slot(const struct ur_engine *e)
 }
 
 /*
- * A uroce encryption negotiation MAD (docs/wire.md "Encryption
- * negotiation"): to the QP it names, under the QP's lock, as a packet to
- * that QP would go; to the sibling whose slot the QPN carries if not ours.
+ * A uroce negotiation MAD (docs/wire.md "Encryption negotiation",
+ * "Selective repeat negotiation"): to the QP it names, under the QP's
+ * lock, as a packet to that QP would go; to the sibling whose slot the
+ * QPN carries if not ours.
  */
 static void crypt_hello_rx(struct ur_engine *e, const uint8_t *buf,
 			   size_t len, const uint8_t *mad, size_t mlen,
 			   struct ur_rxinfo *ri, bool from_sibling)
 {
 	struct ur_crypt_hello h;
+	struct ur_sr_hello sh;
 	struct ur_qp *qp;
 	uint8_t slot;
+	bool sr = false;
 
 	if (ur_crypt_hello_parse(mad, mlen, &h)) {
-		e->dev.cnt.rx_drop_malformed++;
-		return;
+		if (ur_sr_hello_parse(mad, mlen, &sh)) {
+			e->dev.cnt.rx_drop_malformed++;
+			return;
+		}
+		sr = true;
+		h.dst_qpn = sh.dst_qpn;
 	}
 	slot = (uint8_t)(h.dst_qpn >> UR_IO_SLOT_SHIFT);
 	if (slot != e->slot) {
@@ -64,7 +71,10 @@ static void crypt_hello_rx(struct ur_engine *e, const uint8_t *buf,
 	qp = ur__map_get(&e->qps, h.dst_qpn);
 	if (qp && (qp->type == UR_QPT_RC || qp->type == UR_QPT_UC)) {
 		ur_engine_qp_lock(qp);
-		(void)ur_qp_crypt_hello_rx(qp, mad, mlen, ri, ur_now());
+		if (sr)
+			(void)ur_qp_sr_hello_rx(qp, mad, mlen, ri, ur_now());
+		else
+			(void)ur_qp_crypt_hello_rx(qp, mad, mlen, ri, ur_now());
 		ur_engine_qp_unlock(qp);
 		ur_engine_qp_kick(e, qp); /* its timer moved, it may send */
 	} else {

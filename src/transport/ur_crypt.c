@@ -464,6 +464,11 @@ int ur_qp_set_crypt(struct ur_qp *qp, unsigned int alg, const uint8_t *key)
 		ur__crypt_free(qp);
 		return 0;
 	}
+	/* Asked for, it wins over selective repeat that was only
+	 * negotiable (the default), whose held packets stay raw. */
+	if (qp->priv->sr.p.enable == UR_SR_AUTO && !qp->priv->sr.nheld &&
+	    ur_crypt_key_len(alg) && key)
+		qp->priv->sr.p.enable = 0;
 	if (!ur_crypt_key_len(alg) || !key ||
 	    (qp->type != UR_QPT_RC && qp->type != UR_QPT_UC) || qp->xrc ||
 	    qp->priv->sr.p.enable)

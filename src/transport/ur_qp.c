@@ -254,8 +254,9 @@ static int qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		}
 		p->crypt.policy = dev->crypt_policy;
 	}
-	if (type == UR_QPT_RC && dev->sr.enable)
-		(void)ur_qp_set_sr(qp, &dev->sr);
+	if (type == UR_QPT_RC && dev->sr.enable &&
+	    !(dev->sr.enable == UR_SR_AUTO && dev->jumbo_default))
+		(void)ur_qp_set_sr(qp, &dev->sr); /* not with crypt: stays off */
 	if (type == UR_QPT_RC && dev->jumbo_default)
 		(void)ur_qp_set_jumbo(qp, true); /* not with SR: stays off */
 done:
@@ -491,6 +492,13 @@ void ur__qp_update_deadline(struct ur_qp *qp)
 		if (p->crypt.give_up_at < d)
 			d = p->crypt.give_up_at;
 	}
+	if (p->sr.neg_pending) {
+		/* resend the selective-repeat hello, give up */
+		if (p->sr.hello_at < d)
+			d = p->sr.hello_at;
+		if (p->sr.give_up_at < d)
+			d = p->sr.give_up_at;
+	}
 	qp->deadline = d;
 }
 
@@ -498,6 +506,11 @@ int ur_qp_set_jumbo(struct ur_qp *qp, bool on)
 {
 	struct ur_jumbo *j = &qp->priv->jumbo;
 
+	/* Jumbo packets asked for win over selective repeat that was only
+	 * negotiable (the default), which holds path-MTU sized packets. */
+	if (on && qp->type == UR_QPT_RC && !qp->xrc &&
+	    qp->priv->sr.p.enable == UR_SR_AUTO && !qp->priv->sr.nheld)
+		qp->priv->sr.p.enable = 0;
 	if (on && (qp->type != UR_QPT_RC || qp->xrc ||
 		   qp->priv->sr.p.enable))
 		return -EINVAL;
@@ -716,6 +729,7 @@ static int roce_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
 		 * start, keys of the session ids alone) */
 		p->resp.psn = p->attr.rq_psn;
 		p->resp.msn = 0;
+		ur__sr_neg_start(qp, now); /* UR_SR_AUTO: hello the peer */
 	}
 	if (cur == UR_QPS_RTR && next == UR_QPS_RTS) {
 		p->req.psn_next = p->req.psn_max = p->attr.sq_psn;
@@ -973,6 +987,8 @@ void ur_qp_timer(struct ur_qp *qp, uint64_t now)
 		ur__comp_timer(qp, now);
 	if (qp->priv->sr.gap_deadline <= now)
 		ur__sr_timer(qp, now);
+	if (qp->priv->sr.neg_pending)
+		ur__sr_neg_timer(qp, now);
 	ur_qp_progress(qp, now);
 }
 

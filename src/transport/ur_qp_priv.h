@@ -218,6 +218,12 @@ struct ur_sr {
 	uint32_t *naked; /* made at the first selective NAK (most QPs send none) */
 	/* requester */
 	bool tx_peer;             /* answers carry the bit */
+	/* Negotiation (UR_SR_AUTO, ur_sr_neg.c): the peer said it holds
+	 * out-of-order requests; our hellos until it did or we gave up. */
+	bool peer_ok;
+	bool neg_pending;
+	uint32_t hellos_sent;
+	uint64_t hello_at, hello_gap, give_up_at;
 };
 
 /* Jumbo packets of an RC QP (ur_qp_set_jumbo): UR_BTH_EXT_JUMBO bits,
@@ -552,6 +558,21 @@ void ur__resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 void ur__resp_progress(struct ur_qp *qp, uint64_t now);
 
 /* ur_sr.c: selective repeat */
+/* Our requests carry UR_BTH_EXT_SR: enabled outright, or negotiated and
+ * the peer has shown it is a uroce QP with selective repeat (its hello or
+ * its marked packets): a standard peer never sees the bit. */
+static inline bool ur__sr_offer(const struct ur_qp *qp)
+{
+	const struct ur_sr *sr = &qp->priv->sr;
+
+	return sr->p.enable == 1 ||
+	       (sr->p.enable == UR_SR_AUTO &&
+		(sr->peer_ok || sr->p.peer_known || sr->rx_peer ||
+		 sr->tx_peer));
+}
+/* Negotiation (ur_sr_neg.c): start at INIT->RTR; the timer resends. */
+void ur__sr_neg_start(struct ur_qp *qp, uint64_t now);
+void ur__sr_neg_timer(struct ur_qp *qp, uint64_t now);
 static inline bool ur__sr_marked(const struct ur_qp *qp, const struct ur_pkt *pkt)
 {
 	return qp->priv->sr.p.enable && qp->type == UR_QPT_RC &&

@@ -161,7 +161,7 @@ int ur_qp_set_sr(struct ur_qp *qp, const struct ur_sr_params *p)
 {
 	struct ur_sr *sr = &qp->priv->sr;
 
-	if (!p || p->enable > 1 || p->window > 65536 ||
+	if (!p || p->enable > UR_SR_AUTO || p->window > 65536 ||
 	    (p->enable && (qp->type != UR_QPT_RC || qp->xrc ||
 			   qp->priv->jumbo.enable || qp->priv->crypt.alg)))
 		return -EINVAL;
@@ -224,7 +224,7 @@ uint32_t ur_qp_sr_state(const struct ur_qp *qp)
 	const struct ur_sr *sr = &qp->priv->sr;
 
 	return (sr->p.enable ? 1u : 0) | (sr->tx_peer ? 2u : 0) |
-	       (sr->rx_peer ? 4u : 0);
+	       (sr->rx_peer ? 4u : 0) | (sr->peer_ok ? 8u : 0);
 }
 
 void ur__sr_release(struct ur_qp *qp)

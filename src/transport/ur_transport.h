@@ -499,6 +499,7 @@ struct ur_rxinfo {
 	X(tx_sealed) X(rx_opened) X(rx_drop_auth) X(rx_drop_replay)          \
 	X(tx_crypt_hello) X(rx_crypt_hello) X(crypt_neg_timeout)             \
 	X(rx_sr_spurious) X(tx_sr_renak)                                     \
+	X(tx_sr_hello) X(rx_sr_hello) X(sr_neg_timeout)                      \
 	X(tx_prio0_pkts) X(tx_prio1_pkts) X(tx_prio2_pkts) X(tx_prio3_pkts)   \
 	X(tx_prio4_pkts) X(tx_prio5_pkts) X(tx_prio6_pkts) X(tx_prio7_pkts)   \
 	X(tx_prio0_bytes) X(tx_prio1_bytes) X(tx_prio2_bytes)                \
@@ -528,7 +529,12 @@ struct ur_counters {
  * (any standard RoCEv2 device) sees plain go-back-N.
  */
 struct ur_sr_params {
-	uint32_t enable;     /* 0: off (standard RoCEv2), 1: on */
+	uint32_t enable;     /* 0: off (standard RoCEv2), 1: on, offered on
+			      * every request; UR_SR_AUTO: on once the peer
+			      * showed it is a uroce QP with it (its hello,
+			      * ur_sr_neg.c, or its marked packets); until
+			      * then, and towards a standard peer, nothing
+			      * on the wire differs from plain RoCEv2 */
 	uint32_t window;     /* request PSNs ahead of the expected one that
 			      * the responder holds (1..65536; 0 = 256) */
 	uint32_t reorder_ns; /* a gap with later requests held is NAKed once
@@ -540,6 +546,7 @@ struct ur_sr_params {
 			      * simulator's hosts are): spraying need not
 			      * wait for its first answer */
 };
+#define UR_SR_AUTO 2
 /* enable 1, window 256, reorder 20 us, pool 8192. */
 void ur_sr_params_default(struct ur_sr_params *p);
 struct ur_sr_pool;
@@ -586,6 +593,11 @@ struct ur_dev {
 	void (*crypt_hello_send)(struct ur_dev *dev, struct ur_qp *qp,
 				 const struct ur_ipudp *dst,
 				 const uint8_t *mad);
+	/* How the host sends a selective-repeat hello (ur_sr_neg.c) to QP1
+	 * of @dst; NULL: QPs with enable = UR_SR_AUTO learn the peer only
+	 * from its marked packets. */
+	void (*sr_hello_send)(struct ur_dev *dev, struct ur_qp *qp,
+			      const struct ur_ipudp *dst, const uint8_t *mad);
 	/* The send window of new RC QPs in request PSNs (0: 256). The host
 	 * raises it where the path has room, e.g. on loopback. */
 	uint32_t tx_window;
@@ -718,9 +730,29 @@ uint64_t ur_qp_cc_rate(const struct ur_qp *qp);
  * connection before traffic flows; turning it off again is allowed at any
  * time (held requests stay until executed or the QP resets).
  * ur_qp_sr_state: bit 0 = enabled, bit 1 = the peer's answers carried the
- * extension bit (it holds our requests), bit 2 = the peer's requests did.
+ * extension bit (it holds our requests), bit 2 = the peer's requests did,
+ * bit 3 = negotiated (UR_SR_AUTO: the peer's hello or answer arrived).
  */
 int ur_qp_set_sr(struct ur_qp *qp, const struct ur_sr_params *p);
+/*
+ * The selective-repeat hello (ur_sr_neg.c, docs/wire.md "Selective repeat
+ * negotiation"): a QP with enable = UR_SR_AUTO sends it to the peer's QP1
+ * when it goes INIT->RTR and resends it until the peer answers or
+ * UR_SR_NEG_NS passes; a standard peer ignores a vendor-class MAD. The
+ * host hands a MAD of class UR_MGMT_CLASS_UROCE whose attribute is
+ * UR_SR_HELLO_ATTR (ur_sr_hello_parse says so) to ur_qp_sr_hello_rx of
+ * the QP it names (0, or -errno: not for this QP, counted).
+ */
+#define UR_SR_HELLO_ATTR 0xFF02
+#define UR_SR_HELLO_LEN 256
+#define UR_SR_NEG_NS 300000000ull
+struct ur_sr_hello {
+	bool answer;
+	uint32_t src_qpn, dst_qpn;
+};
+int ur_sr_hello_parse(const uint8_t *mad, size_t len, struct ur_sr_hello *h);
+int ur_qp_sr_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
+		      const struct ur_rxinfo *ri, uint64_t now);
 void ur_qp_get_sr(const struct ur_qp *qp, struct ur_sr_params *p);
 uint32_t ur_qp_sr_state(const struct ur_qp *qp);
 

@@ -74,9 +74,10 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 	ur_bth_encode(p, &bth);
 	if (qp->type == UR_QPT_RC && qp->priv->sr.p.enable) {
 		/* Selective repeat (docs/wire.md "Extensions"): every request
-		 * offers it; answers confirm it once the peer's requests did,
-		 * and CNPs then name the marked request's PSN (ur_cc.c). */
-		if ((info->mask & UR_OPF_REQ) ||
+		 * offers it (negotiated: once the peer is known to be uroce);
+		 * answers confirm it once the peer's requests did, and CNPs
+		 * then name the marked request's PSN (ur_cc.c). */
+		if (((info->mask & UR_OPF_REQ) && ur__sr_offer(qp)) ||
 		    ((info->mask & (UR_OPF_ACK | UR_OPF_CNP)) &&
 		     qp->priv->sr.rx_peer && !h->no_sr))
 			p[4] |= UR_BTH_EXT_SR;
@@ -123,8 +124,9 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 					   : ur_rocev2_sport(qp->qpn); /* ECMP entropy, A17.3 */
 	/* Spraying: requests over the QP's ports (ur_mp.c), once the peer
 	 * holds out-of-order ones (selective repeat answered, or known). */
-	if (qp->priv->mp && (info->mask & UR_OPF_REQ) && qp->priv->sr.p.enable &&
-	    (qp->priv->sr.tx_peer || qp->priv->sr.p.peer_known) && !path) {
+	if (qp->priv->mp && (info->mask & UR_OPF_REQ) && ur__sr_offer(qp) &&
+	    (qp->priv->sr.tx_peer || qp->priv->sr.p.peer_known ||
+	     qp->priv->sr.peer_ok) && !path) {
 		struct ur_mp *mp = qp->priv->mp;
 
 		b->path.sport = mp->sport[ur__mp_pick(mp, h->psn, h->resend)];

@@ -72,11 +72,23 @@ static int cc_env(const char *prefix, const struct ur_cc_param_info *r,
 	return rc;
 }
 
-/* Selective repeat (include/uroce/uroce.h): off unless UROCE_SR=1. */
+/* A selective-repeat hello of @qp to QP1 of the peer (ur_sr_neg.c; the
+ * transport calls this with the QP's lock held), as the encryption hello
+ * goes (crypt.c). */
+static void sr_hello_send(struct ur_dev *dev, struct ur_qp *qp,
+			  const struct ur_ipudp *dst, const uint8_t *mad)
+{
+	(void)qp;
+	(void)ur_engine_gsi_send(dev->host, dst, 0, mad, UR_SR_HELLO_LEN);
+}
+
+/* Selective repeat (include/uroce/uroce.h): off (UROCE_SR=0, the
+ * default), negotiated with the peer (auto) or offered to every peer (1). */
 static int sr_dev_init(struct ur_dev *dev)
 {
 	struct ur_sr_params p;
 	unsigned long long v;
+	bool paths_set;
 
 	ur_sr_params_default(&p);
 	if (p.window < dev->tx_window)
@@ -89,13 +101,19 @@ static int sr_dev_init(struct ur_dev *dev)
 	if (ur_setting_get("UROCE_SR_POOL", &v) == 0)
 		p.pool_pkts = (uint32_t)v;
 	dev->sr = p;
+	dev->sr_hello_send = p.enable == UR_SR_AUTO ? sr_hello_send : NULL;
 	/* Spraying over UROCE_PATHS source ports (docs/wire.md "Spraying"):
-	 * it reorders packets, so only with selective repeat. */
+	 * it reorders packets, so only with selective repeat; with it off
+	 * and UROCE_PATHS not set, one port. */
+	paths_set = ur_setting_get("UROCE_PATHS", &v) == 0;
 	dev->paths = (uint8_t)ur_setting_val("UROCE_PATHS");
+	if (!p.enable && !paths_set)
+		dev->paths = 1;
 	if (dev->paths > 1 && !p.enable) {
-		fprintf(stderr, "uroce: UROCE_PATHS=%u needs UROCE_SR=1 "
-			"(spraying reorders packets; go-back-N would resend a "
-			"window each time)\n", dev->paths);
+		fprintf(stderr, "uroce: UROCE_PATHS=%u needs selective "
+			"repeat, not UROCE_SR=0 (spraying reorders packets; "
+			"go-back-N would resend a window each time)\n",
+			dev->paths);
 		return -EINVAL;
 	}
 	return 0;

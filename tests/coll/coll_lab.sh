@@ -33,6 +33,9 @@ command -v mpirun >/dev/null || { echo "SKIP: no mpirun (apt-get install openmpi
 
 [[ -x $BIN/uroce-nfq ]] && export UROCE_NFQ=${UROCE_NFQ:-$BIN/uroce-nfq}
 source "$HERE/../lab/netns.sh"
+# Go-back-N unless a case asks for selective repeat (negotiated by
+# default between uroce ends: docs/wire.md "Selective repeat negotiation").
+export UROCE_SR=0
 WORK=$(mktemp -d /tmp/uroce-coll-lab.XXXXXX)
 cleanup() { lab_down >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -247,7 +250,7 @@ for c in $CASES; do
 			--corrupt 0.5 --seed "$seed" >/dev/null 2>&1
 		[[ $c == nfq_sr ]] && export UROCE_SR=1
 		check $c tx_retransmit
-		unset UROCE_SR
+		export UROCE_SR=0
 		echo "    switch: $(lab_nfq_stop 2>&1 | tail -n 1)"
 		[[ $c == nfq ]] && GBN_RETX=$(sum tx_retransmit)
 		if [[ $c == nfq_sr && -n ${GBN_RETX:-} && $(sum tx_retransmit) -ge $((GBN_RETX / 4)) ]]; then

@@ -28,6 +28,9 @@ done
 [[ -x $BIN/../tests/ur_integrity ]] || { echo "FAIL: $BIN/../tests/ur_integrity not built"; exit 1; }
 
 source "$HERE/../lab/netns.sh"
+# Go-back-N unless a case asks for selective repeat (negotiated by
+# default between uroce ends: docs/wire.md "Selective repeat negotiation").
+export UROCE_SR=0
 WORK=$(mktemp -d /tmp/uroce-faults.XXXXXX)
 FAILS=0
 PORT=$((19000 + $$ % 1000))
@@ -205,7 +208,7 @@ for c in $CASES; do
 		lab_nfq -- --reorder 2 --reorder-gap 3 --seed 7 2>/dev/null
 		export UROCE_SR=1
 		integrity reorder_sr
-		unset UROCE_SR
+		export UROCE_SR=0
 		lab_nfq_stop 2>/dev/null | sed 's/^/    /'
 		if [[ -n ${GBN_REORDER_RETX:-} && $RES_RETX -ge $((GBN_REORDER_RETX / 4)) ]]; then
 			echo "FAIL: reorder_sr: $RES_RETX retransmitted, go-back-N $GBN_REORDER_RETX (want < 1/4)"

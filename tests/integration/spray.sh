@@ -5,11 +5,12 @@
 # (fib_multipath_hash_policy=1). ur_integrity moves 48 MiB of SEND, WRITE,
 # READ and atomics and checks every byte, once on one path and once
 # sprayed:
-#  - UROCE_SR=1 UROCE_PATHS=16: both links carry at least 1/20 of the
+#  - UROCE_SR=auto UROCE_PATHS=16 (selective repeat negotiated by the
+#    two ends' hellos, counted): both links carry at least 1/20 of the
 #    bytes a->b, every byte verified, no QP error (the kernel's hash of 16
 #    random ports puts none on one of the links once in 32,768 runs);
-#  - without UROCE_PATHS: one link carries nearly all (one QP, one port);
-#  - UROCE_PATHS=4 without UROCE_SR=1 is refused with its reason.
+#  - UROCE_PATHS=1: one link carries nearly all (one QP, one port);
+#  - UROCE_PATHS=4 with UROCE_SR=0 is refused with its reason.
 #   spray.sh BINDIR
 bin=${1:?usage: spray.sh BINDIR}
 . "$(dirname "$0")/twolink.sh"
@@ -40,15 +41,20 @@ run() {
 	return 0
 }
 
-if run "sprayed" UROCE_SR=1 UROCE_PATHS=16; then
+if run "sprayed" UROCE_SR=auto UROCE_PATHS=16; then
 	tot=$((P1 + P2))
 	if [ $((P1 * 20)) -ge $tot ] && [ $((P2 * 20)) -ge $tot ]; then
-		ok "UROCE_SR=1 UROCE_PATHS=16: all verified; link 1 carried $P1 bytes, link 2 $P2"
+		ok "UROCE_SR=auto UROCE_PATHS=16: all verified; link 1 carried $P1 bytes, link 2 $P2"
 	else
-		bad "UROCE_SR=1 UROCE_PATHS=16: link 1 carried $P1 bytes, link 2 $P2 (each at least 1/20)"
+		bad "UROCE_SR=auto UROCE_PATHS=16: link 1 carried $P1 bytes, link 2 $P2 (each at least 1/20)"
+	fi
+	if grep -q " rx_sr_hello=" "$tmp/c" && grep -q " rx_sr_hello=" "$tmp/s"; then
+		ok "selective repeat negotiated: $(grep -o ' [tr]x_sr_hello=[0-9]*' "$tmp/c" | tr -d '\n')"
+	else
+		bad "no selective-repeat hello taken: $(grep counters "$tmp/c" "$tmp/s")"
 	fi
 fi
-if run "one path"; then
+if run "one path" UROCE_PATHS=1; then
 	tot=$((P1 + P2)) small=$P1
 	[ $P2 -lt $small ] && small=$P2
 	if [ $((small * 10)) -le $tot ]; then
@@ -57,9 +63,9 @@ if run "one path"; then
 		bad "one port: link 1 carried $P1 bytes, link 2 $P2 (one link nearly all)"
 	fi
 fi
-out=$(ip netns exec "$a" env UROCE_IP=10.95.0.1 UROCE_PATHS=4 "$bin/uroce-run" ibv_devinfo 2>&1)
+out=$(ip netns exec "$a" env UROCE_IP=10.95.0.1 UROCE_SR=0 UROCE_PATHS=4 "$bin/uroce-run" ibv_devinfo 2>&1)
 case $out in
-*"UROCE_PATHS=4 needs UROCE_SR=1"*) ok "UROCE_PATHS=4 without UROCE_SR=1 refused: $(echo "$out" | grep -m1 UROCE_PATHS)" ;;
-*) bad "UROCE_PATHS=4 without UROCE_SR=1: $(echo "$out" | head -n 3)" ;;
+*"UROCE_PATHS=4 needs selective repeat"*) ok "UROCE_PATHS=4 with UROCE_SR=0 refused: $(echo "$out" | grep -m1 UROCE_PATHS)" ;;
+*) bad "UROCE_PATHS=4 with UROCE_SR=0: $(echo "$out" | head -n 3)" ;;
 esac
 [ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }

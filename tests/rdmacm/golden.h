@@ -32,6 +32,17 @@ struct golden_frame {
 	uint16_t sport, dport;
 };
 
+/* A uroce selective-repeat hello (docs/wire.md "Selective repeat
+ * negotiation": vendor class 0x0A, method Send, attribute 0xFF02, magic
+ * "UrSr"). A Linux host without an agent for the class (rxe's) drops it
+ * unanswered, so the fake rxe peers pass over it. */
+static inline int golden_is_sr_hello(const uint8_t *mad)
+{
+	return mad[0] == 1 && mad[1] == 0x0A && mad[2] == 1 && mad[3] == 0x03 &&
+	       mad[16] == 0xFF && mad[17] == 0x02 && mad[24] == 'U' &&
+	       mad[25] == 'r' && mad[26] == 'S' && mad[27] == 'r';
+}
+
 /* Up to @max packets of capture @name (in $UROCE_GOLDEN_DIR); returns how
  * many, or -1 when the file cannot be read. */
 static inline int golden_frames(const char *name, struct golden_frame *out,

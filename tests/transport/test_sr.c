@@ -251,6 +251,190 @@ static void t_negotiate(void)
 	negotiate(true, true);
 }
 
+/* Negotiated selective repeat (UR_SR_AUTO, ur_sr_neg.c), the default of
+ * uroce devices: @mode_a/@mode_b are the devices' dev->sr.enable (0 a
+ * standard peer, 1 offered always, 2 negotiated). a sprays over 4 ports
+ * when it may. Two of a's WRITE packets are lost. */
+struct auto_run {
+	struct sr_run r;
+	uint64_t hash[2];       /* FNV-1a over the packets a sent, b sent */
+	uint32_t a_sport, req_other_port;
+};
+
+static bool auto_drop_hellos;
+
+static void auto_setup(struct ur_dev *dev, int node, void *arg)
+{
+	const int *mode = arg;
+
+	if (auto_drop_hellos)
+		((struct tnode *)dev->host)->net->f.drop_hellos = 1 << 30;
+	memset(&dev->sr, 0, sizeof(dev->sr));
+	if (mode[node]) {
+		ur_sr_params_default(&dev->sr);
+		dev->sr.enable = (uint32_t)mode[node];
+	}
+}
+
+static void tap_auto(struct tnet *net, const uint8_t *d, uint32_t len,
+		     void *arg)
+{
+	struct auto_run *ar = arg;
+	struct ur_pkt pkt;
+	int from;
+
+	if (!tfix_tap_count(&ar->r.f, &ar->r.w, UR_BTH_EXT_SR, d, len, &pkt,
+			    &from))
+		return;
+	/* The bytes, but a RETH's address relative to the target buffer
+	 * (each fixture's buffers lie elsewhere) and no ICRC (it covers
+	 * that address). */
+	{
+		uint8_t c[UR_BTH_LEN + 8];
+		const uint8_t *t = from ? ar->r.f.a.buf : ar->r.f.b.buf;
+		uint32_t skip = (pkt.mask & UR_HDR_RETH) ? sizeof(c) : 0;
+
+		if (skip) {
+			memcpy(c, d, UR_BTH_LEN);
+			ur_put64(c + UR_BTH_LEN, pkt.reth.va - (uintptr_t)t);
+		}
+		for (uint32_t i = 0; i + UR_ICRC_LEN < len; i++)
+			ar->hash[from] = (ar->hash[from] ^
+					  (i < skip ? c[i] : d[i])) *
+					 0x100000001b3ull;
+	}
+	if (from == 0 && (pkt.mask & UR_OPF_REQ) &&
+	    net->tap_sport != ar->a_sport)
+		ar->req_other_port++;
+}
+
+static void auto_negotiate(struct auto_run *ar, int mode_a, int mode_b)
+{
+	int mode[2] = { mode_a, mode_b };
+	struct sr_run *r = &ar->r;
+	uint16_t sp[4];
+
+	memset(ar, 0, sizeof(*ar));
+	ar->hash[0] = ar->hash[1] = 0xcbf29ce484222325ull;
+	tfix_init_dev(&r->f, UR_QPT_RC, NULL, auto_setup, mode);
+	ar->a_sport = ur_rocev2_sport(r->f.a.qp->qpn);
+	if (mode_a) {
+		for (unsigned int i = 0; i < 4; i++)
+			sp[i] = ur_mp_sport((uint16_t)ar->a_sport, i);
+		ASSERT_EQ(ur_qp_set_paths(r->f.a.qp, sp, 4, 0), 0);
+	}
+	r->f.net.tap = tap_auto;
+	r->f.net.tap_arg = ar;
+	tfix_fill(r->f.a.buf, TBUF, (uint32_t)ur_test_seed);
+	tfix_fill(r->f.b.buf, TBUF, (uint32_t)ur_test_seed + 7);
+	/* The hellos' round trip (as a connection's set-up takes one):
+	 * requests posted earlier leave unmarked, go-back-N. */
+	tnet_run(&r->f.net, r->f.net.now + 50000);
+	r->f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	r->f.net.f.drop_count = 2;
+	run_writes(r);
+	printf("  a %d, b %d: hellos %llu (a sent %llu, b %llu; answered "
+	       "%llu, %llu); requests with the bit %llu/%llu, %llu/%llu; "
+	       "answers %llu/%llu, %llu/%llu; a's requests off its port %u; "
+	       "state %#x %#x; retransmitted %llu\n", mode_a, mode_b,
+	       (unsigned long long)r->f.net.hellos,
+	       (unsigned long long)r->f.a.node->dev.cnt.tx_sr_hello,
+	       (unsigned long long)r->f.b.node->dev.cnt.tx_sr_hello,
+	       (unsigned long long)r->f.a.node->dev.cnt.rx_sr_hello,
+	       (unsigned long long)r->f.b.node->dev.cnt.rx_sr_hello,
+	       (unsigned long long)r->w.req_bit[0], (unsigned long long)r->w.req[0],
+	       (unsigned long long)r->w.req_bit[1], (unsigned long long)r->w.req[1],
+	       (unsigned long long)r->w.ans_bit[0], (unsigned long long)r->w.ans[0],
+	       (unsigned long long)r->w.ans_bit[1], (unsigned long long)r->w.ans[1],
+	       ar->req_other_port, ur_qp_sr_state(r->f.a.qp),
+	       ur_qp_sr_state(r->f.b.qp),
+	       (unsigned long long)(r->f.a.qp->cnt.tx_retransmit +
+				    r->f.b.qp->cnt.tx_retransmit));
+}
+
+static void t_negotiate_auto(void)
+{
+	struct auto_run plain, ar;
+
+	/* Both standard: the reference bytes. */
+	auto_negotiate(&plain, 0, 0);
+	ASSERT_EQ_U64(plain.r.w.req_bit[0] + plain.r.w.req_bit[1] +
+			      plain.r.w.ans_bit[0] + plain.r.w.ans_bit[1], 0);
+	ASSERT_EQ_U64(plain.r.f.net.hellos, 0);
+	tfix_fini(&plain.r.f);
+
+	/* Both negotiate: on, every request marked, a sprays, 2 resends. */
+	auto_negotiate(&ar, 2, 2);
+	ASSERT_EQ(ur_qp_sr_state(ar.r.f.a.qp), 15u);
+	ASSERT_EQ(ur_qp_sr_state(ar.r.f.b.qp), 15u);
+	ASSERT_EQ_U64(ar.r.w.req_bit[0], ar.r.w.req[0]);
+	ASSERT_EQ_U64(ar.r.w.req_bit[1], ar.r.w.req[1]);
+	ASSERT_EQ_U64(ar.r.w.ans_bit[0], ar.r.w.ans[0]);
+	ASSERT_EQ_U64(ar.r.w.ans_bit[1], ar.r.w.ans[1]);
+	ASSERT_GT(ar.req_other_port, 0);
+	ASSERT_EQ_U64(ar.r.f.a.qp->cnt.tx_retransmit +
+			      ar.r.f.b.qp->cnt.tx_retransmit, 2);
+	ASSERT_GT(ar.r.f.a.qp->cnt.rx_sr_held + ar.r.f.b.qp->cnt.rx_sr_held, 0);
+	ASSERT_GE(ar.r.f.a.node->dev.cnt.rx_sr_hello +
+			  ar.r.f.b.node->dev.cnt.rx_sr_hello, 2);
+	ASSERT_EQ_U64(ar.r.f.a.node->dev.cnt.sr_neg_timeout +
+			      ar.r.f.b.node->dev.cnt.sr_neg_timeout, 0);
+	tfix_fini(&ar.r.f);
+
+	/* One end standard, either side: plain go-back-N, and every packet
+	 * on the wire is byte for byte that of two standard ends; a's hellos
+	 * go unanswered (a standard peer ignores a vendor-class MAD) and it
+	 * gives up on them. */
+	for (int side = 0; side < 2; side++) {
+		auto_negotiate(&ar, side ? 0 : 2, side ? 2 : 0);
+		ASSERT_EQ_U64(ar.hash[0], plain.hash[0]);
+		ASSERT_EQ_U64(ar.hash[1], plain.hash[1]);
+		ASSERT_EQ_U64(ar.r.w.req[0], plain.r.w.req[0]);
+		ASSERT_EQ_U64(ar.r.w.req[1], plain.r.w.req[1]);
+		ASSERT_EQ_U64(ar.r.w.req_bit[0] + ar.r.w.req_bit[1] +
+				      ar.r.w.ans_bit[0] + ar.r.w.ans_bit[1], 0);
+		ASSERT_EQ(ar.req_other_port, 0);
+		ASSERT_GT(ar.r.f.a.qp->cnt.tx_retransmit +
+				  ar.r.f.b.qp->cnt.tx_retransmit, 60);
+		ASSERT_EQ_U64(ar.r.f.a.qp->cnt.tx_sr_nak +
+				      ar.r.f.b.qp->cnt.tx_sr_nak, 0);
+		ASSERT_EQ(ur_qp_sr_state(side ? ar.r.f.b.qp : ar.r.f.a.qp), 1u);
+		ASSERT_EQ(ur_qp_sr_state(side ? ar.r.f.a.qp : ar.r.f.b.qp), 0u);
+		ASSERT_GE(ar.r.f.net.hellos, 3); /* resent */
+		ASSERT_EQ_U64(ar.r.f.a.node->dev.cnt.rx_sr_hello +
+				      ar.r.f.b.node->dev.cnt.rx_sr_hello, 0);
+		ASSERT_EQ_U64(ar.r.f.a.node->dev.cnt.sr_neg_timeout +
+				      ar.r.f.b.node->dev.cnt.sr_neg_timeout, 1);
+		tfix_fini(&ar.r.f);
+	}
+
+	/* Negotiated against offered (UROCE_SR=1): on both ways. */
+	auto_negotiate(&ar, 2, 1);
+	ASSERT_EQ(ur_qp_sr_state(ar.r.f.a.qp) & 15u, 15u);
+	ASSERT_EQ(ur_qp_sr_state(ar.r.f.b.qp) & 7u, 7u);
+	ASSERT_EQ_U64(ar.r.w.req_bit[0], ar.r.w.req[0]);
+	ASSERT_EQ_U64(ar.r.f.a.qp->cnt.tx_retransmit +
+			      ar.r.f.b.qp->cnt.tx_retransmit, 2);
+	tfix_fini(&ar.r.f);
+
+	/* Every hello lost: the marked packets of an offering peer still
+	 * tell a negotiating QP; between two negotiating ones nothing is
+	 * marked and both stay plain (correct, slower). */
+	auto_drop_hellos = true;
+	auto_negotiate(&ar, 2, 2);
+	ASSERT_EQ_U64(ar.hash[0], plain.hash[0]);
+	ASSERT_EQ_U64(ar.hash[1], plain.hash[1]);
+	ASSERT_EQ(ur_qp_sr_state(ar.r.f.a.qp), 1u);
+	ASSERT_EQ(ur_qp_sr_state(ar.r.f.b.qp), 1u);
+	tfix_fini(&ar.r.f);
+	auto_negotiate(&ar, 2, 1);
+	ASSERT_EQ(ur_qp_sr_state(ar.r.f.a.qp) & 4u, 4u);
+	ASSERT_GT(ar.r.w.req_bit[0], 0);
+	ASSERT_EQ_U64(ar.r.w.req_bit[1], ar.r.w.req[1]);
+	tfix_fini(&ar.r.f);
+	auto_drop_hellos = false;
+}
+
 /* A responder that may hold only a few requests (small window) falls
  * back to one plain NAK (go-back-N) for what it could not hold, and the
  * transfer still completes byte-exact. */
@@ -546,6 +730,7 @@ static const struct ur_test_case tests[] = {
 	{ "sr_resend_lost", t_resend_lost },
 	{ "sr_reorder_free", t_reorder_free },
 	{ "sr_negotiate", t_negotiate },
+	{ "sr_negotiate_auto", t_negotiate_auto },
 	{ "sr_small_window", t_small_window },
 	{ "sr_params", t_params },
 	{ "sr_spray", t_spray },

@@ -242,8 +242,9 @@ static struct ur_srq *op_srq_lookup(void *host, uint32_t srqn)
 	return NULL;
 }
 
-/* An encryption negotiation MAD (dev->crypt_hello_send): queued like a
- * packet to the peer's node, delivered by ur_dev_crypt_hello_rx. */
+/* A negotiation MAD (dev->crypt_hello_send, dev->sr_hello_send): queued
+ * like a packet to the peer's node, delivered by ur_dev_crypt_hello_rx or
+ * ur_qp_sr_hello_rx. */
 static void op_hello(struct ur_dev *dev, struct ur_qp *qp,
 		     const struct ur_ipudp *dst, const uint8_t *mad)
 {
@@ -300,6 +301,7 @@ void tnet_init(struct tnet *net, uint64_t seed, int nodes)
 		n->dev.host = n;
 		n->dev.max_mtu = 4096;
 		n->dev.crypt_hello_send = op_hello;
+		n->dev.sr_hello_send = op_hello; /* with dev.sr.enable 2 */
 		n->next_key = 0x100 * (i + 1);
 		n->pkt_budget = -1;
 	}
@@ -526,7 +528,16 @@ static void deliver(struct tnet *net, struct tpkt *p)
 {
 	struct ur_rxinfo ri = { .path = p->path, .icrc_checked = true };
 
-	if (p->hello)
+	struct ur_sr_hello sh;
+
+	if (p->hello && !ur_sr_hello_parse(p->data, p->len, &sh)) {
+		struct ur_dev *dev = &net->nodes[p->dst].dev;
+		struct ur_qp *qp = dev->ops->qp_lookup(dev->host, sh.dst_qpn);
+
+		if (qp)
+			(void)ur_qp_sr_hello_rx(qp, p->data, p->len, &ri,
+						net->now);
+	} else if (p->hello)
 		(void)ur_dev_crypt_hello_rx(&net->nodes[p->dst].dev, p->data,
 					    p->len, &ri, net->now);
 	else if (!net->place || !place_step(net, p, &ri))

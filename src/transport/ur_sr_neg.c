@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Negotiating selective repeat (and with it spraying) with the peer
+ * (docs/wire.md "Selective repeat negotiation"). A QP whose selective
+ * repeat is UR_SR_AUTO does not set UR_BTH_EXT_SR on its requests until
+ * the peer has shown it is a uroce QP with selective repeat, so that a
+ * standard peer (rxe, an RNIC) sees exactly the RoCEv2 it would see with
+ * selective repeat off. Going INIT->RTR it sends a uroce vendor-class MAD
+ * to the peer's QP1 (class 0x0A, vendor range 1, IBTA 13.4.4), as the
+ * encryption hello does (ur_crypt_neg.c), and resends it (1 ms, doubling
+ * to 64 ms) until the peer's hello or answer arrives or UR_SR_NEG_NS has
+ * passed. A uroce QP with selective repeat on answers a hello. A standard
+ * peer does not answer a vendor class: the QP stays plain go-back-N.
+ * Nothing waits for the negotiation: requests leave unmarked meanwhile.
+ *
+ * The hello is not authenticated: it only says "I hold out-of-order
+ * requests", and a forged one makes us set a reserved bit and spread
+ * our source ports, which a standard peer ignores. It is taken only from
+ * the QP's peer address, for this QP from the peer's QPN.
+ */
+#include <string.h>
+
+#include "ur_qp_priv.h"
+
+/* The MAD (256 bytes; common header IBTA 13.4.3, then ours). */
+enum {
+	H_MAGIC = 24, H_VER = 28, H_FLAGS = 29,
+	H_SRC_QPN = 32, H_DST_QPN = 36,
+};
+#define HELLO_MAGIC 0x55725372u /* "UrSr" */
+#define HELLO_FLAG_ANSWER 0x01
+#define HELLO_FIRST_NS 1000000ull    /* first resend after 1 ms, */
+#define HELLO_MAX_GAP_NS 64000000ull /* doubling up to 64 ms */
+
+int ur_sr_hello_parse(const uint8_t *mad, size_t len, struct ur_sr_hello *h)
+{
+	memset(h, 0, sizeof(*h));
+	if (len < UR_SR_HELLO_LEN || mad[0] != 1 ||
+	    mad[1] != UR_MGMT_CLASS_UROCE || mad[2] != 1 || mad[3] != 3 ||
+	    ur_get16(mad + 16) != UR_SR_HELLO_ATTR ||
+	    ur_get32(mad + H_MAGIC) != HELLO_MAGIC || mad[H_VER] != 1)
+		return -EBADMSG;
+	h->answer = mad[H_FLAGS] & HELLO_FLAG_ANSWER;
+	h->src_qpn = ur_get32(mad + H_SRC_QPN) & UR_PSN_MASK;
+	h->dst_qpn = ur_get32(mad + H_DST_QPN) & UR_PSN_MASK;
+	return 0;
+}
+
+static void hello_send(struct ur_qp *qp, bool answer)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+	uint8_t mad[UR_SR_HELLO_LEN] = { 1, UR_MGMT_CLASS_UROCE, 1, 3 };
+
+	if (!qp->dev->sr_hello_send)
+		return;
+	ur_put64(mad + 8, (uint64_t)qp->qpn << 32 | sr->hellos_sent++);
+	ur_put16(mad + 16, UR_SR_HELLO_ATTR);
+	ur_put32(mad + H_MAGIC, HELLO_MAGIC);
+	mad[H_VER] = 1;
+	mad[H_FLAGS] = answer ? HELLO_FLAG_ANSWER : 0;
+	ur_put32(mad + H_SRC_QPN, qp->qpn);
+	ur_put32(mad + H_DST_QPN, qp->priv->attr.dest_qp_num);
+	qp->dev->cnt.tx_sr_hello++;
+	qp->dev->sr_hello_send(qp->dev, qp, &qp->priv->attr.path, mad);
+}
+
+void ur__sr_neg_start(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+
+	if (sr->p.enable != UR_SR_AUTO || !qp->dev->sr_hello_send ||
+	    sr->peer_ok)
+		return;
+	sr->neg_pending = true;
+	sr->give_up_at = now + UR_SR_NEG_NS;
+	sr->hello_gap = HELLO_FIRST_NS;
+	sr->hello_at = now + sr->hello_gap;
+	hello_send(qp, false);
+}
+
+void ur__sr_neg_timer(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+
+	if (!sr->neg_pending)
+		return;
+	if (sr->peer_ok || sr->p.enable != UR_SR_AUTO ||
+	    !ur_state_receives(qp->state)) {
+		sr->neg_pending = false;
+		return;
+	}
+	if (now >= sr->give_up_at) {
+		/* No uroce peer answered: plain go-back-N, as with any
+		 * standard device (its marked packets would still tell). */
+		qp->dev->cnt.sr_neg_timeout++;
+		sr->neg_pending = false;
+		return;
+	}
+	if (now >= sr->hello_at) {
+		hello_send(qp, false);
+		sr->hello_gap = sr->hello_gap * 2 < HELLO_MAX_GAP_NS
+					? sr->hello_gap * 2 : HELLO_MAX_GAP_NS;
+		sr->hello_at = now + sr->hello_gap;
+	}
+}
+
+int ur_qp_sr_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
+		      const struct ur_rxinfo *ri, uint64_t now)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+	struct ur_sr_hello h;
+
+	(void)now;
+	if (ur_sr_hello_parse(mad, len, &h)) {
+		qp->dev->cnt.rx_drop_malformed++;
+		return -EBADMSG;
+	}
+	/* Only an RC QP with selective repeat on, connected (RTR on), from
+	 * its peer's address and QPN. An early hello (we were not RTR yet)
+	 * is dropped: the peer resends it. */
+	if (qp->type != UR_QPT_RC || qp->xrc || !sr->p.enable ||
+	    !ur_state_receives(qp->state) || !ur__from_peer(qp, ri) ||
+	    h.dst_qpn != qp->qpn || h.src_qpn != qp->priv->attr.dest_qp_num) {
+		qp->dev->cnt.rx_drop_no_qp++;
+		return -ENOENT;
+	}
+	qp->dev->cnt.rx_sr_hello++;
+	sr->peer_ok = true;
+	sr->neg_pending = false;
+	if (!h.answer)
+		hello_send(qp, true); /* an answer is never answered */
+	ur__qp_update_deadline(qp);
+	return 0;
+}
