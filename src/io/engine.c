@@ -919,6 +919,11 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
 
+	if (q && q->stream) { /* its thread takes the QP lock: first */
+		ur__stream_free(q->stream);
+		q->stream = NULL;
+	}
+
 	/* The receive lock first (the engine's order), held to the end: no
 	 * receive can make an ACK for this QP between the flush of deferred
 	 * ACKs and the close of its port (the application may see the
@@ -1075,6 +1080,13 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 	if (!sends) {
 		/* A receive makes nothing to send (an RNR NAKed requester
 		 * retries on its own timer, 9.7.5.2.8), and arms no timer. */
+		ur_engine_qp_unlock(qp);
+		return;
+	}
+	if (qp->proto_conn) {
+		/* A stream protocol: its bytes go to TCP, not the UDP path. */
+		if (q && q->stream)
+			ur__stream_kick(q->stream, now);
 		ur_engine_qp_unlock(qp);
 		return;
 	}

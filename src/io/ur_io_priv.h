@@ -90,7 +90,13 @@ struct ur_eqp {
 	 * waiting, and whoever holds the lock runs them before releasing it
 	 * (ur_ackq, the transport's). One producer at a time (rx_lock). */
 	struct ur_ackq acks;
+	/* iWARP: the QP's TCP stream (stream.c), NULL for RoCE. */
+	struct ur_stream *stream;
 };
+struct ur_stream;
+/* stream.c: write what the QP's connection holds (QP lock held). */
+void ur__stream_kick(struct ur_stream *s, uint64_t now);
+void ur__stream_free(struct ur_stream *s);
 
 /*
  * A connected QP's own transmit socket (csock.c): bound to its source port,
