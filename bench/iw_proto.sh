@@ -63,7 +63,7 @@ sockperf_pp() { # extra flags -> median half round trip, usec
 	s=$!
 	pids+=($s)
 	sleep 0.3
-	sockperf pp -i 127.0.0.1 -p $p -t 3 -m 8 $1 2>/dev/null | awk '/percentile 50.000/ {print $NF}'
+	sockperf pp -i 127.0.0.1 -p $p -t 3 -m 14 $1 2>/dev/null | awk '/percentile 50.000/ {print $NF}'
 	kill $s 2>/dev/null; wait $s 2>/dev/null
 }
 
@@ -83,7 +83,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 	add tcplat "$(sockperf_pp --tcp)"
 	add udplat "$(sockperf_pp "")"
 done
-m() { echo ${R[$1]} | tr ' ' '\n' | grep -v '^$' | median; }
+m() { echo ${R[$1]} | tr ' ' '\n' | grep -v -e '^$' -e nan | median; }
 all() { echo ${R[$1]}; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "nan") printf "%.2f", a / b; else print "n/a" }'; }
 

@@ -553,6 +553,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	e->dev.jumbo_max = cfg->jumbo_max;
 	pthread_mutex_init(&e->rx_lock, NULL);
 	pthread_mutex_init(&e->fwd_lock, NULL);
+	pthread_mutex_init(&e->stream_lock, NULL);
 	pthread_rwlock_init(&e->qp_lock, NULL);
 	pthread_rwlock_init(&e->mr_lock, NULL);
 	if (ur__map_init(&e->qps, 1024) || ur__map_init(&e->sports, 256) ||
@@ -746,6 +747,7 @@ void ur_engine_close(struct ur_engine *e)
 	free(e->rxv);
 	pthread_mutex_destroy(&e->rx_lock);
 	pthread_mutex_destroy(&e->fwd_lock);
+	pthread_mutex_destroy(&e->stream_lock);
 	pthread_rwlock_destroy(&e->qp_lock);
 	pthread_rwlock_destroy(&e->mr_lock);
 	free(e);
@@ -980,6 +982,13 @@ static bool qp_trylock(struct ur_eqp *q)
 	return true;
 }
 
+bool ur__qp_trylock(struct ur_qp *qp)
+{
+	struct ur_eqp *q = qp->io_priv;
+
+	return q && qp_trylock(q);
+}
+
 /* Run the ACKs left while the lock was held (ur_ackq); QP lock held. */
 static void backlog_run(struct ur_qp *qp, struct ur_eqp *q)
 {
@@ -1163,6 +1172,9 @@ uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 		if (atomic_load_explicit(&e->poll_cpu, memory_order_relaxed) != cpu)
 			atomic_store(&e->poll_cpu, cpu);
 	}
+	/* iWARP: the QPs' TCP streams (no rx_lock: each has its QP lock). */
+	if (atomic_load_explicit(&e->nstreams, memory_order_relaxed))
+		ur__stream_poll(e, cq);
 	if (pthread_mutex_trylock(&e->rx_lock)) {
 		/* Another thread drains, usually the engine thread, and it
 		 * sends what the ACKs it takes let out (up to a window). If

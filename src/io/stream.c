@@ -29,13 +29,15 @@
 #define STREAM_RX_TURN 16 /* reads per wake-up before writes get a turn */
 
 struct ur_stream {
+	struct ur_stream *next; /* e->streams (e->stream_lock) */
 	struct ur_engine *e;
 	struct ur_qp *qp;
 	int fd, ev_fd;
 	pthread_t th;
 	atomic_bool stop;
 	atomic_bool want_out; /* TCP's buffer was full: wait for POLLOUT */
-	bool eof;             /* read side ended (FIN, RST, error) */
+	atomic_bool live;     /* RTS and not ended: pollers may read it */
+	atomic_bool eof;      /* read side ended (FIN, RST, error) */
 	bool wr_shut;
 	bool up, told_end;
 	ur_stream_fn fn;
@@ -87,6 +89,30 @@ void ur__stream_kick(struct ur_stream *s, uint64_t now)
 	}
 }
 
+/* Read what TCP holds into the connection (QP lock held): true when the
+ * stream ended, which the stream's thread then reports. */
+static bool stream_read(struct ur_stream *s, uint64_t now)
+{
+	for (int i = 0; i < STREAM_RX_TURN; i++) {
+		ssize_t r = recv(s->fd, s->buf, STREAM_RX_BUF, MSG_DONTWAIT);
+
+		if (r > 0) {
+			s->qp->proto->stream_rx(s->qp, s->buf, (size_t)r, now);
+			if ((size_t)r < STREAM_RX_BUF)
+				return false;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return false;
+		s->eof = true; /* FIN (0) or RST */
+		ur_iw_close(s->qp->proto_conn, now);
+		return true;
+	}
+	return false;
+}
+
 /* What happened during one locked step, told after the unlock. */
 struct stream_news {
 	enum ur_stream_ev ev;
@@ -103,27 +129,8 @@ static void stream_step(struct ur_stream *s, short revents,
 	uint64_t now = ur_now();
 	uint32_t st;
 
-	if (!s->eof && (revents & (POLLIN | POLLHUP | POLLERR))) {
-		for (int i = 0; i < STREAM_RX_TURN; i++) {
-			ssize_t r = recv(s->fd, s->buf, STREAM_RX_BUF,
-					 MSG_DONTWAIT);
-
-			if (r > 0) {
-				s->qp->proto->stream_rx(s->qp, s->buf,
-							(size_t)r, now);
-				if ((size_t)r < STREAM_RX_BUF)
-					break;
-				continue;
-			}
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-				break;
-			s->eof = true; /* FIN (0) or RST */
-			ur_iw_close(c, now);
-			break;
-		}
-	}
+	if (!s->eof && (revents & (POLLIN | POLLHUP | POLLERR)))
+		stream_read(s, now);
 	if (ur_iw_deadline(c) <= now)
 		ur_iw_timer(c, now);
 	stream_flush(s, now);
@@ -138,6 +145,7 @@ static void stream_step(struct ur_stream *s, short revents,
 		const struct ur_mpa_rr *rr = ur_iw_peer_rr(c);
 
 		s->up = true;
+		atomic_store(&s->live, true);
 		n->ev = UR_STREAM_UP;
 		n->any = true;
 		if (rr && rr->reply && rr->pd_len) { /* the accept's data */
@@ -162,6 +170,7 @@ static void stream_step(struct ur_stream *s, short revents,
 		n->any = true;
 	} else if (s->up && !s->told_end && s->eof) {
 		s->told_end = true;
+		atomic_store(&s->live, false);
 		n->ev = UR_STREAM_DOWN;
 		n->err = ur_iw_error(c);
 		n->any = true;
@@ -222,6 +231,31 @@ static void *stream_main(void *arg)
 	return NULL;
 }
 
+void ur__stream_poll(struct ur_engine *e, const struct ur_cq *cq)
+{
+	uint64_t now = ur_now();
+
+	if (pthread_mutex_trylock(&e->stream_lock))
+		return;
+	for (struct ur_stream *s = e->streams; s; s = s->next) {
+		bool ended;
+
+		if ((s->qp->recv_cq != cq && s->qp->send_cq != cq) ||
+		    !atomic_load(&s->live) || !ur__qp_trylock(s->qp))
+			continue;
+		ended = !s->eof && stream_read(s, now);
+		stream_flush(s, now);
+		ur_engine_qp_unlock(s->qp);
+		if (ended || atomic_load(&s->want_out)) {
+			uint64_t one = 1; /* the thread reports, or waits */
+
+			if (write(s->ev_fd, &one, sizeof(one)) < 0)
+				(void)0;
+		}
+	}
+	pthread_mutex_unlock(&e->stream_lock);
+}
+
 int ur_engine_stream_attach(struct ur_engine *e, struct ur_qp *qp, int fd,
 			    ur_stream_fn fn, void *arg)
 {
@@ -263,6 +297,11 @@ int ur_engine_stream_attach(struct ur_engine *e, struct ur_qp *qp, int fd,
 		free(s);
 		return -EAGAIN;
 	}
+	pthread_mutex_lock(&e->stream_lock);
+	s->next = e->streams;
+	e->streams = s;
+	atomic_fetch_add(&e->nstreams, 1);
+	pthread_mutex_unlock(&e->stream_lock);
 	return 0;
 }
 
@@ -293,6 +332,14 @@ void ur__stream_free(struct ur_stream *s)
 
 	if (!s)
 		return;
+	pthread_mutex_lock(&s->e->stream_lock); /* no poller uses it after */
+	for (struct ur_stream **pp = &s->e->streams; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			atomic_fetch_sub(&s->e->nstreams, 1);
+			break;
+		}
+	pthread_mutex_unlock(&s->e->stream_lock);
 	atomic_store(&s->stop, true);
 	if (write(s->ev_fd, &one, sizeof(one)) < 0)
 		(void)0;
