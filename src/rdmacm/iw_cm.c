@@ -32,6 +32,9 @@
 
 #define IW_REQ_MAX (UR_MPA_RR_LEN + UR_MPA_PD_MAX)
 #define IW_PD_MAX (UR_MPA_PD_MAX - UR_MPA_V2_LEN)
+/* A connection whose MPA Request is not whole by then is closed (siw
+ * waits as long: MPAREQ_TIMEOUT). */
+#define IW_REQ_TIMEOUT_NS (10ull * 1000000000ull)
 
 enum iw_kind { IW_LISTEN, IW_INCOMING, IW_CONNECTING };
 
@@ -43,6 +46,7 @@ struct iw_sock {
 	int fd;
 	uint64_t cookie;  /* its ID (listener, or the connecting ID) */
 	size_t have;      /* incoming: Request bytes so far */
+	uint64_t since;   /* incoming: accepted at (cm__now) */
 	uint8_t buf[IW_REQ_MAX];
 	/* connecting: the Request's private data and IRD/ORD */
 	uint8_t pd[IW_PD_MAX];
@@ -182,11 +186,15 @@ static void iw_news(void *arg, enum uroce_iw_event ev, int err,
 static void on_accept(struct iw_sock *l)
 {
 	int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	struct iw_sock *s;
 
 	if (fd < 0)
 		return;
-	if (!sock_add(IW_INCOMING, fd, l->cookie, EPOLLIN))
+	s = sock_add(IW_INCOMING, fd, l->cookie, EPOLLIN);
+	if (!s)
 		close(fd);
+	else
+		s->since = cm__now();
 }
 
 /* A whole MPA Request on a listener's connection: a new ID and its
@@ -321,11 +329,26 @@ static void *iw_main(void *arg)
 	(void)arg;
 	for (;;) {
 		struct epoll_event ev[16];
-		int n = epoll_wait(iw.ep, ev, 16, -1);
+		bool waiting = false;
+		uint64_t now;
+		int n;
 
+		pthread_mutex_lock(&cm.lock);
+		for (struct iw_sock *s = iw.socks; s; s = s->next)
+			waiting |= s->kind == IW_INCOMING;
+		pthread_mutex_unlock(&cm.lock);
+		/* Look at the Requests still coming once a second. */
+		n = epoll_wait(iw.ep, ev, 16, waiting ? 1000 : -1);
 		if (n < 0 && errno != EINTR)
 			return NULL;
 		pthread_mutex_lock(&cm.lock);
+		now = cm__now();
+		for (struct iw_sock *s = iw.socks, *nx; s; s = nx) {
+			nx = s->next;
+			if (s->kind == IW_INCOMING &&
+			    now - s->since > IW_REQ_TIMEOUT_NS)
+				sock_free(s, true);
+		}
 		for (int i = 0; i < n; i++) {
 			struct iw_sock *s;
 
@@ -391,7 +414,11 @@ int cm__iw_connect(struct cm_id *c, const struct rdma_conn_param *p)
 		    0);
 	if (fd < 0)
 		return -errno;
-	/* From our device's address; the port is TCP's own choice. */
+	/* From our device's address; the port is TCP's own choice, made
+	 * at connect() knowing the destination (a port picked at bind()
+	 * may collide with the previous connection's TIME_WAIT). */
+	setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &(int){1},
+		   sizeof(int));
 	memset(&b, 0, sizeof(b));
 	memcpy(&b, src, cm__sa_len(src));
 	cm__sa_set_port((struct sockaddr *)&b, 0);
