@@ -187,6 +187,10 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 	if (!urv__is_our_context(context))
 		return urv_err_ptr(-EINVAL);
 	ctx = to_uctx(context);
+	/* An iWARP device has RC QPs without SRQ (docs/verbs.md "iWARP"). */
+	if (urv__dev_is_iwarp(ctx->dev) &&
+	    (attr->qp_type != IBV_QPT_RC || attr->srq))
+		return urv_err_ptr(-EOPNOTSUPP);
 	if (attr->qp_type == IBV_QPT_XRC_SEND ||
 	    attr->qp_type == IBV_QPT_XRC_RECV)
 		return create_xrc_qp(context, attr);
@@ -214,10 +218,7 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 	}
 	if (attr->srq && attr->srq->context != context)
 		return urv_err_ptr(-EINVAL);
-	/* An iWARP device has RC QPs without SRQ (docs/verbs.md "iWARP"). */
-	if (urv__dev_is_iwarp(ctx->dev) &&
-	    (attr->qp_type != IBV_QPT_RC || attr->srq))
-		return urv_err_ptr(-EOPNOTSUPP);
+
 	if (!is_ours_cq(context, attr->send_cq) ||
 	    !is_ours_cq(context, attr->recv_cq))
 		return urv_err_ptr(-EINVAL);

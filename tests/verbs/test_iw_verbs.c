@@ -6,8 +6,9 @@
  * hooks that our librdmacm uses (include/uroce/uroce.h), the Request
  * read off the socket by hand as rdma_cm's listener reads it. Checks:
  *  - the device is IBV_TRANSPORT_IWARP / IBV_NODE_RNIC with siw's limits
- *    (no atomics, max_sge_rd 1, READ depth 128); UD and UC QPs are
- *    refused with EOPNOTSUPP, ibv_modify_qp to RTS with EINVAL;
+ *    (no atomics, max_sge_rd 1, READ depth 128); UD, UC and XRC QPs,
+ *    SRQs and memory windows are refused with EOPNOTSUPP, ibv_modify_qp
+ *    to RTS with EINVAL;
  *  - receives posted before the connection are kept; both sides hear
  *    ESTABLISHED, the initiator with the accept's private data;
  *  - SEND (solicited), WRITE 1 MiB and READ 1 MiB (one SGE) land with the
@@ -221,6 +222,20 @@ static void test_device(void)
 	ASSERT(!ibv_create_qp(pd, &ud));
 	ASSERT_EQ(errno, EOPNOTSUPP);
 	ASSERT_EQ(ibv_modify_qp(A.qp, &qa, IBV_QP_STATE), EINVAL);
+	{
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+
+		errno = 0;
+		ASSERT(!ibv_create_srq(pd, &sa));
+		ASSERT_EQ(errno, EOPNOTSUPP);
+		errno = 0;
+		ASSERT(!ibv_alloc_mw(pd, IBV_MW_TYPE_2));
+		ASSERT_EQ(errno, EOPNOTSUPP);
+		ud.qp_type = IBV_QPT_XRC_SEND;
+		errno = 0;
+		ASSERT(!ibv_create_qp(pd, &ud));
+		ASSERT_EQ(errno, EOPNOTSUPP);
+	}
 }
 
 static void test_ops(void)
