@@ -975,8 +975,10 @@ CM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	}
 	if (!ret && c->state != CMS_BOUND)
 		ret = -EINVAL;
+	/* Whether the devices are iWARP (cm.iwarp) for a wildcard listener;
+	 * no device is no error here, as before. */
 	if (!ret)
-		ret = cm__devs_open();
+		(void)cm__devs_open();
 	if (!ret)
 		ret = cm__port_listen(c);
 	if (!ret && cm__is_iw(c))
