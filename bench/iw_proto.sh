@@ -62,7 +62,7 @@ sockperf_pp() { # extra flags -> median half round trip, usec
 	sockperf server -i 127.0.0.1 -p $p $1 >/dev/null 2>&1 &
 	s=$!
 	pids+=($s)
-	sleep 0.3
+	sleep 1 # a TCP client needs the server listening (UDP does not)
 	sockperf pp -i 127.0.0.1 -p $p -t 3 -m 14 $1 2>/dev/null | awk '/percentile 50.000/ {print $NF}'
 	kill $s 2>/dev/null; wait $s 2>/dev/null
 }
