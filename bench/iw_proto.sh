@@ -18,13 +18,16 @@ out=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$out"' EXIT
 port=$((30000 + $$ % 10000))
-np() { port=$((port + 1)); echo $port; }
+# The next port, in $port (not through $(...): a subshell's increment is
+# lost, and a TCP server on the port of the previous run's TIME_WAIT
+# fails to bind).
+np() { port=$((port + 1)); }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"; exit} m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m}'; }
 
 # perf PROTO TEST SIZE -> Gbit/s (bw) or typical usec (lat)
 perf() {
 	local proto=$1 t=$2 sz=$3 p env s args
-	p=$(np)
+	np; p=$port
 	case $proto in
 	iwarp) env="UROCE_IWARP=1" ;;
 	roce) env="UROCE_SHM=0" ;;
@@ -48,7 +51,7 @@ perf() {
 	fi
 }
 iperf_tcp() { # write size -> Gbit/s, one stream, 3 s
-	local p s; p=$(np)
+	local p s; np; p=$port
 	iperf3 -s -1 -B 127.0.0.1 -p $p >/dev/null 2>&1 &
 	s=$!
 	pids+=($s)
@@ -58,7 +61,7 @@ iperf_tcp() { # write size -> Gbit/s, one stream, 3 s
 	wait $s
 }
 sockperf_pp() { # extra flags -> median half round trip, usec
-	local p s; p=$(np)
+	local p s; np; p=$port
 	sockperf server -i 127.0.0.1 -p $p $1 >/dev/null 2>&1 &
 	s=$!
 	pids+=($s)
