@@ -18,10 +18,11 @@ out=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$out"' EXIT
 port=$((30000 + $$ % 10000))
-# The next port, in $port (not through $(...): a subshell's increment is
-# lost, and a TCP server on the port of the previous run's TIME_WAIT
-# fails to bind).
-np() { port=$((port + 1)); }
+# The next port, in $port, counted in a file: the measurements run in
+# $(...) subshells, where a variable's increment is lost, and a TCP server
+# on the port of the previous run's TIME_WAIT fails to bind.
+echo $port >"$out/port"
+np() { port=$(($(cat "$out/port") + 1)); echo $port >"$out/port"; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"; exit} m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m}'; }
 
 # perf PROTO TEST SIZE -> Gbit/s (bw) or typical usec (lat)
