@@ -189,6 +189,36 @@ int uroce_gsi_attach_port(struct ibv_context *context, uint8_t port_num,
 int uroce_gsi_send_port(struct ibv_context *context, uint8_t port_num,
 			const struct sockaddr *dst, uint8_t slot,
 			const void *mad, size_t len);
+/*
+ * iWARP (docs/rdmacm.md "iWARP"): how our librdmacm hands a QP of an
+ * iWARP device (UROCE_IWARP=1: IBV_TRANSPORT_IWARP) its connection. @fd is
+ * a connected TCP socket; on success it is the QP's from then on (closed
+ * with it). The initiator's MPA Request carries @pd; the responder gets
+ * the initiator's Request bytes read so far (@req: at least the whole
+ * Request) and answers with an MPA Reply carrying @pd. @ird/@ord: the
+ * application's responder resources and initiator depth (RFC 6581). @fn
+ * hears, on the stream's thread, that the connection is established,
+ * rejected by the peer (its Reply's private data), failed (-errno), or
+ * disconnected (the stream ended). 0 or an errno value.
+ */
+enum uroce_iw_event {
+	UROCE_IW_ESTABLISHED,
+	UROCE_IW_REJECTED,
+	UROCE_IW_FAILED,
+	UROCE_IW_DISCONNECTED,
+};
+typedef void (*uroce_iw_fn)(void *arg, enum uroce_iw_event ev, int err,
+			    const void *pd, size_t pd_len);
+int uroce_iw_connect(struct ibv_qp *qp, int fd, const void *pd,
+		     uint8_t pd_len, uint8_t ird, uint8_t ord, uroce_iw_fn fn,
+		     void *arg);
+int uroce_iw_accept(struct ibv_qp *qp, int fd, const void *req,
+		    size_t req_len, const void *pd, uint8_t pd_len, uint8_t ird,
+		    uint8_t ord, uroce_iw_fn fn, void *arg);
+/* rdma_disconnect: WQEs flush, TCP's FIN follows the last bytes;
+ * UROCE_IW_DISCONNECTED comes with the peer's FIN. */
+int uroce_iw_disconnect(struct ibv_qp *qp);
+
 /* The context's slot on its address (1..255), or -1 with errno; every
  * port of a device has port 1's. */
 int uroce_context_slot(struct ibv_context *context);

@@ -560,6 +560,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	e->dev.jumbo_max = cfg->jumbo_max;
 	pthread_mutex_init(&e->rx_lock, NULL);
 	pthread_mutex_init(&e->fwd_lock, NULL);
+	pthread_mutex_init(&e->stream_lock, NULL);
 	pthread_rwlock_init(&e->qp_lock, NULL);
 	pthread_rwlock_init(&e->mr_lock, NULL);
 	if (ur__map_init(&e->qps, 1024) || ur__map_init(&e->sports, 256) ||
@@ -770,6 +771,7 @@ void ur_engine_close(struct ur_engine *e)
 	free(e->rxv);
 	pthread_mutex_destroy(&e->rx_lock);
 	pthread_mutex_destroy(&e->fwd_lock);
+	pthread_mutex_destroy(&e->stream_lock);
 	pthread_rwlock_destroy(&e->qp_lock);
 	pthread_rwlock_destroy(&e->mr_lock);
 	free(e);
@@ -1005,6 +1007,11 @@ void ur_engine_qp_del(struct ur_engine *e, struct ur_qp *qp)
 {
 	struct ur_eqp *q = qp->io_priv;
 
+	if (q && q->stream) { /* its thread takes the QP lock: first */
+		ur__stream_free(q->stream);
+		q->stream = NULL;
+	}
+
 	/* The receive lock first (the engine's order), held to the end: no
 	 * receive can make an ACK for this QP between the flush of deferred
 	 * ACKs and the close of its port (the application may see the
@@ -1059,6 +1066,13 @@ static bool qp_trylock(struct ur_eqp *q)
 	pthread_rwlock_rdlock(&q->e->keys->mr_lock);
 	backlog_run(q->qp, q);
 	return true;
+}
+
+bool ur__qp_trylock(struct ur_qp *qp)
+{
+	struct ur_eqp *q = qp->io_priv;
+
+	return q && qp_trylock(q);
 }
 
 /* Run the ACKs left while the lock was held (ur_ackq); QP lock held. */
@@ -1164,6 +1178,13 @@ void ur_engine_qp_post_unlock(struct ur_engine *e, struct ur_qp *qp, bool sends,
 		ur_engine_qp_unlock(qp);
 		return;
 	}
+	if (qp->proto_conn) {
+		/* A stream protocol: its bytes go to TCP, not the UDP path. */
+		if (q && q->stream)
+			ur__stream_kick(q->stream, now);
+		ur_engine_qp_unlock(qp);
+		return;
+	}
 	UR_LP_STAGE(UR_LPS_POSTED);
 	if (q)
 		backlog_run(qp, q);
@@ -1237,6 +1258,9 @@ uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 		if (atomic_load_explicit(&e->poll_cpu, memory_order_relaxed) != cpu)
 			atomic_store(&e->poll_cpu, cpu);
 	}
+	/* iWARP: the QPs' TCP streams (no rx_lock: each has its QP lock). */
+	if (atomic_load_explicit(&e->nstreams, memory_order_relaxed))
+		ur__stream_poll(e, cq);
 	if (pthread_mutex_trylock(&e->rx_lock)) {
 		/* Another thread drains, usually the engine thread, and it
 		 * sends what the ACKs it takes let out (up to a window). If

@@ -102,6 +102,24 @@ void ur_engine_qp_kick(struct ur_engine *e, struct ur_qp *qp);
 void ur_engine_peer_hint(struct ur_engine *e, const struct ur_ipudp *path,
 			 uint32_t dqpn);
 
+/*
+ * iWARP (stream.c): @fd, a connected TCP socket, carries @qp's stream from
+ * now on (the QP's iWARP connection started: ur_iw_start; the engine owns
+ * the socket and closes it with the QP). A thread of the stream's own
+ * reads it into the connection and writes what the connection holds; @fn
+ * hears, on that thread and without the QP lock, that the connection came
+ * up (RTS), failed before (@err, and the peer's private data when it
+ * rejected us), or went down after (the stream ended).
+ */
+enum ur_stream_ev { UR_STREAM_UP, UR_STREAM_FAILED, UR_STREAM_DOWN };
+typedef void (*ur_stream_fn)(void *arg, enum ur_stream_ev ev, int err,
+			     const uint8_t *pd, size_t pd_len);
+int ur_engine_stream_attach(struct ur_engine *e, struct ur_qp *qp, int fd,
+			    ur_stream_fn fn, void *arg);
+/* rdma_disconnect: WQEs flush, the last bytes leave, then TCP's FIN;
+ * UR_STREAM_DOWN follows when the peer's FIN comes. */
+void ur_engine_stream_shutdown(struct ur_qp *qp);
+
 /* Memory keys: a fresh unpredictable key, and the key table. A memory
  * window (mr->type UR_KEY_MW1/2) gets an rkey only. Deleting a region that
  * windows are bound to fails with -EBUSY. */

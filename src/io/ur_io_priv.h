@@ -91,7 +91,18 @@ struct ur_eqp {
 	 * waiting, and whoever holds the lock runs them before releasing it
 	 * (ur_ackq, the transport's). One producer at a time (rx_lock). */
 	struct ur_ackq acks;
+	/* iWARP: the QP's TCP stream (stream.c), NULL for RoCE. */
+	struct ur_stream *stream;
 };
+struct ur_stream;
+/* stream.c: write what the QP's connection holds (QP lock held). */
+void ur__stream_kick(struct ur_stream *s, uint64_t now);
+void ur__stream_free(struct ur_stream *s);
+/* A thread spinning in ibv_poll_cq on an empty @cq reads the sockets of
+ * the connected streams that complete into it (stream.c). */
+void ur__stream_poll(struct ur_engine *e, const struct ur_cq *cq);
+/* ur_engine_qp_lock if the QP lock is free (engine.c). */
+bool ur__qp_trylock(struct ur_qp *qp);
 
 /*
  * A connected QP's own transmit socket (csock.c): bound to its source port,
@@ -133,6 +144,10 @@ enum ur_icrc_policy { UR_ICRC_AUTO, UR_ICRC_STRICT, UR_ICRC_OFF };
 #define UR_BOND_MAX 8
 struct ur_engine {
 	struct ur_dev dev;
+	/* iWARP streams of this engine's QPs (stream.c), for pollers */
+	pthread_mutex_t stream_lock;
+	struct ur_stream *streams;
+	atomic_int nstreams;
 	struct ur_engine_cfg cfg;
 	struct ur_ipudp local;  /* our address, as the ICRC sees it */
 	int rx_fd;              /* UDP <addr>:<port>, SO_REUSEPORT */

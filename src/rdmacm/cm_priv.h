@@ -72,6 +72,7 @@ struct cm_dev {
 	__be64 guid;
 	enum ibv_mtu mtu;
 	uint32_t max_rd_atom;
+	bool iwarp;                   /* IBV_TRANSPORT_IWARP: iw_cm.c */
 };
 
 struct cm_chan {
@@ -154,6 +155,14 @@ struct cm_id {
 	uint8_t mad[UR_MAD_LEN];      /* last REQ/REP/DREQ/SIDR_REQ, resent */
 	uint64_t deadline, give_up;   /* ns; 0 = no timer */
 	int resends;
+	/* iWARP (iw_cm.c): the listener's TCP socket, or a request's
+	 * connection until rdma_accept hands it to the QP (-1: none); the
+	 * MPA Request read from it; the number that names this ID to the
+	 * stream's news (IDs may be gone by then). */
+	int iw_fd;
+	uint8_t *iw_req;
+	size_t iw_req_len;
+	uint64_t iw_cookie;
 };
 
 /* A REQ that found no listener on its port, held for a moment in case the
@@ -224,6 +233,7 @@ struct cm_global {
 	struct cm_dev *devs;
 	bool devs_open;
 	uint16_t udp_port;
+	bool iwarp;                   /* the devices are iWARP (UROCE_IWARP) */
 };
 extern struct cm_global cm;
 
@@ -258,6 +268,14 @@ int cm__send_sidr_rep(struct cm_id *c, int status, const void *pd,
 uint32_t cm__alloc_local_id(const struct cm_dev *dev);
 int cm__modify_qp(struct cm_id *c, enum ibv_qp_state s);
 int cm__init_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask);
+/* iw_cm.c: rdma_cm on iWARP devices (TCP + MPA), cm.lock held */
+bool cm__is_iw(const struct cm_id *c);
+int cm__iw_listen(struct cm_id *c, int backlog);
+int cm__iw_connect(struct cm_id *c, const struct rdma_conn_param *p);
+int cm__iw_accept(struct cm_id *c, const struct rdma_conn_param *p);
+int cm__iw_reject(struct cm_id *c, const void *pd, uint8_t plen);
+int cm__iw_disconnect(struct cm_id *c);
+void cm__iw_destroy(struct cm_id *c);
 /* addr.c */
 int cm__port_reserve(struct cm_id *c, const struct sockaddr *sa, bool any);
 int cm__port_listen(struct cm_id *c);

@@ -162,6 +162,8 @@ int cm__devs_open(void)
 			d->max_rd_atom = (uint32_t)da.max_qp_rd_atom;
 			d->guid = ibv_get_device_guid(list[i]);
 			d->slot = slot;
+			d->iwarp = list[i]->transport_type == IBV_TRANSPORT_IWARP;
+			cm.iwarp |= d->iwarp;
 			for (int g = 0; g < pa.gid_tbl_len && d->ngid < 8; g++) {
 				if (ibv_query_gid(verbs, p, g, &d->gid[d->ngid]))
 					break;
@@ -431,6 +433,7 @@ static struct cm_id *id_new(struct cm_chan *chan, void *context,
 	c->chan = chan;
 	chan->nids++;
 	c->port_fd = -1;
+	c->iw_fd = -1;
 	pthread_cond_init(&c->cond, NULL);
 	c->id.channel = &chan->ch;
 	c->id.context = context;
@@ -761,7 +764,10 @@ CM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 	if (!c)
 		return cm_err(-EINVAL);
 	c->destroying = true;
-	cm__tell_peer(c, cm__now());
+	if (cm__is_iw(c))
+		cm__iw_destroy(c); /* TCP: no message to send */
+	else
+		cm__tell_peer(c, cm__now());
 	c->deadline = 0;
 	purge_events(c);
 	while (c->events > 0)
@@ -969,8 +975,14 @@ CM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	}
 	if (!ret && c->state != CMS_BOUND)
 		ret = -EINVAL;
+	/* Whether the devices are iWARP (cm.iwarp) for a wildcard listener;
+	 * no device is no error here, as before. */
+	if (!ret)
+		(void)cm__devs_open();
 	if (!ret)
 		ret = cm__port_listen(c);
+	if (!ret && cm__is_iw(c))
+		ret = cm__iw_listen(c, backlog);
 	if (!ret)
 		c->state = CMS_LISTEN;
 	if (!ret && cm.core.parked)
@@ -987,7 +999,8 @@ CM_EXPORT int rdma_connect(struct rdma_cm_id *id,
 	c = lock_id(id, true);
 	if (!c)
 		return cm_err(-EINVAL);
-	ret = cm__connect(c, conn_param, cm__now());
+	ret = cm__is_iw(c) ? cm__iw_connect(c, conn_param)
+			   : cm__connect(c, conn_param, cm__now());
 	pthread_mutex_unlock(&cm.lock);
 	if (ret)
 		return cm_err(ret);
@@ -1015,7 +1028,8 @@ CM_EXPORT int rdma_accept(struct rdma_cm_id *id,
 	if (!c)
 		return cm_err(-EINVAL);
 	sidr = c->state == CMS_SIDR_REQ_RCVD;
-	ret = cm__accept(c, conn_param, cm__now());
+	ret = cm__is_iw(c) ? cm__iw_accept(c, conn_param)
+			   : cm__accept(c, conn_param, cm__now());
 	if (sidr || ret)
 		return unlock_err(ret);
 	pthread_mutex_unlock(&cm.lock);
@@ -1030,7 +1044,8 @@ static int reject(struct rdma_cm_id *id, const void *pd, uint8_t plen)
 	c = lock_id(id, true);
 	if (!c)
 		return cm_err(-EINVAL);
-	ret = cm__reject(c, pd, plen);
+	ret = cm__is_iw(c) ? cm__iw_reject(c, pd, plen)
+			   : cm__reject(c, pd, plen);
 	return unlock_err(ret);
 }
 
@@ -1054,7 +1069,8 @@ CM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	c = lock_id(id, true);
 	if (!c)
 		return cm_err(-EINVAL);
-	ret = cm__disconnect(c, cm__now());
+	ret = cm__is_iw(c) ? cm__iw_disconnect(c)
+			   : cm__disconnect(c, cm__now());
 	return unlock_err(ret);
 }
 

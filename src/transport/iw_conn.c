@@ -94,7 +94,7 @@ static const char *const state_names[] = {
 	[UR_IWS_REQ_WAIT] = "REQ_WAIT", [UR_IWS_REQ_RCVD] = "REQ_RCVD",
 	[UR_IWS_REP_WAIT] = "REP_WAIT", [UR_IWS_RTR_WAIT] = "RTR_WAIT",
 	[UR_IWS_RTS] = "RTS", [UR_IWS_ERROR] = "ERROR",
-	[UR_IWS_CLOSED] = "CLOSED",
+	[UR_IWS_CLOSED] = "CLOSED", [UR_IWS_IDLE] = "IDLE",
 };
 
 const char *ur_iw_state_name(uint32_t state)
@@ -1107,6 +1107,49 @@ void ur_iw_conn_free(struct ur_iw_conn *c)
 	free(c);
 }
 
+/* Take the role in c->cfg: an initiator's Request is queued at once. */
+static int iw_begin(struct ur_iw_conn *c, uint64_t now)
+{
+	const struct ur_iw_cfg *cfg = &c->cfg;
+
+	c->deadline = cfg->mpa_timeout_ns ? now + cfg->mpa_timeout_ns
+					  : UINT64_MAX;
+	if (cfg->initiator) {
+		/* RFC 6581 as siw sends it: Rev 2, the enhanced flag and
+		 * the IRD/ORD word, then the ULP's private data. */
+		c->req = (struct ur_mpa_rr){
+			.rev = UR_MPA_REV2, .v2 = true,
+			.flags = (uint8_t)((cfg->pol.crc_required ? UR_MPA_F_CRC : 0) |
+					   (cfg->pol.markers ? UR_MPA_F_MARKERS : 0)),
+			.p2p = cfg->p2p, .rtr_write = cfg->p2p && cfg->rtr_write,
+			.rtr_read = cfg->p2p && cfg->rtr_read,
+			.ird = cfg->pol.ird, .ord = cfg->pol.ord,
+		};
+		if (rr_send(c, &c->req, cfg->pd, cfg->pd_len) < 0)
+			return -EINVAL;
+		c->state = UR_IWS_REP_WAIT;
+	} else {
+		c->state = UR_IWS_REQ_WAIT;
+	}
+	return 0;
+}
+
+int ur_iw_start(struct ur_iw_conn *c, const struct ur_iw_cfg *cfg,
+		uint64_t now)
+{
+	uint32_t tx_max = c->cfg.tx_max;
+
+	if (c->state != UR_IWS_IDLE || cfg->emss < 64 ||
+	    cfg->pol.ird > UR_IW_IRQ_MAX || cfg->pol.ird_max > UR_IW_IRQ_MAX ||
+	    cfg->pd_len > UR_MPA_PD_MAX - UR_MPA_V2_LEN)
+		return -EINVAL;
+	c->cfg = *cfg;
+	c->cfg.tx_max = tx_max;
+	c->cfg.idle = false;
+	c->now = now;
+	return iw_begin(c, now);
+}
+
 int ur_iw_conn_new(struct ur_qp *qp, const struct ur_iw_cfg *cfg,
 		   uint64_t now, struct ur_iw_conn **out)
 {
@@ -1150,26 +1193,11 @@ int ur_iw_conn_new(struct ur_qp *qp, const struct ur_iw_cfg *cfg,
 	}
 	for (int i = 0; i < IW_NQ; i++)
 		c->tx_msn[i] = c->rx_msn[i] = 1; /* RFC 5041 */
-	c->deadline = cfg->mpa_timeout_ns ? now + cfg->mpa_timeout_ns
-					  : UINT64_MAX;
-	if (cfg->initiator) {
-		/* RFC 6581 as siw sends it: Rev 2, the enhanced flag and
-		 * the IRD/ORD word, then the ULP's private data. */
-		c->req = (struct ur_mpa_rr){
-			.rev = UR_MPA_REV2, .v2 = true,
-			.flags = (uint8_t)((cfg->pol.crc_required ? UR_MPA_F_CRC : 0) |
-					   (cfg->pol.markers ? UR_MPA_F_MARKERS : 0)),
-			.p2p = cfg->p2p, .rtr_write = cfg->p2p && cfg->rtr_write,
-			.rtr_read = cfg->p2p && cfg->rtr_read,
-			.ird = cfg->pol.ird, .ord = cfg->pol.ord,
-		};
-		if (rr_send(c, &c->req, cfg->pd, cfg->pd_len) < 0) {
-			ur_iw_conn_free(c);
-			return -EINVAL;
-		}
-		c->state = UR_IWS_REP_WAIT;
-	} else {
-		c->state = UR_IWS_REQ_WAIT;
+	c->deadline = UINT64_MAX;
+	c->state = UR_IWS_IDLE;
+	if (!cfg->idle && iw_begin(c, now) < 0) {
+		ur_iw_conn_free(c);
+		return -EINVAL;
 	}
 	qp->proto = &ur_proto_iwarp;
 	qp->proto_conn = c;
@@ -1202,6 +1230,15 @@ static int iw_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
 
 	if (!(mask & UR_QP_STATE) || attr->qp_state == qp->state)
 		return 0;
+	/* Before the connection, the QP goes to INIT and RTR as siw's
+	 * IDLE state takes them (rdma_cm's INIT, an application's RTR);
+	 * RTS only comes with MPA. */
+	if (c->state == UR_IWS_IDLE && qp->state != UR_QPS_ERR &&
+	    (attr->qp_state == UR_QPS_RESET || attr->qp_state == UR_QPS_INIT ||
+	     attr->qp_state == UR_QPS_RTR)) {
+		qp->state = attr->qp_state;
+		return 0;
+	}
 	if (attr->qp_state != UR_QPS_ERR)
 		return -EINVAL;
 	ur_iw_close(c, now);

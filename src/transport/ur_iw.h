@@ -36,6 +36,7 @@ enum ur_iw_state {
 	UR_IWS_RTS,       /* connected: data moves */
 	UR_IWS_ERROR,     /* Terminate sent or received, or the stream lost */
 	UR_IWS_CLOSED,    /* refused or rejected: no RDMAP at all */
+	UR_IWS_IDLE,      /* made with cfg.idle: no role yet (ur_iw_start) */
 };
 const char *ur_iw_state_name(uint32_t state);
 
@@ -58,6 +59,11 @@ struct ur_iw_cfg {
 	uint32_t tx_max;        /* stream bytes held for the host, at most
 	                         * about this many (0: 256 KiB) */
 	uint64_t mpa_timeout_ns; /* Request/Reply wait (0: none) */
+	/* ur_iw_conn_new only: make the connection IDLE, with no role
+	 * yet. A QP of an iWARP device exists before rdma_cm knows which
+	 * side it is and takes receives then (rping posts one before
+	 * rdma_connect); ur_iw_start gives the role later. */
+	bool idle;
 };
 /* siw 6.1's settings: no CRC asked, none refused, no markers, relaxed
  * IRD/ORD, limits 128, siw's Terminate layout, MSS 1448. */
@@ -91,6 +97,12 @@ struct ur_iw_conn;
 int ur_iw_conn_new(struct ur_qp *qp, const struct ur_iw_cfg *cfg,
 		   uint64_t now, struct ur_iw_conn **out);
 void ur_iw_conn_free(struct ur_iw_conn *c);
+/* An IDLE connection takes its role: @cfg as for ur_iw_conn_new (its
+ * tx_max is the one the connection was made with). 0, or -EINVAL when
+ * not IDLE or @cfg is wrong. Receives posted while IDLE are kept, sends
+ * wait for RTS. */
+int ur_iw_start(struct ur_iw_conn *c, const struct ur_iw_cfg *cfg,
+		uint64_t now);
 
 uint32_t ur_iw_state(const struct ur_iw_conn *c);
 /* The negotiated connection (valid from RTR_WAIT/RTS on). */

@@ -105,6 +105,8 @@ const struct ur_setting ur_settings[] = {
 	  .def_doc = "aes-256-gcm",
 	  .doc = "encryption: aes-256-gcm or sm4-gcm" },
 	/* The engine (read when a device opens). */
+	{ .name = "UROCE_IWARP", .kind = UR_SET_BOOL, .scope = DEV,
+	  .doc = "every device speaks iWARP (RDMAP/DDP/MPA over TCP, as siw) instead of RoCEv2: transport iWARP, node RNIC, RC QPs connected by rdma_cm over TCP (docs/verbs.md \"iWARP\")" },
 	{ .name = "UROCE_SHM", .kind = UR_SET_BOOL, .scope = DEV,
 	  .doc = "devices of this machine and network namespace that also set it exchange packets through shared memory (uroce-launch sets it): docs/engine.md" },
 	{ .name = "UROCE_SHM_RING_KB", .kind = UR_SET_UINT, .scope = DEV,

@@ -179,8 +179,15 @@ static struct urv_device *new_device(int idx)
 	d = &dev->vdev.device;
 	dev->vdev.ops = urv_dev_ops_marker;
 	atomic_init(&dev->vdev.refcount, 1);
-	d->node_type = IBV_NODE_CA;
-	d->transport_type = IBV_TRANSPORT_IB;
+	/* UROCE_IWARP=1: every device speaks iWARP, as siw's devices do
+	 * (docs/verbs.md "iWARP"). */
+	if (ur_setting_val("UROCE_IWARP")) {
+		d->node_type = IBV_NODE_RNIC;
+		d->transport_type = IBV_TRANSPORT_IWARP;
+	} else {
+		d->node_type = IBV_NODE_CA;
+		d->transport_type = IBV_TRANSPORT_IB;
+	}
 	snprintf(d->name, sizeof(d->name), "uroce%d", idx);
 	snprintf(d->dev_name, sizeof(d->dev_name), "uverbs_uroce%d", idx);
 	snprintf(d->dev_path, sizeof(d->dev_path),

@@ -23,6 +23,8 @@ struct ibv_mw *urv__alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 
 	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2)
 		return urv_err_ptr(-EINVAL);
+	if (urv__dev_is_iwarp(ctx->dev))
+		return urv_err_ptr(-EOPNOTSUPP); /* max_mw 0: no BIND_MW here */
 	mw = calloc(1, sizeof(*mw));
 	if (!mw)
 		return urv_err_ptr(-ENOMEM);

@@ -187,6 +187,10 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 	if (!urv__is_our_context(context))
 		return urv_err_ptr(-EINVAL);
 	ctx = to_uctx(context);
+	/* An iWARP device has RC QPs without SRQ (docs/verbs.md "iWARP"). */
+	if (urv__dev_is_iwarp(ctx->dev) &&
+	    (attr->qp_type != IBV_QPT_RC || attr->srq))
+		return urv_err_ptr(-EOPNOTSUPP);
 	if (attr->qp_type == IBV_QPT_XRC_SEND ||
 	    attr->qp_type == IBV_QPT_XRC_RECV)
 		return create_xrc_qp(context, attr);
@@ -214,6 +218,7 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 	}
 	if (attr->srq && attr->srq->context != context)
 		return urv_err_ptr(-EINVAL);
+
 	if (!is_ours_cq(context, attr->send_cq) ||
 	    !is_ours_cq(context, attr->recv_cq))
 		return urv_err_ptr(-EINVAL);
@@ -256,9 +261,16 @@ struct ibv_qp *urv__create_qp_ex(struct ibv_context *context,
 
 	qp->eng = ctx->eng;
 	qp->port_num = 1;
+	if (urv__dev_is_iwarp(ctx->dev)) {
+		ret = urv__iw_qp_init(qp);
+		if (ret)
+			goto err_destroy;
+	}
 	ret = ur_engine_qp_add(ctx->eng, &qp->uqp);
-	if (ret)
+	if (ret) {
+		urv__iw_qp_fini(qp);
 		goto err_destroy;
+	}
 
 	/* Report what the QP really has. */
 	attr->cap.max_send_wr = qp->uqp.caps.max_send_wr;
@@ -633,6 +645,7 @@ URV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
 	pthread_mutex_unlock(&ibqp->mutex);
 
+	urv__iw_qp_fini(qp);
 	ur_qp_destroy(&qp->uqp);
 	if (ibqp->send_cq) /* none on an XRC TGT */
 		atomic_fetch_sub(&to_ucq(ibqp->send_cq)->nqp, 1);

@@ -9,6 +9,7 @@
 
 #include "urv.h"
 #include "urv_flow.h"
+#include "ur_iw.h"
 
 #undef ibv_query_port
 
@@ -60,6 +61,27 @@ static void fill_device_attr(struct urv_device *dev, struct ibv_device_attr *a)
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = (uint8_t)dev->nports;
+	if (urv__dev_is_iwarp(dev)) {
+		/* As siw reports itself (siw_query_device): RC only, no
+		 * atomics, SRQ, windows, multicast or raw QPs here, READ
+		 * with one SGE, 128 READs each way. */
+		a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT |
+				      IBV_DEVICE_SYS_IMAGE_GUID;
+		a->max_sge_rd = 1;
+		a->max_qp_rd_atom = UR_IW_IRQ_MAX;
+		a->max_qp_init_rd_atom = UR_IW_IRQ_MAX;
+		a->max_res_rd_atom = UR_IW_IRQ_MAX * URV_MAX_QP;
+		a->atomic_cap = IBV_ATOMIC_NONE;
+		a->max_mw = 0;
+		a->max_ah = 0;
+		a->max_raw_ethy_qp = 0;
+		a->max_mcast_grp = 0;
+		a->max_mcast_qp_attach = 0;
+		a->max_total_mcast_qp_attach = 0;
+		a->max_srq = 0;
+		a->max_srq_wr = 0;
+		a->max_srq_sge = 0;
+	}
 }
 
 URV_EXPORT int ibv_query_device(struct ibv_context *context,
@@ -83,7 +105,7 @@ int urv__query_device_ex(struct ibv_context *ctx,
 		return EINVAL;
 	memset(&a, 0, sizeof(a));
 	fill_device_attr(to_uctx(ctx)->dev, &a.orig_attr);
-	a.device_cap_flags_ex = URV_DEVICE_CAP_FLAGS;
+	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
 	/* Completion timestamps are the engine's monotonic ns clock. */
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = 1000000; /* kHz: 1 tick = 1 ns */

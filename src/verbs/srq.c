@@ -31,6 +31,8 @@ static struct ibv_srq *create_srq(struct ibv_context *context,
 
 	if (!urv__is_our_context(context) || !ibpd || ibpd->context != context)
 		return urv_err_ptr(-EINVAL);
+	if (urv__dev_is_iwarp(to_uctx(context)->dev))
+		return urv_err_ptr(-EOPNOTSUPP); /* max_srq 0 (docs/verbs.md "iWARP") */
 	if (!a->max_wr || a->max_wr > URV_MAX_SRQ_WR ||
 	    a->max_sge > URV_MAX_SGE || a->srq_limit > a->max_wr)
 		return urv_err_ptr(-EINVAL);

@@ -21,6 +21,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <uroce/uroce.h>
+
 #include "ur_engine.h"
 #include "ur_transport.h"
 
@@ -258,7 +260,14 @@ struct urv_qp {
 	uint8_t inl_buf[URV_MAX_INLINE];
 	struct urv_xrcd *xrcd; /* XRC TGT: its domain */
 	atomic_int opens;      /* XRC TGT: ibv_open_qp handles besides ours */
+	/* iWARP (iwarp.c): whom the stream's news go to (librdmacm). */
+	uroce_iw_fn iw_fn;
+	void *iw_arg;
 };
+/* iwarp.c */
+bool urv__dev_is_iwarp(const struct urv_device *dev);
+int urv__iw_qp_init(struct urv_qp *qp);
+void urv__iw_qp_fini(struct urv_qp *qp);
 
 /* An XRC domain (xrc.c): its number, shared by the opens of one file. */
 struct xrcd_file;
