@@ -378,6 +378,30 @@ int sim_cfg_load(struct sim_cfg *c, const char *path, char *err, size_t n)
 	return 0;
 }
 
+int sim__line(FILE *f, char *line, size_t cap, int *ln, char **p,
+	       const char *name, char *err, size_t n)
+{
+	while (fgets(line, (int)cap, f)) {
+		char *h = strchr(line, '#'), *q = line;
+
+		++*ln;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, n, "%s:%d: line longer than %zu characters",
+				 name, *ln, cap - 2);
+			return -1;
+		}
+		if (h)
+			*h = 0;
+		while (isspace((unsigned char)*q))
+			q++;
+		if (*q) {
+			*p = q;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int sim__cfg_line(const struct sim_cfg *c, const char *key)
 {
 	for (uint32_t i = 0; i < c->n_keylines; i++)

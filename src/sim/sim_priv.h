@@ -186,6 +186,12 @@ int sim__cfg_line(const struct sim_cfg *c, const char *key);
  * list), or "" if none came from a file; returns @buf. */
 const char *sim__cfg_where(const struct sim_cfg *c, char *buf, size_t n, ...);
 int sim__topo_build(struct sim *s, char *err, size_t n);
+/* sim_cfg.c: the next line of @f (numbered in *@ln) with text once its '#'
+ * comment and leading blanks are gone, *@p at its first character: 1, or 0
+ * at the end of the file, or -1 with "NAME:LINE: line longer..." in @err if
+ * it does not fit in @cap bytes (trace and CDF readers). */
+int sim__line(FILE *f, char *line, size_t cap, int *ln, char **p,
+	      const char *name, char *err, size_t n);
 
 /* sim_host.c */
 int sim__hosts_init(struct sim *s, char *err, size_t n);
