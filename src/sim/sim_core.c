@@ -303,6 +303,9 @@ void sim_run(struct sim *s, uint64_t until)
 		case SIM_EV_FLOW:
 			sim__flow_start(s, e.arg);
 			break;
+		case SIM_EV_LINK:
+			sim__link_event(s, e.arg);
+			break;
 		case SIM_EV_SAMPLE:
 			/* Not counted as an event (the figures of runs before
 			 * sampling stay as they were); re-armed only while

@@ -54,7 +54,7 @@ int sim__route(const struct sim *s, const struct sim_node *n, uint32_t dst,
 {
 	const uint8_t *d = &s->dist[(size_t)dst * s->nnodes];
 	uint8_t my = d[n->id];
-	uint16_t cand[256];
+	uint16_t cand[SIM_MAX_PORTS];
 	uint32_t nc = 0;
 
 	for (uint32_t j = 0; j < n->nports; j++) {
@@ -120,7 +120,7 @@ static void start_tx(struct sim *s, struct sim_port *pt)
 	pt->tx_bytes += p->b.len + SIM_WIRE_OVH;
 	pt->tx_pkts++;
 	s->hops++;
-	if (pt->loss > 0 && sim__frand(s) < pt->loss) {
+	if (!pt->up || (pt->loss > 0 && sim__frand(s) < pt->loss)) {
 		pt->drops++;
 		pt->node->drops++;
 		sim__pkt_put(s, p);
@@ -251,6 +251,11 @@ int sim_port_to(const struct sim *s, int node, int peer)
 uint64_t sim_port_tx_bytes(const struct sim *s, int node, int port)
 {
 	return s->nodes[node].ports[port].tx_bytes;
+}
+
+int sim_port_peer(const struct sim *s, int node, int port)
+{
+	return (int)s->nodes[node].ports[port].peer->node->id;
 }
 
 uint64_t sim_port_max_queue(const struct sim *s, int node, int port)

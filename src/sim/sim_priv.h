@@ -11,6 +11,7 @@
 #define SIM_MAXK 16     /* source ports per QP when spraying */
 #define SIM_WIRE_OVH 66 /* Eth 14 + FCS 4 + IPv4 20 + UDP 8 + preamble/IFG 20 */
 #define SIM_NONE UINT32_MAX
+#define SIM_MAX_PORTS 1024 /* per node (sim__route's candidates) */
 
 enum sim_ev_type {
 	SIM_EV_ARRIVE,   /* ptr: packet, arriving at pkt->in */
@@ -19,7 +20,9 @@ enum sim_ev_type {
 	SIM_EV_QPTIMER,  /* ptr: sim_qp */
 	SIM_EV_FLOW,     /* arg: flow index, start time reached */
 	SIM_EV_SAMPLE,   /* periodic queue sampling */
+	SIM_EV_LINK,     /* arg: fail line index (| SIM_LINK_REROUTE) */
 };
+#define SIM_LINK_REROUTE (1u << 31)
 
 struct sim_port;
 
@@ -153,6 +156,7 @@ struct sim {
 	uint64_t t_first, t_last;
 	/* stats */
 	uint64_t drops, timeouts_seen;
+	uint32_t reroutes;             /* timed failures routed around */
 	double progress_next;          /* wall seconds after wall0 */
 	uint64_t bytes_total;          /* the workload's, for the estimate */
 	double wall0;
@@ -186,6 +190,8 @@ int sim__cfg_line(const struct sim_cfg *c, const char *key);
  * list), or "" if none came from a file; returns @buf. */
 const char *sim__cfg_where(const struct sim_cfg *c, char *buf, size_t n, ...);
 int sim__topo_build(struct sim *s, char *err, size_t n);
+/* SIM_EV_LINK: a timed failure happens, or is routed around. */
+void sim__link_event(struct sim *s, uint32_t arg);
 /* sim_cfg.c: the next line of @f (numbered in *@ln) with text once its '#'
  * comment and leading blanks are gone, *@p at its first character: 1, or 0
  * at the end of the file, or -1 with "NAME:LINE: line longer..." in @err if
