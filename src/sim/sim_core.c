@@ -286,6 +286,7 @@ void sim_run(struct sim *s, uint64_t until)
 			break; /* the workload is done: leftover timers do not matter */
 		e = ur_evheap_pop(&s->heap);
 		s->now = e.t;
+		s->cur_seq = e.seq;
 		s->events++;
 		switch (e.type) {
 		case SIM_EV_ARRIVE:

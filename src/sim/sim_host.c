@@ -58,6 +58,7 @@ static struct ur_pktbuf *op_alloc(void *host, uint32_t len)
 
 	if (len > 64 && h->node->ports[0].qbytes[0] >= s->c.nic_queue) {
 		block(h, h->cur);
+		sim__port_wake(s, &h->node->ports[0]);
 		return NULL;
 	}
 	p = sim__pkt_get(s, len);

@@ -114,9 +114,13 @@ static void start_tx(struct sim *s, struct sim_port *pt)
 		if (in->pause_sent[pr] && in->in_bytes[pr] <= s->c.pfc_xon)
 			send_pfc(s, in, pr, false);
 	}
-	pt->busy = true;
 	t = ser_ns(pt, p->b.len);
-	sim__push(s, s->now + t, SIM_EV_TXDONE, pt, 0);
+	pt->busy_until = s->now + t;
+	pt->txseq = ur_evheap_reserve(&s->heap);
+	pt->txpend = false;
+	if (pt->qh[0] || pt->qh[1] ||
+	    (pt->node->kind == SIM_HOST && pt->node->host->bhead))
+		sim__port_wake(s, pt);
 	pt->tx_bytes += p->b.len + SIM_WIRE_OVH;
 	pt->tx_pkts++;
 	s->hops++;
@@ -131,6 +135,24 @@ static void start_tx(struct sim *s, struct sim_port *pt)
 	sim__push(s, s->now + t + pt->delay, SIM_EV_ARRIVE, p, 0);
 }
 
+/* Still serialising: before its end, or at that instant but before the
+ * end's event would have run (it has the sequence number txseq). */
+static bool busy(const struct sim *s, const struct sim_port *pt)
+{
+	return pt->txpend || s->now < pt->busy_until ||
+	       (s->now == pt->busy_until && s->cur_seq < pt->txseq);
+}
+
+void sim__port_wake(struct sim *s, struct sim_port *pt)
+{
+	if (pt->txpend || !busy(s, pt))
+		return;
+	pt->txpend = true;
+	if (ur_evheap_push_seq(&s->heap, pt->busy_until, pt->txseq,
+			       SIM_EV_TXDONE, pt, 0))
+		abort(); /* out of memory: the run cannot go on */
+}
+
 void sim__port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p)
 {
 	int pr = p->prio;
@@ -143,13 +165,15 @@ void sim__port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p)
 	pt->qt[pr] = p;
 	pt->qbytes[pr] += p->b.len;
 	qtrace(s, pt);
-	if (!pt->busy)
+	if (busy(s, pt))
+		sim__port_wake(s, pt);
+	else
 		start_tx(s, pt);
 }
 
 void sim__txdone(struct sim *s, struct sim_port *pt)
 {
-	pt->busy = false;
+	pt->txpend = false;
 	start_tx(s, pt);
 	if (pt->node->kind == SIM_HOST)
 		sim__host_txdone(s, pt->node->host);
@@ -167,7 +191,7 @@ void sim__pfc(struct sim *s, struct sim_port *pt, uint32_t arg)
 		pt->paused_at[pr] = s->now;
 	} else {
 		pt->paused_ns += s->now - pt->paused_at[pr];
-		if (!pt->busy)
+		if (!busy(s, pt))
 			start_tx(s, pt);
 	}
 }

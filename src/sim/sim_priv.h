@@ -49,7 +49,13 @@ struct sim_port {
 	/* egress */
 	struct sim_pkt *qh[SIM_NPRIO], *qt[SIM_NPRIO];
 	uint32_t qbytes[SIM_NPRIO];
-	bool busy;
+	/* Serialising until busy_until. Its end (SIM_EV_TXDONE) is pushed
+	 * only when there is something to do then (txpend): a packet waits,
+	 * or the host has QPs blocked; txseq is the sequence number it was
+	 * given when the packet started, so that it runs in the same order
+	 * among the events of that instant whenever it is pushed. */
+	uint64_t busy_until, txseq;
+	bool txpend;
 	bool paused[SIM_NPRIO];     /* by the peer's PFC */
 	uint64_t paused_at[SIM_NPRIO];
 	/* ingress (this port's bytes in the switch buffer) */
@@ -131,6 +137,7 @@ struct sim {
 	struct sim_cfg c;
 	struct ur_evheap heap;
 	uint64_t now, rng;
+	uint64_t cur_seq;           /* sequence number of the running event */
 	uint64_t events, hops;
 	struct sim_node *nodes;
 	uint32_t nnodes, nhosts;
@@ -174,6 +181,9 @@ void sim__pkt_put(struct sim *s, struct sim_pkt *p);
 
 /* sim_net.c */
 void sim__port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p);
+/* Push @pt's end of serialisation if it is busy and it is not pushed yet
+ * (a packet waits, a QP blocked on it). */
+void sim__port_wake(struct sim *s, struct sim_port *pt);
 void sim__arrive(struct sim *s, struct sim_pkt *p);
 void sim__txdone(struct sim *s, struct sim_port *pt);
 void sim__pfc(struct sim *s, struct sim_port *pt, uint32_t arg);
