@@ -19,8 +19,22 @@
 void sim__push(struct sim *s, uint64_t t, uint32_t type, void *ptr,
 		uint32_t arg)
 {
-	if (ur_evheap_push(&s->heap, t, type, ptr, arg))
+	struct ur_evheap *h = type == SIM_EV_QPTIMER || type == SIM_EV_FLOW
+				      ? &s->slow : &s->heap;
+
+	if (ur_evheap_push_seq(h, t, ur_evheap_reserve(&s->heap), type, ptr,
+			       arg))
 		abort(); /* out of memory: the run cannot go on */
+}
+
+/* The heap whose first event is the earliest (NULL: both empty). */
+static struct ur_evheap *next_heap(struct sim *s)
+{
+	if (!s->slow.n)
+		return s->heap.n ? &s->heap : NULL;
+	if (!s->heap.n || ur_ev_before(&s->slow.a[0], &s->heap.a[0]))
+		return &s->slow;
+	return &s->heap;
 }
 
 /* ---- random ----------------------------------------------------------- */
@@ -133,6 +147,7 @@ void sim_destroy(struct sim *s)
 	free(s->nbrs);
 	free(s->dist);
 	ur_evheap_fini(&s->heap);
+	ur_evheap_fini(&s->slow);
 	for (size_t i = 0; i < s->pool.nslabs; i++)
 		free(s->pool.slabs[i]);
 	free(s->pool.slabs);
@@ -277,14 +292,14 @@ void sim_run(struct sim *s, uint64_t until)
 		end = until;
 	if (!s->events)
 		start_flows(s);
-	while (s->heap.n) {
+	for (struct ur_evheap *h; (h = next_heap(s));) {
 		struct ur_ev e;
 
-		if (s->heap.a[0].t > end)
+		if (h->a[0].t > end)
 			break;
 		if (s->nflows && s->flows_done == s->nflows)
 			break; /* the workload is done: leftover timers do not matter */
-		e = ur_evheap_pop(&s->heap);
+		e = ur_evheap_pop(h);
 		s->now = e.t;
 		s->cur_seq = e.seq;
 		s->events++;
@@ -313,7 +328,7 @@ void sim_run(struct sim *s, uint64_t until)
 			 * something else is pending. */
 			s->events--;
 			sample_queues(s);
-			if (s->heap.n)
+			if (s->heap.n || s->slow.n)
 				sim__push(s, s->now + s->c.sample_ns,
 					   SIM_EV_SAMPLE, NULL, 0);
 			break;

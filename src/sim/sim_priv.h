@@ -135,7 +135,11 @@ struct sim_tag {
 
 struct sim {
 	struct sim_cfg c;
-	struct ur_evheap heap;
+	struct ur_evheap heap;      /* packets, ports, PFC: few, soon */
+	struct ur_evheap slow;      /* QP timers and flow starts: one per QP
+				     * or flow, mostly far off; apart, they
+				     * do not deepen the packets' heap. One
+				     * sequence (heap.seq) orders both. */
 	uint64_t now, rng;
 	uint64_t cur_seq;           /* sequence number of the running event */
 	uint64_t events, hops;

@@ -27,7 +27,9 @@ struct ur_evheap {
 
 static inline bool ur_ev_before(const struct ur_ev *a, const struct ur_ev *b)
 {
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+	/* one 128-bit comparison: no branch between the two keys */
+	return ((unsigned __int128)a->t << 64 | a->seq) <
+	       ((unsigned __int128)b->t << 64 | b->seq);
 }
 
 /* Schedule an event at @t with a sequence number taken earlier from
