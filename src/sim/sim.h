@@ -233,6 +233,11 @@ int sim_port_to(const struct sim *s, int node, int peer);
 uint64_t sim_port_tx_bytes(const struct sim *s, int node, int port);
 /* The node at the other end of @node's @port. */
 int sim_port_peer(const struct sim *s, int node, int port);
+/* Lose the @n-th packet (from 1) @node's @port transmits (0: none), as a
+ * test's fault injector would. */
+void sim_port_drop_nth(struct sim *s, int node, int port, uint64_t n);
+/* Host @h's device counters (the transport's). */
+const struct ur_counters *sim_host_counters(const struct sim *s, uint32_t h);
 uint64_t sim_port_max_queue(const struct sim *s, int node, int port);
 /* Queue-length trace of one egress port (time, bytes) at every change. */
 void sim_trace_port(struct sim *s, int node, int port,

@@ -124,7 +124,8 @@ static void start_tx(struct sim *s, struct sim_port *pt)
 	pt->tx_bytes += p->b.len + SIM_WIRE_OVH;
 	pt->tx_pkts++;
 	s->hops++;
-	if (!pt->up || (pt->loss > 0 && sim__frand(s) < pt->loss)) {
+	if (!pt->up || pt->tx_pkts == pt->drop_nth ||
+	    (pt->loss > 0 && sim__frand(s) < pt->loss)) {
 		pt->drops++;
 		pt->node->drops++;
 		sim__pkt_put(s, p);
@@ -280,6 +281,16 @@ uint64_t sim_port_tx_bytes(const struct sim *s, int node, int port)
 int sim_port_peer(const struct sim *s, int node, int port)
 {
 	return (int)s->nodes[node].ports[port].peer->node->id;
+}
+
+void sim_port_drop_nth(struct sim *s, int node, int port, uint64_t n)
+{
+	s->nodes[node].ports[port].drop_nth = n;
+}
+
+const struct ur_counters *sim_host_counters(const struct sim *s, uint32_t h)
+{
+	return &s->hosts[h].dev.cnt;
 }
 
 uint64_t sim_port_max_queue(const struct sim *s, int node, int port)

@@ -63,6 +63,7 @@ struct sim_port {
 	bool pause_sent[SIM_NPRIO];
 	/* stats */
 	uint64_t tx_bytes, tx_pkts, drops, marks, pause_frames, paused_ns;
+	uint64_t drop_nth;           /* sim_port_drop_nth (tests) */
 	uint32_t qmax;
 	void (*trace)(void *arg, uint64_t t, uint32_t bytes);
 	void *trace_arg;
