@@ -4,7 +4,7 @@
 # and on rail-optimised fabrics of the same 1024 NICs (8 rails, groups of
 # 16 servers, 64 rail leaves): 16 spines (1:1), 8 spines (2:1
 # oversubscribed), 16 spines with 8 leaf-spine links failed from the start,
-# and the same 8 failing at 3 ms and rerouted 1 ms later; lb single and
+# and the same 8 failing at 0.5 ms (stage 0 busy) and rerouted 1 ms later; lb single and
 # adaptive, DCQCN. One simulation at a time under nice; each timed by
 # /usr/bin/time and cut at 11 minutes. Results:
 # bench/results/2026-12-06-sim-rail.md.
@@ -37,7 +37,7 @@ for R in $RUNS; do
     for i in 0 1 2 3 4 5 6 7; do
       case $R in
       fail) echo "fail e$i c$i" >> "$C" ;;
-      failmid) echo "fail e$i c$i at=3000" >> "$C" ;;
+      failmid) echo "fail e$i c$i at=500" >> "$C" ;;
       esac
     done
     if [ $R = failmid ]; then echo "reroute_us 1000" >> "$C"; fi ;;
