@@ -3,9 +3,9 @@
  * uroce-sim: a packet-level discrete-event simulator that runs the real
  * transport (src/transport) on simulated hosts (docs/sim.md).
  *
- * Time is uint64 nanoseconds. One event heap ordered by (time, insertion
- * order), one seeded generator: the same configuration and seed give the
- * same run, event for event.
+ * Time is uint64 nanoseconds. Events ordered by (time, insertion order)
+ * (two heaps, one sequence), one seeded generator: the same configuration
+ * and seed give the same run, event for event.
  *
  * The simulator is a transport host like src/io: each simulated host is a
  * struct ur_dev whose ops put packets on its NIC's egress queue; links,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The discrete-event engine: a binary min-heap of events ordered by
- * (time, insertion sequence) so ties resolve in the order events were
- * scheduled (as libuv's timer heap), a seeded xorshift generator, the
+ * The discrete-event engine: events ordered by (time, insertion sequence)
+ * so ties resolve in the order events were scheduled (as libuv's timer
+ * heap), in two binary min-heaps that share the sequence (packets and
+ * ports; QP timers and flow starts), a seeded xorshift generator, the
  * packet pool and the main loop.
  */
 #include <errno.h>
