@@ -3,9 +3,9 @@
  * uroce-sim: a packet-level discrete-event simulator that runs the real
  * transport (src/transport) on simulated hosts (docs/sim.md).
  *
- * Time is uint64 nanoseconds. One event heap ordered by (time, insertion
- * order), one seeded generator: the same configuration and seed give the
- * same run, event for event.
+ * Time is uint64 nanoseconds. Events ordered by (time, insertion order)
+ * (two heaps, one sequence), one seeded generator: the same configuration
+ * and seed give the same run, event for event.
  *
  * The simulator is a transport host like src/io: each simulated host is a
  * struct ur_dev whose ops put packets on its NIC's egress queue; links,
@@ -23,7 +23,7 @@
 
 struct sim;
 
-enum sim_topo { SIM_TOPO_FATTREE, SIM_TOPO_LEAFSPINE };
+enum sim_topo { SIM_TOPO_FATTREE, SIM_TOPO_LEAFSPINE, SIM_TOPO_RAIL };
 /* Selective repeat (docs/transport.md) on the simulated QPs: auto = on
  * for spray/adaptive, off (plain go-back-N RoCEv2) for single. */
 enum sim_sr { SIM_SR_AUTO, SIM_SR_ON, SIM_SR_OFF };
@@ -67,6 +67,7 @@ struct sim_linkcfg {
 	char a[16], b[16];
 	uint64_t bps;      /* 0: failed */
 	double loss;
+	uint64_t at_ns;    /* fail ... at=US: up until then (0: from the start) */
 	int line;          /* config line, for errors */
 };
 
@@ -76,11 +77,15 @@ struct sim_cfg {
 	uint32_t topo;             /* enum sim_topo */
 	uint32_t k;                /* fat-tree arity (k^3/4 hosts) */
 	uint32_t leaves, spines, hosts_per_leaf; /* leaf-spine */
+	uint32_t rails, rail_groups; /* rail: NICs per server, groups of
+				      * hosts_per_leaf servers (one leaf per
+				      * group and rail) */
 	uint64_t host_bps, fabric_bps;
 	uint64_t link_delay_ns;
 	double link_loss;          /* every link (Bernoulli per packet) */
 	struct sim_linkcfg links[SIM_MAX_LINKCFG];
 	uint32_t n_links;
+	uint64_t reroute_ns;       /* a failure at=T is routed around at T + this */
 	/* switches */
 	uint64_t buffer_bytes;     /* shared buffer per switch */
 	double dt_alpha;           /* dynamic threshold of a queue (no PFC) */
@@ -226,6 +231,13 @@ int sim_write_csv(struct sim *s, const char *prefix);
 int sim_node_by_name(const struct sim *s, const char *name);
 int sim_port_to(const struct sim *s, int node, int peer);
 uint64_t sim_port_tx_bytes(const struct sim *s, int node, int port);
+/* The node at the other end of @node's @port. */
+int sim_port_peer(const struct sim *s, int node, int port);
+/* Lose the @n-th packet (from 1) @node's @port transmits (0: none), as a
+ * test's fault injector would. */
+void sim_port_drop_nth(struct sim *s, int node, int port, uint64_t n);
+/* Host @h's device counters (the transport's). */
+const struct ur_counters *sim_host_counters(const struct sim *s, uint32_t h);
 uint64_t sim_port_max_queue(const struct sim *s, int node, int port);
 /* Queue-length trace of one egress port (time, bytes) at every change. */
 void sim_trace_port(struct sim *s, int node, int port,

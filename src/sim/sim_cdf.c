@@ -9,33 +9,22 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "sim_priv.h"
 
 int sim_cdf_read(struct sim_cdf *c, FILE *f, const char *name, char *err,
 		 size_t n)
 {
-	char line[256];
-	int ln = 0;
+	char line[256], *p;
+	int ln = 0, rc;
 
 	c->n = 0;
-	while (fgets(line, sizeof(line), f)) {
-		char *h = strchr(line, '#'), *p = line, *end;
+	while ((rc = sim__line(f, line, sizeof(line), &ln, &p, name, err, n))) {
+		char *end;
 		double x, y;
 
-		ln++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			snprintf(err, n, "%s:%d: line longer than %zu characters",
-				 name, ln, sizeof(line) - 2);
+		if (rc < 0)
 			return -1;
-		}
-		if (h)
-			*h = 0;
-		while (isspace((unsigned char)*p))
-			p++;
-		if (!*p)
-			continue;
 		errno = 0;
 		x = strtod(p, &end);
 		if (end == p || errno || !isspace((unsigned char)*end))

@@ -22,6 +22,8 @@ void sim_cfg_default(struct sim_cfg *c)
 	c->leaves = 4;
 	c->spines = 2;
 	c->hosts_per_leaf = 4;
+	c->rails = 8;
+	c->rail_groups = 2;
 	c->host_bps = 100000000000ull;
 	c->fabric_bps = 100000000000ull;
 	c->link_delay_ns = 1000;
@@ -114,7 +116,7 @@ static int pick(const char *v, const char *const *names, uint32_t n,
 	return -1;
 }
 
-static const char *const topo_names[] = { "fattree", "leafspine" };
+static const char *const topo_names[] = { "fattree", "leafspine", "rail" };
 static const char *const lb_names[] = { "single", "spray", "adaptive" };
 static const char *const sr_names[] = { "auto", "on", "off" };
 static const char *const work_names[] = { "none", "ring", "alltoall",
@@ -152,6 +154,8 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 	U("leaves", leaves, 1)
 	U("spines", spines, 1)
 	U("hosts_per_leaf", hosts_per_leaf, 1)
+	U("rails", rails, 1)
+	U("rail_groups", rail_groups, 1)
 	U("host_gbps", host_bps, 1000000000ull)
 	U("fabric_gbps", fabric_bps, 1000000000ull)
 	U("link_delay_ns", link_delay_ns, 1)
@@ -178,13 +182,14 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 	U("incast_senders", incast_senders, 1)
 	U("iterations", iterations, 1)
 	U("end_us", end_ns, 1000)
+	U("reroute_us", reroute_ns, 1000)
 	U("sample_us", sample_ns, 1000)
 	D("load", load)
 	U("arrive_us", arrive_ns, 1000)
 	U("max_flows", max_flows, 1)
 	B("progress", progress)
 	if (!strcmp(key, "topology")) {
-		bad = pick(val, topo_names, 2, &c->topo);
+		bad = pick(val, topo_names, 3, &c->topo);
 		goto done;
 	}
 	if (!strcmp(key, "lb")) {
@@ -230,8 +235,8 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 	if (!strcmp(key, "fail") || !strcmp(key, "degrade")) {
 		struct sim_linkcfg *l;
 		char a[32], bn[32];
-		double gbps = 0, loss = 0;
-		int k;
+		double gbps = 0, loss = 0, at = 0;
+		int k, used = 0;
 
 		if (c->n_links == SIM_MAX_LINKCFG) {
 			snprintf(err, n, "too many fail/degrade lines (max %d)",
@@ -239,14 +244,31 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 			return -1;
 		}
 		l = &c->links[c->n_links];
-		k = sscanf(val, "%31s %31s %lf %lf", a, bn, &gbps, &loss);
+		memset(l, 0, sizeof(*l));
+		k = sscanf(val, "%31s %31s %n", a, bn, &used);
+		if (k == 2 && key[0] == 'f' && val[used]) {
+			/* fail A B at=US */
+			char *e;
+
+			errno = 0;
+			if (strncmp(val + used, "at=", 3) ||
+			    !isdigit((unsigned char)val[used + 3]))
+				k = 0;
+			else
+				at = strtod(val + used + 3, &e);
+			if (k && (errno || at > 1e12 || *e))
+				k = 0;
+		} else if (k == 2) {
+			k = sscanf(val, "%31s %31s %lf %lf", a, bn, &gbps, &loss);
+		}
 		if (k < 2 || strlen(a) >= sizeof(l->a) || strlen(bn) >= sizeof(l->b) ||
 		    (key[0] == 'd' && (k < 3 || gbps <= 0 || loss < 0 || loss >= 1))) {
 			snprintf(err, n, "%s: expected '%s'", key,
-				 key[0] == 'f' ? "fail NODE NODE"
+				 key[0] == 'f' ? "fail NODE NODE [at=US]"
 					       : "degrade NODE NODE GBPS [LOSS]");
 			return -1;
 		}
+		l->at_ns = (uint64_t)(at * 1000);
 		strcpy(l->a, a);
 		strcpy(l->b, bn);
 		l->bps = key[0] == 'f' ? 0 : (uint64_t)(gbps * 1e9);
@@ -375,6 +397,30 @@ int sim_cfg_load(struct sim_cfg *c, const char *path, char *err, size_t n)
 		}
 	}
 	fclose(f);
+	return 0;
+}
+
+int sim__line(FILE *f, char *line, size_t cap, int *ln, char **p,
+	       const char *name, char *err, size_t n)
+{
+	while (fgets(line, (int)cap, f)) {
+		char *h = strchr(line, '#'), *q = line;
+
+		++*ln;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, n, "%s:%d: line longer than %zu characters",
+				 name, *ln, cap - 2);
+			return -1;
+		}
+		if (h)
+			*h = 0;
+		while (isspace((unsigned char)*q))
+			q++;
+		if (*q) {
+			*p = q;
+			return 1;
+		}
+	}
 	return 0;
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The discrete-event engine: a binary min-heap of events ordered by
- * (time, insertion sequence) so ties resolve in the order events were
- * scheduled (as libuv's timer heap), a seeded xorshift generator, the
+ * The discrete-event engine: events ordered by (time, insertion sequence)
+ * so ties resolve in the order events were scheduled (as libuv's timer
+ * heap), in two binary min-heaps that share the sequence (packets and
+ * ports; QP timers and flow starts), a seeded xorshift generator, the
  * packet pool and the main loop.
  */
 #include <errno.h>
@@ -19,8 +20,22 @@
 void sim__push(struct sim *s, uint64_t t, uint32_t type, void *ptr,
 		uint32_t arg)
 {
-	if (ur_evheap_push(&s->heap, t, type, ptr, arg))
+	struct ur_evheap *h = type == SIM_EV_QPTIMER || type == SIM_EV_FLOW
+				      ? &s->slow : &s->heap;
+
+	if (ur_evheap_push_seq(h, t, ur_evheap_reserve(&s->heap), type, ptr,
+			       arg))
 		abort(); /* out of memory: the run cannot go on */
+}
+
+/* The heap whose first event is the earliest (NULL: both empty). */
+static struct ur_evheap *next_heap(struct sim *s)
+{
+	if (!s->slow.n)
+		return s->heap.n ? &s->heap : NULL;
+	if (!s->heap.n || ur_ev_before(&s->slow.a[0], &s->heap.a[0]))
+		return &s->slow;
+	return &s->heap;
 }
 
 /* ---- random ----------------------------------------------------------- */
@@ -133,6 +148,7 @@ void sim_destroy(struct sim *s)
 	free(s->nbrs);
 	free(s->dist);
 	ur_evheap_fini(&s->heap);
+	ur_evheap_fini(&s->slow);
 	for (size_t i = 0; i < s->pool.nslabs; i++)
 		free(s->pool.slabs[i]);
 	free(s->pool.slabs);
@@ -277,15 +293,16 @@ void sim_run(struct sim *s, uint64_t until)
 		end = until;
 	if (!s->events)
 		start_flows(s);
-	while (s->heap.n) {
+	for (struct ur_evheap *h; (h = next_heap(s));) {
 		struct ur_ev e;
 
-		if (s->heap.a[0].t > end)
+		if (h->a[0].t > end)
 			break;
 		if (s->nflows && s->flows_done == s->nflows)
 			break; /* the workload is done: leftover timers do not matter */
-		e = ur_evheap_pop(&s->heap);
+		e = ur_evheap_pop(h);
 		s->now = e.t;
+		s->cur_seq = e.seq;
 		s->events++;
 		switch (e.type) {
 		case SIM_EV_ARRIVE:
@@ -303,13 +320,16 @@ void sim_run(struct sim *s, uint64_t until)
 		case SIM_EV_FLOW:
 			sim__flow_start(s, e.arg);
 			break;
+		case SIM_EV_LINK:
+			sim__link_event(s, e.arg);
+			break;
 		case SIM_EV_SAMPLE:
 			/* Not counted as an event (the figures of runs before
 			 * sampling stay as they were); re-armed only while
 			 * something else is pending. */
 			s->events--;
 			sample_queues(s);
-			if (s->heap.n)
+			if (s->heap.n || s->slow.n)
 				sim__push(s, s->now + s->c.sample_ns,
 					   SIM_EV_SAMPLE, NULL, 0);
 			break;

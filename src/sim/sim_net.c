@@ -54,7 +54,7 @@ int sim__route(const struct sim *s, const struct sim_node *n, uint32_t dst,
 {
 	const uint8_t *d = &s->dist[(size_t)dst * s->nnodes];
 	uint8_t my = d[n->id];
-	uint16_t cand[256];
+	uint16_t cand[SIM_MAX_PORTS];
 	uint32_t nc = 0;
 
 	for (uint32_t j = 0; j < n->nports; j++) {
@@ -114,13 +114,18 @@ static void start_tx(struct sim *s, struct sim_port *pt)
 		if (in->pause_sent[pr] && in->in_bytes[pr] <= s->c.pfc_xon)
 			send_pfc(s, in, pr, false);
 	}
-	pt->busy = true;
 	t = ser_ns(pt, p->b.len);
-	sim__push(s, s->now + t, SIM_EV_TXDONE, pt, 0);
+	pt->busy_until = s->now + t;
+	pt->txseq = ur_evheap_reserve(&s->heap);
+	pt->txpend = false;
+	if (pt->qh[0] || pt->qh[1] ||
+	    (pt->node->kind == SIM_HOST && pt->node->host->bhead))
+		sim__port_wake(s, pt);
 	pt->tx_bytes += p->b.len + SIM_WIRE_OVH;
 	pt->tx_pkts++;
 	s->hops++;
-	if (pt->loss > 0 && sim__frand(s) < pt->loss) {
+	if (!pt->up || pt->tx_pkts == pt->drop_nth ||
+	    (pt->loss > 0 && sim__frand(s) < pt->loss)) {
 		pt->drops++;
 		pt->node->drops++;
 		sim__pkt_put(s, p);
@@ -129,6 +134,24 @@ static void start_tx(struct sim *s, struct sim_port *pt)
 	p->in = pt->peer;
 	p->accounted = 0;
 	sim__push(s, s->now + t + pt->delay, SIM_EV_ARRIVE, p, 0);
+}
+
+/* Still serialising: before its end, or at that instant but before the
+ * end's event would have run (it has the sequence number txseq). */
+static bool busy(const struct sim *s, const struct sim_port *pt)
+{
+	return pt->txpend || s->now < pt->busy_until ||
+	       (s->now == pt->busy_until && s->cur_seq < pt->txseq);
+}
+
+void sim__port_wake(struct sim *s, struct sim_port *pt)
+{
+	if (pt->txpend || !busy(s, pt))
+		return;
+	pt->txpend = true;
+	if (ur_evheap_push_seq(&s->heap, pt->busy_until, pt->txseq,
+			       SIM_EV_TXDONE, pt, 0))
+		abort(); /* out of memory: the run cannot go on */
 }
 
 void sim__port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p)
@@ -143,13 +166,15 @@ void sim__port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p)
 	pt->qt[pr] = p;
 	pt->qbytes[pr] += p->b.len;
 	qtrace(s, pt);
-	if (!pt->busy)
+	if (busy(s, pt))
+		sim__port_wake(s, pt);
+	else
 		start_tx(s, pt);
 }
 
 void sim__txdone(struct sim *s, struct sim_port *pt)
 {
-	pt->busy = false;
+	pt->txpend = false;
 	start_tx(s, pt);
 	if (pt->node->kind == SIM_HOST)
 		sim__host_txdone(s, pt->node->host);
@@ -167,7 +192,7 @@ void sim__pfc(struct sim *s, struct sim_port *pt, uint32_t arg)
 		pt->paused_at[pr] = s->now;
 	} else {
 		pt->paused_ns += s->now - pt->paused_at[pr];
-		if (!pt->busy)
+		if (!busy(s, pt))
 			start_tx(s, pt);
 	}
 }
@@ -251,6 +276,21 @@ int sim_port_to(const struct sim *s, int node, int peer)
 uint64_t sim_port_tx_bytes(const struct sim *s, int node, int port)
 {
 	return s->nodes[node].ports[port].tx_bytes;
+}
+
+int sim_port_peer(const struct sim *s, int node, int port)
+{
+	return (int)s->nodes[node].ports[port].peer->node->id;
+}
+
+void sim_port_drop_nth(struct sim *s, int node, int port, uint64_t n)
+{
+	s->nodes[node].ports[port].drop_nth = n;
+}
+
+const struct ur_counters *sim_host_counters(const struct sim *s, uint32_t h)
+{
+	return &s->hosts[h].dev.cnt;
 }
 
 uint64_t sim_port_max_queue(const struct sim *s, int node, int port)

@@ -11,6 +11,7 @@
 #define SIM_MAXK 16     /* source ports per QP when spraying */
 #define SIM_WIRE_OVH 66 /* Eth 14 + FCS 4 + IPv4 20 + UDP 8 + preamble/IFG 20 */
 #define SIM_NONE UINT32_MAX
+#define SIM_MAX_PORTS 1024 /* per node (sim__route's candidates) */
 
 enum sim_ev_type {
 	SIM_EV_ARRIVE,   /* ptr: packet, arriving at pkt->in */
@@ -19,7 +20,9 @@ enum sim_ev_type {
 	SIM_EV_QPTIMER,  /* ptr: sim_qp */
 	SIM_EV_FLOW,     /* arg: flow index, start time reached */
 	SIM_EV_SAMPLE,   /* periodic queue sampling */
+	SIM_EV_LINK,     /* arg: fail line index (| SIM_LINK_REROUTE) */
 };
+#define SIM_LINK_REROUTE (1u << 31)
 
 struct sim_port;
 
@@ -46,7 +49,13 @@ struct sim_port {
 	/* egress */
 	struct sim_pkt *qh[SIM_NPRIO], *qt[SIM_NPRIO];
 	uint32_t qbytes[SIM_NPRIO];
-	bool busy;
+	/* Serialising until busy_until. Its end (SIM_EV_TXDONE) is pushed
+	 * only when there is something to do then (txpend): a packet waits,
+	 * or the host has QPs blocked; txseq is the sequence number it was
+	 * given when the packet started, so that it runs in the same order
+	 * among the events of that instant whenever it is pushed. */
+	uint64_t busy_until, txseq;
+	bool txpend;
 	bool paused[SIM_NPRIO];     /* by the peer's PFC */
 	uint64_t paused_at[SIM_NPRIO];
 	/* ingress (this port's bytes in the switch buffer) */
@@ -54,6 +63,7 @@ struct sim_port {
 	bool pause_sent[SIM_NPRIO];
 	/* stats */
 	uint64_t tx_bytes, tx_pkts, drops, marks, pause_frames, paused_ns;
+	uint64_t drop_nth;           /* sim_port_drop_nth (tests) */
 	uint32_t qmax;
 	void (*trace)(void *arg, uint64_t t, uint32_t bytes);
 	void *trace_arg;
@@ -126,8 +136,13 @@ struct sim_tag {
 
 struct sim {
 	struct sim_cfg c;
-	struct ur_evheap heap;
+	struct ur_evheap heap;      /* packets, ports, PFC: few, soon */
+	struct ur_evheap slow;      /* QP timers and flow starts: one per QP
+				     * or flow, mostly far off; apart, they
+				     * do not deepen the packets' heap. One
+				     * sequence (heap.seq) orders both. */
 	uint64_t now, rng;
+	uint64_t cur_seq;           /* sequence number of the running event */
 	uint64_t events, hops;
 	struct sim_node *nodes;
 	uint32_t nnodes, nhosts;
@@ -153,6 +168,7 @@ struct sim {
 	uint64_t t_first, t_last;
 	/* stats */
 	uint64_t drops, timeouts_seen;
+	uint32_t reroutes;             /* timed failures routed around */
 	double progress_next;          /* wall seconds after wall0 */
 	uint64_t bytes_total;          /* the workload's, for the estimate */
 	double wall0;
@@ -170,6 +186,9 @@ void sim__pkt_put(struct sim *s, struct sim_pkt *p);
 
 /* sim_net.c */
 void sim__port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p);
+/* Push @pt's end of serialisation if it is busy and it is not pushed yet
+ * (a packet waits, a QP blocked on it). */
+void sim__port_wake(struct sim *s, struct sim_port *pt);
 void sim__arrive(struct sim *s, struct sim_pkt *p);
 void sim__txdone(struct sim *s, struct sim_port *pt);
 void sim__pfc(struct sim *s, struct sim_port *pt, uint32_t arg);
@@ -186,6 +205,14 @@ int sim__cfg_line(const struct sim_cfg *c, const char *key);
  * list), or "" if none came from a file; returns @buf. */
 const char *sim__cfg_where(const struct sim_cfg *c, char *buf, size_t n, ...);
 int sim__topo_build(struct sim *s, char *err, size_t n);
+/* SIM_EV_LINK: a timed failure happens, or is routed around. */
+void sim__link_event(struct sim *s, uint32_t arg);
+/* sim_cfg.c: the next line of @f (numbered in *@ln) with text once its '#'
+ * comment and leading blanks are gone, *@p at its first character: 1, or 0
+ * at the end of the file, or -1 with "NAME:LINE: line longer..." in @err if
+ * it does not fit in @cap bytes (trace and CDF readers). */
+int sim__line(FILE *f, char *line, size_t cap, int *ln, char **p,
+	      const char *name, char *err, size_t n);
 
 /* sim_host.c */
 int sim__hosts_init(struct sim *s, char *err, size_t n);

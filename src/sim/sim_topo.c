@@ -2,7 +2,13 @@
 /*
  * Topologies: a k-ary three-tier fat-tree (k^3/4 hosts, k pods of k/2 edge
  * and k/2 aggregation switches, (k/2)^2 cores) and a two-tier leaf-spine
- * (oversubscription = hosts_per_leaf * host rate / (spines * fabric rate)).
+ * (oversubscription = hosts_per_leaf * host rate / (spines * fabric rate))
+ * and a rail-optimised two-tier fabric: servers of `rails` NICs (a GPU per
+ * NIC, each a simulated host), in groups of hosts_per_leaf servers; NIC i
+ * of every server of a group on that group's leaf of rail i; every leaf to
+ * every spine (rail + spine, as NVIDIA's DGX SuperPOD scalable units;
+ * spines 0 is refused: rail-only, Wang et al. 2023, needs NVLink between
+ * the rails, which is not modelled).
  * Failed and degraded links from the configuration, then hop distances to
  * every host over the links that are up (the ECMP next hops).
  *
@@ -72,6 +78,30 @@ static int bfs(struct sim *s, uint32_t h, uint32_t *queue)
 	return 0;
 }
 
+/* The port at end A of link line @i of the configuration (it exists:
+ * sim__topo_build checked). */
+static struct sim_port *cfg_port(struct sim *s, uint32_t i)
+{
+	const struct sim_linkcfg *lc = &s->c.links[i];
+	int x = sim_node_by_name(s, lc->a), y = sim_node_by_name(s, lc->b);
+
+	return &s->nodes[x].ports[sim_port_to(s, x, y)];
+}
+
+/* Neighbour tables as if the timed failures had happened (@down) or not. */
+static void set_timed(struct sim *s, bool down)
+{
+	for (uint32_t i = 0; i < s->c.n_links; i++) {
+		struct sim_port *p;
+
+		if (s->c.links[i].bps || !s->c.links[i].at_ns)
+			continue;
+		p = cfg_port(s, i);
+		p->node->nbr[p->idx] = down ? SIM_NONE : p->peer->node->id;
+		p->peer->node->nbr[p->peer->idx] = down ? SIM_NONE : p->node->id;
+	}
+}
+
 int sim__topo_build(struct sim *s, char *err, size_t en)
 {
 	const struct sim_cfg *c = &s->c;
@@ -108,6 +138,28 @@ int sim__topo_build(struct sim *s, char *err, size_t en)
 					add_link(&b, nh + ne + p * h2 + m,
 						 nh + ne + na + m * h2 + i,
 						 c->fabric_bps);
+	} else if (c->topo == SIM_TOPO_RAIL) {
+		uint32_t r = c->rails, hpl = c->hosts_per_leaf;
+
+		if (!r || !hpl || !c->rail_groups || !c->spines ||
+		    (uint64_t)r * hpl * c->rail_groups > (1u << 20) ||
+		    (uint64_t)r * c->rail_groups > 65535) {
+			snprintf(err, en, "%srail: rails, hosts_per_leaf, rail_groups and spines must be > 0, at most 2^20 hosts",
+				 WHERE("rails", "hosts_per_leaf", "rail_groups",
+				       "spines", "topology"));
+			return -1;
+		}
+		nh = r * hpl * c->rail_groups;
+		ne = r * c->rail_groups;
+		na = 0;
+		nc = c->spines;
+		/* host h = server * rails + nic; server = group * hpl + j;
+		 * leaf (group, rail) = group * rails + rail. */
+		for (uint32_t h = 0; h < nh; h++)
+			add_link(&b, h, nh + h / r / hpl * r + h % r, c->host_bps);
+		for (uint32_t l = 0; l < ne; l++)
+			for (uint32_t sp = 0; sp < nc; sp++)
+				add_link(&b, nh + l, nh + ne + sp, c->fabric_bps);
 	} else {
 		if (!c->leaves || !c->spines || !c->hosts_per_leaf) {
 			snprintf(err, en, "%sleaf-spine: leaves, spines and hosts_per_leaf must be > 0",
@@ -142,6 +194,16 @@ int sim__topo_build(struct sim *s, char *err, size_t en)
 		deg[b.l[i].a]++;
 		deg[b.l[i].b]++;
 	}
+	for (uint32_t i = 0; i < nh + ne + na + nc; i++)
+		if (deg[i] > SIM_MAX_PORTS) {
+			snprintf(err, en, "%sa switch with %u ports (at most %u)",
+				 WHERE("leaves", "spines", "hosts_per_leaf",
+				       "rails", "rail_groups", "k", "topology"),
+				 deg[i], SIM_MAX_PORTS);
+			free(b.l);
+			free(deg);
+			return -1;
+		}
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		s->nodes[i].ports = calloc(deg[i] ? deg[i] : 1, sizeof(struct sim_port));
 		if (!s->nodes[i].ports)
@@ -183,7 +245,9 @@ int sim__topo_build(struct sim *s, char *err, size_t en)
 		}
 		p = &s->nodes[x].ports[px];
 		if (!lc->bps) {
-			p->up = p->peer->up = false;
+			/* a timed failure is down for the check below only */
+			if (!lc->at_ns)
+				p->up = p->peer->up = false;
 		} else {
 			p->bps = p->peer->bps = lc->bps;
 			p->loss = p->peer->loss = lc->loss;
@@ -239,16 +303,17 @@ int sim__topo_build(struct sim *s, char *err, size_t en)
 			np += nd->nports;
 		}
 	}
-	/* Distances to every host. */
+	/* Every host reachable from host 0 once every failure, timed ones
+	 * too, has happened (failures only accumulate). */
 	s->dist = malloc((size_t)nh * s->nnodes);
 	queue = malloc(s->nnodes * sizeof(*queue));
 	if (!s->dist || !queue)
 		abort();
-	for (uint32_t h = 0; h < nh; h++)
-		bfs(s, h, queue);
-	free(queue);
+	set_timed(s, true);
+	bfs(s, 0, queue);
+	set_timed(s, false);
 	for (uint32_t h = 1; h < nh; h++)
-		if (s->dist[(size_t)h * s->nnodes + s->host_node[0]] == 0xff) {
+		if (s->dist[s->host_node[h]] == 0xff) {
 			int line = 0;
 
 			/* name the last fail line: with it the set disconnects */
@@ -261,8 +326,45 @@ int sim__topo_build(struct sim *s, char *err, size_t en)
 				w[0] = 0;
 			snprintf(err, en, "%sfailed links disconnect host %u from host 0",
 				 w, h);
+			free(queue);
 			return -1;
 		}
+	/* Distances to every host. */
+	for (uint32_t h = 0; h < nh; h++)
+		bfs(s, h, queue);
+	free(queue);
+	for (uint32_t i = 0; i < c->n_links; i++)
+		if (!c->links[i].bps && c->links[i].at_ns)
+			sim__push(s, c->links[i].at_ns, SIM_EV_LINK, NULL, i);
 	return 0;
 #undef WHERE
+}
+
+/* Failure @i of the configuration at its time: the link loses every packet
+ * from now on (both ways); the switches route around it reroute_us later
+ * (until then ECMP still hashes flows onto it). */
+void sim__link_event(struct sim *s, uint32_t arg)
+{
+	struct sim_port *p = cfg_port(s, arg & ~SIM_LINK_REROUTE);
+
+	if (!(arg & SIM_LINK_REROUTE)) {
+		p->up = p->peer->up = false;
+		if (s->c.reroute_ns) {
+			sim__push(s, s->now + s->c.reroute_ns, SIM_EV_LINK, NULL,
+				   arg | SIM_LINK_REROUTE);
+			return;
+		}
+	}
+	p->node->nbr[p->idx] = SIM_NONE;
+	p->peer->node->nbr[p->peer->idx] = SIM_NONE;
+	{
+		uint32_t *queue = malloc(s->nnodes * sizeof(*queue));
+
+		if (!queue)
+			abort();
+		for (uint32_t h = 0; h < s->nhosts; h++)
+			bfs(s, h, queue);
+		free(queue);
+	}
+	s->reroutes++;
 }

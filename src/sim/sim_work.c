@@ -218,28 +218,18 @@ bad:
 
 int sim_trace_read(struct sim *s, FILE *f, char *err, size_t n)
 {
-	char line[256];
-	int ln = 0;
+	char line[256], *p;
+	int ln = 0, rc;
 
-	while (fgets(line, sizeof(line), f)) {
+	while ((rc = sim__line(f, line, sizeof(line), &ln, &p, s->c.trace, err,
+			       n))) {
 		unsigned long long t, src, dst, bytes;
-		char *h = strchr(line, '#'), *save, *fld;
-		const char *p = line;
+		char *save, *fld;
 		uint32_t fl;
 		int k, used = 0;
 
-		ln++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			snprintf(err, n, "%s:%d: line longer than %zu characters",
-				 s->c.trace, ln, sizeof(line) - 2);
+		if (rc < 0)
 			return -1;
-		}
-		if (h)
-			*h = 0;
-		while (isspace((unsigned char)*p))
-			p++;
-		if (!*p)
-			continue;
 		if (strchr(p, '-')) {
 			snprintf(err, n, "%s:%d: negative value", s->c.trace, ln);
 			return -1;
@@ -266,7 +256,7 @@ int sim_trace_read(struct sim *s, FILE *f, char *err, size_t n)
 			return -1;
 		}
 		fl = sim_add_flow(s, (uint32_t)src, (uint32_t)dst, bytes, t);
-		for (fld = strtok_r(line + (p - line) + used, " \t\r\n", &save);
+		for (fld = strtok_r(p + used, " \t\r\n", &save);
 		     fld; fld = strtok_r(NULL, " \t\r\n", &save))
 			if (trace_field(s, fld, fl, ln, err, n))
 				return -1;

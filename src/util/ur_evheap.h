@@ -27,14 +27,19 @@ struct ur_evheap {
 
 static inline bool ur_ev_before(const struct ur_ev *a, const struct ur_ev *b)
 {
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+	/* one 128-bit comparison: no branch between the two keys */
+	return ((unsigned __int128)a->t << 64 | a->seq) <
+	       ((unsigned __int128)b->t << 64 | b->seq);
 }
 
-/* Schedule an event at @t; 0, or -1 when out of memory. */
-static inline int ur_evheap_push(struct ur_evheap *h, uint64_t t,
-				 uint32_t type, void *ptr, uint32_t arg)
+/* Schedule an event at @t with a sequence number taken earlier from
+ * ur_evheap_reserve(): it runs where it would have had it been pushed
+ * then (an event that is often not needed is only pushed once it is). */
+static inline int ur_evheap_push_seq(struct ur_evheap *h, uint64_t t,
+				     uint64_t seq, uint32_t type, void *ptr,
+				     uint32_t arg)
 {
-	struct ur_ev e = { .t = t, .seq = h->seq++, .ptr = ptr, .type = type,
+	struct ur_ev e = { .t = t, .seq = seq, .ptr = ptr, .type = type,
 			   .arg = arg };
 	size_t i;
 
@@ -58,6 +63,19 @@ static inline int ur_evheap_push(struct ur_evheap *h, uint64_t t,
 	}
 	h->a[i] = e;
 	return 0;
+}
+
+/* The sequence number the next push would get, taken. */
+static inline uint64_t ur_evheap_reserve(struct ur_evheap *h)
+{
+	return h->seq++;
+}
+
+/* Schedule an event at @t; 0, or -1 when out of memory. */
+static inline int ur_evheap_push(struct ur_evheap *h, uint64_t t,
+				 uint32_t type, void *ptr, uint32_t arg)
+{
+	return ur_evheap_push_seq(h, t, h->seq++, type, ptr, arg);
 }
 
 /* The earliest event (the heap must not be empty). */

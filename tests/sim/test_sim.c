@@ -417,6 +417,9 @@ static void test_errors(void)
 	} bad[] = {
 		{ "topology fattree\nk 5\n", ":2: fat-tree: k must be even" },
 		{ "topology leafspine\nleaves 4\nspines 0\n", ":3: leaf-spine" },
+		{ "topology rail\nspines 0\n", ":2: rail" },
+		{ "topology leafspine\nleaves 1100\n", ":2: a switch with 1100 ports" },
+		{ "k 4\nfail h0 e0 at=50\n", ":2: failed links disconnect" },
 		{ "pfc_xoff_kb 64\n# xon\npfc_xon_kb 100\n", ":3: pfc_xon" },
 		{ "k 4\npfc_headroom_kb 4000\n", ":2: pfc:" },
 		{ "kmax_kb 50\nmtu 1024\n", ":1: kmin" },
@@ -525,6 +528,157 @@ static void test_trace_and_failures(void)
 						sim_node_by_name(s, "c0"))), 0);
 	sim_destroy(s);
 	unlink(tr);
+}
+
+/* Hops from host @a to host @b along the ECMP choices for UDP source port
+ * @sport (-1 if the walk does not arrive within 8 hops). */
+static int walk(const struct sim *s, uint32_t a, uint32_t b, uint16_t sport)
+{
+	char name[16];
+	int n, hops = 0;
+
+	snprintf(name, sizeof(name), "h%u", a);
+	n = sim_node_by_name(s, name);
+	snprintf(name, sizeof(name), "h%u", b);
+	while (n != sim_node_by_name(s, name) && hops < 8) {
+		int p = sim_ecmp_port(s, n, a, b, sport);
+
+		if (p < 0)
+			return -1;
+		n = sim_port_peer(s, n, p);
+		hops++;
+	}
+	return hops < 8 ? hops : -1;
+}
+
+static uint64_t link_bytes(const struct sim *s, const char *a, const char *b)
+{
+	int x = sim_node_by_name(s, a), y = sim_node_by_name(s, b);
+
+	return sim_port_tx_bytes(s, x, sim_port_to(s, x, y));
+}
+
+/* Rail-optimised fabric: 2 groups of 4 servers with 8 NICs each (64
+ * hosts, 16 rail leaves, 2 spines). NIC i of a server is on its group's
+ * leaf of rail i; the same rail in the same group is one leaf away, another
+ * rail or group crosses a spine. A flow between two NICs of one rail of
+ * a group never reaches a spine; one between two rails of one server
+ * does. An all-to-all completes and a seed replays it. */
+static void test_rail(void)
+{
+	struct sim_cfg c;
+	struct sim_result r;
+	struct sim *s;
+	char err[256], tr[] = "/tmp/ur_sim_trXXXXXX";
+	uint64_t t_last = 0, events = 0;
+
+	sim_cfg_default(&c);
+	ASSERT_EQ(sim_cfg_set(&c, "topology", "rail", err, sizeof(err)), 0);
+	s = mk(&c);
+	ASSERT_EQ(sim_hosts(s), 64);
+	sim_result(s, &r);
+	ASSERT_EQ_U64(r.switches, 18);
+	/* h13 = server 1 (group 0), NIC 5: leaf e5; h37 = server 4 (group 1),
+	 * NIC 5: leaf e13 */
+	ASSERT(sim_port_to(s, sim_node_by_name(s, "h13"),
+			   sim_node_by_name(s, "e5")) >= 0);
+	ASSERT(sim_port_to(s, sim_node_by_name(s, "h37"),
+			   sim_node_by_name(s, "e13")) >= 0);
+	for (uint16_t sport = 1000; sport < 1016; sport++) {
+		ASSERT_EQ(walk(s, 13, 29, sport), 2);  /* rail 5, group 0 */
+		ASSERT_EQ(walk(s, 13, 37, sport), 4);  /* rail 5, groups 0, 1 */
+		ASSERT_EQ(walk(s, 8, 9, sport), 4);    /* one server, rails 0, 1 */
+		ASSERT_EQ(walk(s, 0, 63, sport), 4);
+	}
+	sim_destroy(s);
+
+	close(mkstemp(tr));
+	write_file(tr, "0 0 8 1048576\n0 1 2 1048576\n");
+	sim_cfg_default(&c);
+	ASSERT_EQ(sim_cfg_set(&c, "topology", "rail", err, sizeof(err)), 0);
+	snprintf(c.trace, sizeof(c.trace), "%s", tr);
+	c.work = SIM_WORK_TRACE;
+	s = mk(&c);
+	sim_run(s, UINT64_MAX);
+	sim_result(s, &r);
+	ASSERT_EQ(r.flows_done, 2);
+	/* h0 -> h8 (rail 0) stays on e0; h1 -> h2 goes e1 -> spine -> e2 */
+	ASSERT_EQ_U64(link_bytes(s, "e0", "c0") + link_bytes(s, "e0", "c1"), 0);
+	ASSERT(link_bytes(s, "e0", "h8") >= 1048576);
+	ASSERT(link_bytes(s, "e1", "c0") + link_bytes(s, "e1", "c1") >= 1048576);
+	ASSERT(link_bytes(s, "c0", "e2") + link_bytes(s, "c1", "e2") >= 1048576);
+	sim_destroy(s);
+	unlink(tr);
+
+	for (int i = 0; i < 2; i++) {
+		sim_cfg_default(&c);
+		ASSERT_EQ(sim_cfg_set(&c, "topology", "rail", err, sizeof(err)), 0);
+		ASSERT_EQ(sim_cfg_set(&c, "rails", "4", err, sizeof(err)), 0);
+		c.work = SIM_WORK_ALLTOALL;
+		c.bytes = 16 << 10;
+		c.lb = SIM_LB_SPRAY;
+		s = mk(&c);
+		ASSERT_EQ(sim_hosts(s), 32);
+		sim_run(s, UINT64_MAX);
+		sim_result(s, &r);
+		ASSERT_EQ_U64(r.flows_done, 32 * 31);
+		ASSERT_EQ_U64(r.drops, 0);
+		if (i) {
+			ASSERT_EQ_U64(r.t_last, t_last);
+			ASSERT_EQ_U64(r.events, events);
+		}
+		t_last = r.t_last;
+		events = r.events;
+		sim_destroy(s);
+	}
+}
+
+/* A link that fails mid-run: from at=T it loses every packet (those
+ * sprayed onto it before the switches reroute are dropped and resent);
+ * reroute_us later no more is routed onto it; every flow still arrives,
+ * with the same result for the same seed. */
+static void test_midrun_failure(void)
+{
+	uint64_t t_last[2];
+
+	for (int i = 0; i < 2; i++) {
+		struct sim_cfg c;
+		struct sim_result r;
+		struct sim *s;
+		char err[256], tr[] = "/tmp/ur_sim_trXXXXXX";
+		uint64_t dead, live;
+
+		close(mkstemp(tr));
+		write_file(tr, "0 0 4 4194304\n0 1 5 4194304\n");
+		sim_cfg_default(&c);
+		c.topo = SIM_TOPO_LEAFSPINE;
+		c.leaves = 2;
+		c.spines = 2;
+		c.lb = SIM_LB_SPRAY;
+		snprintf(c.trace, sizeof(c.trace), "%s", tr);
+		c.work = SIM_WORK_TRACE;
+		ASSERT_EQ(sim_cfg_set(&c, "fail", "e0 c0 at=x", err, sizeof(err)), -1);
+		ASSERT_EQ(sim_cfg_set(&c, "fail", "e0 c0 5", err, sizeof(err)), -1);
+		ASSERT_EQ(sim_cfg_set(&c, "fail", "e0 c0 at=100", err, sizeof(err)), 0);
+		ASSERT_EQ(sim_cfg_set(&c, "reroute_us", "20", err, sizeof(err)), 0);
+		s = mk(&c);
+		sim_run(s, 99000);
+		ASSERT(link_bytes(s, "e0", "c0") > 0);
+		sim_run(s, 130000);
+		dead = link_bytes(s, "e0", "c0");
+		live = link_bytes(s, "e0", "c1");
+		sim_run(s, UINT64_MAX);
+		sim_result(s, &r);
+		unlink(tr);
+		ASSERT_EQ_U64(r.flows_done, 2);
+		ASSERT(r.drops > 0);
+		ASSERT(r.retransmits > 0);
+		ASSERT_EQ_U64(link_bytes(s, "e0", "c0"), dead);
+		ASSERT(link_bytes(s, "e0", "c1") > live + 4194304);
+		t_last[i] = r.t_last;
+		sim_destroy(s);
+	}
+	ASSERT_EQ_U64(t_last[0], t_last[1]);
 }
 
 /* Spraying uses the transport's selective repeat, not a NIC reorder
@@ -860,6 +1014,8 @@ static const struct ur_test_case tests[] = {
 	{ "swift_keys", test_swift_keys },
 	{ "errors", test_errors },
 	{ "trace_and_failures", test_trace_and_failures },
+	{ "rail", test_rail },
+	{ "midrun_failure", test_midrun_failure },
 	{ "spray_selective_repeat", test_spray_selective_repeat },
 	{ "adaptive_unequal", test_adaptive_unequal },
 	{ "poisson", test_poisson },
