@@ -593,6 +593,11 @@ struct ur_dev {
 	 * selective repeat spread their requests over (1: none; the host
 	 * opens them). */
 	uint8_t paths;
+	/* Optional: called with an algorithm's features after each RTT
+	 * sample (ur_cc_ops.features; the predictor's training data, which
+	 * the simulator writes with `cc_trace FILE`). NULL: none. */
+	void (*cc_trace)(struct ur_dev *dev, const struct ur_qp *qp,
+			 const double *f, unsigned int n, uint64_t now);
 };
 
 /* Free what the transport allocated for the device (the selective-repeat
