@@ -178,6 +178,13 @@ enum {
 	UR_PRED_F_BASE,    /* base RTT, us */
 	UR_PRED_NF
 };
+/* A node of the model's tree (cc_predict_model.h): feature < 0 is a leaf. */
+struct ur_pred_node {
+	int feature;
+	double threshold;    /* f[feature] <= threshold: left, else right */
+	int left, right;
+	double value;        /* a leaf's change of the delay, us */
+};
 struct ur_pred {
 	double f[UR_PRED_NF];
 	double prev_delay;   /* us, at prev_t */

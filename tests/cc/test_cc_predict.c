@@ -161,9 +161,19 @@ static void test_features(void)
 		cc.ops->on_delay(&cc, 1, 30 * US, now += 10 * US);
 	cc.ops->features(&cc, f);
 	ASSERT(f[UR_PRED_F_ECN] < 0.01);
-	y = ur_pred_w[0];
-	for (int i = 0; i < UR_PRED_NF; i++)
-		y += ur_pred_w[i + 1] * f[i];
+	{
+		int n = 0, steps = 0;
+
+		while (ur_pred_tree[n].feature >= 0) {
+			ASSERT_LT(ur_pred_tree[n].feature, UR_PRED_NF);
+			n = f[ur_pred_tree[n].feature] <=
+					    ur_pred_tree[n].threshold
+				    ? ur_pred_tree[n].left
+				    : ur_pred_tree[n].right;
+			ASSERT_LE(++steps, 4); /* depth <= 4 */
+		}
+		y = f[UR_PRED_F_DELAY] + ur_pred_tree[n].value;
+	}
 	ASSERT(fabs(cc.u.pred.pred - (y > 0 ? y : 0)) < 1e-9);
 }
 
