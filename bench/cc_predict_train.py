@@ -14,6 +14,11 @@ src/transport/cc_predict_model.h.
 
   /usr/bin/python3 bench/cc_predict_train.py [--build build] [--out DIR]
 
+The traces (46 MB) go to build/cc-predict-train/ and are reused when
+there; the simulator is deterministic by seed, so the command rebuilds
+them and the model exactly. Every 32nd labelled training row is kept in
+bench/results/sim/cc_predict_train_sample.csv.
+
 Numbers it prints (held-out scenario runs, seed 3): mean absolute error of
 the model and of "no change" (the delay now), both in us.
 """
@@ -149,7 +154,11 @@ def predict(nodes, X):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
-    ap.add_argument("--out", default="bench/results/sim/predict-train")
+    ap.add_argument("--out", default="build/cc-predict-train",
+                    help="the simulator's traces (46 MB; regenerated)")
+    ap.add_argument("--sample", default=os.path.join(
+        SRC, "bench/results/sim/cc_predict_train_sample.csv"),
+        help="every 32nd labelled training row, kept in the repository")
     ap.add_argument("--model", default=os.path.join(
         SRC, "src/transport/cc_predict_model.h"))
     a = ap.parse_args()
@@ -165,6 +174,12 @@ def main():
     # every scenario weighs the same, whatever its number of samples
     wts = np.concatenate([np.full(len(s[3]), 1.0 / max(len(s[3]), 1))
                           for s in sets[2]])
+    with open(a.sample, "w") as o:
+        o.write("scenario,pfc,%s,label_delay_us\n" % ",".join(FEATS))
+        for name, pfc, X, y in sets[2]:
+            for x, v in zip(X[::32], y[::32]):
+                o.write("%s,%s,%s,%.4g\n" % (name, pfc, ",".join(
+                    "%.4g" % u for u in x), v))
     nodes = []
     grow(Xtr, ytr - Xtr[:, 0], wts, DEPTH, 0.01 * wts.sum(), nodes)
     lines = []

@@ -5,7 +5,8 @@
  * Algorithm 1): a congestion window in packets, driven by the measured
  * round-trip delay against a target.
  *
- *   ACK, delay < target:  slow start (until the first cut): cwnd += acked
+ *   ACK, delay < target:  slow start (until the first cut or delay >=
+ *                         target / 2): cwnd += acked
  *                         cwnd += ai * acked / cwnd   (cwnd >= 1)
  *                         cwnd += ai * acked          (cwnd < 1)
  *   ACK, delay >= target: at most once per RTT,
@@ -31,9 +32,11 @@
  * the fan-in; 64 senders with the paper's window of a BDP each put 8 MB
  * on one switch port and lose packets (issue 44). So the window starts
  * small (INIT_CWND 8) and grows as TCP's slow start (RFC 5681 3.1), one
- * packet per packet ACKed below target, until the first decrease; the
- * delay signal is one RTT late, so a slow start overshoots by at most
- * the window that was still below target (docs/cc.md "Swift's first RTT").
+ * packet per packet ACKed, until the first decrease or a delay of half
+ * the target (a queue is forming, as HyStart's delay increase ends
+ * CUBIC's slow start); the delay signal is one RTT late, so a slow start
+ * overshoots by at most the window that was still below it (docs/cc.md
+ * "Swift's first window").
  */
 #include <string.h>
 
@@ -41,6 +44,7 @@
 
 #define SWIFT_RETX_RESET 5      /* paper: RETX_RESET_THRESHOLD */
 #define SWIFT_MAX_CWND 65536.0  /* the largest send window (UROCE_TX_WINDOW) */
+#define SWIFT_SS_EXIT 0.5       /* slow start ends at this much of the target */
 
 static void sw_init(struct ur_cc *cc, uint64_t now)
 {
@@ -152,6 +156,8 @@ void ur__swift_react(struct ur_cc *cc, uint32_t pkts, double delay,
 	double target = cc->p.target_us * 1000.0, ai = cc->p.ai_milli / 1000.0;
 
 	s->retx = 0;
+	if (s->ss && delay >= target * SWIFT_SS_EXIT)
+		s->ss = false; /* a queue forms: no more doubling */
 	if (delay < target) {
 		if (s->ss)
 			s->cwnd += pkts;

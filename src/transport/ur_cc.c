@@ -335,6 +335,13 @@ uint64_t ur_qp_cc_rate(const struct ur_qp *qp)
 	return cc->ops->rate(cc);
 }
 
+uint32_t ur_qp_cc_window(const struct ur_qp *qp)
+{
+	const struct ur_cc *cc = &qp->priv->cc.cc;
+
+	return cc->ops->window ? cc->ops->window(cc) : 0;
+}
+
 /* The pacer's rate: the lower of the algorithm's and the QP's limit. */
 static void pace_update(struct ur_qp *qp)
 {

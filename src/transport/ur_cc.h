@@ -74,7 +74,7 @@ enum ur_cc_algo {
 	X(BASE_WIN_MS, base_win_ms, 10000, 0, 3600000,                       \
 	  "BBR's min_rtt filter window, 10 s; 0: no base (the whole RTT)")   \
 	X(SLOW_START, slow_start, 1, 0, 1,                                   \
-	  "RFC 5681 3.1: +1 packet per packet ACKed below target until the first cut") \
+	  "RFC 5681 3.1: +1 packet per packet ACKed until a cut or target / 2") \
 	X(PRED_MILLI, pred_milli, 1000, 0, 1000,                             \
 	  "predict: weight of the predicted delay (0: Swift's decisions, features traced)")
 
@@ -161,7 +161,7 @@ struct ur_swift {
 	/* The base RTT: the least sample of this window and the last one
 	 * (0: none), this window from win_start (cc_swift.c base_rtt). */
 	uint64_t base_cur, base_prev, win_start;
-	bool ss;             /* slow start: no cut yet (SLOW_START) */
+	bool ss;             /* slow start: no cut, delay < target / 2 yet */
 };
 
 /*

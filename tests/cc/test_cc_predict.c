@@ -55,8 +55,8 @@ static void test_params(void)
 	ASSERT_STR_EQ(bad->env, "SLOW_START");
 }
 
-/* Below the target the window doubles per RTT (+1 per packet ACKed) until
- * the first cut; then +ai per RTT. */
+/* Below half the target the window doubles per RTT (+1 per packet ACKed)
+ * until the first cut or a delay of half the target; then +ai per RTT. */
 static void test_slow_start(void)
 {
 	struct ur_cc_params p;
@@ -81,6 +81,14 @@ static void test_slow_start(void)
 	for (int k = 0; k < 38; k++)
 		cc.ops->on_delay(&cc, 1, 10 * US, now += 1 * US);
 	ASSERT_EQ(cc.ops->window(&cc), 39); /* +ai per RTT now */
+	/* Half the target ends slow start without a cut (a queue forms). */
+	ur_cc_init(&cc, &p, now);
+	cc.ops->on_delay(&cc, 1, 10 * US, now += 1 * US);
+	ASSERT_EQ(cc.ops->window(&cc), 9);
+	cc.ops->on_delay(&cc, 1, 13 * US, now += 1 * US);
+	ASSERT(!cc.u.swift.ss);
+	ASSERT_EQ(cc.cuts, 0);
+	ASSERT(cc.u.swift.cwnd < 9.2);
 	/* SLOW_START 0: the paper's +ai per RTT from the start. */
 	p.slow_start = 0;
 	ur_cc_init(&cc, &p, now);
