@@ -19,9 +19,9 @@ SIM="nice $B/bin/uroce-sim"
 mkdir -p "$OUT"
 CSV=$OUT/cc.csv
 [ -f "$CSV" ] || echo "k,cc,workload,pfc,completion_us,fct_mean_us,fct_p99_us,drops,max_queue_kb,cnps,retransmits,timeouts" > "$CSV"
-ccargs() { # none | swift | <DCQCN profile>
+ccargs() { # none | swift | predict | <DCQCN profile>
   case $1 in
-    none|swift) echo "-s cc=$1" ;;
+    none|swift|predict) echo "-s cc=$1" ;;
     *) echo "-s cc=dcqcn -s dcqcn_profile=$1" ;;
   esac
 }

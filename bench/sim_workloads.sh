@@ -1,6 +1,6 @@
 #!/bin/sh
 # Issue 44's matrix in uroce-sim: cc none, DCQCN (profiles mlx5 and
-# uroce) and Swift, PFC off and on, on a k-ary fat-tree (100 Gbit/s,
+# uroce), Swift and predict, PFC off and on, on a k-ary fat-tree (100 Gbit/s,
 # 1 us per hop, single-path ECMP, --seed 1): the 2 MB permutation, 16:1
 # and 64:1 incasts of 1 MiB, an MoE all-to-all (32 ranks placed at
 # random, 256 KiB to each peer), and WebSearch and FB_Hadoop flow sizes
@@ -10,13 +10,13 @@
 # One simulation at a time; figures depend on the seed only. A row that
 # is already in the CSV is not run again (delete the CSV to start over).
 #   bench/sim_workloads.sh [BUILD_DIR] [OUT_DIR]
-# Env: KS ("8 16"), CCS ("none mlx5 uroce swift"), SEED (1), MARK (paper),
+# Env: KS ("8 16"), CCS ("none mlx5 uroce swift predict"), SEED (1), MARK (paper),
 #   ARRIVE8_US (10000), ARRIVE16_US (3000): the Poisson arrivals' span.
 set -eu
 B=${1:-build}
 OUT=${2:-bench/results/sim/workloads}
 KS=${KS:-8 16}
-CCS=${CCS:-none mlx5 uroce swift}
+CCS=${CCS:-none mlx5 uroce swift predict}
 SEED=${SEED:-1}
 MARK=${MARK:-paper}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,9 +29,9 @@ case $MARK in
   sim) MARKARGS="" ;;
   *) echo "MARK: paper or sim" >&2; exit 2 ;;
 esac
-ccargs() { # none | swift | <DCQCN profile>
+ccargs() { # none | swift | predict | <DCQCN profile>
   case $1 in
-    none|swift) echo "-s cc=$1" ;;
+    none|swift|predict) echo "-s cc=$1" ;;
     *) echo "-s cc=dcqcn -s dcqcn_profile=$1" ;;
   esac
 }

@@ -9,7 +9,7 @@ PNG=$2
 K=${3:-8}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-CCS="none mlx5 uroce swift"
+CCS="none mlx5 uroce swift predict"
 for W in websearch50 fb_hadoop50; do
   for CC in $CCS; do
     # bucket index, p50, p99 (buckets without flows are left out)
@@ -32,8 +32,8 @@ set xrange [-0.3:4.3]
 set xlabel "flow size (bytes)"
 do for [w in "websearch50 fb_hadoop50"] {
   set title sprintf("%s, k=$K, PFC off: p99 (solid), p50 (dashed)", w)
-  plot for [i=1:4] sprintf("$TMP/%s_%s.dat", w, word("$CCS", i)) using 1:3 with linespoints lw 2 lc i title word("$CCS", i), \
-       for [i=1:4] sprintf("$TMP/%s_%s.dat", w, word("$CCS", i)) using 1:2 with lines dt 2 lc i notitle
+  plot for [i=1:5] sprintf("$TMP/%s_%s.dat", w, word("$CCS", i)) using 1:3 with linespoints lw 2 lc i title word("$CCS", i), \
+       for [i=1:5] sprintf("$TMP/%s_%s.dat", w, word("$CCS", i)) using 1:2 with lines dt 2 lc i notitle
 }
 unset multiplot
 EOG

@@ -256,6 +256,8 @@ static void show(const struct snap *s, int n)
 			printf("  qp 0x%06x %s %s -> 0x%06x", p->qpn, qpt(p->type),
 			       qps(p->state), p->dest_qpn);
 			print_rate("cc", p->cc_rate_bps);
+			if (p->cc_window)
+				printf(" cwnd %u", p->cc_window);
 			print_rate("limit", p->rate_limit_bps);
 			printf("\n");
 			col = 0;

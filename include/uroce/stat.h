@@ -29,7 +29,8 @@ struct uroce_stat_qp {
 	/* Spraying (docs/wire.md "Spraying"): per source port, its weight,
 	 * the requests sent on it, and the losses and ECN marks that named
 	 * it. n_paths 1: the QP's own port only (paths[] unused). */
-	uint32_t n_paths, pad;
+	uint32_t n_paths;
+	uint32_t cc_window;     /* packets a window-based algorithm (Swift, predict) lets be in flight, 0 = no window */
 	struct uroce_stat_path {
 		uint16_t sport, weight;
 		uint32_t losses, ecn, pad;

@@ -39,9 +39,13 @@ const char *uroce_query_icrc_mode(struct ibv_context *context);
  * values (for 100 Gbit/s; a device that does not know its link's rate uses
  * mlx5's rates) are in the comments: (min..max, default).
  */
-/* Swift (UROCE_CC_SWIFT) takes its parameters from the device
+/* Swift (UROCE_CC_SWIFT) and predict (UROCE_CC_PREDICT: Swift's window on
+ * a predicted delay) take their parameters from the device
  * (UROCE_SWIFT_<NAME>): the fields below are DCQCN's. */
-enum uroce_cc_algo { UROCE_CC_NONE = 0, UROCE_CC_DCQCN = 1, UROCE_CC_SWIFT = 2 };
+enum uroce_cc_algo {
+	UROCE_CC_NONE = 0, UROCE_CC_DCQCN = 1, UROCE_CC_SWIFT = 2,
+	UROCE_CC_PREDICT = 3
+};
 
 struct uroce_cc_params {
 	uint32_t algo;            /* enum uroce_cc_algo */

@@ -167,6 +167,7 @@ static void fill_qp(struct uroce_stat_qp *o, struct ur_qp *qp)
 	o->state = qp->state;
 	o->dest_qpn = a.dest_qp_num;
 	o->cc_rate_bps = qp->priv ? ur_qp_cc_rate(qp) : 0;
+	o->cc_window = qp->priv ? ur_qp_cc_window(qp) : 0;
 	o->rate_limit_bps = (uint64_t)a.rate_limit * 1000;
 	{
 		const uint64_t *v = (const uint64_t *)&qp->cnt;

@@ -209,6 +209,8 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 			c->cc.algo = UR_CC_DCQCN;
 		else if (!strcmp(val, "swift"))
 			c->cc.algo = UR_CC_SWIFT;
+		else if (!strcmp(val, "predict"))
+			c->cc.algo = UR_CC_PREDICT;
 		else if (!strcmp(val, "none"))
 			c->cc.algo = UR_CC_NONE;
 		else
@@ -226,6 +228,10 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 	}
 	if (!strcmp(key, "trace")) {
 		snprintf(c->trace, sizeof(c->trace), "%s", val);
+		goto done;
+	}
+	if (!strcmp(key, "cc_trace")) {
+		snprintf(c->cc_trace, sizeof(c->cc_trace), "%s", val);
 		goto done;
 	}
 	if (!strcmp(key, "cdf")) {

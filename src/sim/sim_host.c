@@ -21,6 +21,7 @@
  * is the simulated NIC rotating the source port itself.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,11 +147,34 @@ static const struct ur_dev_ops sim_dev_ops = {
 	.qp_lookup = op_qp_lookup,
 };
 
+/* `cc_trace FILE`: one line per RTT sample of a QP whose algorithm has
+ * features (predict): "t_ns host qpn f0 f1 ..." (ur_cc.h UR_PRED_F_*),
+ * the training data of bench/cc_predict_train.py. */
+static void cc_trace(struct ur_dev *dev, const struct ur_qp *qp,
+		     const double *f, unsigned int nf, uint64_t now)
+{
+	struct sim_host *h = dev->host;
+	FILE *o = h->s->cc_trace;
+
+	fprintf(o, "%llu %u %u", (unsigned long long)now, h->id, qp->qpn);
+	for (unsigned int i = 0; i < nf; i++)
+		fprintf(o, " %.4g", f[i]);
+	fputc('\n', o);
+}
+
 int sim__hosts_init(struct sim *s, char *err, size_t n)
 {
 	struct ur_cc_params cc;
 
 	sim_cfg_cc(&s->c, &cc);
+	if (s->c.cc_trace[0]) {
+		s->cc_trace = fopen(s->c.cc_trace, "w");
+		if (!s->cc_trace) {
+			snprintf(err, n, "cc_trace %s: %s", s->c.cc_trace,
+				 strerror(errno));
+			return -1;
+		}
+	}
 	s->hosts = calloc(s->nhosts, sizeof(*s->hosts));
 	s->rxbuf = calloc(1, s->pool.cap[1]);
 	if (!s->hosts || !s->rxbuf) {
@@ -168,6 +192,8 @@ int sim__hosts_init(struct sim *s, char *err, size_t n)
 		h->dev.host = h;
 		h->dev.max_mtu = s->c.mtu;
 		h->dev.cc = cc;
+		if (s->cc_trace)
+			h->dev.cc_trace = cc_trace;
 		h->dev.tx_ext = true; /* payloads by reference: shrink() */
 		/* The CQ is drained after every transport call, which
 		 * touches one QP: it holds at most that QP's send and
@@ -189,6 +215,9 @@ int sim__hosts_init(struct sim *s, char *err, size_t n)
 
 void sim__hosts_fini(struct sim *s)
 {
+	if (s->cc_trace)
+		fclose(s->cc_trace);
+	s->cc_trace = NULL;
 	if (!s->hosts)
 		return;
 	for (uint32_t i = 0; i < s->nhosts; i++) {

@@ -5,7 +5,9 @@
  * Algorithm 1): a congestion window in packets, driven by the measured
  * round-trip delay against a target.
  *
- *   ACK, delay < target:  cwnd += ai * acked / cwnd   (cwnd >= 1)
+ *   ACK, delay < target:  slow start (until the first cut or delay >=
+ *                         target / 2): cwnd += acked
+ *                         cwnd += ai * acked / cwnd   (cwnd >= 1)
  *                         cwnd += ai * acked          (cwnd < 1)
  *   ACK, delay >= target: at most once per RTT,
  *                         cwnd *= max(1 - beta (delay - target) / delay,
@@ -25,6 +27,16 @@
  * min RTT too, Linux tcp_min_rtt_wlen). BASE_WIN_MS = 0: the whole RTT.
  * Neither hop-count nor flow-count target scaling is implemented: the
  * target is one number (docs/cc.md "Swift"). CNPs are ignored.
+ *
+ * Ours: the first window. Before any RTT sample a sender knows nothing of
+ * the fan-in; 64 senders with the paper's window of a BDP each put 8 MB
+ * on one switch port and lose packets (issue 44). So the window starts
+ * small (INIT_CWND 8) and grows as TCP's slow start (RFC 5681 3.1), one
+ * packet per packet ACKed, until the first decrease or a delay of half
+ * the target (a queue is forming, as HyStart's delay increase ends
+ * CUBIC's slow start); the delay signal is one RTT late, so a slow start
+ * overshoots by at most the window that was still below it (docs/cc.md
+ * "Swift's first window").
  */
 #include <string.h>
 
@@ -32,6 +44,7 @@
 
 #define SWIFT_RETX_RESET 5      /* paper: RETX_RESET_THRESHOLD */
 #define SWIFT_MAX_CWND 65536.0  /* the largest send window (UROCE_TX_WINDOW) */
+#define SWIFT_SS_EXIT 0.5       /* slow start ends at this much of the target */
 
 static void sw_init(struct ur_cc *cc, uint64_t now)
 {
@@ -40,6 +53,7 @@ static void sw_init(struct ur_cc *cc, uint64_t now)
 	(void)now;
 	memset(s, 0, sizeof(*s));
 	s->cwnd = cc->p.init_cwnd;
+	s->ss = cc->p.slow_start;
 }
 
 static double min_cwnd(const struct ur_cc *cc)
@@ -68,6 +82,7 @@ static void cut(struct ur_cc *cc, double factor, uint64_t now)
 	struct ur_swift *s = &cc->u.swift;
 
 	s->cwnd *= factor;
+	s->ss = false;
 	s->last_cut = now;
 	s->cut_once = true;
 	cc->cuts++;
@@ -114,25 +129,41 @@ static uint64_t base_rtt(const struct ur_swift *s)
 							  : s->base_cur;
 }
 
-static void sw_delay(struct ur_cc *cc, uint32_t pkts, uint64_t rtt,
-		     uint64_t now)
+bool ur__swift_sample(struct ur_cc *cc, uint64_t rtt, uint64_t now)
 {
 	struct ur_swift *s = &cc->u.swift;
-	double target = cc->p.target_us * 1000.0, ai = cc->p.ai_milli / 1000.0;
 	uint64_t win = cc->p.base_win_ms * 1000000ull;
-	double delay;
 
 	if (rtt) {
 		s->rtt = rtt;
 		if (win)
 			base_sample(s, win, rtt, now);
-	} else if (!s->rtt) {
-		return; /* nothing measured yet: no decision */
 	}
-	delay = (double)(s->rtt - (win ? base_rtt(s) : 0));
+	return s->rtt != 0;
+}
+
+double ur__swift_delay(const struct ur_cc *cc)
+{
+	const struct ur_swift *s = &cc->u.swift;
+
+	return (double)(s->rtt - (cc->p.base_win_ms ? base_rtt(s) : 0));
+}
+
+void ur__swift_react(struct ur_cc *cc, uint32_t pkts, double delay,
+		     uint64_t now)
+{
+	struct ur_swift *s = &cc->u.swift;
+	double target = cc->p.target_us * 1000.0, ai = cc->p.ai_milli / 1000.0;
+
 	s->retx = 0;
+	if (s->ss && delay >= target * SWIFT_SS_EXIT)
+		s->ss = false; /* a queue forms: no more doubling */
 	if (delay < target) {
-		s->cwnd += s->cwnd >= 1 ? ai * pkts / s->cwnd : ai * pkts;
+		if (s->ss)
+			s->cwnd += pkts;
+		else
+			s->cwnd += s->cwnd >= 1 ? ai * pkts / s->cwnd
+						: ai * pkts;
 		clamp(cc);
 	} else if (can_cut(s, now)) {
 		double f = 1 - cc->p.beta_milli / 1000.0 * (delay - target) /
@@ -143,12 +174,21 @@ static void sw_delay(struct ur_cc *cc, uint32_t pkts, uint64_t rtt,
 	}
 }
 
+static void sw_delay(struct ur_cc *cc, uint32_t pkts, uint64_t rtt,
+		     uint64_t now)
+{
+	if (!ur__swift_sample(cc, rtt, now))
+		return; /* nothing measured yet: no decision */
+	ur__swift_react(cc, pkts, ur__swift_delay(cc), now);
+}
+
 static void sw_loss(struct ur_cc *cc, bool timeout, uint64_t now)
 {
 	struct ur_swift *s = &cc->u.swift;
 
 	if (timeout && ++s->retx >= SWIFT_RETX_RESET) {
 		s->cwnd = min_cwnd(cc);
+		s->ss = false;
 		s->last_cut = now;
 		s->cut_once = true;
 		cc->cuts++;

@@ -145,13 +145,13 @@ int ur_cc_params_check(const struct ur_cc_params *p,
 	if (bad)
 		*bad = NULL;
 	if (p->algo != UR_CC_NONE && p->algo != UR_CC_DCQCN &&
-	    p->algo != UR_CC_SWIFT)
+	    p->algo != UR_CC_SWIFT && p->algo != UR_CC_PREDICT)
 		return -EINVAL;
-	/* DCQCN's rows always (as before Swift came); Swift's when it runs
-	 * (a switch to it comes through here again). */
+	/* DCQCN's rows always (as before Swift came); Swift's when it or
+	 * predict runs (a switch to it comes through here again). */
 	if (check_rows(p, ur_cc_param_table, ur_cc_param_count, bad))
 		return -ERANGE;
-	if (p->algo != UR_CC_SWIFT)
+	if (p->algo != UR_CC_SWIFT && p->algo != UR_CC_PREDICT)
 		return 0;
 	return check_rows(p, ur_cc_swift_param_table, ur_cc_swift_param_count,
 			  bad);
@@ -159,9 +159,10 @@ int ur_cc_params_check(const struct ur_cc_params *p,
 
 const struct ur_cc_ops *ur_cc_ops_of(uint32_t algo)
 {
-	return algo == UR_CC_DCQCN   ? &ur_cc_dcqcn_ops
-	       : algo == UR_CC_SWIFT ? &ur_cc_swift_ops
-				     : &ur_cc_none_ops;
+	return algo == UR_CC_DCQCN     ? &ur_cc_dcqcn_ops
+	       : algo == UR_CC_SWIFT   ? &ur_cc_swift_ops
+	       : algo == UR_CC_PREDICT ? &ur_cc_predict_ops
+				       : &ur_cc_none_ops;
 }
 
 void ur_cc_init(struct ur_cc *cc, const struct ur_cc_params *p, uint64_t now)
@@ -332,6 +333,13 @@ uint64_t ur_qp_cc_rate(const struct ur_qp *qp)
 	const struct ur_cc *cc = &qp->priv->cc.cc;
 
 	return cc->ops->rate(cc);
+}
+
+uint32_t ur_qp_cc_window(const struct ur_qp *qp)
+{
+	const struct ur_cc *cc = &qp->priv->cc.cc;
+
+	return cc->ops->window ? cc->ops->window(cc) : 0;
 }
 
 /* The pacer's rate: the lower of the algorithm's and the QP's limit. */
@@ -507,6 +515,13 @@ void ur__cc_delay(struct ur_qp *qp, uint32_t from, uint32_t pkts,
 		c->stamped &= ~(1ull << i);
 	}
 	cc->ops->on_delay(cc, pkts, rtt, now);
+	if (qp->dev->cc_trace && cc->ops->features) {
+		double f[UR_PRED_NF];
+		unsigned int nf = cc->ops->features(cc, f);
+
+		if (nf)
+			qp->dev->cc_trace(qp->dev, qp, f, nf, now);
+	}
 	if (cc->cuts != before) {
 		qp->dev->cnt.cc_cuts++;
 		qp->cnt.cc_cuts++;

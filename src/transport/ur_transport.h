@@ -605,6 +605,11 @@ struct ur_dev {
 	 * selective repeat spread their requests over (1: none; the host
 	 * opens them). */
 	uint8_t paths;
+	/* Optional: called with an algorithm's features after each RTT
+	 * sample (ur_cc_ops.features; the predictor's training data, which
+	 * the simulator writes with `cc_trace FILE`). NULL: none. */
+	void (*cc_trace)(struct ur_dev *dev, const struct ur_qp *qp,
+			 const double *f, unsigned int n, uint64_t now);
 };
 
 /* Free what the transport allocated for the device (the selective-repeat
@@ -717,12 +722,15 @@ int ur_qp_set_tx_window(struct ur_qp *qp, uint32_t pkts);
  * its device's dev->cc; ur_qp_set_cc replaces them (-ERANGE/-EINVAL, see
  * ur_cc_params_check). ur_qp_set_rate_limit: kbps (0 = none) and burst
  * bytes (0 = default); UR_QP_RATE_LIMIT in ur_qp_modify does the same.
- * ur_qp_cc_rate: the algorithm's current rate in bits/s, 0 = not limited.
+ * ur_qp_cc_rate: the algorithm's current rate in bits/s, 0 = not limited;
+ * ur_qp_cc_window: the packets a window-based algorithm (Swift, predict)
+ * lets be in flight, 0 = no window.
  */
 int ur_qp_set_cc(struct ur_qp *qp, const struct ur_cc_params *p, uint64_t now);
 void ur_qp_get_cc(const struct ur_qp *qp, struct ur_cc_params *p);
 int ur_qp_set_rate_limit(struct ur_qp *qp, uint32_t kbps, uint32_t burst);
 uint64_t ur_qp_cc_rate(const struct ur_qp *qp);
+uint32_t ur_qp_cc_window(const struct ur_qp *qp);
 
 /*
  * Selective repeat of a QP (RC only; -EINVAL otherwise or on a bad value).

@@ -37,7 +37,8 @@ UR_CC_PARAMS(UR_CC_X)
 #undef UR_CC_X
 _Static_assert((int)UROCE_CC_DCQCN == (int)UR_CC_DCQCN &&
 		       (int)UROCE_CC_NONE == (int)UR_CC_NONE &&
-		       (int)UROCE_CC_SWIFT == (int)UR_CC_SWIFT,
+		       (int)UROCE_CC_SWIFT == (int)UR_CC_SWIFT &&
+		       (int)UROCE_CC_PREDICT == (int)UR_CC_PREDICT,
 	       "algo values");
 
 static void say_range(const char *who, const struct ur_cc_param_info *r,
@@ -187,7 +188,7 @@ int urv__cc_dev_init(struct ur_dev *dev)
 	 * the values read here are good. */
 	ur_cc_params_default(&p);
 	if (ur_setting_get("UROCE_CC", &v) == 0)
-		p.algo = (uint32_t)v; /* choices "none|dcqcn|swift", in enum order */
+		p.algo = (uint32_t)v; /* choices "none|dcqcn|swift|predict", in enum order */
 	/* A profile, then single fields over it. The engine does not know
 	 * the link's rate: a profile that scales applies as written for
 	 * 100 Gbit/s, its first cut from the measured rate (docs/cc.md). The
@@ -274,7 +275,7 @@ URV_EXPORT int uroce_qp_set_cc(struct ibv_qp *ibqp,
 			  *(const uint32_t *)((const char *)&p + bad->off));
 	else if (rc)
 		fprintf(stderr, "uroce: uroce_qp_set_cc: algo %u unknown "
-			"(0 = none, 1 = dcqcn, 2 = swift)\n", p.algo);
+			"(0 = none, 1 = dcqcn, 2 = swift, 3 = predict)\n", p.algo);
 	if (rc)
 		return -rc;
 	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);

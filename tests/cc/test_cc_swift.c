@@ -34,6 +34,13 @@ static void swift(struct ur_cc_params *p)
 	p->algo = UR_CC_SWIFT;
 }
 
+/* The paper's law alone: no slow start (test_cc_predict.c tests it). */
+static void paper(struct ur_cc_params *p)
+{
+	swift(p);
+	p->slow_start = 0;
+}
+
 static void test_params(void)
 {
 	struct ur_cc_params p;
@@ -48,7 +55,8 @@ static void test_params(void)
 	ASSERT_EQ(p.ai_milli, 1000);
 	ASSERT_EQ(p.beta_milli, 800);
 	ASSERT_EQ(p.max_mdf_milli, 500);
-	ASSERT_EQ(p.init_cwnd, 32);
+	ASSERT_EQ(p.init_cwnd, 8);
+	ASSERT_EQ(p.slow_start, 1);
 	/* A DCQCN profile leaves Swift's fields alone. */
 	p.target_us = 77;
 	ur_cc_profile_apply(&p, ur_cc_profile_find("mlx5"), 100000);
@@ -83,7 +91,7 @@ static void test_params(void)
 	ASSERT_STR_EQ(bad->env, "TARGET_US");
 	p.algo = UR_CC_DCQCN;
 	ASSERT_EQ(ur_cc_params_check(&p, NULL), 0);
-	p.algo = 3;
+	p.algo = 4;
 	ASSERT_EQ(ur_cc_params_check(&p, NULL), -EINVAL);
 	/* UROCE_CC=swift selects it; a wrong word is refused, named. */
 	ASSERT(cc != NULL);
@@ -102,7 +110,7 @@ static void test_grow(void)
 	struct ur_cc cc;
 	uint64_t now = 1 * MS;
 
-	swift(&p);
+	paper(&p);
 	p.init_cwnd = 64; /* the arithmetic below starts there */
 	ur_cc_init(&cc, &p, now);
 	ASSERT_EQ(cc.ops->window(&cc), 64);
@@ -138,7 +146,7 @@ static void test_cut(void)
 	struct ur_cc cc;
 	uint64_t now = 1 * MS;
 
-	swift(&p); /* target 25 us, beta 0.8, max_mdf 0.5 */
+	paper(&p); /* target 25 us, beta 0.8, max_mdf 0.5 */
 	p.init_cwnd = 64;
 	p.base_win_ms = 0; /* the law on the whole RTT (test_base: above a base) */
 	ur_cc_init(&cc, &p, now);
@@ -177,7 +185,7 @@ static void test_base(void)
 	uint64_t now = 1 * MS, t;
 	double w;
 
-	swift(&p); /* target 25 us, beta 0.8 */
+	paper(&p); /* target 25 us, beta 0.8 */
 	p.init_cwnd = 64;
 	p.base_win_ms = 100;
 	ur_cc_init(&cc, &p, now);
@@ -235,7 +243,7 @@ static void test_loss(void)
 	struct ur_cc cc;
 	uint64_t now = 1 * MS;
 
-	swift(&p);
+	paper(&p);
 	p.init_cwnd = 64;
 	ur_cc_init(&cc, &p, now);
 	cc.ops->on_delay(&cc, 1, 10 * US, now); /* an RTT sample */
@@ -258,7 +266,7 @@ static void test_pacing(void)
 	struct ur_cc cc;
 	uint64_t now = 1 * MS, rtt = 100 * US;
 
-	swift(&p);
+	paper(&p);
 	p.base_win_ms = 0; /* the whole RTT is above the target */
 	ur_cc_init(&cc, &p, now);
 	cc.ops->on_sent(&cc, 4156, now);
@@ -360,7 +368,7 @@ static void test_window_bounds(void)
 
 	tfix_init(&f, UR_QPT_RC, NULL);
 	f.net.f.delay_ns = 20 * US;
-	swift(&p);
+	paper(&p);
 	p.target_us = 1000000;
 	p.ai_milli = 1;
 	p.init_cwnd = 4;
@@ -392,7 +400,8 @@ static void test_paced_path(void)
 
 	tfix_init(&f, UR_QPT_RC, NULL);
 	f.net.f.delay_ns = 50 * US;
-	swift(&p);
+	paper(&p);
+	p.init_cwnd = 32; /* the first 64 KiB WRITEs leave before the cuts */
 	p.target_us = 20; /* the RTT is 100 us */
 	p.base_win_ms = 0; /* ... and it is all counted (no base) */
 	set_cc(&f, &p);
