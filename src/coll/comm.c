@@ -663,15 +663,17 @@ static void drain_credits(struct uroce_comm *c)
 }
 
 /*
- * After every request of c and of its lanes finished: each lane's own
- * barrier says every member is done writing to us on it, then it goes.
+ * After every request of c and of its lanes (or rails) finished: each
+ * hidden sub-communicator's own barrier says every member is done
+ * writing to us on it, then it goes. subs[0] is c itself.
  */
-int ur__lanes_destroy(struct uroce_comm *c)
+static int subs_destroy(struct uroce_comm *c, struct uroce_comm **subs,
+			int n)
 {
 	int r = 0;
 
-	for (int i = 1; i < c->nlanes; i++) {
-		struct uroce_comm *k = c->lanes[i];
+	for (int i = 1; i < n; i++) {
+		struct uroce_comm *k = subs[i];
 
 		ur__nbc_fini(k);
 		if (!k->failed && !c->failed) {
@@ -682,31 +684,20 @@ int ur__lanes_destroy(struct uroce_comm *c)
 				r = e;
 		}
 		ur__comm_free(k);
-		c->lanes[i] = NULL;
+		subs[i] = NULL;
 	}
 	return r;
 }
 
-/* The same for the rails (rails.c). */
+int ur__lanes_destroy(struct uroce_comm *c)
+{
+	return subs_destroy(c, c->lanes, c->nlanes);
+}
+
+/* The rails (rails.c). */
 int ur__rails_destroy(struct uroce_comm *c)
 {
-	int r = 0;
-
-	for (int i = 1; i < c->nrails; i++) {
-		struct uroce_comm *k = c->rails[i];
-
-		ur__nbc_fini(k);
-		if (!k->failed && !c->failed) {
-			int e = ur__nbc_barrier_now(k);
-			if (!e)
-				drain_credits(k);
-			if (e && !r)
-				r = e;
-		}
-		ur__comm_free(k);
-		c->rails[i] = NULL;
-	}
-	return r;
+	return subs_destroy(c, c->rails, c->nrails);
 }
 
 int uroce_comm_destroy(uroce_comm_t *c)
