@@ -2,14 +2,17 @@
 /*
  * Event delivery: completion channels and the async event queue.
  *
- * Each queue is a FIFO plus an eventfd in semaphore mode: one count per
- * queued event, so the fd polls readable exactly while events wait, and a
- * blocking read() is the "wait" of ibv_get_cq_event()/ibv_get_async_event()
- * (an application that made the fd O_NONBLOCK gets EAGAIN, as with the
- * kernel's uverbs event files). The engine thread pushes from the host ops.
+ * Each queue is a FIFO plus an eventfd whose count is 1 while the FIFO
+ * holds events and 0 when it is empty, changed only under the queue's
+ * lock, so the fd polls readable exactly while events wait, also after a
+ * destroy dropped some (as the kernel's uverbs event files, which drop a
+ * destroyed object's events from their list). A reader waits in poll()
+ * and pops under the lock; an application that made the fd O_NONBLOCK
+ * gets EAGAIN. The engine thread pushes from the host ops.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -19,7 +22,7 @@
 
 int urv__evq_init(struct urv_evq *q)
 {
-	q->fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	q->fd = eventfd(0, EFD_CLOEXEC);
 	if (q->fd < 0)
 		return -errno;
 	pthread_mutex_init(&q->lock, NULL);
@@ -40,42 +43,63 @@ void urv__evq_fini(struct urv_evq *q)
 	pthread_mutex_destroy(&q->lock);
 }
 
+/* Under q->lock: the count follows the FIFO (0 -> 1 at the first event,
+ * 1 -> 0 when the last goes; a read of 1 never blocks). */
+static void evq_mark(struct urv_evq *q, bool was_empty)
+{
+	uint64_t v = 1;
+
+	if (was_empty && q->head) {
+		if (write(q->fd, &v, sizeof(v)) != sizeof(v))
+			(void)0; /* overflow is not reachable: the count is 0 */
+	} else if (!was_empty && !q->head) {
+		if (read(q->fd, &v, sizeof(v)) != sizeof(v))
+			(void)0; /* the count was 1, under our lock */
+	}
+}
+
 void urv__evq_push(struct urv_evq *q, struct urv_event *e)
 {
-	uint64_t one = 1;
+	bool was_empty;
 
 	e->next = NULL;
 	pthread_mutex_lock(&q->lock);
+	was_empty = !q->head;
 	*q->tail = e;
 	q->tail = &e->next;
-	/* Under the lock so a concurrent drop cannot see the count lag. */
-	if (write(q->fd, &one, sizeof(one)) != sizeof(one)) {
-		/* Counter overflow is not reachable (2^64-2 events). */
-	}
+	evq_mark(q, was_empty);
 	pthread_mutex_unlock(&q->lock);
 }
 
 int urv__evq_pop(struct urv_evq *q, struct urv_event **out)
 {
-	uint64_t v;
-	struct urv_event *e = NULL;
+	struct pollfd p = { .fd = q->fd, .events = POLLIN };
+	struct urv_event *e;
 
 	for (;;) {
-		if (read(q->fd, &v, sizeof(v)) != sizeof(v))
-			return errno == EAGAIN ? -EAGAIN : -errno;
 		pthread_mutex_lock(&q->lock);
 		e = q->head;
 		if (e) {
 			q->head = e->next;
 			if (!q->head)
 				q->tail = &q->head;
+			evq_mark(q, false);
 		}
 		pthread_mutex_unlock(&q->lock);
 		if (e) {
 			*out = e;
 			return 0;
 		}
-		/* The event was dropped by a destroy after we were woken. */
+		{
+			int fl = fcntl(q->fd, F_GETFL);
+
+			if (fl >= 0 && (fl & O_NONBLOCK))
+				return -EAGAIN;
+		}
+		/* Another reader may take what woke us: then wait again.
+		 * A signal ends the wait with EINTR, as the kernel's read. */
+		if (poll(&p, 1, -1) < 0)
+			return -errno;
 	}
 }
 
@@ -83,9 +107,11 @@ int urv__evq_drop(struct urv_evq *q, bool (*match)(struct urv_event *, void *),
 		   void *arg)
 {
 	struct urv_event **pp, *e;
+	bool was_empty;
 	int n = 0;
 
 	pthread_mutex_lock(&q->lock);
+	was_empty = !q->head;
 	for (pp = &q->head; (e = *pp);) {
 		if (match(e, arg)) {
 			*pp = e->next;
@@ -98,8 +124,7 @@ int urv__evq_drop(struct urv_evq *q, bool (*match)(struct urv_event *, void *),
 	q->tail = &q->head;
 	for (e = q->head; e; e = e->next)
 		q->tail = &e->next;
-	/* Leave the fd count: a reader that wakes for a dropped event finds
-	 * the queue short and waits again (see urv__evq_pop). */
+	evq_mark(q, was_empty); /* empty now: the fd stops polling readable */
 	pthread_mutex_unlock(&q->lock);
 	return n;
 }
