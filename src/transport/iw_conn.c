@@ -229,6 +229,9 @@ static void flush_all(struct ur_iw_conn *c, uint64_t now)
 	c->rx_active = false;
 }
 
+/* enter_error's @ev for an end the application hears of from rdma_cm */
+#define IW_NO_EVENT ((enum ur_async_event)-1)
+
 static void enter_error(struct ur_iw_conn *c, uint32_t state, int err,
 			enum ur_async_event ev, uint64_t now)
 {
@@ -241,7 +244,8 @@ static void enter_error(struct ur_iw_conn *c, uint32_t state, int err,
 	c->deadline = UINT64_MAX;
 	c->qp->state = UR_QPS_ERR;
 	flush_all(c, now);
-	if (!was && state == UR_IWS_ERROR && c->qp->dev->ops->qp_event)
+	if (!was && state == UR_IWS_ERROR && ev != IW_NO_EVENT &&
+	    c->qp->dev->ops->qp_event)
 		c->qp->dev->ops->qp_event(c->qp->dev->host, c->qp, ev);
 }
 
@@ -943,8 +947,12 @@ void ur_iw_close(struct ur_iw_conn *c, uint64_t now)
 	bool data = c->state == UR_IWS_RTS || c->state == UR_IWS_RTR_WAIT ||
 		    c->state == UR_IWS_ERROR;
 
+	/* The stream ended (FIN, RST, or our own disconnect): ERROR and the
+	 * WQEs flush, but no async event, as siw's siw_qp_llp_close; the
+	 * application hears DISCONNECTED from rdma_cm. Errors the protocol
+	 * finds (Terminate, MPA, timeouts) stay QP_FATAL. */
 	enter_error(c, data ? UR_IWS_ERROR : UR_IWS_CLOSED, -ECONNRESET,
-		    UR_EVENT_QP_FATAL, now);
+		    IW_NO_EVENT, now);
 }
 
 void ur_iw_timer(struct ur_iw_conn *c, uint64_t now)

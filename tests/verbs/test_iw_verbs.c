@@ -338,6 +338,21 @@ static void test_terminate(void)
 	ASSERT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
 }
 
+/* Async events waiting on the context within @ms (each acknowledged). */
+static int async_events(int ms)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int n = 0;
+
+	while (poll(&p, 1, ms) == 1 && !ibv_get_async_event(ctx, &ev)) {
+		ibv_ack_async_event(&ev);
+		n++;
+		ms = 0;
+	}
+	return n;
+}
+
 static void test_disconnect(void)
 {
 	/* A fresh pair; A disconnects, B hears it, then A does too. */
@@ -346,12 +361,15 @@ static void test_disconnect(void)
 	side_init(&A);
 	side_init(&B);
 	connect_pair();
+	async_events(0); /* the Terminate test's QP_FATALs */
 	ASSERT_EQ(uroce_iw_disconnect(A.qp), 0);
 	wait_ev(&B, UROCE_IW_DISCONNECTED);
 	ASSERT_EQ(uroce_iw_disconnect(B.qp), 0);
 	wait_ev(&A, UROCE_IW_DISCONNECTED);
 	ASSERT_EQ(atomic_load(&A.ev[UROCE_IW_FAILED]), 0);
 	ASSERT_EQ(atomic_load(&B.ev[UROCE_IW_FAILED]), 0);
+	/* an orderly end raises no async event (siw_qp_llp_close) */
+	ASSERT_EQ(async_events(100), 0);
 }
 
 static void setup(void)
