@@ -46,19 +46,22 @@ hp_reserve() {
 	flock 9
 	count=0 old=- set=-
 	[ -s "$hp_state" ] && read -r count old set <"$hp_state"
-	if [ "$count" -eq 0 ]; then
-		free=$(hp_free)
-		if [ "${free:-0}" -lt $hp_need ]; then
-			old=$(cat $hp_sys)
-			want=$((old + hp_need - ${free:-0}))
-			if ! echo $want >$hp_sys 2>"$tmp/hp.err"; then
-				echo "huge pages: cannot set vm.nr_hugepages=$want: $(cat "$tmp/hp.err")"
-				old=-
-			fi
-			set=$(cat $hp_sys)
-			[ "$old" != - ] && [ "$set" -lt "$want" ] &&
-				echo "huge pages: asked the kernel for $want 2 MiB pages, got $set (not enough free contiguous memory): huge page tests may skip"
+	# $hp_need free pages per run that holds the reservation: two runs at
+	# once (two CI jobs) each map theirs (one job's mmap failed when they
+	# shared 16). The first holder records what to give back.
+	free=$(hp_free)
+	need=$((hp_need * (count + 1)))
+	if [ "${free:-0}" -lt $need ]; then
+		cur=$(cat $hp_sys)
+		[ "$count" -eq 0 ] && old=$cur
+		want=$((cur + need - ${free:-0}))
+		if ! echo $want >$hp_sys 2>"$tmp/hp.err"; then
+			echo "huge pages: cannot set vm.nr_hugepages=$want: $(cat "$tmp/hp.err")"
+			[ "$count" -eq 0 ] && old=-
 		fi
+		set=$(cat $hp_sys)
+		[ "$set" -lt "$want" ] &&
+			echo "huge pages: asked the kernel for $want 2 MiB pages, got $set (not enough free contiguous memory): huge page tests may skip"
 	fi
 	echo "$((count + 1)) $old $set" >"$hp_state"
 	hp_held=1
