@@ -21,8 +21,11 @@ ROUNDS=${3:-5}
 export UCX_TLS=tcp UCX_NET_DEVICES=lo
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-port=$((40000 + $$ % 10000))
-np() { port=$((port + 1)); echo $port; }
+# The next port, counted in a file: np runs in $(...), where a variable's
+# increment is lost (every run took the same port, and a server could meet
+# the previous run's TIME_WAIT).
+echo $((40000 + $$ % 10000)) >"$out/port"
+np() { local p=$(($(cat "$out/port") + 1)); echo $p >"$out/port"; echo $p; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"; exit} m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m}'; }
 
 # ib_write_bw -s 64 of build $1 (extra perftest args after it):
