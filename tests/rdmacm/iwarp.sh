@@ -34,18 +34,10 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 T0=$SECONDS
 
-# Wait until TCP port $1 listens (state 0A in /proc/net/tcp), run by "$2..."
-wait_tcp() {
-	local port hex i
-	port=$1; shift
-	hex=$(printf ':%04X 00000000:0000 0A' "$port")
-	for i in $(seq 1 200); do
-		"$@" cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -q "$hex" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
+# wait_tcp PORT [PREFIX...]: until a TCP listener (IPv4 or IPv6: the
+# iWARP listeners are dual-stack, which a /proc/net/tcp pattern missed,
+# costing 10 s per pair) is up
+source "$(dirname "${BASH_SOURCE[0]}")/../listen.sh"
 # pair NAME PORT EXPECT SIP CIP SERVER-CMD -- CLIENT-CMD, with $pre the
 # command prefix of the server's and the client's host ("" on loopback).
 pair() {
