@@ -5,11 +5,15 @@
  * as a short MAD is dropped before). The validity check, every field and
  * byte range of every message, and the rdma_cm header must stay inside
  * the MAD; writing back what was read must leave the MAD unchanged.
+ * The same MAD also goes to the readers of uroce's vendor-class hellos
+ * (selective repeat, encryption) that share QP1 with the CM.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ur_cm_mad.h"
+#include "ur_crypt.h"
+#include "ur_transport.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,6 +28,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memset(mad, 0, UR_MAD_LEN);
 	memcpy(mad, data, size < UR_MAD_LEN ? size : UR_MAD_LEN);
+	{
+		struct ur_sr_hello sh;
+		struct ur_crypt_hello ch;
+
+		/* Given the input's own length: a short hello is refused. */
+		(void)ur_sr_hello_parse(data, size, &sh);
+		(void)ur_crypt_hello_parse(data, size, &ch);
+	}
 	(void)ur_cm_mad_valid(mad, size);
 	attr = ur_cm_mad_attr(mad);
 	(void)ur_cm_attr_name(attr);
