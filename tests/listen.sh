@@ -8,7 +8,8 @@
 #                              abstract unix socket named for the port,
 #                              docs/rdmacm.md; flag 00010000 = listening)
 # PREFIX runs the check elsewhere (ip netns exec NS, lab_exec h2). Waits
-# 10 s at most, then returns 1 and the client's own error says the rest.
+# 10 s at most, then says so on stderr and returns 1; the client's own
+# error says the rest.
 wait_tcp() {
 	_wl_port=$1
 	shift
@@ -16,6 +17,7 @@ wait_tcp() {
 		"$@" ss -Hltn "sport = :$_wl_port" 2>/dev/null | grep -q . && return 0
 		sleep 0.05
 	done
+	echo "wait_tcp: no TCP listener on port $_wl_port after 10 s" >&2
 	return 1
 }
 wait_cm() {
@@ -25,5 +27,6 @@ wait_cm() {
 		"$@" grep -q "00010000 0005 01 .*@uroce-cm/.*/$_wl_port\$" /proc/net/unix && return 0
 		sleep 0.05
 	done
+	echo "wait_cm: no rdma_cm listener on port $_wl_port after 10 s" >&2
 	return 1
 }
