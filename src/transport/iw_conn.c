@@ -992,7 +992,7 @@ int ur_iw_post_send(struct ur_iw_conn *c, const struct ur_send_wr *wr,
 	}
 	if (wr->num_sge > caps->max_send_sge || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
-	if (c->sq_tail - c->sq_head >= c->sq_cap)
+	if (c->sq_tail - c->sq_head >= caps->max_send_wr)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
@@ -1050,7 +1050,7 @@ int ur_iw_post_recv(struct ur_iw_conn *c, const struct ur_recv_wr *wr,
 	if (wr->num_sge > c->qp->caps.max_recv_sge ||
 	    (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
-	if (c->rq_tail - c->rq_head >= c->rq_cap)
+	if (c->rq_tail - c->rq_head >= c->qp->caps.max_recv_wr)
 		return -ENOMEM;
 	r = &c->rq[idx % c->rq_cap];
 	sge = &c->rq_sge[(size_t)(idx % c->rq_cap) * c->rs];
@@ -1158,6 +1158,15 @@ int ur_iw_start(struct ur_iw_conn *c, const struct ur_iw_cfg *cfg,
 	return iw_begin(c, now);
 }
 
+static uint32_t pow2_up(uint32_t n) /* n <= 2^31 (the device's max_qp_wr) */
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
 int ur_iw_conn_new(struct ur_qp *qp, const struct ur_iw_cfg *cfg,
 		   uint64_t now, struct ur_iw_conn **out)
 {
@@ -1185,8 +1194,11 @@ int ur_iw_conn_new(struct ur_qp *qp, const struct ur_iw_cfg *cfg,
 	c->scratch = malloc(UR_MPA_ULPDU_MAX);
 	c->ss = caps->max_send_sge ? caps->max_send_sge : 1;
 	c->rs = caps->max_recv_sge ? caps->max_recv_sge : 1;
-	c->sq_cap = caps->max_send_wr;
-	c->rq_cap = caps->max_recv_wr;
+	/* Slots by a power of two: the indices run free over 2^32, and
+	 * index % cap stays continuous across the wrap only then. The
+	 * queues still take at most max_send_wr / max_recv_wr WQEs. */
+	c->sq_cap = pow2_up(caps->max_send_wr);
+	c->rq_cap = pow2_up(caps->max_recv_wr);
 	c->sq = calloc(c->sq_cap, sizeof(*c->sq));
 	c->sq_sge = calloc((size_t)c->sq_cap * c->ss,
 			   sizeof(*c->sq_sge));

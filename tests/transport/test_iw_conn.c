@@ -90,9 +90,11 @@ static struct ur_mr *add_mr(struct side *s, uint32_t stag, uint8_t *p,
 	return m;
 }
 
+static uint32_t depth = 64; /* max_send_wr and max_recv_wr of new sides */
+
 static void side_init(struct side *s, int id)
 {
-	struct ur_qp_caps caps = {.max_send_wr = 64, .max_recv_wr = 64,
+	struct ur_qp_caps caps = {.max_send_wr = depth, .max_recv_wr = depth,
 				  .max_send_sge = 4, .max_recv_sge = 4,
 				  .max_inline_data = 64};
 
@@ -367,6 +369,44 @@ static void test_ops_crc(void) { run_ops(true, false); }
 static void test_ops_markers(void) { run_ops(true, true); }
 
 /* Inline data, the fence and unsupported opcodes. */
+/* A queue takes max_send_wr / max_recv_wr WQEs, not its slot count (a
+ * power of two, so that the free-running indices wrap cleanly): depth 3
+ * takes three, refuses a fourth, and takes three again once they are done,
+ * round after round across the slots. */
+static void test_queue_depth(void)
+{
+	struct side a, b;
+	uint32_t id = 1;
+
+	depth = 3;
+	connect2(&a, &b, false, false);
+	depth = 64;
+	for (int round = 0; round < 5; round++) {
+		struct ur_sge rs = {(uintptr_t)b.buf, 8, b.mr[0].lkey};
+		struct ur_recv_wr rw = {.wr_id = 99, .sg_list = &rs,
+					.num_sge = 1};
+
+		for (int i = 0; i < 3; i++)
+			post_recv(&b, id + (uint32_t)i, 0, 8);
+		ASSERT_EQ(ur_iw_post_recv(b.c, &rw, now), -ENOMEM);
+		for (int i = 0; i < 3; i++)
+			ASSERT_EQ(post(&a, UR_WR_SEND, id + (uint32_t)i, 0, 8,
+				       0, 0, 0, 0), 0);
+		ASSERT_EQ(post(&a, UR_WR_SEND, 99, 0, 8, 0, 0, 0, 0),
+			  -ENOMEM);
+		pump(&a, &b);
+		for (int i = 0; i < 3; i++) {
+			ASSERT_EQ(next_cqe(&b.rcq).wr_id, id + (uint32_t)i);
+			ASSERT_EQ(next_cqe(&a.scq).wr_id, id + (uint32_t)i);
+		}
+		no_cqe(&b.rcq);
+		no_cqe(&a.scq);
+		id += 3;
+	}
+	side_fini(&a);
+	side_fini(&b);
+}
+
 static void test_post_rules(void)
 {
 	struct side a, b;
@@ -1008,6 +1048,7 @@ static const struct ur_test_case tests[] = {
 	{"ops_crc", test_ops_crc},
 	{"ops_markers", test_ops_markers},
 	{"post_rules", test_post_rules},
+	{"queue_depth", test_queue_depth},
 	{"terminates", test_terminates},
 	{"peer_violations", test_peer_violations},
 	{"mpa", test_mpa},
