@@ -13,30 +13,8 @@ RUNS=${1:-3} RATE=${2:-300mbit} DUR=${3:-5} B=build/bin
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "dual_port.sh: RUNS must be a positive integer" >&2; exit 2; }
 [[ $DUR =~ ^[1-9][0-9]*$ ]] || { echo "dual_port.sh: DUR must be a positive integer (seconds)" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "dual_port.sh: needs root (ip netns)" >&2; exit 1; }
-a=uroce-dp-$$-a b=uroce-dp-$$-b
-tmp=$(mktemp -d)
-cleanup() { ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-ip netns add $a && ip netns add $b || exit 1
-for ns in $a $b; do ip -n $ns link set lo up; done
-ip -n $a link add r1a type veth peer name r1b netns $b
-ip -n $a link add r2a type veth peer name r2b netns $b
-ip -n $a addr add 10.95.1.1/30 dev r1a; ip -n $b addr add 10.95.1.2/30 dev r1b
-ip -n $a addr add 10.95.2.1/30 dev r2a; ip -n $b addr add 10.95.2.2/30 dev r2b
-for x in "$a r1a" "$a r2a" "$b r1b" "$b r2b"; do
-	set -- $x
-	ip -n $1 link set $2 up
-	ip netns exec $1 tc qdisc add dev $2 root tbf rate "$RATE" burst 32k latency 20ms
-done
-# The kernel sets the veths' operational state up to a second after their
-# carriers (its link watch): wait for it, so that no run starts sooner.
-for i in $(seq 50); do
-	[[ $( (ip netns exec $a cat /sys/class/net/r{1,2}a/operstate
-	       ip netns exec $b cat /sys/class/net/r{1,2}b/operstate) | grep -c '^up$') == 4 ]] && break
-	sleep 0.1
-done
-
-median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"; exit} m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m}'; }
+. bench/lib.sh
+tworail_up dp 10.95 "$RATE" || exit 1
 txb() { ip netns exec $b cat /sys/class/net/$1/statistics/tx_bytes; }
 inA() { ip netns exec $a env UROCE_PORTS=r1a,r2a "$@"; }
 inB() { ip netns exec $b env UROCE_PORTS=r1b,r2b "$@"; }
