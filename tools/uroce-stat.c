@@ -9,6 +9,7 @@
  *   uroce-stat -w [-i 0.5]     every interval: rates per second
  *   uroce-stat -w --csv        per QP: time,pid,dev,qpn,tx/rx bit/s, DCQCN
  *                              rate, CNPs (for plots)
+ * Only processes of its own network namespace, unless --all-netns.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,8 +36,8 @@ struct snap {
 	struct uroce_stat_file f; /* a consistent copy */
 };
 
-static bool opt_all, opt_csv;
-static int opt_pid;
+static bool opt_all, opt_csv, opt_all_netns;
+static int opt_pid, other_netns; /* processes left out: another netns */
 static const char *opt_dev;
 
 static void usage(FILE *o)
@@ -51,6 +52,9 @@ static void usage(FILE *o)
 "  -w, --watch          repeat every interval and print rates per second\n"
 "  -i, --interval SEC   interval for --watch (default 1, e.g. 0.1)\n"
 "  -c, --count N        stop after N intervals\n"
+"      --all-netns      also processes of other network namespaces (by\n"
+"                       default only this one's, as `rdma` shows only its\n"
+"                       namespace's devices; /dev/shm is shared)\n"
 "      --csv            with --watch: one CSV row per QP and interval:\n"
 "                       time_s,pid,dev,addr,qpn,tx_bps,rx_bps,cc_rate_bps,\n"
 "                       tx_cnp,rx_cnp,rx_ecn_ce,tx_retransmit\n"
@@ -147,13 +151,30 @@ static int cmp_name(const void *a, const void *b)
 		      ((const struct snap *)b)->name);
 }
 
-/* Every live process's file, sorted by name. */
+/* Is @pid in our network namespace? Unknown (no permission to read its
+ * /proc entry) counts as yes: shown rather than hidden. */
+static bool same_netns(int pid)
+{
+	char p[64], mine[64], its[64];
+	ssize_t a, b;
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/net", pid);
+	a = readlink("/proc/self/ns/net", mine, sizeof(mine));
+	b = readlink(p, its, sizeof(its));
+	if (a <= 0 || b <= 0)
+		return true;
+	return a == b && !memcmp(mine, its, (size_t)a);
+}
+
+/* Every live process's file of our network namespace (all with
+ * --all-netns), sorted by name. */
 static int scan(struct snap *s, int max)
 {
 	DIR *d = opendir("/dev/shm");
 	struct dirent *de;
 	int n = 0;
 
+	other_netns = 0;
 	if (!d)
 		return 0;
 	while ((de = readdir(d)) && n < max) {
@@ -167,6 +188,10 @@ static int scan(struct snap *s, int max)
 			continue; /* stale: its process is gone */
 		if (opt_pid && pid != opt_pid)
 			continue;
+		if (!opt_all_netns && !same_netns(pid)) {
+			other_netns++;
+			continue;
+		}
 		snprintf(path, sizeof(path), "/dev/shm/%s", de->d_name);
 		if (read_one(path, &s[n].f))
 			continue;
@@ -230,6 +255,10 @@ static void none_found(void)
 	} else {
 		fprintf(stderr, "uroce-stat: no running uroce process found\n");
 	}
+	if (other_netns)
+		fprintf(stderr, "uroce-stat: %d counters file(s) of processes in "
+			"other network namespaces left out (--all-netns shows "
+			"them)\n", other_netns);
 }
 
 static void show(const struct snap *s, int n)
@@ -384,6 +413,7 @@ int main(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "csv", no_argument, NULL, 'C' },
+		{ "all-netns", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -422,6 +452,7 @@ int main(int argc, char **argv)
 					       "a positive number of intervals");
 			break;
 		case 'C': opt_csv = true; break;
+		case 'N': opt_all_netns = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

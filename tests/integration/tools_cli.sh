@@ -145,4 +145,23 @@ if command -v ibv_devinfo >/dev/null && command -v ibv_rc_pingpong >/dev/null; t
 		echo "FAIL: pingpong without -g: no hint"; cat "$tmp/s" "$tmp/c"; fail=1
 	fi
 fi
+# uroce-stat shows its own network namespace's processes (/dev/shm is
+# shared by all): a device context in another namespace is left out and
+# said so, and --all-netns shows it. Needs unshare -n (root).
+if unshare -n true 2>/dev/null; then
+	unshare -n sh -c 'ip link set lo up; exec "$0/uroce-run" ibv_rc_pingpong -g 1 -p 18562' \
+		"$bin" >"$tmp/ns" 2>&1 &
+	o=$!
+	for i in $(seq 100); do ls /dev/shm/uroce-$o-* >/dev/null 2>&1 && break; sleep 0.05; done
+	expect 1 "1 counters file(s) of processes in other network namespaces left out (--all-netns shows them)" \
+		"$bin/uroce-stat" -p $o
+	if "$bin/uroce-stat" --all-netns -p $o 2>&1 | grep -q "^uroce-$o-uroce0: pid $o dev uroce0"; then
+		echo "ok: uroce-stat --all-netns shows pid $o of another namespace"
+	else
+		echo "FAIL: uroce-stat --all-netns -p $o: $("$bin/uroce-stat" --all-netns -p $o 2>&1)"; fail=1
+	fi
+	kill $o 2>/dev/null; wait $o 2>/dev/null
+else
+	echo "note: unshare -n not allowed here: the namespace check of uroce-stat skipped"
+fi
 exit $fail
