@@ -165,11 +165,19 @@ int ur_qp_crypt_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
 	if (ur_crypt_hello_parse(mad, len, &h))
 		return -EBADMSG;
 	/* Only a QP that negotiates, from its peer's address, for this
-	 * connection, with our algorithm and a MAC that verifies. */
-	if ((c->neg != UR_CRYPT_NEG_PENDING && c->neg != UR_CRYPT_NEG_SEALED) ||
-	    !ur__from_peer(qp, ri) || h.dst_qpn != qp->qpn ||
-	    h.src_qpn != qp->priv->attr.dest_qp_num || h.alg != c->alg ||
-	    hello_mac(qp, mad, false, mac) ||
+	 * connection, with our algorithm and a MAC that verifies. A QP not
+	 * negotiating yet is common, not an attack: the passive side of
+	 * rdma_cm reaches RTR, and says hello, before the active side. */
+	if (c->neg != UR_CRYPT_NEG_PENDING && c->neg != UR_CRYPT_NEG_SEALED) {
+		qp->dev->cnt.rx_drop_bad_state++;
+		return -EAGAIN;
+	}
+	if (!ur__from_peer(qp, ri) || h.dst_qpn != qp->qpn ||
+	    h.src_qpn != qp->priv->attr.dest_qp_num) {
+		qp->dev->cnt.rx_drop_offpath++;
+		return -EACCES;
+	}
+	if (h.alg != c->alg || hello_mac(qp, mad, false, mac) ||
 	    ur_crypt_memneq(mac, mad + H_MAC, sizeof(mac))) {
 		qp->dev->cnt.rx_drop_auth++;
 		return -EACCES;

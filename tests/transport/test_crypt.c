@@ -606,6 +606,10 @@ static void t_neg_allow_plain(void)
 	ASSERT_GT(c.leaks, 0); /* plain, as allowed */
 	ASSERT_EQ(f.net.nodes[0].dev.cnt.crypt_neg_timeout, 1);
 	ASSERT_GE(f.net.now, UR_CRYPT_NEG_ALLOW_NS);
+	/* b negotiates nothing: a's hellos are out of state there, not
+	 * authentication failures. */
+	ASSERT_GT(f.net.nodes[1].dev.cnt.rx_drop_bad_state, 0);
+	ASSERT_EQ(f.net.nodes[1].dev.cnt.rx_drop_auth, 0);
 	tfix_fini(&f);
 }
 
@@ -695,6 +699,7 @@ static void t_neg_loss_forgery(void)
 	tnet_rxinfo(EVIL_NODE, 1, &ri); /* from elsewhere */
 	ASSERT_EQ(ur_dev_crypt_hello_rx(&f.net.nodes[1].dev, mad, sizeof(mad),
 					&ri, f.net.now), -EACCES);
+	ASSERT_EQ(f.net.nodes[1].dev.cnt.rx_drop_offpath, 1);
 	tnet_rxinfo(0, 1, &ri);
 	for (int off = 24; off < 104; off += 7) {
 		mad[off] ^= 0x01;
