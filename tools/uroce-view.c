@@ -9,7 +9,7 @@
  *   dev/infiniband/<dev_name>, rdma_cm       -> /dev/null (an rw char device)
  *   sys/class/infiniband/<name>/             node_type, node_guid, ports/1/...
  *       ports/1/gids/<i>, gid_attrs/types/<i> ("RoCE v2"), gid_attrs/ndevs/<i>
- *       device/net/<ifname> -> /sys/class/net/<ifname>
+ *       device/net/<ifname> -> /sys/class/net/<ifname> (each port's)
  *   sys/class/infiniband_verbs/<dev_name>/   ibdev, abi_version, dev
  * Only GID entries that hold an address get files: clients read a missing
  * types/<i> as an unused entry, as Linux's EINVAL for an empty one.
@@ -163,8 +163,24 @@ static const char *state_str(enum ibv_port_state s)
 	}
 }
 
+/* The interfaces behind a device's ports, each once (a dual-port NIC has
+ * both netdevs under its PCI device's net/). */
+struct netdevs {
+	char name[8][IF_NAMESIZE];
+	int n;
+};
+
+static void netdev_add(struct netdevs *nd, const char *ifn)
+{
+	for (int i = 0; i < nd->n; i++)
+		if (!strcmp(nd->name[i], ifn))
+			return;
+	if (nd->n < 8)
+		snprintf(nd->name[nd->n++], IF_NAMESIZE, "%s", ifn);
+}
+
 static int add_port(struct tree *t, struct ibv_context *ctx, const char *dn,
-		    uint8_t port, char *ifname)
+		    uint8_t port, struct netdevs *nd)
 {
 	const char *cls = "sys/class/infiniband";
 	struct ibv_port_attr pa;
@@ -209,8 +225,7 @@ static int add_port(struct tree *t, struct ibv_context *ctx, const char *dn,
 		if (!ret && ge.ndev_ifindex && if_indextoname(ge.ndev_ifindex, ifn)) {
 			ret = add(t, ENT_FILE, ifn, "%s/%s/ports/%u/gid_attrs/ndevs/%d",
 				  cls, dn, port, i);
-			if (!ifname[0])
-				strcpy(ifname, ifn);
+			netdev_add(nd, ifn);
 		}
 	}
 	return ret;
@@ -222,7 +237,8 @@ static int add_device(struct tree *t, struct ibv_device *dev)
 	const char *cls = "sys/class/infiniband";
 	struct ibv_device_attr da;
 	struct ibv_context *ctx;
-	char buf[96], ifname[IF_NAMESIZE] = "";
+	struct netdevs nd = { .n = 0 };
+	char buf[96];
 	int ret;
 
 	if (strchr(dn, '/') || strchr(dev->dev_name, '/'))
@@ -246,18 +262,21 @@ static int add_device(struct tree *t, struct ibv_device *dev)
 	guid_str(da.sys_image_guid, buf, sizeof(buf));
 	ret = ret ?: add(t, ENT_FILE, buf, "%s/%s/sys_image_guid", cls, dn);
 	for (uint8_t p = 1; !ret && p <= da.phys_port_cnt; p++)
-		ret = add_port(t, ctx, dn, p, ifname);
+		ret = add_port(t, ctx, dn, p, &nd);
 	if (ret)
 		goto out;
 	snprintf(buf, sizeof(buf), "uroce %s", dn);
 	ret = add(t, ENT_FILE, buf, "%s/%s/node_desc", cls, dn);
-	/* The netdev, as a PCI NIC shows it (rdma-core's tests look here). */
-	if (!ret && ifname[0]) {
-		snprintf(buf, sizeof(buf), "/sys/class/net/%s", ifname);
-		ret = add(t, ENT_FILE, ifname, "%s/%s/parent", cls, dn) ?:
+	/* The netdevs, as a PCI NIC shows them (rdma-core's tests look
+	 * here): every port's; the parent is port 1's. */
+	if (!ret && nd.n)
+		ret = add(t, ENT_FILE, nd.name[0], "%s/%s/parent", cls, dn) ?:
 		      add(t, ENT_DIR, NULL, "%s/%s/device", cls, dn) ?:
-		      add(t, ENT_DIR, NULL, "%s/%s/device/net", cls, dn) ?:
-		      add(t, ENT_LINK, buf, "%s/%s/device/net/%s", cls, dn, ifname);
+		      add(t, ENT_DIR, NULL, "%s/%s/device/net", cls, dn);
+	for (int i = 0; !ret && i < nd.n; i++) {
+		snprintf(buf, sizeof(buf), "/sys/class/net/%s", nd.name[i]);
+		ret = add(t, ENT_LINK, buf, "%s/%s/device/net/%s", cls, dn,
+			  nd.name[i]);
 	}
 	ret = ret ?:
 	      add(t, ENT_DIR, NULL, "sys/class/infiniband_verbs/%s", dev->dev_name) ?:

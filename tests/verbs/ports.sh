@@ -52,6 +52,16 @@ if grep -q "phys_port_cnt:[[:space:]]*2" "$tmp/devinfo" &&
 else
 	bad "ibv_devinfo"; cat "$tmp/devinfo"
 fi
+# The device view (uroce-view, what UCX and Open MPI read): each port's
+# netdev under device/net, and in its GID's ndevs.
+view=$(inA "$bin/uroce-view" 2>"$tmp/view.err")
+d=$view/sys/class/infiniband/uroce0
+if [ -L "$d/device/net/r1a" ] && [ -L "$d/device/net/r2a" ] &&
+   [ "$(cat "$d/ports/2/gid_attrs/ndevs/0" 2>/dev/null)" = r2a ]; then
+	ok "uroce-view: device/net has r1a and r2a, port 2's GID 0 is on r2a"
+else
+	bad "uroce-view: $(ls "$d/device/net" 2>&1) $(cat "$tmp/view.err")"
+fi
 inA "$bin/uroce-devinfo" -v >"$tmp/udevinfo" 2>&1
 if grep -q "phys_port_cnt:[[:space:]]*2" "$tmp/udevinfo" &&
    grep -q "port:[[:space:]]*2" "$tmp/udevinfo"; then
