@@ -74,7 +74,9 @@ void sim_cfg_cc(const struct sim_cfg *c, struct ur_cc_params *out)
 	}
 }
 
-static int num(const char *v, uint64_t *out)
+/* A whole number (K, M, G suffixes), times @scale: "0.3" Gb/s is 3e8
+ * bit/s, "2.5" hosts is refused (-1), not cut to 2. */
+static int num_scaled(const char *v, double scale, uint64_t *out)
 {
 	char *end;
 	double d;
@@ -88,10 +90,16 @@ static int num(const char *v, uint64_t *out)
 	case 'M': d *= 1024 * 1024; end++; break;
 	case 'G': d *= 1024.0 * 1024 * 1024; end++; break;
 	}
-	if (*end)
+	d *= scale;
+	if (*end || d != (double)(uint64_t)d || d >= 18446744073709551615.0)
 		return -1;
 	*out = (uint64_t)d;
 	return 0;
+}
+
+static int num(const char *v, uint64_t *out)
+{
+	return num_scaled(v, 1, out);
 }
 
 static int onoff(const char *v, bool *out)
@@ -132,8 +140,8 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 
 #define U(name, field, scale)                                              \
 	if (!strcmp(key, name)) {                                          \
-		bad = num(val, &u);                                        \
-		c->field = (__typeof__(c->field))(u * (scale));            \
+		bad = num_scaled(val, (double)(scale), &u);                \
+		c->field = (__typeof__(c->field))u;                        \
 		goto done;                                                 \
 	}
 #define D(name, field)                                                     \
@@ -337,6 +345,11 @@ done:
 	}
 	if (!strcmp(key, "load") && !(c->load > 0 && c->load <= 1)) {
 		snprintf(err, n, "load must be above 0 and at most 1 (a fraction of host_gbps)");
+		return -1;
+	}
+	if ((!strcmp(key, "host_gbps") && !c->host_bps) ||
+	    (!strcmp(key, "fabric_gbps") && !c->fabric_bps)) {
+		snprintf(err, n, "%s must be above 0 (Gb/s, e.g. 0.3)", key);
 		return -1;
 	}
 	if (!strcmp(key, "paths") && (c->paths < 1 || c->paths > SIM_MAXK)) {

@@ -125,7 +125,7 @@ static void test_dcqcn_fair(void)
 
 /* dcqcn_profile picks a row of ur_cc_profiles; its rates follow host_gbps
  * whichever key comes first, and a dcqcn_<field> key still sets one field
- * over it. */
+ * over it. Rate keys take fractions of a Gb/s. */
 static void test_cc_profile(void)
 {
 	struct ur_cc_params p;
@@ -152,6 +152,17 @@ static void test_cc_profile(void)
 	ASSERT_EQ(p.ai_mbps, 7);
 	ASSERT_EQ(sim_cfg_set(&c, "dcqcn_profile", "dctcp", err, sizeof(err)), -1);
 	ASSERT(strstr(err, "dcqcn_profile") != NULL);
+	/* Rates below 1 Gb/s, scaled before they become whole bits per
+	 * second; a fraction of a whole quantity and a zero rate refused
+	 * (0.3 once became 0, and a division by it). */
+	ASSERT_EQ(sim_cfg_set(&c, "fabric_gbps", "0.3", err, sizeof(err)), 0);
+	ASSERT_EQ(c.fabric_bps, 300000000ull);
+	ASSERT_EQ(sim_cfg_set(&c, "buffer_kb", "1.5", err, sizeof(err)), 0);
+	ASSERT_EQ(c.buffer_bytes, 1536);
+	ASSERT_EQ(sim_cfg_set(&c, "fabric_gbps", "0", err, sizeof(err)), -1);
+	ASSERT(strstr(err, "fabric_gbps must be above 0") != NULL);
+	ASSERT_EQ(sim_cfg_set(&c, "k", "2.5", err, sizeof(err)), -1);
+	ASSERT(strstr(err, "'k'") != NULL);
 }
 
 /* ECMP: N flows hashed over M equal paths (a leaf's M spine uplinks). The
