@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,7 +21,6 @@
 #include "ur_io_priv.h"
 #include "ur_latprof.h"
 #include "ur_stats.h"
-
 
 uint64_t ur_now(void)
 {
@@ -38,15 +36,6 @@ uint64_t ur_now_real(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint32_t rand32(void)
-{
-	uint32_t v;
-
-	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-		v = (uint32_t)ur_now() * 2654435761u;
-	return v;
 }
 
 /* ---- dev ops: the transport's view of the engine ------------------------ */
@@ -66,15 +55,13 @@ static void eng_qp_event(void *host, struct ur_qp *qp, enum ur_async_event ev)
 		e->cfg.host_ops->qp_event(e->cfg.host, qp, ev);
 }
 
-static const struct ur_mr *key_get(struct ur_engine *e, uint32_t key);
-
 /* Called by the transport under ur_engine_qp_lock(), which also read-holds
  * mr_lock: a region cannot be deregistered while a QP is using it. */
 static const struct ur_mr *eng_mr_lookup(void *host, uint32_t key)
 {
 	struct ur_engine *e = host;
 
-	return key_get(e, key);
+	return ur__key_get(e, key);
 }
 
 /* Called from ur__engine_deliver with qp_lock read-held. */
@@ -518,8 +505,6 @@ static bool env_is_0(const char *name)
 	return !ur_setting_val(name);
 }
 
-static void stats_track(struct ur_engine *e, bool open);
-static int key_user_set(struct ur_engine *k, struct ur_engine *e, bool on);
 
 static int bond_parse(struct ur_engine *e, const char *v);
 
@@ -618,7 +603,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	ev.data.fd = e->fwd_fd; /* a new sibling connects: accept it */
 	epoll_ctl(e->ep_timer_fd, EPOLL_CTL_ADD, e->fwd_fd, &ev);
 	if (cfg->keys) {
-		ret = key_user_set(cfg->keys, e, true);
+		ret = ur__key_user_set(cfg->keys, e, true);
 		if (ret)
 			goto err;
 		e->keys = cfg->keys;
@@ -641,7 +626,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	while (sem_wait(&e->up) && errno == EINTR)
 		;
 	sem_destroy(&e->up);
-	stats_track(e, true);
+	ur__stats_track(e, true);
 	*out = e;
 	return 0;
 err:
@@ -650,87 +635,20 @@ err:
 	return ret < 0 ? ret : -ENOMEM;
 }
 
-static bool stats_on(void)
-{
-	return ur_setting_val("UROCE_STATS") != 0;
-}
-
-/* UROCE_STATS=1: print the device counters when the context closes. */
-static void dump_counters(const struct ur_engine *e)
-{
-	char buf[2048];
-	size_t o;
-
-	if (!stats_on())
-		return;
-	o = (size_t)snprintf(buf, sizeof(buf), "uroce: slot %u counters:", e->slot);
-#define UR_X(n)                                                              \
-	if (e->dev.cnt.n && o < sizeof(buf))                                 \
-		o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %s=%llu", #n,  \
-				      (unsigned long long)e->dev.cnt.n);
-	UR_COUNTERS(UR_X)
-#undef UR_X
-	if (o > sizeof(buf) - 2)
-		o = sizeof(buf) - 2;
-	buf[o++] = '\n';
-	/* One write: processes sharing a pipe (mpirun's ranks) do not
-	 * interleave their lines. */
-	if (write(STDERR_FILENO, buf, o) < 0)
-		return;
-}
-
-/*
- * Contexts still open at exit print their counters too (UROCE_STATS): MPI
- * libraries and librdmacm's device list often never close theirs, and a
- * test must see what their traffic moved. The engine threads still run,
- * so the figures are a moment's snapshot.
- */
-static pthread_mutex_t stats_open_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ur_engine *stats_open[64];
-static pthread_once_t stats_exit_once = PTHREAD_ONCE_INIT;
-
-static void stats_at_exit(void)
-{
-	pthread_mutex_lock(&stats_open_lock);
-	for (size_t i = 0; i < sizeof(stats_open) / sizeof(stats_open[0]); i++)
-		if (stats_open[i])
-			dump_counters(stats_open[i]);
-	pthread_mutex_unlock(&stats_open_lock);
-}
-
-static void stats_exit_register(void)
-{
-	atexit(stats_at_exit);
-}
-
-static void stats_track(struct ur_engine *e, bool open)
-{
-	if (!stats_on())
-		return;
-	pthread_once(&stats_exit_once, stats_exit_register);
-	pthread_mutex_lock(&stats_open_lock);
-	for (size_t i = 0; i < sizeof(stats_open) / sizeof(stats_open[0]); i++)
-		if (stats_open[i] == (open ? NULL : e)) {
-			stats_open[i] = open ? e : NULL;
-			break;
-		}
-	pthread_mutex_unlock(&stats_open_lock);
-}
-
 void ur_engine_close(struct ur_engine *e)
 {
 	if (!e)
 		return;
-	stats_track(e, false);
+	ur__stats_track(e, false);
 	if (e->thread) {
 		atomic_store(&e->stop, true);
 		wake(e);
 		pthread_join(e->thread, NULL);
 	}
 	ur__stats_close(e);
-	dump_counters(e);
+	ur__stats_dump(e);
 	if (e->keys && e->keys != e)
-		key_user_set(e->keys, e, false);
+		ur__key_user_set(e->keys, e, false);
 	if (e->poll_tx) {
 		flush_poll_tx(e);
 		ur__tx_batch_free(e->poll_tx);
@@ -795,7 +713,7 @@ int ur_engine_srq_add(struct ur_engine *e, struct ur_srq *srq)
 
 	pthread_rwlock_wrlock(&e->qp_lock);
 	do {
-		n = rand32() & 0xffffff; /* the XRCETH's 24 bits */
+		n = ur__rand32() & 0xffffff; /* the XRCETH's 24 bits */
 	} while (!n || ur__map_get(&e->srqs, n));
 	ret = ur__map_put(&e->srqs, n, srq);
 	if (!ret)
@@ -831,7 +749,7 @@ uint32_t ur_engine_alloc_qpn(struct ur_engine *e)
 	pthread_rwlock_rdlock(&e->qp_lock);
 	do {
 		qpn = ((uint32_t)e->slot << UR_IO_SLOT_SHIFT) |
-		      (rand32() & 0xffff);
+		      (ur__rand32() & 0xffff);
 	} while (ur__map_get(&e->qps, qpn));
 	pthread_rwlock_unlock(&e->qp_lock);
 	return qpn;
@@ -1363,141 +1281,4 @@ bool ur_engine_app_blocks(struct ur_engine *e)
 void ur_engine_set_poller_stays(struct ur_engine *e, bool on)
 {
 	atomic_store(&e->poller_stays, on);
-}
-
-/* ---- memory keys ---------------------------------------------------------- */
-/*
- * Keys are IB style: a 24-bit index (key >> 8, never 0) that the table is
- * indexed by, and a key byte. A region's lkey and rkey are one key. A
- * memory window is found by its index alone: the transport changes its
- * key byte at each bind and checks the whole key under the window's lock.
- */
-static const struct ur_mr *key_get(struct ur_engine *e, uint32_t key)
-{
-	const struct ur_mr *k = ur__map_get(&e->keys->mrs, key >> 8);
-
-	if (k && k->type == UR_KEY_MR && k->lkey != key)
-		return NULL;
-	return k;
-}
-
-/* Keys stopped covering memory they covered: every QP that uses the
- * table looks its regions up again, on every port (mr_lock held). */
-static void key_gen_bump(struct ur_engine *e)
-{
-	atomic_fetch_add(&e->dev.key_gen, 1);
-	for (unsigned int i = 0; i < sizeof(e->key_users) / sizeof(e->key_users[0]); i++)
-		if (e->key_users[i])
-			atomic_fetch_add(&e->key_users[i]->dev.key_gen, 1);
-}
-
-/* A further port's engine starts / stops using @k's key table. */
-static int key_user_set(struct ur_engine *k, struct ur_engine *e, bool on)
-{
-	int ret = on ? -EMFILE : 0;
-
-	pthread_rwlock_wrlock(&k->mr_lock);
-	for (unsigned int i = 0; i < sizeof(k->key_users) / sizeof(k->key_users[0]); i++) {
-		if (on && !k->key_users[i]) {
-			k->key_users[i] = e;
-			ret = 0;
-			break;
-		}
-		if (!on && k->key_users[i] == e)
-			k->key_users[i] = NULL;
-	}
-	pthread_rwlock_unlock(&k->mr_lock);
-	return ret;
-}
-
-/* Whether key index @idx died lately (mr_lock held). */
-static bool key_dead(const struct ur_engine *e, uint32_t idx)
-{
-	for (uint32_t i = 0; i < UR_IO_KEY_QUARANTINE; i++)
-		if (e->key_dead[i] == idx)
-			return true;
-	return false;
-}
-
-int ur_engine_mr_add(struct ur_engine *e, struct ur_mr *mr)
-{
-	uint32_t key;
-	int ret;
-
-	e = e->keys;
-
-	pthread_rwlock_wrlock(&e->mr_lock);
-	do {
-		/* 32 random bits, but not an index that died lately: a
-		 * stale rkey (a peer's, or a forged guess of a freed one)
-		 * must not reach new memory (10.6.3). */
-		key = rand32();
-		ret = key >> 8 && !key_dead(e, key >> 8)
-			      ? ur__map_put(&e->mrs, key >> 8, mr)
-			      : -EEXIST;
-	} while (ret == -EEXIST);
-	if (!ret) {
-		mr->rkey = key;
-		mr->lkey = mr->type == UR_KEY_MR ? key : 0;
-	}
-	pthread_rwlock_unlock(&e->mr_lock);
-	return ret;
-}
-
-int ur_engine_mr_del(struct ur_engine *e, struct ur_mr *mr)
-{
-	int ret = 0;
-
-	e = e->keys;
-
-	/* The write lock waits for any access through the key to finish;
-	 * binds happen under the read lock, so nbound is stable here. */
-	pthread_rwlock_wrlock(&e->mr_lock);
-	if (atomic_load(&mr->nbound))
-		ret = -EBUSY; /* windows are bound to the region */
-	else
-		ur__map_del(&e->mrs, mr->rkey >> 8);
-	if (!ret)
-		e->key_dead[e->key_dead_next++ % UR_IO_KEY_QUARANTINE] =
-			mr->rkey >> 8;
-	/* QPs that resolved the region earlier look it up again. */
-	if (!ret)
-		key_gen_bump(e);
-	pthread_rwlock_unlock(&e->mr_lock);
-	return ret;
-}
-
-int ur_engine_mr_update(struct ur_engine *e, struct ur_mr *mr,
-			const struct ur_mr *upd)
-{
-	int ret = 0;
-
-	e = e->keys;
-
-	/* Under the write lock no request is using the region. */
-	pthread_rwlock_wrlock(&e->mr_lock);
-	if (atomic_load(&mr->nbound)) {
-		ret = -EBUSY;
-	} else {
-		mr->iova = upd->iova;
-		mr->host = upd->host;
-		mr->length = upd->length;
-		mr->access = upd->access;
-		mr->pdn = upd->pdn;
-		key_gen_bump(e);
-	}
-	pthread_rwlock_unlock(&e->mr_lock);
-	return ret;
-}
-
-const struct ur_mr *ur_engine_mr_find(struct ur_engine *e, uint32_t key)
-{
-	const struct ur_mr *mr;
-
-	e = e->keys;
-
-	pthread_rwlock_rdlock(&e->mr_lock);
-	mr = key_get(e, key);
-	pthread_rwlock_unlock(&e->mr_lock);
-	return mr;
 }

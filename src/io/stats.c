@@ -250,3 +250,71 @@ void ur__stats_close(struct ur_engine *e)
 	munmap(s->f, sizeof(*s->f));
 	free(s);
 }
+
+/* ---- UROCE_STATS=1: the counters on stderr ----------------------------- */
+static bool stats_on(void)
+{
+	return ur_setting_val("UROCE_STATS") != 0;
+}
+
+/* UROCE_STATS=1: print the device counters when the context closes. */
+void ur__stats_dump(const struct ur_engine *e)
+{
+	char buf[2048];
+	size_t o;
+
+	if (!stats_on())
+		return;
+	o = (size_t)snprintf(buf, sizeof(buf), "uroce: slot %u counters:", e->slot);
+#define UR_X(n)                                                              \
+	if (e->dev.cnt.n && o < sizeof(buf))                                 \
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %s=%llu", #n,  \
+				      (unsigned long long)e->dev.cnt.n);
+	UR_COUNTERS(UR_X)
+#undef UR_X
+	if (o > sizeof(buf) - 2)
+		o = sizeof(buf) - 2;
+	buf[o++] = '\n';
+	/* One write: processes sharing a pipe (mpirun's ranks) do not
+	 * interleave their lines. */
+	if (write(STDERR_FILENO, buf, o) < 0)
+		return;
+}
+
+/*
+ * Contexts still open at exit print their counters too (UROCE_STATS): MPI
+ * libraries and librdmacm's device list often never close theirs, and a
+ * test must see what their traffic moved. The engine threads still run,
+ * so the figures are a moment's snapshot.
+ */
+static pthread_mutex_t stats_open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ur_engine *stats_open[64];
+static pthread_once_t stats_exit_once = PTHREAD_ONCE_INIT;
+
+static void stats_at_exit(void)
+{
+	pthread_mutex_lock(&stats_open_lock);
+	for (size_t i = 0; i < sizeof(stats_open) / sizeof(stats_open[0]); i++)
+		if (stats_open[i])
+			ur__stats_dump(stats_open[i]);
+	pthread_mutex_unlock(&stats_open_lock);
+}
+
+static void stats_exit_register(void)
+{
+	atexit(stats_at_exit);
+}
+
+void ur__stats_track(struct ur_engine *e, bool open)
+{
+	if (!stats_on())
+		return;
+	pthread_once(&stats_exit_once, stats_exit_register);
+	pthread_mutex_lock(&stats_open_lock);
+	for (size_t i = 0; i < sizeof(stats_open) / sizeof(stats_open[0]); i++)
+		if (stats_open[i] == (open ? NULL : e)) {
+			stats_open[i] = open ? e : NULL;
+			break;
+		}
+	pthread_mutex_unlock(&stats_open_lock);
+}

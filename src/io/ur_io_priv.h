@@ -104,6 +104,11 @@ void ur__stream_poll(struct ur_engine *e, const struct ur_cq *cq);
 /* ur_engine_qp_lock if the QP lock is free (engine.c). */
 bool ur__qp_trylock(struct ur_qp *qp);
 
+/* keys.c: the memory key table (port 1's engine's, e->keys). */
+uint32_t ur__rand32(void);
+const struct ur_mr *ur__key_get(struct ur_engine *e, uint32_t key);
+int ur__key_user_set(struct ur_engine *k, struct ur_engine *e, bool on);
+
 /*
  * A connected QP's own transmit socket (csock.c): bound to its source port,
  * connected to its peer; IPv4 datagrams are numbered by next_id under the
