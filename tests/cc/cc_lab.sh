@@ -83,7 +83,7 @@ run() {
 	lab_sw iptables -A "$LAB_CHAIN" -i h2 -p udp --dport "$LAB_PORT" \
 		-j NFQUEUE --queue-num 0 --queue-bypass
 	sleep 0.5
-	"$BIN/uroce-stat" -w --csv -i 0.1 >"$WORK/$mode.rates" 2>/dev/null &
+	"$BIN/uroce-stat" --all-netns -w --csv -i 0.1 >"$WORK/$mode.rates" 2>/dev/null &
 	st=$!
 	UROCE_CC=$mode UROCE_IP=$IP1 lab_exec h1 timeout 60 "$BIN/uroce-run" \
 		ib_write_bw -x 0 -F -p $p1 -D $((dur + 2)) "$IP3" >"$WORK/$mode.c1" 2>&1 &
