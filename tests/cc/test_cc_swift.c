@@ -517,10 +517,12 @@ static void test_first_msg(void)
 	struct ur_cc_params p;
 	struct ur_cc cc;
 
-	swift(&p); /* init_cwnd 8 */
+	swift(&p); /* init_cwnd 8, first_msg_pkts 25 */
+	ASSERT_EQ(p.first_msg_pkts, 25);
+	p.first_msg_pkts = 0; /* off */
 	ur_cc_init(&cc, &p, 1 * MS);
 	cc.ops->on_msg(&cc, 20);
-	ASSERT_EQ(cc.ops->window(&cc), 8); /* off by default */
+	ASSERT_EQ(cc.ops->window(&cc), 8);
 	p.first_msg_pkts = 25;
 	ur_cc_init(&cc, &p, 1 * MS);
 	cc.ops->on_msg(&cc, 20);
