@@ -11,15 +11,29 @@
 # against RATE, drops at the tbf (tc -s qdisc), the retransmissions of the
 # senders (UROCE_STATS=1), the ping-pong's median (t_typical) and 99 %.
 # Prints a table of the reps and the medians per algorithm.
+# SWITCH=nfq: the bottleneck is uroce-nfq instead (NFQUEUE on the switch's
+# forwarding path to r: rate RATE, a LIMIT-byte tail-drop buffer, RED ECN
+# marking KMIN..KMAX bytes with PMAX, as tests/cc/cc_lab.sh), so that
+# DCQCN acts; drops are its tail drops, and the queue's p99 and maximum
+# (bytes) come from its --report. Jain's index of the two flows is printed.
 #   bench/cc_wire.sh
 # Env: RATE (300mbit), LAT (50ms), DUR (6), REPS (3), CCS ("none swift";
-#      swift@T: Swift with UROCE_SWIFT_TARGET_US=T),
+#      swift@T: Swift with UROCE_SWIFT_TARGET_US=T; LABEL=ALGO:VAR=V,VAR=V:
+#      UROCE_CC=ALGO with those settings, named LABEL),
 #      LATN (300 ping-pongs), KEEP (1: keep the raw outputs),
-#      SWIFT_ENV (extra env for swift, e.g. "UROCE_SWIFT_TARGET_US=200").
+#      SWIFT_ENV (extra env for swift, e.g. "UROCE_SWIFT_TARGET_US=200"),
+#      DCQCN_ENV (for dcqcn; default the lab's: mlx5 profile, K = T = 3 ms,
+#      as tests/cc/cc_lab.sh, whose feedback loop is milliseconds),
+#      SWITCH (tbf | nfq), LIMIT (2000000), KMIN (20000), KMAX (200000),
+#      PMAX (0.2).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RATE=${RATE:-300mbit} LAT=${LAT:-50ms} DUR=${DUR:-6} REPS=${REPS:-3}
 CCS=${CCS:-none swift} SWIFT_ENV=${SWIFT_ENV:-}
+DCQCN_ENV=${DCQCN_ENV:-UROCE_DCQCN_PROFILE=mlx5 UROCE_DCQCN_ALPHA_TIMER_US=3000 UROCE_DCQCN_RATE_TIMER_US=3000}
+SWITCH=${SWITCH:-tbf} LIMIT=${LIMIT:-2000000} KMIN=${KMIN:-20000} KMAX=${KMAX:-200000} PMAX=${PMAX:-0.2}
+case $SWITCH in tbf | nfq) ;; *) echo "SWITCH: tbf or nfq"; exit 2 ;; esac
+[ "$SWITCH" = tbf ] || [ -x build/bin/uroce-nfq ] || { echo "cc_wire.sh: SWITCH=nfq needs build/bin/uroce-nfq"; exit 77; }
 B=build/bin
 [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 || { echo "cc_wire.sh: needs root and ip netns"; exit 77; }
 p=uroce-ccw-$$
@@ -42,18 +56,37 @@ for ns in $s1 $s2 $r; do
 	ip -n $sw addr add 10.97.$i.254/24 dev sw$i && ip -n $sw link set sw$i up || exit 1
 done
 # The bottleneck: the switch's port to r.
-ip netns exec $sw tc qdisc add dev sw3 root tbf rate "$RATE" burst 32k latency "$LAT" || exit 1
+if [ "$SWITCH" = tbf ]; then
+	ip netns exec $sw tc qdisc add dev sw3 root tbf rate "$RATE" burst 32k latency "$LAT" || exit 1
+else
+	ip netns exec $sw iptables -A FORWARD -o sw3 -p udp --dport 4791 -j NFQUEUE --queue-num 0 --queue-bypass || exit 1
+fi
 R=10.97.3.1
+MBPS=${RATE%mbit}; [ "$RATE" != "${RATE%gbit}" ] && MBPS=$((${RATE%gbit} * 1000))
 
 one() { # CC REP: one run; appends a row to $tmp/rows
-	local cc=$1 rep=$2 env=(UROCE_CC=${1%@*} UROCE_STATS=1) d
-	[ "${cc%@*}" = swift ] && env+=($SWIFT_ENV)
-	[ "$cc" != "${cc#*@}" ] && env+=(UROCE_SWIFT_TARGET_US=${cc#*@})
+	local cc=${1%%=*} spec=$1 rep=$2 algo env d nfq=
+	case $spec in
+	*=*) spec=${spec#*=}; algo=${spec%%:*}; env=(UROCE_CC=$algo UROCE_STATS=1)
+		[ "$spec" != "$algo" ] && env+=($(echo "${spec#*:}" | tr , ' ')) ;;
+	*) algo=${spec%@*}; env=(UROCE_CC=$algo UROCE_STATS=1)
+		[ "$spec" != "${spec#*@}" ] && env+=(UROCE_SWIFT_TARGET_US=${spec#*@}) ;;
+	esac
+	[ "$algo" = swift ] && env+=($SWIFT_ENV)
+	[ "$algo" = dcqcn ] && env+=($DCQCN_ENV)
 	d=$tmp/$cc.$rep
 	mkdir -p "$d"
-	# a new qdisc per rep: its counters start at 0
-	ip netns exec $sw tc qdisc del dev sw3 root
-	ip netns exec $sw tc qdisc add dev sw3 root tbf rate "$RATE" burst 32k latency "$LAT"
+	if [ "$SWITCH" = tbf ]; then
+		# a new qdisc per rep: its counters start at 0
+		ip netns exec $sw tc qdisc del dev sw3 root
+		ip netns exec $sw tc qdisc add dev sw3 root tbf rate "$RATE" burst 32k latency "$LAT"
+	else
+		# a new uroce-nfq per rep: counters and report start at 0
+		ip netns exec $sw $B/uroce-nfq --rate "$MBPS" --limit "$LIMIT" --kmin "$KMIN" --kmax "$KMAX" \
+			--pmax "$PMAX" --report "$d/queue" --report-interval-us 1000 >"$d/nfq" 2>"$d/nfq.err" &
+		nfq=$!
+		for _ in $(seq 1 50); do grep -q "ready" "$d/nfq.err" 2>/dev/null && break; sleep 0.1; done
+	fi
 	for k in 1 2; do
 		ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -D "$DUR" -F --report_gbits -p $((18900 + k)) >"$d/srv$k" 2>&1 &
 	done
@@ -67,12 +100,22 @@ one() { # CC REP: one run; appends a row to $tmp/rows
 	ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout $((DUR + 8)) $B/uroce-run ib_write_lat -x 0 -s 64 -n "$LATN" -F -p 18903 $R >"$d/lat" 2>&1 &
 	local cl=$!
 	wait $c1 $c2 $cl
+	[ -n "$nfq" ] && { kill -TERM "$nfq"; wait "$nfq"; }
 	wait
-	ip netns exec $sw tc -s qdisc show dev sw3 >"$d/qdisc"
-	local g1 g2 drops rtx lat
+	local g1 g2 drops rtx lat q=
 	g1=$(awk '$1 == 65536 {print $4}' "$d/c1")
 	g2=$(awk '$1 == 65536 {print $4}' "$d/c2")
-	drops=$(awk '/dropped/ {for (i = 1; i < NF; i++) if ($i ~ /dropped$/) {v = $(i + 1); sub(",", "", v); print v; exit}}' "$d/qdisc")
+	if [ "$SWITCH" = tbf ]; then
+		ip netns exec $sw tc -s qdisc show dev sw3 >"$d/qdisc"
+		drops=$(awk '/dropped/ {for (i = 1; i < NF; i++) if ($i ~ /dropped$/) {v = $(i + 1); sub(",", "", v); print v; exit}}' "$d/qdisc")
+	else
+		drops=$(grep -o 'tail_dropped=[0-9]*' "$d/nfq" | cut -d= -f2)
+		# the queue (bytes) over the flows' time: p99 and max of the rows
+		q=$(awk -F, 'NR > 1 && ($2 > 0 || n) {v[++n] = $2} END {if (!n) {print "0 0"; exit}
+			for (i = 2; i <= n; i++) {t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t}
+			k = int(0.99 * n); if (k < 1) k = 1; print v[k], v[n]}' "$d/queue" 2>/dev/null)
+		echo "$q $(grep -o 'marked=[0-9]*' "$d/nfq")" >"$d/qsum"
+	fi
 	# retransmitted packets of both senders (UROCE_STATS=1 at close:
 	# "uroce: slot N counters: ... tx_retransmit=N ...")
 	rtx=$(cat "$d/c1" "$d/c2" | awk '{for (i = 1; i <= NF; i++) if ($i ~ /^tx_retransmit=/) {split($i, kv, "="); s += kv[2]}} END {print s + 0}')
@@ -87,18 +130,25 @@ for rep in $(seq 1 "$REPS"); do
 	for cc in $CCS; do one "$cc" "$rep"; done
 done
 echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; bottleneck tbf $RATE, latency $LAT; DUR $DUR s; swift env: ${SWIFT_ENV:-defaults}"
+if [ "$SWITCH" = tbf ]; then
+	echo "$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; bottleneck tbf $RATE, latency $LAT; DUR $DUR s; swift env: ${SWIFT_ENV:-defaults}"
+else
+	echo "$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; bottleneck uroce-nfq $MBPS Mbit/s, buffer $LIMIT B, RED $KMIN..$KMAX B p $PMAX; DUR $DUR s; dcqcn env: $DCQCN_ENV; swift env: ${SWIFT_ENV:-defaults}"
+	echo "queue (uroce-nfq --report, bytes): cc rep p99 max marked"
+	for f in "$tmp"/*/qsum; do echo "  $(basename "$(dirname "$f")" | tr . ' ') $(cat "$f")"; done
+fi
 awk -v rate="$RATE" '
 function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } return n ? (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) : -1 }
-BEGIN { r = rate; sub(/mbit/, "", r); r /= 1000
-	printf "%-6s %3s %8s %8s %6s %6s %7s %6s %9s %9s\n", "cc", "rep", "flow1", "flow2", "ratio", "sum/R", "drops", "retx", "lat_med", "lat_p99"
-	printf "%-6s %3s %8s %8s %6s %6s %7s %6s %9s %9s\n", "", "", "Gbit/s", "Gbit/s", "", "", "tbf", "pkts", "us", "us" }
+BEGIN { r = rate; if (r ~ /gbit/) sub(/gbit/, "", r); else { sub(/mbit/, "", r); r /= 1000 }
+	printf "%-6s %3s %8s %8s %6s %6s %6s %7s %6s %9s %9s\n", "cc", "rep", "flow1", "flow2", "ratio", "jain", "sum/R", "drops", "retx", "lat_med", "lat_p99"
+	printf "%-6s %3s %8s %8s %6s %6s %6s %7s %6s %9s %9s\n", "", "", "Gbit/s", "Gbit/s", "", "", "", "switch", "pkts", "us", "us" }
 { lo = $3 < $4 ? $3 : $4; hi = $3 < $4 ? $4 : $3; ratio = hi > 0 ? lo / hi : 0; sum = ($3 + $4) / r
-	printf "%-6s %3s %8.3f %8.3f %6.2f %6.2f %7s %6s %9s %9s\n", $1, $2, $3, $4, ratio, sum, $5, $6, $7, $8
+	jain = $3 + $4 > 0 ? ($3 + $4) ^ 2 / (2 * ($3 ^ 2 + $4 ^ 2)) : 0
+	printf "%-6s %3s %8.3f %8.3f %6.2f %6.3f %6.2f %7s %6s %9s %9s\n", $1, $2, $3, $4, ratio, jain, sum, $5, $6, $7, $8
 	n[$1]++; k = n[$1]; cc[$1] = 1
-	F1[$1, k] = $3; F2[$1, k] = $4; RA[$1, k] = ratio; SU[$1, k] = sum; DR[$1, k] = $5; RX[$1, k] = $6; LM[$1, k] = $7; LP[$1, k] = $8 }
+	F1[$1, k] = $3; F2[$1, k] = $4; RA[$1, k] = ratio; JA[$1, k] = jain; SU[$1, k] = sum; DR[$1, k] = $5; RX[$1, k] = $6; LM[$1, k] = $7; LP[$1, k] = $8 }
 END { print "medians:"
 	for (c in cc) { m = n[c]
 		l = 0 # ping-pongs that did not finish in time ("-") are left out
-		for (k = 1; k <= m; k++) { a1[k] = F1[c, k]; a2[k] = F2[c, k]; a3[k] = RA[c, k]; a4[k] = SU[c, k]; a5[k] = DR[c, k]; a6[k] = RX[c, k]; if (LM[c, k] != "-") { l++; a7[l] = LM[c, k]; a8[l] = LP[c, k] } }
-		printf "%-6s %3s %8.3f %8.3f %6.2f %6.2f %7d %6d %9s %9s  (ping-pong: %d of %d runs finished)\n", c, m, med(a1, m), med(a2, m), med(a3, m), med(a4, m), med(a5, m), med(a6, m), l ? sprintf("%.1f", med(a7, l)) : "-", l ? sprintf("%.1f", med(a8, l)) : "-", l, m } }' "$tmp/rows"
+		for (k = 1; k <= m; k++) { a1[k] = F1[c, k]; a2[k] = F2[c, k]; a3[k] = RA[c, k]; a9[k] = JA[c, k]; a4[k] = SU[c, k]; a5[k] = DR[c, k]; a6[k] = RX[c, k]; if (LM[c, k] != "-") { l++; a7[l] = LM[c, k]; a8[l] = LP[c, k] } }
+		printf "%-6s %3s %8.3f %8.3f %6.2f %6.3f %6.2f %7d %6d %9s %9s  (ping-pong: %d of %d runs finished)\n", c, m, med(a1, m), med(a2, m), med(a3, m), med(a9, m), med(a4, m), med(a5, m), med(a6, m), l ? sprintf("%.1f", med(a7, l)) : "-", l ? sprintf("%.1f", med(a8, l)) : "-", l, m } }' "$tmp/rows"

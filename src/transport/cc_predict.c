@@ -41,11 +41,12 @@ static void pr_ack(struct ur_cc *cc, uint32_t bytes, uint64_t now)
 	ur_cc_swift_ops.on_ack(cc, bytes, now);
 }
 
-/* Swift ignores CNPs; the predictor counts them as a feature. */
+/* The predictor counts CNPs as a feature; they cut as in Swift (only
+ * with ECN_CUT_MILLI). */
 static void pr_cnp(struct ur_cc *cc, uint64_t now)
 {
-	(void)now;
 	cc->u.pred.cnps++;
+	ur__swift_cnp(cc, now);
 }
 
 static uint64_t pr_timer(struct ur_cc *cc, uint64_t now)
@@ -151,5 +152,6 @@ const struct ur_cc_ops ur_cc_predict_ops = {
 	.on_delay = pr_delay,
 	.on_loss = pr_loss,
 	.window = pr_window,
+	.on_msg = ur__swift_msg,
 	.features = pr_features,
 };

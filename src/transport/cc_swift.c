@@ -26,7 +26,12 @@
  * last BASE_WIN_MS (as BBR's min_rtt filter, 10 s; TCP keeps a windowed
  * min RTT too, Linux tcp_min_rtt_wlen). BASE_WIN_MS = 0: the whole RTT.
  * Neither hop-count nor flow-count target scaling is implemented: the
- * target is one number (docs/cc.md "Swift"). CNPs are ignored.
+ * target is one number (docs/cc.md "Swift"), or, with JITTER_K, that
+ * number plus k times the RTT's mean deviation (RFC 6298 2.3 rttvar), so
+ * that a host whose RTT jitters by milliseconds does not take its own
+ * jitter for a queue. CNPs are ignored unless ECN_CUT_MILLI: then a CNP
+ * (the switch marked ECN) cuts once per RTT, a second signal that host
+ * jitter does not blur.
  *
  * Ours: the first window. Before any RTT sample a sender knows nothing of
  * the fan-in; 64 senders with the paper's window of a BDP each put 8 MB
@@ -44,7 +49,6 @@
 
 #define SWIFT_RETX_RESET 5      /* paper: RETX_RESET_THRESHOLD */
 #define SWIFT_MAX_CWND 65536.0  /* the largest send window (UROCE_TX_WINDOW) */
-#define SWIFT_SS_EXIT 0.5       /* slow start ends at this much of the target */
 
 static void sw_init(struct ur_cc *cc, uint64_t now)
 {
@@ -135,7 +139,19 @@ bool ur__swift_sample(struct ur_cc *cc, uint64_t rtt, uint64_t now)
 	uint64_t win = cc->p.base_win_ms * 1000000ull;
 
 	if (rtt) {
+		double d;
+
 		s->rtt = rtt;
+		/* RFC 6298 2.2-2.3: first sample srtt = R, rttvar = R/2;
+		 * then rttvar += (|srtt - R| - rttvar)/4, srtt += (R - srtt)/8 */
+		if (!s->srtt) {
+			s->srtt = (double)rtt;
+			s->mdev = rtt / 2.0;
+		} else {
+			d = s->srtt - (double)rtt;
+			s->mdev += ((d < 0 ? -d : d) - s->mdev) / 4;
+			s->srtt += ((double)rtt - s->srtt) / 8;
+		}
 		if (win)
 			base_sample(s, win, rtt, now);
 	}
@@ -149,14 +165,19 @@ double ur__swift_delay(const struct ur_cc *cc)
 	return (double)(s->rtt - (cc->p.base_win_ms ? base_rtt(s) : 0));
 }
 
+double ur__swift_target(const struct ur_cc *cc)
+{
+	return cc->p.target_us * 1000.0 + cc->p.jitter_k * cc->u.swift.mdev;
+}
+
 void ur__swift_react(struct ur_cc *cc, uint32_t pkts, double delay,
 		     uint64_t now)
 {
 	struct ur_swift *s = &cc->u.swift;
-	double target = cc->p.target_us * 1000.0, ai = cc->p.ai_milli / 1000.0;
+	double target = ur__swift_target(cc), ai = cc->p.ai_milli / 1000.0;
 
 	s->retx = 0;
-	if (s->ss && delay >= target * SWIFT_SS_EXIT)
+	if (s->ss && delay >= target * cc->p.ss_exit_milli / 1000.0)
 		s->ss = false; /* a queue forms: no more doubling */
 	if (delay < target) {
 		if (s->ss)
@@ -197,10 +218,37 @@ static void sw_loss(struct ur_cc *cc, bool timeout, uint64_t now)
 	}
 }
 
+void ur__swift_cnp(struct ur_cc *cc, uint64_t now)
+{
+	/* A CNP says a switch queue passed its marking threshold: cut as a
+	 * NAK does but by ECN_CUT, at most once per RTT (the one-cut-per-RTT
+	 * rule of the paper's delay cuts). */
+	if (cc->p.ecn_cut_milli && cc->u.swift.rtt &&
+	    can_cut(&cc->u.swift, now))
+		cut(cc, 1 - cc->p.ecn_cut_milli / 1000.0, now);
+}
+
+/*
+ * A QP's first message, if it fits in FIRST_MSG_PKTS, goes whole in the
+ * first RTT rather than by slow start: Homa (Montazeri et al., SIGCOMM
+ * 2018, section 3.2) sends a message's first RTTbytes unscheduled for
+ * the same reason, a short message should not wait RTTs for a window. An
+ * incast of many long messages still starts at INIT_CWND; one of many
+ * short messages can put senders x FIRST_MSG_PKTS on a port at once.
+ */
+void ur__swift_msg(struct ur_cc *cc, uint32_t pkts)
+{
+	struct ur_swift *s = &cc->u.swift;
+
+	if (!s->msg_seen && !s->rtt && pkts <= cc->p.first_msg_pkts &&
+	    pkts > s->cwnd)
+		s->cwnd = pkts;
+	s->msg_seen = true;
+}
+
 static void sw_cnp(struct ur_cc *cc, uint64_t now)
 {
-	(void)cc;
-	(void)now;
+	ur__swift_cnp(cc, now);
 }
 
 static uint64_t sw_timer(struct ur_cc *cc, uint64_t now)
@@ -240,4 +288,5 @@ const struct ur_cc_ops ur_cc_swift_ops = {
 	.on_delay = sw_delay,
 	.on_loss = sw_loss,
 	.window = sw_window,
+	.on_msg = ur__swift_msg,
 };

@@ -542,6 +542,14 @@ void ur__cc_loss(struct ur_qp *qp, bool timeout, uint64_t now)
 	}
 }
 
+void ur__cc_msg(struct ur_qp *qp, uint32_t pkts)
+{
+	struct ur_cc *cc = &qp->priv->cc.cc;
+
+	if (cc->ops->on_msg)
+		cc->ops->on_msg(cc, pkts);
+}
+
 uint32_t ur__cc_window(const struct ur_qp *qp)
 {
 	const struct ur_cc *cc = &qp->priv->cc.cc;

@@ -76,7 +76,15 @@ enum ur_cc_algo {
 	X(SLOW_START, slow_start, 1, 0, 1,                                   \
 	  "RFC 5681 3.1: +1 packet per packet ACKed until a cut or target / 2") \
 	X(PRED_MILLI, pred_milli, 1000, 0, 1000,                             \
-	  "predict: weight of the predicted delay (0: Swift's decisions, features traced)")
+	  "predict: weight of the predicted delay (0: Swift's decisions, features traced)") \
+	X(JITTER_K, jitter_k, 0, 0, 64,                                      \
+	  "ours: target + k x RTT mean deviation (RFC 6298 rttvar); 0: fixed") \
+	X(ECN_CUT_MILLI, ecn_cut_milli, 0, 0, 999,                           \
+	  "ours: a CNP cuts cwnd by this much, once per RTT; 0: CNPs ignored") \
+	X(SS_EXIT_MILLI, ss_exit_milli, 250, 1, 1000,                        \
+	  "measured (k=16 WebSearch): slow start ends at a quarter of the target (was half)") \
+	X(FIRST_MSG_PKTS, first_msg_pkts, 25, 0, 65536,                      \
+	  "measured (as Homa's unscheduled bytes): a QP's first message of <= 25 packets (100 KiB) goes whole; 64 x 25 x 4 KiB fit a 6 MB queue; 0: off")
 
 /* The DCQCN fields first, in the order of the public struct uroce_cc_params
  * (include/uroce/uroce.h), which is a prefix of this one; Swift's follow. */
@@ -162,6 +170,9 @@ struct ur_swift {
 	 * (0: none), this window from win_start (cc_swift.c base_rtt). */
 	uint64_t base_cur, base_prev, win_start;
 	bool ss;             /* slow start: no cut, delay < target / 2 yet */
+	/* RFC 6298 2.3: smoothed RTT and mean deviation, ns (JITTER_K). */
+	double srtt, mdev;
+	bool msg_seen;       /* the QP's first message was given PSNs */
 };
 
 /*
@@ -229,6 +240,8 @@ struct ur_cc_ops {
 	void (*on_loss)(struct ur_cc *cc, bool timeout, uint64_t now);
 	/* Packets that may be in flight (>= 1). */
 	uint32_t (*window)(const struct ur_cc *cc);
+	/* Optional: the requester gave PSNs to a message of @pkts packets. */
+	void (*on_msg)(struct ur_cc *cc, uint32_t pkts);
 	/* Optional: the features of the latest RTT sample into @f (at most
 	 * UR_PRED_NF); returns how many, 0 when this ACK had no sample.
 	 * Read by a host's trace (ur_dev.cc_trace) for offline training. */
@@ -246,6 +259,11 @@ bool ur__swift_sample(struct ur_cc *cc, uint64_t rtt, uint64_t now);
 double ur__swift_delay(const struct ur_cc *cc);
 void ur__swift_react(struct ur_cc *cc, uint32_t pkts, double delay,
 		     uint64_t now);
+/* The target the delay is held to, ns (TARGET_US + JITTER_K x mdev), and
+ * a CNP's cut (ECN_CUT_MILLI; 0: none). */
+double ur__swift_target(const struct ur_cc *cc);
+void ur__swift_cnp(struct ur_cc *cc, uint64_t now);
+void ur__swift_msg(struct ur_cc *cc, uint32_t pkts);
 const struct ur_cc_ops *ur_cc_ops_of(uint32_t algo);
 /* Set up @cc with @p (already checked) and its algorithm's ops. */
 void ur_cc_init(struct ur_cc *cc, const struct ur_cc_params *p, uint64_t now);

@@ -552,6 +552,8 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 				wqe->npkts = 1;
 			req->psn_next = ur_psn_add(req->psn_next, wqe->npkts);
 			req->assigned++;
+			if (qp->type == UR_QPT_RC)
+				ur__cc_msg(qp, wqe->npkts);
 			if (ur__wr_is_rd_atomic(wqe->opcode))
 				req->rd_outstanding++;
 			req->pkt = 0;

@@ -55,7 +55,7 @@ const struct ur_setting ur_settings[] = {
 	  .doc = "DCQCN parameters UROCE_DCQCN_<NAME>, each with its range: docs/cc.md" },
 	{ .name = "UROCE_SWIFT_", .kind = UR_SET_FAMILY, .scope = DEV,
 	  .choices = "per parameter", .def_doc = "per parameter",
-	  .doc = "Swift parameters UROCE_SWIFT_<NAME> (TARGET_US, AI_MILLI, BETA_MILLI, MAX_MDF_MILLI, MIN_CWND_MILLI, INIT_CWND, BASE_WIN_MS, SLOW_START, PRED_MILLI; also predict's), each with its range: docs/cc.md" },
+	  .doc = "Swift parameters UROCE_SWIFT_<NAME> (TARGET_US, AI_MILLI, BETA_MILLI, MAX_MDF_MILLI, MIN_CWND_MILLI, INIT_CWND, BASE_WIN_MS, SLOW_START, PRED_MILLI, JITTER_K, ECN_CUT_MILLI, SS_EXIT_MILLI, FIRST_MSG_PKTS; also predict's), each with its range: docs/cc.md" },
 	{ .name = "UROCE_RATE_LIMIT_MBPS", .kind = UR_SET_UINT, .scope = DEV,
 	  .max = 400000, .def_doc = "0 (none)",
 	  .doc = "a rate limit shared by the context's QPs: docs/cc.md" },

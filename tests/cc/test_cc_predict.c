@@ -64,6 +64,14 @@ static void test_slow_start(void)
 	uint64_t now = 1 * MS;
 
 	algo(&p, UR_CC_SWIFT); /* target 25 us, init 8 */
+	/* The default exit is a quarter of the target (6.25 us, below). */
+	ur_cc_init(&cc, &p, now);
+	cc.ops->on_delay(&cc, 1, 6 * US, now += 1 * US);
+	ASSERT(cc.u.swift.ss);
+	cc.ops->on_delay(&cc, 1, 7 * US, now += 1 * US);
+	ASSERT(!cc.u.swift.ss);
+	ASSERT_EQ(cc.cuts, 0);
+	p.ss_exit_milli = 500; /* half: the arithmetic below */
 	ur_cc_init(&cc, &p, now);
 	ASSERT_EQ(cc.ops->window(&cc), 8);
 	for (int rtt = 0; rtt < 3; rtt++) {

@@ -415,6 +415,138 @@ static void test_paced_path(void)
 	tfix_fini(&f);
 }
 
+/* JITTER_K: the target follows the RTT's mean deviation (RFC 6298 2.3),
+ * so that a host's millisecond jitter around a 500 us base is not taken
+ * for a queue; a standing queue well above the jitter is still cut. */
+static uint64_t jitter_run(uint32_t k, uint64_t queue_ns, int n,
+			   double *cwnd)
+{
+	struct ur_cc_params p;
+	struct ur_cc cc;
+	uint64_t now = 1 * MS, x = ur_test_seed | 1;
+
+	swift(&p); /* target 25 us */
+	p.init_cwnd = 32;
+	p.jitter_k = k;
+	ur_cc_init(&cc, &p, now);
+	for (int i = 0; i < n; i++) {
+		/* 500 us + uniform 0..2 ms (xorshift64 on the test's seed) */
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		now += 1 * MS;
+		cc.ops->on_delay(&cc, 8, 500 * US + x % (2 * MS) +
+					 (i >= n / 2 ? queue_ns : 0), now);
+	}
+	*cwnd = cc.u.swift.cwnd;
+	return cc.cuts;
+}
+
+static void test_jitter(void)
+{
+	double wf, wa, wq;
+	uint64_t fixed = jitter_run(0, 0, 400, &wf);
+	uint64_t adapt = jitter_run(4, 0, 400, &wa);
+	uint64_t queued = jitter_run(4, 20 * MS, 400, &wq);
+	struct ur_cc_params p;
+	struct ur_cc cc;
+
+	fprintf(stderr, "jitter: cuts fixed %llu adapt %llu queued %llu; cwnd %.3f %.3f %.3f\n",
+		(unsigned long long)fixed, (unsigned long long)adapt,
+		(unsigned long long)queued, wf, wa, wq);
+	/* The fixed 25 us target cuts on nearly every RTT of jitter. */
+	ASSERT_GT(fixed, 150);
+	ASSERT_LT(adapt * 4, fixed);
+	ASSERT(wf * 5 < wa);
+	/* 20 ms of queue (10 x the jitter) in the second half: cut, once
+	 * per (now 21 ms) RTT, to a fraction of the window. */
+	ASSERT_GT(queued, 5);
+	ASSERT(wq * 20 < wa);
+	/* The deviation: first sample R/2, then (3/4, 1/4) of |srtt - R|. */
+	swift(&p);
+	p.jitter_k = 2;
+	ur_cc_init(&cc, &p, 1 * MS);
+	cc.ops->on_delay(&cc, 8, 100 * US, 1 * MS);
+	near(cc.u.swift.mdev, 50 * US, 1e-9, "mdev first");
+	near(ur__swift_target(&cc), 25 * US + 2 * 50 * US, 1e-9, "target");
+	cc.ops->on_delay(&cc, 8, 300 * US, 2 * MS);
+	near(cc.u.swift.mdev, 0.75 * 50 * US + 0.25 * 200 * US, 1e-9, "mdev");
+	near(cc.u.swift.srtt, 100 * US + 200 * US / 8.0, 1e-9, "srtt");
+	p.jitter_k = 0;
+	ur_cc_init(&cc, &p, 1 * MS);
+	cc.ops->on_delay(&cc, 8, 100 * US, 1 * MS);
+	near(ur__swift_target(&cc), 25 * US, 1e-9, "k = 0: fixed");
+}
+
+/* ECN_CUT_MILLI: a CNP cuts once per RTT (none before an RTT sample);
+ * 0 (the default): CNPs change nothing. */
+static void test_ecn_cut(void)
+{
+	struct ur_cc_params p;
+	struct ur_cc cc;
+	uint64_t now = 1 * MS;
+
+	paper(&p);
+	p.init_cwnd = 64;
+	ur_cc_init(&cc, &p, now);
+	cc.ops->on_delay(&cc, 8, 10 * US, now);
+	cc.ops->on_cnp(&cc, now + 1 * US);
+	ASSERT_EQ(cc.cuts, 0);
+	p.ecn_cut_milli = 500;
+	ur_cc_init(&cc, &p, now);
+	cc.ops->on_cnp(&cc, now);
+	ASSERT_EQ(cc.cuts, 0); /* no RTT yet: no "once per RTT" either */
+	cc.ops->on_delay(&cc, 8, 10 * US, now);
+	near(cc.u.swift.cwnd, 64 + 8.0 / 64, 1e-9, "grown");
+	cc.ops->on_cnp(&cc, now + 1 * US);
+	near(cc.u.swift.cwnd, (64 + 8.0 / 64) / 2, 1e-9, "cut");
+	cc.ops->on_cnp(&cc, now + 5 * US); /* same RTT */
+	ASSERT_EQ(cc.cuts, 1);
+	cc.ops->on_cnp(&cc, now + 12 * US);
+	ASSERT_EQ(cc.cuts, 2);
+	/* predict shares it */
+	p.algo = UR_CC_PREDICT;
+	ur_cc_init(&cc, &p, now);
+	cc.ops->on_delay(&cc, 8, 10 * US, now);
+	cc.ops->on_cnp(&cc, now + 1 * US);
+	ASSERT_EQ(cc.cuts, 1);
+}
+
+/* FIRST_MSG_PKTS: the QP's first message, if it fits, is its first
+ * window; a longer one, a later one, or one after an RTT sample is not. */
+static void test_first_msg(void)
+{
+	struct ur_cc_params p;
+	struct ur_cc cc;
+
+	swift(&p); /* init_cwnd 8, first_msg_pkts 25 */
+	ASSERT_EQ(p.first_msg_pkts, 25);
+	p.first_msg_pkts = 0; /* off */
+	ur_cc_init(&cc, &p, 1 * MS);
+	cc.ops->on_msg(&cc, 20);
+	ASSERT_EQ(cc.ops->window(&cc), 8);
+	p.first_msg_pkts = 25;
+	ur_cc_init(&cc, &p, 1 * MS);
+	cc.ops->on_msg(&cc, 20);
+	ASSERT_EQ(cc.ops->window(&cc), 20);
+	cc.ops->on_msg(&cc, 25); /* the second message */
+	ASSERT_EQ(cc.ops->window(&cc), 20);
+	ur_cc_init(&cc, &p, 1 * MS);
+	cc.ops->on_msg(&cc, 26); /* too long: slow start from 8 */
+	ASSERT_EQ(cc.ops->window(&cc), 8);
+	cc.ops->on_msg(&cc, 20);
+	ASSERT_EQ(cc.ops->window(&cc), 8);
+	ur_cc_init(&cc, &p, 1 * MS);
+	cc.ops->on_delay(&cc, 1, 10 * US, 1 * MS);
+	cc.ops->on_msg(&cc, 20); /* the path has answered already */
+	ASSERT_EQ(cc.ops->window(&cc), 9);
+	ur_cc_init(&cc, &p, 1 * MS);
+	cc.ops->on_msg(&cc, 4); /* smaller than the first window */
+	ASSERT_EQ(cc.ops->window(&cc), 8);
+	p.algo = UR_CC_PREDICT;
+	ur_cc_init(&cc, &p, 1 * MS);
+	cc.ops->on_msg(&cc, 20);
+	ASSERT_EQ(cc.ops->window(&cc), 20);
+}
+
 static const struct ur_test_case tests[] = {
 	{ "params", test_params },
 	{ "grow", test_grow },
@@ -425,6 +557,9 @@ static const struct ur_test_case tests[] = {
 	{ "rtt_sample", test_rtt_sample },
 	{ "window_bounds", test_window_bounds },
 	{ "paced_path", test_paced_path },
+	{ "jitter", test_jitter },
+	{ "ecn_cut", test_ecn_cut },
+	{ "first_msg", test_first_msg },
 	{ NULL, NULL },
 };
 
