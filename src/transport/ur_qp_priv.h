@@ -165,6 +165,9 @@ struct ur_resp {
 /* A delay-based algorithm asks for an ACK at least every this many PSNs:
  * an RTT sample each (RoCE coalesces ACKs to AckReq, 9.7.5.1.1). */
 #define UR_CC_ACK_EVERY 8
+/* Payloads up to this many bytes are copied into the packet even where
+ * the host takes them by reference (ur_dev.tx_ext; ur_xmit.c). */
+#define UR_TX_EXT_MIN 256
 
 struct ur_qp_cc {
 	struct ur_cc cc;
