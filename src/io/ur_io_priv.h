@@ -104,6 +104,12 @@ void ur__stream_poll(struct ur_engine *e, const struct ur_cq *cq);
 /* ur_engine_qp_lock if the QP lock is free (engine.c). */
 bool ur__qp_trylock(struct ur_qp *qp);
 
+/* engine.c, for the application's poll path (poll.c): wake a sleeping
+ * engine thread; send the poll batch if its oldest ACK waited long enough
+ * (rx_lock held). */
+void ur__engine_wake(struct ur_engine *e);
+void ur__poll_tx_flush_held(struct ur_engine *e, uint64_t now);
+
 /* keys.c: the memory key table (port 1's engine's, e->keys). */
 uint32_t ur__rand32(void);
 const struct ur_mr *ur__key_get(struct ur_engine *e, uint32_t key);
