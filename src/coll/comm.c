@@ -456,6 +456,11 @@ int ur__conn_info(struct uroce_comm *c, int i, struct ur_conn_info *out)
 	out->rkey = c->mr->rkey;
 	out->mtu = c->mtu;
 	out->lid = c->lid;
+	/* The cookie lives in the credit line, after the credit word. */
+	out->pid = (uint32_t)getpid();
+	if (getrandom(&out->cookie, sizeof(out->cookie), 0) != sizeof(out->cookie))
+		out->cookie = ur__now_ns() ^ (uint64_t)out->qpn << 40;
+	memcpy((char *)(uintptr_t)p->credit + 8, &out->cookie, sizeof(out->cookie));
 	return 0;
 }
 
@@ -470,6 +475,9 @@ int ur__comm_connect(struct uroce_comm *c, int i, const struct ur_conn_info *min
 	p->r_credit = rem->credit_addr;
 	p->r_rtr = rem->credit_addr + 64; /* same layout on every rank */
 	p->rkey = rem->rkey;
+	p->cma_pid = (int)rem->pid;
+	p->cma_cookie = rem->cookie;
+	p->cma = 0;
 	r = qp_connect(c, p, mine, rem, c->port);
 	if (!r)
 		r = post_recvs(c, i, c->nslots + 2 + UR_RTR_RING);
@@ -584,6 +592,11 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 	if (r)
 		goto err;
 	c->jumbo = ur_setting_get("UROCE_COLL_JUMBO", &v) == 0 ? (int)v : on_uroce;
+	/* One copy between the ranks of one host when they were asked to
+	 * share memory (UROCE_SHM, uroce-launch's default): not on the UDP
+	 * path, which stands for ranks on different machines. */
+	c->cma = ur_setting_get("UROCE_COLL_CMA", &v) == 0 ? (int)v :
+		 ur_setting_val("UROCE_SHM") != 0;
 	r = ur__comm_setup(c);
 	if (r)
 		goto err;
