@@ -269,6 +269,9 @@ enum ur_xop_kind { UR_X_SEND, UR_X_RECV, UR_X_RECV_REDUCE };
 /* Between ranks of one host (UROCE_COLL_CMA), slot chunks of at least
  * this many bytes go by process_vm_writev into the receiver's slot. */
 #define UR_CMA_MIN (16u << 10)
+/* Allreduce by recursive doubling up to this many bytes per rank with
+ * CMA from 4 ranks (algo.c). */
+#define UR_RD_CMA_MAX (1u << 20)
 
 /* A receiver's offer for one direct stream, written into the sender's
  * mailbox (a ring of UR_RTR_RING) by an RDMA WRITE WITH IMMEDIATE. addr 0:
