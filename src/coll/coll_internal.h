@@ -269,6 +269,11 @@ enum ur_xop_kind { UR_X_SEND, UR_X_RECV, UR_X_RECV_REDUCE };
 /* Between ranks of one host (UROCE_COLL_CMA), slot chunks of at least
  * this many bytes go by process_vm_writev into the receiver's slot. */
 #define UR_CMA_MIN (16u << 10)
+/* With CMA (one copy into the offered buffer, against two through a
+ * slot) plain streams go direct from this size. Every rank decides from
+ * its own UROCE_COLL_CMA: set it alike. */
+#define UR_DIRECT_MIN_CMA (64u << 10)
+#define ur__direct_min(c) ((c)->cma ? UR_DIRECT_MIN_CMA : UR_DIRECT_MIN)
 /* Allreduce by recursive doubling up to this many bytes per rank with
  * CMA from 4 ranks (algo.c). */
 #define UR_RD_CMA_MAX (1u << 20)

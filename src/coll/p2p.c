@@ -211,7 +211,7 @@ static int progress(struct uroce_comm *c)
 static int post_offer(struct uroce_comm *c, struct ur_xop *x)
 {
 	struct ur_peer *p = &c->peers[x->peer];
-	struct ibv_mr *mr = x->bytes >= UR_DIRECT_MIN ?
+	struct ibv_mr *mr = x->bytes >= ur__direct_min(c) ?
 			    ur__reg_find(c, x->buf, x->bytes, 1) : NULL;
 	struct ur_rtr rec = {
 		.addr = mr ? (uint64_t)(uintptr_t)x->buf : 0,
@@ -576,7 +576,7 @@ int ur__xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 		/* Both ends decide alike: the stream's size and the caller's
 		 * word that the peer's side is plain too. */
 		if ((ops[i].direct == UR_DIRECT_SIZED &&
-		     ops[i].bytes < UR_DIRECT_MIN) ||
+		     ops[i].bytes < ur__direct_min(c)) ||
 		    ops[i].kind == UR_X_RECV_REDUCE)
 			ops[i].direct = 0;
 		ops[i].mode = UR_X_OFFER;
