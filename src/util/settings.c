@@ -151,6 +151,7 @@ const struct ur_setting ur_settings[] = {
 	  .doc = "collectives: eager slots per peer" },
 	{ .name = "UROCE_COLL_SPIN_US", .kind = UR_SET_UINT, .scope = COLL,
 	  .max = 10000000, .def = 1000,
+	  .def_doc = "1000; 30 with more local ranks than CPUs",
 	  .doc = "collectives: how long a waiting rank polls before it blocks" },
 	{ .name = "UROCE_COLL_PROGRESS_SPIN_US", .kind = UR_SET_UINT, .scope = COLL,
 	  .max = 10000000, .def = 1000,
