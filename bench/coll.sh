@@ -22,7 +22,7 @@
 set -uo pipefail
 [ "${1:-}" = --plot ] && set -- --plot "$(realpath "$2")"
 cd "$(dirname "$0")/.."
-B=build/bin
+B=${BUILD:-build}/bin # env BUILD: another build directory
 
 # plot DATDIR PNG DAY: busbw vs size from DATDIR/{uroce,mpi}-OP-NP.dat.
 plot() {
