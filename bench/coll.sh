@@ -8,6 +8,7 @@
 # BTL (--mca btl vader,self).
 #   bench/coll.sh [ITERS]      (default 5 timed iterations; env WARMUP warm-up
 #                              calls per size, default 5 as in nccl-tests)
+# Env SIZES="-b 64K -e 64M -f 4" narrows the sizes.
 #   bench/coll.sh --plot bench/results/<date>-coll.md   (redraw the PNG)
 # Writes bench/results/<date>-coll.md and <date>-coll.png (gnuplot); env
 # OUT=NAME writes bench/results/NAME.md and NAME.png instead.
@@ -21,7 +22,7 @@
 set -uo pipefail
 [ "${1:-}" = --plot ] && set -- --plot "$(realpath "$2")"
 cd "$(dirname "$0")/.."
-B=build/bin
+B=${BUILD:-build}/bin # env BUILD: another build directory
 
 # plot DATDIR PNG DAY: busbw vs size from DATDIR/{uroce,mpi}-OP-NP.dat.
 plot() {
@@ -79,7 +80,8 @@ md=bench/results/$name.md
 png=bench/results/$name.png
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sizes="-b 4K -e 64M -f 4"
+# env SIZES: uroce-coll-perf size flags (default 4 KiB .. 64 MiB, x4).
+sizes=${SIZES:-"-b 4K -e 64M -f 4"}
 
 REPS=${REPS:-3}
 # median FILE: per size (column 1), the row with the median time (column 2).

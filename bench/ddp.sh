@@ -13,7 +13,7 @@
 # rank, on the core backward computes on).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-B=build/bin
+B=${BUILD:-build}/bin # env BUILD: another build directory
 STEPS=${1:-20}
 REPS=${REPS:-3}
 NPS=${NPS:-"2 4"}

@@ -89,10 +89,18 @@ enum ur_algo ur__pick(struct uroce_comm *c, enum ur_coll_kind k, size_t bytes)
 	if (c->algo_override != UR_A_AUTO && (algos_of[k] & (1u << c->algo_override)))
 		return c->algo_override;
 	switch (k) {
-	case UR_C_ALLREDUCE:
-		a = bytes <= 16384 ? UR_A_RECDOUBLING :
+	case UR_C_ALLREDUCE: {
+		/* On one host with one copy (CMA) bytes are cheap and steps
+		 * dear: from 4 ranks (a power of two) recursive doubling's
+		 * log2 n whole-vector steps beat Rabenseifner's 2 log2 n up
+		 * to 1 MiB (measured: docs/collectives.md). */
+		int pow2 = !(c->size & (c->size - 1));
+		size_t rd_max = c->cma && c->size >= 4 && pow2 ? UR_RD_CMA_MAX : 16384;
+
+		a = bytes <= rd_max ? UR_A_RECDOUBLING :
 		    bytes <= (1u << 20) ? UR_A_RABENSEIFNER : UR_A_RING;
 		break;
+	}
 	case UR_C_REDUCE:
 	case UR_C_BROADCAST:
 		a = bytes <= 65536 ? UR_A_TREE : UR_A_RING;

@@ -24,7 +24,7 @@
 
 /* Wire-visible facts shared by all ranks of a job. */
 #define UR_COLL_MAGIC 0x75636f6cu /* "ucol" */
-#define UR_COLL_VERSION 2
+#define UR_COLL_VERSION 3
 
 /* Collective kinds, carried in the immediate-data signature. */
 #define UR_COLL_KINDS(X)                                                     \
@@ -76,6 +76,11 @@ struct ur_conn_info {
 	uint32_t mtu;         /* enum ibv_mtu */
 	uint16_t lid;
 	uint16_t pad[3];
+	/* One copy on one host (p2p.c, CMA): our pid, and a random cookie
+	 * at credit_addr + 8 that proves the pid is ours. */
+	uint32_t pid;
+	uint32_t pad2;
+	uint64_t cookie;
 };
 
 struct ur_boot {
@@ -107,6 +112,11 @@ struct ur_peer {
 	int rtr_inflight;
 	uint64_t dw_posted, dw_done; /* plain RDMA WRITEs of direct sends */
 	uint32_t *rx_imm, *rx_len; /* per slot */
+	/* CMA (p2p.c): the peer's pid and cookie; cma 0 untried, 1 works,
+	 * -1 not usable (another host, pid namespace or no permission). */
+	int cma_pid;
+	int cma;
+	uint64_t cma_cookie;
 };
 
 /*
@@ -201,6 +211,7 @@ struct uroce_comm {
 	uint32_t mtu;        /* enum ibv_mtu, active */
 	uint16_t lid;
 	int jumbo;           /* offer uroce's jumbo packets */
+	int cma;             /* UROCE_COLL_CMA: direct streams by process_vm_writev */
 	int regcache_entries;
 	/* Rails (rails.c): rails[0] is the communicator itself (its port),
 	 * rails[k] a hidden sub-communicator on the k-th rail's port or
@@ -255,6 +266,17 @@ enum ur_xop_kind { UR_X_SEND, UR_X_RECV, UR_X_RECV_REDUCE };
 /* Plain (not reducing) streams of at least this many bytes may be written
  * straight into the receiver's buffer, which it offers first (ur_rtr). */
 #define UR_DIRECT_MIN (256u << 10)
+/* Between ranks of one host (UROCE_COLL_CMA), slot chunks of at least
+ * this many bytes go by process_vm_writev into the receiver's slot. */
+#define UR_CMA_MIN (16u << 10)
+/* With CMA (one copy into the offered buffer, against two through a
+ * slot) plain streams go direct from this size. Every rank decides from
+ * its own UROCE_COLL_CMA: set it alike. */
+#define UR_DIRECT_MIN_CMA (64u << 10)
+#define ur__direct_min(c) ((c)->cma ? UR_DIRECT_MIN_CMA : UR_DIRECT_MIN)
+/* Allreduce by recursive doubling up to this many bytes per rank with
+ * CMA from 4 ranks (algo.c). */
+#define UR_RD_CMA_MAX (1u << 20)
 
 /* A receiver's offer for one direct stream, written into the sender's
  * mailbox (a ring of UR_RTR_RING) by an RDMA WRITE WITH IMMEDIATE. addr 0:

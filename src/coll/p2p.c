@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "coll_internal.h"
 
@@ -210,7 +211,7 @@ static int progress(struct uroce_comm *c)
 static int post_offer(struct uroce_comm *c, struct ur_xop *x)
 {
 	struct ur_peer *p = &c->peers[x->peer];
-	struct ibv_mr *mr = x->bytes >= UR_DIRECT_MIN ?
+	struct ibv_mr *mr = x->bytes >= ur__direct_min(c) ?
 			    ur__reg_find(c, x->buf, x->bytes, 1) : NULL;
 	struct ur_rtr rec = {
 		.addr = mr ? (uint64_t)(uintptr_t)x->buf : 0,
@@ -244,7 +245,32 @@ static int post_offer(struct uroce_comm *c, struct ur_xop *x)
 	return 1;
 }
 
-/* Take the receiver's offer: direct if it has a buffer and so do we. */
+/*
+ * One copy on one host (UROCE_COLL_CMA): a direct stream to a rank of this
+ * host is written by process_vm_writev(2) straight from our buffer into
+ * the offered one, one kernel copy, instead of an RDMA WRITE that the
+ * engines copy twice (into a shared-memory lane and out of it) in
+ * packets. The peer's pid is tried once: its cookie must read back from
+ * its credit line (ur__conn_info), which another host, another pid
+ * namespace or a missing ptrace permission (CMA's rule) fails; the stream
+ * then takes the RDMA path.
+ */
+static int cma_ok(struct uroce_comm *c, struct ur_peer *p)
+{
+	if (!p->cma) {
+		uint64_t v = 0;
+		struct iovec l = { &v, sizeof(v) };
+		struct iovec r = { (void *)(uintptr_t)(p->r_credit + 8), sizeof(v) };
+
+		p->cma = c->cma && p->cma_pid > 0 && p->cma_cookie &&
+			 process_vm_readv(p->cma_pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(v) &&
+			 v == p->cma_cookie ? 1 : -1;
+	}
+	return p->cma > 0;
+}
+
+/* Take the receiver's offer: direct if it has a buffer and so do we
+ * (registered, or CMA to a rank of this host). */
 static int take_offer(struct uroce_comm *c, struct ur_xop *x)
 {
 	struct ur_peer *p = &c->peers[x->peer];
@@ -260,7 +286,7 @@ static int take_offer(struct uroce_comm *c, struct ur_xop *x)
 				 "mismatch in %s: rank %d expects %llu bytes, we send %zu (counts differ?)",
 				 ur__coll_kind_name[(x->sig >> 8) & 0xf], x->peer,
 				 (unsigned long long)v->len, x->bytes);
-	x->mode = v->addr && x->lkey ? UR_X_DIRECT : UR_X_SLOTS;
+	x->mode = v->addr && (cma_ok(c, p) || x->lkey) ? UR_X_DIRECT : UR_X_SLOTS;
 	x->raddr = v->addr;
 	x->rkey = v->rkey;
 	if (x->mode == UR_X_DIRECT)
@@ -274,6 +300,28 @@ static int send_direct(struct uroce_comm *c, struct ur_xop *x, int *acks)
 	struct ur_peer *p = &c->peers[x->peer];
 	int moved = 0;
 
+	/* CMA: a slot-sized piece per call, so that the other streams of
+	 * the step (offers, receives) move in between. */
+	if (x->off < x->bytes && p->cma > 0) {
+		size_t len = x->bytes - x->off < c->slot ? x->bytes - x->off : c->slot;
+		struct iovec l = { x->buf + x->off, len };
+		struct iovec r = { (void *)(uintptr_t)(x->raddr + x->off), len };
+		ssize_t n = process_vm_writev(p->cma_pid, &l, 1, &r, 1, 0);
+
+		if (n > 0) {
+			x->off += (size_t)n;
+			/* No retransmission reads our buffer: the stream
+			 * ends with its closing message, not its ACK. */
+			if (x->off == x->bytes)
+				x->lkey = 0;
+			return 1;
+		}
+		if (!x->lkey)
+			return ur__fail(c, n < 0 ? -errno : -EIO,
+					 "writing to rank %d (process_vm_writev): %s",
+					 x->peer, n < 0 ? strerror(errno) : "nothing written");
+		p->cma = -1; /* the rest by RDMA */
+	}
 	while (x->off < x->bytes) {
 		if (p->tx_posted - p->tx_done + p->dw_posted - p->dw_done >= c->nslots) {
 			*acks = 1;
@@ -333,7 +381,19 @@ static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
 		unsigned s = (unsigned)(p->tx_posted % c->nslots);
 		size_t len = x->bytes - x->off < c->slot ? x->bytes - x->off : c->slot;
 		char *slot = p->tx + (size_t)s * c->slot;
-		int copy = !x->lkey && x->mode != UR_X_DIRECT && len;
+		uint64_t raddr = p->r_slots + (uint64_t)s * c->slot;
+		/* CMA: the chunk straight into the receiver's slot, announced
+		 * by an empty message (cma_slot). */
+		int cma = !x->direct && len >= UR_CMA_MIN && cma_ok(c, p);
+		if (cma) {
+			struct iovec l = { x->buf + x->off, len };
+			struct iovec rv = { (void *)(uintptr_t)raddr, len };
+
+			cma = process_vm_writev(p->cma_pid, &l, 1, &rv, 1, 0) == (ssize_t)len;
+			if (!cma)
+				p->cma = -1; /* this chunk and the rest by RDMA */
+		}
+		int copy = !cma && !x->lkey && x->mode != UR_X_DIRECT && len;
 		/* Zero copy: straight from the caller's registered buffer. */
 		struct ibv_sge sge = {
 			.addr = x->lkey ? (uintptr_t)(x->buf + x->off) : (uintptr_t)slot,
@@ -343,12 +403,11 @@ static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
 		struct ibv_send_wr wr = {
 			.wr_id = (uint64_t)x->peer << 8 | WR_DATA,
 			.sg_list = &sge,
-			.num_sge = len ? 1 : 0,
+			.num_sge = len && !cma ? 1 : 0,
 			.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
 			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED,
 			.imm_data = htonl(x->sig),
-			.wr.rdma = { .remote_addr = p->r_slots + (uint64_t)s * c->slot,
-				     .rkey = p->rkey },
+			.wr.rdma = { .remote_addr = raddr, .rkey = p->rkey },
 		};
 		struct ibv_send_wr *bad;
 
@@ -358,7 +417,8 @@ static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
 		if (r)
 			return ur__fail(c, -r, "posting a write to rank %d: %s", x->peer, strerror(r));
 		p->tx_posted++;
-		x->tx_end = p->tx_posted;
+		if (!cma) /* a retransmission reads it */
+			x->tx_end = p->tx_posted;
 		x->off += len;
 		x->msgs++;
 		moved = 1;
@@ -404,7 +464,10 @@ static int recv_some(struct uroce_comm *c, struct ur_xop *x,
 			x->msgs = x->nmsgs;
 			return 1;
 		}
-		if (p->rx_len[s] != len)
+		/* Empty where data was due: the sender wrote the slot by
+		 * CMA (send_some), only ever for a chunk this large. */
+		int cma_slot = !p->rx_len[s] && !x->direct && len >= UR_CMA_MIN && c->cma;
+		if (p->rx_len[s] != len && !cma_slot)
 			return ur__fail(c, -EPROTO,
 					 "mismatch in %s: rank %d sent %u bytes, we expect %zu (counts differ?)",
 					 ur__coll_kind_name[(x->sig >> 8) & 0xf], x->peer,
@@ -513,7 +576,7 @@ int ur__xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 		/* Both ends decide alike: the stream's size and the caller's
 		 * word that the peer's side is plain too. */
 		if ((ops[i].direct == UR_DIRECT_SIZED &&
-		     ops[i].bytes < UR_DIRECT_MIN) ||
+		     ops[i].bytes < ur__direct_min(c)) ||
 		    ops[i].kind == UR_X_RECV_REDUCE)
 			ops[i].direct = 0;
 		ops[i].mode = UR_X_OFFER;

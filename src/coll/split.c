@@ -67,6 +67,7 @@ static struct uroce_comm *child_new(struct uroce_comm *c, int rank, int size)
 	k->mtu = c->mtu;
 	k->lid = c->lid;
 	k->jumbo = c->jumbo;
+	k->cma = c->cma;
 	k->regcache_entries = c->regcache_entries;
 	return k;
 }
