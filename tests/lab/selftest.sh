@@ -90,13 +90,17 @@ udp() {
 rtt() { # rtt NAME: median RTT h1 -> h2 -> h1 over UDP 4791 (echo on h2)
 	local name=$1
 	rm -f "$WORK/ready"
-	lab_exec h2 python3 "$PROBE" echo --timeout 1.5 --ready "$WORK/ready" >/dev/null &
+	# The echo waits up to 20 s for its first datagram and is stopped once
+	# the probe is done: with 1.5 s it had gone before a probe that took
+	# longer to start (load 20), which met "Connection refused".
+	lab_exec h2 python3 "$PROBE" echo --timeout 20 --ready "$WORK/ready" >/dev/null &
 	PIDS+=($!)
 	# until the echo is bound (a fixed 0.2 s lost the race at load 12:
 	# the first probe met "Connection refused")
 	for _ in $(seq 1 250); do [[ -e $WORK/ready ]] && break; sleep 0.02; done
 	lab_exec h1 python3 "$PROBE" rtt --dst "$H2" --count 40 --interval-ms 2 >"$WORK/$name.json"
 	echo "  $name: $(cat "$WORK/$name.json")"
+	kill "${PIDS[-1]}" 2>/dev/null
 	wait "${PIDS[-1]}" || true
 }
 
@@ -143,7 +147,10 @@ else
 	# The delay is a floor under every RTT; a median difference is not: on a
 	# loaded machine the undelayed median alone once read 370 us (min 82).
 	check "every delayed RTT takes at least 1.9 ms" "$floor >= 1900"
-	check "the delay adds at most 4 ms to the median RTT" "$delayed - $base <= 4000"
+	# The bound above it only catches a delay gone wrong (e.g. applied per
+	# queued packet): uroce-nfq's own scheduling at load 20 added 6 ms to
+	# a 2 ms delay's median (4 ms was the bound then).
+	check "the delay adds at most 12 ms to the median RTT" "$delayed - $base <= 12000"
 
 	echo "== nfq --reorder 5 --dup 10"
 	lab_nfq -- --reorder 5 --dup 10 --seed 2 2>/dev/null
