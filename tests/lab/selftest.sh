@@ -90,17 +90,16 @@ udp() {
 rtt() { # rtt NAME: median RTT h1 -> h2 -> h1 over UDP 4791 (echo on h2)
 	local name=$1
 	rm -f "$WORK/ready"
-	# The echo waits up to 20 s for its first datagram and is stopped once
-	# the probe is done: with 1.5 s it had gone before a probe that took
-	# longer to start (load 20), which met "Connection refused".
-	lab_exec h2 python3 "$PROBE" echo --timeout 20 --ready "$WORK/ready" >/dev/null &
+	# The echo waits up to 20 s for a datagram and leaves after the
+	# probe's 40: with 1.5 s it had gone before a probe that took longer
+	# to start (load 20), which met "Connection refused".
+	lab_exec h2 python3 "$PROBE" echo --timeout 20 --count 40 --ready "$WORK/ready" >/dev/null &
 	PIDS+=($!)
 	# until the echo is bound (a fixed 0.2 s lost the race at load 12:
 	# the first probe met "Connection refused")
 	for _ in $(seq 1 250); do [[ -e $WORK/ready ]] && break; sleep 0.02; done
 	lab_exec h1 python3 "$PROBE" rtt --dst "$H2" --count 40 --interval-ms 2 >"$WORK/$name.json"
 	echo "  $name: $(cat "$WORK/$name.json")"
-	kill "${PIDS[-1]}" 2>/dev/null
 	wait "${PIDS[-1]}" || true
 }
 

@@ -7,8 +7,8 @@ Modes (results are one JSON line on stdout):
         ECN codepoints (IP_RECVTOS) and the receive rate.
   send  --dst IP [--port P] [--count N] [--size B] [--rate-mbps R] [--tos T]
         numbered packets with a verifiable payload.
-  echo  --port P [--timeout S] [--ready FILE]
-        echo every datagram back to its sender.
+  echo  --port P [--timeout S] [--ready FILE] [--count N]
+        echo every datagram back to its sender (N of them, if given).
   rtt   --dst IP [--port P] [--count N] [--interval-ms MS]
         ping-pong against `echo`; prints RTT statistics in microseconds.
 """
@@ -129,7 +129,7 @@ def do_echo(a):
     touch(a.ready)
     n = 0
     try:
-        while True:
+        while not a.count or n < a.count:
             data, peer = s.recvfrom(65536)
             s.sendto(data, peer)
             n += 1
@@ -184,6 +184,8 @@ def main():
     e.add_argument("--port", type=int, default=4791)
     e.add_argument("--timeout", type=float, default=10.0)
     e.add_argument("--ready")
+    e.add_argument("--count", type=int, default=0,
+                   help="exit after echoing N datagrams (0: only on --timeout)")
     e.set_defaults(fn=do_echo)
     q = sub.add_parser("rtt")
     q.add_argument("--dst", required=True)
