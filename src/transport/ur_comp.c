@@ -396,6 +396,7 @@ static void comp_finish(struct ur_qp *qp, struct comp_ctx *cx, uint64_t now)
 	struct ur_qp_priv *p = qp->priv;
 
 	if (cx->progress) {
+		p->comp.sr_probed = false;
 		p->comp.retry_left = p->attr.retry_cnt;
 		p->comp.rnr_left = p->attr.rnr_retry;
 		p->comp.rto_deadline = UINT64_MAX;
@@ -506,7 +507,26 @@ void ur__comp_timer(struct ur_qp *qp, uint64_t now)
 			if (p->mp)
 				ur__mp_loss(p->mp, c->psn);
 			ur__cc_loss(qp, true, now);
-			ur__req_go_back(qp, c->psn);
+			if (p->sr.tx_peer && !c->sr_probed && !c->rd_asked &&
+			    !p->req.sr_resend) {
+				/* Selective repeat: the responder holds what
+				 * arrived. Send the oldest unacknowledged PSN
+				 * and the newest (a tail loss leaves nothing
+				 * behind a gap; this makes one, which the
+				 * responder then NAKs hole by hole), as TCP's
+				 * tail loss probe does (RFC 8985, 7.3). The
+				 * next timeout without progress goes back N. */
+				uint32_t last = ur_psn_add(p->req.psn_max,
+							   UR_PSN_MASK);
+
+				c->sr_probed = true;
+				ur__req_resend_psn(qp, c->psn, now);
+				if (last != c->psn && !p->req.sr_resend)
+					ur__req_resend_psn(qp, last, now);
+			} else {
+				c->sr_probed = false;
+				ur__req_go_back(qp, c->psn);
+			}
 			c->rd_beyond = false;
 			ur__comp_arm(qp, now);
 			ur__req_progress(qp, now);

@@ -125,6 +125,10 @@ struct ur_comp {
 	/* Responses or ACKs for later requests were dropped while the head
 	 * READ/atomic was unfinished: go back to them once it completes. */
 	bool rd_beyond;
+	/* Selective repeat: this timeout run sent a probe (the oldest and
+	 * the newest unacknowledged PSN) instead of going back N; the next
+	 * timeout without progress goes back N. */
+	bool sr_probed;
 };
 
 enum ur_resp_cur { UR_CUR_NONE, UR_CUR_SEND, UR_CUR_WRITE };
@@ -216,6 +220,17 @@ struct ur_sr {
 	 * (ur__sr_duplicate). */
 #define UR_SR_NAKED 256
 	uint32_t *naked; /* made at the first selective NAK (most QPs send none) */
+	/* The paths marked requests came over (their UDP source ports, a
+	 * sprayed requester's paths): the highest PSN and the last arrival
+	 * on each. A path is a FIFO, so ePSN is lost once every path still
+	 * delivering has delivered a later PSN (ur_sr.c "gap"). */
+#define UR_SR_PATHS 16
+	struct ur_sr_path {
+		uint16_t sport;
+		bool used;
+		uint32_t max_psn;
+		uint64_t last_t;
+	} path[UR_SR_PATHS];
 	/* requester */
 	bool tx_peer;             /* answers carry the bit */
 	/* Negotiation (UR_SR_AUTO, ur_sr_neg.c): the peer said it holds
@@ -578,6 +593,9 @@ static inline bool ur__sr_marked(const struct ur_qp *qp, const struct ur_pkt *pk
 	return qp->priv->sr.p.enable && qp->type == UR_QPT_RC &&
 	       ur_bth_ext_sr(pkt->bth);
 }
+/* A marked request came over UDP source port @sport (responder). */
+void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
+		      uint64_t now);
 /* Hold request @pkt, @d PSNs ahead of ePSN (responder). */
 void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 		  uint64_t now);

@@ -238,6 +238,7 @@ void ur__sr_release(struct ur_qp *qp)
 		slot_put(qp->dev, s);
 	}
 	sr->nheld = 0;
+	memset(sr->path, 0, sizeof(sr->path));
 	sr->gap_deadline = UINT64_MAX;
 	sr->draining = false;
 	sr->nak_live = false;
@@ -369,13 +370,81 @@ void ur__sr_filled(struct ur_qp *qp, uint64_t now)
 		sr->p.reorder_ns -= (uint32_t)((sr->p.reorder_ns - target + 15) / 16);
 }
 
+/*
+ * Paths. A sprayed requester's paths are its UDP source ports, and each is
+ * a FIFO (ECMP hashes a port onto one link), so a PSN sent on a path is
+ * lost once a later PSN arrived on that path. The responder does not know
+ * which path carried ePSN, but if every path that is still delivering has
+ * delivered a PSN after ePSN, the path that carried it has too: ePSN is
+ * lost. While one such path has not, ePSN may be queued behind on it (two
+ * links whose queues differ by milliseconds reorder by that much, far
+ * beyond any fixed timer): wait. A path silent for path_idle() stopped
+ * delivering (cut, or its sender stopped using it) and is not waited for,
+ * so a dead path costs path_idle() per gap, not a spurious NAK per gap.
+ */
+#define UR_SR_PATH_IDLE 1000000ull /* 1 ms */
+static uint64_t path_idle(const struct ur_sr *sr)
+{
+	uint64_t t = 4ull * sr->p.reorder_ns;
+
+	if (t < 2ull * sr->nak_rtt)
+		t = 2ull * sr->nak_rtt;
+	return t > UR_SR_PATH_IDLE ? t : UR_SR_PATH_IDLE;
+}
+
+void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
+		      uint64_t now)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+	struct ur_sr_path *e = NULL, *lru = &sr->path[0];
+
+	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
+		struct ur_sr_path *x = &sr->path[i];
+
+		if (x->used && x->sport == sport) {
+			e = x;
+			break;
+		}
+		if (!x->used || (lru->used && x->last_t < lru->last_t))
+			lru = x;
+	}
+	if (!e) {
+		e = lru;
+		e->used = true;
+		e->sport = sport;
+		e->max_psn = psn;
+	} else if (ur_psn_diff(psn, e->max_psn) > 0) {
+		e->max_psn = psn;
+	}
+	e->last_t = now;
+}
+
+/* 0 if every delivering path passed @epsn (it is lost); else when the
+ * first path that has not goes idle. */
+static uint64_t path_wait(const struct ur_sr *sr, uint32_t epsn, uint64_t now)
+{
+	uint64_t idle = path_idle(sr), until = 0;
+
+	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
+		const struct ur_sr_path *x = &sr->path[i];
+
+		if (!x->used || x->last_t + idle <= now ||
+		    ur_psn_diff(x->max_psn, epsn) > 0)
+			continue;
+		if (!until || x->last_t + idle < until)
+			until = x->last_t + idle;
+	}
+	return until;
+}
+
 /* When to NAK the gap at ePSN: reorder_ns after the oldest held request
- * arrived; at once if that has passed. */
+ * arrived (reordering within a path), and once no path that is still
+ * delivering may hold ePSN behind (above); at once if both have passed. */
 static void gap_arm(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_sr *sr = &p->sr;
-	uint64_t oldest = UINT64_MAX;
+	uint64_t oldest = UINT64_MAX, wait;
 
 	sr->gap_deadline = UINT64_MAX;
 	if (sr->held && sr->nak_live && sr->nak_psn == p->resp.psn &&
@@ -392,10 +461,15 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 	for (struct ur_sr_slot *s = sr->held; s; s = s->next)
 		if (s->t < oldest)
 			oldest = s->t;
-	if (oldest + sr->p.reorder_ns <= now)
-		sr_nak(qp, now);
-	else
+	if (oldest + sr->p.reorder_ns > now) {
 		sr->gap_deadline = oldest + sr->p.reorder_ns;
+		return;
+	}
+	wait = path_wait(sr, p->resp.psn, now);
+	if (wait)
+		sr->gap_deadline = wait;
+	else
+		sr_nak(qp, now);
 }
 
 /* A request we cannot hold: one plain NAK for ePSN (go-back-N). */
@@ -449,8 +523,9 @@ void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 	sr->nheld++;
 	qp->dev->cnt.rx_sr_held++;
 	qp->cnt.rx_sr_held++;
-	if (sr->gap_deadline == UINT64_MAX)
-		gap_arm(qp, now);
+	/* Also when armed: this arrival may show that every path passed
+	 * ePSN. */
+	gap_arm(qp, now);
 }
 
 static bool receives(const struct ur_qp *qp)
