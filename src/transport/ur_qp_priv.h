@@ -103,6 +103,7 @@ struct ur_req {
 	 * no transmit buffer; sent before anything new. */
 	bool sr_resend;
 	uint32_t sr_resend_psn;
+	bool ackreq;        /* set AckReq on the next packet (ur__req_probe) */
 	/* A WQE's memory lost its key between packets: the next progress
 	 * call fails it (local protection error) at top level. */
 	bool key_err;
@@ -129,6 +130,12 @@ struct ur_comp {
 	 * the newest unacknowledged PSN) instead of going back N; the next
 	 * timeout without progress goes back N. */
 	bool sr_probed;
+	/* The ACK round trip, for the probe timer: one AckReq request is
+	 * timed at a time (never a resent one: Karn). */
+	bool stamped;
+	uint32_t stamp_psn;
+	uint64_t stamp_t;
+	uint32_t srtt;      /* ns, smoothed; 0: no sample yet */
 };
 
 enum ur_resp_cur { UR_CUR_NONE, UR_CUR_SEND, UR_CUR_WRITE };
@@ -231,6 +238,9 @@ struct ur_sr {
 		uint32_t max_psn;
 		uint64_t last_t;
 	} path[UR_SR_PATHS];
+	uint32_t late_pkts;       /* requests since the last late notice */
+	uint64_t path_new_t;      /* when a path was last seen first */
+	bool sprayed;             /* requests came over more than one port */
 	/* requester */
 	bool tx_peer;             /* answers carry the bit */
 	/* Negotiation (UR_SR_AUTO, ur_sr_neg.c): the peer said it holds
@@ -274,6 +284,8 @@ void ur__mp_loss(struct ur_mp *mp, uint32_t psn);
 /* A CNP named @psn as CE-marked (docs/wire.md "Spraying"): its path
  * loses a quarter of its weight. */
 void ur__mp_ecn(struct ur_mp *mp, uint32_t psn);
+/* A late notice named @psn (ur_sr.c): its path loses a quarter. */
+void ur__mp_late(struct ur_mp *mp, uint32_t psn);
 /* An ACK covered @n requests from @psn: their paths gain weight. */
 void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n);
 /* One direction's key of an encrypted QP (ur_crypt.c): a libgcrypt GCM
@@ -602,7 +614,7 @@ void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 /* Execute the held requests that are now in order. */
 void ur__sr_drain(struct ur_qp *qp, uint64_t now);
 /* A duplicate of request @psn arrived (responder). */
-void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn);
+void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn, uint64_t now);
 /* The request at ePSN arrived, not NAKed, behind held ones: a measure of
  * the reordering (responder). */
 void ur__sr_filled(struct ur_qp *qp, uint64_t now);
@@ -612,6 +624,8 @@ void ur__sr_timer(struct ur_qp *qp, uint64_t now);
 void ur__sr_release(struct ur_qp *qp);
 /* Requester: resend the one request packet at @psn (a selective NAK). */
 void ur__req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now);
+/* Selective repeat: the newest PSN sent again, with AckReq. */
+void ur__req_probe(struct ur_qp *qp, uint64_t now);
 /* ur_resp.c: run one request through the responder's state machine. */
 void ur__resp_run(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
 

@@ -101,7 +101,7 @@ static enum resp_state check_psn(struct ur_qp *qp, struct resp_ctx *cx)
 	if (d < 0) {
 		qp->dev->cnt.rx_duplicate++;
 		qp->cnt.rx_duplicate++;
-		ur__sr_duplicate(qp, cx->psn);
+		ur__sr_duplicate(qp, cx->psn, cx->now);
 		return RESP_DUPLICATE;
 	}
 	if (r->rd_active) {

@@ -30,6 +30,10 @@
 #define SR_DEFAULT_WINDOW 256
 #define SR_DEFAULT_POOL 8192
 #define SR_SLOT_HDR 64 /* largest header set + pad + ICRC, rounded up */
+#define UR_SR_LATE_EVERY 64 /* requests between two late notices */
+
+static void late_notice(struct ur_qp *qp, uint32_t psn);
+static uint64_t path_idle(const struct ur_sr *sr);
 
 struct ur_sr_pool {
 	atomic_flag lock;
@@ -239,6 +243,7 @@ void ur__sr_release(struct ur_qp *qp)
 	}
 	sr->nheld = 0;
 	memset(sr->path, 0, sizeof(sr->path));
+	sr->sprayed = false;
 	sr->gap_deadline = UINT64_MAX;
 	sr->draining = false;
 	sr->nak_live = false;
@@ -261,6 +266,10 @@ static uint64_t renak_after(const struct ur_sr *sr)
 
 	if (t < sr->p.reorder_ns)
 		t = sr->p.reorder_ns;
+	/* Sprayed: the resend may take a slower path than the NAK's
+	 * round trips measured (and those may be a late original's). */
+	if (sr->sprayed && t < path_idle(sr))
+		t = path_idle(sr);
 	/* Each repeat waits twice as long (RFC 6298 5.5): the samples
 	 * come from resends that arrived, and a queue that grew since
 	 * holds the next one longer; repeating sooner only feeds it. */
@@ -327,7 +336,7 @@ void ur__sr_resent(struct ur_qp *qp, uint32_t psn, uint64_t now)
  * window on a DSACK (RFC 8985, 7.2). ur__sr_filled shrinks it back.
  */
 #define UR_SR_REORDER_MAX 50000000ull /* 50 ms */
-void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn)
+void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn, uint64_t now)
 {
 	struct ur_sr *sr = &qp->priv->sr;
 
@@ -335,6 +344,11 @@ void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn)
 		return;
 	sr->naked[psn % UR_SR_NAKED] = 0;
 	qp->dev->cnt.rx_sr_spurious++;
+	/* A path seen for the first time since the last NAK: that NAK did
+	 * not know of it (its first packets came late), this is not
+	 * reordering within a path. */
+	if (sr->path_new_t > sr->nak_t && now - sr->path_new_t < path_idle(sr))
+		return;
 	if (sr->p.reorder_ns < UR_SR_REORDER_MAX)
 		sr->p.reorder_ns = sr->p.reorder_ns
 					   ? (sr->p.reorder_ns * 2 < UR_SR_REORDER_MAX
@@ -363,6 +377,9 @@ void ur__sr_filled(struct ur_qp *qp, uint64_t now)
 			oldest = s->t;
 	if (oldest > now)
 		return;
+	if (now - oldest > sr->reorder_min &&
+	    sr->late_pkts >= UR_SR_LATE_EVERY)
+		late_notice(qp, qp->priv->resp.psn);
 	target = (now - oldest) * 3 / 2;
 	if (target < sr->reorder_min)
 		target = sr->reorder_min;
@@ -405,11 +422,15 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
 			e = x;
 			break;
 		}
-		if (!x->used || (lru->used && x->last_t < lru->last_t))
+		/* the first free entry, else the longest silent */
+		if (lru->used && (!x->used || x->last_t < lru->last_t))
 			lru = x;
 	}
 	if (!e) {
+		if (lru->used || lru != &sr->path[0])
+			sr->sprayed = true; /* a second port */
 		e = lru;
+		sr->path_new_t = now;
 		e->used = true;
 		e->sport = sport;
 		e->max_psn = psn;
@@ -417,6 +438,41 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
 		e->max_psn = psn;
 	}
 	e->last_t = now;
+	sr->late_pkts++;
+}
+
+/*
+ * A late notice (docs/wire.md "Spraying"): the request at ePSN came after
+ * later ones from other paths had waited for it longer than the gap
+ * timer's floor: its path is queued deeper than theirs. The responder
+ * names it in a CNP with the selective-repeat bit and UR_CNP_LATE in the
+ * first reserved byte, at most once per UR_SR_LATE_EVERY requests, and
+ * the requester's spraying moves weight off that path (ur__mp_late), so
+ * that the split follows the paths' rates (a selective NAK used to be
+ * this signal, at the price of a resend). Only towards a requester that
+ * marks its requests; DCQCN does not see it.
+ */
+static void late_notice(struct ur_qp *qp, uint32_t psn)
+{
+	struct ur_txhdr h = {
+		.opcode = UR_OP_CNP,
+		.dqpn = qp->priv->attr.dest_qp_num,
+		.psn = psn,
+	};
+	struct ur_pktbuf *b;
+	uint8_t *pl;
+
+	if (!qp->priv->sr.rx_peer)
+		return;
+	b = ur__tx_alloc(qp, h.opcode, UR_CNP_PAYLOAD_LEN);
+	if (!b)
+		return;
+	pl = ur__tx_payload(b, h.opcode);
+	memset(pl, 0, UR_CNP_PAYLOAD_LEN);
+	pl[0] = UR_CNP_LATE;
+	qp->priv->sr.late_pkts = 0;
+	qp->dev->cnt.tx_sr_late++;
+	ur__tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
 }
 
 /* 0 if every delivering path passed @epsn (it is lost); else when the

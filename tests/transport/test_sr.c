@@ -760,12 +760,13 @@ static void two_paths(struct sr_run *r, uint64_t slow_ns)
 static void t_two_paths_reorder(void)
 {
 	struct sr_run r;
-	uint64_t rtx, naks, held;
+	uint64_t rtx, naks, held, probes;
 
 	two_paths(&r, 300000);
 	rtx = rtx_of(&r);
 	naks = r.f.b.qp->cnt.tx_sr_nak;
 	held = r.f.b.qp->cnt.rx_sr_held;
+	probes = r.f.a.qp->cnt.tx_sr_probe + r.f.b.qp->cnt.tx_sr_probe;
 	/* Both paths become FIFO links, 1 Gbit/s and a slow one whose rate
 	 * changes from round to round: its queue, and the reordering
 	 * between the paths, grow and shrink (no fixed gap timer fits). */
@@ -777,14 +778,20 @@ static void t_two_paths_reorder(void)
 		r.f.net.f.path[1].rate_bps = slow_mbit[i] * 1000000;
 		run_writes(&r);
 	}
-	printf("  8 rounds over 1 Gbit/s + 25-500 Mbit/s: %llu held, %llu selective "
-	       "NAKs, %llu resent\n",
+	probes = r.f.a.qp->cnt.tx_sr_probe + r.f.b.qp->cnt.tx_sr_probe - probes;
+	printf("  8 rounds over 1 Gbit/s + 25-500 Mbit/s: %llu held, %llu "
+	       "selective NAKs, %llu resent, %llu probes\n",
 	       (unsigned long long)(r.f.b.qp->cnt.rx_sr_held - held),
 	       (unsigned long long)(r.f.b.qp->cnt.tx_sr_nak - naks),
-	       (unsigned long long)(rtx_of(&r) - rtx));
+	       (unsigned long long)(rtx_of(&r) - rtx),
+	       (unsigned long long)probes);
 	ASSERT_GT(r.f.b.qp->cnt.rx_sr_held - held, 8 * 16);
 	ASSERT_EQ_U64(r.f.b.qp->cnt.tx_sr_nak - naks, 0);
-	ASSERT_EQ_U64(rtx_of(&r) - rtx, 0);
+	/* Nothing resent but probes (two packets each: the round trip
+	 * jumps 20 x between rounds, beyond the probe timer's 3 RTTs),
+	 * at most two per round from each end. */
+	ASSERT_LE(probes, 32);
+	ASSERT_LE(rtx_of(&r) - rtx, 2 * probes);
 	tfix_fini(&r.f);
 }
 
@@ -803,6 +810,10 @@ static void t_two_paths_loss(void)
 	r.f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
 	r.f.net.f.drop_count = 1;
 	run_writes(&r);
+	printf("  (b: %llu repeated NAKs, %llu spurious; a: %llu probes)\n",
+	       (unsigned long long)r.f.b.node->dev.cnt.tx_sr_renak,
+	       (unsigned long long)r.f.b.node->dev.cnt.rx_sr_spurious,
+	       (unsigned long long)r.f.a.qp->cnt.tx_sr_probe);
 	printf("  one loss: %llu selective NAKs, %llu resent, %llu timeouts\n",
 	       (unsigned long long)(r.f.b.qp->cnt.tx_sr_nak - naks),
 	       (unsigned long long)(rtx_of(&r) - rtx),
