@@ -192,6 +192,7 @@ struct sim_result {
 	uint64_t sprayed;              /* requests sent over a QP's paths
 					* other than its own port (ur_mp.c) */
 	uint64_t path_losses, path_ecn; /* feedback the paths got (ur_mp.c) */
+	uint64_t path_late;
 	uint64_t offpath;              /* packets dropped as not from a QP's
 					* peer (rx_drop_offpath): 0 unless the
 					* simulator's addresses are wrong */

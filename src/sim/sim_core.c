@@ -575,6 +575,7 @@ void sim_result(struct sim *s, struct sim_result *r)
 					r->sprayed += k ? pc.packets : 0;
 					r->path_losses += pc.losses;
 					r->path_ecn += pc.ecn;
+					r->path_late += pc.late;
 				}
 			}
 		}

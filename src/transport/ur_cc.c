@@ -565,6 +565,14 @@ void ur__cc_rx_cnp(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	struct ur_cc *cc = &qp->priv->cc.cc;
 	uint64_t before = cc->cuts;
 
+	if (ur_bth_ext_sr(pkt->bth) && pkt->payload_len >= 1 &&
+	    (pkt->payload[0] & UR_CNP_LATE)) {
+		/* A late notice (ur_sr.c): path feedback, not congestion. */
+		qp->dev->cnt.rx_sr_late++;
+		if (qp->priv->mp)
+			ur__mp_late(qp->priv->mp, pkt->h.psn);
+		return;
+	}
 	qp->cnt.rx_cnp++;
 	if (qp->priv->mp && ur_bth_ext_sr(pkt->bth))
 		ur__mp_ecn(qp->priv->mp, pkt->h.psn);

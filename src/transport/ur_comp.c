@@ -76,6 +76,7 @@ static bool outstanding(const struct ur_qp *qp)
  * a while) then has 27 timeouts' worth, not 8, before retry_cnt 7 ends
  * the QP; a dead one is still found within (retry_cnt + 1) x 4 x timeout.
  */
+#define UR_PTO_MIN 200000ull /* 200 us */
 void ur__comp_arm(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_comp *c = &qp->priv->comp;
@@ -84,6 +85,20 @@ void ur__comp_arm(struct ur_qp *qp, uint64_t now)
 				      : 0;
 	uint64_t t = ur_timeout_ns(qp->priv->attr.timeout) << (missed < 2 ? missed : 2);
 
+	if (t && qp->priv->sr.tx_peer && !c->sr_probed) {
+		/* Selective repeat: a probe first (ur__comp_timer), after
+		 * three ACK round trips, within [UR_PTO_MIN, t / 4]
+		 * (RFC 8985 7.2 waits two; an ACK here may wait for an
+		 * AckReq 64 packets on). */
+		uint64_t pto = c->srtt ? 3ull * c->srtt : t / 4;
+
+		if (pto < UR_PTO_MIN)
+			pto = UR_PTO_MIN;
+		if (pto < t / 4)
+			t = pto;
+		else
+			t /= 4;
+	}
 	if (c->rto_deadline == UINT64_MAX && t && !qp->priv->req.rnr_wait) {
 		c->rto_deadline = now + t;
 		ur__qp_update_deadline(qp);
@@ -104,6 +119,15 @@ static void comp_advance(struct ur_qp *qp, struct comp_ctx *cx, uint32_t psn)
 		while (c->rd_seen & 1) {
 			c->rd_seen >>= 1;
 			c->psn = ur_psn_add(c->psn, 1);
+		}
+		if (c->stamped && ur_psn_diff(c->psn, c->stamp_psn) > 0) {
+			uint64_t rtt = cx->now > c->stamp_t ? cx->now - c->stamp_t : 1;
+
+			if (rtt > UINT32_MAX)
+				rtt = UINT32_MAX;
+			c->stamped = false;
+			c->srtt = c->srtt ? (uint32_t)((7ull * c->srtt + rtt) / 8)
+					  : (uint32_t)rtt;
 		}
 		/* A delay-based algorithm's RTT sample (ur_cc.c). */
 		ur__cc_delay(qp, from, (uint32_t)ur_psn_diff(c->psn, from),
@@ -289,7 +313,14 @@ static enum comp_state do_complete(struct ur_qp *qp, struct comp_ctx *cx)
 	if (qp->priv->comp.rd_beyond) {
 		/* Answers to later requests were dropped meanwhile. */
 		qp->priv->comp.rd_beyond = false;
-		ur__req_go_back(qp, qp->priv->comp.psn);
+		if (qp->priv->sr.tx_peer)
+			/* The responder executed them (it holds or
+			 * runs every request in order): one request
+			 * again, with AckReq, brings the cumulative ACK
+			 * (C9-105), not a window of duplicates. */
+			ur__req_probe(qp, cx->now);
+		else
+			ur__req_go_back(qp, qp->priv->comp.psn);
 	}
 	/* A coalesced ACK may cover further WQEs (9.7.5.1.2): retire this
 	 * one so that check_ack looks at the next. */
@@ -396,6 +427,7 @@ static void comp_finish(struct ur_qp *qp, struct comp_ctx *cx, uint64_t now)
 	struct ur_qp_priv *p = qp->priv;
 
 	if (cx->progress) {
+		p->comp.sr_probed = false;
 		p->comp.retry_left = p->attr.retry_cnt;
 		p->comp.rnr_left = p->attr.rnr_retry;
 		p->comp.rto_deadline = UINT64_MAX;
@@ -494,7 +526,25 @@ void ur__comp_timer(struct ur_qp *qp, uint64_t now)
 	}
 	if (c->rto_deadline != UINT64_MAX && now >= c->rto_deadline) {
 		c->rto_deadline = UINT64_MAX;
-		if (outstanding(qp)) {
+		if (outstanding(qp) && p->sr.tx_peer && !c->sr_probed &&
+		    !p->req.sr_resend) {
+			/* Selective repeat's probe (RFC 8985 7.3): the
+			 * responder holds what arrived. The oldest
+			 * unacknowledged PSN again (a READ/atomic whose
+			 * answer was lost), and the newest with AckReq:
+			 * a lost ACK comes again, a lost tail becomes a
+			 * gap the responder NAKs. Not a timeout yet: the
+			 * full one follows if nothing moves. */
+			c->sr_probed = true;
+			c->stamped = false;
+			qp->dev->cnt.tx_sr_probe++;
+			qp->cnt.tx_sr_probe++;
+			ur__req_resend_psn(qp, c->psn, now);
+			ur__req_probe(qp, now);
+			ur__comp_arm(qp, now);
+		} else if (outstanding(qp)) {
+			c->sr_probed = false;
+			c->stamped = false;
 			qp->dev->cnt.tx_timeouts++;
 			if (c->retry_left == 0) {
 				ur__wqe_done(qp, ur_swqe_at(qp, p->sq_head),

@@ -112,6 +112,26 @@ void ur__mp_ecn(struct ur_mp *mp, uint32_t psn)
 	}
 }
 
+/* The responder saw the request @psn arrive late, after later ones from
+ * other paths had waited for it (ur_sr.c "late notice"): its path is
+ * queued deeper than the others. A quarter off, as for a CE mark: the
+ * shares move until the paths' delays match, which is when they follow
+ * the paths' rates. */
+void ur__mp_late(struct ur_mp *mp, uint32_t psn)
+{
+	int i = path_of(mp, psn);
+
+	if (i < 0)
+		return;
+	mp->cnt[i].late++;
+	if (!mp->oblivious) {
+		uint8_t cut = (uint8_t)(mp->w[i] / 4 ? mp->w[i] / 4 : 1);
+
+		mp->w[i] = (uint8_t)(mp->w[i] - cut > MP_W_MIN ? mp->w[i] - cut
+							       : MP_W_MIN);
+	}
+}
+
 void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 {
 	/* The ACK covered requests psn .. psn + n - 1: each was delivered

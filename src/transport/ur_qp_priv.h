@@ -103,6 +103,7 @@ struct ur_req {
 	 * no transmit buffer; sent before anything new. */
 	bool sr_resend;
 	uint32_t sr_resend_psn;
+	bool ackreq;        /* set AckReq on the next packet (ur__req_probe) */
 	/* A WQE's memory lost its key between packets: the next progress
 	 * call fails it (local protection error) at top level. */
 	bool key_err;
@@ -125,6 +126,16 @@ struct ur_comp {
 	/* Responses or ACKs for later requests were dropped while the head
 	 * READ/atomic was unfinished: go back to them once it completes. */
 	bool rd_beyond;
+	/* Selective repeat: this timeout run sent a probe (the oldest and
+	 * the newest unacknowledged PSN) instead of going back N; the next
+	 * timeout without progress goes back N. */
+	bool sr_probed;
+	/* The ACK round trip, for the probe timer: one AckReq request is
+	 * timed at a time (never a resent one: Karn). */
+	bool stamped;
+	uint32_t stamp_psn;
+	uint64_t stamp_t;
+	uint32_t srtt;      /* ns, smoothed; 0: no sample yet */
 };
 
 enum ur_resp_cur { UR_CUR_NONE, UR_CUR_SEND, UR_CUR_WRITE };
@@ -219,6 +230,20 @@ struct ur_sr {
 	 * (ur__sr_duplicate). */
 #define UR_SR_NAKED 256
 	uint32_t *naked; /* made at the first selective NAK (most QPs send none) */
+	/* The paths marked requests came over (their UDP source ports, a
+	 * sprayed requester's paths): the highest PSN and the last arrival
+	 * on each. A path is a FIFO, so ePSN is lost once every path still
+	 * delivering has delivered a later PSN (ur_sr.c "gap"). */
+#define UR_SR_PATHS 16
+	struct ur_sr_path {
+		uint16_t sport;
+		bool used;
+		uint32_t max_psn;
+		uint64_t last_t;
+	} path[UR_SR_PATHS];
+	uint32_t late_pkts;       /* requests since the last late notice */
+	uint64_t path_new_t;      /* when a path was last seen first */
+	bool sprayed;             /* requests came over more than one port */
 	/* requester */
 	bool tx_peer;             /* answers carry the bit */
 	/* Negotiation (UR_SR_AUTO, ur_sr_neg.c): the peer said it holds
@@ -262,6 +287,8 @@ void ur__mp_loss(struct ur_mp *mp, uint32_t psn);
 /* A CNP named @psn as CE-marked (docs/wire.md "Spraying"): its path
  * loses a quarter of its weight. */
 void ur__mp_ecn(struct ur_mp *mp, uint32_t psn);
+/* A late notice named @psn (ur_sr.c): its path loses a quarter. */
+void ur__mp_late(struct ur_mp *mp, uint32_t psn);
 /* An ACK covered @n requests from @psn: their paths gain weight. */
 void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n);
 /* One direction's key of an encrypted QP (ur_crypt.c): a libgcrypt GCM
@@ -581,13 +608,16 @@ static inline bool ur__sr_marked(const struct ur_qp *qp, const struct ur_pkt *pk
 	return qp->priv->sr.p.enable && qp->type == UR_QPT_RC &&
 	       ur_bth_ext_sr(pkt->bth);
 }
+/* A marked request came over UDP source port @sport (responder). */
+void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
+		      uint64_t now);
 /* Hold request @pkt, @d PSNs ahead of ePSN (responder). */
 void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 		  uint64_t now);
 /* Execute the held requests that are now in order. */
 void ur__sr_drain(struct ur_qp *qp, uint64_t now);
 /* A duplicate of request @psn arrived (responder). */
-void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn);
+void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn, uint64_t now);
 /* The request at ePSN arrived, not NAKed, behind held ones: a measure of
  * the reordering (responder). */
 void ur__sr_filled(struct ur_qp *qp, uint64_t now);
@@ -597,6 +627,8 @@ void ur__sr_timer(struct ur_qp *qp, uint64_t now);
 void ur__sr_release(struct ur_qp *qp);
 /* Requester: resend the one request packet at @psn (a selective NAK). */
 void ur__req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now);
+/* Selective repeat: the newest PSN sent again, with AckReq. */
+void ur__req_probe(struct ur_qp *qp, uint64_t now);
 /* ur_resp.c: run one request through the responder's state machine. */
 void ur__resp_run(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
 

@@ -345,6 +345,10 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 			   (p->cc.cc.ops->on_delay &&
 			    h.psn % UR_CC_ACK_EVERY == UR_CC_ACK_EVERY - 1);
 	}
+	if (p->req.ackreq) { /* ur__req_probe */
+		h.ackreq = true;
+		p->req.ackreq = false;
+	}
 	if (qp->type != UR_QPT_RC)
 		h.ackreq = false;
 	if (qp->type == UR_QPT_UD) {
@@ -378,6 +382,10 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 		h.resend = true;
 		qp->dev->cnt.tx_retransmit++;
 		qp->cnt.tx_retransmit++;
+	} else if (h.ackreq && !p->comp.stamped && p->sr.tx_peer) {
+		p->comp.stamped = true; /* the probe timer's RTT sample */
+		p->comp.stamp_psn = h.psn;
+		p->comp.stamp_t = now;
 	}
 	/* A READ request stands for all its response PSNs. */
 	end = wqe->opcode == UR_WR_RDMA_READ
@@ -453,6 +461,21 @@ void ur__req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
 
 	req->sr_resend = resend_psn(qp, psn, now) != 0;
 	req->sr_resend_psn = psn;
+}
+
+/* Selective repeat: send the newest PSN sent again, with AckReq (unless
+ * it is the oldest unacknowledged one, or nothing is out): a duplicate at
+ * the responder brings its cumulative ACK (C9-105), a loss there opens a
+ * gap that the responder NAKs. */
+void ur__req_probe(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	uint32_t last = ur_psn_add(ur__req_cursor_psn(qp), UR_PSN_MASK);
+
+	if (ur_psn_diff(last, p->comp.psn) <= 0 || p->req.sr_resend)
+		return;
+	p->req.ackreq = true; /* (stays for the next packet if none left) */
+	(void)resend_psn(qp, last, now); /* no buffer: the timer retries */
 }
 
 /* May the WQE at the cursor start now? (window, 9.5.4 limits, fence) */

@@ -101,7 +101,7 @@ static enum resp_state check_psn(struct ur_qp *qp, struct resp_ctx *cx)
 	if (d < 0) {
 		qp->dev->cnt.rx_duplicate++;
 		qp->cnt.rx_duplicate++;
-		ur__sr_duplicate(qp, cx->psn);
+		ur__sr_duplicate(qp, cx->psn, cx->now);
 		return RESP_DUPLICATE;
 	}
 	if (r->rd_active) {
@@ -680,9 +680,11 @@ void ur__resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 {
 	struct ur_sr *sr = &qp->priv->sr;
 
-	(void)ri;
-	if (ur__sr_marked(qp, pkt))
+	if (ur__sr_marked(qp, pkt)) {
 		sr->rx_peer = true;
+		if (ri)
+			ur__sr_path_seen(qp, ri->path.sport, pkt->h.psn, now);
+	}
 	if (sr->held && pkt->h.psn == qp->priv->resp.psn &&
 	    !qp->priv->resp.nak_sent)
 		ur__sr_filled(qp, now);

@@ -30,6 +30,10 @@
 #define SR_DEFAULT_WINDOW 256
 #define SR_DEFAULT_POOL 8192
 #define SR_SLOT_HDR 64 /* largest header set + pad + ICRC, rounded up */
+#define UR_SR_LATE_EVERY 64 /* requests between two late notices */
+
+static void late_notice(struct ur_qp *qp, uint32_t psn);
+static uint64_t path_idle(const struct ur_sr *sr);
 
 struct ur_sr_pool {
 	atomic_flag lock;
@@ -238,6 +242,8 @@ void ur__sr_release(struct ur_qp *qp)
 		slot_put(qp->dev, s);
 	}
 	sr->nheld = 0;
+	memset(sr->path, 0, sizeof(sr->path));
+	sr->sprayed = false;
 	sr->gap_deadline = UINT64_MAX;
 	sr->draining = false;
 	sr->nak_live = false;
@@ -260,6 +266,10 @@ static uint64_t renak_after(const struct ur_sr *sr)
 
 	if (t < sr->p.reorder_ns)
 		t = sr->p.reorder_ns;
+	/* Sprayed: the resend may take a slower path than the NAK's
+	 * round trips measured (and those may be a late original's). */
+	if (sr->sprayed && t < path_idle(sr))
+		t = path_idle(sr);
 	/* Each repeat waits twice as long (RFC 6298 5.5): the samples
 	 * come from resends that arrived, and a queue that grew since
 	 * holds the next one longer; repeating sooner only feeds it. */
@@ -326,7 +336,7 @@ void ur__sr_resent(struct ur_qp *qp, uint32_t psn, uint64_t now)
  * window on a DSACK (RFC 8985, 7.2). ur__sr_filled shrinks it back.
  */
 #define UR_SR_REORDER_MAX 50000000ull /* 50 ms */
-void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn)
+void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn, uint64_t now)
 {
 	struct ur_sr *sr = &qp->priv->sr;
 
@@ -334,6 +344,11 @@ void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn)
 		return;
 	sr->naked[psn % UR_SR_NAKED] = 0;
 	qp->dev->cnt.rx_sr_spurious++;
+	/* A path seen for the first time since the last NAK: that NAK did
+	 * not know of it (its first packets came late), this is not
+	 * reordering within a path. */
+	if (sr->path_new_t > sr->nak_t && now - sr->path_new_t < path_idle(sr))
+		return;
 	if (sr->p.reorder_ns < UR_SR_REORDER_MAX)
 		sr->p.reorder_ns = sr->p.reorder_ns
 					   ? (sr->p.reorder_ns * 2 < UR_SR_REORDER_MAX
@@ -362,6 +377,9 @@ void ur__sr_filled(struct ur_qp *qp, uint64_t now)
 			oldest = s->t;
 	if (oldest > now)
 		return;
+	if (now - oldest > sr->reorder_min &&
+	    sr->late_pkts >= UR_SR_LATE_EVERY)
+		late_notice(qp, qp->priv->resp.psn);
 	target = (now - oldest) * 3 / 2;
 	if (target < sr->reorder_min)
 		target = sr->reorder_min;
@@ -369,13 +387,120 @@ void ur__sr_filled(struct ur_qp *qp, uint64_t now)
 		sr->p.reorder_ns -= (uint32_t)((sr->p.reorder_ns - target + 15) / 16);
 }
 
+/*
+ * Paths. A sprayed requester's paths are its UDP source ports, and each is
+ * a FIFO (ECMP hashes a port onto one link), so a PSN sent on a path is
+ * lost once a later PSN arrived on that path. The responder does not know
+ * which path carried ePSN, but if every path that is still delivering has
+ * delivered a PSN after ePSN, the path that carried it has too: ePSN is
+ * lost. While one such path has not, ePSN may be queued behind on it (two
+ * links whose queues differ by milliseconds reorder by that much, far
+ * beyond any fixed timer): wait. A path silent for path_idle() stopped
+ * delivering (cut, or its sender stopped using it) and is not waited for,
+ * so a dead path costs path_idle() per gap, not a spurious NAK per gap.
+ */
+#define UR_SR_PATH_IDLE 1000000ull /* 1 ms */
+static uint64_t path_idle(const struct ur_sr *sr)
+{
+	uint64_t t = 4ull * sr->p.reorder_ns;
+
+	if (t < 2ull * sr->nak_rtt)
+		t = 2ull * sr->nak_rtt;
+	return t > UR_SR_PATH_IDLE ? t : UR_SR_PATH_IDLE;
+}
+
+void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
+		      uint64_t now)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+	struct ur_sr_path *e = NULL, *lru = &sr->path[0];
+
+	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
+		struct ur_sr_path *x = &sr->path[i];
+
+		if (x->used && x->sport == sport) {
+			e = x;
+			break;
+		}
+		/* the first free entry, else the longest silent */
+		if (lru->used && (!x->used || x->last_t < lru->last_t))
+			lru = x;
+	}
+	if (!e) {
+		if (lru->used || lru != &sr->path[0])
+			sr->sprayed = true; /* a second port */
+		e = lru;
+		sr->path_new_t = now;
+		e->used = true;
+		e->sport = sport;
+		e->max_psn = psn;
+	} else if (ur_psn_diff(psn, e->max_psn) > 0) {
+		e->max_psn = psn;
+	}
+	e->last_t = now;
+	sr->late_pkts++;
+}
+
+/*
+ * A late notice (docs/wire.md "Spraying"): the request at ePSN came after
+ * later ones from other paths had waited for it longer than the gap
+ * timer's floor: its path is queued deeper than theirs. The responder
+ * names it in a CNP with the selective-repeat bit and UR_CNP_LATE in the
+ * first reserved byte, at most once per UR_SR_LATE_EVERY requests, and
+ * the requester's spraying moves weight off that path (ur__mp_late), so
+ * that the split follows the paths' rates (a selective NAK used to be
+ * this signal, at the price of a resend). Only towards a requester that
+ * marks its requests; DCQCN does not see it.
+ */
+static void late_notice(struct ur_qp *qp, uint32_t psn)
+{
+	struct ur_txhdr h = {
+		.opcode = UR_OP_CNP,
+		.dqpn = qp->priv->attr.dest_qp_num,
+		.psn = psn,
+	};
+	struct ur_pktbuf *b;
+	uint8_t *pl;
+
+	if (!qp->priv->sr.rx_peer)
+		return;
+	b = ur__tx_alloc(qp, h.opcode, UR_CNP_PAYLOAD_LEN);
+	if (!b)
+		return;
+	pl = ur__tx_payload(b, h.opcode);
+	memset(pl, 0, UR_CNP_PAYLOAD_LEN);
+	pl[0] = UR_CNP_LATE;
+	qp->priv->sr.late_pkts = 0;
+	qp->dev->cnt.tx_sr_late++;
+	ur__tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
+}
+
+/* 0 if every delivering path passed @epsn (it is lost); else when the
+ * first path that has not goes idle. */
+static uint64_t path_wait(const struct ur_sr *sr, uint32_t epsn, uint64_t now)
+{
+	uint64_t idle = path_idle(sr), until = 0;
+
+	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
+		const struct ur_sr_path *x = &sr->path[i];
+
+		if (!x->used || x->last_t + idle <= now ||
+		    ur_psn_diff(x->max_psn, epsn) > 0)
+			continue;
+		if (!until || x->last_t + idle < until)
+			until = x->last_t + idle;
+	}
+	return until;
+}
+
 /* When to NAK the gap at ePSN: reorder_ns after the oldest held request
- * arrived; at once if that has passed. */
+ * arrived (reordering within a path), and once no path that is still
+ * delivering may hold ePSN behind (above); at once if both have passed. */
 static void gap_arm(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_sr *sr = &p->sr;
-	uint64_t oldest = UINT64_MAX;
+	uint64_t oldest = UINT64_MAX, wait;
 
 	sr->gap_deadline = UINT64_MAX;
 	if (sr->held && sr->nak_live && sr->nak_psn == p->resp.psn &&
@@ -392,10 +517,15 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 	for (struct ur_sr_slot *s = sr->held; s; s = s->next)
 		if (s->t < oldest)
 			oldest = s->t;
-	if (oldest + sr->p.reorder_ns <= now)
-		sr_nak(qp, now);
-	else
+	if (oldest + sr->p.reorder_ns > now) {
 		sr->gap_deadline = oldest + sr->p.reorder_ns;
+		return;
+	}
+	wait = path_wait(sr, p->resp.psn, now);
+	if (wait)
+		sr->gap_deadline = wait;
+	else
+		sr_nak(qp, now);
 }
 
 /* A request we cannot hold: one plain NAK for ePSN (go-back-N). */
@@ -449,8 +579,9 @@ void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 	sr->nheld++;
 	qp->dev->cnt.rx_sr_held++;
 	qp->cnt.rx_sr_held++;
-	if (sr->gap_deadline == UINT64_MAX)
-		gap_arm(qp, now);
+	/* Also when armed: this arrival may show that every path passed
+	 * ePSN. */
+	gap_arm(qp, now);
 }
 
 static bool receives(const struct ur_qp *qp)

@@ -27,6 +27,10 @@
 #define UR_XRCETH_LEN 4
 #define UR_ICRC_LEN 4
 #define UR_CNP_PAYLOAD_LEN 16 /* reserved bytes after a CNP's BTH (A17.9) */
+/* Byte 0 of those, on a CNP with the selective-repeat bit only (a
+ * negotiated extension, docs/wire.md "Spraying"): a late notice, not a
+ * CE mark. */
+#define UR_CNP_LATE 0x01
 #define UR_GSI_QKEY 0x80010000u
 #define UR_DEFAULT_PKEY 0xffff
 

@@ -812,13 +812,17 @@ static void test_adaptive_unequal(void)
 		if (i < 2)
 			share[i] = fast_share(s);
 		printf("%s%s: completion %.1f us, fast path share %.3f, "
-		       "path losses %lu, path ECN %lu\n", i ? "adaptive" : "spray",
+		       "path losses %lu, path ECN %lu, late %lu\n",
+		       i ? "adaptive" : "spray",
 		       i == 2 ? " dcqcn" : "", (r[i].t_last - r[i].t_first) / 1e3,
 		       i < 2 ? share[i] : 0, (unsigned long)r[i].path_losses,
-		       (unsigned long)r[i].path_ecn);
+		       (unsigned long)r[i].path_ecn,
+		       (unsigned long)r[i].path_late);
 		sim_destroy(s);
 	}
-	ASSERT_GT(r[1].path_losses, 0);
+	/* The slow path's requests come late (late notices, ur_sr.c) or
+	 * are lost: either moves weight off it. */
+	ASSERT_GT(r[1].path_losses + r[1].path_late, 0);
 	ASSERT(share[1] > share[0] + 0.01);
 	ASSERT(r[1].t_last - r[1].t_first < r[0].t_last - r[0].t_first);
 	ASSERT_GT(r[2].cnps, 0);

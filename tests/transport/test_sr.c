@@ -724,6 +724,143 @@ static void t_reorder_adapts(void)
 	tfix_fini(&r.f);
 }
 
+/*
+ * Two paths (a's two source ports), each a FIFO, one 300 us slower than
+ * the other (15 x the 20 us gap timer, as two link queues of different
+ * depth): a sprays over both, b holds what the fast path brings early.
+ */
+static uint64_t rtx_of(const struct sr_run *r)
+{
+	return r->f.a.qp->cnt.tx_retransmit + r->f.b.qp->cnt.tx_retransmit;
+}
+
+static void two_paths(struct sr_run *r, uint64_t slow_ns)
+{
+	uint16_t sp[2];
+
+	run_init(r, true, true, 20000);
+	for (unsigned int i = 0; i < 2; i++) {
+		sp[i] = ur_mp_sport(ur_rocev2_sport(r->f.a.qp->qpn), i);
+		r->f.net.f.path[i].sport = sp[i];
+	}
+	r->f.net.f.path[1].delay_ns = slow_ns;
+	r->f.net.f.npaths = 2;
+	ASSERT_EQ(ur_qp_set_paths(r->f.a.qp, sp, 2, 0), 0);
+	/* One answer first (a learns b holds), then a round in which b
+	 * learns the paths (their first gap looks like a loss). */
+	ASSERT_EQ(tfix_send(&r->f.a, UR_WR_RDMA_WRITE, 9, 0, 64,
+			    (uintptr_t)r->f.b.buf, r->f.b.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	ASSERT_EQ(tfix_run_ok(&r->f, &r->f.a.scq).wr_id, 9);
+	run_writes(r);
+}
+
+/* No loss, two links whose rates differ by up to 40 x: the slow link's
+ * requests come up to 10 ms late, and not one is NAKed or resent. */
+static void t_two_paths_reorder(void)
+{
+	struct sr_run r;
+	uint64_t rtx, naks, held, probes;
+
+	two_paths(&r, 300000);
+	rtx = rtx_of(&r);
+	naks = r.f.b.qp->cnt.tx_sr_nak;
+	held = r.f.b.qp->cnt.rx_sr_held;
+	probes = r.f.a.qp->cnt.tx_sr_probe + r.f.b.qp->cnt.tx_sr_probe;
+	/* Both paths become FIFO links, 1 Gbit/s and a slow one whose rate
+	 * changes from round to round: its queue, and the reordering
+	 * between the paths, grow and shrink (no fixed gap timer fits). */
+	static const uint64_t slow_mbit[8] = { 500, 100, 400, 50,
+					       300, 25, 200, 40 };
+	r.f.net.f.path[0].rate_bps = 1000000000;
+	r.f.net.f.path[1].delay_ns = 0;
+	for (int i = 0; i < 8; i++) {
+		r.f.net.f.path[1].rate_bps = slow_mbit[i] * 1000000;
+		run_writes(&r);
+	}
+	probes = r.f.a.qp->cnt.tx_sr_probe + r.f.b.qp->cnt.tx_sr_probe - probes;
+	printf("  8 rounds over 1 Gbit/s + 25-500 Mbit/s: %llu held, %llu "
+	       "selective NAKs, %llu resent, %llu probes\n",
+	       (unsigned long long)(r.f.b.qp->cnt.rx_sr_held - held),
+	       (unsigned long long)(r.f.b.qp->cnt.tx_sr_nak - naks),
+	       (unsigned long long)(rtx_of(&r) - rtx),
+	       (unsigned long long)probes);
+	ASSERT_GT(r.f.b.qp->cnt.rx_sr_held - held, 8 * 16);
+	ASSERT_EQ_U64(r.f.b.qp->cnt.tx_sr_nak - naks, 0);
+	/* Nothing resent but probes (two packets each: the round trip
+	 * jumps 20 x between rounds, beyond the probe timer's 3 RTTs),
+	 * at most two per round from each end. */
+	ASSERT_LE(probes, 32);
+	ASSERT_LE(rtx_of(&r) - rtx, 2 * probes);
+	tfix_fini(&r.f);
+}
+
+/* One request lost on the same paths: one selective NAK, one resend, no
+ * timeout. */
+static void t_two_paths_loss(void)
+{
+	struct sr_run r;
+	uint64_t rtx, naks, to, sel;
+
+	two_paths(&r, 300000);
+	rtx = rtx_of(&r);
+	sel = r.f.a.qp->cnt.tx_sr_resend;
+	naks = r.f.b.qp->cnt.tx_sr_nak;
+	to = r.f.a.node->dev.cnt.tx_timeouts;
+	r.f.net.f.drop_opcode = UR_OP_RC_RDMA_WRITE_MIDDLE;
+	r.f.net.f.drop_count = 1;
+	run_writes(&r);
+	printf("  (b: %llu repeated NAKs, %llu spurious; a: %llu probes)\n",
+	       (unsigned long long)r.f.b.node->dev.cnt.tx_sr_renak,
+	       (unsigned long long)r.f.b.node->dev.cnt.rx_sr_spurious,
+	       (unsigned long long)r.f.a.qp->cnt.tx_sr_probe);
+	printf("  one loss: %llu selective NAKs, %llu resent, %llu timeouts\n",
+	       (unsigned long long)(r.f.b.qp->cnt.tx_sr_nak - naks),
+	       (unsigned long long)(rtx_of(&r) - rtx),
+	       (unsigned long long)(r.f.a.node->dev.cnt.tx_timeouts - to));
+	ASSERT_EQ_U64(r.f.b.qp->cnt.tx_sr_nak - naks, 1);
+	ASSERT_EQ_U64(rtx_of(&r) - rtx, 1);
+	ASSERT_EQ_U64(r.f.a.qp->cnt.tx_sr_resend - sel, 1);
+	ASSERT_EQ_U64(r.f.a.node->dev.cnt.tx_timeouts - to, 0);
+	tfix_fini(&r.f);
+}
+
+/* The slow path goes dead (every packet on it dropped, silently): the QP
+ * goes on without an error, the path's weight falls to the floor, and
+ * once the path works again it wins its share back. */
+static void t_two_paths_dead(void)
+{
+	struct sr_run r;
+	struct ur_mp_path_cnt pc;
+	unsigned int w0, w1;
+	uint16_t port;
+	uint64_t rtx;
+
+	two_paths(&r, 300000);
+	r.f.net.f.path[1].loss = 1.0;
+	rtx = rtx_of(&r);
+	for (int i = 0; i < 8; i++)
+		run_writes(&r); /* asserts success, RTS and the bytes */
+	ASSERT_EQ(ur_qp_path_info(r.f.a.qp, 0, &port, &w0, &pc), 0);
+	ASSERT_EQ(ur_qp_path_info(r.f.a.qp, 1, &port, &w1, &pc), 0);
+	printf("  path 1 dead for 8 rounds: weights %u / %u, %llu resent, "
+	       "%llu timeouts, path 1 lost %llu of %llu\n", w0, w1,
+	       (unsigned long long)(rtx_of(&r) - rtx),
+	       (unsigned long long)r.f.a.node->dev.cnt.tx_timeouts,
+	       (unsigned long long)pc.losses, (unsigned long long)pc.packets);
+	ASSERT_LE(w1, 2);
+	ASSERT_GE(w0, 32);
+	/* 8 x 64 requests: the dead path carried only a few of them */
+	ASSERT_LT(rtx_of(&r) - rtx, 8 * 64 / 4);
+	r.f.net.f.path[1].loss = 0;
+	for (int i = 0; i < 8; i++)
+		run_writes(&r);
+	ASSERT_EQ(ur_qp_path_info(r.f.a.qp, 1, &port, &w1, &pc), 0);
+	printf("  path 1 back for 8 rounds: weight %u\n", w1);
+	ASSERT_GE(w1, 8);
+	tfix_fini(&r.f);
+}
+
 static const struct ur_test_case tests[] = {
 	{ "sr_single_loss", t_single_loss },
 	{ "sr_resend_no_buffer", t_resend_no_buffer },
@@ -735,6 +872,9 @@ static const struct ur_test_case tests[] = {
 	{ "sr_params", t_params },
 	{ "sr_spray", t_spray },
 	{ "sr_reorder_adapts", t_reorder_adapts },
+	{ "sr_two_paths_reorder", t_two_paths_reorder },
+	{ "sr_two_paths_loss", t_two_paths_loss },
+	{ "sr_two_paths_dead", t_two_paths_dead },
 	{ NULL, NULL },
 };
 

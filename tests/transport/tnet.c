@@ -180,6 +180,23 @@ static void wire_send(struct tnode *n, struct ur_pktbuf *b)
 		net->dropped++;
 		return;
 	}
+	for (unsigned int i = 0; i < f->npaths; i++) {
+		if (f->path[i].sport != b->path.sport)
+			continue;
+		if (f->path[i].loss && tnet_frand(net) < f->path[i].loss) {
+			net->dropped++;
+			return;
+		}
+		extra += f->path[i].delay_ns;
+		if (f->path[i].rate_bps) {
+			struct tpath *tp = &f->path[i];
+			uint64_t start = tp->free > net->now ? tp->free : net->now;
+
+			tp->free = start + (uint64_t)b->len * 8 * 1000000000ull /
+						   tp->rate_bps;
+			extra += tp->free - net->now;
+		}
+	}
 	if (f->rate_bps) {
 		uint64_t start = n->link_free > net->now ? n->link_free : net->now;
 
@@ -189,7 +206,7 @@ static void wire_send(struct tnode *n, struct ur_pktbuf *b)
 		}
 		n->link_free = start + (uint64_t)b->len * 8 * 1000000000ull /
 					       f->rate_bps;
-		extra = n->link_free - net->now;
+		extra += n->link_free - net->now;
 	}
 	if (f->ce && (b->path.tos & 3) && tnet_frand(net) < f->ce)
 		b->path.tos |= 3; /* ECN CE */

@@ -65,6 +65,18 @@ struct tfault {
 	 * leave one after the other at @rate_bps; one that would wait longer
 	 * than @queue_ns is tail-dropped. */
 	uint64_t rate_bps, queue_ns;
+	/* Paths (spraying): a packet whose UDP source port is path[i].sport
+	 * takes path[i]'s extra one-way delay (a FIFO: fixed per path) and
+	 * is lost with its probability (1: a dead path, a silent drop); with
+	 * a rate, it queues for its own link (no limit: a deep queue). */
+	struct tpath {
+		uint16_t sport;
+		uint64_t delay_ns;
+		double loss;
+		uint64_t rate_bps; /* 0: no bottleneck; else a FIFO link */
+		uint64_t free;     /* (tnet) that link is busy until then */
+	} path[8];
+	unsigned int npaths;
 };
 
 struct tnet {
