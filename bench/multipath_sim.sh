@@ -15,7 +15,7 @@
 #   bench/multipath_sim.sh [MIB] [RATE_GBPS]     (default 32, 0.3)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-MIB=${1:-32} RATE=${2:-0.3} SIM=build/bin/uroce-sim
+MIB=${1:-32} RATE=${2:-0.3} SIM=${SIM:-build/bin/uroce-sim}
 [[ $MIB =~ ^[1-9][0-9]*$ ]] || { echo "multipath_sim.sh: MIB must be a positive integer" >&2; exit 2; }
 [[ -x $SIM ]] || { echo "multipath_sim.sh: $SIM not built (scripts/build.sh release)" >&2; exit 1; }
 tmp=$(mktemp -d)

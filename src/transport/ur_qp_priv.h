@@ -130,12 +130,6 @@ struct ur_comp {
 	 * the newest unacknowledged PSN) instead of going back N; the next
 	 * timeout without progress goes back N. */
 	bool sr_probed;
-	/* The ACK round trip, for the probe timer: one AckReq request is
-	 * timed at a time (never a resent one: Karn). */
-	bool stamped;
-	uint32_t stamp_psn;
-	uint64_t stamp_t;
-	uint32_t srtt;      /* ns, smoothed; 0: no sample yet */
 };
 
 enum ur_resp_cur { UR_CUR_NONE, UR_CUR_SEND, UR_CUR_WRITE };

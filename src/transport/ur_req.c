@@ -382,10 +382,6 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 		h.resend = true;
 		qp->dev->cnt.tx_retransmit++;
 		qp->cnt.tx_retransmit++;
-	} else if (h.ackreq && !p->comp.stamped && p->sr.tx_peer) {
-		p->comp.stamped = true; /* the probe timer's RTT sample */
-		p->comp.stamp_psn = h.psn;
-		p->comp.stamp_t = now;
 	}
 	/* A READ request stands for all its response PSNs. */
 	end = wqe->opcode == UR_WR_RDMA_READ
