@@ -10,7 +10,9 @@
 # -sim-rail.md, -sim3.md.
 #   bench/sim_train.sh [BUILD_DIR] [OUT_DIR]
 # Env: KS ("16 32"; also 32full), LBS ("single spray adaptive"),
-#   CCS ("dcqcn"; also swift), SEED (1), TIMEOUT (660).
+#   CCS ("dcqcn"; also swift), SEED (1), TIMEOUT (660), CFG (a config
+#   file read first, e.g. fail/restore lines) and SUFFIX (of the run's
+#   files, e.g. _fail).
 set -eu
 B=${1:-build}
 OUT=${2:-bench/results/sim}
@@ -19,6 +21,8 @@ LBS=${LBS:-single spray adaptive}
 SEED=${SEED:-1}
 CCS=${CCS:-dcqcn}
 TIMEOUT=${TIMEOUT:-660}
+CFG=${CFG:-}
+SUFFIX=${SUFFIX:-}
 SIM=$B/bin/uroce-sim
 HERE=$(dirname "$0")
 mkdir -p "$OUT"
@@ -40,10 +44,11 @@ for K in $KS; do
   for LB in $LBS; do
     P=$OUT/train_k${K}_$LB
     [ "$CC" = dcqcn ] || P=${P}_$CC
+    P=$P$SUFFIX
     echo "== train k=$K lb=$LB cc=$CC seed=$SEED" >&2
     rc=0
     /usr/bin/time -v -o "$P.time" timeout "$TIMEOUT" nice -n 5 "$SIM" \
-      -s k=${K%full} -w trace -s trace="$T" --lb $LB -s cc=$CC \
+      ${CFG:+-c "$CFG"} -s k=${K%full} -w trace -s trace="$T" --lb $LB -s cc=$CC \
       --seed "$SEED" --progress=30 -o "$P" > "$P.txt" 2> "$P.progress" || rc=$?
     echo "rc=$rc" >> "$P.txt"
     rm -f "${P}_flows.csv" "${P}_links.csv"
@@ -51,5 +56,5 @@ for K in $KS; do
     grep -E "Elapsed|Maximum resident|User time|System time" "$P.time" >&2
   done
   done
-  rm -f "$T"
+  [ -n "${KEEP_TRACE:-}" ] || rm -f "$T"
 done
