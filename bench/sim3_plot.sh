@@ -32,7 +32,7 @@ for f in "$D"/train_k*.txt; do
     /^drops/ {d=$2; m=$4; pf=$8}
     /^retransmits/ {r=$2; t=$4}
     /^events/ {e=$2; cpu=$8; ev=$10; rss=$14; ws=$6}
-    /^rc=/ {rc=substr($0, 4)}
+    /^rc=/ {rc=substr($0, 4); sub(/ .*/, "", rc)}
     END {if (c != "") printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
       k,w,lb,cc,fl,fls,c,uh,uf,um,d,m,pf,r,t,e,cpu,ev,rss,ws,rc}' "$f" >> "$ALL"
 done
@@ -81,6 +81,7 @@ set grid ytics
 set yrange [0:1.4]
 set ylabel "completion / single path's"
 set xtics rotate by -35 scale 0
+set rmargin 14
 set key top right
 do for [k in "16 32"] {
   set title sprintf("k=%s fat-tree (%s hosts): completion of spray and adaptive against single path; dashed: -42 %%", k, k eq "16" ? "1024" : "8192")
