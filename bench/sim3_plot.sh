@@ -94,6 +94,7 @@ unset multiplot
 set output "$PREFIX-util.png"
 set multiplot layout 2,1
 set yrange [0:1.1]
+set key top center
 set ylabel "utilisation"
 do for [k in "16 32"] {
   set title sprintf("k=%s: mean utilisation of the job's host links (bars) and the busiest link (points: single, spray, adaptive); dashed: 98 %%", k)
