@@ -26,6 +26,12 @@ operation (tag=): receives, not its own sends, order a rank's program.
 Each block of lines starts with a comment naming it ("# moe-dispatch
 stage=S layer=L micro=M group=G", "# pp-fwd", "# pp-bwd", "# dp-ring"),
 so a reader can tell which flows are which (tests/sim/test_train.py).
+
+--forward-only writes the forward pass alone (the MoE dispatch and
+combine all-to-all(v) of every layer and microbatch, and the pipeline's
+forward sends): an MoE all-to-all workload. --place random puts the ranks
+on a random sample of --fabric-hosts hosts (a job scattered over a larger
+fabric; its own generator, so the expert loads stay those of the seed).
 """
 import argparse
 import random
@@ -39,8 +45,9 @@ def zipf(n, s):
 
 
 class Gen:
-    def __init__(self, out):
+    def __init__(self, out, place):
         self.out = out
+        self.place = place  # rank -> fabric host
         self.tags = 0
         self.flows = 0
         self.bytes = 0
@@ -51,7 +58,8 @@ class Gen:
 
     def flow(self, gap_ns, src, dst, nbytes, tag, after):
         a = " after=" + ",".join(str(t) for t in after) if after else ""
-        self.out.write("%d %d %d %d tag=%d%s\n" % (gap_ns, src, dst, nbytes, tag, a))
+        self.out.write("%d %d %d %d tag=%d%s\n" % (gap_ns, self.place[src],
+                                                    self.place[dst], nbytes, tag, a))
         self.flows += 1
         self.bytes += nbytes
 
@@ -73,6 +81,12 @@ def main():
                     help="gradient bytes per rank allreduced over the replicas")
     ap.add_argument("--compute-us", type=float, default=20.0,
                     help="compute per layer and microbatch, forward (backward: 2x)")
+    ap.add_argument("--forward-only", action="store_true",
+                    help="the forward pass only (MoE dispatch/combine, pp-fwd): no backward, no DP")
+    ap.add_argument("--place", choices=("linear", "random"), default="linear",
+                    help="rank r on host r (linear) or on a random sample of the fabric's hosts")
+    ap.add_argument("--fabric-hosts", type=int, default=0,
+                    help="hosts of the fabric (default pp*dp*ep); --place random spreads the ranks over them")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-o", "--out", default="-", help="trace file (default stdout)")
     a = ap.parse_args()
@@ -87,16 +101,25 @@ def main():
     if a.skew < 0 or a.compute_us < 0:
         ap.error("--skew and --compute-us must be >= 0")
     rng = random.Random(a.seed)
-    out = sys.stdout if a.out == "-" else open(a.out, "w")
-    g = Gen(out)
     pp, dp, ep, L, M = a.pp, a.dp, a.ep, a.layers, a.micro
     hosts = pp * dp * ep
+    fh = a.fabric_hosts or hosts
+    if fh < hosts:
+        ap.error("--fabric-hosts %d is below pp*dp*ep = %d" % (fh, hosts))
+    if a.place == "random":
+        place = random.Random(a.seed * 7919 + 17).sample(range(fh), hosts)
+    else:
+        place = list(range(hosts))
+    out = sys.stdout if a.out == "-" else open(a.out, "w")
+    g = Gen(out, place)
     fwd = int(a.compute_us * 1000)
     bwd = 2 * fwd
     out.write("# training step: pp %d dp %d ep %d (%d hosts) layers %d micro %d "
-              "moe_bytes %d skew %g pp_bytes %d dp_bytes %d compute_us %g seed %d\n"
+              "moe_bytes %d skew %g pp_bytes %d dp_bytes %d compute_us %g seed %d%s%s\n"
               % (pp, dp, ep, hosts, L, M, a.moe_bytes, a.skew, a.pp_bytes,
-                 a.dp_bytes, a.compute_us, a.seed))
+                 a.dp_bytes, a.compute_us, a.seed,
+                 " forward-only" if a.forward_only else "",
+                 " place random over %d hosts" % fh if a.place == "random" else ""))
     out.write("# start_ns src dst bytes [tag=N] [after=N,...] (docs/sim.md)\n")
 
     def host(s, d, e):
@@ -179,7 +202,7 @@ def main():
                 pp_send("pp-fwd", s, s + 1, m)
     # backward: last stage first; the last microbatch's layers start the
     # gradient buckets' rings
-    for s in reversed(range(pp)):
+    for s in (reversed(range(pp)) if not a.forward_only else ()):
         for m in range(M):
             micro_start(s, m)
             for l in reversed(range(L)):

@@ -25,7 +25,7 @@ static void usage(FILE *f)
 		"                 [--progress[=SECONDS]]  (a line every SECONDS of wall time, default 2,\n"
 		"                 with the time left; 0: every 65536 events)\n"
 		"keys: see docs/sim.md (topology k leaves spines hosts_per_leaf host_gbps fabric_gbps\n"
-		"      link_delay_ns link_loss fail degrade buffer_kb ecn kmin_kb kmax_kb pmax pfc\n"
+		"      link_delay_ns link_loss fail degrade restore buffer_kb ecn kmin_kb kmax_kb pmax pfc\n"
 		"      pfc_xoff_kb pfc_xon_kb pfc_headroom_kb mtu cc window timeout nic_queue_kb lb\n"
 		"      paths sr reseq_us workload bytes chunks ranks placement incast_senders trace end_us\n"
 		"      cdf load arrive_us max_flows sample_us; poisson: -s cdf=FILE -s load=0.5)\n");

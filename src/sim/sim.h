@@ -62,12 +62,15 @@ extern const char *const sim_bucket_names[SIM_NBUCKETS];
 #define SIM_MAX_LINKCFG 64
 #define SIM_MAX_KEYLINES 64
 
-/* A failed (rate 0) or degraded link between two named nodes. */
+/* A failed (rate 0) or degraded link between two named nodes, or a
+ * failed one that comes back (restore). */
 struct sim_linkcfg {
 	char a[16], b[16];
-	uint64_t bps;      /* 0: failed */
+	uint64_t bps;      /* 0: failed (or restored) */
 	double loss;
-	uint64_t at_ns;    /* fail ... at=US: up until then (0: from the start) */
+	uint64_t at_ns;    /* fail ... at=US: up until then (0: from the start);
+			    * restore ... at=US: down until then */
+	bool restore;      /* restore A B at=US: an earlier fail ends */
 	int line;          /* config line, for errors */
 };
 
@@ -85,7 +88,8 @@ struct sim_cfg {
 	double link_loss;          /* every link (Bernoulli per packet) */
 	struct sim_linkcfg links[SIM_MAX_LINKCFG];
 	uint32_t n_links;
-	uint64_t reroute_ns;       /* a failure at=T is routed around at T + this */
+	uint64_t reroute_ns;       /* a failure (restore) at=T is routed around
+				    * (taken back into the routes) at T + this */
 	/* switches */
 	uint64_t buffer_bytes;     /* shared buffer per switch */
 	double dt_alpha;           /* dynamic threshold of a queue (no PFC) */

@@ -246,22 +246,25 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 		snprintf(c->cdf, sizeof(c->cdf), "%s", val);
 		goto done;
 	}
-	if (!strcmp(key, "fail") || !strcmp(key, "degrade")) {
+	if (!strcmp(key, "fail") || !strcmp(key, "degrade") ||
+	    !strcmp(key, "restore")) {
 		struct sim_linkcfg *l;
 		char a[32], bn[32];
 		double gbps = 0, loss = 0, at = 0;
 		int k, used = 0;
 
 		if (c->n_links == SIM_MAX_LINKCFG) {
-			snprintf(err, n, "too many fail/degrade lines (max %d)",
+			snprintf(err, n, "too many fail/degrade/restore lines (max %d)",
 				 SIM_MAX_LINKCFG);
 			return -1;
 		}
 		l = &c->links[c->n_links];
 		memset(l, 0, sizeof(*l));
 		k = sscanf(val, "%31s %31s %n", a, bn, &used);
-		if (k == 2 && key[0] == 'f' && val[used]) {
-			/* fail A B at=US */
+		if (k == 2 && key[0] == 'r' && !val[used]) {
+			k = 0; /* restore needs its time */
+		} else if (k == 2 && key[0] != 'd' && val[used]) {
+			/* fail A B at=US, restore A B at=US */
 			char *e;
 
 			errno = 0;
@@ -270,7 +273,8 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 				k = 0;
 			else
 				at = strtod(val + used + 3, &e);
-			if (k && (errno || at > 1e12 || *e))
+			if (k && (errno || at > 1e12 || *e ||
+				  (key[0] == 'r' && !(at >= 0.001))))
 				k = 0;
 		} else if (k == 2) {
 			k = sscanf(val, "%31s %31s %lf %lf", a, bn, &gbps, &loss);
@@ -278,14 +282,16 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 		if (k < 2 || strlen(a) >= sizeof(l->a) || strlen(bn) >= sizeof(l->b) ||
 		    (key[0] == 'd' && (k < 3 || gbps <= 0 || loss < 0 || loss >= 1))) {
 			snprintf(err, n, "%s: expected '%s'", key,
-				 key[0] == 'f' ? "fail NODE NODE [at=US]"
-					       : "degrade NODE NODE GBPS [LOSS]");
+				 key[0] == 'f'   ? "fail NODE NODE [at=US]"
+				 : key[0] == 'r' ? "restore NODE NODE at=US (US > 0)"
+						 : "degrade NODE NODE GBPS [LOSS]");
 			return -1;
 		}
 		l->at_ns = (uint64_t)(at * 1000);
 		strcpy(l->a, a);
 		strcpy(l->b, bn);
-		l->bps = key[0] == 'f' ? 0 : (uint64_t)(gbps * 1e9);
+		l->bps = key[0] == 'd' ? (uint64_t)(gbps * 1e9) : 0;
+		l->restore = key[0] == 'r';
 		l->loss = loss;
 		c->n_links++;
 		goto done;
@@ -407,7 +413,8 @@ int sim_cfg_load(struct sim_cfg *c, const char *path, char *err, size_t n)
 			fclose(f);
 			return -1;
 		}
-		if (!strcmp(key, "fail") || !strcmp(key, "degrade"))
+		if (!strcmp(key, "fail") || !strcmp(key, "degrade") ||
+		    !strcmp(key, "restore"))
 			c->links[c->n_links - 1].line = ln;
 		else if (strlen(key) < sizeof(c->keylines[0].key) &&
 			 c->n_keylines < SIM_MAX_KEYLINES) {

@@ -94,7 +94,8 @@ static void set_timed(struct sim *s, bool down)
 	for (uint32_t i = 0; i < s->c.n_links; i++) {
 		struct sim_port *p;
 
-		if (s->c.links[i].bps || !s->c.links[i].at_ns)
+		if (s->c.links[i].bps || !s->c.links[i].at_ns ||
+		    s->c.links[i].restore)
 			continue;
 		p = cfg_port(s, i);
 		p->node->nbr[p->idx] = down ? SIM_NONE : p->peer->node->id;
@@ -244,7 +245,30 @@ int sim__topo_build(struct sim *s, char *err, size_t en)
 			return -1;
 		}
 		p = &s->nodes[x].ports[px];
-		if (!lc->bps) {
+		if (lc->restore) {
+			/* comes back from an earlier failure of the link */
+			bool failed = false;
+
+			for (uint32_t j = 0; j < c->n_links; j++) {
+				const struct sim_linkcfg *f = &c->links[j];
+				int fx = sim_node_by_name(s, f->a);
+				int fy = sim_node_by_name(s, f->b);
+
+				if (!f->bps && !f->restore && f->at_ns < lc->at_ns &&
+				    ((fx == x && fy == y) || (fx == y && fy == x)))
+					failed = true;
+			}
+			if (!failed) {
+				if (lc->line)
+					snprintf(w, sizeof(w), "%s:%d: ", c->file,
+						 lc->line);
+				else
+					w[0] = 0;
+				snprintf(err, en, "%srestore %s %s: no fail of that link before it",
+					 w, lc->a, lc->b);
+				return -1;
+			}
+		} else if (!lc->bps) {
 			/* a timed failure is down for the check below only */
 			if (!lc->at_ns)
 				p->up = p->peer->up = false;
@@ -304,7 +328,8 @@ int sim__topo_build(struct sim *s, char *err, size_t en)
 		}
 	}
 	/* Every host reachable from host 0 once every failure, timed ones
-	 * too, has happened (failures only accumulate). */
+	 * too, has happened and none came back (the worst moment, whatever
+	 * the order of fail and restore lines). */
 	s->dist = malloc((size_t)nh * s->nnodes);
 	queue = malloc(s->nnodes * sizeof(*queue));
 	if (!s->dist || !queue)
@@ -318,7 +343,8 @@ int sim__topo_build(struct sim *s, char *err, size_t en)
 
 			/* name the last fail line: with it the set disconnects */
 			for (uint32_t i = 0; i < c->n_links; i++)
-				if (!c->links[i].bps && c->links[i].line > line)
+				if (!c->links[i].bps && !c->links[i].restore &&
+				    c->links[i].line > line)
 					line = c->links[i].line;
 			if (line)
 				snprintf(w, sizeof(w), "%s:%d: ", c->file, line);
@@ -342,21 +368,25 @@ int sim__topo_build(struct sim *s, char *err, size_t en)
 
 /* Failure @i of the configuration at its time: the link loses every packet
  * from now on (both ways); the switches route around it reroute_us later
- * (until then ECMP still hashes flows onto it). */
+ * (until then ECMP still hashes flows onto it). A restore line: the link
+ * carries packets again from now on, and the switches take it back into
+ * their routes reroute_us later (until then only what was already hashed
+ * onto it, or sprayed by a port the routes still use, crosses it). */
 void sim__link_event(struct sim *s, uint32_t arg)
 {
+	const struct sim_linkcfg *lc = &s->c.links[arg & ~SIM_LINK_REROUTE];
 	struct sim_port *p = cfg_port(s, arg & ~SIM_LINK_REROUTE);
 
 	if (!(arg & SIM_LINK_REROUTE)) {
-		p->up = p->peer->up = false;
+		p->up = p->peer->up = lc->restore;
 		if (s->c.reroute_ns) {
 			sim__push(s, s->now + s->c.reroute_ns, SIM_EV_LINK, NULL,
 				   arg | SIM_LINK_REROUTE);
 			return;
 		}
 	}
-	p->node->nbr[p->idx] = SIM_NONE;
-	p->peer->node->nbr[p->peer->idx] = SIM_NONE;
+	p->node->nbr[p->idx] = lc->restore ? p->peer->node->id : SIM_NONE;
+	p->peer->node->nbr[p->peer->idx] = lc->restore ? p->node->id : SIM_NONE;
 	{
 		uint32_t *queue = malloc(s->nnodes * sizeof(*queue));
 

@@ -692,6 +692,78 @@ static void test_midrun_failure(void)
 	ASSERT_EQ_U64(t_last[0], t_last[1]);
 }
 
+/* A failed link that comes back: sprayed leaf-spine flows lose what
+ * crosses e0-c0 from 100 us, are routed around it from 120 us, the link
+ * carries packets again from 250 us and is back in the routes at 270 us;
+ * a link failed from the start and restored carries nothing before its
+ * restore and traffic after. restore needs an earlier fail and a time. */
+static void test_link_restore(void)
+{
+	uint64_t t_last[2];
+	char err[256];
+
+	for (int i = 0; i < 3; i++) {
+		struct sim_cfg c;
+		struct sim_result r;
+		struct sim *s;
+		char tr[] = "/tmp/ur_sim_trXXXXXX";
+		uint64_t dead;
+
+		close(mkstemp(tr));
+		write_file(tr, "0 0 4 4194304\n0 1 5 4194304\n");
+		sim_cfg_default(&c);
+		c.topo = SIM_TOPO_LEAFSPINE;
+		c.leaves = 2;
+		c.spines = 2;
+		c.lb = SIM_LB_SPRAY;
+		snprintf(c.trace, sizeof(c.trace), "%s", tr);
+		c.work = SIM_WORK_TRACE;
+		ASSERT_EQ(sim_cfg_set(&c, "restore", "e0 c0", err, sizeof(err)), -1);
+		ASSERT_EQ(sim_cfg_set(&c, "restore", "e0 c0 at=0", err, sizeof(err)), -1);
+		ASSERT_EQ(sim_cfg_set(&c, "restore", "e0 c0 5", err, sizeof(err)), -1);
+		ASSERT_EQ(sim_cfg_set(&c, "fail", i < 2 ? "e0 c0 at=100" : "c0 e0",
+				      err, sizeof(err)), 0);
+		ASSERT_EQ(sim_cfg_set(&c, "restore", "e0 c0 at=250", err, sizeof(err)), 0);
+		ASSERT_EQ(sim_cfg_set(&c, "reroute_us", "20", err, sizeof(err)), 0);
+		s = mk(&c);
+		if (i < 2) {
+			sim_run(s, 99000);
+			ASSERT(link_bytes(s, "e0", "c0") > 0);
+		}
+		sim_run(s, 130000);
+		dead = link_bytes(s, "e0", "c0");
+		ASSERT(i < 2 || dead == 0);
+		sim_run(s, 249000);
+		ASSERT_EQ_U64(link_bytes(s, "e0", "c0"), dead);
+		sim_run(s, UINT64_MAX);
+		sim_result(s, &r);
+		unlink(tr);
+		ASSERT_EQ_U64(r.flows_done, 2);
+		/* back in use: a quarter of the sprayed bytes at least */
+		ASSERT(link_bytes(s, "e0", "c0") > dead + 1048576);
+		ASSERT(i == 2 || r.retransmits > 0);
+		if (i < 2)
+			t_last[i] = r.t_last;
+		sim_destroy(s);
+	}
+	ASSERT_EQ_U64(t_last[0], t_last[1]);
+	{
+		struct sim_cfg c;
+		struct sim *s;
+
+		/* a restore before its link's failure restores nothing */
+		sim_cfg_default(&c);
+		c.topo = SIM_TOPO_LEAFSPINE;
+		c.leaves = 2;
+		c.spines = 2;
+		ASSERT_EQ(sim_cfg_set(&c, "restore", "e0 c0 at=50", err, sizeof(err)), 0);
+		ASSERT_EQ(sim_cfg_set(&c, "fail", "e0 c0 at=100", err, sizeof(err)), 0);
+		s = sim_create(&c, err, sizeof(err));
+		ASSERT(!s);
+		ASSERT(strstr(err, "restore e0 c0: no fail of that link before it"));
+	}
+}
+
 /* Spraying uses the transport's selective repeat, not a NIC reorder
  * buffer: requests that arrive early are held by the real responder; a
  * lossy core link costs a few selective retransmissions where go-back-N
@@ -1031,6 +1103,7 @@ static const struct ur_test_case tests[] = {
 	{ "trace_and_failures", test_trace_and_failures },
 	{ "rail", test_rail },
 	{ "midrun_failure", test_midrun_failure },
+	{ "link_restore", test_link_restore },
 	{ "spray_selective_repeat", test_spray_selective_repeat },
 	{ "adaptive_unequal", test_adaptive_unequal },
 	{ "poisson", test_poisson },

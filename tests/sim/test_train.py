@@ -134,6 +134,29 @@ def main():
     if a != b:
         sys.exit("FAIL: the same seed gave two different runs")
     print("same seed, same %d flow times (adaptive)" % len(a))
+    # --forward-only --place random: the forward pass alone, the same
+    # flows with the ranks on distinct hosts of a larger fabric
+    fo, fr = os.path.join(d, "fo.tr"), os.path.join(d, "fr.tr")
+    base = [sys.executable, os.path.join(src, "bench", "sim_train_trace.py"),
+            "--pp", "2", "--dp", "2", "--ep", str(EP), "--moe-bytes", "65536",
+            "--seed", str(seed), "--forward-only"]
+    run(base + ["-o", fo])
+    run(base + ["--place", "random", "--fabric-hosts", "64", "-o", fr])
+    lin, rnd = parse_trace(fo), parse_trace(fr)
+    kinds = {f[6].split()[0] for f in lin}
+    if kinds != {"moe-dispatch", "moe-combine", "pp-fwd"} or len(lin) != len(rnd):
+        sys.exit("FAIL: forward-only blocks %s, %d/%d flows" % (kinds, len(lin), len(rnd)))
+    place = {}
+    for a_, b_ in zip(lin, rnd):
+        for x, y in ((a_[0], b_[0]), (a_[1], b_[1])):
+            if place.setdefault(x, y) != y or not 0 <= y < 64:
+                sys.exit("FAIL: rank %d on hosts %d and %d" % (x, place[x], y))
+        if a_[2:] != b_[2:]:
+            sys.exit("FAIL: random placement changed a flow: %s / %s" % (a_, b_))
+    if len(set(place.values())) != len(place) or sorted(place.values()) == sorted(place):
+        sys.exit("FAIL: placement %s" % place)
+    print("forward-only: %d flows; random placement: %d ranks on distinct hosts of 64"
+          % (len(lin), len(place)))
     for x in os.listdir(d):
         os.unlink(os.path.join(d, x))
     os.rmdir(d)
