@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from simtrace import flow
+
 
 def run(cmd, ok=True):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -36,14 +38,7 @@ def blocks(path):
             continue
         if ln.startswith("#"):
             continue
-        f = ln.split()
-        tag, after = None, []
-        for x in f[4:]:
-            if x.startswith("tag="):
-                tag = int(x[4:])
-            elif x.startswith("after="):
-                after = [int(t) for t in x[6:].split(",")]
-        fl = (int(f[1]), int(f[2]), int(f[3]), int(f[0]), tag, after)
+        fl = flow(ln)
         out[cur].append(fl)
         order.append(fl)
     return out, order

@@ -644,6 +644,21 @@ static void test_rail(void)
 	}
 }
 
+/* Two sprayed 4 MiB flows across a 2-leaf, 2-spine fabric (h0 -> h4,
+ * h1 -> h5), from a trace file @tr names (a mkstemp template). */
+static void two_flows(struct sim_cfg *c, char *tr)
+{
+	close(mkstemp(tr));
+	write_file(tr, "0 0 4 4194304\n0 1 5 4194304\n");
+	sim_cfg_default(c);
+	c->topo = SIM_TOPO_LEAFSPINE;
+	c->leaves = 2;
+	c->spines = 2;
+	c->lb = SIM_LB_SPRAY;
+	snprintf(c->trace, sizeof(c->trace), "%s", tr);
+	c->work = SIM_WORK_TRACE;
+}
+
 /* A link that fails mid-run: from at=T it loses every packet (those
  * sprayed onto it before the switches reroute are dropped and resent);
  * reroute_us later no more is routed onto it; every flow still arrives,
@@ -659,15 +674,7 @@ static void test_midrun_failure(void)
 		char err[256], tr[] = "/tmp/ur_sim_trXXXXXX";
 		uint64_t dead, live;
 
-		close(mkstemp(tr));
-		write_file(tr, "0 0 4 4194304\n0 1 5 4194304\n");
-		sim_cfg_default(&c);
-		c.topo = SIM_TOPO_LEAFSPINE;
-		c.leaves = 2;
-		c.spines = 2;
-		c.lb = SIM_LB_SPRAY;
-		snprintf(c.trace, sizeof(c.trace), "%s", tr);
-		c.work = SIM_WORK_TRACE;
+		two_flows(&c, tr);
 		ASSERT_EQ(sim_cfg_set(&c, "fail", "e0 c0 at=x", err, sizeof(err)), -1);
 		ASSERT_EQ(sim_cfg_set(&c, "fail", "e0 c0 5", err, sizeof(err)), -1);
 		ASSERT_EQ(sim_cfg_set(&c, "fail", "e0 c0 at=100", err, sizeof(err)), 0);
@@ -709,15 +716,7 @@ static void test_link_restore(void)
 		char tr[] = "/tmp/ur_sim_trXXXXXX";
 		uint64_t dead;
 
-		close(mkstemp(tr));
-		write_file(tr, "0 0 4 4194304\n0 1 5 4194304\n");
-		sim_cfg_default(&c);
-		c.topo = SIM_TOPO_LEAFSPINE;
-		c.leaves = 2;
-		c.spines = 2;
-		c.lb = SIM_LB_SPRAY;
-		snprintf(c.trace, sizeof(c.trace), "%s", tr);
-		c.work = SIM_WORK_TRACE;
+		two_flows(&c, tr);
 		ASSERT_EQ(sim_cfg_set(&c, "restore", "e0 c0", err, sizeof(err)), -1);
 		ASSERT_EQ(sim_cfg_set(&c, "restore", "e0 c0 at=0", err, sizeof(err)), -1);
 		ASSERT_EQ(sim_cfg_set(&c, "restore", "e0 c0 5", err, sizeof(err)), -1);

@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from simtrace import flow
+
 EP = 4  # 2 stages x 2 replicas x 4 experts: the 16 hosts of k=4
 
 
@@ -43,14 +45,7 @@ def parse_trace(path):
             if "=" in ln:  # a block's name: "# kind stage=.. ..."
                 block = ln[1:].strip()
             continue
-        f = ln.split()
-        tag, after = None, []
-        for x in f[4:]:
-            if x.startswith("tag="):
-                tag = int(x[4:])
-            elif x.startswith("after="):
-                after = [int(t) for t in x[6:].split(",")]
-        flows.append((int(f[1]), int(f[2]), int(f[3]), int(f[0]), tag, after, block))
+        flows.append(flow(ln) + (block,))
     return flows
 
 
