@@ -73,7 +73,6 @@ enum ur_crypt_neg {
 
 /* The negotiation MAD (ur_crypt_neg.c; docs/wire.md "Encryption
  * negotiation"): to QP1, vendor class 0x0A, attribute 0xFF01. */
-#define UR_MGMT_CLASS_UROCE 0x0A
 #define UR_CRYPT_HELLO_ATTR 0xFF01
 #define UR_CRYPT_HELLO_LEN 256
 #define UR_CRYPT_NONCE_LEN 16

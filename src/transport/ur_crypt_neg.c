@@ -18,30 +18,28 @@
 
 /* The MAD (256 bytes; common header IBTA 13.4.3, then ours). */
 enum {
-	H_MAGIC = 24, H_VER = 28, H_FLAGS = 29, H_ALG = 30,
-	H_SRC_QPN = 32, H_DST_QPN = 36, H_NONCE = 40,
+	H_ALG = 30, /* in the common part's pad byte (ur_wire.h) */
+	H_NONCE = UR_HELLO_OWN,
 	H_ECHO = H_NONCE + UR_CRYPT_NONCE_LEN,
 	H_MAC = H_ECHO + UR_CRYPT_NONCE_LEN, /* MAC over [0, H_MAC) + GIDs */
 	H_END = H_MAC + 32,
 };
 #define HELLO_MAGIC 0x55724372u /* "UrCr" */
-#define HELLO_FLAG_ANSWER 0x01
 #define HELLO_FIRST_NS 1000000ull     /* first resend after 1 ms, */
 #define HELLO_MAX_GAP_NS 64000000ull  /* doubling up to 64 ms */
 
 int ur_crypt_hello_parse(const uint8_t *mad, size_t len,
 			 struct ur_crypt_hello *h)
 {
+	struct ur_hello g = { .attr = UR_CRYPT_HELLO_ATTR, .magic = HELLO_MAGIC };
+
 	memset(h, 0, sizeof(*h));
-	if (len < UR_CRYPT_HELLO_LEN || mad[0] != 1 ||
-	    mad[1] != UR_MGMT_CLASS_UROCE || mad[2] != 1 || mad[3] != 3 ||
-	    ur_get16(mad + 16) != UR_CRYPT_HELLO_ATTR ||
-	    ur_get32(mad + H_MAGIC) != HELLO_MAGIC || mad[H_VER] != 1)
+	if (ur_hello_get(mad, len, &g))
 		return -EBADMSG;
-	h->answer = mad[H_FLAGS] & HELLO_FLAG_ANSWER;
+	h->answer = g.answer;
 	h->alg = mad[H_ALG];
-	h->src_qpn = ur_get32(mad + H_SRC_QPN) & UR_PSN_MASK;
-	h->dst_qpn = ur_get32(mad + H_DST_QPN) & UR_PSN_MASK;
+	h->src_qpn = g.src_qpn;
+	h->dst_qpn = g.dst_qpn;
 	memcpy(h->nonce, mad + H_NONCE, UR_CRYPT_NONCE_LEN);
 	memcpy(h->echo, mad + H_ECHO, UR_CRYPT_NONCE_LEN);
 	return 0;
@@ -74,18 +72,16 @@ static int hello_mac(const struct ur_qp *qp, const uint8_t *mad, bool tx,
 static void hello_send(struct ur_qp *qp, bool answer)
 {
 	struct ur_qp_crypt *c = &qp->priv->crypt;
-	uint8_t mad[UR_CRYPT_HELLO_LEN] = { 1, UR_MGMT_CLASS_UROCE, 1, 3 };
+	uint8_t mad[UR_CRYPT_HELLO_LEN] = { 0 };
 
 	if (!qp->dev->crypt_hello_send)
 		return;
-	ur_put64(mad + 8, (uint64_t)qp->qpn << 32 | c->hellos_sent++);
-	ur_put16(mad + 16, UR_CRYPT_HELLO_ATTR);
-	ur_put32(mad + H_MAGIC, HELLO_MAGIC);
-	mad[H_VER] = 1;
-	mad[H_FLAGS] = answer ? HELLO_FLAG_ANSWER : 0;
+	ur_hello_put(mad, &(struct ur_hello){
+		.attr = UR_CRYPT_HELLO_ATTR, .magic = HELLO_MAGIC,
+		.answer = answer, .src_qpn = qp->qpn,
+		.dst_qpn = qp->priv->attr.dest_qp_num,
+		.tid = (uint64_t)qp->qpn << 32 | c->hellos_sent++ });
 	mad[H_ALG] = c->alg;
-	ur_put32(mad + H_SRC_QPN, qp->qpn);
-	ur_put32(mad + H_DST_QPN, qp->priv->attr.dest_qp_num);
 	memcpy(mad + H_NONCE, c->nonce_l, UR_CRYPT_NONCE_LEN);
 	if (c->have_peer)
 		memcpy(mad + H_ECHO, c->nonce_p, UR_CRYPT_NONCE_LEN);

@@ -22,44 +22,36 @@
 
 #include "ur_qp_priv.h"
 
-/* The MAD (256 bytes; common header IBTA 13.4.3, then ours). */
-enum {
-	H_MAGIC = 24, H_VER = 28, H_FLAGS = 29,
-	H_SRC_QPN = 32, H_DST_QPN = 36,
-};
+/* The MAD (256 bytes): the hellos' common part (ur_wire.h), nothing more. */
 #define HELLO_MAGIC 0x55725372u /* "UrSr" */
-#define HELLO_FLAG_ANSWER 0x01
 #define HELLO_FIRST_NS 1000000ull    /* first resend after 1 ms, */
 #define HELLO_MAX_GAP_NS 64000000ull /* doubling up to 64 ms */
 
 int ur_sr_hello_parse(const uint8_t *mad, size_t len, struct ur_sr_hello *h)
 {
+	struct ur_hello g = { .attr = UR_SR_HELLO_ATTR, .magic = HELLO_MAGIC };
+
 	memset(h, 0, sizeof(*h));
-	if (len < UR_SR_HELLO_LEN || mad[0] != 1 ||
-	    mad[1] != UR_MGMT_CLASS_UROCE || mad[2] != 1 || mad[3] != 3 ||
-	    ur_get16(mad + 16) != UR_SR_HELLO_ATTR ||
-	    ur_get32(mad + H_MAGIC) != HELLO_MAGIC || mad[H_VER] != 1)
+	if (ur_hello_get(mad, len, &g))
 		return -EBADMSG;
-	h->answer = mad[H_FLAGS] & HELLO_FLAG_ANSWER;
-	h->src_qpn = ur_get32(mad + H_SRC_QPN) & UR_PSN_MASK;
-	h->dst_qpn = ur_get32(mad + H_DST_QPN) & UR_PSN_MASK;
+	h->answer = g.answer;
+	h->src_qpn = g.src_qpn;
+	h->dst_qpn = g.dst_qpn;
 	return 0;
 }
 
 static void hello_send(struct ur_qp *qp, bool answer)
 {
 	struct ur_sr *sr = &qp->priv->sr;
-	uint8_t mad[UR_SR_HELLO_LEN] = { 1, UR_MGMT_CLASS_UROCE, 1, 3 };
+	uint8_t mad[UR_SR_HELLO_LEN] = { 0 };
 
 	if (!qp->dev->sr_hello_send)
 		return;
-	ur_put64(mad + 8, (uint64_t)qp->qpn << 32 | sr->hellos_sent++);
-	ur_put16(mad + 16, UR_SR_HELLO_ATTR);
-	ur_put32(mad + H_MAGIC, HELLO_MAGIC);
-	mad[H_VER] = 1;
-	mad[H_FLAGS] = answer ? HELLO_FLAG_ANSWER : 0;
-	ur_put32(mad + H_SRC_QPN, qp->qpn);
-	ur_put32(mad + H_DST_QPN, qp->priv->attr.dest_qp_num);
+	ur_hello_put(mad, &(struct ur_hello){
+		.attr = UR_SR_HELLO_ATTR, .magic = HELLO_MAGIC,
+		.answer = answer, .src_qpn = qp->qpn,
+		.dst_qpn = qp->priv->attr.dest_qp_num,
+		.tid = (uint64_t)qp->qpn << 32 | sr->hellos_sent++ });
 	qp->dev->cnt.tx_sr_hello++;
 	qp->dev->sr_hello_send(qp->dev, qp, &qp->priv->attr.path, mad);
 }

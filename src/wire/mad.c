@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Management datagrams on QP1: the common MAD header (IBTA vol. 1 13.4.3),
- * and a decoded view of a Communication Manager message (IBTA 12.6) for
+ * the common part of uroce's vendor hellos, and a decoded view of a Communication Manager message (IBTA 12.6) for
  * the packet printer and uroce-decode. The CM layout itself is the table
  * in cm_mad.c.
  */
@@ -30,6 +30,35 @@ int ur_mad_decode(const uint8_t *mad, size_t len, struct ur_mad_hdr *h)
 	h->tid = ur_get64(mad + 8);
 	h->attr_id = ur_get16(mad + 16);
 	h->attr_mod = ur_get32(mad + 20);
+	return 0;
+}
+
+void ur_hello_put(uint8_t *mad, const struct ur_hello *h)
+{
+	mad[0] = 1; /* base version */
+	mad[1] = UR_MGMT_CLASS_UROCE;
+	mad[2] = 1; /* class version */
+	mad[3] = 3; /* Send */
+	ur_put64(mad + 8, h->tid);
+	ur_put16(mad + 16, h->attr);
+	ur_put32(mad + UR_HELLO_MAGIC, h->magic);
+	mad[UR_HELLO_VER] = 1;
+	mad[UR_HELLO_FLAGS] = h->answer ? UR_HELLO_FLAG_ANSWER : 0;
+	ur_put32(mad + UR_HELLO_SRC_QPN, h->src_qpn);
+	ur_put32(mad + UR_HELLO_DST_QPN, h->dst_qpn);
+}
+
+int ur_hello_get(const uint8_t *mad, size_t len, struct ur_hello *h)
+{
+	if (len < UR_MAD_LEN || mad[0] != 1 || mad[1] != UR_MGMT_CLASS_UROCE ||
+	    mad[2] != 1 || mad[3] != 3 || ur_get16(mad + 16) != h->attr ||
+	    ur_get32(mad + UR_HELLO_MAGIC) != h->magic ||
+	    mad[UR_HELLO_VER] != 1)
+		return -EBADMSG;
+	h->answer = mad[UR_HELLO_FLAGS] & UR_HELLO_FLAG_ANSWER;
+	h->src_qpn = ur_get32(mad + UR_HELLO_SRC_QPN) & UR_PSN_MASK;
+	h->dst_qpn = ur_get32(mad + UR_HELLO_DST_QPN) & UR_PSN_MASK;
+	h->tid = ur_get64(mad + 8);
 	return 0;
 }
 

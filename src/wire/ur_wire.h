@@ -541,6 +541,31 @@ struct ur_mad_hdr {
 	uint16_t attr_id;
 	uint32_t attr_mod;
 };
+/*
+ * uroce's vendor hellos on QP1 (docs/wire.md "Encryption negotiation",
+ * "Selective repeat negotiation"): a MAD of vendor class 0x0A (range 1,
+ * IBTA 13.4.4), method Send, whose attribute says which; bytes 24..39 are
+ * the same in every hello: magic, version 1, flags, the sender's and the
+ * receiver's QPNs. What follows is the hello's own.
+ */
+#define UR_MGMT_CLASS_UROCE 0x0A
+#define UR_HELLO_FLAG_ANSWER 0x01
+enum { UR_HELLO_MAGIC = 24, UR_HELLO_VER = 28, UR_HELLO_FLAGS = 29,
+       UR_HELLO_SRC_QPN = 32, UR_HELLO_DST_QPN = 36, UR_HELLO_OWN = 40 };
+struct ur_hello {
+	uint16_t attr;
+	uint32_t magic;
+	bool answer;
+	uint32_t src_qpn, dst_qpn; /* 24 bits */
+	uint64_t tid;
+};
+/* Writes the common part of a hello into @mad (UR_MAD_LEN bytes, zeroed
+ * by the caller). */
+void ur_hello_put(uint8_t *mad, const struct ur_hello *h);
+/* 0 if @mad (@len bytes) is a hello of @h->attr and @h->magic (the
+ * common fields into @h), else -EBADMSG. */
+int ur_hello_get(const uint8_t *mad, size_t len, struct ur_hello *h);
+
 /* Decoded CM message: the common fields of REQ/REP/RTU/REJ/DREQ/DREP. */
 struct ur_cm_msg {
 	struct ur_mad_hdr mad;
