@@ -14,6 +14,7 @@ On bench/workloads/nccl_sample.log (synthetic: 8 ranks, a world, two
 usage: test_nccl.py BINDIR SRCDIR
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -127,9 +128,7 @@ def main():
         if r.returncode != 1 or msg not in r.stderr or (name != "sizes" and where not in r.stderr):
             sys.exit("FAIL: %s: exit %d, %r (want %r at %s)" % (name, r.returncode, r.stderr, msg, where))
         print("error %s: %s" % (name, r.stderr.strip()))
-    for x in os.listdir(d):
-        os.unlink(os.path.join(d, x))
-    os.rmdir(d)
+    shutil.rmtree(d)
     print("ok")
 
 

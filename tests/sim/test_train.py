@@ -14,6 +14,7 @@ Checks what no machine load can change (virtual time only):
 usage: test_train.py BINDIR SRCDIR
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -152,9 +153,7 @@ def main():
         sys.exit("FAIL: placement %s" % place)
     print("forward-only: %d flows; random placement: %d ranks on distinct hosts of 64"
           % (len(lin), len(place)))
-    for x in os.listdir(d):
-        os.unlink(os.path.join(d, x))
-    os.rmdir(d)
+    shutil.rmtree(d)
     print("ok")
 
 
