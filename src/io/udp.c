@@ -576,9 +576,6 @@ void ur__tx_flush(struct tx_batch *b)
 	if (!q || !q->used)
 		return;
 	UR_LP_STAGE(UR_LPS_FLUSH);
-	/* One ACK per QP's run of requests (the transport's rule), before
-	 * the ICRCs cover the BTH. */
-	ur_txq_ackreq_coalesce(q);
 	/* Packets for devices that take shared memory leave by it, those
 	 * for other siblings on our own address by unix socket. */
 	for (i = 0; i < q->used; i++)

@@ -60,62 +60,6 @@ bool ur_txq_commit(struct ur_txq *q, struct ur_pktbuf *pb,
 	return q->used == UR_TXQ_SLOTS;
 }
 
-/* A ready RC/XRC request whose AckReq the queue may drop: the last (or
- * only) packet of a SEND or WRITE, asking, not sealed, not on a PSN where
- * an ACK is wanted anyway. */
-static bool ackreq_droppable(const struct ur_txq_slot *s)
-{
-	const uint8_t *d = s->pb.data;
-	const struct ur_opcode_info *oi;
-
-	if (!s->ready || s->pb.len < UR_BTH_LEN || !ur_bth_ackreq(d) ||
-	    ur_bth_ext_crypt(d) ||
-	    ur_bth_psn(d) % UR_TXQ_ACKREQ_EVERY == UR_TXQ_ACKREQ_EVERY - 1)
-		return false;
-	oi = ur_opcode_info(ur_bth_opcode(d));
-	return oi && (oi->mask & UR_OPF_REQ) &&
-	       (oi->mask & (UR_OPF_SEND | UR_OPF_WRITE)) &&
-	       (oi->mask & UR_OPF_LAST) && !(oi->mask & UR_OPF_ATOMIC_WRITE);
-}
-
-/* @s and @o are requests of one QP: same host, destination QP and peer. */
-static bool same_qp(const struct ur_txq_slot *s, const struct ur_txq_slot *o)
-{
-	return o->host == s->host &&
-	       ur_bth_dqpn(o->pb.data) == ur_bth_dqpn(s->pb.data) &&
-	       o->pb.path.v6 == s->pb.path.v6 &&
-	       !memcmp(o->pb.path.dst, s->pb.path.dst, sizeof(o->pb.path.dst));
-}
-
-unsigned int ur_txq_ackreq_coalesce(struct ur_txq *q)
-{
-	unsigned int n = 0;
-
-	/* From the end: a slot stops asking if a later request of its QP
-	 * still asks after this pass (the QP's last asking one keeps it). */
-	for (unsigned int i = q->used; i-- > 0;) {
-		struct ur_txq_slot *s = &q->slot[i];
-
-		if (!ackreq_droppable(s))
-			continue;
-		for (unsigned int j = i + 1; j < q->used; j++) {
-			const struct ur_txq_slot *o = &q->slot[j];
-			const struct ur_opcode_info *oi;
-
-			if (!o->ready || o->pb.len < UR_BTH_LEN ||
-			    !ur_bth_ackreq(o->pb.data) || !same_qp(s, o))
-				continue;
-			oi = ur_opcode_info(ur_bth_opcode(o->pb.data));
-			if (!oi || !(oi->mask & UR_OPF_REQ))
-				continue;
-			ur_bth_set_ackreq(s->pb.data, false);
-			n++;
-			break;
-		}
-	}
-	return n;
-}
-
 struct ur_txq_parts ur_txq_parts(const struct ur_pktbuf *pb)
 {
 	struct ur_txq_parts x = {

@@ -99,19 +99,6 @@ static inline bool ur_txq_single(const struct ur_txq *q)
 	return q && q->used == 1 && q->slot[0].ready;
 }
 
-/* AckReq coalescing: a SEND or WRITE that ends a message asks for an ACK
- * (ur_req.c); in a queue that leaves together, a QP's request followed by
- * a later one of the same QP that asks stops asking itself (the later ACK
- * covers it, ACKs being cumulative, 9.7.5.1.2; AckReq is the requester's
- * choice, 9.2.2), except every UR_TXQ_ACKREQ_EVERY PSNs (RTT samples of
- * delay-based congestion control, ur_qp_priv.h UR_CC_ACK_EVERY). The last
- * request of each QP keeps its AckReq, so what leaves is acknowledged as
- * before, one ACK per run instead of one per message for the responder
- * to make. Sealed packets are left alone (their BTH is authenticated).
- * Call before the ICRCs are computed; returns how many stopped asking. */
-#define UR_TXQ_ACKREQ_EVERY 8
-unsigned int ur_txq_ackreq_coalesce(struct ur_txq *q);
-
 /* A zero-copy packet's pieces (ur_dev.tx_ext): headers in pb->data, the
  * payload at pb->ext, then pad + ICRC in pb->data after the headers. */
 struct ur_txq_parts {

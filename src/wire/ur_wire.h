@@ -226,7 +226,6 @@ static inline bool ur_bth_fecn(const uint8_t *b) { return b[4] & 0x80; }
 static inline bool ur_bth_becn(const uint8_t *b) { return b[4] & 0x40; }
 static inline uint32_t ur_bth_dqpn(const uint8_t *b) { return ur_get24(b + 5); }
 static inline bool ur_bth_ackreq(const uint8_t *b) { return b[8] & 0x80; }
-static inline void ur_bth_set_ackreq(uint8_t *b, bool on) { b[8] = (uint8_t)((b[8] & 0x7f) | (on ? 0x80 : 0)); }
 static inline uint32_t ur_bth_psn(const uint8_t *b) { return ur_get24(b + 9); }
 /*
  * uroce extension (docs/wire.md "Extensions"): bit 5 of BTH byte 4, the

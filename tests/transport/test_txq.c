@@ -99,68 +99,6 @@ static void coalesce(void)
 	free(q);
 }
 
-/* A request of QP @dqpn, PSN @psn, asking for an ACK. */
-static struct ur_pkt req_of(uint8_t op, uint32_t dqpn, uint32_t psn)
-{
-	return (struct ur_pkt){
-		.h = { .opcode = op, .pkey = 0xffff, .dqpn = dqpn, .psn = psn,
-		       .ackreq = true },
-		.reth = { .len = 64 },
-	};
-}
-
-/* One ACK per QP's run: a SEND/WRITE followed by a later asking request of
- * its QP stops asking, except on PSNs where an ACK is wanted anyway; the
- * QP's last request, other QPs, other peers and sealed packets keep it. */
-static void ackreq_coalesce(void)
-{
-	struct ur_txq *q = txq_new();
-	struct ur_counters cnt = { 0 };
-	struct ur_pkt w0 = req_of(UR_OP_RC_RDMA_WRITE_ONLY, 0x11, 0);
-	struct ur_pkt w1 = req_of(UR_OP_RC_SEND_ONLY, 0x11, 1);
-	struct ur_pkt ack = ack_of(0x22, 3, ur_aeth_ack(31));
-	struct ur_pkt w7 = req_of(UR_OP_RC_RDMA_WRITE_ONLY, 0x11,
-				  UR_TXQ_ACKREQ_EVERY - 1);
-	struct ur_pkt w8 = req_of(UR_OP_RC_RDMA_WRITE_ONLY, 0x11,
-				  UR_TXQ_ACKREQ_EVERY);
-	struct ur_pkt rd = req_of(UR_OP_RC_RDMA_READ_REQUEST, 0x11,
-				  UR_TXQ_ACKREQ_EVERY + 1);
-	struct ur_pkt c = req_of(UR_OP_RC_RDMA_WRITE_ONLY, 0x12, 4);
-	struct ur_pkt w9 = req_of(UR_OP_RC_RDMA_WRITE_ONLY, 0x11,
-				  UR_TXQ_ACKREQ_EVERY + 2);
-	struct ur_pkt sealed = w9, other_peer = w9;
-	struct ur_txq_slot *s[10];
-	int host;
-
-	sealed.h.psn = w9.h.psn + 1;
-	other_peer.h.psn = w9.h.psn + 2;
-	s[0] = put(q, &host, 3, 2, &w0, 64, &cnt);
-	s[1] = put(q, &host, 3, 2, &w1, 64, &cnt);
-	s[2] = put(q, &host, 3, 2, &ack, 0, &cnt);
-	s[3] = put(q, &host, 3, 2, &w7, 64, &cnt);
-	s[4] = put(q, &host, 3, 2, &w8, 64, &cnt);
-	s[5] = put(q, &host, 3, 2, &rd, 0, &cnt);
-	s[6] = put(q, &host, 3, 2, &c, 64, &cnt);
-	s[7] = put(q, &host, 3, 2, &sealed, 64, &cnt);
-	s[7]->pb.data[4] |= UR_BTH_EXT_CRYPT; /* as ur_crypt seals */
-	s[8] = put(q, &host, 4, 2, &w9, 64, &cnt); /* another route: one QP */
-	s[9] = put(q, &host, 3, 9, &other_peer, 64, &cnt);
-	ASSERT_EQ(ur_txq_ackreq_coalesce(q), 3);
-	ASSERT(!ur_bth_ackreq(s[0]->pb.data));
-	ASSERT(!ur_bth_ackreq(s[1]->pb.data));
-	ASSERT(ur_bth_ackreq(s[3]->pb.data)); /* every 8th PSN asks */
-	ASSERT(!ur_bth_ackreq(s[4]->pb.data)); /* the READ asks after it */
-	ASSERT(ur_bth_ackreq(s[5]->pb.data));  /* a READ always asks */
-	ASSERT(ur_bth_ackreq(s[6]->pb.data));  /* QP 0x12's last */
-	ASSERT(ur_bth_ackreq(s[7]->pb.data));  /* sealed */
-	ASSERT(ur_bth_ackreq(s[8]->pb.data));  /* QP 0x11's last to .2 */
-	ASSERT(ur_bth_ackreq(s[9]->pb.data));  /* to another peer */
-	/* Done again, nothing more changes; what was ready stays ready. */
-	ASSERT_EQ(ur_txq_ackreq_coalesce(q), 0);
-	ASSERT_EQ(ready(q), 10);
-	free(q);
-}
-
 static void order_and_full(void)
 {
 	struct ur_txq *q = txq_new();
@@ -440,7 +378,6 @@ static void network(void)
 
 static const struct ur_test_case tests[] = {
 	{ "coalesce", coalesce },
-	{ "ackreq_coalesce", ackreq_coalesce },
 	{ "order_and_full", order_and_full },
 	{ "adopt", adopt },
 	{ "hold_rule", hold_rule },

@@ -76,7 +76,6 @@ static void txq_flush(struct tnode *n)
 
 	if (!q)
 		return;
-	ur_txq_ackreq_coalesce(q);
 	for (unsigned int i = 0; i < q->used; i++)
 		if (q->slot[i].ready)
 			wire_send(n, &q->slot[i].pb);
