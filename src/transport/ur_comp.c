@@ -45,6 +45,8 @@ struct comp_ctx {
 	struct ur_swqe *wqe;
 	uint32_t status;
 	bool progress;
+	/* An ACK for psn taken again (do_complete), not pkt itself. */
+	bool replay;
 	uint64_t now;
 };
 
@@ -111,14 +113,68 @@ static void comp_advance(struct ur_qp *qp, struct comp_ctx *cx, uint32_t psn)
 	}
 }
 
+/*
+ * A recovery request (the head READ/atomic asked again, a probe for the
+ * cumulative ACK) is itself lost now and then (the same loss that lost
+ * the answer): it goes again after three times the ask-to-answer time
+ * seen on this QP, never sooner than UR_ASK_MIN_NS, 1 ms before the
+ * first sample, doubling at each repeat (RFC 6298 5.5), not after the
+ * transport timer (67 ms at perftest's timeout 14), which stays the last
+ * resort. It needs no RTT guess of the path: it goes only where an answer
+ * is known to be missing (a later one came), so a repeat that was not
+ * needed costs one request, never a go-back.
+ */
+#define UR_ASK_FIRST_NS 1000000ull /* 1 ms */
+#define UR_ASK_MIN_NS 500000ull    /* 0.5 ms */
+#define UR_ASK_MAX_NS 100000000ull /* 100 ms */
+
+/* The oldest unacknowledged PSN moved past the ask: its time is a sample
+ * (not after a repeat: which copy was answered is unknown, Karn). */
+static void ask_settle(struct ur_comp *c, uint64_t now)
+{
+	uint64_t rtt;
+
+	if (!c->ask_at || c->psn == c->ask_psn)
+		return;
+	c->ask_at = 0;
+	if (c->ask_n || now < c->ask_t)
+		return;
+	rtt = now - c->ask_t;
+	if (rtt > UINT32_MAX)
+		rtt = UINT32_MAX;
+	c->ask_rtt = c->ask_rtt ? (uint32_t)((7ull * c->ask_rtt + rtt) / 8)
+				: (uint32_t)rtt;
+}
+
+static void ask_arm(struct ur_qp *qp, uint64_t now, bool again)
+{
+	struct ur_comp *c = &qp->priv->comp;
+	uint64_t t = c->ask_rtt ? 3ull * c->ask_rtt : UR_ASK_FIRST_NS;
+
+	if (t < UR_ASK_MIN_NS)
+		t = UR_ASK_MIN_NS;
+	if (!again) {
+		c->ask_n = 0;
+		c->ask_t = now;
+	} else if (c->ask_n < 16) {
+		c->ask_n++;
+	}
+	for (unsigned int i = 0; i < c->ask_n && t < UR_ASK_MAX_NS; i++)
+		t *= 2;
+	c->ask_at = now + t;
+}
+
 /* Ask for the head READ/atomic again, from the oldest missing PSN. */
 static void comp_ask(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_comp *c = &qp->priv->comp;
 
+	ask_settle(c, now);
 	c->rd_asked = true;
 	c->rd_ask_psn = c->psn;
 	ur__req_resend_one(qp, qp->priv->sq_head, c->psn, now);
+	c->ask_psn = c->psn;
+	ask_arm(qp, now, false);
 }
 
 /*
@@ -148,7 +204,9 @@ static enum comp_state check_ack(struct ur_qp *qp, struct comp_ctx *cx)
 {
 	struct ur_qp_priv *p = qp->priv;
 	const struct ur_pkt *pkt = cx->pkt;
-	uint32_t m = pkt->mask;
+	/* A replayed ACK is a plain ACK for cx->psn. */
+	uint32_t m = cx->replay ? 0 : pkt->mask;
+	uint8_t op = cx->replay ? UR_OP_RC_ACKNOWLEDGE : pkt->h.opcode;
 	bool is_nak = (m & UR_HDR_AETH) &&
 		      ur_aeth_kind(pkt->aeth.syndrome) != UR_AETH_ACK;
 	struct ur_swqe *wqe;
@@ -163,11 +221,11 @@ static enum comp_state check_ack(struct ur_qp *qp, struct comp_ctx *cx)
 		int32_t d = ur_psn_diff(cx->psn, wqe_last_psn(wqe));
 
 		/* Acknowledged by anything after it; a NAK for p acks p-1. */
-		if (d > 0 || (d == 0 && !is_nak && pkt->h.opcode == UR_OP_RC_ACKNOWLEDGE))
+		if (d > 0 || (d == 0 && !is_nak && op == UR_OP_RC_ACKNOWLEDGE))
 			return COMP_COMPLETE;
 		if (is_nak)
 			return COMP_NAK;
-		if (pkt->h.opcode != UR_OP_RC_ACKNOWLEDGE)
+		if (op != UR_OP_RC_ACKNOWLEDGE)
 			return COMP_DROP; /* a response for a SEND: bogus */
 		comp_advance(qp, cx, ur_psn_add(cx->psn, 1)); /* partial */
 		return COMP_DONE;
@@ -184,8 +242,8 @@ static enum comp_state check_ack(struct ur_qp *qp, struct comp_ctx *cx)
 							    : COMP_DROP;
 	}
 	if (wqe->opcode != UR_WR_RDMA_READ &&
-	    pkt->h.opcode == UR_OP_RC_ATOMIC_ACKNOWLEDGE &&
-	    cx->psn == wqe->first_psn)
+	    ((op == UR_OP_RC_ATOMIC_ACKNOWLEDGE && cx->psn == wqe->first_psn) ||
+	     wqe->answered))
 		return COMP_ATOMIC;
 	/* An ACK (or response) that passes an unfinished READ/atomic:
 	 * (part of) its response was lost or is late. */
@@ -242,9 +300,41 @@ static enum comp_state do_read_ahead(struct ur_qp *qp, struct comp_ctx *cx,
 static enum comp_state do_passed(struct ur_qp *qp, struct comp_ctx *cx,
 				 uint64_t now)
 {
-	struct ur_comp *c = &qp->priv->comp;
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_comp *c = &p->comp;
+	const struct ur_pkt *pkt = cx->pkt;
+	uint8_t op = cx->replay ? UR_OP_RC_ACKNOWLEDGE : pkt->h.opcode;
 
-	(void)cx;
+	if (!c->rd_beyond) {
+		c->beyond_ack = false;
+		c->beyond_max = cx->psn;
+	} else if (ur_psn_diff(cx->psn, c->beyond_max) > 0) {
+		c->beyond_max = cx->psn;
+	}
+	/* An ACK or atomic ACK acknowledges every request up to its PSN
+	 * (9.7.5.1.2): remember the newest, taken again at the head's
+	 * completion; a later atomic's answer is kept with its WQE. */
+	if (op == UR_OP_RC_ACKNOWLEDGE || op == UR_OP_RC_ATOMIC_ACKNOWLEDGE) {
+		if (!c->beyond_ack || ur_psn_diff(cx->psn, c->beyond_psn) > 0) {
+			c->beyond_ack = true;
+			c->beyond_psn = cx->psn;
+		}
+	}
+	if (op == UR_OP_RC_ATOMIC_ACKNOWLEDGE && !cx->replay) {
+		for (uint32_t i = p->sq_head + 1; i != p->req.assigned; i++) {
+			struct ur_swqe *w = ur_swqe_at(qp, i);
+
+			if (ur_psn_diff(w->first_psn, cx->psn) > 0)
+				break;
+			if (w->first_psn == cx->psn && !w->done &&
+			    w->opcode != UR_WR_RDMA_READ &&
+			    ur__wr_is_rd_atomic(w->opcode)) {
+				memcpy(&w->answer, &pkt->atmack, 8);
+				w->answered = true;
+				break;
+			}
+		}
+	}
 	if (!(c->rd_asked && c->rd_ask_psn == c->psn))
 		comp_ask(qp, now);
 	c->rd_beyond = true;
@@ -268,7 +358,11 @@ static enum comp_state do_atomic(struct ur_qp *qp, struct comp_ctx *cx)
 	struct ur_swqe *wqe = cx->wqe;
 	uint8_t v[8];
 
-	memcpy(v, &cx->pkt->atmack, 8); /* the original value, host order */
+	/* the original value, host order */
+	if (wqe->answered)
+		memcpy(v, &wqe->answer, 8);
+	else
+		memcpy(v, &cx->pkt->atmack, 8);
 	if (wqe->num_sge && ur__wqe_keys(qp, qp->priv->sq_head, wqe)) {
 		cx->status = UR_WC_LOC_PROT_ERR;
 		return COMP_ERROR;
@@ -287,16 +381,29 @@ static enum comp_state do_complete(struct ur_qp *qp, struct comp_ctx *cx)
 	ur__wqe_done(qp, wqe, UR_WC_SUCCESS);
 	comp_advance(qp, cx, ur_psn_add(last, 1));
 	if (qp->priv->comp.rd_beyond) {
-		/* Answers to later requests were dropped meanwhile. */
-		qp->priv->comp.rd_beyond = false;
-		if (qp->priv->sr.tx_peer)
+		struct ur_comp *c = &qp->priv->comp;
+		/* Answers to later requests were dropped meanwhile. The
+		 * newest ACK among them is taken again now; anything
+		 * dropped after it (a READ response) is asked for. */
+		bool more = !c->beyond_ack ||
+			    ur_psn_diff(c->beyond_max, c->beyond_psn) > 0;
+
+		c->rd_beyond = false;
+		if (c->beyond_ack && ur_psn_diff(c->beyond_psn, cx->psn) > 0) {
+			cx->psn = c->beyond_psn;
+			cx->replay = true;
+		}
+		c->beyond_ack = false;
+		if (more && qp->priv->sr.tx_peer) {
 			/* The responder executed them (it holds or
 			 * runs every request in order): one request
 			 * again, with AckReq, brings the cumulative ACK
 			 * (C9-105), not a window of duplicates. */
 			ur__req_probe(qp, cx->now);
-		else
+			c->ask_probe = true; /* timed in comp_finish */
+		} else if (more) {
 			ur__req_go_back(qp, qp->priv->comp.psn);
+		}
 	}
 	/* A coalesced ACK may cover further WQEs (9.7.5.1.2): retire this
 	 * one so that check_ack looks at the next. */
@@ -402,6 +509,13 @@ static void comp_finish(struct ur_qp *qp, struct comp_ctx *cx, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 
+	if (cx->progress)
+		ask_settle(&p->comp, now);
+	if (p->comp.ask_probe) {
+		p->comp.ask_probe = false;
+		p->comp.ask_psn = p->comp.psn;
+		ask_arm(qp, now, false);
+	}
 	if (cx->progress) {
 		p->comp.sr_probed = false;
 		p->comp.retry_left = p->attr.retry_cnt;
@@ -499,6 +613,21 @@ void ur__comp_timer(struct ur_qp *qp, uint64_t now)
 		p->req.rnr_wait = false;
 		ur__req_go_back(qp, c->psn);
 		ur__req_progress(qp, now);
+	}
+	if (c->ask_at && now >= c->ask_at) {
+		c->ask_at = 0;
+		if (outstanding(qp) && c->psn == c->ask_psn && !p->req.rnr_wait) {
+			struct ur_swqe *w = ur_swqe_at(qp, p->sq_head);
+
+			qp->dev->cnt.tx_reask++;
+			qp->cnt.tx_reask++;
+			if (c->rd_asked && c->rd_ask_psn == c->psn && !w->done &&
+			    ur__wr_is_rd_atomic(w->opcode))
+				ur__req_resend_one(qp, p->sq_head, c->psn, now);
+			else
+				ur__req_probe(qp, now);
+			ask_arm(qp, now, true);
+		}
 	}
 	if (c->rto_deadline != UINT64_MAX && now >= c->rto_deadline) {
 		c->rto_deadline = UINT64_MAX;

@@ -485,6 +485,8 @@ void ur__qp_update_deadline(struct ur_qp *qp)
 		d = p->cc.wait_until; /* the pacer lets the next packet go */
 	if (p->sr.gap_deadline < d)
 		d = p->sr.gap_deadline; /* NAK a gap (selective repeat) */
+	if (p->comp.ask_at && p->comp.ask_at < d)
+		d = p->comp.ask_at; /* ask again for a lost answer */
 	if (p->crypt.neg == UR_CRYPT_NEG_PENDING) {
 		/* resend the hello, give up */
 		if (p->crypt.hello_at < d)

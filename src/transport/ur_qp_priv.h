@@ -43,6 +43,9 @@ struct ur_swqe {
 	bool resolved;    /* SGEs checked and mapped (at key_gen) */
 	bool done;        /* completed (successfully or not) */
 	uint8_t status;   /* enum ur_wc_status, valid when done */
+	/* An atomic's answer came while an older READ/atomic was unanswered
+	 * (ur_comp.c do_passed): kept in @answer, not asked for again. */
+	bool answered;
 	uint32_t imm;     /* network order, or IETH rkey (host order) */
 	uint32_t rkey;
 	uint64_t remote_addr;
@@ -59,6 +62,7 @@ struct ur_swqe {
 	uint32_t xrc_srqn; /* XRC INI: the XRCETH of its requests */
 	struct ur_ipudp ud_path;
 	uint64_t key_gen; /* ur_dev.key_gen when the SGEs were resolved */
+	uint64_t answer;  /* the original value, host order, if answered */
 };
 
 /* Receive queue entry. */
@@ -126,6 +130,19 @@ struct ur_comp {
 	/* Responses or ACKs for later requests were dropped while the head
 	 * READ/atomic was unfinished: go back to them once it completes. */
 	bool rd_beyond;
+	/* The newest ACK among them (beyond_psn, valid if beyond_ack): it
+	 * is taken again once the head completes, instead of a round trip. */
+	bool beyond_ack;
+	uint32_t beyond_psn, beyond_max; /* beyond_max: the newest dropped */
+	/* A request sent to recover (the head READ/atomic asked again, or a
+	 * probe for the ACK): sent again at ask_at (0: none) unless the
+	 * oldest unacknowledged PSN moves; ask_rtt smooths the time from a
+	 * first ask to its answer (ns, 0: no sample), ask_n counts repeats. */
+	uint64_t ask_at, ask_t;
+	uint32_t ask_psn;   /* the oldest unacknowledged PSN when asked */
+	uint32_t ask_rtt;
+	uint8_t ask_n;
+	bool ask_probe;     /* a probe went in this receive: time it */
 	/* Selective repeat: this timeout run sent a probe (the oldest and
 	 * the newest unacknowledged PSN) instead of going back N; the next
 	 * timeout without progress goes back N. */

@@ -358,7 +358,7 @@ struct ur_qp_attr {
 	X(tx_retransmit) X(rx_nak_seq) X(rx_nak_rnr) X(rx_nak_other)         \
 	X(rx_duplicate) X(rx_out_of_seq) X(tx_cnp) X(rx_cnp) X(rx_ecn_ce)    \
 	X(cc_cuts) X(tx_paced) X(rx_sr_held) X(tx_sr_nak) X(tx_sr_resend)   \
-	X(tx_sr_probe)
+	X(tx_sr_probe) X(tx_reask)
 
 struct ur_qp_counters {
 #define UR_X(n) uint64_t n;
@@ -499,7 +499,7 @@ struct ur_rxinfo {
 	X(rx_drop_offpath) X(rx_drop_dup_rd) X(rx_drop_fwd_full)             \
 	X(tx_sealed) X(rx_opened) X(rx_drop_auth) X(rx_drop_replay)          \
 	X(tx_crypt_hello) X(rx_crypt_hello) X(crypt_neg_timeout)             \
-	X(rx_sr_spurious) X(tx_sr_renak) X(tx_sr_probe)                      \
+	X(rx_sr_spurious) X(tx_sr_renak) X(tx_sr_probe) X(tx_reask)          \
 	X(tx_sr_late) X(rx_sr_late)                                          \
 	X(tx_sr_hello) X(rx_sr_hello) X(sr_neg_timeout)                      \
 	X(tx_prio0_pkts) X(tx_prio1_pkts) X(tx_prio2_pkts) X(tx_prio3_pkts)   \

@@ -861,6 +861,89 @@ static void t_two_paths_dead(void)
 	tfix_fini(&r.f);
 }
 
+
+/*
+ * Atomics between WRITEs; the first atomic's answer is lost, and so is
+ * the answer to asking for it again. The requester asks a second time
+ * after its ask timer (milliseconds), not after the transport timer
+ * (67 ms at timeout 14, then a go-back); the later atomics' answers,
+ * which came meanwhile, are kept, and the newest ACK among what passed
+ * is taken again, so nothing else is asked for. With and without
+ * selective repeat.
+ */
+static void atomic_answers_lost(bool sr)
+{
+	struct sr_run r;
+	struct tfix *f;
+	uint64_t *t, *res, fa[3] = { 1, 10, 100 }, start;
+	struct ur_sge sge;
+	struct ur_send_wr wr = {0};
+	uint64_t id = 1;
+
+	run_init(&r, sr, sr, 20000);
+	f = &r.f;
+	t = (uint64_t *)(void *)(f->b.buf + 64);
+	res = (uint64_t *)(void *)(f->a.buf + 1024 * 1024);
+	*t = 1000;
+	f->net.f.drop_opcode = UR_OP_RC_ATOMIC_ACKNOWLEDGE;
+	f->net.f.drop_count = 1;
+	f->net.f.drop_again = 1;
+	start = f->net.now;
+	for (unsigned int i = 0; i < 3; i++) {
+		ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_WRITE, id++, 0, 16384,
+				    (uintptr_t)f->b.buf + MSG, f->b.mr->rkey,
+				    UR_SEND_SIGNALED), 0);
+		sge = (struct ur_sge){ (uintptr_t)&res[i], 8, f->a.mr->lkey };
+		wr.wr_id = id++;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.flags = UR_SEND_SIGNALED;
+		wr.remote_addr = (uintptr_t)t;
+		wr.rkey = f->b.mr->rkey;
+		wr.opcode = UR_WR_ATOMIC_FETCH_AND_ADD;
+		wr.compare_add = fa[i];
+		ASSERT_EQ(ur_qp_post_send(f->a.qp, &wr, f->net.now), 0);
+	}
+	ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_WRITE, id++, 0, 16384,
+			    (uintptr_t)f->b.buf + MSG, f->b.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	/* 20 ms of virtual time: the transport timer is 67 ms. */
+	tnet_run(&f->net, 20ull * 1000 * 1000);
+	printf("  %s: idle at %.2f ms, %llu asked again by the timer, %llu "
+	       "retransmitted, %llu probes, %llu timeouts\n",
+	       sr ? "selective repeat" : "go-back-N",
+	       (double)(f->net.now - start) / 1e6,
+	       (unsigned long long)f->a.qp->cnt.tx_reask,
+	       (unsigned long long)f->a.qp->cnt.tx_retransmit,
+	       (unsigned long long)f->a.qp->cnt.tx_sr_probe,
+	       (unsigned long long)f->a.node->dev.cnt.tx_timeouts);
+	for (uint64_t i = 1; i < id; i++) {
+		struct ur_cqe e = tfix_cqe(&f->a.scq);
+
+		ASSERT_EQ(e.status, UR_WC_SUCCESS);
+		ASSERT_EQ_U64(e.wr_id, i);
+	}
+	ASSERT_EQ(f->net.f.drop_again, 0);
+	ASSERT_EQ_U64(res[0], 1000);
+	ASSERT_EQ_U64(res[1], 1001);
+	ASSERT_EQ_U64(res[2], 1011);
+	ASSERT_EQ_U64(*t, 1111);
+	ASSERT_EQ_U64(f->a.node->dev.cnt.tx_timeouts, 0);
+	ASSERT_EQ_U64(f->a.qp->cnt.tx_sr_probe, 0);
+	ASSERT_EQ_U64(f->a.qp->cnt.tx_reask, 1);
+	/* the first atomic twice, nothing else: its followers' answers
+	 * were kept, the ACKs that passed it taken again */
+	ASSERT_EQ_U64(f->a.qp->cnt.tx_retransmit, 2);
+	ASSERT_EQ(f->a.qp->state, UR_QPS_RTS);
+	tfix_fini(&r.f);
+}
+
+static void t_atomic_answers_lost(void)
+{
+	atomic_answers_lost(true);
+	atomic_answers_lost(false);
+}
+
 static const struct ur_test_case tests[] = {
 	{ "sr_single_loss", t_single_loss },
 	{ "sr_resend_no_buffer", t_resend_no_buffer },
@@ -875,6 +958,7 @@ static const struct ur_test_case tests[] = {
 	{ "sr_two_paths_reorder", t_two_paths_reorder },
 	{ "sr_two_paths_loss", t_two_paths_loss },
 	{ "sr_two_paths_dead", t_two_paths_dead },
+	{ "sr_atomic_answers_lost", t_atomic_answers_lost },
 	{ NULL, NULL },
 };
 
