@@ -259,7 +259,10 @@ uint32_t ur__sig(struct uroce_comm *c, enum ur_coll_kind k,
 uint32_t ur__sig_seq(uint32_t seq, enum ur_coll_kind k, enum uroce_dtype dt,
 		      enum uroce_redop op, uint64_t count, int root);
 
-enum ur_xop_kind { UR_X_SEND, UR_X_RECV, UR_X_RECV_REDUCE };
+/* UR_X_LOCAL: buf = src, copied in slot-sized pieces between the other
+ * streams' progress (a rank's own block of an all-to-all, peer = rank),
+ * so that the peers' offers and first writes do not wait for it. */
+enum ur_xop_kind { UR_X_SEND, UR_X_RECV, UR_X_RECV_REDUCE, UR_X_LOCAL };
 
 /* Sends of at least this many bytes go from a registered user buffer. */
 #define UR_ZC_MIN 65536

@@ -141,12 +141,11 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 	if (scnt[r] != rcnt[r])
 		return ur__fail(c, -EINVAL, "alltoallv: sendcounts[%d]=%zu != recvcounts[%d]=%zu",
 				 r, scnt[r], r, rcnt[r]);
-	if (scnt[r] * es >= UR_STREAM_MIN)
-		ur_copy_stream(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
-	else if (scnt[r])
-		ur_copy(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
-	if (n == 1)
+	if (n == 1) {
+		if (scnt[r])
+			ur_copy(rbuf + rdsp[r] * es, src + sdsp[r] * es, scnt[r] * es);
 		return 0;
+	}
 	ur__reg_hint(c, src, extent, 0);
 	ur__reg_hint(c, rbuf, rext, 1);
 	/* All steps at once: one step per peer pair, listed in pairwise
@@ -154,7 +153,7 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 	 * peer's streams start staggered, but no step waits for the one before
 	 * it (n-2 fewer round trips, and the ranks that are slow to arrive
 	 * don't hold up the others). */
-	struct ur_xop *x = malloc(sizeof(*x) * 2 * (size_t)(n - 1));
+	struct ur_xop *x = malloc(sizeof(*x) * (2 * (size_t)(n - 1) + 1));
 	int nx = 0, e;
 
 	if (!x)
@@ -171,6 +170,10 @@ static int pairwise(struct uroce_comm *c, enum ur_coll_kind k, const char *sbuf,
 		x[nx - 2].direct = x[nx - 1].direct =
 			k == UR_C_ALLTOALL ? UR_DIRECT_SIZED : UR_DIRECT_ALWAYS;
 	}
+	/* Our own block last, in pieces between the others' progress: the
+	 * offers go out first, and the peers write while we copy. */
+	ur__xop(&x[nx], UR_X_LOCAL, r, rbuf + rdsp[r] * es, scnt[r] * es, 0);
+	x[nx++].src = src + sdsp[r] * es;
 	e = ur__xfer(c, x, nx, dt, UROCE_SUM);
 	free(x);
 	return e;

@@ -489,6 +489,22 @@ static int recv_some(struct uroce_comm *c, struct ur_xop *x,
 	return moved;
 }
 
+/* One slot-sized piece of a local copy per pass of ur__xfer: the remote
+ * streams' offers, writes and receives move in between. Large copies
+ * bypass the cache, as a whole-block copy would (ur_copy_stream). */
+static int local_some(struct uroce_comm *c, struct ur_xop *x)
+{
+	size_t len = x->bytes - x->off < c->slot ? x->bytes - x->off : c->slot;
+
+	if (x->bytes >= UR_STREAM_MIN)
+		ur_copy_stream(x->buf + x->off, x->src + x->off, len);
+	else if (len)
+		ur_copy(x->buf + x->off, x->src + x->off, len);
+	x->off += len;
+	x->msgs++;
+	return 1;
+}
+
 static int check_alive(struct uroce_comm *c, uint64_t now)
 {
 	int who = -1;
@@ -577,7 +593,7 @@ int ur__xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 		 * word that the peer's side is plain too. */
 		if ((ops[i].direct == UR_DIRECT_SIZED &&
 		     ops[i].bytes < ur__direct_min(c)) ||
-		    ops[i].kind == UR_X_RECV_REDUCE)
+		    ops[i].kind == UR_X_RECV_REDUCE || ops[i].kind == UR_X_LOCAL)
 			ops[i].direct = 0;
 		ops[i].mode = UR_X_OFFER;
 	}
@@ -601,7 +617,8 @@ int ur__xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 			if (blocked)
 				continue;
 			r = x->kind == UR_X_SEND ? send_some(c, x, &acks) :
-						   recv_some(c, x, dt, op);
+			    x->kind == UR_X_LOCAL ? local_some(c, x) :
+						    recv_some(c, x, dt, op);
 			if (r < 0)
 				return r;
 			moved |= r;
