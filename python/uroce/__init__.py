@@ -24,6 +24,7 @@ import atexit
 import ctypes
 import ctypes.util
 import os
+import threading
 import time
 
 __all__ = ["Comm", "Request", "UroceError", "DTYPES", "OPS"]
@@ -223,6 +224,16 @@ class Request:
         self._result = result
         self._keep = keep
         self._done = False
+        # One thread at a time frees the library's request (wait() in
+        # one thread and in an on_done callback on the progress thread
+        # both freed it). Safe to hold while blocked in uroce_wait: the
+        # library marks a request done and wakes its waiters before it
+        # makes the callbacks, with its lock dropped. Re-entrant: a wait
+        # without a progress thread runs the operation, and its callback,
+        # in this thread (_in_c: that callback's wait() returns at once,
+        # the request being complete; the outer call frees it).
+        self._lock = threading.RLock()
+        self._in_c = False
 
     def _finish(self, ret):
         self._done = True
@@ -232,18 +243,30 @@ class Request:
 
     def test(self):
         """True once the operation is complete (then wait() returns at once)."""
-        if self._done:
-            return True
-        done = ctypes.c_int(0)
-        ret = _libc().uroce_test(ctypes.byref(self._h), ctypes.byref(done))
-        if done.value or ret:
-            self._finish(ret)
-        return self._done
+        with self._lock:
+            if self._done or self._in_c:
+                return True
+            done = ctypes.c_int(0)
+            self._in_c = True
+            try:
+                ret = _libc().uroce_test(ctypes.byref(self._h),
+                                         ctypes.byref(done))
+            finally:
+                self._in_c = False
+            if done.value or ret:
+                self._finish(ret)
+            return self._done
 
     def wait(self):
         """Block until complete; returns the output (array or buffer)."""
-        if not self._done:
-            self._finish(_libc().uroce_wait(ctypes.byref(self._h)))
+        with self._lock:
+            if not self._done and not self._in_c:
+                self._in_c = True
+                try:
+                    ret = _libc().uroce_wait(ctypes.byref(self._h))
+                finally:
+                    self._in_c = False
+                self._finish(ret)
         return self._result
 
     @property

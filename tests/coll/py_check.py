@@ -160,6 +160,24 @@ qa.wait()
 qb.wait()
 same(x, np.sum(allin[r % 2::2], axis=0), "iallreduce on split(r % 2)")
 same(y, np.sum(allin, axis=0), "iallreduce beside it")
+# wait() here and in the on_done callback (the progress thread) at once,
+# many times: the request is freed once (both used to free it: glibc
+# aborted with "free(): corrupted unsorted chunks").
+import threading  # noqa: E402
+for i in range(200):
+    z = allin[r][:256].copy()
+    q = comm.iallreduce(z)
+    seen = []
+    q.on_done(lambda req: seen.append(req.wait() is z))
+    q.wait()
+    for _ in range(10000):
+        if seen:
+            break
+        time.sleep(0.0005)
+    if seen != [True]:
+        raise SystemExit("py_check: rank %d: on_done saw %r" % (r, seen))
+    same(z, np.sum([a[:256] for a in allin], axis=0), "iallreduce waited twice")
+checks += 1
 try:
     comm.close()  # a sub-communicator is still open
 except uroce.UroceError:
