@@ -9,7 +9,9 @@
 # build/bench/lat-1thread to DIR/bench). Default AFTER_DIR: build.
 # Rows: ib_write_bw -s 64 message rate (one WR per post, and -l 32: 32 per
 # post), with the requester's send system calls and the responder's ACKs
-# (uroce counters) and the responder's CPU seconds; ib_send_lat -s 8;
+# (uroce counters) and the responder's CPU seconds; the same with four QPs
+# (-q 4, 4 x 50 000) with the requester's retransmission timeouts
+# (tx_timeouts: none are due on loopback); ib_send_lat -s 8;
 # lat-1thread (one thread, both ends: the CPU path of a message); peers:
 # sockperf ping-pong busy-poll UDP, UCX over TCP (ucp_put_bw 64 B message
 # rate, tag_lat 8 B), plain UDP in one thread. Medians; loopback only.
@@ -33,18 +35,19 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"; exit} m=(NR%2
 wbw() {
 	local d=$1 p s; shift; p=$(np)
 	UROCE_STATS=1 UROCE_IP=127.0.0.2 timeout 60 /usr/bin/time -f "CPU %U %S" \
-		"$d/bin/uroce-run" ib_write_bw -p $p -x 0 -s 64 -n 200000 -F "$@" >"$out/srv" 2>&1 &
+		"$d/bin/uroce-run" ib_write_bw -p $p -x 0 -s 64 -n ${N:-200000} -F "$@" >"$out/srv" 2>&1 &
 	s=$!
 	sleep 0.5
 	UROCE_STATS=1 UROCE_IP=127.0.0.3 timeout 60 "$d/bin/uroce-run" ib_write_bw -p $p -x 0 -s 64 \
-		-n 200000 -F "$@" 127.0.0.2 >"$out/cli" 2>&1
+		-n ${N:-200000} -F "$@" 127.0.0.2 >"$out/cli" 2>&1
 	wait $s
 	local rate cc sc cpu
 	rate=$(grep -oE '^ 64[[:space:]]+[0-9]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+' "$out/cli" | awk '{print $5}')
 	cc=$(grep -o 'tx_connected=[0-9]*' "$out/cli" | head -1 | cut -d= -f2)
 	sc=$(grep -o 'tx_connected=[0-9]*' "$out/srv" | head -1 | cut -d= -f2)
 	cpu=$(awk '/^CPU/ {print $2 + $3}' "$out/srv")
-	echo "${rate:-nan} ${cc:-nan} ${sc:-nan} ${cpu:-nan}"
+	to=$(grep -o 'tx_timeouts=[0-9]*' "$out/cli" | head -1 | cut -d= -f2)
+	echo "${rate:-nan} ${cc:-nan} ${sc:-nan} ${cpu:-nan} ${to:-0}"
 }
 send_lat() { # build -> typical one-way us
 	local p s; p=$(np)
@@ -82,10 +85,12 @@ for ((r = 0; r < ROUNDS; r++)); do
 	add load "$(cut -d' ' -f1 /proc/loadavg)"
 	for side in a b; do
 		d=$A; [ $side = b ] && d=$B
-		read -r x y z w <<<"$(wbw "$d")"
+		read -r x y z w v <<<"$(wbw "$d")"
 		add wbw_$side "$x"; add sends_$side "$y"; add acks_$side "$z"; add cpu_$side "$w"
 		read -r x y z w <<<"$(wbw "$d" -l 32)"
 		add wbl_$side "$x"
+		read -r x y z w v <<<"$(N=50000 wbw "$d" -q 4)"
+		add wq4_$side "$x"; add to_$side "$v"
 		add lat_$side "$(send_lat "$d")"
 		add one_$side "$(one "$d")"
 	done
@@ -104,6 +109,8 @@ med() { printf '%s\n' ${R[$1]} | grep -E '^[0-9.]+$' | median; }
 	echo "|---|---:|---:|---:|"
 	echo "| ib_write_bw -s 64, M msg/s | $(med wbw_a) | $(med wbw_b) | UCX tcp put_bw 64 B: $(med ucx_rate) |"
 	echo "| ib_write_bw -s 64 -l 32, M msg/s | $(med wbl_a) | $(med wbl_b) | |"
+	echo "| ib_write_bw -s 64 -q 4, M msg/s | $(med wq4_a) | $(med wq4_b) | |"
+	echo "| -q 4: requester tx_timeouts (sum over the rounds) | $(printf '%s\n' ${R[to_a]} | awk '{s+=$1} END {print s+0}') | $(printf '%s\n' ${R[to_b]} | awk '{s+=$1} END {print s+0}') | |"
 	echo "| requester send calls per 200k | $(med sends_a) | $(med sends_b) | |"
 	echo "| responder ACKs per 200k | $(med acks_a) | $(med acks_b) | |"
 	echo "| responder CPU s per 200k | $(med cpu_a) | $(med cpu_b) | |"
@@ -112,7 +119,7 @@ med() { printf '%s\n' ${R[$1]} | grep -E '^[0-9.]+$' | median; }
 	echo
 	echo "raw runs, in round order:"
 	echo
-	for k in wbw_a wbw_b wbl_a wbl_b sends_a sends_b acks_a acks_b cpu_a cpu_b lat_a lat_b one_a one_b ucx_rate ucx_lat udp_lat udp_one; do
+	for k in wbw_a wbw_b wbl_a wbl_b wq4_a wq4_b to_a to_b sends_a sends_b acks_a acks_b cpu_a cpu_b lat_a lat_b one_a one_b ucx_rate ucx_lat udp_lat udp_one; do
 		echo "- $k: ${R[$k]}"
 	done
 }

@@ -39,17 +39,21 @@ static void poll_tx_mark(struct ur_engine *e, uint64_t now)
  */
 static void held_flush(struct ur_engine *e, struct ur_tctx *tc)
 {
-	struct ur_qp *qp;
-	struct ur_eqp *q;
+	unsigned int n = tc->nheld;
 
 	tc->held_e = NULL;
+	tc->nheld = 0;
 	pthread_rwlock_rdlock(&e->qp_lock);
-	qp = ur__map_get(&e->qps, tc->held_qpn);
-	if (qp && ur__qp_trylock(qp)) {
-		q = qp->io_priv;
-		if (q->held)
-			ur__tx_flush_after(q->held, tc->tx);
-		ur_engine_qp_unlock(qp);
+	for (unsigned int i = 0; i < n; i++) {
+		struct ur_qp *qp = ur__map_get(&e->qps, tc->held_qpn[i]);
+
+		if (qp && ur__qp_trylock(qp)) {
+			struct ur_eqp *q = qp->io_priv;
+
+			if (q->held)
+				ur__tx_flush_after(q->held, tc->tx);
+			ur_engine_qp_unlock(qp);
+		}
 	}
 	pthread_rwlock_unlock(&e->qp_lock);
 }

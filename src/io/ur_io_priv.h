@@ -21,6 +21,7 @@
 /* Segments per UDP GSO send (IP IDs 0..31): as many as a doorbell hold
  * sends together (ur_txq_hold_due). */
 #define UR_IO_GSO_MAX_SEGS UR_TXQ_HOLD_MAX
+#define UR_IO_HELD_QPS 8 /* QPs a thread's next poll sends the held batches of */
 #define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 /* An application that polled within this window drains the socket itself. */
 #define UR_IO_APP_POLL_NS 100000ull
@@ -84,8 +85,10 @@ struct ur_eqp {
 	struct tx_batch *held;
 	bool last_small;  /* the previous post made one small packet */
 	/* PSNs unacknowledged when the lock was taken: in flight before a
-	 * post, which a READ request's own response span must not count. */
-	uint32_t unacked_at_lock;
+	 * post, which a READ request's own response span must not count;
+	 * and the first PSN never sent then, to count those of them still
+	 * unacknowledged after the ACKs the post's unlock ran (post_holds). */
+	uint32_t unacked_at_lock, psn_at_lock;
 	/* Plain ACKs that arrived while another thread held the lock (a post
 	 * in its system call): the receiver leaves them here instead of
 	 * waiting, and whoever holds the lock runs them before releasing it
@@ -326,10 +329,11 @@ struct ur_tctx {
 	bool polling;         /* in ur_engine_poll: ACKs wait in poll_tx */
 	bool in_gsi;          /* in the CM's MAD handler (gsi.c) */
 	unsigned int lock_busy; /* polls in a row that found rx_lock taken */
-	/* The QP whose held batch this thread's last post added to: its
-	 * next poll of that engine sends the batch (post_holds). */
+	/* The QPs whose held batches this thread's posts added to since
+	 * its last poll of that engine, which sends them (held_note). */
 	struct ur_engine *held_e;
-	uint32_t held_qpn;
+	unsigned int nheld;
+	uint32_t held_qpn[UR_IO_HELD_QPS];
 };
 struct ur_tctx *ur__thread(void);
 /* Send what @b holds (NULL or empty: nothing). */

@@ -976,6 +976,21 @@ uint32_t ur_qp_unacked(const struct ur_qp *qp)
 	return (qp->priv->req.psn_max - qp->priv->comp.psn) & UR_PSN_MASK;
 }
 
+uint32_t ur_qp_psn_next(const struct ur_qp *qp)
+{
+	return qp->type == UR_QPT_RC ? qp->priv->req.psn_max : 0;
+}
+
+uint32_t ur_qp_unacked_below(const struct ur_qp *qp, uint32_t psn_next)
+{
+	int32_t d;
+
+	if (qp->type != UR_QPT_RC)
+		return 0;
+	d = ur_psn_diff(psn_next, qp->priv->comp.psn);
+	return d > 0 ? (uint32_t)d : 0;
+}
+
 void ur_qp_timer(struct ur_qp *qp, uint64_t now)
 {
 	if (ur__crypt_pending(qp)) {

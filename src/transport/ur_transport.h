@@ -704,6 +704,11 @@ int ur_qp_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr);
 void ur_qp_progress(struct ur_qp *qp, uint64_t now);
 /* Request PSNs sent and not yet acknowledged (RC; 0 for other types). */
 uint32_t ur_qp_unacked(const struct ur_qp *qp);
+/* The first request PSN never sent (RC; 0 for other types), and how many
+ * PSNs below such a mark are still unacknowledged now: those in flight
+ * before a post, counted after ACKs that arrived during the post. */
+uint32_t ur_qp_psn_next(const struct ur_qp *qp);
+uint32_t ur_qp_unacked_below(const struct ur_qp *qp, uint32_t psn_next);
 /* Run expired timers (retransmit, RNR wait, ACK coalescing). Updates
  * qp->deadline. */
 void ur_qp_timer(struct ur_qp *qp, uint64_t now);
