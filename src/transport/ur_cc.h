@@ -19,6 +19,10 @@
 enum ur_cc_algo {
 	UR_CC_NONE = 0, UR_CC_DCQCN = 1, UR_CC_SWIFT = 2,
 	UR_CC_PREDICT = 3, /* Swift's window on a predicted delay (cc_predict.c) */
+	/* DCQCN whose timers K and T are at least the QP's smoothed RTT
+	 * (cc_dcqcn.c); it measures the RTT, so it asks for ACKs as Swift
+	 * does: between uroce ends (UROCE_CC=auto) only. */
+	UR_CC_DCQCN_RTT = 4,
 };
 /* UROCE_CC=auto, the setting's fifth choice: a device mode, not an
  * algorithm (DCQCN, then cc_auto_algo with a uroce peer; ur_cc_neg.c). */
@@ -169,6 +173,7 @@ struct ur_dcqcn {
 	uint32_t t_stage, b_stage;      /* timer / byte counter events since the cut */
 	uint64_t bytes;     /* toward the byte counter */
 	struct ur_rate_est sent, acked;
+	double srtt;        /* dcqcn-rtt: smoothed RTT, ns (0: none yet) */
 };
 
 /* Swift sender state (cc_swift.c). Windows in packets. */
@@ -266,6 +271,7 @@ struct ur_cc_ops {
 
 extern const struct ur_cc_ops ur_cc_none_ops;
 extern const struct ur_cc_ops ur_cc_dcqcn_ops;
+extern const struct ur_cc_ops ur_cc_dcqcn_rtt_ops;
 extern const struct ur_cc_ops ur_cc_swift_ops;
 extern const struct ur_cc_ops ur_cc_predict_ops;
 /* Swift's halves, shared with predict (cc_swift.c): take an RTT sample

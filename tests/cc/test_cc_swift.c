@@ -91,7 +91,7 @@ static void test_params(void)
 	ASSERT_STR_EQ(bad->env, "TARGET_US");
 	p.algo = UR_CC_DCQCN;
 	ASSERT_EQ(ur_cc_params_check(&p, NULL), 0);
-	p.algo = 4;
+	p.algo = 5;
 	ASSERT_EQ(ur_cc_params_check(&p, NULL), -EINVAL);
 	/* UROCE_CC=swift selects it; a wrong word is refused, named. */
 	ASSERT(cc != NULL);
