@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Choosing the congestion control with the peer (UROCE_CC=auto, the
- * default; docs/cc.md "The default: auto"). A QP of a device in auto mode
- * starts with DCQCN, which is what a standard peer (rxe, an RNIC) speaks:
+ * Choosing the congestion control with the peer (UROCE_CC=auto, not yet
+ * the default; docs/cc.md "Between uroce ends: auto"). A QP of a device
+ * in auto mode starts with DCQCN, which is what a standard peer (rxe, an RNIC) speaks:
  * it sends CNPs for our CE-marked requests, and we react to them. Going
  * INIT->RTR it sends a uroce vendor-class MAD to the peer's QP1 (class
  * 0x0A, vendor range 1, IBTA 13.4.4; the hellos' common part in mad.c,
@@ -11,7 +11,7 @@
  * uroce QP in auto mode answers; the two ends then know they are uroce
  * and each switches its requester to the device's choice between uroce
  * ends (dev->cc_auto_algo, UROCE_CC_AUTO: DCQCN with RTT-scaled timers,
- * or Swift; docs/cc.md "The default: auto"). Both measure the RTT from
+ * or Swift; docs/cc.md "Between uroce ends: auto"). Both measure the RTT from
  * our own send times and so ask for an ACK every 8 PSNs, which a
  * standard peer would answer too, but it sees no change until it has
  * said it is uroce. A standard peer drops a vendor class no agent

@@ -195,7 +195,7 @@ int urv__cc_dev_init(struct ur_dev *dev)
 	p.jitter_k = UR_CC_ENGINE_JITTER_K;
 	p.standing_milli = UR_CC_ENGINE_STANDING_MILLI;
 	/* choices "none|dcqcn|swift|predict|auto": the first four in enum
-	 * order; auto (the default) is DCQCN until the peer's hello shows a
+	 * order; auto (not the default yet: docs/cc.md) is DCQCN until the peer's hello shows a
 	 * uroce QP in auto mode, then UROCE_CC_AUTO's algorithm, dcqcn-rtt
 	 * or Swift (ur_cc_neg.c). */
 	v = ur_setting_val("UROCE_CC");

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * UROCE_CC=auto on virtual time (src/transport/ur_cc_neg.c, docs/cc.md
- * "The default: auto"): two negotiating ends hello each other going RTR
+ * "Between uroce ends: auto"): two negotiating ends hello each other going RTR
  * and both switch their requesters to Swift; against an end that does
  * not negotiate (a standard peer, or a uroce device with another
  * UROCE_CC) the QP stays DCQCN, its hellos go unanswered and it gives up,

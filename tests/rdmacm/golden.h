@@ -43,7 +43,7 @@ static inline int golden_is_sr_hello(const uint8_t *mad)
 	       mad[25] == 'r' && mad[26] == 'S' && mad[27] == 'r';
 }
 
-/* uroce's congestion-control hello (UROCE_CC=auto, the default;
+/* uroce's congestion-control hello (UROCE_CC=auto;
  * docs/wire.md "Congestion control negotiation"): attribute 0xFF03,
  * magic "UrCc". */
 static inline int golden_is_cc_hello(const uint8_t *mad)

@@ -533,8 +533,8 @@ static bool next_pkt(struct rx *r, int ms, int frame)
 		return true;
 	}
 	/* uroce's hellos to QP1 (docs/wire.md "Selective repeat
-	 * negotiation", "Congestion control negotiation": UROCE_CC=auto, the
-	 * default, sends one) are dropped unanswered, as Linux's MAD layer
+	 * negotiation", "Congestion control negotiation": UROCE_CC=auto sends
+	 * one) are dropped unanswered, as Linux's MAD layer
 	 * drops a vendor class no agent registered on an rxe host: counted,
 	 * never checked against the capture. */
 	while (recv_pkt(r, ms, frame)) {
