@@ -66,14 +66,17 @@ MBPS=${RATE%mbit}; [ "$RATE" != "${RATE%gbit}" ] && MBPS=$((${RATE%gbit} * 1000)
 
 one() { # CC REP: one run; appends a row to $tmp/rows
 	local cc=${1%%=*} spec=$1 rep=$2 algo env d nfq=
+	# SWIFT_ENV / DCQCN_ENV first, a label's own settings over them
 	case $spec in
 	*=*) spec=${spec#*=}; algo=${spec%%:*}; env=(UROCE_CC=$algo UROCE_STATS=1)
+		[ "$algo" = swift ] && env+=($SWIFT_ENV)
+		[ "$algo" = dcqcn ] && env+=($DCQCN_ENV)
 		[ "$spec" != "$algo" ] && env+=($(echo "${spec#*:}" | tr , ' ')) ;;
 	*) algo=${spec%@*}; env=(UROCE_CC=$algo UROCE_STATS=1)
+		[ "$algo" = swift ] && env+=($SWIFT_ENV)
+		[ "$algo" = dcqcn ] && env+=($DCQCN_ENV)
 		[ "$spec" != "${spec#*@}" ] && env+=(UROCE_SWIFT_TARGET_US=${spec#*@}) ;;
 	esac
-	[ "$algo" = swift ] && env+=($SWIFT_ENV)
-	[ "$algo" = dcqcn ] && env+=($DCQCN_ENV)
 	d=$tmp/$cc.$rep
 	mkdir -p "$d"
 	if [ "$SWITCH" = tbf ]; then

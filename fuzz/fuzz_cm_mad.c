@@ -6,7 +6,8 @@
  * byte range of every message, and the rdma_cm header must stay inside
  * the MAD; writing back what was read must leave the MAD unchanged.
  * The same MAD also goes to the readers of uroce's vendor-class hellos
- * (selective repeat, encryption) that share QP1 with the CM.
+ * (selective repeat, congestion control, encryption) that share QP1 with
+ * the CM.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		/* Given the input's own length: a short hello is refused. */
 		(void)ur_sr_hello_parse(data, size, &sh);
+		(void)ur_cc_hello_parse(data, size, &sh);
 		(void)ur_crypt_hello_parse(data, size, &ch);
 	}
 	(void)ur_cm_mad_valid(mad, size);

@@ -49,14 +49,17 @@ static void crypt_hello_rx(struct ur_engine *e, const uint8_t *buf,
 	struct ur_sr_hello sh;
 	struct ur_qp *qp;
 	uint8_t slot;
-	bool sr = false;
+	bool sr = false, cc = false;
 
 	if (ur_crypt_hello_parse(mad, mlen, &h)) {
-		if (ur_sr_hello_parse(mad, mlen, &sh)) {
+		if (!ur_sr_hello_parse(mad, mlen, &sh)) {
+			sr = true;
+		} else if (!ur_cc_hello_parse(mad, mlen, &sh)) {
+			cc = true;
+		} else {
 			e->dev.cnt.rx_drop_malformed++;
 			return;
 		}
-		sr = true;
 		h.dst_qpn = sh.dst_qpn;
 	}
 	slot = (uint8_t)(h.dst_qpn >> UR_IO_SLOT_SHIFT);
@@ -73,6 +76,8 @@ static void crypt_hello_rx(struct ur_engine *e, const uint8_t *buf,
 		ur_engine_qp_lock(qp);
 		if (sr)
 			(void)ur_qp_sr_hello_rx(qp, mad, mlen, ri, ur_now());
+		else if (cc)
+			(void)ur_qp_cc_hello_rx(qp, mad, mlen, ri, ur_now());
 		else
 			(void)ur_qp_crypt_hello_rx(qp, mad, mlen, ri, ur_now());
 		ur_engine_qp_unlock(qp);

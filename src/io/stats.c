@@ -217,8 +217,12 @@ uint64_t ur__stats_publish(struct ur_engine *e, uint64_t now)
 	for (unsigned int i = 0; i < f->n_dev; i++)
 		f->dev_v[i] = dv[i];
 	cc = e->dev.cc;
+	/* auto: each QP's algorithm is its peer's answer (ur_cc_neg.c);
+	 * a QP under Swift shows its window (cwnd). */
 	snprintf(f->cc, sizeof(f->cc), "%s",
-		 ur_cc_ops_of(cc.g_recip ? cc.algo : UR_CC_DCQCN)->name);
+		 e->dev.cc_auto ? "auto"
+				: ur_cc_ops_of(cc.g_recip ? cc.algo
+							  : UR_CC_DCQCN)->name);
 	pthread_rwlock_rdlock(&e->qp_lock);
 	for (uint32_t i = 0; i < e->qps.nb; i++)
 		for (struct ur_map_node *m = e->qps.b[i]; m; m = m->next) {

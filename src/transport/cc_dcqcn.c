@@ -20,6 +20,14 @@
  * RC above the most the path ever delivered, the limiter switches off again.
  * Timers are evaluated lazily (on_timer catches up every expiry up to now in
  * order), so a QP with nothing to send costs no wake-ups.
+ *
+ * dcqcn-rtt (UR_CC_DCQCN_RTT, between uroce ends): the same, with K and T
+ * at least the QP's smoothed RTT (RFC 6298 srtt of the requester's own
+ * samples, as Swift takes them). The paper's K = 55 us and T are "about
+ * an RTT" of its fabric; a software NIC's RTT is the hosts' (ms on a
+ * loaded machine), where alpha decays to nothing between CNPs that come
+ * ms apart and recovery outruns the feedback (docs/cc.md "Lab timers":
+ * the lab set 3 ms by hand).
  */
 #include <string.h>
 
@@ -64,11 +72,26 @@ static void increase(struct ur_cc *cc)
 		d->active = false;
 }
 
+/* K and T in ns: the parameters, or (dcqcn-rtt) at least one srtt. */
+static uint64_t k_ns(const struct ur_cc *cc)
+{
+	uint64_t k = (uint64_t)cc->p.alpha_timer_us * 1000;
+
+	return cc->u.dcqcn.srtt > (double)k ? (uint64_t)cc->u.dcqcn.srtt : k;
+}
+
+static uint64_t t_ns(const struct ur_cc *cc)
+{
+	uint64_t t = (uint64_t)cc->p.rate_timer_us * 1000;
+
+	return cc->u.dcqcn.srtt > (double)t ? (uint64_t)cc->u.dcqcn.srtt : t;
+}
+
 static uint64_t dq_timer(struct ur_cc *cc, uint64_t now)
 {
 	struct ur_dcqcn *d = &cc->u.dcqcn;
-	uint64_t k = (uint64_t)cc->p.alpha_timer_us * 1000;
-	uint64_t t = (uint64_t)cc->p.rate_timer_us * 1000;
+	uint64_t k = k_ns(cc);
+	uint64_t t = t_ns(cc);
 	double g = 1.0 / cc->p.g_recip;
 
 	for (unsigned int n = 0; d->active && n < 1000000; n++) {
@@ -152,9 +175,24 @@ static void dq_cnp(struct ur_cc *cc, uint64_t now)
 	d->alpha = (1 - g) * d->alpha + g;
 	d->t_stage = d->b_stage = 0;
 	d->bytes = 0;
-	d->alpha_next = now + (uint64_t)cc->p.alpha_timer_us * 1000;
-	d->rate_next = now + (uint64_t)cc->p.rate_timer_us * 1000;
+	d->alpha_next = now + k_ns(cc);
+	d->rate_next = now + t_ns(cc);
 	cc->cuts++;
+}
+
+/* dcqcn-rtt: the RTT samples (ur_cc.c stamps the PSNs) smoothed as
+ * RFC 6298 2.2-2.3 srtt (gain 1/8); they only lengthen K and T. */
+static void dq_delay(struct ur_cc *cc, uint32_t pkts, uint64_t rtt,
+		     uint64_t now)
+{
+	struct ur_dcqcn *d = &cc->u.dcqcn;
+
+	(void)pkts;
+	(void)now;
+	if (!rtt)
+		return;
+	d->srtt = d->srtt ? d->srtt + ((double)rtt - d->srtt) / 8
+			  : (double)rtt;
 }
 
 static uint64_t dq_rate(const struct ur_cc *cc)
@@ -172,4 +210,15 @@ const struct ur_cc_ops ur_cc_dcqcn_ops = {
 	.on_cnp = dq_cnp,
 	.on_timer = dq_timer,
 	.rate = dq_rate,
+};
+
+const struct ur_cc_ops ur_cc_dcqcn_rtt_ops = {
+	.name = "dcqcn-rtt",
+	.init = dq_init,
+	.on_sent = dq_sent,
+	.on_ack = dq_ack,
+	.on_cnp = dq_cnp,
+	.on_timer = dq_timer,
+	.rate = dq_rate,
+	.on_delay = dq_delay,
 };

@@ -133,6 +133,25 @@ static uint64_t base_rtt(const struct ur_swift *s)
 							  : s->base_cur;
 }
 
+/*
+ * The standing RTT (Arun and Balakrishnan, "Copa", NSDI 2018, section
+ * 2.2: the least RTT of the last srtt / 2): a queue raises every sample
+ * of a window, a host's scheduling spike only some, so the least of them
+ * is the queue's delay without the spikes. The same two halves as the
+ * base; the window follows srtt.
+ */
+static void standing_sample(struct ur_swift *s, uint64_t win, uint64_t rtt,
+			    uint64_t now)
+{
+	if (!s->sw_cur || now - s->sw_start >= win) {
+		s->sw_prev = s->sw_cur;
+		s->sw_cur = rtt;
+		s->sw_start = now;
+	} else if (rtt < s->sw_cur) {
+		s->sw_cur = rtt;
+	}
+}
+
 bool ur__swift_sample(struct ur_cc *cc, uint64_t rtt, uint64_t now)
 {
 	struct ur_swift *s = &cc->u.swift;
@@ -154,20 +173,51 @@ bool ur__swift_sample(struct ur_cc *cc, uint64_t rtt, uint64_t now)
 		}
 		if (win)
 			base_sample(s, win, rtt, now);
+		if (cc->p.standing_milli)
+			standing_sample(s, (uint64_t)(s->srtt *
+					   cc->p.standing_milli / 1000), rtt,
+					now);
 	}
 	return s->rtt != 0;
+}
+
+/* The RTT the delay is taken from: the last sample, or with
+ * STANDING_MILLI the least of the last window. */
+static uint64_t delay_rtt(const struct ur_cc *cc)
+{
+	const struct ur_swift *s = &cc->u.swift;
+
+	if (!cc->p.standing_milli || !s->sw_cur)
+		return s->rtt;
+	return s->sw_prev && s->sw_prev < s->sw_cur ? s->sw_prev : s->sw_cur;
 }
 
 double ur__swift_delay(const struct ur_cc *cc)
 {
 	const struct ur_swift *s = &cc->u.swift;
 
-	return (double)(s->rtt - (cc->p.base_win_ms ? base_rtt(s) : 0));
+	return (double)(delay_rtt(cc) - (cc->p.base_win_ms ? base_rtt(s) : 0));
 }
 
+/*
+ * TARGET_US, plus TARGET_BASE_MILLI of the base RTT, plus JITTER_K mean
+ * deviations. On a software NIC the base RTT is the hosts' (wake-ups,
+ * batching, a user-space switch: 100 us to ms), and a packet alone in
+ * flight, as a paced QP's is, waits for wake-ups a stream does not: its
+ * RTT lies above the base by more than 25 us with no queue at all, every
+ * such sample cut, and the window sat at its floor for good (the wire
+ * bed's "0.00 of the port"; test_cc_swift wire_stall). A target that
+ * scales with the base, as Swift's own target scales with the path's
+ * hops, leaves the host's part of the RTT alone.
+ */
 double ur__swift_target(const struct ur_cc *cc)
 {
-	return cc->p.target_us * 1000.0 + cc->p.jitter_k * cc->u.swift.mdev;
+	const struct ur_swift *s = &cc->u.swift;
+	double base = cc->p.base_win_ms && s->rtt ? (double)base_rtt(s) : 0;
+
+	return cc->p.target_us * 1000.0 +
+	       cc->p.target_base_milli / 1000.0 * base +
+	       cc->p.jitter_k * s->mdev;
 }
 
 void ur__swift_react(struct ur_cc *cc, uint32_t pkts, double delay,

@@ -145,7 +145,8 @@ int ur_cc_params_check(const struct ur_cc_params *p,
 	if (bad)
 		*bad = NULL;
 	if (p->algo != UR_CC_NONE && p->algo != UR_CC_DCQCN &&
-	    p->algo != UR_CC_SWIFT && p->algo != UR_CC_PREDICT)
+	    p->algo != UR_CC_SWIFT && p->algo != UR_CC_PREDICT &&
+	    p->algo != UR_CC_DCQCN_RTT)
 		return -EINVAL;
 	/* DCQCN's rows always (as before Swift came); Swift's when it or
 	 * predict runs (a switch to it comes through here again). */
@@ -160,6 +161,7 @@ int ur_cc_params_check(const struct ur_cc_params *p,
 const struct ur_cc_ops *ur_cc_ops_of(uint32_t algo)
 {
 	return algo == UR_CC_DCQCN     ? &ur_cc_dcqcn_ops
+	       : algo == UR_CC_DCQCN_RTT ? &ur_cc_dcqcn_rtt_ops
 	       : algo == UR_CC_SWIFT   ? &ur_cc_swift_ops
 	       : algo == UR_CC_PREDICT ? &ur_cc_predict_ops
 				       : &ur_cc_none_ops;
@@ -291,15 +293,27 @@ void ur__cc_qp_init(struct ur_qp *qp, uint64_t now)
 	qcc_state_init(qp, &p, now);
 	qp->priv->cc.limit_bps = 0;
 	qp->priv->cc.limit_burst = 0;
+	/* UROCE_CC=auto: DCQCN until the peer shows it is uroce
+	 * (ur_cc_neg.c). */
+	qp->priv->cc.cc_auto = qp->dev->cc_auto;
+	qp->priv->cc.peer_uroce = false;
+	qp->priv->cc.neg_pending = false;
 }
 
 void ur__cc_qp_reset(struct ur_qp *qp)
 {
-	struct ur_cc_params p = qp->priv->cc.cc.p;
+	struct ur_qp_cc *c = &qp->priv->cc;
+	struct ur_cc_params p = c->cc.p;
 
+	/* A negotiated algorithm was this peer's: the next connection
+	 * starts from the device's again. */
+	if (c->cc_auto && c->peer_uroce)
+		p.algo = qp->dev->cc.algo;
+	c->peer_uroce = false;
+	c->neg_pending = false;
 	qcc_state_init(qp, &p, 0);
-	qp->priv->cc.limit_bps = 0;
-	qp->priv->cc.limit_burst = 0;
+	c->limit_bps = 0;
+	c->limit_burst = 0;
 }
 
 int ur_qp_set_cc(struct ur_qp *qp, const struct ur_cc_params *p, uint64_t now)
@@ -309,7 +323,21 @@ int ur_qp_set_cc(struct ur_qp *qp, const struct ur_cc_params *p, uint64_t now)
 	if (rc)
 		return rc;
 	qcc_state_init(qp, p, now);
+	/* The owner chose: no negotiation for this QP. */
+	qp->priv->cc.cc_auto = false;
+	qp->priv->cc.neg_pending = false;
 	return 0;
+}
+
+void ur__cc_switch(struct ur_qp *qp, const struct ur_cc_params *p,
+		   uint64_t now)
+{
+	qcc_state_init(qp, p, now);
+}
+
+bool ur_qp_cc_negotiated(const struct ur_qp *qp)
+{
+	return qp->priv->cc.cc_auto && qp->priv->cc.peer_uroce;
 }
 
 void ur_qp_get_cc(const struct ur_qp *qp, struct ur_cc_params *p)

@@ -19,7 +19,20 @@
 enum ur_cc_algo {
 	UR_CC_NONE = 0, UR_CC_DCQCN = 1, UR_CC_SWIFT = 2,
 	UR_CC_PREDICT = 3, /* Swift's window on a predicted delay (cc_predict.c) */
+	/* DCQCN whose timers K and T are at least the QP's smoothed RTT
+	 * (cc_dcqcn.c); it measures the RTT, so it asks for ACKs as Swift
+	 * does: between uroce ends (UROCE_CC=auto) only. */
+	UR_CC_DCQCN_RTT = 4,
 };
+/* UROCE_CC=auto, the setting's fifth choice: a device mode, not an
+ * algorithm (DCQCN, then cc_auto_algo with a uroce peer; ur_cc_neg.c). */
+#define UR_CC_CHOICE_AUTO 4
+/* Swift's target on the engine (src/verbs/cc.c), where the RTT is the
+ * hosts': + 1.0 x the base RTT + 4 mean deviations (test_cc_swift
+ * wire_stall; bench/results/2026-12-07-cc4.md). */
+#define UR_CC_ENGINE_TARGET_BASE_MILLI 1000
+#define UR_CC_ENGINE_JITTER_K 4
+#define UR_CC_ENGINE_STANDING_MILLI 500
 
 /*
  * Parameters: X(ENV_SUFFIX, field, default, min, max, source). Every one is
@@ -78,13 +91,17 @@ enum ur_cc_algo {
 	X(PRED_MILLI, pred_milli, 1000, 0, 1000,                             \
 	  "predict: weight of the predicted delay (0: Swift's decisions, features traced)") \
 	X(JITTER_K, jitter_k, 0, 0, 64,                                      \
-	  "ours: target + k x RTT mean deviation (RFC 6298 rttvar); 0: fixed") \
+	  "ours: target + k x RTT mean deviation (RFC 6298 rttvar); 0: fixed (the engine: 4)") \
 	X(ECN_CUT_MILLI, ecn_cut_milli, 0, 0, 999,                           \
 	  "ours: a CNP cuts cwnd by this much, once per RTT; 0: CNPs ignored") \
 	X(SS_EXIT_MILLI, ss_exit_milli, 250, 1, 1000,                        \
 	  "measured (k=16 WebSearch): slow start ends at a quarter of the target (was half)") \
 	X(FIRST_MSG_PKTS, first_msg_pkts, 25, 0, 65536,                      \
-	  "measured (as Homa's unscheduled bytes): a QP's first message of <= 25 packets (100 KiB) goes whole; 64 x 25 x 4 KiB fit a 6 MB queue; 0: off")
+	  "measured (as Homa's unscheduled bytes): a QP's first message of <= 25 packets (100 KiB) goes whole; 64 x 25 x 4 KiB fit a 6 MB queue; 0: off") \
+	X(TARGET_BASE_MILLI, target_base_milli, 0, 0, 100000,                \
+	  "ours: target + this x the base RTT (a host's RTT is its own, not the fabric's); 0: fixed (the engine: 1000)") \
+	X(STANDING_MILLI, standing_milli, 0, 0, 4000,                        \
+	  "ours (Copa's standing RTT): the delay is the least RTT of the last this x srtt; 0: each sample (the engine: 500)")
 
 /* The DCQCN fields first, in the order of the public struct uroce_cc_params
  * (include/uroce/uroce.h), which is a prefix of this one; Swift's follow. */
@@ -156,6 +173,7 @@ struct ur_dcqcn {
 	uint32_t t_stage, b_stage;      /* timer / byte counter events since the cut */
 	uint64_t bytes;     /* toward the byte counter */
 	struct ur_rate_est sent, acked;
+	double srtt;        /* dcqcn-rtt: smoothed RTT, ns (0: none yet) */
 };
 
 /* Swift sender state (cc_swift.c). Windows in packets. */
@@ -172,6 +190,9 @@ struct ur_swift {
 	bool ss;             /* slow start: no cut, delay < target / 2 yet */
 	/* RFC 6298 2.3: smoothed RTT and mean deviation, ns (JITTER_K). */
 	double srtt, mdev;
+	/* STANDING_MILLI: the least RTT of this window (from sw_start) and
+	 * of the one before (0: none). */
+	uint64_t sw_cur, sw_prev, sw_start;
 	bool msg_seen;       /* the QP's first message was given PSNs */
 };
 
@@ -250,6 +271,7 @@ struct ur_cc_ops {
 
 extern const struct ur_cc_ops ur_cc_none_ops;
 extern const struct ur_cc_ops ur_cc_dcqcn_ops;
+extern const struct ur_cc_ops ur_cc_dcqcn_rtt_ops;
 extern const struct ur_cc_ops ur_cc_swift_ops;
 extern const struct ur_cc_ops ur_cc_predict_ops;
 /* Swift's halves, shared with predict (cc_swift.c): take an RTT sample

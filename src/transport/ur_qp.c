@@ -501,6 +501,13 @@ void ur__qp_update_deadline(struct ur_qp *qp)
 		if (p->sr.give_up_at < d)
 			d = p->sr.give_up_at;
 	}
+	if (p->cc.neg_pending) {
+		/* resend the congestion-control hello, give up */
+		if (p->cc.hello_at < d)
+			d = p->cc.hello_at;
+		if (p->cc.give_up_at < d)
+			d = p->cc.give_up_at;
+	}
 	qp->deadline = d;
 }
 
@@ -732,6 +739,7 @@ static int roce_modify(struct ur_qp *qp, const struct ur_qp_attr *attr,
 		p->resp.psn = p->attr.rq_psn;
 		p->resp.msn = 0;
 		ur__sr_neg_start(qp, now); /* UR_SR_AUTO: hello the peer */
+		ur__cc_neg_start(qp, now); /* UROCE_CC=auto: the same */
 	}
 	if (cur == UR_QPS_RTR && next == UR_QPS_RTS) {
 		p->req.psn_next = p->req.psn_max = p->attr.sq_psn;
@@ -1006,6 +1014,8 @@ void ur_qp_timer(struct ur_qp *qp, uint64_t now)
 		ur__sr_timer(qp, now);
 	if (qp->priv->sr.neg_pending)
 		ur__sr_neg_timer(qp, now);
+	if (qp->priv->cc.neg_pending)
+		ur__cc_neg_timer(qp, now);
 	ur_qp_progress(qp, now);
 }
 

@@ -208,6 +208,11 @@ struct ur_qp_cc {
 				   * of the device's scheduler (ur_tcs.h) */
 	bool wait;                /* the pacer holds the requester ... */
 	uint64_t wait_until;      /* ... until then */
+	/* UROCE_CC=auto (ur_cc_neg.c): the QP negotiates its algorithm;
+	 * the peer's hello came (peer_uroce); a hello is out (neg_pending). */
+	bool cc_auto, peer_uroce, neg_pending;
+	uint64_t hello_at, hello_gap, give_up_at;
+	uint32_t hellos_sent;
 };
 
 /* A request held by a selective-repeat responder (ur_sr.c): the packet's
@@ -614,6 +619,12 @@ static inline bool ur__sr_offer(const struct ur_qp *qp)
 /* Negotiation (ur_sr_neg.c): start at INIT->RTR; the timer resends. */
 void ur__sr_neg_start(struct ur_qp *qp, uint64_t now);
 void ur__sr_neg_timer(struct ur_qp *qp, uint64_t now);
+/* UROCE_CC=auto (ur_cc_neg.c): hello the peer going INIT->RTR; resend,
+ * give up; ur__cc_switch: a new algorithm for the QP (ur_cc.c). */
+void ur__cc_neg_start(struct ur_qp *qp, uint64_t now);
+void ur__cc_neg_timer(struct ur_qp *qp, uint64_t now);
+void ur__cc_switch(struct ur_qp *qp, const struct ur_cc_params *p,
+		   uint64_t now);
 static inline bool ur__sr_marked(const struct ur_qp *qp, const struct ur_pkt *pkt)
 {
 	return qp->priv->sr.p.enable && qp->type == UR_QPT_RC &&

@@ -508,7 +508,8 @@ struct ur_rxinfo {
 	X(tx_prio3_bytes) X(tx_prio4_bytes) X(tx_prio5_bytes)                \
 	X(tx_prio6_bytes) X(tx_prio7_bytes)                                  \
 	X(tx_prio0_held) X(tx_prio1_held) X(tx_prio2_held) X(tx_prio3_held)  \
-	X(tx_prio4_held) X(tx_prio5_held) X(tx_prio6_held) X(tx_prio7_held)
+	X(tx_prio4_held) X(tx_prio5_held) X(tx_prio6_held) X(tx_prio7_held)  \
+	X(tx_cc_hello) X(rx_cc_hello) X(cc_neg_timeout) X(cc_auto_switched)
 
 /* tx_prio<N>_pkts, _bytes: packets sent of priority N as the device maps
  * the AV (ur_tc_prio: by default DSCP>>3, the IP TOS byte's top 3 bits,
@@ -599,6 +600,14 @@ struct ur_dev {
 	 * of @dst; NULL: QPs with enable = UR_SR_AUTO learn the peer only
 	 * from its marked packets. */
 	void (*sr_hello_send)(struct ur_dev *dev, struct ur_qp *qp,
+			      const struct ur_ipudp *dst, const uint8_t *mad);
+	/* UROCE_CC=auto (ur_cc_neg.c): new RC QPs start with cc (DCQCN)
+	 * and switch to cc_auto_algo once the peer's hello shows a uroce
+	 * QP in auto mode; the host sends the hello to QP1 of @dst with
+	 * cc_hello_send (NULL: no negotiation, cc stays). */
+	bool cc_auto;
+	uint32_t cc_auto_algo;
+	void (*cc_hello_send)(struct ur_dev *dev, struct ur_qp *qp,
 			      const struct ur_ipudp *dst, const uint8_t *mad);
 	/* The send window of new RC QPs in request PSNs (0: 256). The host
 	 * raises it where the path has room, e.g. on loopback. */
@@ -769,6 +778,21 @@ int ur_sr_hello_parse(const uint8_t *mad, size_t len, struct ur_sr_hello *h);
 int ur_qp_sr_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
 		      const struct ur_rxinfo *ri, uint64_t now);
 void ur_qp_get_sr(const struct ur_qp *qp, struct ur_sr_params *p);
+/*
+ * The congestion-control hello (ur_cc_neg.c, docs/wire.md "Congestion
+ * control negotiation"): an RC QP of a device with cc_auto sends it as the
+ * selective-repeat hello goes (same layout, attribute UR_CC_HELLO_ATTR,
+ * magic "UrCc"); the host hands such a MAD to ur_qp_cc_hello_rx of the QP
+ * it names (0, or -errno: not for this QP, counted).
+ */
+#define UR_CC_HELLO_ATTR 0xFF03
+#define UR_CC_NEG_NS 300000000ull
+int ur_cc_hello_parse(const uint8_t *mad, size_t len, struct ur_sr_hello *h);
+int ur_qp_cc_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
+		      const struct ur_rxinfo *ri, uint64_t now);
+/* 1: the QP chose its algorithm with its peer (UROCE_CC=auto and the
+ * peer's hello came), 0: not (yet), or not in auto mode. */
+bool ur_qp_cc_negotiated(const struct ur_qp *qp);
 uint32_t ur_qp_sr_state(const struct ur_qp *qp);
 
 /*

@@ -73,9 +73,9 @@ static int cc_env(const char *prefix, const struct ur_cc_param_info *r,
 	return rc;
 }
 
-/* A selective-repeat hello of @qp to QP1 of the peer (ur_sr_neg.c; the
- * transport calls this with the QP's lock held), as the encryption hello
- * goes (crypt.c). */
+/* A selective-repeat hello (ur_sr_neg.c) or congestion-control hello
+ * (ur_cc_neg.c) of @qp to QP1 of the peer (the transport calls this with
+ * the QP's lock held), as the encryption hello goes (crypt.c). */
 static void sr_hello_send(struct ur_dev *dev, struct ur_qp *qp,
 			  const struct ur_ipudp *dst, const uint8_t *mad)
 {
@@ -187,8 +187,23 @@ int urv__cc_dev_init(struct ur_dev *dev)
 	/* ibv_open_device checked every device setting (ur_settings_check):
 	 * the values read here are good. */
 	ur_cc_params_default(&p);
-	if (ur_setting_get("UROCE_CC", &v) == 0)
-		p.algo = (uint32_t)v; /* choices "none|dcqcn|swift|predict", in enum order */
+	/* A host's RTT is its own (wake-ups, batching) and jitters by
+	 * milliseconds on a loaded machine: Swift's target follows the base
+	 * RTT and the jitter here (docs/cc.md "Swift on the engine"); the
+	 * simulator, which has neither, keeps the table's 0. */
+	p.target_base_milli = UR_CC_ENGINE_TARGET_BASE_MILLI;
+	p.jitter_k = UR_CC_ENGINE_JITTER_K;
+	p.standing_milli = UR_CC_ENGINE_STANDING_MILLI;
+	/* choices "none|dcqcn|swift|predict|auto": the first four in enum
+	 * order; auto (not the default yet: docs/cc.md) is DCQCN until the peer's hello shows a
+	 * uroce QP in auto mode, then UROCE_CC_AUTO's algorithm, dcqcn-rtt
+	 * or Swift (ur_cc_neg.c). */
+	v = ur_setting_val("UROCE_CC");
+	dev->cc_auto = v == UR_CC_CHOICE_AUTO;
+	dev->cc_auto_algo = ur_setting_val("UROCE_CC_AUTO") ? UR_CC_SWIFT
+							   : UR_CC_DCQCN_RTT;
+	dev->cc_hello_send = dev->cc_auto ? sr_hello_send : NULL;
+	p.algo = dev->cc_auto ? UR_CC_DCQCN : (uint32_t)v;
 	/* A profile, then single fields over it. The engine does not know
 	 * the link's rate: a profile that scales applies as written for
 	 * 100 Gbit/s, its first cut from the measured rate (docs/cc.md). The
@@ -275,7 +290,7 @@ URV_EXPORT int uroce_qp_set_cc(struct ibv_qp *ibqp,
 			  *(const uint32_t *)((const char *)&p + bad->off));
 	else if (rc)
 		fprintf(stderr, "uroce: uroce_qp_set_cc: algo %u unknown "
-			"(0 = none, 1 = dcqcn, 2 = swift, 3 = predict)\n", p.algo);
+			"(0 = none, 1 = dcqcn, 2 = swift, 3 = predict, 4 = dcqcn-rtt)\n", p.algo);
 	if (rc)
 		return -rc;
 	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);

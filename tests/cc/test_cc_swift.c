@@ -91,7 +91,7 @@ static void test_params(void)
 	ASSERT_STR_EQ(bad->env, "TARGET_US");
 	p.algo = UR_CC_DCQCN;
 	ASSERT_EQ(ur_cc_params_check(&p, NULL), 0);
-	p.algo = 4;
+	p.algo = 5;
 	ASSERT_EQ(ur_cc_params_check(&p, NULL), -EINVAL);
 	/* UROCE_CC=swift selects it; a wrong word is refused, named. */
 	ASSERT(cc != NULL);
@@ -547,6 +547,103 @@ static void test_first_msg(void)
 	ASSERT_EQ(cc.ops->window(&cc), 20);
 }
 
+
+/*
+ * Issue 44's wire bed, on virtual time: why plain Swift moved 0.00 of a
+ * 200 Mbit/s port. One QP through the port (1 KiB packets, 41 us each);
+ * the hosts' RTT with no queue is 300 us plus a seeded 0..200 us of
+ * jitter, and a packet alone in flight (a window of one, paced) waits
+ * 150 us more for both engines to wake. The queue is what the window holds
+ * above the path's BDP. Per RTT the QP sends its window (or, below one
+ * packet, a packet every RTT / cwnd) and gets one ACK for them.
+ */
+struct wire_run {
+	double util;     /* delivered / the port, over the second half */
+	double qdelay;   /* mean queueing delay, us, over the second half */
+	double cwnd;     /* at the end */
+};
+
+static struct wire_run wire_run(const struct ur_cc_params *p, int rounds)
+{
+	const double pkt_ns = 1024 * 8 / 0.2; /* 200 Mbit/s: 40.96 us */
+	struct ur_cc cc;
+	uint64_t now = 1 * MS, x = ur_test_seed | 1, t0 = 0;
+	double sent = 0, qsum = 0;
+	int qn = 0;
+	struct wire_run r;
+
+	ur_cc_init(&cc, p, now);
+	cc.ops->on_sent(&cc, 1024, now);
+	for (int i = 0; i < rounds; i++) {
+		double w = cc.u.swift.cwnd, host, bdp, q, rtt, npk, dur;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		host = 300e3 + (double)(x % 200000) + (w < 2 ? 150e3 : 0);
+		bdp = host / pkt_ns;
+		q = w > bdp ? (w - bdp) * pkt_ns : 0;
+		rtt = host + q;
+		npk = w >= 1 ? w : 1;
+		/* below one packet: one packet per RTT / cwnd */
+		dur = w >= 1 ? rtt : rtt / w;
+		if (dur < npk * pkt_ns)
+			dur = npk * pkt_ns; /* the port's rate */
+		now += (uint64_t)dur;
+		if (i == rounds / 2)
+			t0 = now;
+		if (i >= rounds / 2) {
+			sent += npk;
+			qsum += q / 1e3;
+			qn++;
+		}
+		cc.ops->on_delay(&cc, (uint32_t)npk, (uint64_t)rtt, now);
+	}
+	r.util = sent * pkt_ns / (double)(now - t0);
+	r.qdelay = qsum / qn;
+	r.cwnd = cc.u.swift.cwnd;
+	return r;
+}
+
+static void test_wire_stall(void)
+{
+	struct ur_cc_params p;
+	struct wire_run fixed, jit, based;
+
+	swift(&p); /* target 25 us, the simulator's defaults */
+	fixed = wire_run(&p, 2000);
+	p.jitter_k = 4;
+	jit = wire_run(&p, 2000);
+	p.target_base_milli = 1000; /* the engine's defaults */
+	based = wire_run(&p, 2000);
+	fprintf(stderr, "wire_stall: util fixed %.3f jitter %.3f base %.3f; "
+		"queue %.0f %.0f %.0f us; cwnd %.3f %.3f %.3f\n",
+		fixed.util, jit.util, based.util, fixed.qdelay, jit.qdelay,
+		based.qdelay, fixed.cwnd, jit.cwnd, based.cwnd);
+	/* 25 us against a host's RTT: at the floor for good, nothing moves. */
+	ASSERT(fixed.cwnd < 1);
+	ASSERT(fixed.util < 0.05);
+	/* The target from the base: the port full, a queue of about a
+	 * base RTT, not the window's floor. */
+	ASSERT(based.util > 0.9);
+	ASSERT(based.cwnd >= 2);
+	ASSERT(based.qdelay < 2 * 500);
+	/* The target's arithmetic: 25 us + 1.0 x the least RTT. */
+	{
+		struct ur_cc cc;
+
+		p.jitter_k = 0;
+		ur_cc_init(&cc, &p, 1 * MS);
+		cc.ops->on_delay(&cc, 1, 400 * US, 2 * MS);
+		cc.ops->on_delay(&cc, 1, 300 * US, 3 * MS);
+		cc.ops->on_delay(&cc, 1, 500 * US, 4 * MS);
+		near(ur__swift_target(&cc), 25 * US + 300 * US, 1e-9,
+		     "target from the base");
+		p.base_win_ms = 0; /* no base: the fixed target */
+		ur_cc_init(&cc, &p, 1 * MS);
+		cc.ops->on_delay(&cc, 1, 300 * US, 2 * MS);
+		near(ur__swift_target(&cc), 25 * US, 1e-9, "no base");
+	}
+}
+
 static const struct ur_test_case tests[] = {
 	{ "params", test_params },
 	{ "grow", test_grow },
@@ -560,6 +657,7 @@ static const struct ur_test_case tests[] = {
 	{ "jitter", test_jitter },
 	{ "ecn_cut", test_ecn_cut },
 	{ "first_msg", test_first_msg },
+	{ "wire_stall", test_wire_stall },
 	{ NULL, NULL },
 };
 

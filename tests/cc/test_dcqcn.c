@@ -171,6 +171,45 @@ static void test_alpha_timer(void)
 	near(d->alpha, a * pow(1 - 1.0 / 256, 140), 1e-12, "catch-up");
 }
 
+/* dcqcn-rtt: K and T are at least the smoothed RTT (RFC 6298 srtt of
+ * the samples); below the parameters they change nothing; plain DCQCN
+ * takes no samples (no on_delay: no stamps, no extra AckReq). */
+static void test_rtt_timers(void)
+{
+	struct ur_cc cc;
+	struct ur_cc_params p;
+	struct ur_dcqcn *d = &cc.u.dcqcn;
+	uint64_t now = 1 * MS, t0;
+	double a;
+
+	ASSERT(ur_cc_dcqcn_ops.on_delay == NULL);
+	mlx5(&p); /* K 55 us, T 300 us */
+	p.algo = UR_CC_DCQCN_RTT;
+	ASSERT_EQ(ur_cc_params_check(&p, NULL), 0);
+	ASSERT_STR_EQ(ur_cc_ops_of(UR_CC_DCQCN_RTT)->name, "dcqcn-rtt");
+	warm(&cc, &p, 400 * MBIT, &now);
+	cc.ops->on_delay(&cc, 8, 2 * MS, now);
+	near(d->srtt, 2 * MS, 1e-12, "first sample");
+	cc.ops->on_delay(&cc, 8, 4 * MS, now);
+	near(d->srtt, 2 * MS + 2 * MS / 8.0, 1e-12, "srtt gain 1/8");
+	cc.ops->on_cnp(&cc, now);
+	t0 = now;
+	ASSERT_EQ_U64(d->alpha_next, t0 + 2250 * US);
+	ASSERT_EQ_U64(d->rate_next, t0 + 2250 * US);
+	/* alpha decays once per srtt, not per 55 us */
+	a = d->alpha;
+	cc.ops->on_timer(&cc, t0 + 2249 * US);
+	near(d->alpha, a, 1e-12, "before srtt");
+	cc.ops->on_timer(&cc, t0 + 2250 * US);
+	near(d->alpha, a * (1 - 1.0 / 256), 1e-12, "after srtt");
+	/* an RTT below the parameters: theirs */
+	warm(&cc, &p, 400 * MBIT, &now);
+	cc.ops->on_delay(&cc, 8, 20 * US, now);
+	cc.ops->on_cnp(&cc, now);
+	ASSERT_EQ_U64(d->alpha_next, now + 55 * US);
+	ASSERT_EQ_U64(d->rate_next, now + 300 * US);
+}
+
 /* Timer events: F fast-recovery stages, then additive increase. */
 static void test_recovery(void)
 {
@@ -511,6 +550,7 @@ static const struct ur_test_case tests[] = {
 	{ "no_marks_no_limit", test_no_marks_no_limit },
 	{ "cut", test_cut },
 	{ "alpha_timer", test_alpha_timer },
+	{ "rtt_timers", test_rtt_timers },
 	{ "recovery", test_recovery },
 	{ "hyper", test_hyper },
 	{ "switch_off", test_switch_off },

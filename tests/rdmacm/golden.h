@@ -43,6 +43,22 @@ static inline int golden_is_sr_hello(const uint8_t *mad)
 	       mad[25] == 'r' && mad[26] == 'S' && mad[27] == 'r';
 }
 
+/* uroce's congestion-control hello (UROCE_CC=auto;
+ * docs/wire.md "Congestion control negotiation"): attribute 0xFF03,
+ * magic "UrCc". */
+static inline int golden_is_cc_hello(const uint8_t *mad)
+{
+	return mad[0] == 1 && mad[1] == 0x0A && mad[2] == 1 && mad[3] == 0x03 &&
+	       mad[16] == 0xFF && mad[17] == 0x03 && mad[24] == 'U' &&
+	       mad[25] == 'r' && mad[26] == 'C' && mad[27] == 'c';
+}
+
+/* Either hello: what a standard peer's MAD layer drops unanswered. */
+static inline int golden_is_uroce_hello(const uint8_t *mad)
+{
+	return golden_is_sr_hello(mad) || golden_is_cc_hello(mad);
+}
+
 /* Up to @max packets of capture @name (in $UROCE_GOLDEN_DIR); returns how
  * many, or -1 when the file cannot be read. */
 static inline int golden_frames(const char *name, struct golden_frame *out,

@@ -532,13 +532,14 @@ static bool next_pkt(struct rx *r, int ms, int frame)
 		have_pending = false;
 		return true;
 	}
-	/* uroce's selective-repeat hellos to QP1 (docs/wire.md "Selective
-	 * repeat negotiation") are dropped unanswered, as Linux's MAD layer
+	/* uroce's hellos to QP1 (docs/wire.md "Selective repeat
+	 * negotiation", "Congestion control negotiation": UROCE_CC=auto sends
+	 * one) are dropped unanswered, as Linux's MAD layer
 	 * drops a vendor class no agent registered on an rxe host: counted,
 	 * never checked against the capture. */
 	while (recv_pkt(r, ms, frame)) {
 		if (r->pkt.h.dqpn != 1 || r->pkt.payload_len != UR_MAD_LEN ||
-		    !golden_is_sr_hello(r->pkt.payload))
+		    !golden_is_uroce_hello(r->pkt.payload))
 			return true;
 		P.sr_hellos++;
 	}
@@ -868,7 +869,7 @@ int main(int argc, char **argv)
 	printf("rxe_peer: %s side of %s: %d connection(s), %d packets sent, "
 	       "%d of uroce's checked (%d extra ACKs, %d retransmissions, %d "
 	       "RNR resends, %d crossing DREQs, %d DREPs not sent after one; "
-	       "%d selective-repeat hellos dropped unanswered)\n",
+	       "%d uroce hellos dropped unanswered)\n",
 	       P.active ? "active" : "passive", argv[1], P.nconn, P.sent,
 	       P.checked, P.extra_acks, P.dups, P.rnr, P.crossed,
 	       P.drep_skipped, P.sr_hellos);

@@ -125,8 +125,9 @@ static bool fake_recv_any(uint8_t *mad, int ms)
 	return true;
 }
 
-/* The same, passing over uroce's selective-repeat hellos (vendor class
- * 0x0A, method Send: docs/wire.md "Selective repeat negotiation"), which
+/* The same, passing over uroce's hellos (vendor class 0x0A, method Send:
+ * docs/wire.md "Selective repeat negotiation", "Congestion control
+ * negotiation"), which
  * Linux's MAD layer drops without an answer when no agent registered the
  * class, as on an rxe host. Everything else must be the capture's. */
 static unsigned int sr_hellos;
@@ -140,7 +141,7 @@ static bool fake_recv(uint8_t *mad, int ms)
 
 		if (!fake_recv_any(mad, t < end ? (int)((end - t) / 1000000) : 0))
 			return false;
-		if (!golden_is_sr_hello(mad))
+		if (!golden_is_uroce_hello(mad))
 			return true;
 		sr_hellos++;
 	}

@@ -319,6 +319,7 @@ void tnet_init(struct tnet *net, uint64_t seed, int nodes)
 		n->dev.max_mtu = 4096;
 		n->dev.crypt_hello_send = op_hello;
 		n->dev.sr_hello_send = op_hello; /* with dev.sr.enable 2 */
+		n->dev.cc_hello_send = op_hello; /* with dev.cc_auto */
 		n->next_key = 0x100 * (i + 1);
 		n->pkt_budget = -1;
 	}
@@ -553,6 +554,13 @@ static void deliver(struct tnet *net, struct tpkt *p)
 
 		if (qp)
 			(void)ur_qp_sr_hello_rx(qp, p->data, p->len, &ri,
+						net->now);
+	} else if (p->hello && !ur_cc_hello_parse(p->data, p->len, &sh)) {
+		struct ur_dev *dev = &net->nodes[p->dst].dev;
+		struct ur_qp *qp = dev->ops->qp_lookup(dev->host, sh.dst_qpn);
+
+		if (qp)
+			(void)ur_qp_cc_hello_rx(qp, p->data, p->len, &ri,
 						net->now);
 	} else if (p->hello)
 		(void)ur_dev_crypt_hello_rx(&net->nodes[p->dst].dev, p->data,

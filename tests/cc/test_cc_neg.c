@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/*
+ * UROCE_CC=auto on virtual time (src/transport/ur_cc_neg.c, docs/cc.md
+ * "Between uroce ends: auto"): two negotiating ends hello each other going RTR
+ * and both switch their requesters to Swift; against an end that does
+ * not negotiate (a standard peer, or a uroce device with another
+ * UROCE_CC) the QP stays DCQCN, its hellos go unanswered and it gives up,
+ * and every RoCE packet on the wire is byte for byte that of two DCQCN
+ * ends; with every hello lost both stay DCQCN.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "tfix.h"
+#include "ur_cc.h"
+#include "ur_qp_priv.h"
+#include "ur_test.h"
+
+struct neg_run {
+	struct tfix f;
+	uint64_t hash;  /* FNV-1a over the RoCE packets both sent */
+	uint64_t pkts;
+};
+
+static bool drop_hellos;
+
+static void setup(struct ur_dev *dev, int node, void *arg)
+{
+	const bool *autom = arg;
+
+	if (drop_hellos)
+		((struct tnode *)dev->host)->net->f.drop_hellos = 1 << 30;
+	dev->cc_auto = autom[node];
+	dev->cc_auto_algo = UR_CC_SWIFT;
+}
+
+/* The bytes, but a RETH's address relative to the target buffer (each
+ * fixture's buffers lie elsewhere) and no ICRC (it covers that address). */
+static void tap(struct tnet *net, const uint8_t *d, uint32_t len, void *arg)
+{
+	struct neg_run *r = arg;
+	struct ur_pkt pkt;
+	uint8_t c[UR_BTH_LEN + 8];
+	uint32_t skip = 0;
+
+	(void)net;
+	if (ur_pkt_decode(d, len, &pkt) != UR_DEC_OK)
+		return;
+	if (pkt.mask & UR_HDR_RETH) {
+		const uint8_t *t = pkt.h.dqpn == r->f.b.qp->qpn ? r->f.b.buf
+							       : r->f.a.buf;
+
+		memcpy(c, d, UR_BTH_LEN);
+		ur_put64(c + UR_BTH_LEN, pkt.reth.va - (uintptr_t)t);
+		skip = sizeof(c);
+	}
+	for (uint32_t i = 0; i + UR_ICRC_LEN < len; i++)
+		r->hash = (r->hash ^ (i < skip ? c[i] : d[i])) * 0x100000001b3ull;
+	r->pkts++;
+}
+
+/* a and b connected (auto or not), 50 us for the hellos, then a WRITE of
+ * 256 KiB each way. */
+static void neg_run(struct neg_run *r, bool auto_a, bool auto_b)
+{
+	bool autom[2] = { auto_a, auto_b };
+
+	memset(r, 0, sizeof(*r));
+	r->hash = 0xcbf29ce484222325ull;
+	tfix_init_dev(&r->f, UR_QPT_RC, NULL, setup, autom);
+	r->f.net.tap = tap;
+	r->f.net.tap_arg = r;
+	tfix_fill(r->f.a.buf, TBUF, (uint32_t)ur_test_seed);
+	tfix_fill(r->f.b.buf, TBUF, (uint32_t)ur_test_seed + 7);
+	tnet_run(&r->f.net, r->f.net.now + 50000);
+	ASSERT_EQ(tfix_send(&r->f.a, UR_WR_RDMA_WRITE, 1, 0, 262144,
+			    (uintptr_t)r->f.b.buf, r->f.b.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	ASSERT_EQ(tfix_send(&r->f.b, UR_WR_RDMA_WRITE, 2, 262144, 262144,
+			    (uintptr_t)r->f.a.buf + 262144, r->f.a.mr->rkey,
+			    UR_SEND_SIGNALED), 0);
+	tfix_run_ok(&r->f, &r->f.a.scq);
+	tfix_cqe(&r->f.b.scq);
+	/* past the negotiation's end (300 ms): a QP left alone gave up */
+	tnet_run(&r->f.net, r->f.net.now + 400ull * 1000 * 1000);
+	ASSERT_EQ(memcmp(r->f.a.buf, r->f.b.buf, 262144), 0);
+	ASSERT_EQ(memcmp(r->f.a.buf + 262144, r->f.b.buf + 262144, 262144), 0);
+}
+
+static uint32_t algo(const struct ur_qp *qp)
+{
+	return qp->priv->cc.cc.p.algo;
+}
+
+static void test_negotiate(void)
+{
+	struct neg_run plain, r;
+
+	/* Neither negotiates: DCQCN, no hello; the reference bytes. */
+	neg_run(&plain, false, false);
+	ASSERT_EQ(algo(plain.f.a.qp), UR_CC_DCQCN);
+	ASSERT_EQ_U64(plain.f.net.hellos, 0);
+	tfix_fini(&plain.f);
+
+	/* Both: Swift on both requesters, one hello and one answer. */
+	neg_run(&r, true, true);
+	printf("  both auto: hellos %llu (a sent %llu, b %llu; took %llu, "
+	       "%llu), a %s b %s, windows %u %u\n",
+	       (unsigned long long)r.f.net.hellos,
+	       (unsigned long long)r.f.a.node->dev.cnt.tx_cc_hello,
+	       (unsigned long long)r.f.b.node->dev.cnt.tx_cc_hello,
+	       (unsigned long long)r.f.a.node->dev.cnt.rx_cc_hello,
+	       (unsigned long long)r.f.b.node->dev.cnt.rx_cc_hello,
+	       r.f.a.qp->priv->cc.cc.ops->name, r.f.b.qp->priv->cc.cc.ops->name,
+	       ur_qp_cc_window(r.f.a.qp), ur_qp_cc_window(r.f.b.qp));
+	ASSERT_EQ(algo(r.f.a.qp), UR_CC_SWIFT);
+	ASSERT_EQ(algo(r.f.b.qp), UR_CC_SWIFT);
+	ASSERT(ur_qp_cc_negotiated(r.f.a.qp));
+	ASSERT(ur_qp_cc_negotiated(r.f.b.qp));
+	ASSERT_GT(ur_qp_cc_window(r.f.a.qp), 0);
+	ASSERT_GE(r.f.a.node->dev.cnt.rx_cc_hello, 1);
+	ASSERT_GE(r.f.b.node->dev.cnt.rx_cc_hello, 1);
+	ASSERT_EQ_U64(r.f.a.node->dev.cnt.cc_auto_switched, 1);
+	ASSERT_EQ_U64(r.f.b.node->dev.cnt.cc_auto_switched, 1);
+	ASSERT_EQ_U64(r.f.a.node->dev.cnt.cc_neg_timeout +
+			      r.f.b.node->dev.cnt.cc_neg_timeout, 0);
+	/* Both hellos and both answers; tnet connects at time 0 and runs
+	 * from 1 ms, when the first resend is due: twice that at most. */
+	ASSERT_LE(r.f.net.hellos, 8);
+	/* The owner's choice ends the negotiation for that QP. */
+	{
+		struct ur_cc_params p = r.f.a.qp->priv->cc.cc.p;
+
+		p.algo = UR_CC_NONE;
+		ASSERT_EQ(ur_qp_set_cc(r.f.a.qp, &p, r.f.net.now), 0);
+		ASSERT(!ur_qp_cc_negotiated(r.f.a.qp));
+	}
+	tfix_fini(&r.f);
+
+	/* One end does not negotiate, either side: DCQCN both ways, and
+	 * every RoCE packet is that of two DCQCN ends; the hellos (to QP1,
+	 * not RoCE data) go unanswered, resent, then given up. */
+	for (int side = 0; side < 2; side++) {
+		struct tnode *asker;
+
+		neg_run(&r, side == 0, side == 1);
+		asker = side ? r.f.b.node : r.f.a.node;
+		ASSERT_EQ(algo(r.f.a.qp), UR_CC_DCQCN);
+		ASSERT_EQ(algo(r.f.b.qp), UR_CC_DCQCN);
+		ASSERT_EQ_U64(r.hash, plain.hash);
+		ASSERT_EQ_U64(r.pkts, plain.pkts);
+		ASSERT_GE(r.f.net.hellos, 3);
+		ASSERT_EQ_U64(asker->dev.cnt.rx_cc_hello, 0);
+		ASSERT_EQ_U64(asker->dev.cnt.cc_neg_timeout, 1);
+		ASSERT_EQ_U64(r.f.a.node->dev.cnt.cc_auto_switched +
+				      r.f.b.node->dev.cnt.cc_auto_switched, 0);
+		tfix_fini(&r.f);
+	}
+
+	/* Every hello lost: both stay DCQCN (correct, as with a standard
+	 * peer). */
+	drop_hellos = true;
+	neg_run(&r, true, true);
+	ASSERT_EQ(algo(r.f.a.qp), UR_CC_DCQCN);
+	ASSERT_EQ(algo(r.f.b.qp), UR_CC_DCQCN);
+	ASSERT_EQ_U64(r.hash, plain.hash);
+	ASSERT_EQ_U64(r.f.a.node->dev.cnt.cc_neg_timeout +
+			      r.f.b.node->dev.cnt.cc_neg_timeout, 2);
+	tfix_fini(&r.f);
+	drop_hellos = false;
+}
+
+/* The hello's bytes: the common part (mad.c) with attribute 0xFF03 and
+ * magic "UrCc"; the selective-repeat parser refuses it and the reverse. */
+static void test_hello(void)
+{
+	uint8_t mad[UR_SR_HELLO_LEN] = { 0 };
+	struct ur_sr_hello h;
+
+	ur_hello_put(mad, &(struct ur_hello){ .attr = UR_CC_HELLO_ATTR,
+					      .magic = 0x55724363u,
+					      .answer = true, .src_qpn = 0x123,
+					      .dst_qpn = 0x456 });
+	ASSERT_EQ(mad[16], 0xFF);
+	ASSERT_EQ(mad[17], 0x03);
+	ASSERT_EQ(memcmp(mad + 24, "UrCc", 4), 0);
+	ASSERT_EQ(ur_cc_hello_parse(mad, sizeof(mad), &h), 0);
+	ASSERT(h.answer);
+	ASSERT_EQ(h.src_qpn, 0x123u);
+	ASSERT_EQ(h.dst_qpn, 0x456u);
+	ASSERT_EQ(ur_sr_hello_parse(mad, sizeof(mad), &h), -EBADMSG);
+	ASSERT_EQ(ur_cc_hello_parse(mad, 255, &h), -EBADMSG);
+	mad[17] = 0x02;
+	ASSERT_EQ(ur_cc_hello_parse(mad, sizeof(mad), &h), -EBADMSG);
+}
+
+static const struct ur_test_case tests[] = {
+	{ "negotiate", test_negotiate },
+	{ "hello", test_hello },
+	{ NULL, NULL },
+};
+
+UR_TEST_MAIN(tests)
