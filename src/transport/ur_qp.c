@@ -485,6 +485,8 @@ void ur__qp_update_deadline(struct ur_qp *qp)
 		d = p->cc.wait_until; /* the pacer lets the next packet go */
 	if (p->sr.gap_deadline < d)
 		d = p->sr.gap_deadline; /* NAK a gap (selective repeat) */
+	if (p->mp && p->mp->probe_out && p->mp->deadline < d)
+		d = p->mp->deadline; /* a spraying probe lost (ur_mp.c) */
 	if (p->crypt.neg == UR_CRYPT_NEG_PENDING) {
 		/* resend the hello, give up */
 		if (p->crypt.hello_at < d)
@@ -989,6 +991,8 @@ void ur_qp_timer(struct ur_qp *qp, uint64_t now)
 		ur__sr_timer(qp, now);
 	if (qp->priv->sr.neg_pending)
 		ur__sr_neg_timer(qp, now);
+	if (qp->priv->mp)
+		ur__mp_tick(qp, now);
 	ur_qp_progress(qp, now);
 }
 
