@@ -21,7 +21,7 @@
 #     (both rails were full before): the table gives rail 1's 10 ms bins
 #     and how many ms of the second after the cut it spent below 0.9 x
 #     its rate before the cut.
-#   [PARTS=cuts] bench/bond.sh [RUNS] [RATE1] [RATE2] [DUR] [OUT]
+#   [PARTS="equal unequal cuts"] bench/bond.sh [RUNS] [RATE1] [RATE2] [DUR] [OUT]
 #   (default 3, 300mbit, 150mbit, 5, bench/results/2026-12-07-rails2)
 # Writes OUT.md (tables) and OUT.png (per-rail throughput over time).
 set -uo pipefail
@@ -143,22 +143,27 @@ col() { awk -v c=$2 '{print $c}' "$1" | median; }
 machine="$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs (KVM VM)"
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-# PARTS=cuts: only the cut runs (while working on failover)
-[ "${PARTS:-all}" = cuts ] && RUNS=0
+# PARTS (while working on one part): all (default), or any of equal,
+# unequal, cuts
+PARTS=${PARTS:-equal unequal cuts}; [ "$PARTS" = all ] && PARTS="equal unequal cuts"
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 fabric $R1 $R1
 for ((r = 1; r <= RUNS; r++)); do
+	part equal || break
 	wbw 0 $DUR >>"$tmp/eq-one"; wbw 1 $DUR >>"$tmp/eq-bond"; iperf_both >>"$tmp/eq-tcp"
 	echo "run $r equal: one $(tail -1 "$tmp/eq-one"); bond $(tail -1 "$tmp/eq-bond"); iperf3 $(tail -1 "$tmp/eq-tcp")" >&2
 done
 fabric $R1 $R2
 for ((r = 1; r <= RUNS; r++)); do
+	part unequal || break
 	wbw 1 $DUR >>"$tmp/un-bond"; iperf_both >>"$tmp/un-tcp"
 	echo "run $r unequal: bond $(tail -1 "$tmp/un-bond"); iperf3 $(tail -1 "$tmp/un-tcp")" >&2
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 fabric $R1 $R1
 cuts=
-for kind in down drop; do
+part cuts || KINDS=" "
+for kind in ${KINDS:-down drop}; do
 	wbw 1 6 $kind >"$tmp/cut-$kind"
 	# Per 10 ms: each rail's Mbit/s, time from the cut (s).
 	awk -v c="$(cat "$tmp/cut_at")" 'NR > 1 {dt = $1 - t; printf "%.3f %.1f %.1f\n", $1 - c, ($2 - p1) * 8 / dt / 1e6, ($3 - p2) * 8 / dt / 1e6} {t = $1; p1 = $2; p2 = $3}' "$tmp/trace" >"$tmp/rate-$kind"
@@ -179,7 +184,7 @@ load2=$(cut -d' ' -f1-3 /proc/loadavg)
 	echo "| rails $R1 + $R2: iperf3, one TCP stream per rail at once (rail 1, rail 2) | $(col "$tmp/un-tcp" 1), $(col "$tmp/un-tcp" 2) | | | |"
 	echo
 	echo "Every run (Gbit/s rail1-bytes rail2-bytes exit):"
-	for f in eq-one eq-bond eq-tcp un-bond un-tcp; do echo "- $f: $(paste -sd';' "$tmp/$f")"; done
+	for f in eq-one eq-bond eq-tcp un-bond un-tcp; do echo "- $f: $(paste -sd';' "$tmp/$f" 2>/dev/null)"; done
 	echo
 	echo "Rail 2 cut 3 s into a 6 s bonded run (rails $R1 + $R1), restored 2 s later; load → $load2:"
 	echo

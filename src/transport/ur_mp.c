@@ -44,6 +44,11 @@
 #define MP_PROBE_MAX_NS 32000000u
 #define MP_POLL_NS 250000ull
 #define MP_HOST_PROBE_NS 1000000ull
+/* Additive increase: one weight per this many requests a path delivered.
+ * One per request let a path halved by a loss win its weight back within
+ * a few dozen packets, so on unequal rails both sat near the cap (64)
+ * and the split came out 57:43 on 2:1 rails. */
+#define MP_AI_PKTS 32
 
 /* The ring remembers the path of the last @window request PSNs (the
  * selective-repeat window: feedback names nothing older). */
@@ -367,7 +372,9 @@ void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 		mp->credit_at[i] = mp->now;
 		if (mp->down[i] & MP_DOWN_LOSS)
 			mark_up(mp, (unsigned int)i, MP_DOWN_LOSS); /* a probe */
-		if (mp->w[i] < MP_W_MAX)
+		if (mp->w[i] < MP_W_MAX && ++mp->acc[i] >= MP_AI_PKTS) {
+			mp->acc[i] = 0;
 			mp->w[i]++;
+		}
 	}
 }

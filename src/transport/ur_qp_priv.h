@@ -274,6 +274,7 @@ struct ur_mp {
 	 * path_ok); a down path carries only probes. */
 	uint8_t down[UR_MP_MAX];
 	uint8_t miss[UR_MP_MAX];  /* losses since it last delivered */
+	uint8_t acc[UR_MP_MAX];   /* requests delivered towards weight + 1 */
 	uint16_t went_down;       /* paths to take out at the next tick */
 	uint32_t probe_gap[UR_MP_MAX]; /* ns; doubles while it stays down */
 	uint64_t probe_at[UR_MP_MAX];
