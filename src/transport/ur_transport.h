@@ -811,7 +811,8 @@ struct ur_mp_path_cnt {
 	uint32_t downs;    /* times it was taken out of the spray */
 	uint32_t probes;   /* requests sent on it while it was out */
 };
-/* Path @i's port, weight and counters; -EINVAL when @i >= ur_qp_paths().
+/* Path @i's port, weight (0: out of the spray, ur_mp.c) and counters;
+ * -EINVAL when @i >= ur_qp_paths().
  * A QP on its own port only has path 0: weight 1, packets = every packet
  * the QP sent. */
 int ur_qp_path_info(const struct ur_qp *qp, unsigned int i, uint16_t *sport,
