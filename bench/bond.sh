@@ -12,16 +12,22 @@
 #     pins the QP to one rail), iperf3 on both rails at once as the peer;
 #  2. unequal rails (RATE1, RATE2): bonded vs iperf3's sum;
 #  3. a rail cut for 2 s in a 6 s bonded run, by `ip link set down` and
-#     by iptables DROP of everything on it (both ways, both hosts), then
+#     by iptables DROP of everything on it (both ways, at the sender b, one
+#     iptables-restore so that both directions go at once), then
 #     restored: the exit status and the completions of ib_write_bw, and
 #     each rail's bytes every 10 ms (the sender's veth counters), plotted.
-#   bench/bond.sh [RUNS] [RATE1] [RATE2] [DUR] [OUT]
-#   (default 3, 300mbit, 150mbit, 5, bench/results/2026-12-06-rails-bond)
+#     Time 0 is just before the cut's command (how long it took to return
+#     is in the table); the takeover shows as rail 1 staying at its rate
+#     (both rails were full before): the table gives rail 1's 10 ms bins
+#     and how many ms of the second after the cut it spent below 0.9 x
+#     its rate before the cut.
+#   [PARTS="equal unequal cuts"] bench/bond.sh [RUNS] [RATE1] [RATE2] [DUR] [OUT]
+#   (default 3, 300mbit, 150mbit, 5, bench/results/2026-12-07-rails2)
 # Writes OUT.md (tables) and OUT.png (per-rail throughput over time).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-3} R1=${2:-300mbit} R2=${3:-150mbit} DUR=${4:-5}
-OUT=${5:-bench/results/2026-12-06-rails-bond} B=build/bin
+OUT=${5:-bench/results/2026-12-07-rails2} B=build/bin
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "bond.sh: RUNS must be a positive integer" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "bond.sh: needs root (ip netns)" >&2; exit 1; }
 a=uroce-bd-$$-a b=uroce-bd-$$-b
@@ -96,6 +102,7 @@ PY
 		sleep 3 # perftest's setup, then 2 s of traffic
 		date +%s.%N >"$tmp/cut_at"
 		cut_rail $cut on
+		date +%s.%N >"$tmp/cut_done"
 		sleep 2
 		date +%s.%N >"$tmp/back_at"
 		cut_rail $cut off
@@ -113,11 +120,8 @@ cut_rail() { # down|drop on|off: rail 2
 		[ $2 = on ] && ip -n $b link set b2b down || ip -n $b link set b2b up
 	else
 		local op=-A; [ $2 = off ] && op=-D
-		for x in "$a b2a" "$b b2b"; do
-			set -- $x
-			ip netns exec $1 iptables $op OUTPUT -o $2 -j DROP
-			ip netns exec $1 iptables $op INPUT -i $2 -j DROP
-		done
+		printf '*filter\n%s INPUT -i b2b -j DROP\n%s OUTPUT -o b2b -j DROP\nCOMMIT\n' $op $op |
+			ip netns exec $b iptables-restore --noflush
 	fi
 }
 iperf_both() { # -> rail1 rail2 Gbit/s, both at once
@@ -139,24 +143,32 @@ col() { awk -v c=$2 '{print $c}' "$1" | median; }
 machine="$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs (KVM VM)"
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
+# PARTS (while working on one part): all (default), or any of equal,
+# unequal, cuts
+PARTS=${PARTS:-equal unequal cuts}; [ "$PARTS" = all ] && PARTS="equal unequal cuts"
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 fabric $R1 $R1
 for ((r = 1; r <= RUNS; r++)); do
+	part equal || break
 	wbw 0 $DUR >>"$tmp/eq-one"; wbw 1 $DUR >>"$tmp/eq-bond"; iperf_both >>"$tmp/eq-tcp"
 	echo "run $r equal: one $(tail -1 "$tmp/eq-one"); bond $(tail -1 "$tmp/eq-bond"); iperf3 $(tail -1 "$tmp/eq-tcp")" >&2
 done
 fabric $R1 $R2
 for ((r = 1; r <= RUNS; r++)); do
+	part unequal || break
 	wbw 1 $DUR >>"$tmp/un-bond"; iperf_both >>"$tmp/un-tcp"
 	echo "run $r unequal: bond $(tail -1 "$tmp/un-bond"); iperf3 $(tail -1 "$tmp/un-tcp")" >&2
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 fabric $R1 $R1
 cuts=
-for kind in down drop; do
+part cuts || KINDS=" "
+for kind in ${KINDS:-down drop}; do
 	wbw 1 6 $kind >"$tmp/cut-$kind"
 	# Per 10 ms: each rail's Mbit/s, time from the cut (s).
 	awk -v c="$(cat "$tmp/cut_at")" 'NR > 1 {dt = $1 - t; printf "%.3f %.1f %.1f\n", $1 - c, ($2 - p1) * 8 / dt / 1e6, ($3 - p2) * 8 / dt / 1e6} {t = $1; p1 = $2; p2 = $3}' "$tmp/trace" >"$tmp/rate-$kind"
 	echo "$(awk '{print $1 - c}' c="$(cat "$tmp/cut_at")" "$tmp/back_at")" >"$tmp/back-$kind"
+	echo "$(awk '{printf "%.0f", ($1 - c) * 1000}' c="$(cat "$tmp/cut_at")" "$tmp/cut_done")" >"$tmp/took-$kind"
 	echo "cut $kind: $(cat "$tmp/cut-$kind") (Gbit/s rail1-bytes rail2-bytes exit)" >&2
 	cuts="$cuts $kind"
 done
@@ -172,23 +184,25 @@ load2=$(cut -d' ' -f1-3 /proc/loadavg)
 	echo "| rails $R1 + $R2: iperf3, one TCP stream per rail at once (rail 1, rail 2) | $(col "$tmp/un-tcp" 1), $(col "$tmp/un-tcp" 2) | | | |"
 	echo
 	echo "Every run (Gbit/s rail1-bytes rail2-bytes exit):"
-	for f in eq-one eq-bond eq-tcp un-bond un-tcp; do echo "- $f: $(paste -sd';' "$tmp/$f")"; done
+	for f in eq-one eq-bond eq-tcp un-bond un-tcp; do echo "- $f: $(paste -sd';' "$tmp/$f" 2>/dev/null)"; done
 	echo
 	echo "Rail 2 cut 3 s into a 6 s bonded run (rails $R1 + $R1), restored 2 s later; load → $load2:"
 	echo
-	echo "| cut | ib_write_bw Gbit/s | rail 1 bytes | rail 2 bytes | exit | both rails, Mbit/s, 0.5 s before the cut | both rails, each 10 ms bin of the first 50 ms after it | both rails, 0.1-1.9 s after it | rail 2, 0.2-1 s after the restore |"
-	echo "|---|---:|---:|---:|---:|---:|---|---:|---:|"
+	echo "| cut | command took, ms | ib_write_bw Gbit/s | rail 1 bytes | rail 2 bytes | exit | both rails, Mbit/s, 0.5 s before the cut | rail 1, each 10 ms bin of the first 100 ms after it | rail 1: ms of the 1 s after it below 0.9 x its rate before | both rails, 0.1-1.9 s after it | rail 2, 0.2-1 s after the restore |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"
 	for kind in $cuts; do
 		read -r g x1 x2 rc <"$tmp/cut-$kind"
-		echo "| $kind | $g | $x1 | $x2 | $rc | $(/usr/bin/python3 - "$tmp/rate-$kind" "$(cat "$tmp/back-$kind")" <<'PY'
+		echo "| $kind | $(cat "$tmp/took-$kind") | $g | $x1 | $x2 | $rc | $(/usr/bin/python3 - "$tmp/rate-$kind" "$(cat "$tmp/back-$kind")" <<'PY'
 import sys
 rows = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 back = float(sys.argv[2])
 def mean(a, b, col=None):
     v = [(r[1] + r[2]) if col is None else r[col] for r in rows if a <= r[0] < b]
     return sum(v) / len(v) if v else float("nan")
-bins = " ".join("%.0f" % (r[1] + r[2]) for r in rows if 0 <= r[0] < 0.05)
-print("%.0f | %s | %.0f | %.0f" % (mean(-0.5, 0), bins, mean(0.1, 1.9), mean(back + 0.2, back + 1, 2)))
+bins = " ".join("%.0f" % r[1] for r in rows if 0 <= r[0] < 0.1)
+r1 = mean(-0.5, 0, 1)
+low = sum(10 for r in rows if 0 <= r[0] < 1 and r[1] < 0.9 * r1)
+print("%.0f | %s | %d | %.0f | %.0f" % (mean(-0.5, 0), bins, low, mean(0.1, 1.9), mean(back + 0.2, back + 1, 2)))
 PY
 ) |"
 	done

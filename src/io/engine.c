@@ -89,6 +89,7 @@ static const struct ur_dev_ops engine_dev_ops = {
 	.mr_lookup = eng_mr_lookup,
 	.qp_lookup = eng_qp_lookup,
 	.srq_lookup = eng_srq_lookup,
+	.path_ok = ur__eng_path_ok,
 };
 
 /* ---- receive path ------------------------------------------------------- */
@@ -762,6 +763,7 @@ static int bond_parse(struct ur_engine *e, const char *v)
 		for (unsigned int i = 0; i < e->bond_n; i++)
 			if (!strcmp(e->bond_if[i], name))
 				goto bad;
+		e->bond_ifindex[e->bond_n] = if_nametoindex(name);
 		memcpy(e->bond_if[e->bond_n++], name, len + 1);
 		if (!end)
 			break;

@@ -123,13 +123,14 @@ static int open_bound(const struct ur_engine *e, uint16_t port, bool rx,
 		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
 			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 		if (v6) {
-			if (bound_to_any(&sa))
+			/* (a bonded port: which interface it came in by) */
+			if (bound_to_any(&sa) || e->bond_n)
 				setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO,
 					   &one, sizeof(one));
 			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one,
 				   sizeof(one));
 		} else {
-			if (bound_to_any(&sa))
+			if (bound_to_any(&sa) || e->bond_n)
 				setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one,
 					   sizeof(one));
 			setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
@@ -792,16 +793,91 @@ static bool bond_up(struct ur_engine *e, unsigned int i, uint64_t now)
 	return atomic_load_explicit(&e->bond_up[i], memory_order_relaxed);
 }
 
-/* A packet of a bonded port whose path's interface is down leaves by the
- * QP's next path on an interface that is up (its source port picks the
- * socket, and so the interface; the ICRC is computed at flush, after). */
-static void bond_reroute(struct ur_engine *e, const struct ur_eqp *q,
-			 struct ur_ipudp *p)
+/*
+ * A bonded interface that drops everything (a switch port or cable that
+ * fails silently, iptables DROP) keeps its flags: only what arrives shows
+ * it. Each datagram's interface (IP_PKTINFO) is noted; interface @i is
+ * silent when nothing arrived on it for UR_BOND_QUIET_NS while the others
+ * had at least four times as many arrivals as they usually have between
+ * two of its own (at least 4): a peer that sprays answers and requests
+ * over every interface keeps each one heard, and a quiet QP, with nothing
+ * arriving anywhere, makes none silent. An interface never heard is
+ * silent once 32 datagrams came by the others (a rail dropping from the
+ * start; also a peer that is not bonded and reaches us by one interface
+ * only: we then send by the others, and probe it).
+ */
+#define UR_BOND_QUIET_NS 2000000ull
+static void bond_heard(struct ur_engine *e, unsigned int ifindex, uint64_t now)
 {
+	for (unsigned int i = 0; i < e->bond_n; i++) {
+		uint64_t t, prev;
+		uint32_t r, between;
+
+		if (e->bond_ifindex[i] != ifindex)
+			continue;
+		t = atomic_fetch_add_explicit(&e->bond_rx_total, 1,
+					      memory_order_relaxed);
+		prev = atomic_exchange_explicit(&e->bond_rx_mark[i], t + 1,
+						memory_order_relaxed);
+		between = t - prev > 1024 ? 1024 : (uint32_t)(t - prev);
+		r = atomic_load_explicit(&e->bond_rx_ratio[i], memory_order_relaxed);
+		r = r - r / 8 + between * 2; /* x16, 1/8 of the new sample */
+		atomic_store_explicit(&e->bond_rx_ratio[i], r, memory_order_relaxed);
+		atomic_store_explicit(&e->bond_rx_at[i], now, memory_order_relaxed);
+		return;
+	}
+}
+
+static bool bond_silent(struct ur_engine *e, unsigned int i, uint64_t now)
+{
+	uint64_t at = atomic_load_explicit(&e->bond_rx_at[i], memory_order_relaxed);
+	uint64_t others, need;
+
+	if (!at) /* never heard: silent once the others have heard some */
+		return atomic_load_explicit(&e->bond_rx_total,
+					    memory_order_relaxed) >= 32;
+	if ((int64_t)(now - at) < (int64_t)UR_BOND_QUIET_NS)
+		return false;
+	others = atomic_load_explicit(&e->bond_rx_total, memory_order_relaxed) -
+		 atomic_load_explicit(&e->bond_rx_mark[i], memory_order_relaxed);
+	need = atomic_load_explicit(&e->bond_rx_ratio[i], memory_order_relaxed) / 4;
+	return others >= (need > 4 ? need : 4);
+}
+
+bool ur__eng_path_ok(void *host, uint16_t sport, uint64_t now)
+{
+	struct ur_engine *e = host;
+	unsigned int i;
+
+	if (!e->bond_n)
+		return true;
+	i = sport % e->bond_n;
+	return bond_up(e, i, now) && !bond_silent(e, i, now);
+}
+
+/* A packet of a bonded port whose path's interface is down, or silent,
+ * leaves by the QP's next path on an interface that is neither (its
+ * source port picks the socket, and so the interface; the ICRC is
+ * computed at flush, after). The transport keeps its packets off such
+ * paths itself once it knows (ur_dev_ops.path_ok); this catches what it
+ * sent before, such as a QP's first requests from its own port. A plain
+ * ACK on a silent interface goes as it is: it is the transport's probe
+ * (ur__tx_probe_ack), or costs nothing lost. */
+static bool bond_ok(struct ur_engine *e, unsigned int i, uint64_t now,
+		    bool ack)
+{
+	return bond_up(e, i, now) && (ack || !bond_silent(e, i, now));
+}
+
+static void bond_reroute(struct ur_engine *e, const struct ur_eqp *q,
+			 struct ur_pktbuf *pb)
+{
+	struct ur_ipudp *p = &pb->path;
 	uint64_t now = ur_now();
 	unsigned int n = e->bond_n, at = 0;
 
-	if (bond_up(e, p->sport % n, now))
+	if (bond_ok(e, p->sport % n, now,
+		    ur_pkt_is_plain_ack(pb->data, pb->len)))
 		return;
 	for (unsigned int j = 0; j < q->mp_k; j++)
 		if (q->mp_sport[j] == p->sport)
@@ -809,7 +885,7 @@ static void bond_reroute(struct ur_engine *e, const struct ur_eqp *q,
 	for (unsigned int k = 1; k < q->mp_k; k++) {
 		uint16_t s = q->mp_sport[(at + k) % q->mp_k];
 
-		if (bond_up(e, s % n, now)) {
+		if (bond_ok(e, s % n, now, false)) {
 			p->sport = s;
 			return;
 		}
@@ -833,7 +909,7 @@ void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb)
 	p->ip_frag = 0x4000; /* DF */
 	s->conn = NULL;
 	if (e->bond_n && q && q->mp_k > 1)
-		bond_reroute(e, q, p);
+		bond_reroute(e, q, pb);
 	if (q && p->sport == q->sport) {
 		/* The QP's own port: its socket, without the table lock (we
 		 * are called under the QP's lock, and a QP's port lives as
@@ -867,7 +943,8 @@ void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb)
 }
 
 /* ---- receive ------------------------------------------------------------- */
-static void parse_cmsg(struct msghdr *mh, struct ur_ipudp *p, int *gso)
+static void parse_cmsg(struct msghdr *mh, struct ur_ipudp *p, int *gso,
+		       unsigned int *ifindex)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
 		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
@@ -875,6 +952,7 @@ static void parse_cmsg(struct msghdr *mh, struct ur_ipudp *p, int *gso)
 
 			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
 			memcpy(p->dst, &pi.ipi_addr, 4);
+			*ifindex = (unsigned int)pi.ipi_ifindex;
 		} else if (c->cmsg_level == IPPROTO_IP &&
 			   c->cmsg_type == IP_TOS) {
 			p->tos = *(uint8_t *)CMSG_DATA(c);
@@ -884,6 +962,7 @@ static void parse_cmsg(struct msghdr *mh, struct ur_ipudp *p, int *gso)
 
 			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
 			memcpy(p->dst, &pi.ipi6_addr, 16);
+			*ifindex = pi.ipi6_ifindex;
 		} else if (c->cmsg_level == SOL_UDP &&
 			   c->cmsg_type == UDP_GRO) {
 			memcpy(gso, CMSG_DATA(c), sizeof(*gso));
@@ -899,9 +978,11 @@ static void parse_cmsg(struct msghdr *mh, struct ur_ipudp *p, int *gso)
 
 /* Build the rxinfo of a datagram from its source address and cmsgs. */
 static void rxinfo_of(struct ur_engine *e, const struct sockaddr_storage *from,
-		      struct msghdr *mh, struct ur_rxinfo *ri, int *gso)
+		      struct msghdr *mh, struct ur_rxinfo *ri, int *gso,
+		      uint64_t now)
 {
 	struct ur_ipudp *p = &ri->path;
+	unsigned int ifindex = 0;
 
 	memset(ri, 0, sizeof(*ri));
 	p->v6 = from->ss_family == AF_INET6;
@@ -920,7 +1001,9 @@ static void rxinfo_of(struct ur_engine *e, const struct sockaddr_storage *from,
 	p->dport = e->cfg.port;
 	p->ip_id = 0;
 	p->ip_frag = 0x4000;
-	parse_cmsg(mh, p, gso);
+	parse_cmsg(mh, p, gso, &ifindex);
+	if (e->bond_n && ifindex)
+		bond_heard(e, ifindex, now);
 }
 
 /* (Re)arm receive slot @i: the kernel overwrote the name and control
@@ -1026,7 +1109,8 @@ static bool rx_deliver(struct ur_engine *e, uint64_t now,
 				continue;
 			}
 			e->rx_gso = 0;
-			rxinfo_of(e, &v->from[i], mh, &e->rx_ri, &e->rx_gso);
+			rxinfo_of(e, &v->from[i], mh, &e->rx_ri, &e->rx_gso,
+				  now);
 			rx_arm(e, i);
 			e->rx_k = 0;
 		}

@@ -263,6 +263,16 @@ struct ur_engine {
 	 * looked at, at most UR_BOND_CHECK_NS ago. */
 	atomic_bool bond_up[UR_BOND_MAX];
 	_Atomic uint64_t bond_seen[UR_BOND_MAX];
+	/* What arrives on each (udp.c, bond_heard: the IP_PKTINFO
+	 * interface of each datagram): when it last did, the arrivals on
+	 * all of them then, and how many arrive on the others between two
+	 * of its own (x16, smoothed). An interface that hears nothing
+	 * while the others hear many times that has gone silent. */
+	unsigned int bond_ifindex[UR_BOND_MAX];
+	_Atomic uint64_t bond_rx_at[UR_BOND_MAX];
+	_Atomic uint64_t bond_rx_mark[UR_BOND_MAX];
+	_Atomic uint32_t bond_rx_ratio[UR_BOND_MAX];
+	_Atomic uint64_t bond_rx_total;
 	atomic_int ncsock;        /* how many are open (UR_IO_CSOCK_MAX) */
 	/* The same-host path (shm.c, UROCE_SHM=1): our receive lanes, and the
 	 * receivers we send to; NULL when off. */
@@ -361,6 +371,9 @@ unsigned int ur__tx_hold(struct tx_batch *cur, struct tx_batch **held);
 void ur__tx_flush_after(struct tx_batch *held, struct tx_batch *cur);
 struct ur_pktbuf *ur__eng_pkt_alloc(void *host, uint32_t len);
 void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb);
+/* ur_dev_ops.path_ok: a bonded port's interface of @sport is up and not
+ * silent (udp.c); true on any other port. */
+bool ur__eng_path_ok(void *host, uint16_t sport, uint64_t now);
 /* fwd.c */
 int ur__fwd_open(struct ur_engine *e);
 void ur__fwd_close(struct ur_engine *e);

@@ -170,6 +170,8 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		uint32_t acked = qp->priv->comp.psn;
 		int32_t d;
 
+		if (qp->priv->mp)
+			qp->priv->mp->now = now; /* (its round trip timing) */
 		ur__comp_rx(qp, pkt, now);
 		d = ur_psn_diff(qp->priv->comp.psn, acked);
 		if (d > 0) {
@@ -178,6 +180,8 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 				ur__mp_acked(qp->priv->mp, acked, (uint32_t)d);
 		}
 	}
+	if (qp->priv->mp)
+		ur__mp_tick(qp, now); /* a path that failed: out at once */
 	if (sealed_now)
 		ur_qp_progress(qp, now); /* what was posted meanwhile */
 	ur__qp_update_deadline(qp);

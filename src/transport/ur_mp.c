@@ -11,6 +11,19 @@
  * path's share follows its weight, interleaved rather than in bursts), so
  * a congested or cut path sheds traffic within a few round trips and wins
  * it back when it recovers. The simulator drives this same code.
+ *
+ * A path that fails (docs/wire.md "Spraying", "A path that fails") is
+ * taken out of the round robin rather than kept at the floor weight,
+ * where each of its packets would be lost and waited for: when losses
+ * name it MP_DOWN_MISS times in a row while another path delivers, or
+ * when the host says its port cannot send (a bonded port's interface is
+ * down or silent, ur_dev_ops.path_ok). What it carried that is not yet
+ * acknowledged goes again on the others at once, instead of one NAK per
+ * hole. A path that losses took out gets one request in MP_PROBE_NS
+ * (doubling while it stays down, up to MP_PROBE_MAX_NS) as a probe, and
+ * an ACK for a probe puts it back; one the host took out gets a plain ACK
+ * every MP_HOST_PROBE_NS (nothing that opens a hole when lost: the
+ * peer's host hears it) and comes back when the host says so.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +35,20 @@
 #define MP_W_INIT 16
 #define MP_RING_MIN 64
 #define MP_RING_MAX 65536 /* the largest selective-repeat window */
+#define MP_NONE 0xff       /* ring entry: no request, or acknowledged */
+#define MP_DOWN_MISS 3     /* losses without a delivery that take it out */
+#define MP_DOWN_NS 4000000ull /* ... and as long without one */
+#define MP_DOWN_LOSS 1
+#define MP_DOWN_HOST 2
+#define MP_PROBE_NS 2000000ull
+#define MP_PROBE_MAX_NS 32000000u
+#define MP_POLL_NS 250000ull
+#define MP_HOST_PROBE_NS 1000000ull
+/* Additive increase: one weight per this many requests a path delivered.
+ * One per request let a path halved by a loss win its weight back within
+ * a few dozen packets, so on unequal rails both sat near the cap (64)
+ * and the split came out 57:43 on 2:1 rails. */
+#define MP_AI_PKTS 32
 
 /* The ring remembers the path of the last @window request PSNs (the
  * selective-repeat window: feedback names nothing older). */
@@ -40,6 +67,8 @@ struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 		mp->sport[i] = sports[i];
 		mp->w[i] = MP_W_INIT;
 	}
+	memset(mp->psn_path, MP_NONE, ring);
+	mp->deadline = UINT64_MAX;
 	mp->k = (uint8_t)k;
 	mp->oblivious = flags & UR_MP_OBLIVIOUS;
 	mp->ring = ring;
@@ -54,19 +83,51 @@ static int path_of(const struct ur_mp *mp, uint32_t psn)
 	return mp->k > 1 && i < mp->k ? i : -1;
 }
 
-/* One step of the smooth weighted round robin. */
+static bool all_down(const struct ur_mp *mp)
+{
+	for (unsigned int i = 0; i < mp->k; i++)
+		if (!mp->down[i])
+			return false;
+	return true;
+}
+
+/* One step of the smooth weighted round robin over the paths that are
+ * up (all of them if none is: better a path that may work than none). */
 static int swrr(struct ur_mp *mp)
 {
-	int total = 0, best = 0;
+	bool any = all_down(mp);
+	int total = 0, best = -1;
 
 	for (unsigned int i = 0; i < mp->k; i++) {
+		if (mp->down[i] && !any)
+			continue;
 		mp->cur[i] = (int16_t)(mp->cur[i] + mp->w[i]);
 		total += mp->w[i];
-		if (mp->cur[i] > mp->cur[best])
+		if (best < 0 || mp->cur[i] > mp->cur[best])
 			best = (int)i;
 	}
 	mp->cur[best] = (int16_t)(mp->cur[best] - total);
 	return best;
+}
+
+/* A down path whose probe is due, or -1. */
+static int probe_due(struct ur_mp *mp)
+{
+	for (unsigned int i = 0; i < mp->k; i++) {
+		if (mp->down[i] != MP_DOWN_LOSS || mp->now < mp->probe_at[i] ||
+		    (mp->probe_out & 1u << i)) /* one at a time */
+			continue;
+		mp->probe_at[i] = mp->now + mp->probe_gap[i];
+		if (mp->probe_gap[i] < MP_PROBE_MAX_NS)
+			mp->probe_gap[i] *= 2;
+		mp->cnt[i].probes++;
+		mp->probe_out = (uint16_t)(mp->probe_out | 1u << i);
+		mp->probe_sent[i] = mp->now;
+		if (mp->now + 2 * mp->srtt + 1000000 < mp->deadline)
+			mp->deadline = mp->now + 2 * mp->srtt + 1000000;
+		return (int)i;
+	}
+	return -1;
 }
 
 unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend)
@@ -76,13 +137,155 @@ unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend)
 	 * the resends of a timeout spread over the paths as their weights
 	 * say rather than all falling on one that may be cut too. */
 	int lost = resend && !mp->oblivious ? path_of(mp, psn) : -1;
-	int best = swrr(mp);
+	int best = resend ? -1 : probe_due(mp);
 
-	if (best == lost && mp->k > 1)
+	if (best < 0) {
 		best = swrr(mp);
+		if (best == lost && mp->k > 1)
+			best = swrr(mp);
+	} else {
+		mp->probe_psn[best] = psn;
+	}
+	if (!resend && !mp->rtt_on) {
+		mp->rtt_on = true;
+		mp->rtt_psn = psn;
+		mp->rtt_at = mp->now;
+	}
 	mp->psn_path[psn & (mp->ring - 1u)] = (uint8_t)best;
 	mp->cnt[best].packets++;
 	return (unsigned int)best;
+}
+
+uint16_t ur__mp_ans_sport(struct ur_mp *mp)
+{
+	for (unsigned int n = 0; n < mp->k; n++) {
+		unsigned int i = mp->ans_next++ % mp->k;
+
+		if (!mp->down[i])
+			return mp->sport[i];
+	}
+	return mp->sport[mp->ans_next++ % mp->k];
+}
+
+/* Does a path other than @i deliver (up, no loss since it last did)? */
+static bool others_deliver(const struct ur_mp *mp, int i)
+{
+	for (unsigned int j = 0; j < mp->k; j++)
+		if ((int)j != i && !mp->down[j] && !mp->miss[j])
+			return true;
+	return false;
+}
+
+static void mark_down(struct ur_mp *mp, unsigned int i, uint8_t why)
+{
+	if (!mp->down[i])
+		mp->went_down = (uint16_t)(mp->went_down | 1u << i);
+	/* The host's word decides while it says no (the path comes back
+	 * when it says yes, and losses may take it out again then). */
+	if (why == MP_DOWN_HOST)
+		mp->down[i] = MP_DOWN_HOST;
+	else if (!(mp->down[i] & MP_DOWN_HOST))
+		mp->down[i] |= why;
+}
+
+static void mark_up(struct ur_mp *mp, unsigned int i, uint8_t why)
+{
+	if (!(mp->down[i] & why))
+		return;
+	mp->down[i] &= (uint8_t)~why;
+	if (mp->down[i])
+		return;
+	mp->went_down = (uint16_t)(mp->went_down & ~(1u << i));
+	mp->w[i] = MP_W_INIT;
+	mp->cur[i] = 0;
+	mp->miss[i] = 0;
+	mp->credit_at[i] = mp->now;
+}
+
+/* Path @i went down: its share moves to the others at once, and what it
+ * carried that is not acknowledged yet goes again now (each of those is
+ * most likely lost, and a NAK names one hole per round trip). */
+static void take_out(struct ur_qp *qp, struct ur_mp *mp, unsigned int i,
+		     uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	int32_t n = ur_psn_diff(p->req.psn_max, p->comp.psn);
+	uint32_t psn = p->comp.psn;
+
+	mp->cnt[i].downs++;
+	mp->probe_out = (uint16_t)(mp->probe_out & ~(1u << i));
+	mp->probe_gap[i] = (uint32_t)MP_PROBE_NS;
+	mp->probe_at[i] = now + MP_PROBE_NS;
+	if (n <= 0 || all_down(mp))
+		return;
+	if ((uint32_t)n > mp->ring)
+		n = (int32_t)mp->ring;
+	for (; n > 0; n--, psn = ur_psn_add(psn, 1))
+		if (path_of(mp, psn) == (int)i)
+			ur__req_resend_psn(qp, psn, now);
+}
+
+/* Probes in flight: one acknowledged is gone from probe_out (the ACK
+ * put its path back, ur__mp_acked); one older than 2 round trips + 1 ms
+ * is sent again on a path that is up. */
+static void probes_lost(struct ur_qp *qp, struct ur_mp *mp, uint64_t now)
+{
+	uint64_t wait = 2 * mp->srtt + 1000000;
+
+	mp->deadline = UINT64_MAX;
+	for (uint16_t out = mp->probe_out; out; out &= (uint16_t)(out - 1)) {
+		unsigned int i = (unsigned int)__builtin_ctz(out);
+		uint32_t psn = mp->probe_psn[i];
+
+		if (ur_psn_diff(psn, qp->priv->comp.psn) < 0 ||
+		    path_of(mp, psn) != (int)i) {
+			mp->probe_out = (uint16_t)(mp->probe_out & ~(1u << i));
+		} else if (now - mp->probe_sent[i] >= wait) {
+			mp->probe_out = (uint16_t)(mp->probe_out & ~(1u << i));
+			if (qp->state == UR_QPS_RTS || qp->state == UR_QPS_SQD)
+				ur__req_resend_psn(qp, psn, now);
+		} else if (mp->probe_sent[i] + wait < mp->deadline) {
+			mp->deadline = mp->probe_sent[i] + wait;
+		}
+	}
+}
+
+void ur__mp_tick(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_mp *mp = qp->priv->mp;
+	const struct ur_dev_ops *ops = qp->dev->ops;
+
+	if (!mp || mp->k < 2)
+		return;
+	mp->now = now;
+	if (ops->path_ok && now >= mp->poll_at) {
+		mp->poll_at = now + MP_POLL_NS;
+		for (unsigned int i = 0; i < mp->k; i++) {
+			if (ops->path_ok(qp->dev->host, mp->sport[i], now))
+				mark_up(mp, i, MP_DOWN_HOST);
+			else
+				mark_down(mp, i, MP_DOWN_HOST);
+		}
+	}
+	while (mp->went_down) {
+		unsigned int i = (unsigned int)__builtin_ctz(mp->went_down);
+
+		mp->went_down = (uint16_t)(mp->went_down & ~(1u << i));
+		if (mp->down[i] && (qp->state == UR_QPS_RTS ||
+				    qp->state == UR_QPS_SQD))
+			take_out(qp, mp, i, now);
+	}
+	probes_lost(qp, mp, now);
+	/* A path the host says cannot send: a plain ACK every ms keeps the
+	 * peer's host hearing it once it works again (ur__tx_probe_ack). */
+	for (unsigned int i = 0; i < mp->k; i++) {
+		if (!(mp->down[i] & MP_DOWN_HOST) || now < mp->probe_at[i] ||
+		    (qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD))
+			continue;
+		mp->probe_at[i] = now + MP_HOST_PROBE_NS;
+		mp->cnt[i].probes++;
+		ur__tx_probe_ack(qp, mp->sport[i]);
+	}
 }
 
 void ur__mp_loss(struct ur_mp *mp, uint32_t psn)
@@ -92,9 +295,18 @@ void ur__mp_loss(struct ur_mp *mp, uint32_t psn)
 	if (i < 0)
 		return;
 	mp->cnt[i].losses++;
-	if (!mp->oblivious)
-		mp->w[i] = (uint8_t)(mp->w[i] / 2 > MP_W_MIN ? mp->w[i] / 2
-							     : MP_W_MIN);
+	if (mp->oblivious)
+		return;
+	mp->w[i] = (uint8_t)(mp->w[i] / 2 > MP_W_MIN ? mp->w[i] / 2 : MP_W_MIN);
+	if (mp->miss[i] < UINT8_MAX)
+		mp->miss[i]++;
+	/* Lost again and again, delivering nothing in between for a while
+	 * (spurious NAKs of a path that is only late stop as the peer's gap
+	 * timer widens: sr_two_paths_loss), while another path delivers: it
+	 * fails (taken out at the next tick). */
+	if (mp->miss[i] >= MP_DOWN_MISS && others_deliver(mp, i) &&
+	    mp->now - mp->credit_at[i] >= MP_DOWN_NS)
+		mark_down(mp, (unsigned int)i, MP_DOWN_LOSS);
 }
 
 void ur__mp_ecn(struct ur_mp *mp, uint32_t psn)
@@ -140,14 +352,29 @@ void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 	 * few percent, every packet of it resent), and a restored one wins
 	 * its share back as its packets arrive again, in a few hundred of
 	 * the QP's packets. */
-	if (mp->oblivious)
-		return;
+	if (mp->rtt_on && ur_psn_diff(mp->rtt_psn, psn) >= 0 &&
+	    ur_psn_diff(mp->rtt_psn, psn + n) < 0) {
+		uint64_t s = mp->now - mp->rtt_at;
+
+		mp->srtt = mp->srtt ? (7 * mp->srtt + s) / 8 : s;
+		mp->rtt_on = false;
+	}
 	if (n > mp->ring)
 		psn += n - mp->ring, n = mp->ring;
 	for (; n; n--, psn++) {
+		uint8_t *at = &mp->psn_path[psn & (mp->ring - 1u)];
 		int i = path_of(mp, psn);
 
-		if (i >= 0 && mp->w[i] < MP_W_MAX)
+		*at = MP_NONE; /* done: a READ's response PSNs name no path */
+		if (i < 0 || mp->oblivious)
+			continue;
+		mp->miss[i] = 0;
+		mp->credit_at[i] = mp->now;
+		if (mp->down[i] & MP_DOWN_LOSS)
+			mark_up(mp, (unsigned int)i, MP_DOWN_LOSS); /* a probe */
+		if (mp->w[i] < MP_W_MAX && ++mp->acc[i] >= MP_AI_PKTS) {
+			mp->acc[i] = 0;
 			mp->w[i]++;
+		}
 	}
 }

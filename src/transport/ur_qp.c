@@ -487,6 +487,8 @@ void ur__qp_update_deadline(struct ur_qp *qp)
 		d = p->sr.gap_deadline; /* NAK a gap (selective repeat) */
 	if (p->comp.ask_at && p->comp.ask_at < d)
 		d = p->comp.ask_at; /* ask again for a lost answer */
+	if (p->mp && p->mp->probe_out && p->mp->deadline < d)
+		d = p->mp->deadline; /* a spraying probe lost (ur_mp.c) */
 	if (p->crypt.neg == UR_CRYPT_NEG_PENDING) {
 		/* resend the hello, give up */
 		if (p->crypt.hello_at < d)
@@ -1016,6 +1018,8 @@ void ur_qp_timer(struct ur_qp *qp, uint64_t now)
 		ur__sr_neg_timer(qp, now);
 	if (qp->priv->cc.neg_pending)
 		ur__cc_neg_timer(qp, now);
+	if (qp->priv->mp)
+		ur__mp_tick(qp, now);
 	ur_qp_progress(qp, now);
 }
 

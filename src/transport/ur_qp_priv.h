@@ -290,6 +290,30 @@ struct ur_mp {
 	uint8_t w[UR_MP_MAX];     /* weights, 1..64 */
 	int16_t cur[UR_MP_MAX];   /* smooth weighted round robin */
 	uint32_t ans_next;        /* answers: plain round robin (ur_xmit.c) */
+	/* Out of the spray (docs/wire.md "Spraying", "A path that fails"):
+	 * MP_DOWN_LOSS (losses named it again and again while other paths
+	 * delivered) and MP_DOWN_HOST (the host says so: ur_dev_ops
+	 * path_ok); a down path carries only probes. */
+	uint8_t down[UR_MP_MAX];
+	uint8_t miss[UR_MP_MAX];  /* losses since it last delivered */
+	uint8_t acc[UR_MP_MAX];   /* requests delivered towards weight + 1 */
+	uint16_t went_down;       /* paths to take out at the next tick */
+	uint32_t probe_gap[UR_MP_MAX]; /* ns; doubles while it stays down */
+	uint64_t probe_at[UR_MP_MAX];
+	uint64_t credit_at[UR_MP_MAX]; /* it last delivered (an ACK said) */
+	/* A probe not acknowledged within 2 round trips (+1 ms) was lost:
+	 * it goes again on a path that is up (a hole the peer might NAK
+	 * only after its gap timer, which reordering widens). */
+	uint16_t probe_out;       /* paths with a probe in flight */
+	uint32_t probe_psn[UR_MP_MAX];
+	uint64_t probe_sent[UR_MP_MAX];
+	uint64_t deadline;        /* the next probe to give up on */
+	/* One request at a time is timed to its ACK: the round trip. */
+	bool rtt_on;
+	uint32_t rtt_psn;
+	uint64_t rtt_at, srtt;
+	uint64_t now;             /* as of the last tick */
+	uint64_t poll_at;         /* ask the host again */
 	struct ur_mp_path_cnt cnt[UR_MP_MAX];
 	uint8_t psn_path[];       /* path of request PSN % ring */
 };
@@ -307,6 +331,13 @@ void ur__mp_ecn(struct ur_mp *mp, uint32_t psn);
 void ur__mp_late(struct ur_mp *mp, uint32_t psn);
 /* An ACK covered @n requests from @psn: their paths gain weight. */
 void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n);
+/* Time passes for a spraying QP (after a packet, at its timer): ask the
+ * host which paths work, take out the paths that went down (what they
+ * carry that is not yet acknowledged is sent again on the others). */
+void ur__mp_tick(struct ur_qp *qp, uint64_t now);
+/* The port for an answer (ACK, NAK, READ response): round robin over the
+ * paths that are up. */
+uint16_t ur__mp_ans_sport(struct ur_mp *mp);
 /* One direction's key of an encrypted QP (ur_crypt.c): a libgcrypt GCM
  * handle keyed for (session id, epoch), and the IV's fixed part. */
 struct gcry_cipher_handle;
@@ -534,6 +565,7 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 void ur__tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
 /* The same, without the selective-repeat bit (a plain go-back-N NAK). */
 void ur__tx_ack_plain(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
+void ur__tx_probe_ack(struct ur_qp *qp, uint16_t sport);
 
 /* ur_cq.c */
 void ur__cq_push(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *e,

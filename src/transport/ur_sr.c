@@ -213,7 +213,7 @@ int ur_qp_path_info(const struct ur_qp *qp, unsigned int i, uint16_t *sport,
 		return 0;
 	}
 	*sport = mp->sport[i];
-	*weight = mp->w[i];
+	*weight = mp->down[i] ? 0 : mp->w[i]; /* out of the spray: 0 */
 	*cnt = mp->cnt[i];
 	return 0;
 }

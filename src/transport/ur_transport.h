@@ -470,6 +470,12 @@ struct ur_dev_ops {
 	/* XRC SRQ lookup by number for an XRC TGT QP's requests (NULL
 	 * op, or NULL: no such SRQ). Called with the QP's lock held. */
 	struct ur_srq *(*srq_lookup)(void *host, uint32_t srqn);
+	/* Spraying (optional; NULL: every path works): may packets leave
+	 * from UDP source port @sport? A bonded port's host says no while
+	 * that port's interface is down or has gone silent (it hears
+	 * nothing on it while it hears the others). Asked at most every
+	 * 250 us per spraying QP, under the QP's lock. */
+	bool (*path_ok)(void *host, uint16_t sport, uint64_t now);
 };
 
 /* Receive-side metadata the host knows about an incoming datagram. */
@@ -831,8 +837,11 @@ struct ur_mp_path_cnt {
 	uint32_t losses;   /* NAKs and timeouts that named it */
 	uint32_t ecn;      /* CNPs that named it */
 	uint32_t late;     /* late notices that named it (ur_sr.c) */
+	uint32_t downs;    /* times it was taken out of the spray */
+	uint32_t probes;   /* requests sent on it while it was out */
 };
-/* Path @i's port, weight and counters; -EINVAL when @i >= ur_qp_paths().
+/* Path @i's port, weight (0: out of the spray, ur_mp.c) and counters;
+ * -EINVAL when @i >= ur_qp_paths().
  * A QP on its own port only has path 0: weight 1, packets = every packet
  * the QP sent. */
 int ur_qp_path_info(const struct ur_qp *qp, unsigned int i, uint16_t *sport,

@@ -139,10 +139,9 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 		/* Answers to a peer that sprays go round the QP's own ports:
 		 * on one, a cut path would take every ACK and NAK with it;
 		 * spread, it loses a share that the next cumulative ACK (or
-		 * a repeated NAK, ur_sr.c) covers. */
-		struct ur_mp *mp = qp->priv->mp;
-
-		b->path.sport = mp->sport[mp->ans_next++ % mp->k];
+		 * a repeated NAK, ur_sr.c) covers; a path that is down
+		 * (ur_mp.c) gets none. */
+		b->path.sport = ur__mp_ans_sport(qp->priv->mp);
 	}
 	if (!b->path.dport)
 		b->path.dport = UR_ROCEV2_PORT;
@@ -202,4 +201,26 @@ void ur__tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 void ur__tx_ack_plain(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	tx_ack(qp, syndrome, psn, true);
+}
+
+/* Spraying: a path the host says cannot send is probed with a plain ACK
+ * of what the responder has (ePSN - 1: a duplicate, ignored by the
+ * peer's completer, 9.7.5.1.2), not with a request that would open a
+ * hole if lost; its arrival tells the peer's host the path works. */
+void ur__tx_probe_ack(struct ur_qp *qp, uint16_t sport)
+{
+	struct ur_txhdr h = {
+		.opcode = ur__op(qp, UR_OP_RC_ACKNOWLEDGE),
+		.dqpn = qp->priv->attr.dest_qp_num,
+		.psn = ur_psn_add(qp->priv->resp.psn, UR_PSN_MASK),
+		.aeth = { .syndrome = ur_aeth_ack(UR_AETH_CREDIT_INVALID),
+			  .msn = qp->priv->resp.msn },
+	};
+	struct ur_ipudp path = qp->priv->attr.path;
+	struct ur_pktbuf *b = ur__tx_alloc(qp, h.opcode, 0);
+
+	if (!b)
+		return;
+	path.sport = sport;
+	ur__tx_send(qp, b, &h, 0, &path);
 }
