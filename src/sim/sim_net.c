@@ -104,6 +104,8 @@ static void start_tx(struct sim *s, struct sim_port *pt)
 	pt->qh[pr] = p->next;
 	if (!pt->qh[pr])
 		pt->qt[pr] = NULL;
+	else /* the next one leaves a serialisation from now: fetch it */
+		__builtin_prefetch(pt->qh[pr]);
 	pt->qbytes[pr] -= p->b.len;
 	qtrace(s, pt);
 	if (p->accounted) {
@@ -133,7 +135,7 @@ static void start_tx(struct sim *s, struct sim_port *pt)
 	}
 	p->in = pt->peer;
 	p->accounted = 0;
-	sim__push(s, s->now + t + pt->delay, SIM_EV_ARRIVE, p, 0);
+	sim__push(s, s->now + t + pt->delay, SIM_EV_ARRIVE, p, pt->peer_node);
 }
 
 /* Still serialising: before its end, or at that instant but before the
@@ -149,9 +151,7 @@ void sim__port_wake(struct sim *s, struct sim_port *pt)
 	if (pt->txpend || !busy(s, pt))
 		return;
 	pt->txpend = true;
-	if (ur_evheap_push_seq(&s->heap, pt->busy_until, pt->txseq,
-			       SIM_EV_TXDONE, pt, 0))
-		abort(); /* out of memory: the run cannot go on */
+	sim__push_seq(s, pt->busy_until, pt->txseq, SIM_EV_TXDONE, pt, 0);
 }
 
 void sim__port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p)
@@ -206,10 +206,10 @@ static void drop(struct sim *s, struct sim_node *n, struct sim_port *out,
 	sim__pkt_put(s, p);
 }
 
-void sim__arrive(struct sim *s, struct sim_pkt *p)
+void sim__arrive(struct sim *s, struct sim_pkt *p, uint32_t node)
 {
 	struct sim_port *in = p->in, *out;
-	struct sim_node *n = in->node;
+	struct sim_node *n = &s->nodes[node]; /* in->node, one miss less */
 	const struct sim_cfg *c = &s->c;
 	uint32_t len = p->b.len;
 	int pr = p->prio, e;
