@@ -121,8 +121,12 @@ void sim_destroy(struct sim *s)
 	if (!s)
 		return;
 	sim__hosts_fini(s);
-	for (uint32_t i = 0; i < s->nnodes; i++)
+	for (uint32_t i = 0; s->nodes && i < s->nnodes; i++) {
+		for (uint32_t j = 0; s->nodes[i].ports && j < s->nodes[i].nports; j++)
+			for (int pr = 0; pr < SIM_NPRIO; pr++)
+				free(s->nodes[i].ports[j].q[pr].a);
 		free(s->nodes[i].ports);
+	}
 	free(s->nodes);
 	free(s->host_node);
 	free(s->nbrs);

@@ -38,6 +38,17 @@ struct sim_pkt {
 
 struct sim_node;
 
+struct sim_qent {
+	struct sim_pkt *p;
+	struct sim_port *in;  /* its ingress, if accounted in the buffer */
+	uint32_t len;
+};
+
+struct sim_queue {
+	struct sim_qent *a;
+	uint32_t head, n, cap; /* a[(head + i) & (cap - 1)], i < n */
+};
+
 struct sim_port {
 	struct sim_node *node;
 	struct sim_port *peer;
@@ -47,8 +58,9 @@ struct sim_port {
 	bool up;
 	uint32_t peer_node;   /* peer->node->id, for the arrival event */
 	double loss;
-	/* egress */
-	struct sim_pkt *qh[SIM_NPRIO], *qt[SIM_NPRIO];
+	/* egress: a ring per priority of what start_tx needs, so that it
+	 * only writes to the packet it sends (a read was a cache miss) */
+	struct sim_queue q[SIM_NPRIO];
 	uint32_t qbytes[SIM_NPRIO];
 	/* Serialising until busy_until. Its end (SIM_EV_TXDONE) is pushed
 	 * only when there is something to do then (txpend): a packet waits,
