@@ -7,7 +7,8 @@
 # one CSV row per run and the medians of CPU seconds, events and hops
 # per CPU second. Results: bench/results/2026-12-07-sim4.md.
 #   bench/sim_speed.sh OLD_SIM NEW_SIM [OUT_DIR]
-# Env: ROUNDS (3), WS ("a2a64k train1"; also train_spray), NICE (5).
+# Env: ROUNDS (3), WS ("a2a64k train1"; also train_spray, a2a64k_k32:
+#   the packed all-to-all on 8192 hosts), NICE (5).
 set -eu
 OLD=$1
 NEW=$2
@@ -28,6 +29,7 @@ echo "round,workload,binary,events,hops,cpu_s,ev_per_cpu_s,hops_per_cpu_s,rss_mb
 run() { # ROUND W WHICH BIN
   case $2 in
   a2a64k) A="-s k=16 -w alltoall -s ranks=256 -s placement=linear -s bytes=65536 --lb spray" ;;
+  a2a64k_k32) A="-s k=32 -w alltoall -s ranks=512 -s placement=linear -s bytes=65536 --lb spray" ;;
   train1) A="-s k=16 -w trace -s trace=$T --lb single" ;;
   train_spray) A="-s k=16 -w trace -s trace=$T --lb spray" ;;
   *) echo "sim_speed.sh: unknown workload $2" >&2; exit 2 ;;
