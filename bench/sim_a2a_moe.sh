@@ -10,6 +10,8 @@
 #           512 ranks (2 pods, 16 GiB)
 #   a2a1m   all-to-all among 128 ranks (k=16: 2 pods), 1 MiB per pair
 #           (16 GiB)
+#   a2a64kall  all-to-all among every host, 64 KiB per pair (k=16: 1024
+#           ranks, 64 GiB)
 #   a2a64kr, a2a1mr  the same scattered at random over the fabric: 256
 #           ranks of 64 KiB (4 GiB), 64 ranks of 1 MiB (4 GiB)
 #   moe     bench/sim_train_trace.py --forward-only: one MoE layer's
@@ -21,7 +23,9 @@
 #   bench/sim_a2a_moe.sh [BUILD_DIR] [OUT_DIR]
 # Env: KS ("16 32"), WS ("a2a64k a2a1m moe"), LBS ("single spray adaptive"),
 #   CCS ("dcqcn swift"), FAILS ("none fail restore"), FAILCC (dcqcn: the
-#   cc of the failure runs), SEED (1), TIMEOUT (900).
+#   cc of the failure runs), SEED (1), TIMEOUT (900), NICE (5), EXTRA
+#   (more -s KEY=VALUE options, e.g. "-s timeout=6"; say so in SUFFIX),
+#   SUFFIX (of the run's files and its workload column, e.g. _to6).
 set -eu
 B=${1:-build}
 OUT=${2:-bench/results/sim/sim3}
@@ -33,6 +37,9 @@ FAILS=${FAILS:-none fail restore}
 FAILCC=${FAILCC:-dcqcn}
 SEED=${SEED:-1}
 TIMEOUT=${TIMEOUT:-900}
+NICE=${NICE:-5}
+EXTRA=${EXTRA:-}
+SUFFIX=${SUFFIX:-}
 HERE=$(dirname "$0")
 SIM=$B/bin/uroce-sim
 mkdir -p "$OUT"
@@ -55,6 +62,7 @@ for K in $KS; do
     a2a64k) R=256; [ "$K" = 16 ] || R=512
       WARGS="-w alltoall -s ranks=$R -s placement=linear -s bytes=65536" ;;
     a2a1m) WARGS="-w alltoall -s ranks=128 -s placement=linear -s bytes=1048576" ;;
+    a2a64kall) WARGS="-w alltoall -s placement=linear -s bytes=65536" ;;
     a2a64kr) WARGS="-w alltoall -s ranks=256 -s placement=random -s bytes=65536" ;;
     a2a1mr) WARGS="-w alltoall -s ranks=64 -s placement=random -s bytes=1048576" ;;
     moe)
@@ -70,15 +78,15 @@ for K in $KS; do
       if [ "$F" = none ]; then CL=$CCS; else CL=$FAILCC; fi
       for CC in $CL; do
         for LB in $LBS; do
-          if grep -q "^$K,$W,$LB,$CC,$F," "$CSV"; then continue; fi
-          P=$OUT/k${K}_${W}_${LB}_${CC}_$F
+          if grep -q "^$K,$W$SUFFIX,$LB,$CC,$F," "$CSV"; then continue; fi
+          P=$OUT/k${K}_${W}${SUFFIX}_${LB}_${CC}_$F
           echo "== k=$K $W lb=$LB cc=$CC fail=$F" >&2
           rc=0
           failcfg "$K" "$F" "$P.cfg"
-          /usr/bin/time -v -o "$P.time" timeout "$TIMEOUT" nice -n 5 "$SIM" \
-            -c "$P.cfg" -s k=$K $WARGS --lb $LB -s cc=$CC --seed "$SEED" \
+          /usr/bin/time -v -o "$P.time" timeout "$TIMEOUT" nice -n "$NICE" "$SIM" \
+            -c "$P.cfg" -s k=$K $WARGS --lb $LB -s cc=$CC --seed "$SEED" $EXTRA \
             > "$P.txt" 2>&1 || rc=$?
-          awk -v k="$K" -v w="$W" -v lb="$LB" -v cc="$CC" -v f="$F" -v rc="$rc" '
+          awk -v k="$K" -v w="$W$SUFFIX" -v lb="$LB" -v cc="$CC" -v f="$F" -v rc="$rc" '
             /^hosts/ {fl=$8}
             /^completion_us/ {c=$2}
             /^util/ {uh=$3; uf=$5; um=$7}

@@ -11,8 +11,8 @@
 #   bench/sim_train.sh [BUILD_DIR] [OUT_DIR]
 # Env: KS ("16 32"; also 32full), LBS ("single spray adaptive"),
 #   CCS ("dcqcn"; also swift), SEED (1), TIMEOUT (660), CFG (a config
-#   file read first, e.g. fail/restore lines) and SUFFIX (of the run's
-#   files, e.g. _fail).
+#   file read first, e.g. fail/restore lines), SUFFIX (of the run's
+#   files, e.g. _fail), NICE (5).
 set -eu
 B=${1:-build}
 OUT=${2:-bench/results/sim}
@@ -23,6 +23,7 @@ CCS=${CCS:-dcqcn}
 TIMEOUT=${TIMEOUT:-660}
 CFG=${CFG:-}
 SUFFIX=${SUFFIX:-}
+NICE=${NICE:-5}
 SIM=$B/bin/uroce-sim
 HERE=$(dirname "$0")
 mkdir -p "$OUT"
@@ -47,7 +48,7 @@ for K in $KS; do
     P=$P$SUFFIX
     echo "== train k=$K lb=$LB cc=$CC seed=$SEED" >&2
     rc=0
-    /usr/bin/time -v -o "$P.time" timeout "$TIMEOUT" nice -n 5 "$SIM" \
+    /usr/bin/time -v -o "$P.time" timeout "$TIMEOUT" nice -n "$NICE" "$SIM" \
       ${CFG:+-c "$CFG"} -s k=${K%full} -w trace -s trace="$T" --lb $LB -s cc=$CC \
       --seed "$SEED" --progress=30 -o "$P" > "$P.txt" 2> "$P.progress" || rc=$?
     echo "rc=$rc" >> "$P.txt"

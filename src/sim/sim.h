@@ -27,6 +27,9 @@ enum sim_topo { SIM_TOPO_FATTREE, SIM_TOPO_LEAFSPINE, SIM_TOPO_RAIL };
 /* Selective repeat (docs/transport.md) on the simulated QPs: auto = on
  * for spray/adaptive, off (plain go-back-N RoCEv2) for single. */
 enum sim_sr { SIM_SR_AUTO, SIM_SR_ON, SIM_SR_OFF };
+/* The event queue (sim_evq.c): a calendar for the near future, or binary
+ * heaps alone (the same order; kept to check the calendar against). */
+enum sim_evq { SIM_EVQ_CALENDAR, SIM_EVQ_HEAP };
 
 /* Load balancing of a host's packets over the fabric's paths. */
 enum sim_lb {
@@ -131,6 +134,7 @@ struct sim_cfg {
 	bool progress;             /* progress lines on stderr */
 	double progress_s;         /* wall seconds between them (default 2) */
 	uint64_t sample_ns;        /* queue sampling period for the CSV */
+	uint32_t evq;              /* enum sim_evq */
 	/* where each key was last set by sim_cfg_load(), so that checks
 	 * across keys (sim_create, sim_workload) can name the line */
 	char file[256];

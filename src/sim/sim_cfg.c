@@ -127,6 +127,7 @@ static int pick(const char *v, const char *const *names, uint32_t n,
 static const char *const topo_names[] = { "fattree", "leafspine", "rail" };
 static const char *const lb_names[] = { "single", "spray", "adaptive" };
 static const char *const sr_names[] = { "auto", "on", "off" };
+static const char *const evq_names[] = { "calendar", "heap" };
 static const char *const work_names[] = { "none", "ring", "alltoall",
 					  "permutation", "incast", "trace",
 					  "poisson" };
@@ -206,6 +207,10 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 	}
 	if (!strcmp(key, "sr")) {
 		bad = pick(val, sr_names, 3, &c->sr);
+		goto done;
+	}
+	if (!strcmp(key, "evq")) {
+		bad = pick(val, evq_names, 2, &c->evq);
 		goto done;
 	}
 	if (!strcmp(key, "workload")) {

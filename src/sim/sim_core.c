@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The discrete-event engine: events ordered by (time, insertion sequence)
- * so ties resolve in the order events were scheduled (as libuv's timer
- * heap), in two binary min-heaps that share the sequence (packets and
- * ports; QP timers and flow starts), a seeded xorshift generator, the
- * packet pool and the main loop.
+ * The discrete-event engine: a seeded xorshift generator, the packet
+ * pool and the main loop over the event queue (sim_evq.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,28 +12,6 @@
 #include "sim_priv.h"
 #include "ur_rand.h"
 #include "ur_units.h"
-
-/* ---- heap (util/ur_evheap.h, shared with the transport tests) -------- */
-void sim__push(struct sim *s, uint64_t t, uint32_t type, void *ptr,
-		uint32_t arg)
-{
-	struct ur_evheap *h = type == SIM_EV_QPTIMER || type == SIM_EV_FLOW
-				      ? &s->slow : &s->heap;
-
-	if (ur_evheap_push_seq(h, t, ur_evheap_reserve(&s->heap), type, ptr,
-			       arg))
-		abort(); /* out of memory: the run cannot go on */
-}
-
-/* The heap whose first event is the earliest (NULL: both empty). */
-static struct ur_evheap *next_heap(struct sim *s)
-{
-	if (!s->slow.n)
-		return s->heap.n ? &s->heap : NULL;
-	if (!s->heap.n || ur_ev_before(&s->slow.a[0], &s->heap.a[0]))
-		return &s->slow;
-	return &s->heap;
-}
 
 /* ---- random ----------------------------------------------------------- */
 uint64_t sim__rand(struct sim *s)
@@ -127,6 +102,11 @@ struct sim *sim_create(const struct sim_cfg *c, char *err, size_t n)
 	s->pool.cap[1] = c->mtu + 128;
 	s->wall0 = wall();
 	s->progress_next = c->progress_s;
+	if (sim__evq_init(s)) {
+		snprintf(err, n, "out of memory (event queue)");
+		sim_destroy(s);
+		return NULL;
+	}
 	if (sim__topo_build(s, err, n) || sim__hosts_init(s, err, n)) {
 		sim_destroy(s);
 		return NULL;
@@ -141,14 +121,17 @@ void sim_destroy(struct sim *s)
 	if (!s)
 		return;
 	sim__hosts_fini(s);
-	for (uint32_t i = 0; i < s->nnodes; i++)
+	for (uint32_t i = 0; s->nodes && i < s->nnodes; i++) {
+		for (uint32_t j = 0; s->nodes[i].ports && j < s->nodes[i].nports; j++)
+			for (int pr = 0; pr < SIM_NPRIO; pr++)
+				free(s->nodes[i].ports[j].q[pr].a);
 		free(s->nodes[i].ports);
+	}
 	free(s->nodes);
 	free(s->host_node);
 	free(s->nbrs);
 	free(s->dist);
-	ur_evheap_fini(&s->heap);
-	ur_evheap_fini(&s->slow);
+	sim__evq_fini(s);
 	for (size_t i = 0; i < s->pool.nslabs; i++)
 		free(s->pool.slabs[i]);
 	free(s->pool.slabs);
@@ -293,20 +276,17 @@ void sim_run(struct sim *s, uint64_t until)
 		end = until;
 	if (!s->events)
 		start_flows(s);
-	for (struct ur_evheap *h; (h = next_heap(s));) {
-		struct ur_ev e;
-
-		if (h->a[0].t > end)
-			break;
+	for (struct ur_ev e;;) {
 		if (s->nflows && s->flows_done == s->nflows)
 			break; /* the workload is done: leftover timers do not matter */
-		e = ur_evheap_pop(h);
+		if (!sim__evq_pop(s, end, &e))
+			break;
 		s->now = e.t;
 		s->cur_seq = e.seq;
 		s->events++;
 		switch (e.type) {
 		case SIM_EV_ARRIVE:
-			sim__arrive(s, e.ptr);
+			sim__arrive(s, e.ptr, e.arg);
 			break;
 		case SIM_EV_TXDONE:
 			sim__txdone(s, e.ptr);
@@ -329,7 +309,7 @@ void sim_run(struct sim *s, uint64_t until)
 			 * something else is pending. */
 			s->events--;
 			sample_queues(s);
-			if (s->heap.n || s->slow.n)
+			if (!sim__evq_empty(s))
 				sim__push(s, s->now + s->c.sample_ns,
 					   SIM_EV_SAMPLE, NULL, 0);
 			break;

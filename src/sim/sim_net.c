@@ -8,6 +8,7 @@
  * (XOFF/XON thresholds; a pause frame takes one link delay) and ECMP by a
  * salted hash of the 5-tuple over the shortest-path next hops.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim_priv.h"
@@ -88,40 +89,60 @@ static void send_pfc(struct sim *s, struct sim_port *in, int pr, bool on)
 		   SIM_EV_PFC, in->peer, (uint32_t)pr | (on ? 0x100u : 0));
 }
 
+static void q_put(struct sim_queue *q, struct sim_pkt *p, uint32_t len,
+		  struct sim_port *in)
+{
+	if (q->n == q->cap) {
+		uint32_t cap = q->cap ? 2 * q->cap : 16;
+		struct sim_qent *a = malloc(cap * sizeof(*a));
+
+		if (!a)
+			abort(); /* out of memory: the run cannot go on */
+		for (uint32_t i = 0; i < q->n; i++)
+			a[i] = q->a[(q->head + i) & (q->cap - 1)];
+		free(q->a);
+		q->a = a;
+		q->cap = cap;
+		q->head = 0;
+	}
+	q->a[(q->head + q->n++) & (q->cap - 1)] =
+		(struct sim_qent){ .p = p, .in = in, .len = len };
+}
+
 static void start_tx(struct sim *s, struct sim_port *pt)
 {
-	struct sim_pkt *p = NULL;
+	struct sim_qent x;
+	struct sim_pkt *p;
 	int pr;
 	uint64_t t;
 
 	for (pr = SIM_NPRIO - 1; pr >= 0; pr--)
-		if (pt->qh[pr] && !pt->paused[pr]) {
-			p = pt->qh[pr];
+		if (pt->q[pr].n && !pt->paused[pr])
 			break;
-		}
-	if (!p)
+	if (pr < 0)
 		return;
-	pt->qh[pr] = p->next;
-	if (!pt->qh[pr])
-		pt->qt[pr] = NULL;
-	pt->qbytes[pr] -= p->b.len;
+	x = pt->q[pr].a[pt->q[pr].head];
+	pt->q[pr].head = (pt->q[pr].head + 1) & (pt->q[pr].cap - 1);
+	pt->q[pr].n--;
+	p = x.p;
+	pt->qbytes[pr] -= x.len;
 	qtrace(s, pt);
-	if (p->accounted) {
-		struct sim_port *in = p->in;
+	if (x.in) {
+		struct sim_port *in = x.in;
 
-		pt->node->buf_used -= p->b.len;
-		in->in_bytes[pr] -= p->b.len;
+		pt->node->buf_used -= x.len;
+		in->in_bytes[pr] -= x.len;
 		if (in->pause_sent[pr] && in->in_bytes[pr] <= s->c.pfc_xon)
 			send_pfc(s, in, pr, false);
 	}
-	t = ser_ns(pt, p->b.len);
+	t = ser_ns(pt, x.len);
 	pt->busy_until = s->now + t;
 	pt->txseq = ur_evheap_reserve(&s->heap);
 	pt->txpend = false;
-	if (pt->qh[0] || pt->qh[1] ||
+	if (pt->q[0].n || pt->q[1].n ||
 	    (pt->node->kind == SIM_HOST && pt->node->host->bhead))
 		sim__port_wake(s, pt);
-	pt->tx_bytes += p->b.len + SIM_WIRE_OVH;
+	pt->tx_bytes += x.len + SIM_WIRE_OVH;
 	pt->tx_pkts++;
 	s->hops++;
 	if (!pt->up || pt->tx_pkts == pt->drop_nth ||
@@ -133,7 +154,7 @@ static void start_tx(struct sim *s, struct sim_port *pt)
 	}
 	p->in = pt->peer;
 	p->accounted = 0;
-	sim__push(s, s->now + t + pt->delay, SIM_EV_ARRIVE, p, 0);
+	sim__push(s, s->now + t + pt->delay, SIM_EV_ARRIVE, p, pt->peer_node);
 }
 
 /* Still serialising: before its end, or at that instant but before the
@@ -149,21 +170,14 @@ void sim__port_wake(struct sim *s, struct sim_port *pt)
 	if (pt->txpend || !busy(s, pt))
 		return;
 	pt->txpend = true;
-	if (ur_evheap_push_seq(&s->heap, pt->busy_until, pt->txseq,
-			       SIM_EV_TXDONE, pt, 0))
-		abort(); /* out of memory: the run cannot go on */
+	sim__push_seq(s, pt->busy_until, pt->txseq, SIM_EV_TXDONE, pt, 0);
 }
 
 void sim__port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p)
 {
 	int pr = p->prio;
 
-	p->next = NULL;
-	if (pt->qt[pr])
-		pt->qt[pr]->next = p;
-	else
-		pt->qh[pr] = p;
-	pt->qt[pr] = p;
+	q_put(&pt->q[pr], p, p->b.len, p->accounted ? p->in : NULL);
 	pt->qbytes[pr] += p->b.len;
 	qtrace(s, pt);
 	if (busy(s, pt))
@@ -206,10 +220,10 @@ static void drop(struct sim *s, struct sim_node *n, struct sim_port *out,
 	sim__pkt_put(s, p);
 }
 
-void sim__arrive(struct sim *s, struct sim_pkt *p)
+void sim__arrive(struct sim *s, struct sim_pkt *p, uint32_t node)
 {
 	struct sim_port *in = p->in, *out;
-	struct sim_node *n = in->node;
+	struct sim_node *n = &s->nodes[node]; /* in->node, one miss less */
 	const struct sim_cfg *c = &s->c;
 	uint32_t len = p->b.len;
 	int pr = p->prio, e;

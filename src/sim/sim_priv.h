@@ -14,7 +14,7 @@
 #define SIM_MAX_PORTS 1024 /* per node (sim__route's candidates) */
 
 enum sim_ev_type {
-	SIM_EV_ARRIVE,   /* ptr: packet, arriving at pkt->in */
+	SIM_EV_ARRIVE,   /* ptr: packet, arriving at pkt->in; arg: its node */
 	SIM_EV_TXDONE,   /* ptr: port finished serialising */
 	SIM_EV_PFC,      /* ptr: upstream egress port; arg: prio | on << 8 */
 	SIM_EV_QPTIMER,  /* ptr: sim_qp */
@@ -38,6 +38,17 @@ struct sim_pkt {
 
 struct sim_node;
 
+struct sim_qent {
+	struct sim_pkt *p;
+	struct sim_port *in;  /* its ingress, if accounted in the buffer */
+	uint32_t len;
+};
+
+struct sim_queue {
+	struct sim_qent *a;
+	uint32_t head, n, cap; /* a[(head + i) & (cap - 1)], i < n */
+};
+
 struct sim_port {
 	struct sim_node *node;
 	struct sim_port *peer;
@@ -45,9 +56,11 @@ struct sim_port {
 	uint32_t delay;
 	uint16_t idx;
 	bool up;
+	uint32_t peer_node;   /* peer->node->id, for the arrival event */
 	double loss;
-	/* egress */
-	struct sim_pkt *qh[SIM_NPRIO], *qt[SIM_NPRIO];
+	/* egress: a ring per priority of what start_tx needs, so that it
+	 * only writes to the packet it sends (a read was a cache miss) */
+	struct sim_queue q[SIM_NPRIO];
 	uint32_t qbytes[SIM_NPRIO];
 	/* Serialising until busy_until. Its end (SIM_EV_TXDONE) is pushed
 	 * only when there is something to do then (txpend): a packet waits,
@@ -134,9 +147,26 @@ struct sim_tag {
 	int closed;         /* trace line that first waited for it (0) */
 };
 
+/* sim_evq.c: the near future in 1 ns buckets (one instant each, in
+ * sequence order), a ring of nb of them from base. */
+struct sim_cal_bucket {
+	struct ur_ev *a;
+	uint32_t head, n, cap;      /* events a[head..n) */
+};
+
+struct sim_cal {
+	struct sim_cal_bucket *b;
+	uint64_t *bits;             /* non-empty buckets */
+	uint32_t nb, mask;          /* 0: evq heap (no calendar) */
+	uint64_t base;              /* no bucketed event is earlier */
+	size_t n;
+};
+
 struct sim {
 	struct sim_cfg c;
-	struct ur_evheap heap;      /* packets, ports, PFC: few, soon */
+	struct sim_cal cal;         /* packets, ports, PFC within nb ns */
+	struct ur_evheap heap;      /* packets, ports, PFC beyond the
+				     * calendar (all of them: evq heap) */
 	struct ur_evheap slow;      /* QP timers and flow starts: one per QP
 				     * or flow, mostly far off; apart, they
 				     * do not deepen the packets' heap. One
@@ -177,9 +207,20 @@ struct sim {
 	uint64_t gen_ns;               /* poisson: the arrivals' span */
 };
 
-/* sim_core.c */
+/* sim_evq.c */
+int sim__evq_init(struct sim *s);
+void sim__evq_fini(struct sim *s);
 void sim__push(struct sim *s, uint64_t t, uint32_t type, void *ptr,
-		uint32_t arg);
+	       uint32_t arg);
+/* Schedule with a sequence number taken earlier (ur_evheap_reserve on
+ * s->heap): it runs where it would have had it been pushed then. */
+void sim__push_seq(struct sim *s, uint64_t t, uint64_t seq, uint32_t type,
+		   void *ptr, uint32_t arg);
+/* The earliest event into *@out, if there is one no later than @end. */
+bool sim__evq_pop(struct sim *s, uint64_t end, struct ur_ev *out);
+bool sim__evq_empty(const struct sim *s);
+
+/* sim_core.c */
 uint64_t sim__rand(struct sim *s);
 double sim__frand(struct sim *s);
 struct sim_pkt *sim__pkt_get(struct sim *s, uint32_t len);
@@ -190,7 +231,7 @@ void sim__port_enqueue(struct sim *s, struct sim_port *pt, struct sim_pkt *p);
 /* Push @pt's end of serialisation if it is busy and it is not pushed yet
  * (a packet waits, a QP blocked on it). */
 void sim__port_wake(struct sim *s, struct sim_port *pt);
-void sim__arrive(struct sim *s, struct sim_pkt *p);
+void sim__arrive(struct sim *s, struct sim_pkt *p, uint32_t node);
 void sim__txdone(struct sim *s, struct sim_port *pt);
 void sim__pfc(struct sim *s, struct sim_port *pt, uint32_t arg);
 uint32_t sim__hash(const struct ur_ipudp *p, uint32_t salt);

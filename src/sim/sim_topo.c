@@ -221,6 +221,8 @@ int sim__topo_build(struct sim *s, char *err, size_t en)
 		py->idx = y->nports++;
 		px->peer = py;
 		py->peer = px;
+		px->peer_node = y->id;
+		py->peer_node = x->id;
 		px->bps = py->bps = b.l[i].bps;
 		px->delay = py->delay = (uint32_t)c->link_delay_ns;
 		px->loss = py->loss = c->link_loss;

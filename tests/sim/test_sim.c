@@ -64,6 +64,72 @@ static void test_deterministic(void)
 	ASSERT(sum[0] != sum[2]);
 }
 
+/* The calendar queue (evq calendar, the default) pops events in exactly
+ * the order of the binary heaps (evq heap): the same events, hops and
+ * per-flow completions, bit for bit. A sprayed all-to-all with loss,
+ * PFC, ECN and a link that fails and is rerouted mid-run; and with a
+ * 100 us link delay, whose arrivals lie beyond the calendar (they go to
+ * the heap beside it) while the ports' ends of serialisation do not. */
+static void test_evq_same_order(void)
+{
+	static const uint64_t delay[2] = { 1000, 100000 };
+	char err[256];
+
+	for (int d = 0; d < 2; d++) {
+		uint64_t sum[2] = { 0 }, ev[2], hops[2], retx[2], last[2];
+
+		for (int q = 0; q < 2; q++) {
+			struct sim_cfg c;
+			struct sim_result r;
+			const struct sim_flow *f;
+			uint32_t n;
+			struct sim *s;
+
+			sim_cfg_default(&c);
+			c.k = 4;
+			c.work = SIM_WORK_ALLTOALL;
+			c.bytes = 48 << 10;
+			c.lb = SIM_LB_ADAPTIVE;
+			c.random_placement = true;
+			c.link_delay_ns = delay[d];
+			c.timeout = 8;
+			c.evq = q ? SIM_EVQ_HEAP : SIM_EVQ_CALENDAR;
+			ASSERT_EQ(sim_cfg_set(&c, "degrade", "a0 c0 100 0.01",
+					      err, sizeof(err)), 0);
+			ASSERT_EQ(sim_cfg_set(&c, "fail", "a2 c1 at=20", err,
+					      sizeof(err)), 0);
+			ASSERT_EQ(sim_cfg_set(&c, "reroute_us", "10", err,
+					      sizeof(err)), 0);
+			s = mk(&c);
+			sim_run(s, UINT64_MAX);
+			sim_result(s, &r);
+			ASSERT_EQ(r.flows_done, r.flows);
+			f = sim_flows(s, &n);
+			for (uint32_t j = 0; j < n; j++)
+				sum[q] = sum[q] * 31 + f[j].t_done;
+			ev[q] = r.events;
+			hops[q] = r.hops;
+			retx[q] = r.retransmits;
+			last[q] = r.t_last;
+			printf("delay %lu ns evq %s: %lu events, %lu hops, "
+			       "%lu retransmits, completion %.1f us\n",
+			       (unsigned long)delay[d], q ? "heap" : "calendar",
+			       (unsigned long)ev[q], (unsigned long)hops[q],
+			       (unsigned long)retx[q],
+			       (r.t_last - r.t_first) / 1e3);
+			sim_destroy(s);
+		}
+		ASSERT_GT(retx[0], 0); /* the loss and the failure did bite */
+		ASSERT_EQ_U64(ev[0], ev[1]);
+		ASSERT_EQ_U64(hops[0], hops[1]);
+		ASSERT_EQ_U64(retx[0], retx[1]);
+		ASSERT_EQ_U64(last[0], last[1]);
+		ASSERT_EQ_U64(sum[0], sum[1]);
+	}
+	ASSERT(sim_cfg_set(&(struct sim_cfg){ 0 }, "evq", "ladder", err,
+			   sizeof(err)) < 0);
+}
+
 /* Two long DCQCN flows through one bottleneck (a leaf-spine with
  * one spine, 25 Gb/s, the paper's marking Kmin 5 KB, Kmax 200 KB, Pmax 1 %;
  * both senders behind leaf 0, the receiver behind leaf 1; the second flow
@@ -1091,6 +1157,7 @@ static void test_ideal_bound(void)
 
 static const struct ur_test_case tests[] = {
 	{ "deterministic", test_deterministic },
+	{ "evq_same_order", test_evq_same_order },
 	{ "dcqcn_fair", test_dcqcn_fair },
 	{ "cc_profile", test_cc_profile },
 	{ "ecmp_bins", test_ecmp_bins },
