@@ -108,6 +108,9 @@ struct ur_req {
 	bool sr_resend;
 	uint32_t sr_resend_psn;
 	bool ackreq;        /* set AckReq on the next packet (ur__req_probe) */
+	/* ur__req_probe found no buffer, or a resend waiting for one: it
+	 * goes at the next progress call, after that resend. */
+	bool probe_pending;
 	/* A WQE's memory lost its key between packets: the next progress
 	 * call fails it (local protection error) at top level. */
 	bool key_err;

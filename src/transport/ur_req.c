@@ -468,10 +468,19 @@ void ur__req_probe(struct ur_qp *qp, uint64_t now)
 	struct ur_qp_priv *p = qp->priv;
 	uint32_t last = ur_psn_add(ur__req_cursor_psn(qp), UR_PSN_MASK);
 
-	if (ur_psn_diff(last, p->comp.psn) <= 0 || p->req.sr_resend)
+	p->req.probe_pending = false;
+	if (ur_psn_diff(last, p->comp.psn) <= 0)
 		return;
+	/* Behind a resend that waits for a buffer (the oldest PSN's, at a
+	 * timer expiry): after it, not never (uroce-sim, MoE over failed
+	 * links: a timer expiry per lost tail packet). */
+	if (p->req.sr_resend) {
+		p->req.probe_pending = true;
+		return;
+	}
 	p->req.ackreq = true; /* (stays for the next packet if none left) */
-	(void)resend_psn(qp, last, now); /* no buffer: the timer retries */
+	if (resend_psn(qp, last, now) == -EAGAIN)
+		p->req.probe_pending = true; /* no buffer: at the next progress */
 }
 
 /* May the WQE at the cursor start now? (window, 9.5.4 limits, fence) */
@@ -529,6 +538,11 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 	if (req->sr_resend) {
 		req->sr_resend = resend_psn(qp, req->sr_resend_psn, now) != 0;
 		if (req->sr_resend)
+			return; /* still no buffer */
+	}
+	if (req->probe_pending) {
+		ur__req_probe(qp, now);
+		if (req->probe_pending)
 			return; /* still no buffer */
 	}
 	while (req->idx != p->sq_tail) {
