@@ -7,6 +7,10 @@
 # from h1 to h2, with go-back-N (UROCE_SR=0) and with selective repeat
 # (UROCE_SR=auto, or SR_ON); the table lists the median of REPS runs.
 #   bench/loss_goodput.sh [BINDIR] [MIB] [REPS]     (root)
+# RATE (e.g. 300mbit): shape the switch's port towards h2 with tbf (the
+# data direction), so that the path, not the CPU, is the bottleneck, and
+# add one TCP stream (iperf3, 3 s, 64 KiB writes) through the same loss
+# and shaper as the peer.
 # Prints a markdown table; bench/results/loss_goodput.md is a saved run.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -19,6 +23,10 @@ source "$HERE/../tests/lab/netns.sh"
 lab_up --hosts 2 --mtu 1500 >/dev/null 2>&1 || exit 1
 trap lab_down EXIT
 IP1=$(lab_ip h1); IP2=$(lab_ip h2)
+RATE=${RATE:-}
+if [[ -n $RATE ]]; then
+	lab_sw tc qdisc add dev h2 root tbf rate "$RATE" burst 32k latency 20ms || exit 1
+fi
 PORT=$((21000 + $$ % 1000))
 WORK=$(mktemp -d)
 
@@ -37,14 +45,24 @@ run() { # SR-MODE -> Mbit/s retransmits
 	echo "${m:-FAIL} ${r:-0}"
 }
 
+tcp() { # -> Mbit/s of one iperf3 stream h1 -> h2
+	lab_exec h2 timeout 20 iperf3 -s -1 -p $((PORT + 500)) >/dev/null 2>&1 &
+	local spid=$!
+	sleep 0.3
+	lab_exec h1 timeout 20 iperf3 -c "$IP2" -p $((PORT + 500)) -t 3 -l 64K -J 2>/dev/null |
+		/usr/bin/python3 -c 'import json,sys; print("%.1f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e6))' 2>/dev/null || echo FAIL
+	wait $spid 2>/dev/null
+}
+
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "FAIL") }'; }
 
 echo "uroce goodput under loss: $MIB MiB SEND+WRITE per run, median of $REPS, $(nproc) CPUs, $(uname -r), lab MTU 1500 (path MTU 1024)"
 echo
+[[ -n $RATE ]] && echo "Path shaped to $RATE (tbf at the switch, towards h2); TCP: one iperf3 stream, 64 KiB writes, 3 s, through the same loss." && echo
 echo "Each loss rate: go-back-N (UROCE_SR=0) and selective repeat (UROCE_SR=${SR_ON:-auto}: negotiated between the two uroce ends), alternating; UROCE_PATHS=${UROCE_PATHS:-1}."
 echo
-echo "| loss % | go-back-N Mbit/s | SR Mbit/s | SR / go-back-N | go-back-N retransmits | SR retransmits |"
-echo "|---|---|---|---|---|---|"
+echo "| loss % | go-back-N Mbit/s | SR Mbit/s | SR / go-back-N | go-back-N retransmits | SR retransmits |${RATE:+ TCP Mbit/s |}"
+echo "|---|---|---|---|---|---|${RATE:+---|}"
 for l in $LOSSES; do
 	lab_clear >/dev/null 2>&1
 	[[ $l != 0 ]] && lab_loss "$l" 2>/dev/null
@@ -60,6 +78,8 @@ for l in $LOSSES; do
 	g0=$(median <"$WORK/g0"); r0=$(median <"$WORK/r0")
 	g1=$(median <"$WORK/g1"); r1=$(median <"$WORK/r1")
 	ratio=$(awk -v a="$g1" -v b="$g0" 'BEGIN { if (a == "FAIL" || b == "FAIL" || b == 0) print "-"; else printf "%.2f", a / b }')
-	echo "| $l | $g0 | $g1 | $ratio | $r0 | $r1 |"
+	t=""
+	[[ -n $RATE ]] && t=" $(tcp) |"
+	echo "| $l | $g0 | $g1 | $ratio | $r0 | $r1 |$t"
 done
 rm -rf "$WORK"

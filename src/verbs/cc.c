@@ -83,8 +83,8 @@ static void sr_hello_send(struct ur_dev *dev, struct ur_qp *qp,
 	(void)ur_engine_gsi_send(dev->host, dst, 0, mad, UR_SR_HELLO_LEN);
 }
 
-/* Selective repeat (include/uroce/uroce.h): off (UROCE_SR=0, the
- * default), negotiated with the peer (auto) or offered to every peer (1). */
+/* Selective repeat (include/uroce/uroce.h): off (UROCE_SR=0), negotiated
+ * with the peer (auto, the default) or offered to every peer (1). */
 static int sr_dev_init(struct ur_dev *dev)
 {
 	struct ur_sr_params p;
