@@ -28,20 +28,10 @@
 #include "ur_qp_priv.h"
 
 #define HELLO_MAGIC 0x55724363u      /* "UrCc" */
-#define HELLO_FIRST_NS 1000000ull    /* first resend after 1 ms, */
-#define HELLO_MAX_GAP_NS 64000000ull /* doubling up to 64 ms */
 
 int ur_cc_hello_parse(const uint8_t *mad, size_t len, struct ur_sr_hello *h)
 {
-	struct ur_hello g = { .attr = UR_CC_HELLO_ATTR, .magic = HELLO_MAGIC };
-
-	memset(h, 0, sizeof(*h));
-	if (ur_hello_get(mad, len, &g))
-		return -EBADMSG;
-	h->answer = g.answer;
-	h->src_qpn = g.src_qpn;
-	h->dst_qpn = g.dst_qpn;
-	return 0;
+	return ur__hello_parse_ids(UR_CC_HELLO_ATTR, HELLO_MAGIC, mad, len, h);
 }
 
 static void hello_send(struct ur_qp *qp, bool answer)
@@ -75,8 +65,7 @@ void ur__cc_neg_start(struct ur_qp *qp, uint64_t now)
 		return;
 	c->neg_pending = true;
 	c->give_up_at = now + UR_CC_NEG_NS;
-	c->hello_gap = HELLO_FIRST_NS;
-	c->hello_at = now + c->hello_gap;
+	ur__hello_first(&c->hello_at, &c->hello_gap, now);
 	hello_send(qp, false);
 }
 
@@ -98,12 +87,8 @@ void ur__cc_neg_timer(struct ur_qp *qp, uint64_t now)
 		c->neg_pending = false;
 		return;
 	}
-	if (now >= c->hello_at) {
+	if (ur__hello_again(&c->hello_at, &c->hello_gap, now))
 		hello_send(qp, false);
-		c->hello_gap = c->hello_gap * 2 < HELLO_MAX_GAP_NS
-				       ? c->hello_gap * 2 : HELLO_MAX_GAP_NS;
-		c->hello_at = now + c->hello_gap;
-	}
 }
 
 int ur_qp_cc_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,

@@ -25,8 +25,6 @@ enum {
 	H_END = H_MAC + 32,
 };
 #define HELLO_MAGIC 0x55724372u /* "UrCr" */
-#define HELLO_FIRST_NS 1000000ull     /* first resend after 1 ms, */
-#define HELLO_MAX_GAP_NS 64000000ull  /* doubling up to 64 ms */
 
 int ur_crypt_hello_parse(const uint8_t *mad, size_t len,
 			 struct ur_crypt_hello *h)
@@ -102,8 +100,7 @@ void ur__crypt_neg_start(struct ur_qp *qp, uint64_t now)
 	c->have_peer = c->confirmed = false;
 	c->neg = UR_CRYPT_NEG_PENDING;
 	c->give_up_at = now + wait;
-	c->hello_gap = HELLO_FIRST_NS;
-	c->hello_at = now + c->hello_gap;
+	ur__hello_first(&c->hello_at, &c->hello_gap, now);
 	hello_send(qp, false);
 }
 
@@ -142,12 +139,8 @@ void ur__crypt_neg_timer(struct ur_qp *qp, uint64_t now)
 					       UR_EVENT_QP_FATAL);
 		return;
 	}
-	if (now >= c->hello_at) {
+	if (ur__hello_again(&c->hello_at, &c->hello_gap, now))
 		hello_send(qp, false);
-		c->hello_gap = c->hello_gap * 2 < HELLO_MAX_GAP_NS
-				       ? c->hello_gap * 2 : HELLO_MAX_GAP_NS;
-		c->hello_at = now + c->hello_gap;
-	}
 }
 
 int ur_qp_crypt_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,

@@ -595,6 +595,30 @@ int ur__wqe_keys(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe);
 /* ur_qp.c */
 void ur__qp_error(struct ur_qp *qp, uint64_t now);
 void ur__qp_update_deadline(struct ur_qp *qp);
+/*
+ * A negotiation hello's resends (selective repeat, congestion control,
+ * encryption: ur_*_neg.c): the first 1 ms after the hello, the gap
+ * doubling up to 64 ms. ur__hello_first schedules the first;
+ * ur__hello_again is true when one is due (and schedules the next).
+ */
+#define UR_HELLO_FIRST_NS 1000000ull    /* 1 ms */
+#define UR_HELLO_MAX_GAP_NS 64000000ull /* 64 ms */
+static inline void ur__hello_first(uint64_t *at, uint64_t *gap, uint64_t now)
+{
+	*gap = UR_HELLO_FIRST_NS;
+	*at = now + *gap;
+}
+
+int ur__hello_parse_ids(uint16_t attr, uint32_t magic, const uint8_t *mad,
+			size_t len, struct ur_sr_hello *h);
+static inline bool ur__hello_again(uint64_t *at, uint64_t *gap, uint64_t now)
+{
+	if (now < *at)
+		return false;
+	*gap = *gap * 2 < UR_HELLO_MAX_GAP_NS ? *gap * 2 : UR_HELLO_MAX_GAP_NS;
+	*at = now + *gap;
+	return true;
+}
 int ur__sge_resolve(struct ur_qp *qp, struct ur_qsge *sge, uint32_t n,
 		     uint32_t access);
 /* Copy @len bytes at @off of the message into / out of resolved SGEs. */

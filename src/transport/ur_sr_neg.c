@@ -24,12 +24,13 @@
 
 /* The MAD (256 bytes): the hellos' common part (ur_wire.h), nothing more. */
 #define HELLO_MAGIC 0x55725372u /* "UrSr" */
-#define HELLO_FIRST_NS 1000000ull    /* first resend after 1 ms, */
-#define HELLO_MAX_GAP_NS 64000000ull /* doubling up to 64 ms */
 
-int ur_sr_hello_parse(const uint8_t *mad, size_t len, struct ur_sr_hello *h)
+/* A hello that says no more than who sends it to whom (selective
+ * repeat's, congestion control's): its attribute and magic, and the ids. */
+int ur__hello_parse_ids(uint16_t attr, uint32_t magic, const uint8_t *mad,
+			size_t len, struct ur_sr_hello *h)
 {
-	struct ur_hello g = { .attr = UR_SR_HELLO_ATTR, .magic = HELLO_MAGIC };
+	struct ur_hello g = { .attr = attr, .magic = magic };
 
 	memset(h, 0, sizeof(*h));
 	if (ur_hello_get(mad, len, &g))
@@ -38,6 +39,11 @@ int ur_sr_hello_parse(const uint8_t *mad, size_t len, struct ur_sr_hello *h)
 	h->src_qpn = g.src_qpn;
 	h->dst_qpn = g.dst_qpn;
 	return 0;
+}
+
+int ur_sr_hello_parse(const uint8_t *mad, size_t len, struct ur_sr_hello *h)
+{
+	return ur__hello_parse_ids(UR_SR_HELLO_ATTR, HELLO_MAGIC, mad, len, h);
 }
 
 static void hello_send(struct ur_qp *qp, bool answer)
@@ -65,8 +71,7 @@ void ur__sr_neg_start(struct ur_qp *qp, uint64_t now)
 		return;
 	sr->neg_pending = true;
 	sr->give_up_at = now + UR_SR_NEG_NS;
-	sr->hello_gap = HELLO_FIRST_NS;
-	sr->hello_at = now + sr->hello_gap;
+	ur__hello_first(&sr->hello_at, &sr->hello_gap, now);
 	hello_send(qp, false);
 }
 
@@ -88,12 +93,8 @@ void ur__sr_neg_timer(struct ur_qp *qp, uint64_t now)
 		sr->neg_pending = false;
 		return;
 	}
-	if (now >= sr->hello_at) {
+	if (ur__hello_again(&sr->hello_at, &sr->hello_gap, now))
 		hello_send(qp, false);
-		sr->hello_gap = sr->hello_gap * 2 < HELLO_MAX_GAP_NS
-					? sr->hello_gap * 2 : HELLO_MAX_GAP_NS;
-		sr->hello_at = now + sr->hello_gap;
-	}
 }
 
 int ur_qp_sr_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
