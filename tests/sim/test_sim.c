@@ -25,25 +25,41 @@ static struct sim *mk(struct sim_cfg *c)
 	return s;
 }
 
+/* The small adaptive all-to-all the determinism checks run (k=4, 16
+ * hosts, random placement), and a fold of its flows' completion times. */
+static void a2a_cfg(struct sim_cfg *c, uint32_t bytes)
+{
+	sim_cfg_default(c);
+	c->k = 4;
+	c->work = SIM_WORK_ALLTOALL;
+	c->bytes = bytes;
+	c->lb = SIM_LB_ADAPTIVE;
+	c->random_placement = true;
+}
+
+static uint64_t flows_fold(struct sim *s)
+{
+	uint32_t n;
+	const struct sim_flow *f = sim_flows(s, &n);
+	uint64_t sum = 0;
+
+	for (uint32_t j = 0; j < n; j++)
+		sum = sum * 31 + f[j].t_done;
+	return sum;
+}
+
 /* Same seed, same everything; another seed, a different run. */
 static void test_deterministic(void)
 {
 	uint64_t t_last[3], events[3];
-	uint64_t sum[3] = { 0 };
+	uint64_t sum[3];
 
 	for (int i = 0; i < 3; i++) {
 		struct sim_cfg c;
 		struct sim_result r;
-		const struct sim_flow *f;
-		uint32_t n;
 		struct sim *s;
 
-		sim_cfg_default(&c);
-		c.k = 4;
-		c.work = SIM_WORK_ALLTOALL;
-		c.bytes = 32 << 10;
-		c.lb = SIM_LB_ADAPTIVE;
-		c.random_placement = true;
+		a2a_cfg(&c, 32 << 10);
 		c.seed = i < 2 ? 7 : 8;
 		s = mk(&c);
 		sim_run(s, UINT64_MAX);
@@ -51,9 +67,7 @@ static void test_deterministic(void)
 		ASSERT_EQ(r.flows_done, r.flows);
 		/* one RC QP per host per peer: 16 hosts x 15 peers */
 		ASSERT_EQ_U64(r.qps, 16 * 15);
-		f = sim_flows(s, &n);
-		for (uint32_t j = 0; j < n; j++)
-			sum[i] = sum[i] * 31 + f[j].t_done;
+		sum[i] = flows_fold(s);
 		t_last[i] = r.t_last;
 		events[i] = r.events;
 		sim_destroy(s);
@@ -76,21 +90,14 @@ static void test_evq_same_order(void)
 	char err[256];
 
 	for (int d = 0; d < 2; d++) {
-		uint64_t sum[2] = { 0 }, ev[2], hops[2], retx[2], last[2];
+		uint64_t sum[2], ev[2], hops[2], retx[2], last[2];
 
 		for (int q = 0; q < 2; q++) {
 			struct sim_cfg c;
 			struct sim_result r;
-			const struct sim_flow *f;
-			uint32_t n;
 			struct sim *s;
 
-			sim_cfg_default(&c);
-			c.k = 4;
-			c.work = SIM_WORK_ALLTOALL;
-			c.bytes = 48 << 10;
-			c.lb = SIM_LB_ADAPTIVE;
-			c.random_placement = true;
+			a2a_cfg(&c, 48 << 10);
 			c.link_delay_ns = delay[d];
 			c.timeout = 8;
 			c.evq = q ? SIM_EVQ_HEAP : SIM_EVQ_CALENDAR;
@@ -104,9 +111,7 @@ static void test_evq_same_order(void)
 			sim_run(s, UINT64_MAX);
 			sim_result(s, &r);
 			ASSERT_EQ(r.flows_done, r.flows);
-			f = sim_flows(s, &n);
-			for (uint32_t j = 0; j < n; j++)
-				sum[q] = sum[q] * 31 + f[j].t_done;
+			sum[q] = flows_fold(s);
 			ev[q] = r.events;
 			hops[q] = r.hops;
 			retx[q] = r.retransmits;
