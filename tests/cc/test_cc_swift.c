@@ -618,8 +618,9 @@ static void test_wire_stall(void)
 		"queue %.0f %.0f %.0f us; cwnd %.3f %.3f %.3f\n",
 		fixed.util, jit.util, based.util, fixed.qdelay, jit.qdelay,
 		based.qdelay, fixed.cwnd, jit.cwnd, based.cwnd);
-	/* 25 us against a host's RTT: at the floor for good, nothing moves. */
-	ASSERT(fixed.cwnd < 1);
+	/* 25 us against a host's RTT: nothing moves. (Where the window
+	 * ends is no verdict: between its 0.01 floor and a few packets after
+	 * the last samples' increases, by seed; 0.1 % of the port is.) */
 	ASSERT(fixed.util < 0.05);
 	/* The target from the base: the port full, a queue of about a
 	 * base RTT, not the window's floor. */
