@@ -43,8 +43,9 @@ Lab life cycle:
 
 Faults (applied in the switch to forwarded UDP dport $LAB_PORT unless --all;
 --from HOST restricts to packets entering from HOST; --requests-only spares
-RC ACK/NAK packets, BTH opcode 0x11, matched with u32):
-  loss PCT [--from H] [--all] [--requests-only]
+RC ACK/NAK packets, BTH opcode 0x11, matched with u32; --acks-only takes
+only them):
+  loss PCT [--from H] [--all] [--requests-only | --acks-only]
                                 drop PCT % (iptables statistic + DROP)
   dup PCT [--from H] [--all]    duplicate PCT % (mangle TEE to destination)
   nfq [--from H] [--all] -- UROCE_NFQ_ARGS...
@@ -262,13 +263,14 @@ lab_rsh() {
 # __lab_match: parse --from/--all into iptables match arguments (array LAB_M);
 # leaves the other arguments in LAB_REST.
 __lab_match() {
-	local from="" all=0 req=0
+	local from="" all=0 req=0 ack=0
 	LAB_REST=()
 	while [[ $# -gt 0 ]]; do
 		case "$1" in
 		--from) from=$2; shift 2 ;;
 		--all) all=1; shift ;;
 		--requests-only) req=1; shift ;;
+		--acks-only) ack=1; shift ;;
 		--) LAB_REST+=("$@"); break ;;
 		*) LAB_REST+=("$1"); shift ;;
 		esac
@@ -281,8 +283,9 @@ __lab_match() {
 	[[ $all -eq 1 ]] || LAB_M+=(-p udp --dport "$LAB_PORT")
 	# The first BTH byte (the opcode) is the first byte after the 8-byte
 	# UDP header: skip the IP header (IHL x 4), then read at offset 8.
-	[[ $all -eq 0 || $req -eq 0 ]] || LAB_M+=(-p udp)
+	[[ $all -eq 0 || $req -eq 0 && $ack -eq 0 ]] || LAB_M+=(-p udp)
 	[[ $req -eq 0 ]] || LAB_M+=(-m u32 ! --u32 "0>>22&0x3C@8>>24=0x11")
+	[[ $ack -eq 0 ]] || LAB_M+=(-m u32 --u32 "0>>22&0x3C@8>>24=0x11")
 }
 
 __lab_prob() {
@@ -295,7 +298,7 @@ __lab_prob() {
 lab_loss() {
 	local p
 	__lab_match "$@" || return 1
-	[[ ${#LAB_REST[@]} -eq 1 ]] || { lab_die "usage: loss PCT [--from H] [--all] [--requests-only]"; return 1; }
+	[[ ${#LAB_REST[@]} -eq 1 ]] || { lab_die "usage: loss PCT [--from H] [--all] [--requests-only | --acks-only]"; return 1; }
 	p=$(__lab_prob "${LAB_REST[0]}") || return 1
 	lab_sw iptables -A "$LAB_CHAIN" "${LAB_M[@]}" \
 		-m statistic --mode random --probability "$p" -j DROP || return 1
