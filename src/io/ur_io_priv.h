@@ -189,6 +189,7 @@ struct ur_engine {
 	bool up_said;         /* engine thread only */
 	atomic_uint_fast64_t sleep_until; /* engine thread's wake-up time */
 	atomic_bool timer_dirty;  /* a QP timer moved earlier since the scan */
+	atomic_uint scanning;     /* walks of the QP table under way */
 	/* Earliest QP deadline known (a hint: the engine thread stays the
 	 * one that never misses a timer); a spinning poller runs due timers
 	 * itself rather than wait for the engine thread to be scheduled. */
