@@ -226,6 +226,7 @@ uint64_t ur__engine_run_timers(struct ur_engine *e, uint64_t now)
 
 	/* Before the walk reads a deadline (timer_moved's look). */
 	atomic_fetch_add(&e->scanning, 1);
+	__atomic_fetch_add(&e->dev.cnt.eng_timer_walks, 1, __ATOMIC_RELAXED);
 	pthread_rwlock_rdlock(&e->qp_lock);
 	for (uint32_t i = 0; i < e->qps.nb; i++) {
 		for (struct ur_map_node *n = e->qps.b[i]; n; n = n->next) {

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A poster streaming small WRITEs must not make the engine walk its QP
+ * table per post (docs/engine.md, timers; counter eng_timer_walks).
+ *
+ * Every post that finds its QP fully acknowledged arms the retransmission
+ * timer again. That used to mark the engine's timers dirty each time, and
+ * the engine thread walked the QP table at each loop while a program
+ * streamed: thousands of walks for a few thousand WRITEs. A timer armed no
+ * later than the earliest deadline the engine knows needs no walk.
+ *
+ * The child (UROCE_STATS=1: the counters come out at close): two RC QPs
+ * of one context, 40 000 WRITEs of 64 bytes from A to B, 64 outstanding,
+ * one in 16 signalled, A's CQ polled when the window is full (about 1 s
+ * under ASan). The parent checks that the walks are fewer than one per
+ * 100 WRITEs: the due ones are a retransmission deadline passing every
+ * 67 ms and the engine's first scan (5-20 per run with the fix). A count,
+ * not a time, but the old code's count depends on how often the engine
+ * thread ran beside the poster: under ASan it made 1249 walks in one run
+ * (a failure) and 90 in another (a pass).
+ */
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rc_connect.h"
+
+#define WRITES 40000
+#define WINDOW 64
+#define SIGNAL_EVERY 16
+
+static void die(const char *what)
+{
+	fprintf(stderr, "test_timer_walks: %s failed\n", what);
+	exit(1);
+}
+
+/* Reap one signalled WRITE (SIGNAL_EVERY of them). */
+static void reap(struct urt_rc_end *a)
+{
+	struct ibv_wc wc;
+
+	if (urt_poll_wait(a->cq, &wc, 10) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RDMA_WRITE)
+		die("a WRITE completion");
+}
+
+static int child(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
+	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	struct urt_rc_end a, b;
+	int out = 0;
+
+	if (!pd)
+		die("ibv_open_device");
+	if (urt_rc_end_init(ctx, pd, &a, 2 * WINDOW, 1, 2 * WINDOW,
+			    IBV_ACCESS_LOCAL_WRITE) ||
+	    urt_rc_end_init(ctx, pd, &b, 1, 1, 4,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE))
+		die("creating the QPs");
+	if (urt_rc_connect(ctx, a.qp, &(struct urt_rc_conn){ .dqpn = b.qp->qp_num, .psn = 1, .rd_atomic = 1 }) ||
+	    urt_rc_connect(ctx, b.qp, &(struct urt_rc_conn){ .dqpn = a.qp->qp_num, .psn = 1, .rd_atomic = 1,
+							      .access = IBV_ACCESS_REMOTE_WRITE }))
+		die("connecting the QPs");
+	for (int i = 0; i < WRITES; i++) {
+		struct ibv_sge sge = { (uintptr_t)a.buf, 64, a.mr->lkey };
+		struct ibv_send_wr wr = {
+			.sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = (i + 1) % SIGNAL_EVERY ? 0 : IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)b.buf + (unsigned)(i % 64) * 64,
+				     b.mr->rkey },
+		}, *bad;
+
+		if (out == WINDOW) {
+			reap(&a);
+			out -= SIGNAL_EVERY;
+		}
+		if (ibv_post_send(a.qp, &wr, &bad))
+			die("ibv_post_send");
+		out++;
+	}
+	for (; out > 0; out -= SIGNAL_EVERY)
+		reap(&a);
+	urt_rc_end_fini(&a);
+	urt_rc_end_fini(&b);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx); /* prints the counters */
+	ibv_free_device_list(list);
+	return 0;
+}
+
+/* The value of counter @name in the counters line of @out (-1: absent). */
+static long counter(const char *out, const char *name)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), " %s=", name);
+	p = strstr(out, key);
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+int main(int argc, char **argv)
+{
+	char out[8192];
+	size_t len = 0;
+	int fd[2], st;
+	long walks, pkts;
+	ssize_t r;
+	pid_t pid;
+
+	if (argc == 2 && !strcmp(argv[1], "--child"))
+		return child();
+	if (pipe(fd))
+		return 1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 2);
+		close(fd[0]);
+		setenv("UROCE_STATS", "1", 1);
+		execl("/proc/self/exe", "test_timer_walks", "--child",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	while (len < sizeof(out) - 1 &&
+	       (r = read(fd[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)r;
+	out[len] = 0;
+	close(fd[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) || !strstr(out, "counters:")) {
+		fprintf(stderr, "child failed:\n%s", out);
+		return 1;
+	}
+	/* Counters left at 0 are not printed: no walk at all is absent. */
+	walks = counter(out, "eng_timer_walks");
+	pkts = counter(out, "tx_packets");
+	if (walks < 0)
+		walks = 0;
+	printf("%d WRITEs: tx_packets %ld, eng_timer_walks %ld\n", WRITES,
+	       pkts, walks);
+	if (pkts < WRITES) {
+		printf("FAIL: the WRITEs were not all sent\n");
+		return 1;
+	}
+	if (walks * 100 >= WRITES) {
+		printf("FAIL: %ld walks of the QP table for %d WRITEs\n",
+		       walks, WRITES);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
