@@ -79,7 +79,7 @@ struct ur_conn_info {
 	/* One copy on one host (p2p.c, CMA): our pid, and a random cookie
 	 * at credit_addr + 8 that proves the pid is ours. */
 	uint32_t pid;
-	uint32_t pad2;
+	uint32_t seg_id;      /* seg.c: our shared segment (0: none) */
 	uint64_t cookie;
 };
 
@@ -117,6 +117,7 @@ struct ur_peer {
 	int cma_pid;
 	int cma;
 	uint64_t cma_cookie;
+	uint32_t seg_id;          /* its shared segment (seg.c), 0: none */
 };
 
 /*
@@ -212,6 +213,9 @@ struct uroce_comm {
 	uint16_t lid;
 	int jumbo;           /* offer uroce's jumbo packets */
 	int cma;             /* UROCE_COLL_CMA: direct streams by process_vm_writev */
+	/* Shared segments between the ranks of one host (seg.c). */
+	struct ur_seg *seg;
+	uint32_t seg_id;
 	int regcache_entries;
 	/* Rails (rails.c): rails[0] is the communicator itself (its port),
 	 * rails[k] a hidden sub-communicator on the k-th rail's port or
@@ -348,6 +352,23 @@ int ur__fail(struct uroce_comm *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void *ur__scratch(struct uroce_comm *c, size_t len);
 uint64_t ur__now_ns(void);
+
+/* p2p.c: fail c when a rank's bootstrap connection closed (every 2 ms). */
+int ur__check_alive(struct uroce_comm *c, uint64_t now);
+
+/* seg.c: allreduce and all-to-all through shared segments between the
+ * ranks of one host, up to UROCE_COLL_SEG_KB per rank. create: at setup
+ * (ours, if UROCE_COLL_CMA); use: whether a call of this many bytes per
+ * rank takes the path (collective at its first call in range: the ranks
+ * agree). */
+int ur__seg_create(struct uroce_comm *c);
+void ur__seg_free(struct uroce_comm *c);
+int ur__seg_use(struct uroce_comm *c, size_t bytes);
+int ur__seg_allreduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		       size_t count, enum uroce_dtype dt, enum uroce_redop op,
+		       uint32_t sig);
+int ur__seg_alltoall(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		      size_t count, enum uroce_dtype dt, uint32_t sig);
 
 /* The collectives themselves, run by the executor (nbc.c) in issue order. */
 int ur__run_allreduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,

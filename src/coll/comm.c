@@ -331,6 +331,7 @@ void ur__comm_free(struct uroce_comm *c)
 		free(c->peers);
 	}
 	ur__reg_fini(c);
+	ur__seg_free(c);
 	if (c->mr)
 		ibv_dereg_mr(c->mr);
 	if (c->region)
@@ -442,7 +443,7 @@ int ur__comm_setup(struct uroce_comm *c)
 		if (c->jumbo)
 			offer_jumbo(p->qp);
 	}
-	return 0;
+	return ur__seg_create(c);
 }
 
 /* My connection record for peer i. */
@@ -469,6 +470,7 @@ int ur__conn_info(struct uroce_comm *c, int i, struct ur_conn_info *out)
 	if (getrandom(&out->cookie, sizeof(out->cookie), 0) != sizeof(out->cookie))
 		out->cookie = ur__now_ns() ^ (uint64_t)out->qpn << 40;
 	memcpy((char *)(uintptr_t)p->credit + 8, &out->cookie, sizeof(out->cookie));
+	out->seg_id = c->seg_id;
 	return 0;
 }
 
@@ -486,6 +488,7 @@ int ur__comm_connect(struct uroce_comm *c, int i, const struct ur_conn_info *min
 	p->cma_pid = (int)rem->pid;
 	p->cma_cookie = rem->cookie;
 	p->cma = 0;
+	p->seg_id = rem->seg_id;
 	r = qp_connect(c, p, mine, rem, c->port);
 	if (!r)
 		r = post_recvs(c, i, c->nslots + 2 + UR_RTR_RING);

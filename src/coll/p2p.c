@@ -505,7 +505,7 @@ static int local_some(struct uroce_comm *c, struct ur_xop *x)
 	return 1;
 }
 
-static int check_alive(struct uroce_comm *c, uint64_t now)
+int ur__check_alive(struct uroce_comm *c, uint64_t now)
 {
 	int who = -1;
 
@@ -643,7 +643,7 @@ int ur__xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 			if (r > 0)
 				last = ur__now_ns();
 		}
-		r = check_alive(c, now);
+		r = ur__check_alive(c, now);
 		if (r)
 			return r;
 	}

@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared segments between the ranks of one host: allreduce and all-to-all
+ * up to UROCE_COLL_SEG_KB per rank with no verbs, no engine thread and
+ * no packet in the path.
+ *
+ * Every communicator whose ranks may share memory (UROCE_COLL_CMA, i.e.
+ * uroce-launch's shared-memory default) makes one POSIX shared-memory
+ * segment per rank: a header (a progress word, a futex word, the
+ * signature of the call) and two data areas of UROCE_COLL_SEG_KB, used
+ * by alternate calls. The first collective in range opens every peer's
+ * segment (named by the peer's pid and a random id from its connection
+ * record) and the ranks agree, by a one-element allreduce over the verbs,
+ * that all of them could (a rank on another host cannot): only then the
+ * path is used, and each rank unlinks its own name (the mappings stay).
+ *
+ * Allreduce of B bytes at n ranks, in the call's area:
+ *   1. copy the n-1 blocks of our input that peers reduce into our area;
+ *      publish phase 1 (progress word = 2k+1)
+ *   2. wait for every peer's phase 1; reduce our block from our input and
+ *      the peers' areas, write it to our output and into our area;
+ *      publish phase 2
+ *   3. wait for every peer's phase 2; copy their blocks into our output.
+ * Two synchronisations and 2 B + B(n-1)/n bytes copied per rank, against
+ * log2 n or 2(n-1) steps of messages through two engines. All-to-all is
+ * one synchronisation: copy the blocks for the peers into our area,
+ * publish, wait, copy ours out of theirs.
+ *
+ * Two areas make the next call safe without a third synchronisation: a
+ * rank writes area a again only in call k+2, after it saw every peer's
+ * phase 1 of call k+1, which each peer publishes after it finished
+ * reading call k.
+ *
+ * Waiting spins on the progress words for the communicator's spin time
+ * (30 us with more local ranks than CPUs, yielding), then sleeps on our
+ * futex word, which a rank that publishes rings for every peer that said
+ * it sleeps: no thread is woken for nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll_internal.h"
+#include "ur_settings.h"
+
+#define UR_SEG_MAGIC 0x75736567636f6c31ull /* "usegcol1" */
+#define UR_SEG_HDR 4096u
+
+struct ur_seg_hdr {
+	uint64_t magic;
+	uint32_t id;
+	uint32_t pad;
+	uint64_t cap;        /* bytes per data area */
+	uint32_t sig[2];     /* the call's signature, per area */
+	char pad1[64 - 32];
+	uint64_t flag;       /* progress: 2k+1, 2k+2 for call k */
+	char pad2[64 - 8];
+	uint32_t bell;       /* futex word: rung by publishers */
+	uint32_t sleepers;   /* threads of ours asleep on bell */
+};
+
+struct ur_seg {
+	int state;           /* 0 untried, 1 on, -1 off, 2 agreeing */
+	int none;            /* ours could not be made: agree on off */
+	size_t cap;          /* agreed bytes per rank (<= every area) */
+	size_t len;          /* our mapping */
+	char name[64];       /* our name while it is linked ("" after) */
+	char **map;          /* every rank's segment (map[rank]: ours) */
+	size_t *maplen;
+	uint64_t calls;
+};
+
+static struct ur_seg_hdr *hdr(const struct uroce_comm *c, int i)
+{
+	return (struct ur_seg_hdr *)c->seg->map[i];
+}
+
+static char *area(const struct uroce_comm *c, int i, int a)
+{
+	return c->seg->map[i] + UR_SEG_HDR + (size_t)a * hdr(c, i)->cap;
+}
+
+static void seg_name(char *out, size_t len, uint32_t pid, uint32_t id)
+{
+	snprintf(out, len, "/uroce-coll-%u-%08x", pid, id);
+}
+
+int ur__seg_create(struct uroce_comm *c)
+{
+	size_t cap = (size_t)ur_setting_val("UROCE_COLL_SEG_KB") << 10;
+	struct ur_seg *s;
+	struct ur_seg_hdr *h;
+	int fd;
+
+	c->seg_id = 0;
+	if (!c->cma || !cap || c->size < 2)
+		return 0;
+	s = calloc(1, sizeof(*s));
+	if (s) {
+		s->map = calloc((size_t)c->size, sizeof(*s->map));
+		s->maplen = calloc((size_t)c->size, sizeof(*s->maplen));
+	}
+	if (!s || !s->map || !s->maplen) {
+		if (s) {
+			free(s->map);
+			free(s->maplen);
+		}
+		free(s);
+		return -ENOMEM;
+	}
+	c->seg = s;
+	s->len = UR_SEG_HDR + 2 * cap;
+	/* The id only has to differ from our other communicators' (the pid
+	 * names the process); 0 means no segment. */
+	do {
+		if (getrandom(&c->seg_id, sizeof(c->seg_id), 0) != sizeof(c->seg_id))
+			c->seg_id = (uint32_t)ur__now_ns();
+	} while (!c->seg_id);
+	seg_name(s->name, sizeof(s->name), (uint32_t)getpid(), c->seg_id);
+	fd = shm_open(s->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		goto off;
+	if (ftruncate(fd, (off_t)s->len)) {
+		close(fd);
+		shm_unlink(s->name);
+		goto off;
+	}
+	s->map[c->rank] = mmap(NULL, s->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (s->map[c->rank] == MAP_FAILED) {
+		s->map[c->rank] = NULL;
+		shm_unlink(s->name);
+		goto off;
+	}
+	s->maplen[c->rank] = s->len;
+	h = hdr(c, c->rank);
+	h->id = c->seg_id;
+	h->cap = cap;
+	__atomic_store_n(&h->magic, UR_SEG_MAGIC, __ATOMIC_RELEASE);
+	return 0;
+off:
+	/* No segment: the ranks agree on the verbs path at first use. */
+	s->name[0] = 0;
+	s->none = 1;
+	c->seg = s;
+	c->seg_id = 0;
+	return 0;
+}
+
+static void seg_unlink(struct ur_seg *s)
+{
+	if (s->name[0])
+		shm_unlink(s->name);
+	s->name[0] = 0;
+}
+
+void ur__seg_free(struct uroce_comm *c)
+{
+	struct ur_seg *s = c->seg;
+
+	if (!s)
+		return;
+	seg_unlink(s);
+	for (int i = 0; s->map && i < c->size; i++)
+		if (s->map[i])
+			munmap(s->map[i], s->maplen[i]);
+	free(s->map);
+	free(s->maplen);
+	free(s);
+	c->seg = NULL;
+}
+
+/* Map peer i's segment; 0 or a negative errno (another host: -ENOENT). */
+static int seg_open(struct uroce_comm *c, int i)
+{
+	struct ur_peer *p = &c->peers[i];
+	struct ur_seg_hdr *h;
+	struct stat st;
+	char name[64];
+	void *m;
+	int fd;
+
+	if (!p->seg_id || p->cma_pid <= 0)
+		return -ENOENT;
+	seg_name(name, sizeof(name), (uint32_t)p->cma_pid, p->seg_id);
+	fd = shm_open(name, O_RDWR, 0);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || (size_t)st.st_size < UR_SEG_HDR) {
+		close(fd);
+		return -EINVAL;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -errno;
+	c->seg->map[i] = m;
+	c->seg->maplen[i] = (size_t)st.st_size;
+	h = m;
+	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != UR_SEG_MAGIC ||
+	    h->id != p->seg_id || UR_SEG_HDR + 2 * h->cap > (size_t)st.st_size)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * First use: open every peer's segment, then agree with every rank (an
+ * allreduce MIN over the verbs) on the largest size all can hold; 0 if
+ * any rank cannot, and the path stays off.
+ */
+static void seg_agree(struct uroce_comm *c)
+{
+	struct ur_seg *s = c->seg;
+	int64_t cap = s->none ? 0 : (int64_t)hdr(c, c->rank)->cap;
+	int e;
+
+	for (int i = 0; i < c->size && cap; i++)
+		if (i != c->rank && seg_open(c, i))
+			cap = 0;
+	for (int i = 0; i < c->size && cap; i++)
+		if (hdr(c, i)->cap < (uint64_t)cap)
+			cap = (int64_t)hdr(c, i)->cap;
+	s->state = 2;
+	e = ur__run_allreduce(c, &cap, &cap, 1, UROCE_INT64, UROCE_MIN);
+	/* Every rank has opened ours now (or never will): the name can go. */
+	seg_unlink(s);
+	if (e || cap <= 0) {
+		s->state = -1;
+		return;
+	}
+	s->cap = (size_t)cap;
+	s->state = 1;
+}
+
+int ur__seg_use(struct uroce_comm *c, size_t bytes)
+{
+	struct ur_seg *s = c->seg;
+
+	if (!s || s->state == -1 || s->state == 2 || !bytes || c->nrails > 1 ||
+	    c->algo_override != UR_A_AUTO)
+		return 0;
+	/* Every rank decides from the same size and, once agreed, cap. */
+	if (!s->state) {
+		if (bytes > ((size_t)ur_setting_val("UROCE_COLL_SEG_KB") << 10))
+			return 0;
+		seg_agree(c);
+	}
+	return s->state == 1 && bytes <= s->cap;
+}
+
+static long futex(uint32_t *w, int op, uint32_t v, const struct timespec *ts)
+{
+	return syscall(SYS_futex, w, op, v, ts, NULL, 0);
+}
+
+/* Publish our progress and ring every peer asleep on its bell. */
+static void seg_publish(struct uroce_comm *c, uint64_t v)
+{
+	__atomic_store_n(&hdr(c, c->rank)->flag, v, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < c->size; i++) {
+		struct ur_seg_hdr *h = hdr(c, i);
+
+		if (i == c->rank || !__atomic_load_n(&h->sleepers, __ATOMIC_SEQ_CST))
+			continue;
+		__atomic_fetch_add(&h->bell, 1, __ATOMIC_SEQ_CST);
+		futex(&h->bell, FUTEX_WAKE, INT_MAX, NULL);
+	}
+}
+
+static int seg_all_at(struct uroce_comm *c, uint64_t v)
+{
+	for (int i = 0; i < c->size; i++)
+		if (i != c->rank && __atomic_load_n(&hdr(c, i)->flag, __ATOMIC_SEQ_CST) < v)
+			return 0;
+	return 1;
+}
+
+/* Wait until every peer's progress word reaches v: spin, then sleep. */
+static int seg_wait(struct uroce_comm *c, uint64_t v, enum ur_coll_kind k)
+{
+	struct ur_seg_hdr *me = hdr(c, c->rank);
+	uint64_t start = ur__now_ns(), timeout = (uint64_t)c->timeout_ms * 1000000ull;
+	const struct timespec ts = { 0, 1000000 }; /* 1 ms: the failure watch */
+
+	for (;;) {
+		uint64_t now;
+		int e;
+
+		if (seg_all_at(c, v))
+			return 0;
+		now = ur__now_ns();
+		if (now - start < c->cur_spin_ns) {
+			if (c->yield)
+				sched_yield();
+			continue;
+		}
+		__atomic_fetch_add(&me->sleepers, 1, __ATOMIC_SEQ_CST);
+		uint32_t b = __atomic_load_n(&me->bell, __ATOMIC_SEQ_CST);
+		if (!seg_all_at(c, v))
+			futex(&me->bell, FUTEX_WAIT, b, &ts);
+		__atomic_fetch_sub(&me->sleepers, 1, __ATOMIC_SEQ_CST);
+		now = ur__now_ns();
+		if (now - start > timeout)
+			return ur__fail(c, -ETIMEDOUT,
+					 "no progress for %d ms in %s (UROCE_COLL_TIMEOUT_MS); a peer is stuck or dead",
+					 c->timeout_ms, ur__coll_kind_name[k]);
+		e = ur__check_alive(c, now);
+		if (e)
+			return e;
+	}
+}
+
+/* Start call k: its area and progress values; fails on a broken comm. */
+static int seg_begin(struct uroce_comm *c, uint64_t *k)
+{
+	if (!c->failed && c->owner && __atomic_load_n(&c->owner->failed, __ATOMIC_ACQUIRE)) {
+		memcpy(c->err, c->owner->err, sizeof(c->err));
+		c->failed = c->owner->failed;
+	}
+	if (c->failed)
+		return c->failed;
+	*k = c->seg->calls++;
+	return 0;
+}
+
+/* Every peer's call in this area must be ours (type, op, count, call). */
+static int seg_check(struct uroce_comm *c, int a, uint32_t sig, enum ur_coll_kind k)
+{
+	for (int i = 0; i < c->size; i++)
+		if (i != c->rank && hdr(c, i)->sig[a] != sig)
+			return ur__fail(c, -EPROTO,
+					 "mismatch in %s: rank %d's call differs (type, op, count or order)",
+					 ur__coll_kind_name[k], i);
+	return 0;
+}
+
+int ur__seg_allreduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		       size_t count, enum uroce_dtype dt, enum uroce_redop op,
+		       uint32_t sig)
+{
+	int n = c->size, r = c->rank, a, e;
+	size_t es = uroce_dtype_size(dt);
+	const char *in = sendbuf;
+	char *out = recvbuf, *mine;
+	uint64_t k;
+
+	e = seg_begin(c, &k);
+	if (e)
+		return e;
+	a = (int)(k & 1);
+	if (in != out && ur__overlaps(in, count * es, out, count * es)) {
+		ur_move(out, in, count * es);
+		in = out;
+	}
+	mine = area(c, r, a);
+	for (int i = 0; i < n; i++)
+		if (i != r)
+			ur_copy(mine + ur__blk_off(count, n, i) * es,
+				in + ur__blk_off(count, n, i) * es, ur__blk_len(count, n, i) * es);
+	hdr(c, r)->sig[a] = sig;
+	seg_publish(c, 2 * k + 1);
+	e = seg_wait(c, 2 * k + 1, UR_C_ALLREDUCE);
+	if (!e)
+		e = seg_check(c, a, sig, UR_C_ALLREDUCE);
+	if (e)
+		return e;
+	/* Our block: our input first (it may be the output, in place), then
+	 * the peers' in rank order. */
+	size_t off = ur__blk_off(count, n, r) * es, len = ur__blk_len(count, n, r);
+	int first = 1;
+	for (int i = 0; i < n; i++) {
+		if (i == r)
+			continue;
+		if (first)
+			ur__reduce3(out + off, in + off, area(c, i, a) + off, len, dt, op);
+		else
+			ur__reduce(out + off, area(c, i, a) + off, len, dt, op);
+		first = 0;
+	}
+	ur__reduce_finish(out + off, len, dt, op, n);
+	ur_copy(mine + off, out + off, len * es);
+	seg_publish(c, 2 * k + 2);
+	e = seg_wait(c, 2 * k + 2, UR_C_ALLREDUCE);
+	if (e)
+		return e;
+	for (int i = 0; i < n; i++)
+		if (i != r)
+			ur_copy(out + ur__blk_off(count, n, i) * es,
+				area(c, i, a) + ur__blk_off(count, n, i) * es,
+				ur__blk_len(count, n, i) * es);
+	return 0;
+}
+
+int ur__seg_alltoall(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		      size_t count, enum uroce_dtype dt, uint32_t sig)
+{
+	int n = c->size, r = c->rank, a, e;
+	size_t b = count * uroce_dtype_size(dt);
+	const char *in = sendbuf;
+	char *out = recvbuf, *mine;
+	uint64_t k;
+
+	e = seg_begin(c, &k);
+	if (e)
+		return e;
+	a = (int)(k & 1);
+	mine = area(c, r, a);
+	for (int i = 0; i < n; i++)
+		if (i != r)
+			ur_copy(mine + (size_t)i * b, in + (size_t)i * b, b);
+	hdr(c, r)->sig[a] = sig;
+	seg_publish(c, 2 * k + 1);
+	/* Every other block of the input is in our area now: the output
+	 * may overlap the input. */
+	if (out + (size_t)r * b != in + (size_t)r * b)
+		ur_move(out + (size_t)r * b, in + (size_t)r * b, b);
+	e = seg_wait(c, 2 * k + 1, UR_C_ALLTOALL);
+	if (!e)
+		e = seg_check(c, a, sig, UR_C_ALLTOALL);
+	if (e)
+		return e;
+	for (int i = 0; i < n; i++)
+		if (i != r)
+			ur_copy(out + (size_t)i * b, area(c, i, a) + (size_t)r * b, b);
+	return 0;
+}
