@@ -165,6 +165,7 @@ struct uroce_comm {
 	uint64_t cur_spin_ns; /* the executor's (nbc.c run_head) */
 	uint64_t block_ns;   /* longest block before draining ourselves */
 	int yield;           /* spin with sched_yield (more ranks than cores) */
+	int cpu_shared;      /* more local ranks than CPUs */
 	/* A credit is owed but one is still in flight: its (unsolicited)
 	 * send completion must wake a waiting rank (progress, ur__xfer). */
 	int want_acks;
@@ -353,6 +354,8 @@ int ur__fail(struct uroce_comm *c, int err, const char *fmt, ...)
 void *ur__scratch(struct uroce_comm *c, size_t len);
 uint64_t ur__now_ns(void);
 
+/* p2p.c: may we process_vm_writev/readv peer p (tried once)? */
+int ur__cma_ok(struct uroce_comm *c, struct ur_peer *p);
 /* p2p.c: fail c when a rank's bootstrap connection closed (every 2 ms). */
 int ur__check_alive(struct uroce_comm *c, uint64_t now);
 

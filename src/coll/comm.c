@@ -162,6 +162,7 @@ static void wait_params(struct uroce_comm *c)
 	else
 		c->spin_ns = shared ? UR_PSPIN_SHARED_NS : v * 1000;
 	c->cur_spin_ns = c->spin_ns;
+	c->cpu_shared = shared;
 	/*
 	 * The progress thread runs while the application computes or
 	 * sleeps. With a core per rank its spin costs nobody and keeps the

@@ -55,6 +55,7 @@ static struct uroce_comm *child_new(struct uroce_comm *c, int rank, int size)
 	k->pd = c->pd;
 	k->spin_ns = c->spin_ns;
 	k->pspin_ns = c->pspin_ns;
+	k->cpu_shared = c->cpu_shared;
 	k->cur_spin_ns = c->spin_ns;
 	k->block_ns = c->block_ns;
 	k->yield = c->yield;
