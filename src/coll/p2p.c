@@ -505,6 +505,21 @@ static int local_some(struct uroce_comm *c, struct ur_xop *x)
 	return 1;
 }
 
+int ur__stray(struct uroce_comm *c)
+{
+	int e = progress(c);
+
+	if (e < 0)
+		return e;
+	for (int i = 0; i < c->size; i++) {
+		struct ur_peer *p = &c->peers[i];
+
+		if (i != c->rank && (p->rx_arrived != p->rx_consumed || p->rtr_arrived != p->rtr_used))
+			return i;
+	}
+	return -1;
+}
+
 int ur__check_alive(struct uroce_comm *c, uint64_t now)
 {
 	int who = -1;

@@ -330,6 +330,17 @@ static int seg_wait(struct uroce_comm *c, uint64_t v, enum ur_coll_kind k)
 		if (!seg_all_at(c, v))
 			futex(&me->bell, FUTEX_WAIT, b, &ts);
 		__atomic_fetch_sub(&me->sleepers, 1, __ATOMIC_SEQ_CST);
+		/* No message may come while every rank is here: one that
+		 * does is a peer in another collective (or with a count on
+		 * the other side of UROCE_COLL_SEG_KB), which would wait for
+		 * us until the timeout. */
+		e = ur__stray(c);
+		if (e >= 0)
+			return ur__fail(c, -EPROTO,
+					 "mismatch in %s: rank %d sent a message while we run it through shared segments (another collective, or a count on the other side of UROCE_COLL_SEG_KB)",
+					 ur__coll_kind_name[k], e);
+		if (e < -1)
+			return e;
 		now = ur__now_ns();
 		if (now - start > timeout)
 			return ur__fail(c, -ETIMEDOUT,
