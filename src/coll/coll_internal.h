@@ -356,9 +356,11 @@ uint64_t ur__now_ns(void);
 
 /* p2p.c: may we process_vm_writev/readv peer p (tried once)? */
 int ur__cma_ok(struct uroce_comm *c, struct ur_peer *p);
-/* p2p.c: takes the completions; the first peer whose data message or
- * offer waits unconsumed (-1: none), or a negative errno. */
-int ur__stray(struct uroce_comm *c);
+/* p2p.c: takes the completions; the first peer whose message or offer
+ * of collective call seq waits unconsumed (-1: none), or a negative
+ * errno. Messages of later calls may wait: a peer that finished the
+ * call before us has started the next one. */
+int ur__stray(struct uroce_comm *c, uint32_t seq);
 /* p2p.c: fail c when a rank's bootstrap connection closed (every 2 ms). */
 int ur__check_alive(struct uroce_comm *c, uint64_t now);
 

@@ -505,7 +505,14 @@ static int local_some(struct uroce_comm *c, struct ur_xop *x)
 	return 1;
 }
 
-int ur__stray(struct uroce_comm *c)
+/* A collective message of call seq (not point-to-point) waits unconsumed:
+ * in the first one of a stream (data, or an offer). */
+static int stray_sig(uint32_t sig, uint32_t seq)
+{
+	return (sig & 0xff) == (seq & 0xff) && ((sig >> 8) & 0xf) != UR_C_P2P;
+}
+
+int ur__stray(struct uroce_comm *c, uint32_t seq)
 {
 	int e = progress(c);
 
@@ -514,7 +521,13 @@ int ur__stray(struct uroce_comm *c)
 	for (int i = 0; i < c->size; i++) {
 		struct ur_peer *p = &c->peers[i];
 
-		if (i != c->rank && (p->rx_arrived != p->rx_consumed || p->rtr_arrived != p->rtr_used))
+		if (i == c->rank)
+			continue;
+		if (p->rx_arrived != p->rx_consumed &&
+		    stray_sig(p->rx_imm[p->rx_consumed % c->nslots], seq))
+			return i;
+		if (p->rtr_arrived != p->rtr_used &&
+		    stray_sig(p->rtr[p->rtr_used % UR_RTR_RING].sig, seq))
 			return i;
 	}
 	return -1;

@@ -330,11 +330,12 @@ static int seg_wait(struct uroce_comm *c, uint64_t v, enum ur_coll_kind k)
 		if (!seg_all_at(c, v))
 			futex(&me->bell, FUTEX_WAIT, b, &ts);
 		__atomic_fetch_sub(&me->sleepers, 1, __ATOMIC_SEQ_CST);
-		/* No message may come while every rank is here: one that
-		 * does is a peer in another collective (or with a count on
-		 * the other side of UROCE_COLL_SEG_KB), which would wait for
-		 * us until the timeout. */
-		e = ur__stray(c);
+		/* No message of this call may come: one that does is from a
+		 * peer in another collective (or with a count on the other
+		 * side of UROCE_COLL_SEG_KB), which would wait for us until
+		 * the timeout. (A peer done before us may have sent the
+		 * next call's.) */
+		e = ur__stray(c, c->seq);
 		if (e >= 0)
 			return ur__fail(c, -EPROTO,
 					 "mismatch in %s: rank %d sent a message while we run it through shared segments (another collective, or a count on the other side of UROCE_COLL_SEG_KB)",
