@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared segments between the ranks of one host: allreduce and all-to-all
- * up to UROCE_COLL_SEG_KB per rank with no verbs, no engine thread and
+ * up to UROCE_COLL_SEG_KB (16 MiB) per rank with no verbs, no engine thread and
  * no packet in the path.
  *
  * Every communicator whose ranks may share memory (UROCE_COLL_CMA, i.e.
