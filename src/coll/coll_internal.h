@@ -8,6 +8,8 @@
  *   regcache.c  registrations of user buffers for zero-copy sends
  *   rails.c   the rails (UROCE_COLL_RAILS): one hidden sub-communicator
  *             per further port or device, and how a message is striped
+ *   seg.c     allreduce and all-to-all between ranks of one host through
+ *             shared segments (no verbs)
  *   reduce.c  reduction kernels (-O3, vectorised loops)
  *   algo_*.c  the collectives, written as steps of ur__xfer()
  */
