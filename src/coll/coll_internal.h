@@ -372,6 +372,10 @@ int ur__check_alive(struct uroce_comm *c, uint64_t now);
  * rank takes the path (collective at its first call in range: the ranks
  * agree). */
 int ur__seg_create(struct uroce_comm *c);
+/* Map peer i's segment as we connect to it; unlink ours once every rank
+ * has (after the setup's barrier). */
+void ur__seg_connect(struct uroce_comm *c, int i);
+void ur__seg_unlink(struct uroce_comm *c);
 void ur__seg_free(struct uroce_comm *c);
 int ur__seg_use(struct uroce_comm *c, size_t bytes);
 int ur__seg_allreduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,

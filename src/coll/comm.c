@@ -490,6 +490,7 @@ int ur__comm_connect(struct uroce_comm *c, int i, const struct ur_conn_info *min
 	p->cma_cookie = rem->cookie;
 	p->cma = 0;
 	p->seg_id = rem->seg_id;
+	ur__seg_connect(c, i);
 	r = qp_connect(c, p, mine, rem, c->port);
 	if (!r)
 		r = post_recvs(c, i, c->nslots + 2 + UR_RTR_RING);
@@ -639,6 +640,8 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 			c->rank, strerror(-r));
 		goto err;
 	}
+	/* Every rank has mapped our segment (or never will). */
+	ur__seg_unlink(c);
 	free(mine);
 	free(table);
 	mine = NULL;

@@ -8,11 +8,13 @@
  * uroce-launch's shared-memory default) makes one POSIX shared-memory
  * segment per rank: a header (a progress word, a futex word, the
  * signature of the call) and two data areas of UROCE_COLL_SEG_KB, used
- * by alternate calls. The first collective in range opens every peer's
- * segment (named by the peer's pid and a random id from its connection
- * record) and the ranks agree, by a one-element allreduce over the verbs,
- * that all of them could (a rank on another host cannot): only then the
- * path is used, and each rank unlinks its own name (the mappings stay).
+ * by alternate calls. Each rank opens every peer's segment (named by the
+ * peer's pid and a random id from its connection record) as it connects,
+ * and unlinks its own name after the barrier that ends the setup (the
+ * mappings stay), so a rank that dies later leaves no name behind. The
+ * first collective in range agrees, by a two-element allreduce over the
+ * verbs, that every rank mapped every peer (a rank on another host
+ * cannot) and takes CMA: only then the path is used.
  *
  * Allreduce of B bytes at n ranks, in the call's area:
  *   1. copy the n-1 blocks of our input that peers reduce into our area;
@@ -213,13 +215,27 @@ static int seg_open(struct uroce_comm *c, int i)
 	close(fd);
 	if (m == MAP_FAILED)
 		return -errno;
-	c->seg->map[i] = m;
-	c->seg->maplen[i] = (size_t)st.st_size;
 	h = m;
 	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != UR_SEG_MAGIC ||
-	    h->id != p->seg_id || UR_SEG_HDR + 2 * h->cap > (size_t)st.st_size)
+	    h->id != p->seg_id || UR_SEG_HDR + 2 * h->cap > (size_t)st.st_size) {
+		munmap(m, (size_t)st.st_size);
 		return -EINVAL;
+	}
+	c->seg->map[i] = m;
+	c->seg->maplen[i] = (size_t)st.st_size;
 	return 0;
+}
+
+void ur__seg_connect(struct uroce_comm *c, int i)
+{
+	if (c->seg && !c->seg->none && i != c->rank && !c->seg->map[i])
+		seg_open(c, i); /* not there: the ranks agree on off later */
+}
+
+void ur__seg_unlink(struct uroce_comm *c)
+{
+	if (c->seg)
+		seg_unlink(c->seg);
 }
 
 /*
@@ -235,7 +251,7 @@ static void seg_agree(struct uroce_comm *c)
 	int e;
 
 	for (int i = 0; i < c->size && cap; i++)
-		if (i != c->rank && seg_open(c, i))
+		if (i != c->rank && !s->map[i] && seg_open(c, i))
 			cap = 0;
 	for (int i = 0; i < c->size && cap; i++)
 		if (hdr(c, i)->cap < (uint64_t)cap)

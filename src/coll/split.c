@@ -164,6 +164,8 @@ static int split(struct uroce_comm *c, int color, int key,
 	}
 	/* Nobody writes before every new QP is at least RTR. */
 	e = ur__run_barrier(c);
+	if (k)
+		ur__seg_unlink(k); /* every member has mapped it (or never will) */
 done:
 	if (!e && k) {
 		__atomic_fetch_add(&c->children, 1, __ATOMIC_ACQ_REL);
