@@ -8,6 +8,8 @@
  *   regcache.c  registrations of user buffers for zero-copy sends
  *   rails.c   the rails (UROCE_COLL_RAILS): one hidden sub-communicator
  *             per further port or device, and how a message is striped
+ *   seg.c     allreduce and all-to-all between ranks of one host through
+ *             shared segments (no verbs)
  *   reduce.c  reduction kernels (-O3, vectorised loops)
  *   algo_*.c  the collectives, written as steps of ur__xfer()
  */
@@ -79,7 +81,7 @@ struct ur_conn_info {
 	/* One copy on one host (p2p.c, CMA): our pid, and a random cookie
 	 * at credit_addr + 8 that proves the pid is ours. */
 	uint32_t pid;
-	uint32_t pad2;
+	uint32_t seg_id;      /* seg.c: our shared segment (0: none) */
 	uint64_t cookie;
 };
 
@@ -117,6 +119,7 @@ struct ur_peer {
 	int cma_pid;
 	int cma;
 	uint64_t cma_cookie;
+	uint32_t seg_id;          /* its shared segment (seg.c), 0: none */
 };
 
 /*
@@ -164,6 +167,7 @@ struct uroce_comm {
 	uint64_t cur_spin_ns; /* the executor's (nbc.c run_head) */
 	uint64_t block_ns;   /* longest block before draining ourselves */
 	int yield;           /* spin with sched_yield (more ranks than cores) */
+	int cpu_shared;      /* more local ranks than CPUs */
 	/* A credit is owed but one is still in flight: its (unsolicited)
 	 * send completion must wake a waiting rank (progress, ur__xfer). */
 	int want_acks;
@@ -212,6 +216,9 @@ struct uroce_comm {
 	uint16_t lid;
 	int jumbo;           /* offer uroce's jumbo packets */
 	int cma;             /* UROCE_COLL_CMA: direct streams by process_vm_writev */
+	/* Shared segments between the ranks of one host (seg.c). */
+	struct ur_seg *seg;
+	uint32_t seg_id;
 	int regcache_entries;
 	/* Rails (rails.c): rails[0] is the communicator itself (its port),
 	 * rails[k] a hidden sub-communicator on the k-th rail's port or
@@ -348,6 +355,34 @@ int ur__fail(struct uroce_comm *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void *ur__scratch(struct uroce_comm *c, size_t len);
 uint64_t ur__now_ns(void);
+
+/* p2p.c: may we process_vm_writev/readv peer p (tried once)? */
+int ur__cma_ok(struct uroce_comm *c, struct ur_peer *p);
+/* p2p.c: takes the completions; the first peer whose message or offer
+ * of collective call seq waits unconsumed (-1: none), or a negative
+ * errno. Messages of later calls may wait: a peer that finished the
+ * call before us has started the next one. */
+int ur__stray(struct uroce_comm *c, uint32_t seq);
+/* p2p.c: fail c when a rank's bootstrap connection closed (every 2 ms). */
+int ur__check_alive(struct uroce_comm *c, uint64_t now);
+
+/* seg.c: allreduce and all-to-all through shared segments between the
+ * ranks of one host, up to UROCE_COLL_SEG_KB per rank. create: at setup
+ * (ours, if UROCE_COLL_CMA); use: whether a call of this many bytes per
+ * rank takes the path (collective at its first call in range: the ranks
+ * agree). */
+int ur__seg_create(struct uroce_comm *c);
+/* Map peer i's segment as we connect to it; unlink ours once every rank
+ * has (after the setup's barrier). */
+void ur__seg_connect(struct uroce_comm *c, int i);
+void ur__seg_unlink(struct uroce_comm *c);
+void ur__seg_free(struct uroce_comm *c);
+int ur__seg_use(struct uroce_comm *c, size_t bytes);
+int ur__seg_allreduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		       size_t count, enum uroce_dtype dt, enum uroce_redop op,
+		       uint32_t sig);
+int ur__seg_alltoall(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		      size_t count, enum uroce_dtype dt, uint32_t sig);
 
 /* The collectives themselves, run by the executor (nbc.c) in issue order. */
 int ur__run_allreduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,

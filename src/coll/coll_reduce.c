@@ -310,6 +310,13 @@ int ur__run_allreduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 
 	if (e || !count)
 		return e;
+	/* Ranks of one host, small and medium sizes: shared segments, no
+	 * messages (seg.c). */
+	if (ur__seg_use(c, bytes)) {
+		c->last_algo = "shared_segment";
+		return ur__seg_allreduce(c, sendbuf, recvbuf, count, dt, op,
+					 ur__sig(c, UR_C_ALLREDUCE, dt, op, count, 0));
+	}
 	sig = ur__sig(c, UR_C_ALLREDUCE, dt, op, count, 0);
 	a = ur__pick(c, UR_C_ALLREDUCE, bytes);
 	c->last_algo = ur__algo_name[a];

@@ -162,6 +162,7 @@ static void wait_params(struct uroce_comm *c)
 	else
 		c->spin_ns = shared ? UR_PSPIN_SHARED_NS : v * 1000;
 	c->cur_spin_ns = c->spin_ns;
+	c->cpu_shared = shared;
 	/*
 	 * The progress thread runs while the application computes or
 	 * sleeps. With a core per rank its spin costs nobody and keeps the
@@ -331,6 +332,7 @@ void ur__comm_free(struct uroce_comm *c)
 		free(c->peers);
 	}
 	ur__reg_fini(c);
+	ur__seg_free(c);
 	if (c->mr)
 		ibv_dereg_mr(c->mr);
 	if (c->region)
@@ -442,7 +444,7 @@ int ur__comm_setup(struct uroce_comm *c)
 		if (c->jumbo)
 			offer_jumbo(p->qp);
 	}
-	return 0;
+	return ur__seg_create(c);
 }
 
 /* My connection record for peer i. */
@@ -469,6 +471,7 @@ int ur__conn_info(struct uroce_comm *c, int i, struct ur_conn_info *out)
 	if (getrandom(&out->cookie, sizeof(out->cookie), 0) != sizeof(out->cookie))
 		out->cookie = ur__now_ns() ^ (uint64_t)out->qpn << 40;
 	memcpy((char *)(uintptr_t)p->credit + 8, &out->cookie, sizeof(out->cookie));
+	out->seg_id = c->seg_id;
 	return 0;
 }
 
@@ -486,6 +489,8 @@ int ur__comm_connect(struct uroce_comm *c, int i, const struct ur_conn_info *min
 	p->cma_pid = (int)rem->pid;
 	p->cma_cookie = rem->cookie;
 	p->cma = 0;
+	p->seg_id = rem->seg_id;
+	ur__seg_connect(c, i);
 	r = qp_connect(c, p, mine, rem, c->port);
 	if (!r)
 		r = post_recvs(c, i, c->nslots + 2 + UR_RTR_RING);
@@ -635,6 +640,8 @@ int uroce_comm_init(uroce_comm_t **out, const struct uroce_comm_attr *attr)
 			c->rank, strerror(-r));
 		goto err;
 	}
+	/* Every rank has mapped our segment (or never will). */
+	ur__seg_unlink(c);
 	free(mine);
 	free(table);
 	mine = NULL;

@@ -255,7 +255,7 @@ static int post_offer(struct uroce_comm *c, struct ur_xop *x)
  * namespace or a missing ptrace permission (CMA's rule) fails; the stream
  * then takes the RDMA path.
  */
-static int cma_ok(struct uroce_comm *c, struct ur_peer *p)
+int ur__cma_ok(struct uroce_comm *c, struct ur_peer *p)
 {
 	if (!p->cma) {
 		uint64_t v = 0;
@@ -286,7 +286,7 @@ static int take_offer(struct uroce_comm *c, struct ur_xop *x)
 				 "mismatch in %s: rank %d expects %llu bytes, we send %zu (counts differ?)",
 				 ur__coll_kind_name[(x->sig >> 8) & 0xf], x->peer,
 				 (unsigned long long)v->len, x->bytes);
-	x->mode = v->addr && (cma_ok(c, p) || x->lkey) ? UR_X_DIRECT : UR_X_SLOTS;
+	x->mode = v->addr && (ur__cma_ok(c, p) || x->lkey) ? UR_X_DIRECT : UR_X_SLOTS;
 	x->raddr = v->addr;
 	x->rkey = v->rkey;
 	if (x->mode == UR_X_DIRECT)
@@ -384,7 +384,7 @@ static int send_some(struct uroce_comm *c, struct ur_xop *x, int *acks)
 		uint64_t raddr = p->r_slots + (uint64_t)s * c->slot;
 		/* CMA: the chunk straight into the receiver's slot, announced
 		 * by an empty message (cma_slot). */
-		int cma = !x->direct && len >= UR_CMA_MIN && cma_ok(c, p);
+		int cma = !x->direct && len >= UR_CMA_MIN && ur__cma_ok(c, p);
 		if (cma) {
 			struct iovec l = { x->buf + x->off, len };
 			struct iovec rv = { (void *)(uintptr_t)raddr, len };
@@ -505,7 +505,35 @@ static int local_some(struct uroce_comm *c, struct ur_xop *x)
 	return 1;
 }
 
-static int check_alive(struct uroce_comm *c, uint64_t now)
+/* A collective message of call seq (not point-to-point) waits unconsumed:
+ * in the first one of a stream (data, or an offer). */
+static int stray_sig(uint32_t sig, uint32_t seq)
+{
+	return (sig & 0xff) == (seq & 0xff) && ((sig >> 8) & 0xf) != UR_C_P2P;
+}
+
+int ur__stray(struct uroce_comm *c, uint32_t seq)
+{
+	int e = progress(c);
+
+	if (e < 0)
+		return e;
+	for (int i = 0; i < c->size; i++) {
+		struct ur_peer *p = &c->peers[i];
+
+		if (i == c->rank)
+			continue;
+		if (p->rx_arrived != p->rx_consumed &&
+		    stray_sig(p->rx_imm[p->rx_consumed % c->nslots], seq))
+			return i;
+		if (p->rtr_arrived != p->rtr_used &&
+		    stray_sig(p->rtr[p->rtr_used % UR_RTR_RING].sig, seq))
+			return i;
+	}
+	return -1;
+}
+
+int ur__check_alive(struct uroce_comm *c, uint64_t now)
 {
 	int who = -1;
 
@@ -643,7 +671,7 @@ int ur__xfer(struct uroce_comm *c, struct ur_xop *ops, int nops,
 			if (r > 0)
 				last = ur__now_ns();
 		}
-		r = check_alive(c, now);
+		r = ur__check_alive(c, now);
 		if (r)
 			return r;
 	}

@@ -55,6 +55,7 @@ static struct uroce_comm *child_new(struct uroce_comm *c, int rank, int size)
 	k->pd = c->pd;
 	k->spin_ns = c->spin_ns;
 	k->pspin_ns = c->pspin_ns;
+	k->cpu_shared = c->cpu_shared;
 	k->cur_spin_ns = c->spin_ns;
 	k->block_ns = c->block_ns;
 	k->yield = c->yield;
@@ -163,6 +164,8 @@ static int split(struct uroce_comm *c, int color, int key,
 	}
 	/* Nobody writes before every new QP is at least RTR. */
 	e = ur__run_barrier(c);
+	if (k)
+		ur__seg_unlink(k); /* every member has mapped it (or never will) */
 done:
 	if (!e && k) {
 		__atomic_fetch_add(&c->children, 1, __ATOMIC_ACQ_REL);

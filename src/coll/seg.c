@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared segments between the ranks of one host: allreduce and all-to-all
+ * up to UROCE_COLL_SEG_KB (16 MiB) per rank with no verbs, no engine thread and
+ * no packet in the path.
+ *
+ * Every communicator whose ranks may share memory (UROCE_COLL_CMA, i.e.
+ * uroce-launch's shared-memory default) makes one POSIX shared-memory
+ * segment per rank: a header (a progress word, a futex word, the
+ * signature of the call) and two data areas of UROCE_COLL_SEG_KB, used
+ * by alternate calls. Each rank opens every peer's segment (named by the
+ * peer's pid and a random id from its connection record) as it connects,
+ * and unlinks its own name after the barrier that ends the setup (the
+ * mappings stay), so a rank that dies later leaves no name behind. The
+ * first collective in range agrees, by a two-element allreduce over the
+ * verbs, that every rank mapped every peer (a rank on another host
+ * cannot) and takes CMA: only then the path is used.
+ *
+ * Allreduce of B bytes at n ranks, in the call's area:
+ *   1. copy the n-1 blocks of our input that peers reduce into our area;
+ *      publish phase 1 (progress word = 2k+1)
+ *   2. wait for every peer's phase 1; reduce our block from our input and
+ *      the peers' areas, write it to our output and into our area;
+ *      publish phase 2
+ *   3. wait for every peer's phase 2; copy their blocks into our output.
+ * Two synchronisations and 2 B + B(n-1)/n bytes copied per rank, against
+ * log2 n or 2(n-1) steps of messages through two engines. All-to-all is
+ * one synchronisation: copy the blocks for the peers into our area,
+ * publish, wait, copy ours out of theirs.
+ *
+ * Two areas make the next call safe without a third synchronisation: a
+ * rank writes area a again only in call k+2, after it saw every peer's
+ * phase 1 of call k+1, which each peer publishes after it finished
+ * reading call k.
+ *
+ * Waiting spins on the progress words for the communicator's spin time
+ * (30 us with more local ranks than CPUs, yielding), then sleeps on our
+ * futex word, which a rank that publishes rings for every peer that said
+ * it sleeps: no thread is woken for nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll_internal.h"
+#include "ur_settings.h"
+
+#define UR_SEG_MAGIC 0x75736567636f6c31ull /* "usegcol1" */
+#define UR_SEG_HDR 4096u
+/* Blocks from this size go by process_vm_writev when every peer takes it
+ * (per-call medians, A/B: 2 ranks 64 KiB all-to-all 5 us against 10 through
+ * the areas, 256 KiB allreduce 25 against 35; 4 ranks: 16 KiB blocks 33
+ * against 30 us, 64 KiB blocks 70 against 99). */
+#define UR_SEG_CMA_MIN (32u << 10)
+
+struct ur_seg_hdr {
+	uint64_t magic;
+	uint32_t id;
+	uint32_t pad;
+	uint64_t cap;        /* bytes per data area */
+	uint32_t sig[2];     /* the call's signature, per area */
+	uint64_t addr[2];    /* with CMA: the call's output, per area */
+	char pad1[64 - 48];
+	uint64_t flag;       /* progress: 2k+1, 2k+2 for call k */
+	char pad2[64 - 8];
+	uint32_t bell;       /* futex word: rung by publishers */
+	uint32_t sleepers;   /* threads of ours asleep on bell */
+};
+
+struct ur_seg {
+	int state;           /* 0 untried, 1 on, -1 off, 2 agreeing */
+	int none;            /* ours could not be made: agree on off */
+	int cma;             /* every peer takes process_vm_writev */
+	size_t cap;          /* agreed bytes per rank (<= every area) */
+	size_t len;          /* our mapping */
+	char name[64];       /* our name while it is linked ("" after) */
+	char **map;          /* every rank's segment (map[rank]: ours) */
+	size_t *maplen;
+	uint64_t calls;
+};
+
+static struct ur_seg_hdr *hdr(const struct uroce_comm *c, int i)
+{
+	return (struct ur_seg_hdr *)c->seg->map[i];
+}
+
+static char *area(const struct uroce_comm *c, int i, int a)
+{
+	return c->seg->map[i] + UR_SEG_HDR + (size_t)a * hdr(c, i)->cap;
+}
+
+static void seg_name(char *out, size_t len, uint32_t pid, uint32_t id)
+{
+	snprintf(out, len, "/uroce-coll-%u-%08x", pid, id);
+}
+
+int ur__seg_create(struct uroce_comm *c)
+{
+	size_t cap = (size_t)ur_setting_val("UROCE_COLL_SEG_KB") << 10;
+	struct ur_seg *s;
+	struct ur_seg_hdr *h;
+	int fd;
+
+	c->seg_id = 0;
+	if (!c->cma || !cap || c->size < 2)
+		return 0;
+	s = calloc(1, sizeof(*s));
+	if (s) {
+		s->map = calloc((size_t)c->size, sizeof(*s->map));
+		s->maplen = calloc((size_t)c->size, sizeof(*s->maplen));
+	}
+	if (!s || !s->map || !s->maplen) {
+		if (s) {
+			free(s->map);
+			free(s->maplen);
+		}
+		free(s);
+		return -ENOMEM;
+	}
+	c->seg = s;
+	s->len = UR_SEG_HDR + 2 * cap;
+	/* The id only has to differ from our other communicators' (the pid
+	 * names the process); 0 means no segment. */
+	do {
+		if (getrandom(&c->seg_id, sizeof(c->seg_id), 0) != sizeof(c->seg_id))
+			c->seg_id = (uint32_t)ur__now_ns();
+	} while (!c->seg_id);
+	seg_name(s->name, sizeof(s->name), (uint32_t)getpid(), c->seg_id);
+	fd = shm_open(s->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		goto off;
+	if (ftruncate(fd, (off_t)s->len)) {
+		close(fd);
+		shm_unlink(s->name);
+		goto off;
+	}
+	s->map[c->rank] = mmap(NULL, s->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (s->map[c->rank] == MAP_FAILED) {
+		s->map[c->rank] = NULL;
+		shm_unlink(s->name);
+		goto off;
+	}
+	s->maplen[c->rank] = s->len;
+	h = hdr(c, c->rank);
+	h->id = c->seg_id;
+	h->cap = cap;
+	__atomic_store_n(&h->magic, UR_SEG_MAGIC, __ATOMIC_RELEASE);
+	return 0;
+off:
+	/* No segment: the ranks agree on the verbs path at first use. */
+	s->name[0] = 0;
+	s->none = 1;
+	c->seg = s;
+	c->seg_id = 0;
+	return 0;
+}
+
+static void seg_unlink(struct ur_seg *s)
+{
+	if (s->name[0])
+		shm_unlink(s->name);
+	s->name[0] = 0;
+}
+
+void ur__seg_free(struct uroce_comm *c)
+{
+	struct ur_seg *s = c->seg;
+
+	if (!s)
+		return;
+	seg_unlink(s);
+	for (int i = 0; s->map && i < c->size; i++)
+		if (s->map[i])
+			munmap(s->map[i], s->maplen[i]);
+	free(s->map);
+	free(s->maplen);
+	free(s);
+	c->seg = NULL;
+}
+
+/* Map peer i's segment; 0 or a negative errno (another host: -ENOENT). */
+static int seg_open(struct uroce_comm *c, int i)
+{
+	struct ur_peer *p = &c->peers[i];
+	struct ur_seg_hdr *h;
+	struct stat st;
+	char name[64];
+	void *m;
+	int fd;
+
+	if (!p->seg_id || p->cma_pid <= 0)
+		return -ENOENT;
+	seg_name(name, sizeof(name), (uint32_t)p->cma_pid, p->seg_id);
+	fd = shm_open(name, O_RDWR, 0);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || (size_t)st.st_size < UR_SEG_HDR) {
+		close(fd);
+		return -EINVAL;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -errno;
+	h = m;
+	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != UR_SEG_MAGIC ||
+	    h->id != p->seg_id || UR_SEG_HDR + 2 * h->cap > (size_t)st.st_size) {
+		munmap(m, (size_t)st.st_size);
+		return -EINVAL;
+	}
+	c->seg->map[i] = m;
+	c->seg->maplen[i] = (size_t)st.st_size;
+	return 0;
+}
+
+void ur__seg_connect(struct uroce_comm *c, int i)
+{
+	if (c->seg && !c->seg->none && i != c->rank && !c->seg->map[i])
+		seg_open(c, i); /* not there: the ranks agree on off later */
+}
+
+void ur__seg_unlink(struct uroce_comm *c)
+{
+	if (c->seg)
+		seg_unlink(c->seg);
+}
+
+/*
+ * First use: open every peer's segment, then agree with every rank (an
+ * allreduce MIN over the verbs) on the largest size all can hold; 0 if
+ * any rank cannot, and the path stays off.
+ */
+static void seg_agree(struct uroce_comm *c)
+{
+	struct ur_seg *s = c->seg;
+	int64_t v[2] = { s->none ? 0 : (int64_t)hdr(c, c->rank)->cap, 1 };
+	int64_t cap = v[0];
+	int e;
+
+	for (int i = 0; i < c->size && cap; i++)
+		if (i != c->rank && !s->map[i] && seg_open(c, i))
+			cap = 0;
+	for (int i = 0; i < c->size && cap; i++)
+		if (hdr(c, i)->cap < (uint64_t)cap)
+			cap = (int64_t)hdr(c, i)->cap;
+	for (int i = 0; i < c->size; i++)
+		if (i != c->rank && !ur__cma_ok(c, &c->peers[i]))
+			v[1] = 0;
+	v[0] = cap;
+	s->state = 2;
+	e = ur__run_allreduce(c, v, v, 2, UROCE_INT64, UROCE_MIN);
+	cap = v[0];
+	/* Every rank has opened ours now (or never will): the name can go. */
+	seg_unlink(s);
+	if (e || cap <= 0) {
+		s->state = -1;
+		return;
+	}
+	s->cap = (size_t)cap;
+	s->cma = v[1] > 0;
+	s->state = 1;
+}
+
+int ur__seg_use(struct uroce_comm *c, size_t bytes)
+{
+	struct ur_seg *s = c->seg;
+
+	if (!s || s->state == -1 || s->state == 2 || !bytes || c->nrails > 1 ||
+	    c->algo_override != UR_A_AUTO)
+		return 0;
+	/* Every rank decides from the same size and, once agreed, cap. */
+	if (!s->state) {
+		if (bytes > ((size_t)ur_setting_val("UROCE_COLL_SEG_KB") << 10))
+			return 0;
+		seg_agree(c);
+	}
+	return s->state == 1 && bytes <= s->cap;
+}
+
+static long futex(uint32_t *w, int op, uint32_t v, const struct timespec *ts)
+{
+	return syscall(SYS_futex, w, op, v, ts, NULL, 0);
+}
+
+/* Publish our progress and ring every peer asleep on its bell. */
+static void seg_publish(struct uroce_comm *c, uint64_t v)
+{
+	__atomic_store_n(&hdr(c, c->rank)->flag, v, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < c->size; i++) {
+		struct ur_seg_hdr *h = hdr(c, i);
+
+		if (i == c->rank || !__atomic_load_n(&h->sleepers, __ATOMIC_SEQ_CST))
+			continue;
+		__atomic_fetch_add(&h->bell, 1, __ATOMIC_SEQ_CST);
+		futex(&h->bell, FUTEX_WAKE, INT_MAX, NULL);
+	}
+}
+
+static int seg_all_at(struct uroce_comm *c, uint64_t v)
+{
+	for (int i = 0; i < c->size; i++)
+		if (i != c->rank && __atomic_load_n(&hdr(c, i)->flag, __ATOMIC_SEQ_CST) < v)
+			return 0;
+	return 1;
+}
+
+/* Wait until every peer's progress word reaches v: spin, then sleep. */
+static int seg_wait(struct uroce_comm *c, uint64_t v, enum ur_coll_kind k)
+{
+	struct ur_seg_hdr *me = hdr(c, c->rank);
+	uint64_t start = ur__now_ns(), timeout = (uint64_t)c->timeout_ms * 1000000ull;
+	const struct timespec ts = { 0, 1000000 }; /* 1 ms: the failure watch */
+	/* With more local ranks than CPUs the ranks we wait for need our
+	 * core, and sched_yield does not hand it over: sleep at once (4
+	 * ranks on 2 CPUs, 64 KiB all-to-all, median call 32 us against 62
+	 * with a 30 us spin and 1.9 ms with 1 ms). No engine needs it here. */
+	uint64_t spin = c->cpu_shared ? 0 : c->cur_spin_ns;
+
+	for (;;) {
+		uint64_t now;
+		int e;
+
+		if (seg_all_at(c, v))
+			return 0;
+		now = ur__now_ns();
+		if (now - start < spin) {
+			if (c->yield)
+				sched_yield();
+			continue;
+		}
+		__atomic_fetch_add(&me->sleepers, 1, __ATOMIC_SEQ_CST);
+		uint32_t b = __atomic_load_n(&me->bell, __ATOMIC_SEQ_CST);
+		if (!seg_all_at(c, v))
+			futex(&me->bell, FUTEX_WAIT, b, &ts);
+		__atomic_fetch_sub(&me->sleepers, 1, __ATOMIC_SEQ_CST);
+		/* No message of this call may come: one that does is from a
+		 * peer in another collective (or with a count on the other
+		 * side of UROCE_COLL_SEG_KB), which would wait for us until
+		 * the timeout. (A peer done before us may have sent the
+		 * next call's.) */
+		e = ur__stray(c, c->seq);
+		if (e >= 0)
+			return ur__fail(c, -EPROTO,
+					 "mismatch in %s: rank %d sent a message while we run it through shared segments (another collective, or a count on the other side of UROCE_COLL_SEG_KB)",
+					 ur__coll_kind_name[k], e);
+		if (e < -1)
+			return e;
+		now = ur__now_ns();
+		if (now - start > timeout)
+			return ur__fail(c, -ETIMEDOUT,
+					 "no progress for %d ms in %s (UROCE_COLL_TIMEOUT_MS); a peer is stuck or dead",
+					 c->timeout_ms, ur__coll_kind_name[k]);
+		e = ur__check_alive(c, now);
+		if (e)
+			return e;
+	}
+}
+
+/* One process_vm_writev of len bytes at src into peer i's output at off. */
+static int seg_put(struct uroce_comm *c, int i, int a, size_t off,
+		   const void *src, size_t len, enum ur_coll_kind k)
+{
+	struct iovec l = { (void *)src, len };
+	struct iovec r = { (void *)(uintptr_t)(hdr(c, i)->addr[a] + off), len };
+
+	while (len) {
+		ssize_t w = process_vm_writev(c->peers[i].cma_pid, &l, 1, &r, 1, 0);
+
+		if (w <= 0)
+			return ur__fail(c, w < 0 ? -errno : -EIO,
+					 "%s: process_vm_writev to rank %d: %s",
+					 ur__coll_kind_name[k], i, w < 0 ? strerror(errno) : "wrote nothing");
+		l.iov_base = (char *)l.iov_base + w;
+		l.iov_len -= (size_t)w;
+		r.iov_base = (char *)r.iov_base + w;
+		r.iov_len -= (size_t)w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Start call k: its area and progress values; fails on a broken comm. */
+static int seg_begin(struct uroce_comm *c, uint64_t *k)
+{
+	if (!c->failed && c->owner && __atomic_load_n(&c->owner->failed, __ATOMIC_ACQUIRE)) {
+		memcpy(c->err, c->owner->err, sizeof(c->err));
+		c->failed = c->owner->failed;
+	}
+	if (c->failed)
+		return c->failed;
+	*k = c->seg->calls++;
+	return 0;
+}
+
+/* Every peer's call in this area must be ours (type, op, count, call). */
+static int seg_check(struct uroce_comm *c, int a, uint32_t sig, enum ur_coll_kind k)
+{
+	for (int i = 0; i < c->size; i++)
+		if (i != c->rank && hdr(c, i)->sig[a] != sig)
+			return ur__fail(c, -EPROTO,
+					 "mismatch in %s: rank %d's call differs (type, op, count or order)",
+					 ur__coll_kind_name[k], i);
+	return 0;
+}
+
+int ur__seg_allreduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		       size_t count, enum uroce_dtype dt, enum uroce_redop op,
+		       uint32_t sig)
+{
+	int n = c->size, r = c->rank, a, e, cma;
+	size_t es = uroce_dtype_size(dt);
+	const char *in = sendbuf;
+	char *out = recvbuf, *mine;
+	uint64_t k;
+
+	e = seg_begin(c, &k);
+	if (e)
+		return e;
+	a = (int)(k & 1);
+	if (in != out && ur__overlaps(in, count * es, out, count * es)) {
+		ur_move(out, in, count * es);
+		in = out;
+	}
+	mine = area(c, r, a);
+	for (int i = 0; i < n; i++)
+		if (i != r)
+			ur_copy(mine + ur__blk_off(count, n, i) * es,
+				in + ur__blk_off(count, n, i) * es, ur__blk_len(count, n, i) * es);
+	/* Blocks of UR_SEG_CMA_MIN: each rank writes its reduced block
+	 * straight into the peers' outputs (one kernel copy instead of two). */
+	cma = c->seg->cma && count / (size_t)n * es >= UR_SEG_CMA_MIN;
+	hdr(c, r)->addr[a] = (uint64_t)(uintptr_t)out;
+	hdr(c, r)->sig[a] = sig;
+	seg_publish(c, 2 * k + 1);
+	e = seg_wait(c, 2 * k + 1, UR_C_ALLREDUCE);
+	if (!e)
+		e = seg_check(c, a, sig, UR_C_ALLREDUCE);
+	if (e)
+		return e;
+	/* Our block: our input first (it may be the output, in place), then
+	 * the peers' in rank order. */
+	size_t off = ur__blk_off(count, n, r) * es, len = ur__blk_len(count, n, r);
+	int first = 1;
+	for (int i = 0; i < n; i++) {
+		if (i == r)
+			continue;
+		if (first)
+			ur__reduce3(out + off, in + off, area(c, i, a) + off, len, dt, op);
+		else
+			ur__reduce(out + off, area(c, i, a) + off, len, dt, op);
+		first = 0;
+	}
+	ur__reduce_finish(out + off, len, dt, op, n);
+	if (cma) {
+		/* Each peer is past phase 1: it reads no more of its input
+		 * outside its own block (the rest is in its area). */
+		for (int i = 0; i < n; i++)
+			if (i != r && (e = seg_put(c, i, a, off, out + off, len * es,
+						   UR_C_ALLREDUCE)))
+				return e;
+	} else {
+		ur_copy(mine + off, out + off, len * es);
+	}
+	seg_publish(c, 2 * k + 2);
+	e = seg_wait(c, 2 * k + 2, UR_C_ALLREDUCE);
+	if (e || cma)
+		return e;
+	for (int i = 0; i < n; i++)
+		if (i != r)
+			ur_copy(out + ur__blk_off(count, n, i) * es,
+				area(c, i, a) + ur__blk_off(count, n, i) * es,
+				ur__blk_len(count, n, i) * es);
+	return 0;
+}
+
+int ur__seg_alltoall(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
+		      size_t count, enum uroce_dtype dt, uint32_t sig)
+{
+	int n = c->size, r = c->rank, a, e;
+	size_t b = count * uroce_dtype_size(dt);
+	const char *in = sendbuf;
+	char *out = recvbuf, *mine;
+	uint64_t k;
+
+	e = seg_begin(c, &k);
+	if (e)
+		return e;
+	a = (int)(k & 1);
+	/* Blocks of UR_SEG_CMA_MIN: each rank writes its blocks straight
+	 * into the peers' outputs, which they publish first (one kernel copy
+	 * instead of two). The choice is the same at every rank (size and
+	 * the agreed CMA). A rank whose output overlaps its input copies
+	 * its input into its area first and sends from there: the peers
+	 * write into its output once it has published. */
+	if (c->seg->cma && b >= UR_SEG_CMA_MIN) {
+		const char *src = in;
+
+		if (ur__overlaps(in, (size_t)n * b, out, (size_t)n * b)) {
+			src = area(c, r, a);
+			ur_copy((char *)src, in, (size_t)n * b);
+		}
+		hdr(c, r)->addr[a] = (uint64_t)(uintptr_t)out;
+		hdr(c, r)->sig[a] = sig;
+		seg_publish(c, 2 * k + 1);
+		if (out + (size_t)r * b != src + (size_t)r * b)
+			ur_copy(out + (size_t)r * b, src + (size_t)r * b, b);
+		e = seg_wait(c, 2 * k + 1, UR_C_ALLTOALL);
+		if (!e)
+			e = seg_check(c, a, sig, UR_C_ALLTOALL);
+		for (int j = 1; j < n && !e; j++) {
+			int i = (r + j) % n; /* not all at rank 0 at once */
+
+			e = seg_put(c, i, a, (size_t)r * b, src + (size_t)i * b, b, UR_C_ALLTOALL);
+		}
+		if (e)
+			return e;
+		seg_publish(c, 2 * k + 2);
+		return seg_wait(c, 2 * k + 2, UR_C_ALLTOALL);
+	}
+	mine = area(c, r, a);
+	for (int i = 0; i < n; i++)
+		if (i != r)
+			ur_copy(mine + (size_t)i * b, in + (size_t)i * b, b);
+	hdr(c, r)->sig[a] = sig;
+	seg_publish(c, 2 * k + 1);
+	/* Every other block of the input is in our area now: the output
+	 * may overlap the input. */
+	if (out + (size_t)r * b != in + (size_t)r * b)
+		ur_move(out + (size_t)r * b, in + (size_t)r * b, b);
+	e = seg_wait(c, 2 * k + 1, UR_C_ALLTOALL);
+	if (!e)
+		e = seg_check(c, a, sig, UR_C_ALLTOALL);
+	if (e)
+		return e;
+	for (int i = 0; i < n; i++)
+		if (i != r)
+			ur_copy(out + (size_t)i * b, area(c, i, a) + (size_t)r * b, b);
+	return 0;
+}
