@@ -222,6 +222,8 @@ struct ur_qp_cc {
  * bytes (BTH .. ICRC) in a slot of the device's pool. */
 struct ur_sr_slot {
 	struct ur_sr_slot *next;  /* the QP's held list, by PSN; or free list */
+	/* The QP's held list again, by arrival time (ur_sr.c "oldest"). */
+	struct ur_sr_slot *anext, *aprev;
 	uint32_t psn, len;
 	uint64_t t;               /* arrival */
 	uint8_t data[];
@@ -235,6 +237,10 @@ struct ur_sr {
 	bool draining;
 	bool gbn_sent;            /* a plain NAK for this ePSN (could not hold) */
 	struct ur_sr_slot *held;  /* requests ahead of ePSN, sorted by PSN */
+	struct ur_sr_slot *held_last; /* its last (highest PSN) */
+	/* The same requests by arrival, oldest first: the gap timer's and
+	 * ur__sr_filled's oldest arrival without a walk of the list. */
+	struct ur_sr_slot *arr_first, *arr_last;
 	uint32_t nheld;
 	uint64_t gap_deadline;    /* NAK the gap at ePSN then; UINT64_MAX none */
 	uint32_t reorder_min;     /* p.reorder_ns as set: the gap timer's floor */
