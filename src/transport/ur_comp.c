@@ -88,8 +88,46 @@ void ur__comp_arm(struct ur_qp *qp, uint64_t now)
 
 	if (c->rto_deadline == UINT64_MAX && t && !qp->priv->req.rnr_wait) {
 		c->rto_deadline = now + t;
+		if (c->held_at)
+			c->held_at = now; /* only the hold from now on */
 		ur__qp_update_deadline(qp);
 	}
+}
+
+/*
+ * The timer measures how long the requests that left go unanswered
+ * (9.7.6.1.3), not how long the QP waits its turn at its own NIC. Only
+ * a message's last packet asks for an ACK (and one in UR_ACKREQ_EVERY):
+ * a QP whose first packets left and whose next one the device refused (no
+ * transmit buffer: the NIC's queue is full, its scheduler serves the
+ * other QPs) cannot be answered before that last one leaves, and 1,023
+ * QPs sharing a NIC wait longer than 4.2 ms (uroce-sim, the 1024-rank
+ * all-to-all: a timeout on every QP, no drop). So the time between a
+ * refusal (ur__comp_held) and the QP's next try (ur__comp_unheld) is
+ * added to the deadline. A loss is still found within the timer of the
+ * last packet that left: the hold lies between the first packet and it.
+ */
+void ur__comp_held(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_comp *c = &qp->priv->comp;
+
+	if (!c->held_at)
+		c->held_at = now ? now : 1;
+}
+
+/* The hold so far moves the deadline on; @still: refused again. */
+static void hold_credit(struct ur_comp *c, uint64_t now, bool still)
+{
+	if (!c->held_at)
+		return;
+	if (c->rto_deadline != UINT64_MAX && now > c->held_at)
+		c->rto_deadline += now - c->held_at;
+	c->held_at = still ? now : 0;
+}
+
+void ur__comp_unheld(struct ur_qp *qp, uint64_t now)
+{
+	hold_credit(&qp->priv->comp, now, false);
 }
 
 static void comp_advance(struct ur_qp *qp, struct comp_ctx *cx, uint32_t psn)
@@ -629,6 +667,10 @@ void ur__comp_timer(struct ur_qp *qp, uint64_t now)
 			ask_arm(qp, now, true);
 		}
 	}
+	/* Still refused by the device: the timer waits with the QP. */
+	if (c->held_at && c->rto_deadline != UINT64_MAX &&
+	    now >= c->rto_deadline)
+		hold_credit(c, now, true);
 	if (c->rto_deadline != UINT64_MAX && now >= c->rto_deadline) {
 		c->rto_deadline = UINT64_MAX;
 		if (outstanding(qp) && p->sr.tx_peer && !c->sr_probed &&

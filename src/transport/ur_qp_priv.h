@@ -150,6 +150,9 @@ struct ur_comp {
 	 * the newest unacknowledged PSN) instead of going back N; the next
 	 * timeout without progress goes back N. */
 	bool sr_probed;
+	/* The device refused the QP a transmit buffer at held_at (0: not
+	 * held): the timer does not run while the QP waits its turn. */
+	uint64_t held_at;
 };
 
 enum ur_resp_cur { UR_CUR_NONE, UR_CUR_SEND, UR_CUR_WRITE };
@@ -662,6 +665,8 @@ void ur__req_reset(struct ur_qp *qp);
 void ur__comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
 void ur__comp_timer(struct ur_qp *qp, uint64_t now);
 void ur__comp_arm(struct ur_qp *qp, uint64_t now);
+void ur__comp_held(struct ur_qp *qp, uint64_t now);
+void ur__comp_unheld(struct ur_qp *qp, uint64_t now);
 
 /* ur_resp.c */
 void ur__resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,

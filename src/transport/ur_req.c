@@ -366,8 +366,11 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 		return -EACCES;
 	}
 	b = ur__tx_alloc(qp, h.opcode, len);
-	if (!b)
+	if (!b) {
+		if (qp->type == UR_QPT_RC)
+			ur__comp_held(qp, now); /* the timer waits too */
 		return -EAGAIN;
+	}
 	if (len) {
 		const struct ur_qsge *sge = ur_swqe_sge(qp, idx);
 		const uint8_t *span = ur__sge_span(sge, wqe->num_sge, off, len);
@@ -535,6 +538,8 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 		key_fail(qp, now);
 		return;
 	}
+	if (qp->type == UR_QPT_RC)
+		ur__comp_unheld(qp, now); /* refused again: held again */
 	if (req->sr_resend) {
 		req->sr_resend = resend_psn(qp, req->sr_resend_psn, now) != 0;
 		if (req->sr_resend)
