@@ -130,6 +130,53 @@ void ur__comp_unheld(struct ur_qp *qp, uint64_t now)
 	hold_credit(&qp->priv->comp, now, false);
 }
 
+/*
+ * Selective repeat's tail probe (RFC 8985 7.2-7.3): a lost tail (the last
+ * requests a QP sent, nothing after them) leaves the responder nothing to
+ * hold and so no gap to NAK; only the transport timer (4.2 ms at timeout
+ * 10) would find it. A sprayed QP over a path that fails loses tails as
+ * often as holes (uroce-sim, MoE over 8 failed links: 230 QPs waited for
+ * the timer with no NAK at all, the last flow for three expiries). So a
+ * QP whose peer holds out-of-order requests, once it has sent everything,
+ * probes UR_TAIL_NS after its last progress (or two smoothed round trips
+ * of its paths, if longer, unless a selective NAK showed losses: their
+ * recovery inflated those samples): the newest PSN again with AckReq, as
+ * the timer's probe does. A duplicate costs one packet (C9-105 answers it
+ * with the cumulative ACK), a lost tail becomes a gap the responder NAKs.
+ * One probe per tail, none for a PSN a selective NAK named; it touches neither the retry count nor sr_probed,
+ * so the timer's probe and go-back-N stay as they were.
+ */
+#define UR_TAIL_NS 1000000ull /* 1 ms */
+static void tail_arm(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_comp *c = &p->comp;
+	uint64_t t = UR_TAIL_NS;
+
+	c->tail_at = 0;
+	if (!outstanding(qp)) {
+		c->lossy = false;
+		return;
+	}
+	/* Not while the responder waits for the resend of its selective
+	 * NAK: it repeats the NAK itself (ur_sr.c "renak"). */
+	if (!p->sr.tx_peer || ur__req_cursor_psn(qp) != p->req.psn_max ||
+	    (c->lossy && c->psn == c->nak_psn))
+		return;
+	if (!c->lossy && p->mp && 2 * p->mp->srtt > t)
+		t = 2 * p->mp->srtt;
+	c->tail_psn = c->psn;
+	c->tail_at = now + t;
+	ur__qp_update_deadline(qp);
+}
+
+/* A request left: a tail probe once the last one did (above). */
+void ur__comp_sent(struct ur_qp *qp, uint64_t now)
+{
+	if (!qp->priv->comp.tail_at)
+		tail_arm(qp, now);
+}
+
 static void comp_advance(struct ur_qp *qp, struct comp_ctx *cx, uint32_t psn)
 {
 	struct ur_comp *c = &qp->priv->comp;
@@ -512,6 +559,8 @@ static enum comp_state do_sr_resend(struct ur_qp *qp, struct comp_ctx *cx,
 	struct ur_comp *c = &qp->priv->comp;
 
 	qp->dev->cnt.rx_sr_nak++;
+	c->lossy = true;
+	c->nak_psn = cx->psn;
 	if (qp->priv->mp)
 		ur__mp_loss(qp->priv->mp, cx->psn);
 	ur__cc_loss(qp, false, now);
@@ -566,6 +615,8 @@ static void comp_finish(struct ur_qp *qp, struct comp_ctx *cx, uint64_t now)
 			ur__req_go_back(qp, p->comp.psn);
 	}
 	ur__sq_complete(qp, now);
+	if (cx->progress || !p->comp.tail_at)
+		tail_arm(qp, now);
 	if (qp->state == UR_QPS_SQD && p->sq_head == p->req.assigned &&
 	    !p->comp.drained_sent) {
 		p->comp.drained_sent = true;
@@ -665,6 +716,16 @@ void ur__comp_timer(struct ur_qp *qp, uint64_t now)
 			else
 				ur__req_probe(qp, now);
 			ask_arm(qp, now, true);
+		}
+	}
+	if (c->tail_at && now >= c->tail_at) {
+		c->tail_at = 0;
+		/* (not while a lost answer is asked for again: ask_at) */
+		if (outstanding(qp) && c->psn == c->tail_psn && !c->ask_at &&
+		    !p->req.rnr_wait && !c->sr_probed) {
+			qp->dev->cnt.tx_sr_probe++;
+			qp->cnt.tx_sr_probe++;
+			ur__req_probe(qp, now);
 		}
 	}
 	/* Still refused by the device: the timer waits with the QP. */

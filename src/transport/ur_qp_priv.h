@@ -153,6 +153,13 @@ struct ur_comp {
 	/* The device refused the QP a transmit buffer at held_at (0: not
 	 * held): the timer does not run while the QP waits its turn. */
 	uint64_t held_at;
+	/* Selective repeat's tail probe (ur_comp.c "tail"): the newest PSN
+	 * again with AckReq at tail_at (0: none) unless the oldest
+	 * unacknowledged one (tail_psn then) moves; lossy: a selective NAK
+	 * came since everything was last acknowledged. */
+	bool lossy;
+	uint32_t tail_psn, nak_psn; /* nak_psn: the last selective NAK's */
+	uint64_t tail_at;
 };
 
 enum ur_resp_cur { UR_CUR_NONE, UR_CUR_SEND, UR_CUR_WRITE };
@@ -668,6 +675,7 @@ void ur__comp_timer(struct ur_qp *qp, uint64_t now);
 void ur__comp_arm(struct ur_qp *qp, uint64_t now);
 void ur__comp_held(struct ur_qp *qp, uint64_t now);
 void ur__comp_unheld(struct ur_qp *qp, uint64_t now);
+void ur__comp_sent(struct ur_qp *qp, uint64_t now);
 
 /* ur_resp.c */
 void ur__resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,

@@ -626,6 +626,7 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 			req->pkt++;
 		if (qp->type == UR_QPT_RC) {
 			ur__comp_arm(qp, now);
+			ur__comp_sent(qp, now);
 		} else if (req->pkt == wqe->npkts) {
 			/* UC/UD: done once on the wire (9.8, 9.9). */
 			ur__wqe_done(qp, wqe, UR_WC_SUCCESS);
