@@ -104,8 +104,10 @@ void ur__comp_arm(struct ur_qp *qp, uint64_t now)
  * QPs sharing a NIC wait longer than 4.2 ms (uroce-sim, the 1024-rank
  * all-to-all: a timeout on every QP, no drop). So the time between a
  * refusal (ur__comp_held) and the QP's next try (ur__comp_unheld) is
- * added to the deadline. A loss is still found within the timer of the
- * last packet that left: the hold lies between the first packet and it.
+ * added to the deadline while no request that asked for an ACK is out
+ * unanswered. A loss is still found within the timer of the last packet
+ * that left (the hold lies between the first packet and it), and a lost
+ * request that asked for an ACK as soon as before.
  */
 void ur__comp_held(struct ur_qp *qp, uint64_t now)
 {
@@ -115,19 +117,26 @@ void ur__comp_held(struct ur_qp *qp, uint64_t now)
 		c->held_at = now ? now : 1;
 }
 
-/* The hold so far moves the deadline on; @still: refused again. */
-static void hold_credit(struct ur_comp *c, uint64_t now, bool still)
+/* The hold so far moves the deadline on, unless a request that asked
+ * for an ACK is out unanswered (its answer does not wait for the
+ * NIC); @still: refused again. */
+static void hold_credit(struct ur_qp *qp, uint64_t now, bool still)
 {
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_comp *c = &p->comp;
+
 	if (!c->held_at)
 		return;
-	if (c->rto_deadline != UINT64_MAX && now > c->held_at)
+	if (c->rto_deadline != UINT64_MAX && now > c->held_at &&
+	    !(p->req.ackreq_out &&
+	      ur_psn_diff(p->req.ackreq_psn, c->psn) >= 0))
 		c->rto_deadline += now - c->held_at;
 	c->held_at = still ? now : 0;
 }
 
 void ur__comp_unheld(struct ur_qp *qp, uint64_t now)
 {
-	hold_credit(&qp->priv->comp, now, false);
+	hold_credit(qp, now, false);
 }
 
 /*
@@ -731,7 +740,7 @@ void ur__comp_timer(struct ur_qp *qp, uint64_t now)
 	/* Still refused by the device: the timer waits with the QP. */
 	if (c->held_at && c->rto_deadline != UINT64_MAX &&
 	    now >= c->rto_deadline)
-		hold_credit(c, now, true);
+		hold_credit(qp, now, true);
 	if (c->rto_deadline != UINT64_MAX && now >= c->rto_deadline) {
 		c->rto_deadline = UINT64_MAX;
 		if (outstanding(qp) && p->sr.tx_peer && !c->sr_probed &&

@@ -108,6 +108,8 @@ struct ur_req {
 	bool sr_resend;
 	uint32_t sr_resend_psn;
 	bool ackreq;        /* set AckReq on the next packet (ur__req_probe) */
+	bool ackreq_out;    /* ackreq_psn: the last PSN sent with AckReq */
+	uint32_t ackreq_psn;
 	/* ur__req_probe found no buffer, or a resend waiting for one: it
 	 * goes at the next progress call, after that resend. */
 	bool probe_pending;

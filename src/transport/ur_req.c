@@ -351,6 +351,10 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 	}
 	if (qp->type != UR_QPT_RC)
 		h.ackreq = false;
+	if (h.ackreq) { /* (ur_comp.c "held": the timer runs for it) */
+		p->req.ackreq_out = true;
+		p->req.ackreq_psn = h.psn;
+	}
 	if (qp->type == UR_QPT_UD) {
 		h.dqpn = wqe->ud_dqpn;
 		h.deth.qkey = wqe->ud_qkey;
