@@ -255,9 +255,8 @@ void ur__sr_release(struct ur_qp *qp)
  * A selective NAK asks for one PSN; if that resend is lost too, nothing
  * else would ask again until the requester's transport timer (4.096 us x
  * 2^timeout, 67 ms at perftest's 14) ends in go-back-N. So the NAK is
- * repeated (renak) while ePSN stays missing: after the NAK-to-resend time
- * seen on this QP and four times its variation (at least twice the time),
- * never sooner than the gap timer, 1 ms before the
+ * repeated (renak) while ePSN stays missing: after twice the NAK-to-resend
+ * time seen on this QP, never sooner than the gap timer, 1 ms before the
  * first sample (a round trip on any LAN; an early repeat costs one
  * duplicate).
  */
@@ -265,17 +264,7 @@ void ur__sr_release(struct ur_qp *qp)
 #define UR_SR_RENAK_MAX 100000000ull /* 100 ms */
 static uint64_t renak_after(const struct ur_sr *sr)
 {
-	uint64_t t = UR_SR_RENAK_FIRST;
-
-	/* RFC 6298 2.3: the smoothed time and four times its variation
-	 * (never less than twice the smoothed time, as before): a resend
-	 * queues behind what the requester's shaper holds, and that queue
-	 * grows and drains with each loss (tnet sr_shaped_loss_renak). */
-	if (sr->nak_rtt) {
-		t = (uint64_t)sr->nak_rtt + 4ull * sr->nak_var;
-		if (t < 2ull * sr->nak_rtt)
-			t = 2ull * sr->nak_rtt;
-	}
+	uint64_t t = sr->nak_rtt ? 2ull * sr->nak_rtt : UR_SR_RENAK_FIRST;
 
 	if (t < sr->p.reorder_ns)
 		t = sr->p.reorder_ns;
@@ -286,8 +275,7 @@ static uint64_t renak_after(const struct ur_sr *sr)
 	/* Each repeat waits twice as long (RFC 6298 5.5): the samples
 	 * come from resends that arrived, and a queue that grew since
 	 * holds the next one longer; repeating sooner only feeds it. */
-	for (unsigned int i = 0; i < sr->nak_repeats + sr->nak_boff &&
-				  t < UR_SR_RENAK_MAX; i++)
+	for (unsigned int i = 0; i < sr->nak_repeats && t < UR_SR_RENAK_MAX; i++)
 		t *= 2;
 	return t;
 }
@@ -334,31 +322,11 @@ void ur__sr_resent(struct ur_qp *qp, uint32_t psn, uint64_t now)
 	if (!sr->nak_live || psn != sr->nak_psn)
 		return;
 	sr->nak_live = false;
-	/* Karn's rule leaves no sample after a repeat, so where every
-	 * resend took longer than the wait (a shaped path's queue) every
-	 * NAK was repeated and no sample ever came: 58 % of the NAKs on
-	 * a 200 Mbit/s path with 1 % loss (tnet sr_shaped_loss_renak), each
-	 * a duplicate. The doubled wait stays for the next NAKs until a
-	 * sample comes (RFC 6298 5.7). */
-	if (sr->nak_again) {
-		if (sr->nak_repeats + sr->nak_boff <= 6)
-			sr->nak_boff = (uint8_t)(sr->nak_repeats + sr->nak_boff);
-		return;
-	}
-	sr->nak_boff = 0;
-	if (now < sr->nak_t)
+	if (sr->nak_again || now < sr->nak_t)
 		return;
 	rtt = now - sr->nak_t;
 	if (rtt > UINT32_MAX)
 		rtt = UINT32_MAX;
-	if (!sr->nak_rtt) {
-		sr->nak_var = (uint32_t)(rtt / 2);
-	} else {
-		uint64_t dev = rtt > sr->nak_rtt ? rtt - sr->nak_rtt
-						 : sr->nak_rtt - rtt;
-
-		sr->nak_var = (uint32_t)((3ull * sr->nak_var + dev) / 4);
-	}
 	sr->nak_rtt = sr->nak_rtt ? (uint32_t)((7ull * sr->nak_rtt + rtt) / 8)
 				  : (uint32_t)rtt;
 }

@@ -934,14 +934,15 @@ static void fail_done(struct sr_run *r)
 /*
  * A shaped path with loss (the real bed's tbf): a 200 Mbit/s bottleneck
  * at a, 128 packets in flight (a queue of up to 5 ms that grows and
- * drains with each loss), 1 % of the packets lost both ways, 4 MiB. A
- * selective NAK's resend waits behind that queue, so the NAK-to-resend
- * time varies by milliseconds; the responder repeats a NAK only after
- * that time's smoothed value and its variation, and keeps a repeat's
- * doubled wait until a sample comes (RFC 6298 5.7), so that few repeats
- * (tx_sr_renak, counted with the NAKs) and duplicates (rx_duplicate) are
- * spent on resends that were only queued: 58 % of the NAKs were repeats
- * before, 9 % after (60 seeds, bench/results/2026-12-07-sim5.md).
+ * drains with each loss), 1 % of the packets lost both ways, 4 MiB: every
+ * WRITE lands, intact, without a transport timeout. Printed: the
+ * selective NAKs, how many were repeats (tx_sr_renak, counted with them)
+ * and the duplicates they cost (bench/results/2026-12-07-sim5.md: about
+ * 58 % repeats, because a repeat gives no NAK-to-resend sample by Karn's
+ * rule and every resend queues longer than twice the last sample; an
+ * RFC 6298 variance and kept backoff cut them to 9 % but pushed the
+ * repeat past the 4.2 ms transport timer on bench/multipath_sim.sh's
+ * 0.3 Gbit/s paths, 92 timeouts at 5 % loss, and was left out).
  */
 static void t_shaped_loss_renak(void)
 {
@@ -971,7 +972,6 @@ static void t_shaped_loss_renak(void)
 	fail_done(&r);
 	ASSERT_GT(naks, 10); /* the loss did bite */
 	ASSERT_EQ_U64(r.f.a.node->dev.cnt.tx_timeouts, 0);
-	ASSERT(renaks * 4 <= naks); /* before: 40-60 % */
 	tfix_fini(&r.f);
 }
 
