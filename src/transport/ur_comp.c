@@ -147,14 +147,14 @@ void ur__comp_unheld(struct ur_qp *qp, uint64_t now)
  * often as holes (uroce-sim, MoE over 8 failed links: 230 QPs waited for
  * the timer with no NAK at all, the last flow for three expiries). So a
  * QP whose peer holds out-of-order requests, once it has sent everything
- * posted,
- * probes UR_TAIL_NS after its last progress (or two smoothed round trips
- * of its paths, if longer, unless a selective NAK showed losses: their
- * recovery inflated those samples): the newest PSN again with AckReq, as
- * the timer's probe does. A duplicate costs one packet (C9-105 answers it
- * with the cumulative ACK), a lost tail becomes a gap the responder NAKs.
- * One probe per tail, none for a PSN a selective NAK named; it touches neither the retry count nor sr_probed,
- * so the timer's probe and go-back-N stay as they were.
+ * posted, probes UR_TAIL_NS after its last progress (or two smoothed
+ * round trips of its paths, if longer, unless a selective NAK showed
+ * losses: their recovery inflated those samples): the newest PSN again
+ * with AckReq, as the timer's probe does. A duplicate costs one packet
+ * (C9-105 answers it with the cumulative ACK), a lost tail becomes a gap
+ * the responder NAKs. One probe per tail, none for a PSN a selective NAK
+ * named; it touches neither the retry count nor sr_probed, so the timer's
+ * probe and go-back-N stay as they were.
  */
 #define UR_TAIL_NS 1000000ull /* 1 ms */
 
@@ -174,6 +174,7 @@ static bool all_sent(const struct ur_qp *qp)
 	return r->idx + 1 == p->sq_tail && r->idx != r->assigned &&
 	       r->pkt >= ur_swqe_at(qp, r->idx)->npkts;
 }
+
 static void tail_arm(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
