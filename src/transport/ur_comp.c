@@ -88,8 +88,121 @@ void ur__comp_arm(struct ur_qp *qp, uint64_t now)
 
 	if (c->rto_deadline == UINT64_MAX && t && !qp->priv->req.rnr_wait) {
 		c->rto_deadline = now + t;
+		if (c->held_at)
+			c->held_at = now; /* only the hold from now on */
 		ur__qp_update_deadline(qp);
 	}
+}
+
+/*
+ * The timer measures how long the requests that left go unanswered
+ * (9.7.6.1.3), not how long the QP waits its turn at its own NIC. Only
+ * a message's last packet asks for an ACK (and one in UR_ACKREQ_EVERY):
+ * a QP whose first packets left and whose next one the device refused (no
+ * transmit buffer: the NIC's queue is full, its scheduler serves the
+ * other QPs) cannot be answered before that last one leaves, and 1,023
+ * QPs sharing a NIC wait longer than 4.2 ms (uroce-sim, the 1024-rank
+ * all-to-all: a timeout on every QP, no drop). So the time between a
+ * refusal (ur__comp_held) and the QP's next try (ur__comp_unheld) is
+ * added to the deadline while no request that asked for an ACK is out
+ * unanswered. A loss is still found within the timer of the last packet
+ * that left (the hold lies between the first packet and it), and a lost
+ * request that asked for an ACK as soon as before.
+ */
+void ur__comp_held(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_comp *c = &qp->priv->comp;
+
+	if (!c->held_at)
+		c->held_at = now ? now : 1;
+}
+
+/* The hold so far moves the deadline on, unless a request that asked
+ * for an ACK is out unanswered (its answer does not wait for the
+ * NIC); @still: refused again. */
+static void hold_credit(struct ur_qp *qp, uint64_t now, bool still)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_comp *c = &p->comp;
+
+	if (!c->held_at)
+		return;
+	if (c->rto_deadline != UINT64_MAX && now > c->held_at &&
+	    !(p->req.ackreq_out &&
+	      ur_psn_diff(p->req.ackreq_psn, c->psn) >= 0))
+		c->rto_deadline += now - c->held_at;
+	c->held_at = still ? now : 0;
+}
+
+void ur__comp_unheld(struct ur_qp *qp, uint64_t now)
+{
+	hold_credit(qp, now, false);
+}
+
+/*
+ * Selective repeat's tail probe (RFC 8985 7.2-7.3): a lost tail (the last
+ * requests a QP sent, nothing after them) leaves the responder nothing to
+ * hold and so no gap to NAK; only the transport timer (4.2 ms at timeout
+ * 10) would find it. A sprayed QP over a path that fails loses tails as
+ * often as holes (uroce-sim, MoE over 8 failed links: 230 QPs waited for
+ * the timer with no NAK at all, the last flow for three expiries). So a
+ * QP whose peer holds out-of-order requests, once it has sent everything
+ * posted, probes UR_TAIL_NS after its last progress (or two smoothed
+ * round trips of its paths, if longer, unless a selective NAK showed
+ * losses: their recovery inflated those samples): the newest PSN again
+ * with AckReq, as the timer's probe does. A duplicate costs one packet
+ * (C9-105 answers it with the cumulative ACK), a lost tail becomes a gap
+ * the responder NAKs. One probe per tail, none for a PSN a selective NAK
+ * named; it touches neither the retry count nor sr_probed, so the timer's
+ * probe and go-back-N stay as they were.
+ */
+#define UR_TAIL_NS 1000000ull /* 1 ms */
+
+/* A tail: every posted request has left (not a window or a pacer
+ * holding the rest back: then the next ACK brings more, and a probe
+ * there fired into every recovery; bench/multipath_sim.sh at 5 % loss:
+ * 55 timeouts instead of 0). */
+static bool all_sent(const struct ur_qp *qp)
+{
+	const struct ur_qp_priv *p = qp->priv;
+	const struct ur_req *r = &p->req;
+
+	if (ur__req_cursor_psn(qp) != r->psn_max)
+		return false;
+	if (r->idx == p->sq_tail)
+		return true;
+	return r->idx + 1 == p->sq_tail && r->idx != r->assigned &&
+	       r->pkt >= ur_swqe_at(qp, r->idx)->npkts;
+}
+
+static void tail_arm(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_comp *c = &p->comp;
+	uint64_t t = UR_TAIL_NS;
+
+	c->tail_at = 0;
+	if (!outstanding(qp)) {
+		c->lossy = false;
+		return;
+	}
+	/* Not while the responder waits for the resend of its selective
+	 * NAK: it repeats the NAK itself (ur_sr.c "renak"). */
+	if (!p->sr.tx_peer || !all_sent(qp) ||
+	    (c->lossy && c->psn == c->nak_psn))
+		return;
+	if (!c->lossy && p->mp && 2 * p->mp->srtt > t)
+		t = 2 * p->mp->srtt;
+	c->tail_psn = c->psn;
+	c->tail_at = now + t;
+	ur__qp_update_deadline(qp);
+}
+
+/* A request left: a tail probe once the last one did (above). */
+void ur__comp_sent(struct ur_qp *qp, uint64_t now)
+{
+	if (!qp->priv->comp.tail_at)
+		tail_arm(qp, now);
 }
 
 static void comp_advance(struct ur_qp *qp, struct comp_ctx *cx, uint32_t psn)
@@ -474,6 +587,8 @@ static enum comp_state do_sr_resend(struct ur_qp *qp, struct comp_ctx *cx,
 	struct ur_comp *c = &qp->priv->comp;
 
 	qp->dev->cnt.rx_sr_nak++;
+	c->lossy = true;
+	c->nak_psn = cx->psn;
 	if (qp->priv->mp)
 		ur__mp_loss(qp->priv->mp, cx->psn);
 	ur__cc_loss(qp, false, now);
@@ -528,6 +643,8 @@ static void comp_finish(struct ur_qp *qp, struct comp_ctx *cx, uint64_t now)
 			ur__req_go_back(qp, p->comp.psn);
 	}
 	ur__sq_complete(qp, now);
+	if (cx->progress || !p->comp.tail_at)
+		tail_arm(qp, now);
 	if (qp->state == UR_QPS_SQD && p->sq_head == p->req.assigned &&
 	    !p->comp.drained_sent) {
 		p->comp.drained_sent = true;
@@ -629,6 +746,20 @@ void ur__comp_timer(struct ur_qp *qp, uint64_t now)
 			ask_arm(qp, now, true);
 		}
 	}
+	if (c->tail_at && now >= c->tail_at) {
+		c->tail_at = 0;
+		/* (not while a lost answer is asked for again: ask_at) */
+		if (outstanding(qp) && c->psn == c->tail_psn && !c->ask_at &&
+		    !p->req.rnr_wait && !c->sr_probed) {
+			qp->dev->cnt.tx_sr_probe++;
+			qp->cnt.tx_sr_probe++;
+			ur__req_probe(qp, now);
+		}
+	}
+	/* Still refused by the device: the timer waits with the QP. */
+	if (c->held_at && c->rto_deadline != UINT64_MAX &&
+	    now >= c->rto_deadline)
+		hold_credit(qp, now, true);
 	if (c->rto_deadline != UINT64_MAX && now >= c->rto_deadline) {
 		c->rto_deadline = UINT64_MAX;
 		if (outstanding(qp) && p->sr.tx_peer && !c->sr_probed &&

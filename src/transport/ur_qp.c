@@ -487,6 +487,8 @@ void ur__qp_update_deadline(struct ur_qp *qp)
 		d = p->sr.gap_deadline; /* NAK a gap (selective repeat) */
 	if (p->comp.ask_at && p->comp.ask_at < d)
 		d = p->comp.ask_at; /* ask again for a lost answer */
+	if (p->comp.tail_at && p->comp.tail_at < d)
+		d = p->comp.tail_at; /* selective repeat's tail probe */
 	if (p->mp && p->mp->probe_out && p->mp->deadline < d)
 		d = p->mp->deadline; /* a spraying probe lost (ur_mp.c) */
 	if (p->crypt.neg == UR_CRYPT_NEG_PENDING) {

@@ -108,6 +108,8 @@ struct ur_req {
 	bool sr_resend;
 	uint32_t sr_resend_psn;
 	bool ackreq;        /* set AckReq on the next packet (ur__req_probe) */
+	bool ackreq_out;    /* ackreq_psn: the last PSN sent with AckReq */
+	uint32_t ackreq_psn;
 	/* ur__req_probe found no buffer, or a resend waiting for one: it
 	 * goes at the next progress call, after that resend. */
 	bool probe_pending;
@@ -150,6 +152,16 @@ struct ur_comp {
 	 * the newest unacknowledged PSN) instead of going back N; the next
 	 * timeout without progress goes back N. */
 	bool sr_probed;
+	/* The device refused the QP a transmit buffer at held_at (0: not
+	 * held): the timer does not run while the QP waits its turn. */
+	uint64_t held_at;
+	/* Selective repeat's tail probe (ur_comp.c "tail"): the newest PSN
+	 * again with AckReq at tail_at (0: none) unless the oldest
+	 * unacknowledged one (tail_psn then) moves; lossy: a selective NAK
+	 * came since everything was last acknowledged. */
+	bool lossy;
+	uint32_t tail_psn, nak_psn; /* nak_psn: the last selective NAK's */
+	uint64_t tail_at;
 };
 
 enum ur_resp_cur { UR_CUR_NONE, UR_CUR_SEND, UR_CUR_WRITE };
@@ -222,6 +234,8 @@ struct ur_qp_cc {
  * bytes (BTH .. ICRC) in a slot of the device's pool. */
 struct ur_sr_slot {
 	struct ur_sr_slot *next;  /* the QP's held list, by PSN; or free list */
+	/* The QP's held list again, by arrival time (ur_sr.c "oldest"). */
+	struct ur_sr_slot *anext, *aprev;
 	uint32_t psn, len;
 	uint64_t t;               /* arrival */
 	uint8_t data[];
@@ -235,6 +249,10 @@ struct ur_sr {
 	bool draining;
 	bool gbn_sent;            /* a plain NAK for this ePSN (could not hold) */
 	struct ur_sr_slot *held;  /* requests ahead of ePSN, sorted by PSN */
+	struct ur_sr_slot *held_last; /* its last (highest PSN) */
+	/* The same requests by arrival, oldest first: the gap timer's and
+	 * ur__sr_filled's oldest arrival without a walk of the list. */
+	struct ur_sr_slot *arr_first, *arr_last;
 	uint32_t nheld;
 	uint64_t gap_deadline;    /* NAK the gap at ePSN then; UINT64_MAX none */
 	uint32_t reorder_min;     /* p.reorder_ns as set: the gap timer's floor */
@@ -244,6 +262,7 @@ struct ur_sr {
 	uint32_t nak_psn, nak_repeats;
 	uint64_t nak_t;
 	uint32_t nak_rtt;         /* smoothed, ns; 0: no sample yet */
+	uint32_t nak_top;         /* the highest PSN held at the first NAK */
 	/* PSNs selectively NAKed lately, by PSN % UR_SR_NAKED (PSN + 1; 0:
 	 * none): one that then comes in twice was late, not lost
 	 * (ur__sr_duplicate). */
@@ -656,6 +675,9 @@ void ur__req_reset(struct ur_qp *qp);
 void ur__comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
 void ur__comp_timer(struct ur_qp *qp, uint64_t now);
 void ur__comp_arm(struct ur_qp *qp, uint64_t now);
+void ur__comp_held(struct ur_qp *qp, uint64_t now);
+void ur__comp_unheld(struct ur_qp *qp, uint64_t now);
+void ur__comp_sent(struct ur_qp *qp, uint64_t now);
 
 /* ur_resp.c */
 void ur__resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,

@@ -351,6 +351,10 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 	}
 	if (qp->type != UR_QPT_RC)
 		h.ackreq = false;
+	if (h.ackreq) { /* (ur_comp.c "held": the timer runs for it) */
+		p->req.ackreq_out = true;
+		p->req.ackreq_psn = h.psn;
+	}
 	if (qp->type == UR_QPT_UD) {
 		h.dqpn = wqe->ud_dqpn;
 		h.deth.qkey = wqe->ud_qkey;
@@ -366,8 +370,11 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 		return -EACCES;
 	}
 	b = ur__tx_alloc(qp, h.opcode, len);
-	if (!b)
+	if (!b) {
+		if (qp->type == UR_QPT_RC)
+			ur__comp_held(qp, now); /* the timer waits too */
 		return -EAGAIN;
+	}
 	if (len) {
 		const struct ur_qsge *sge = ur_swqe_sge(qp, idx);
 		const uint8_t *span = ur__sge_span(sge, wqe->num_sge, off, len);
@@ -535,6 +542,8 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 		key_fail(qp, now);
 		return;
 	}
+	if (qp->type == UR_QPT_RC)
+		ur__comp_unheld(qp, now); /* refused again: held again */
 	if (req->sr_resend) {
 		req->sr_resend = resend_psn(qp, req->sr_resend_psn, now) != 0;
 		if (req->sr_resend)
@@ -621,6 +630,7 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 			req->pkt++;
 		if (qp->type == UR_QPT_RC) {
 			ur__comp_arm(qp, now);
+			ur__comp_sent(qp, now);
 		} else if (req->pkt == wqe->npkts) {
 			/* UC/UD: done once on the wire (9.8, 9.9). */
 			ur__wqe_done(qp, wqe, UR_WC_SUCCESS);

@@ -241,6 +241,8 @@ void ur__sr_release(struct ur_qp *qp)
 		sr->held = s->next;
 		slot_put(qp->dev, s);
 	}
+	sr->held_last = NULL;
+	sr->arr_first = sr->arr_last = NULL;
 	sr->nheld = 0;
 	memset(sr->path, 0, sizeof(sr->path));
 	sr->sprayed = false;
@@ -299,6 +301,7 @@ static void sr_nak(struct ur_qp *qp, uint64_t now)
 		sr->nak_again = false;
 		sr->nak_repeats = 0;
 		sr->nak_psn = p->resp.psn;
+		sr->nak_top = sr->held_last ? sr->held_last->psn : p->resp.psn;
 	}
 	sr->nak_live = true;
 	sr->nak_t = now;
@@ -358,6 +361,50 @@ void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn, uint64_t now)
 }
 
 /*
+ * The held requests by arrival (slot anext/aprev), oldest first, beside
+ * the list by PSN: the gap timer and ur__sr_filled want the oldest
+ * arrival on every held request, and a walk of the PSN list for it was
+ * 4-7 % of a sprayed simulation (bench/results/2026-12-07-sim5.md).
+ * Arrivals come in time order, so a new one goes last (the walk back is
+ * for a clock that stepped back, and keeps the answer exact).
+ */
+static void arr_link(struct ur_sr *sr, struct ur_sr_slot *s)
+{
+	struct ur_sr_slot *a = sr->arr_last;
+
+	while (a && a->t > s->t)
+		a = a->aprev;
+	s->aprev = a;
+	s->anext = a ? a->anext : sr->arr_first;
+	if (s->anext)
+		s->anext->aprev = s;
+	else
+		sr->arr_last = s;
+	if (a)
+		a->anext = s;
+	else
+		sr->arr_first = s;
+}
+
+static void arr_unlink(struct ur_sr *sr, struct ur_sr_slot *s)
+{
+	if (s->aprev)
+		s->aprev->anext = s->anext;
+	else
+		sr->arr_first = s->anext;
+	if (s->anext)
+		s->anext->aprev = s->aprev;
+	else
+		sr->arr_last = s->aprev;
+}
+
+/* The oldest held request's arrival; UINT64_MAX if none is held. */
+static uint64_t held_oldest(const struct ur_sr *sr)
+{
+	return sr->arr_first ? sr->arr_first->t : UINT64_MAX;
+}
+
+/*
  * A gap closed by itself: the request at ePSN came, not NAKed, while
  * later ones were held, as late as the oldest of them has waited. The gap
  * timer moves a sixteenth of the way down towards 1.5 x that lateness
@@ -370,11 +417,8 @@ void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn, uint64_t now)
 void ur__sr_filled(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_sr *sr = &qp->priv->sr;
-	uint64_t oldest = UINT64_MAX, target;
+	uint64_t oldest = held_oldest(sr), target;
 
-	for (struct ur_sr_slot *s = sr->held; s; s = s->next)
-		if (s->t < oldest)
-			oldest = s->t;
 	if (oldest > now)
 		return;
 	if (now - oldest > sr->reorder_min &&
@@ -437,6 +481,15 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
 	} else if (ur_psn_diff(psn, e->max_psn) > 0) {
 		e->max_psn = psn;
 	}
+	/* The resend our selective NAK asked for left after every request
+	 * that had arrived by then (nak_top and below) was first sent: its
+	 * path has passed them all, whatever its PSN. Without this the
+	 * path that carried it, now fresh and behind the next hole, was
+	 * waited for path_idle() (1 ms) before each next NAK (uroce-sim,
+	 * MoE over failed links: 17 holes of one QP, 7 ms). */
+	if (sr->nak_live && psn == sr->nak_psn &&
+	    ur_psn_diff(sr->nak_top, e->max_psn) > 0)
+		e->max_psn = sr->nak_top;
 	e->last_t = now;
 	sr->late_pkts++;
 }
@@ -500,7 +553,7 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_sr *sr = &p->sr;
-	uint64_t oldest = UINT64_MAX, wait;
+	uint64_t oldest, wait;
 
 	sr->gap_deadline = UINT64_MAX;
 	if (sr->held && sr->nak_live && sr->nak_psn == p->resp.psn &&
@@ -514,9 +567,7 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 	}
 	if (!sr->held || p->resp.nak_sent)
 		return;
-	for (struct ur_sr_slot *s = sr->held; s; s = s->next)
-		if (s->t < oldest)
-			oldest = s->t;
+	oldest = held_oldest(sr);
 	if (oldest + sr->p.reorder_ns > now) {
 		sr->gap_deadline = oldest + sr->p.reorder_ns;
 		return;
@@ -554,7 +605,10 @@ void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 		sr_cannot_hold(qp);
 		return;
 	}
-	for (pp = &sr->held; *pp; pp = &(*pp)->next) {
+	/* Mostly in PSN order: after the last one without a walk. */
+	pp = sr->held_last && ur_psn_diff(sr->held_last->psn, pkt->h.psn) < 0
+		     ? &sr->held_last->next : &sr->held;
+	for (; *pp; pp = &(*pp)->next) {
 		int32_t e = ur_psn_diff((*pp)->psn, pkt->h.psn);
 
 		if (e == 0) { /* already held: a duplicate */
@@ -576,6 +630,9 @@ void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 	s->t = now;
 	s->next = *pp;
 	*pp = s;
+	if (!s->next)
+		sr->held_last = s;
+	arr_link(sr, s);
 	sr->nheld++;
 	qp->dev->cnt.rx_sr_held++;
 	qp->cnt.rx_sr_held++;
@@ -607,6 +664,9 @@ void ur__sr_drain(struct ur_qp *qp, uint64_t now)
 		if (d > 0)
 			break;
 		sr->held = s->next;
+		if (!sr->held)
+			sr->held_last = NULL;
+		arr_unlink(sr, s);
 		sr->nheld--;
 		if (d == 0 && ur_pkt_decode(s->data, s->len, &pkt) == UR_DEC_OK)
 			ur__resp_run(qp, &pkt, now);
