@@ -578,6 +578,33 @@ void ur__cc_msg(struct ur_qp *qp, uint32_t pkts)
 		cc->ops->on_msg(cc, pkts);
 }
 
+/*
+ * The responder acknowledges only when asked (AckReq, C9-98; coalesced
+ * ACKs, 9.7.5.1.1), and the requester asks at the end of a message, every
+ * UR_ACKREQ_EVERY PSNs (UR_CC_ACK_EVERY for a delay-based algorithm) and
+ * when the window fills. A pacer at a low rate (DCQCN near its floor:
+ * 1 Mbit/s is a 1 KiB packet per 8 ms, and the pacer releases a quantum
+ * of tokens at a time) holds those packets so far apart that what is in
+ * flight stays unacknowledged past the transport timer, which then fires
+ * with nothing lost (a probe, then go-back-N; test_cc_neg midflight).
+ * Ask on every packet once UR_ACKREQ_EVERY packets and a quantum take half
+ * the timer at the pacer's rate: at most one ACK per packet, at a rate
+ * where that costs nothing.
+ */
+bool ur__cc_ack_wanted(const struct ur_qp *qp)
+{
+	const struct ur_qp_cc *c = &qp->priv->cc;
+	uint64_t rto = ur_timeout_ns(qp->priv->attr.timeout);
+	uint64_t q = c->pace.burst / 4;
+
+	if (!c->pace.bps || !rto)
+		return false;
+	if (q > UR_PACE_QUANTUM_MAX)
+		q = UR_PACE_QUANTUM_MAX;
+	q += (uint64_t)UR_ACKREQ_EVERY * ur_qp_req_mtu(qp);
+	return bytes_ns(q, c->pace.bps) >= rto / 2;
+}
+
 uint32_t ur__cc_window(const struct ur_qp *qp)
 {
 	const struct ur_cc *cc = &qp->priv->cc.cc;

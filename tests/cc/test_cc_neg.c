@@ -9,6 +9,7 @@
  * ends; with every hello lost both stay DCQCN.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tfix.h"
@@ -194,9 +195,128 @@ static void test_hello(void)
 	ASSERT_EQ(ur_cc_hello_parse(mad, sizeof(mad), &h), -EBADMSG);
 }
 
+
+/*
+ * The switch comes mid-transfer (issue 44: auto's sporadic timeouts).
+ * DCQCN paces a stream under ECN marks; the hellos are late (the first
+ * ones lost), and the QP switches to UROCE_CC_AUTO's algorithm while it
+ * sends. Per seed: a random one-way delay and marking rate (1-10 % of the
+ * packets), 2 or 3 lost hellos, a 2 Gbit/s port that drops nothing. The
+ * oldest unacknowledged PSN must never stand still for 2 ms (tnet's RTT
+ * is < 0.1 ms plus the port's queue) in the 10 ms after the switch, and
+ * the transport timer (4.2 ms here) must never fire: nothing is lost.
+ * Before ur__cc_ack_wanted it did, in most seeds: dcqcn-rtt near its
+ * 1 Mbit/s floor sent a packet per 8 ms, AckReq only every 8 PSNs, and
+ * the PSNs between stayed unacknowledged past the timer (then a probe,
+ * then go-back-N). Plain DCQCN (no auto) is held to the same.
+ */
+static uint32_t mid_algo;
+static int mid_drop;
+
+static void setup_mid(struct ur_dev *dev, int node, void *arg)
+{
+	(void)node;
+	(void)arg;
+	dev->cc_auto = mid_algo != UR_CC_DCQCN; /* DCQCN: a standard peer's */
+	dev->cc_auto_algo = mid_algo;
+	((struct tnode *)dev->host)->net->f.drop_hellos = mid_drop;
+}
+
+/* The longest time (ns) a's oldest unacknowledged PSN stood still with
+ * PSNs outstanding, 64 KiB WRITEs kept 8 deep until @after past a's
+ * switch (or @limit). */
+static uint64_t mid_run(struct tfix *f, uint64_t after, uint64_t limit)
+{
+	struct ur_qp_priv *p = f->a.qp->priv;
+	uint64_t end = f->net.now + limit, since = f->net.now, worst = 0;
+	uint32_t last = p->comp.psn;
+	int inflight = 0, n;
+	struct ur_cqe e[16];
+
+	while (f->net.now < end) {
+		while (inflight < 8) {
+			ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_WRITE, 1, 0, 65536,
+					    (uintptr_t)f->b.buf, f->b.mr->rkey,
+					    UR_SEND_SIGNALED), 0);
+			inflight++;
+		}
+		tnet_run_until(&f->net, f->net.now + 20000);
+		if (p->comp.psn != last || p->comp.psn == p->req.psn_max) {
+			last = p->comp.psn;
+			since = f->net.now;
+		}
+		if (f->net.now - since > worst)
+			worst = f->net.now - since;
+
+		while ((n = ur_cq_poll(&f->a.scq, e, 16)) > 0) {
+			for (int i = 0; i < n; i++)
+				ASSERT_EQ(e[i].status, UR_WC_SUCCESS);
+			inflight -= n;
+		}
+		if (ur_qp_cc_negotiated(f->a.qp) && end > f->net.now + after)
+			end = f->net.now + after;
+	}
+	return worst;
+}
+
+static void test_midflight(void)
+{
+	static const uint32_t algos[] = { UR_CC_DCQCN_RTT, UR_CC_SWIFT,
+					  UR_CC_PREDICT, UR_CC_DCQCN };
+	unsigned long long seed0 = ur_test_seed;
+	/* timeout 10: the transport timer at 4.2 ms, not 67 */
+	const struct tconn_attr ca = {
+		.mtu = 1024, .timeout = 10, .retry_cnt = 7, .rnr_retry = 7,
+		.min_rnr_timer = 1, .access = ACC_ALL,
+		.psn_a = 100, .psn_b = 0xfffff0 };
+
+	for (unsigned int k = 0; k < 4; k++) {
+		uint64_t worst = 0, to = 0, stuck = 0, sent = 0;
+
+		for (unsigned int i = 0; i < 64; i++) {
+			struct tfix f;
+			uint64_t w;
+
+			ur_test_seed = seed0 + i;
+			mid_algo = algos[k];
+			mid_drop = 2 + (int)(ur_test_seed % 2);
+			tfix_init_dev(&f, UR_QPT_RC, &ca, setup_mid, NULL);
+			f.net.f.delay_ns = 5000 + tnet_rand(&f.net) % 20000;
+			f.net.f.ce = 0.01 + tnet_frand(&f.net) * 0.09;
+
+			/* a 2 Gbit/s port: few packets, a cheap test */
+			f.net.txq = true; /* the engine's transmit policy */
+			f.net.f.rate_bps = 2000000000;
+			f.net.f.queue_ns = 1000000000; /* no drops */
+			w = mid_run(&f, 10000000, 40000000);
+			ASSERT_EQ(f.a.qp->priv->cc.cc.p.algo, algos[k]);
+			if (w > worst)
+				worst = w;
+			if (w >= 2000000)
+				stuck++;
+			to += f.a.node->dev.cnt.tx_timeouts +
+			      f.a.node->dev.cnt.tx_sr_probe;
+			sent += f.a.node->dev.cnt.tx_packets;
+			/* hellos only */
+			ASSERT_EQ_U64(f.net.dropped, algos[k] == UR_CC_DCQCN
+						     ? 0 : (uint64_t)mid_drop);
+			tfix_fini(&f);
+		}
+		printf("  %s: 64 seeds from %llu: longest stand-still %.2f ms, "
+		       "%llu seeds stuck >= 2 ms, %llu timer expiries, %llu "
+		       "packets\n", ur_cc_ops_of(algos[k])->name, seed0,
+		       worst / 1e6, (unsigned long long)stuck,
+		       (unsigned long long)to, (unsigned long long)sent);
+		ASSERT_EQ_U64(stuck, 0);
+		ASSERT_EQ_U64(to, 0);
+	}
+	ur_test_seed = seed0;
+}
+
 static const struct ur_test_case tests[] = {
 	{ "negotiate", test_negotiate },
 	{ "hello", test_hello },
+	{ "midflight", test_midflight },
 	{ NULL, NULL },
 };
 
