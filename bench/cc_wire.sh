@@ -25,7 +25,7 @@
 #      DCQCN_ENV (for dcqcn; default the lab's: mlx5 profile, K = T = 3 ms,
 #      as tests/cc/cc_lab.sh, whose feedback loop is milliseconds),
 #      SWITCH (tbf | nfq), LIMIT (2000000), KMIN (20000), KMAX (200000),
-#      PMAX (0.2).
+#      PMAX (0.2), B (build/bin: the binaries).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RATE=${RATE:-300mbit} LAT=${LAT:-50ms} DUR=${DUR:-6} REPS=${REPS:-3}
@@ -34,7 +34,7 @@ DCQCN_ENV=${DCQCN_ENV:-UROCE_DCQCN_PROFILE=mlx5 UROCE_DCQCN_ALPHA_TIMER_US=3000 
 SWITCH=${SWITCH:-tbf} LIMIT=${LIMIT:-2000000} KMIN=${KMIN:-20000} KMAX=${KMAX:-200000} PMAX=${PMAX:-0.2}
 case $SWITCH in tbf | nfq) ;; *) echo "SWITCH: tbf or nfq"; exit 2 ;; esac
 [ "$SWITCH" = tbf ] || [ -x build/bin/uroce-nfq ] || { echo "cc_wire.sh: SWITCH=nfq needs build/bin/uroce-nfq"; exit 77; }
-B=build/bin
+B=${B:-build/bin}
 [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 || { echo "cc_wire.sh: needs root and ip netns"; exit 77; }
 p=uroce-ccw-$$
 s1=$p-s1 s2=$p-s2 sw=$p-sw r=$p-r
@@ -65,7 +65,7 @@ R=10.97.3.1
 MBPS=${RATE%mbit}; [ "$RATE" != "${RATE%gbit}" ] && MBPS=$((${RATE%gbit} * 1000))
 
 one() { # CC REP: one run; appends a row to $tmp/rows
-	local cc=${1%%=*} spec=$1 rep=$2 algo env d nfq=
+	local cc=${1%%=*} spec=$1 rep=$2 algo env d nfq= t0 cpu=
 	# SWIFT_ENV / DCQCN_ENV first, a label's own settings over them
 	case $spec in
 	*=*) spec=${spec#*=}; algo=${spec%%:*}; env=(UROCE_CC=$algo UROCE_STATS=1)
@@ -89,6 +89,7 @@ one() { # CC REP: one run; appends a row to $tmp/rows
 			--pmax "$PMAX" --report "$d/queue" --report-interval-us 1000 >"$d/nfq" 2>"$d/nfq.err" &
 		nfq=$!
 		for _ in $(seq 1 50); do grep -q "ready" "$d/nfq.err" 2>/dev/null && break; sleep 0.1; done
+		t0=$(date +%s.%N)
 	fi
 	for k in 1 2; do
 		ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -D "$DUR" -F --report_gbits -p $((18900 + k)) >"$d/srv$k" 2>&1 &
@@ -103,7 +104,13 @@ one() { # CC REP: one run; appends a row to $tmp/rows
 	ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout $((DUR + 8)) $B/uroce-run ib_write_lat -x 0 -s 64 -n "$LATN" -F -p 18903 $R >"$d/lat" 2>&1 &
 	local cl=$!
 	wait $c1 $c2 $cl
-	[ -n "$nfq" ] && { kill -TERM "$nfq"; wait "$nfq"; }
+	if [ -n "$nfq" ]; then
+		# the switch's CPU: its user + system time over the rep's
+		# (a share of one core; near 1, uroce-nfq is the bottleneck)
+		cpu=$(awk -v t0="$t0" -v t1="$(date +%s.%N)" -v hz="$(getconf CLK_TCK)" \
+			'{printf "%.2f", ($14 + $15) / hz / (t1 - t0)}' /proc/$nfq/stat 2>/dev/null)
+		kill -TERM "$nfq"; wait "$nfq"
+	fi
 	wait
 	local g1 g2 drops rtx lat q=
 	g1=$(awk '$1 == 65536 {print $4}' "$d/c1")
@@ -117,7 +124,7 @@ one() { # CC REP: one run; appends a row to $tmp/rows
 		q=$(awk -F, 'NR > 1 && ($2 > 0 || n) {v[++n] = $2} END {if (!n) {print "0 0"; exit}
 			for (i = 2; i <= n; i++) {t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t}
 			k = int(0.99 * n); if (k < 1) k = 1; print v[k], v[n]}' "$d/queue" 2>/dev/null)
-		echo "$q $(grep -o 'marked=[0-9]*' "$d/nfq")" >"$d/qsum"
+		echo "$q $(grep -o 'marked=[0-9]*' "$d/nfq") switch_cpu=${cpu:-?}" >"$d/qsum"
 	fi
 	# retransmitted packets of both senders (UROCE_STATS=1 at close:
 	# "uroce: slot N counters: ... tx_retransmit=N ...")
@@ -137,7 +144,7 @@ if [ "$SWITCH" = tbf ]; then
 	echo "$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; bottleneck tbf $RATE, latency $LAT; DUR $DUR s; swift env: ${SWIFT_ENV:-defaults}"
 else
 	echo "$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; bottleneck uroce-nfq $MBPS Mbit/s, buffer $LIMIT B, RED $KMIN..$KMAX B p $PMAX; DUR $DUR s; dcqcn env: $DCQCN_ENV; swift env: ${SWIFT_ENV:-defaults}"
-	echo "queue (uroce-nfq --report, bytes): cc rep p99 max marked"
+	echo "queue (uroce-nfq --report, bytes): cc rep p99 max marked switch_cpu (uroce-nfq's share of a core)"
 	for f in "$tmp"/*/qsum; do echo "  $(basename "$(dirname "$f")" | tr . ' ') $(cat "$f")"; done
 fi
 awk -v rate="$RATE" '

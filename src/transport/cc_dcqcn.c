@@ -27,7 +27,8 @@
  * an RTT" of its fabric; a software NIC's RTT is the hosts' (ms on a
  * loaded machine), where alpha decays to nothing between CNPs that come
  * ms apart and recovery outruns the feedback (docs/cc.md "Lab timers":
- * the lab set 3 ms by hand).
+ * the lab set 3 ms by hand). It also cuts at most once per srtt (a CNP
+ * between raises alpha only).
  */
 #include <string.h>
 
@@ -150,6 +151,17 @@ static void dq_cnp(struct ur_cc *cc, uint64_t now)
 	double g = 1.0 / cc->p.g_recip, rc, floor;
 
 	dq_timer(cc, now);
+	/* dcqcn-rtt: the last cut shows at the sender one RTT later; a
+	 * CNP before that answers packets sent at the old rate (the
+	 * notification point sends one per cnp_interval_us, 10 us, and the
+	 * hosts' RTT is milliseconds: a run of cuts for one queue). It
+	 * raises alpha, which the next cut uses (as Swift cuts once per RTT;
+	 * bench/results/2026-12-07-cc5.md). */
+	if (d->active && d->srtt && (double)(now - d->cut_at) < d->srtt) {
+		d->alpha = (1 - g) * d->alpha + g;
+		d->alpha_next = now + k_ns(cc);
+		return;
+	}
 	if (!d->active) {
 		/* Start from what the path delivered, not an assumed rate;
 		 * a first-CNP rate below it sets both RC and RT (mlx5
@@ -177,6 +189,7 @@ static void dq_cnp(struct ur_cc *cc, uint64_t now)
 	d->bytes = 0;
 	d->alpha_next = now + k_ns(cc);
 	d->rate_next = now + t_ns(cc);
+	d->cut_at = now;
 	cc->cuts++;
 }
 

@@ -316,6 +316,27 @@ void ur__cc_qp_reset(struct ur_qp *qp)
 	c->limit_burst = 0;
 }
 
+/*
+ * A new algorithm mid-transfer (auto's switch, the owner's choice): one
+ * with a window (Swift's first is 8 packets) may find more in flight
+ * than it lets be, sent under DCQCN, which asks for an ACK only at the
+ * end of a message and every UR_ACKREQ_EVERY PSNs. Nothing more may leave
+ * and nothing in flight need bring the ACK that would let it: the
+ * transport timer would (test_cc_neg midflight). Probe: the newest PSN
+ * again with AckReq, whose duplicate the responder acknowledges (C9-105).
+ */
+static void strand_check(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	int32_t out = ur_psn_diff(ur__req_cursor_psn(qp), p->comp.psn);
+
+	if (qp->type == UR_QPT_RC && out > 0 &&
+	    (uint32_t)out >= ur__cc_window(qp)) {
+		qp->dev->cnt.cc_switch_probe++;
+		ur__req_probe(qp, now);
+	}
+}
+
 int ur_qp_set_cc(struct ur_qp *qp, const struct ur_cc_params *p, uint64_t now)
 {
 	int rc = ur_cc_params_check(p, NULL);
@@ -323,6 +344,7 @@ int ur_qp_set_cc(struct ur_qp *qp, const struct ur_cc_params *p, uint64_t now)
 	if (rc)
 		return rc;
 	qcc_state_init(qp, p, now);
+	strand_check(qp, now);
 	/* The owner chose: no negotiation for this QP. */
 	qp->priv->cc.cc_auto = false;
 	qp->priv->cc.neg_pending = false;
@@ -333,6 +355,7 @@ void ur__cc_switch(struct ur_qp *qp, const struct ur_cc_params *p,
 		   uint64_t now)
 {
 	qcc_state_init(qp, p, now);
+	strand_check(qp, now);
 }
 
 bool ur_qp_cc_negotiated(const struct ur_qp *qp)
@@ -576,6 +599,33 @@ void ur__cc_msg(struct ur_qp *qp, uint32_t pkts)
 
 	if (cc->ops->on_msg)
 		cc->ops->on_msg(cc, pkts);
+}
+
+/*
+ * The responder acknowledges only when asked (AckReq, C9-98; coalesced
+ * ACKs, 9.7.5.1.1), and the requester asks at the end of a message, every
+ * UR_ACKREQ_EVERY PSNs (UR_CC_ACK_EVERY for a delay-based algorithm) and
+ * when the window fills. A pacer at a low rate (DCQCN near its floor:
+ * 1 Mbit/s is a 1 KiB packet per 8 ms, and the pacer releases a quantum
+ * of tokens at a time) holds those packets so far apart that what is in
+ * flight stays unacknowledged past the transport timer, which then fires
+ * with nothing lost (a probe, then go-back-N; test_cc_neg midflight).
+ * Ask on every packet once UR_ACKREQ_EVERY packets and a quantum take half
+ * the timer at the pacer's rate: at most one ACK per packet, at a rate
+ * where that costs nothing.
+ */
+bool ur__cc_ack_wanted(const struct ur_qp *qp)
+{
+	const struct ur_qp_cc *c = &qp->priv->cc;
+	uint64_t rto = ur_timeout_ns(qp->priv->attr.timeout);
+	uint64_t q = c->pace.burst / 4;
+
+	if (!c->pace.bps || !rto)
+		return false;
+	if (q > UR_PACE_QUANTUM_MAX)
+		q = UR_PACE_QUANTUM_MAX;
+	q += (uint64_t)UR_ACKREQ_EVERY * ur_qp_req_mtu(qp);
+	return bytes_ns(q, c->pace.bps) >= rto / 2;
 }
 
 uint32_t ur__cc_window(const struct ur_qp *qp)

@@ -174,6 +174,7 @@ struct ur_dcqcn {
 	uint64_t bytes;     /* toward the byte counter */
 	struct ur_rate_est sent, acked;
 	double srtt;        /* dcqcn-rtt: smoothed RTT, ns (0: none yet) */
+	uint64_t cut_at;    /* dcqcn-rtt: when the rate was last cut */
 };
 
 /* Swift sender state (cc_swift.c). Windows in packets. */

@@ -772,6 +772,9 @@ void ur__cc_delay(struct ur_qp *qp, uint32_t from, uint32_t pkts,
 void ur__cc_loss(struct ur_qp *qp, bool timeout, uint64_t now);
 /* Packets the algorithm lets be in flight (UINT32_MAX: no window). */
 uint32_t ur__cc_window(const struct ur_qp *qp);
+/* A paced requester asks for an ACK on every packet when its pacer holds
+ * AckReqs apart for half the transport timer or more (ur_cc.c). */
+bool ur__cc_ack_wanted(const struct ur_qp *qp);
 /* The requester gave PSNs to a message of @pkts packets (ops->on_msg). */
 void ur__cc_msg(struct ur_qp *qp, uint32_t pkts);
 void ur__cc_rx_cnp(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);

@@ -343,7 +343,8 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 			   (uint32_t)ur_psn_diff(h.psn, p->comp.psn) + 1 >=
 				   req_window(qp) ||
 			   (p->cc.cc.ops->on_delay &&
-			    h.psn % UR_CC_ACK_EVERY == UR_CC_ACK_EVERY - 1);
+			    h.psn % UR_CC_ACK_EVERY == UR_CC_ACK_EVERY - 1) ||
+			   ur__cc_ack_wanted(qp);
 	}
 	if (p->req.ackreq) { /* ur__req_probe */
 		h.ackreq = true;

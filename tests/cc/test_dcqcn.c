@@ -210,6 +210,41 @@ static void test_rtt_timers(void)
 	ASSERT_EQ_U64(d->rate_next, now + 300 * US);
 }
 
+/* dcqcn-rtt cuts at most once per srtt: a CNP in between raises alpha
+ * only; plain DCQCN (no srtt) cuts at every CNP, as the paper. */
+static void test_cut_per_rtt(void)
+{
+	struct ur_cc cc;
+	struct ur_cc_params p;
+	struct ur_dcqcn *d = &cc.u.dcqcn;
+	uint64_t now = 1 * MS, t0;
+	double rc, a;
+
+	mlx5(&p);
+	p.algo = UR_CC_DCQCN_RTT;
+	warm(&cc, &p, 400 * MBIT, &now);
+	cc.ops->on_delay(&cc, 8, 2 * MS, now);
+	cc.ops->on_cnp(&cc, now);
+	t0 = now;
+	ASSERT_EQ_U64(cc.cuts, 1);
+	rc = d->rc;
+	a = d->alpha;
+	cc.ops->on_cnp(&cc, t0 + 1999 * US);
+	ASSERT_EQ_U64(cc.cuts, 1);
+	near(d->rc, rc, 1e-12, "no second cut within srtt");
+	near(d->alpha, (1 - 1.0 / 256) * a + 1.0 / 256, 1e-12, "alpha raised");
+	ASSERT_EQ_U64(d->alpha_next, t0 + 1999 * US + 2 * MS);
+	cc.ops->on_cnp(&cc, t0 + 2000 * US);
+	ASSERT_EQ_U64(cc.cuts, 2);
+	ASSERT(d->rc < rc);
+	/* plain DCQCN takes no RTT: every CNP cuts */
+	p.algo = UR_CC_DCQCN;
+	warm(&cc, &p, 400 * MBIT, &now);
+	cc.ops->on_cnp(&cc, now);
+	cc.ops->on_cnp(&cc, now + 10 * US);
+	ASSERT_EQ_U64(cc.cuts, 2);
+}
+
 /* Timer events: F fast-recovery stages, then additive increase. */
 static void test_recovery(void)
 {
@@ -551,6 +586,7 @@ static const struct ur_test_case tests[] = {
 	{ "cut", test_cut },
 	{ "alpha_timer", test_alpha_timer },
 	{ "rtt_timers", test_rtt_timers },
+	{ "cut_per_rtt", test_cut_per_rtt },
 	{ "recovery", test_recovery },
 	{ "hyper", test_hyper },
 	{ "switch_off", test_switch_off },

@@ -399,9 +399,13 @@ void tnet_qp_del(struct tnode *n, struct ur_qp *qp)
 		}
 }
 
+/* At the network's time: a QP that connected at 0 on a clock that starts
+ * at 1 ms found every timer it set going RTR (the negotiation hellos'
+ * first resend) due at once. */
 static void modify_ok(struct ur_qp *qp, struct ur_qp_attr *a, uint32_t mask)
 {
-	int rc = ur_qp_modify(qp, a, mask, 0);
+	int rc = ur_qp_modify(qp, a, mask,
+			      ((struct tnode *)qp->owner)->net->now);
 
 	if (rc)
 		UR_FAIL("modify qp 0x%x to %u mask 0x%x: %d", qp->qpn,
