@@ -2,15 +2,15 @@
 /*
  * Spraying (docs/wire.md "Spraying"): which of its source ports an RC
  * QP's next request leaves from. Paths are weighted, and the weights
- * follow what the paths deliver: a path whose packet a selective NAK, a
- * go-back-N NAK or a timeout names as lost halves its weight; a path whose
- * packet a CNP names as CE-marked (the peer's notification point echoes
- * the PSN, a negotiated extension) loses a quarter; each request an ACK
- * covers gives its path one back (AIMD per path, as MP-RDMA's
- * congestion-aware spraying and TCP do per flow). Requests go out in a smooth weighted round robin (each
- * path's share follows its weight, interleaved rather than in bursts), so
- * a congested or cut path sheds traffic within a few round trips and wins
- * it back when it recovers. The simulator drives this same code.
+ * follow what the paths deliver (rates_update below): once per interval
+ * of about half a round trip, a path found saturated (a late notice, a
+ * loss or a CE mark named it, or its own round trip rose above the
+ * others') gets its part of what all paths delivered, and every other
+ * path gains 1/16, a probe for room. Requests go out in a smooth
+ * weighted round robin (each path's share follows its weight,
+ * interleaved rather than in bursts), so a congested or cut path sheds
+ * traffic within a few round trips and wins it back when it recovers.
+ * The simulator and the bonded port drive this same code.
  *
  * A path that fails (docs/wire.md "Spraying", "A path that fails") is
  * taken out of the round robin rather than kept at the floor weight,
@@ -44,11 +44,12 @@
 #define MP_PROBE_MAX_NS 32000000u
 #define MP_POLL_NS 250000ull
 #define MP_HOST_PROBE_NS 1000000ull
-/* Additive increase: one weight per this many requests a path delivered.
- * One per request let a path halved by a loss win its weight back within
- * a few dozen packets, so on unequal rails both sat near the cap (64)
- * and the split came out 57:43 on 2:1 rails. */
-#define MP_AI_PKTS 32
+#define MP_RESENT 0x80     /* ring entry flag: sent again (no RTT sample) */
+#define MP_SHARE_SHIFT 10  /* share = weight << 10 (finer steps) */
+#define MP_SHARE_MAX ((uint32_t)MP_W_MAX << MP_SHARE_SHIFT)
+#define MP_IV_MIN_NS 500000u   /* the shortest rate interval */
+#define MP_Q_SLACK_NS 100000u  /* queued deeper than the least by this */
+#define MP_LATE_HOT 1          /* late notices in an interval: saturated */
 
 /* The ring remembers the path of the last @window request PSNs (the
  * selective-repeat window: feedback names nothing older). */
@@ -58,14 +59,19 @@ struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 	uint32_t ring = MP_RING_MIN;
 	struct ur_mp *mp;
 
-	while (ring < window && ring < MP_RING_MAX)
+	/* twice the window: an ACK's requests are looked up after the
+	 * completer has already sent the next ones (ur_dev.c) */
+	while (ring < 2 * window && ring < MP_RING_MAX)
 		ring *= 2;
-	mp = calloc(1, sizeof(*mp) + ring);
+	/* psn_path, then psn_t (ring is a power of two >= 64: aligned) */
+	mp = calloc(1, sizeof(*mp) + ring + ring * sizeof(uint32_t));
 	if (!mp)
 		return NULL;
+	mp->psn_t = (uint32_t *)(void *)(mp->psn_path + ring);
 	for (unsigned int i = 0; i < k; i++) {
 		mp->sport[i] = sports[i];
 		mp->w[i] = MP_W_INIT;
+		mp->share[i] = (uint32_t)MP_W_INIT << MP_SHARE_SHIFT;
 	}
 	memset(mp->psn_path, MP_NONE, ring);
 	mp->deadline = UINT64_MAX;
@@ -80,6 +86,9 @@ static int path_of(const struct ur_mp *mp, uint32_t psn)
 {
 	uint8_t i = mp->psn_path[psn & (mp->ring - 1u)];
 
+	if (i == MP_NONE)
+		return -1;
+	i &= (uint8_t)~MP_RESENT;
 	return mp->k > 1 && i < mp->k ? i : -1;
 }
 
@@ -151,7 +160,9 @@ unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend)
 		mp->rtt_psn = psn;
 		mp->rtt_at = mp->now;
 	}
-	mp->psn_path[psn & (mp->ring - 1u)] = (uint8_t)best;
+	mp->psn_path[psn & (mp->ring - 1u)] =
+		(uint8_t)(best | (resend ? MP_RESENT : 0));
+	mp->psn_t[psn & (mp->ring - 1u)] = (uint32_t)mp->now;
 	mp->cnt[best].packets++;
 	return (unsigned int)best;
 }
@@ -197,6 +208,7 @@ static void mark_up(struct ur_mp *mp, unsigned int i, uint8_t why)
 		return;
 	mp->went_down = (uint16_t)(mp->went_down & ~(1u << i));
 	mp->w[i] = MP_W_INIT;
+	mp->share[i] = (uint32_t)MP_W_INIT << MP_SHARE_SHIFT;
 	mp->cur[i] = 0;
 	mp->miss[i] = 0;
 	mp->credit_at[i] = mp->now;
@@ -297,7 +309,7 @@ void ur__mp_loss(struct ur_mp *mp, uint32_t psn)
 	mp->cnt[i].losses++;
 	if (mp->oblivious)
 		return;
-	mp->w[i] = (uint8_t)(mp->w[i] / 2 > MP_W_MIN ? mp->w[i] / 2 : MP_W_MIN);
+	mp->hot = (uint16_t)(mp->hot | 1u << i); /* a queue that overflowed */
 	if (mp->miss[i] < UINT8_MAX)
 		mp->miss[i]++;
 	/* Lost again and again, delivering nothing in between for a while
@@ -316,12 +328,8 @@ void ur__mp_ecn(struct ur_mp *mp, uint32_t psn)
 	if (i < 0)
 		return;
 	mp->cnt[i].ecn++;
-	if (!mp->oblivious) {
-		uint8_t cut = (uint8_t)(mp->w[i] / 4 ? mp->w[i] / 4 : 1);
-
-		mp->w[i] = (uint8_t)(mp->w[i] - cut > MP_W_MIN ? mp->w[i] - cut
-							       : MP_W_MIN);
-	}
+	if (!mp->oblivious)
+		mp->hot = (uint16_t)(mp->hot | 1u << i);
 }
 
 /* The responder saw the request @psn arrive late, after later ones from
@@ -336,22 +344,96 @@ void ur__mp_late(struct ur_mp *mp, uint32_t psn)
 	if (i < 0)
 		return;
 	mp->cnt[i].late++;
-	if (!mp->oblivious) {
-		uint8_t cut = (uint8_t)(mp->w[i] / 4 ? mp->w[i] / 4 : 1);
+	if (mp->lates[i] < UINT8_MAX)
+		mp->lates[i]++;
+}
 
-		mp->w[i] = (uint8_t)(mp->w[i] - cut > MP_W_MIN ? mp->w[i] - cut
-							       : MP_W_MIN);
+/*
+ * Weights from delivered rates. Once per interval (the QP's round trip,
+ * at least MP_IV_MIN_NS) each path that is up gets a new share:
+ * - a path found queued deeper than the least queued one (its own round
+ *   trip above its floor by MP_Q_SLACK_NS more than the others', or a
+ *   late notice, a loss or a CE mark named it) is saturated: what it
+ *   delivered is its rate, so its share becomes its part of what all
+ *   delivered (never more than it had), less 1/16 to drain its queue;
+ * - any other path gains 1/8: the probe that finds a path that got
+ *   faster, and moves traffic onto a path with room.
+ * Shares are then scaled so that the largest is MP_SHARE_MAX. Where all
+ * paths are saturated the shares are their delivered rates; where one
+ * is, the others grow until their queues match its own (MP-RDMA and
+ * Hermes balance so, on queueing delay). Cumulative ACKs time only the
+ * request that reached the peer's head last (the first that an ACK
+ * covers: the later ones were held for it), so each path's round trip
+ * comes from its own requests, not from the slowest path's.
+ */
+static void rates_update(struct ur_mp *mp)
+{
+	uint64_t total = 0, sum = 0;
+	uint32_t qmin = UINT32_MAX, max = 0;
+
+	for (unsigned int i = 0; i < mp->k; i++) {
+		if (mp->down[i])
+			continue;
+		total += mp->dlv[i];
+		sum += mp->share[i];
+		if (mp->rtt_s[i] && mp->rtt_s[i] - mp->rtt_min[i] < qmin)
+			qmin = mp->rtt_s[i] - mp->rtt_min[i];
 	}
+	for (unsigned int i = 0; i < mp->k; i++)
+		if (mp->lates[i] >= MP_LATE_HOT)
+			mp->hot = (uint16_t)(mp->hot | 1u << i);
+	for (unsigned int i = 0; i < mp->k && qmin != UINT32_MAX; i++)
+		if (!mp->down[i] && mp->rtt_s[i] &&
+		    mp->rtt_s[i] - mp->rtt_min[i] > qmin + MP_Q_SLACK_NS +
+							    qmin / 8)
+			mp->hot = (uint16_t)(mp->hot | 1u << i);
+	for (unsigned int i = 0; i < mp->k; i++) {
+		uint64_t sh = mp->share[i];
+
+		if (mp->down[i])
+			continue;
+		if (mp->hot & 1u << i) {
+			uint64_t d = total ? mp->dlv[i] * sum / total : 0;
+
+			if (d < sh) /* half way: ACKs come in lumps */
+				sh -= (sh - d) / 2;
+			sh -= sh / 32;
+		} else {
+			sh += sh / 16;
+		}
+		mp->share[i] = (uint32_t)(sh ? sh : 1);
+		if (mp->share[i] > max)
+			max = mp->share[i];
+	}
+	for (unsigned int i = 0; i < mp->k; i++) {
+		uint64_t sh;
+
+		if (mp->down[i] || !max)
+			continue;
+		sh = (uint64_t)mp->share[i] * MP_SHARE_MAX / max;
+		if (sh < (uint64_t)MP_W_MIN << MP_SHARE_SHIFT)
+			sh = (uint64_t)MP_W_MIN << MP_SHARE_SHIFT;
+		mp->share[i] = (uint32_t)sh;
+		mp->w[i] = (uint8_t)(sh >> MP_SHARE_SHIFT);
+	}
+	for (unsigned int i = 0; i < mp->k; i++) {
+		mp->dlv[i] = 0;
+		mp->lates[i] = 0;
+		mp->rtt_s[i] = 0;
+		/* the floor forgets slowly (a path's route may change) */
+		mp->rtt_min[i] += mp->rtt_min[i] / 256;
+	}
+	mp->hot = 0;
+	mp->iv_at = mp->now;
 }
 
 void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 {
+	uint64_t iv;
+
 	/* The ACK covered requests psn .. psn + n - 1: each was delivered
-	 * over the path it last left on, and only those paths gain. A cut
-	 * path gains nothing, so its weight stays at the floor (its share a
-	 * few percent, every packet of it resent), and a restored one wins
-	 * its share back as its packets arrive again, in a few hundred of
-	 * the QP's packets. */
+	 * over the path it last left on. @psn reached the peer's head last
+	 * (the rest were held for it): its round trip is its path's. */
 	if (mp->rtt_on && ur_psn_diff(mp->rtt_psn, psn) >= 0 &&
 	    ur_psn_diff(mp->rtt_psn, psn + n) < 0) {
 		uint64_t s = mp->now - mp->rtt_at;
@@ -361,6 +443,22 @@ void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 	}
 	if (n > mp->ring)
 		psn += n - mp->ring, n = mp->ring;
+	else if (!mp->oblivious) {
+		uint8_t e = mp->psn_path[psn & (mp->ring - 1u)];
+		int i = path_of(mp, psn);
+
+		if (i >= 0 && !(e & MP_RESENT)) {
+			uint32_t s = (uint32_t)mp->now -
+				     mp->psn_t[psn & (mp->ring - 1u)];
+
+			if (!s)
+				s = 1;
+			if (!mp->rtt_min[i] || s < mp->rtt_min[i])
+				mp->rtt_min[i] = s;
+			if (!mp->rtt_s[i] || s < mp->rtt_s[i])
+				mp->rtt_s[i] = s;
+		}
+	}
 	for (; n; n--, psn++) {
 		uint8_t *at = &mp->psn_path[psn & (mp->ring - 1u)];
 		int i = path_of(mp, psn);
@@ -370,11 +468,11 @@ void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 			continue;
 		mp->miss[i] = 0;
 		mp->credit_at[i] = mp->now;
+		mp->dlv[i]++;
 		if (mp->down[i] & MP_DOWN_LOSS)
 			mark_up(mp, (unsigned int)i, MP_DOWN_LOSS); /* a probe */
-		if (mp->w[i] < MP_W_MAX && ++mp->acc[i] >= MP_AI_PKTS) {
-			mp->acc[i] = 0;
-			mp->w[i]++;
-		}
 	}
+	iv = mp->srtt / 2 > MP_IV_MIN_NS ? mp->srtt / 2 : MP_IV_MIN_NS;
+	if (!mp->oblivious && mp->k > 1 && mp->now - mp->iv_at >= iv)
+		rates_update(mp);
 }
