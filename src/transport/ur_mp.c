@@ -50,6 +50,9 @@
 #define MP_IV_MIN_NS 500000u   /* the shortest rate interval */
 #define MP_Q_SLACK_NS 100000u  /* queued deeper than the least by this */
 #define MP_LATE_HOT 1          /* late notices in an interval: saturated */
+#define MP_SAMPLE_N 4          /* an ACK of more times its first poorly */
+#define MP_DRAIN 8             /* a saturated path: this much less */
+#define MP_PROBE_UP 32         /* any other: this much more */
 
 /* The ring remembers the path of the last @window request PSNs (the
  * selective-repeat window: feedback names nothing older). */
@@ -349,22 +352,24 @@ void ur__mp_late(struct ur_mp *mp, uint32_t psn)
 }
 
 /*
- * Weights from delivered rates. Once per interval (the QP's round trip,
- * at least MP_IV_MIN_NS) each path that is up gets a new share:
- * - a path found queued deeper than the least queued one (its own round
- *   trip above its floor by MP_Q_SLACK_NS more than the others', or a
- *   late notice, a loss or a CE mark named it) is saturated: what it
- *   delivered is its rate, so its share becomes its part of what all
- *   delivered (never more than it had), less 1/16 to drain its queue;
- * - any other path gains 1/8: the probe that finds a path that got
- *   faster, and moves traffic onto a path with room.
+ * Weights from delivered rates. Once per interval (half the QP's round
+ * trip, at least MP_IV_MIN_NS) each path that is up gets a new share:
+ * - a path found saturated (a late notice, a loss or a CE mark named it,
+ *   or its own round trip rose above its floor by MP_Q_SLACK_NS more
+ *   than the least queued path's) delivered at its rate: its share moves
+ *   half way down to its part of what all delivered (half: ACKs come in
+ *   lumps of a message), then 1/MP_DRAIN off to drain its queue;
+ * - any other path gains 1/MP_PROBE_UP: the probe that finds a path
+ *   that got faster, and moves traffic onto a path with room.
  * Shares are then scaled so that the largest is MP_SHARE_MAX. Where all
- * paths are saturated the shares are their delivered rates; where one
- * is, the others grow until their queues match its own (MP-RDMA and
- * Hermes balance so, on queueing delay). Cumulative ACKs time only the
- * request that reached the peer's head last (the first that an ACK
- * covers: the later ones were held for it), so each path's round trip
- * comes from its own requests, not from the slowest path's.
+ * paths are saturated the shares follow their delivered rates; where
+ * some are, the others grow until their queues match (MP-RDMA and
+ * Hermes balance so, on queueing delay). A cumulative ACK can time a
+ * path only when it covers a few requests (MP_SAMPLE_N): then the first
+ * is the one the peer's head waited for, the others were held for it,
+ * and its round trip is its own path's, not the slowest path's. RoCE
+ * ACKs a message's last packet, so with large messages the late notices
+ * (responder side) carry the signal.
  */
 static void rates_update(struct ur_mp *mp)
 {
@@ -397,9 +402,9 @@ static void rates_update(struct ur_mp *mp)
 
 			if (d < sh) /* half way: ACKs come in lumps */
 				sh -= (sh - d) / 2;
-			sh -= sh / 32;
+			sh -= sh / MP_DRAIN;
 		} else {
-			sh += sh / 16;
+			sh += sh / MP_PROBE_UP;
 		}
 		mp->share[i] = (uint32_t)(sh ? sh : 1);
 		if (mp->share[i] > max)
@@ -443,7 +448,7 @@ void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 	}
 	if (n > mp->ring)
 		psn += n - mp->ring, n = mp->ring;
-	else if (!mp->oblivious) {
+	else if (!mp->oblivious && n <= MP_SAMPLE_N) {
 		uint8_t e = mp->psn_path[psn & (mp->ring - 1u)];
 		int i = path_of(mp, psn);
 

@@ -4,14 +4,15 @@
  * the virtual network: eight source ports that ECMP hashed onto two links
  * of different rates (tnet's shared path links, each a FIFO with a
  * tbf-like 20 ms queue), one RC QP with selective repeat, 256 requests
- * in flight. Its goodput after 100 ms (measured over the next 150 ms)
- * must reach 0.82 of the two links' sum whichever way the ports fell,
- * which needs each port's share to follow what its link delivers: with
- * equal weights it is 0.52 (3 ports on 300 Mbit/s, 5 on 150) and 0.79
- * (5:3 on two equal links). Seeds 1..50 gave: 5 on the fast link 0.95 to
- * 0.97, 3 on it 0.87 to 0.90, equal links 0.85-0.86 (issue 33 asks 0.9: not
- * met for the last two). The seed (printed; UR_SEED= replays it) picks
- * which ports share a link.
+ * in flight, 64 KiB WRITEs. Its goodput after 100 ms (measured over the
+ * next 100 ms) must reach 0.88 of the two links' sum whichever way the
+ * ports fell, which needs each port's share to follow what its link
+ * delivers: with main's weights (late notices a quarter off, one up per
+ * 32 delivered, capped at 64: all equal here) it is 0.87 (5 ports on 300
+ * Mbit/s, 3 on 150), 0.52 (3 on 300, 5 on 150) and 0.79 (5:3 on two
+ * equal links). Seeds 1..60 gave 0.92-0.94, 0.90-0.97 and 0.93-0.95
+ * (issue 33 asks 0.9; the assertion leaves a margin for other seeds).
+ * The seed (printed; UR_SEED= replays it) picks which ports share a link.
  */
 #include <stdio.h>
 #include <string.h>
@@ -105,11 +106,12 @@ static double rates(unsigned int fast, uint64_t r0, uint64_t r1)
 		ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, 1000 + i, 0, MSG,
 				    (uintptr_t)f.b.buf + MSG, f.b.mr->rkey,
 				    UR_SEND_SIGNALED), 0);
-	/* 100 ms to settle, then 150 ms measured */
+	/* 100 ms to settle, then 100 ms measured (the transfer lasts 220
+	 * ms at 600 Mbit/s) */
 	tnet_run_until(&f.net, f.net.now + 100000000);
 	t0 = f.net.now;
 	psn0 = w.ack_psn;
-	tnet_run_until(&f.net, t0 + 150000000);
+	tnet_run_until(&f.net, t0 + 100000000);
 	t1 = f.net.now;
 	mbit = (double)ur_psn_diff(w.ack_psn, psn0) * 1024 * 8 /
 	       (double)(t1 - t0) * 1000;
@@ -149,8 +151,8 @@ static void t_unequal(void)
 {
 	double a = rates(5, 300, 150), b = rates(3, 300, 150);
 
-	ASSERT_GE((long long)(a * 100), 82); /* percent of the sum */
-	ASSERT_GE((long long)(b * 100), 82);
+	ASSERT_GE((long long)(a * 100), 88); /* percent of the sum */
+	ASSERT_GE((long long)(b * 100), 88);
 }
 
 /* Two 300 Mbit/s links, the ports split 5:3 and 3:5 (the seed says
@@ -159,8 +161,8 @@ static void t_equal(void)
 {
 	double a = rates(5, 300, 300), b = rates(3, 300, 300);
 
-	ASSERT_GE((long long)(a * 100), 82); /* percent of the sum */
-	ASSERT_GE((long long)(b * 100), 82);
+	ASSERT_GE((long long)(a * 100), 88); /* percent of the sum */
+	ASSERT_GE((long long)(b * 100), 88);
 }
 
 static const struct ur_test_case tests[] = {
