@@ -37,7 +37,8 @@
 #define MP_RING_MAX 65536 /* the largest selective-repeat window */
 #define MP_NONE 0xff       /* ring entry: no request, or acknowledged */
 #define MP_DOWN_MISS 3     /* losses without a delivery that take it out */
-#define MP_DOWN_NS 4000000ull /* ... and as long without one */
+#define MP_DOWN_NS 2000000ull /* ... and as long without one */
+#define MP_PROBE_SLACK_NS 500000ull
 #define MP_DOWN_LOSS 1
 #define MP_DOWN_HOST 2
 #define MP_PROBE_NS 2000000ull
@@ -122,6 +123,13 @@ static int swrr(struct ur_mp *mp)
 	return best;
 }
 
+/* A probe not acknowledged after this was lost: it holds the peer's
+ * head (and so the window) until it is sent again. */
+static uint64_t probe_wait(const struct ur_mp *mp)
+{
+	return mp->srtt + mp->srtt / 2 + MP_PROBE_SLACK_NS;
+}
+
 /* A down path whose probe is due, or -1. */
 static int probe_due(struct ur_mp *mp)
 {
@@ -135,8 +143,8 @@ static int probe_due(struct ur_mp *mp)
 		mp->cnt[i].probes++;
 		mp->probe_out = (uint16_t)(mp->probe_out | 1u << i);
 		mp->probe_sent[i] = mp->now;
-		if (mp->now + 2 * mp->srtt + 1000000 < mp->deadline)
-			mp->deadline = mp->now + 2 * mp->srtt + 1000000;
+		if (mp->now + probe_wait(mp) < mp->deadline)
+			mp->deadline = mp->now + probe_wait(mp);
 		return (int)i;
 	}
 	return -1;
@@ -241,11 +249,11 @@ static void take_out(struct ur_qp *qp, struct ur_mp *mp, unsigned int i,
 }
 
 /* Probes in flight: one acknowledged is gone from probe_out (the ACK
- * put its path back, ur__mp_acked); one older than 2 round trips + 1 ms
+ * put its path back, ur__mp_acked); one older than probe_wait()
  * is sent again on a path that is up. */
 static void probes_lost(struct ur_qp *qp, struct ur_mp *mp, uint64_t now)
 {
-	uint64_t wait = 2 * mp->srtt + 1000000;
+	uint64_t wait = probe_wait(mp);
 
 	mp->deadline = UINT64_MAX;
 	for (uint16_t out = mp->probe_out; out; out &= (uint16_t)(out - 1)) {

@@ -318,7 +318,7 @@ struct ur_mp {
 	uint32_t probe_gap[UR_MP_MAX]; /* ns; doubles while it stays down */
 	uint64_t probe_at[UR_MP_MAX];
 	uint64_t credit_at[UR_MP_MAX]; /* it last delivered (an ACK said) */
-	/* A probe not acknowledged within 2 round trips (+1 ms) was lost:
+	/* A probe not acknowledged within 1.5 round trips + 0.5 ms was lost:
 	 * it goes again on a path that is up (a hole the peer might NAK
 	 * only after its gap timer, which reordering widens). */
 	uint16_t probe_out;       /* paths with a probe in flight */
