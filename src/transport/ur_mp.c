@@ -123,6 +123,14 @@ static int swrr(struct ur_mp *mp)
 	return best;
 }
 
+/* Silent this long (no delivery) with losses, it failed: MP_DOWN_NS,
+ * or 2 round trips where queues make them longer (a path whose requests
+ * wait in a deep queue delivers nothing for a round trip). */
+static uint64_t down_ns(const struct ur_mp *mp)
+{
+	return 2 * mp->srtt > MP_DOWN_NS ? 2 * mp->srtt : MP_DOWN_NS;
+}
+
 /* A probe not acknowledged after this was lost: it holds the peer's
  * head (and so the window) until it is sent again. */
 static uint64_t probe_wait(const struct ur_mp *mp)
@@ -328,7 +336,7 @@ void ur__mp_loss(struct ur_mp *mp, uint32_t psn)
 	 * timer widens: sr_two_paths_loss), while another path delivers: it
 	 * fails (taken out at the next tick). */
 	if (mp->miss[i] >= MP_DOWN_MISS && others_deliver(mp, i) &&
-	    mp->now - mp->credit_at[i] >= MP_DOWN_NS)
+	    mp->now - mp->credit_at[i] >= down_ns(mp))
 		mark_down(mp, (unsigned int)i, MP_DOWN_LOSS);
 }
 
@@ -405,6 +413,15 @@ static void rates_update(struct ur_mp *mp)
 
 		if (mp->down[i])
 			continue;
+		/* Lost and silent for MP_DOWN_NS while others delivered: it
+		 * failed. Waiting for MP_DOWN_MISS losses would leave it at
+		 * the floor weight, each of its few requests lost and
+		 * holding the window until it is NAKed. */
+		if (!mp->dlv[i] && mp->miss[i] && total &&
+		    mp->now - mp->credit_at[i] >= down_ns(mp)) {
+			mark_down(mp, i, MP_DOWN_LOSS);
+			continue;
+		}
 		if (mp->hot & 1u << i) {
 			uint64_t d = total ? mp->dlv[i] * sum / total : 0;
 

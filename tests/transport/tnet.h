@@ -81,7 +81,7 @@ struct tfault {
 		uint8_t link;
 		uint64_t queue_ns; /* 0: no limit; else tail drop beyond */
 		uint64_t tail_drops; /* (tnet) */
-	} path[12];
+	} path[20];
 	unsigned int npaths;
 };
 
