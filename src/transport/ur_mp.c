@@ -20,7 +20,8 @@
  * down or silent, ur_dev_ops.path_ok). What it carried that is not yet
  * acknowledged goes again on the others at once, instead of one NAK per
  * hole. A path that losses took out gets one request in MP_PROBE_NS
- * (doubling while it stays down, up to MP_PROBE_MAX_NS) as a probe, and
+ * (doubling while it stays down, up to MP_PROBE_MAX_NS times the paths
+ * down) as a probe, and
  * an ACK for a probe puts it back; one the host took out gets a plain ACK
  * every MP_HOST_PROBE_NS (nothing that opens a hole when lost: the
  * peer's host hears it) and comes back when the host says so.
@@ -138,6 +139,15 @@ static uint64_t probe_wait(const struct ur_mp *mp)
 	return mp->srtt + mp->srtt / 2 + MP_PROBE_SLACK_NS;
 }
 
+static unsigned int n_down(const struct ur_mp *mp)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < mp->k; i++)
+		n += mp->down[i] == MP_DOWN_LOSS;
+	return n ? n : 1;
+}
+
 /* A down path whose probe is due, or -1. */
 static int probe_due(struct ur_mp *mp)
 {
@@ -146,7 +156,10 @@ static int probe_due(struct ur_mp *mp)
 		    (mp->probe_out & 1u << i)) /* one at a time */
 			continue;
 		mp->probe_at[i] = mp->now + mp->probe_gap[i];
-		if (mp->probe_gap[i] < MP_PROBE_MAX_NS)
+		/* the cap grows with the paths that are down: the QP's
+		 * probes, each of which holds the window when lost, stay
+		 * at about one per MP_PROBE_MAX_NS in all */
+		if (mp->probe_gap[i] < MP_PROBE_MAX_NS * n_down(mp))
 			mp->probe_gap[i] *= 2;
 		mp->cnt[i].probes++;
 		mp->probe_out = (uint16_t)(mp->probe_out | 1u << i);
