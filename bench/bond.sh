@@ -75,7 +75,7 @@ wbw() {
 	[ $bond = 1 ] && ba=b1a,b2a bb=b1b,b2b
 	ip netns exec $a env UROCE_IP=10.94.0.1 UROCE_BOND=$ba $SR timeout $((dur + 40)) \
 		$B/uroce-run ib_write_bw -x 0 -m 1024 -s 65536 -D $dur -F --report_gbits -p $port >"$tmp/s" 2>&1 &
-	sleep 0.5
+	sleep 1 # the server listening (0.5 s was too short at load 15)
 	t1=$(txb b1b) t2=$(txb b2b)
 	# One process in the sender's namespace reads both rails' counters
 	# every 10 ms (wall-clock time, bytes, bytes).
@@ -126,9 +126,11 @@ cut_rail() { # down|drop on|off: rail 2
 }
 iperf_both() { # -> rail1 rail2 Gbit/s, both at once
 	for i in 1 2; do
-		ip netns exec $a iperf3 -s -1 -B 10.94.$i.1 -p $((port + i)) >/dev/null 2>&1 &
+		# a client that failed to connect (loaded machine) must not
+		# leave its server waiting for ever
+		ip netns exec $a timeout $((DUR + 20)) iperf3 -s -1 -B 10.94.$i.1 -p $((port + i)) >/dev/null 2>&1 &
 	done
-	sleep 0.3
+	sleep 1
 	for i in 1 2; do
 		ip netns exec $b iperf3 -c 10.94.$i.1 -B 10.94.$i.2 -p $((port + i)) -t $DUR -l 64K -J >"$tmp/i$i" 2>/dev/null &
 	done

@@ -304,10 +304,12 @@ static void show(const struct snap *s, int n)
 			for (uint32_t k = 0; p->n_paths > 1 && k < p->n_paths &&
 					     k < UROCE_STAT_MAX_PATHS; k++)
 				printf("      path %u sport %u weight %u packets %"
-				       PRIu64 " losses %u ecn %u\n", k,
+				       PRIu64 " losses %u ecn %u late %u downs %u"
+				       " probes %u\n", k,
 				       p->paths[k].sport, p->paths[k].weight,
 				       p->paths[k].packets, p->paths[k].losses,
-				       p->paths[k].ecn);
+				       p->paths[k].ecn, p->paths[k].late,
+				       p->paths[k].downs, p->paths[k].probes);
 		}
 	}
 }

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define UROCE_STAT_MAGIC 0x31545345434f5255ull /* "UROCEST1" */
-#define UROCE_STAT_VERSION 3 /* 2: per-path counters of spraying QPs; 3: 96 device counters */
+#define UROCE_STAT_VERSION 4 /* 2: per-path counters of spraying QPs; 3: 96 device counters; 4: per-path late notices, take-outs, probes */
 #define UROCE_STAT_PREFIX "uroce-"
 #define UROCE_STAT_NAME_LEN 32
 #define UROCE_STAT_MAX_DEV 96   /* device counters */
@@ -27,13 +27,15 @@ struct uroce_stat_qp {
 	uint64_t rate_limit_bps; /* configured limit, 0 = none */
 	uint64_t v[UROCE_STAT_MAX_QPC];
 	/* Spraying (docs/wire.md "Spraying"): per source port, its weight,
-	 * the requests sent on it, and the losses and ECN marks that named
-	 * it. n_paths 1: the QP's own port only (paths[] unused). */
+	 * the requests sent on it, the losses, ECN marks and late notices
+	 * that named it, the times it was taken out of the spray (downs) and
+	 * the probes sent on it while out. n_paths 1: the QP's own port only
+	 * (paths[] unused). */
 	uint32_t n_paths;
 	uint32_t cc_window;     /* packets a window-based algorithm (Swift, predict) lets be in flight, 0 = no window */
 	struct uroce_stat_path {
 		uint16_t sport, weight;
-		uint32_t losses, ecn, pad;
+		uint32_t losses, ecn, late, downs, probes;
 		uint64_t packets;
 	} paths[UROCE_STAT_MAX_PATHS];
 };

@@ -187,6 +187,9 @@ static void fill_qp(struct uroce_stat_qp *o, struct ur_qp *qp)
 		op->packets = pc.packets;
 		op->losses = pc.losses;
 		op->ecn = pc.ecn;
+		op->late = pc.late;
+		op->downs = pc.downs;
+		op->probes = pc.probes;
 	}
 	ur_engine_qp_unlock(qp);
 }

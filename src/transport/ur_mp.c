@@ -2,15 +2,15 @@
 /*
  * Spraying (docs/wire.md "Spraying"): which of its source ports an RC
  * QP's next request leaves from. Paths are weighted, and the weights
- * follow what the paths deliver: a path whose packet a selective NAK, a
- * go-back-N NAK or a timeout names as lost halves its weight; a path whose
- * packet a CNP names as CE-marked (the peer's notification point echoes
- * the PSN, a negotiated extension) loses a quarter; each request an ACK
- * covers gives its path one back (AIMD per path, as MP-RDMA's
- * congestion-aware spraying and TCP do per flow). Requests go out in a smooth weighted round robin (each
- * path's share follows its weight, interleaved rather than in bursts), so
- * a congested or cut path sheds traffic within a few round trips and wins
- * it back when it recovers. The simulator drives this same code.
+ * follow what the paths deliver (rates_update below): once per interval
+ * of about half a round trip, a path found saturated (a late notice, a
+ * loss or a CE mark named it, or its own round trip rose above the
+ * others') gets its part of what all paths delivered, and every other
+ * path gains 1/16, a probe for room. Requests go out in a smooth
+ * weighted round robin (each path's share follows its weight,
+ * interleaved rather than in bursts), so a congested or cut path sheds
+ * traffic within a few round trips and wins it back when it recovers.
+ * The simulator and the bonded port drive this same code.
  *
  * A path that fails (docs/wire.md "Spraying", "A path that fails") is
  * taken out of the round robin rather than kept at the floor weight,
@@ -20,7 +20,8 @@
  * down or silent, ur_dev_ops.path_ok). What it carried that is not yet
  * acknowledged goes again on the others at once, instead of one NAK per
  * hole. A path that losses took out gets one request in MP_PROBE_NS
- * (doubling while it stays down, up to MP_PROBE_MAX_NS) as a probe, and
+ * (doubling while it stays down, up to MP_PROBE_MAX_NS times the paths
+ * down) as a probe, and
  * an ACK for a probe puts it back; one the host took out gets a plain ACK
  * every MP_HOST_PROBE_NS (nothing that opens a hole when lost: the
  * peer's host hears it) and comes back when the host says so.
@@ -37,18 +38,23 @@
 #define MP_RING_MAX 65536 /* the largest selective-repeat window */
 #define MP_NONE 0xff       /* ring entry: no request, or acknowledged */
 #define MP_DOWN_MISS 3     /* losses without a delivery that take it out */
-#define MP_DOWN_NS 4000000ull /* ... and as long without one */
+#define MP_DOWN_NS 2000000ull /* ... and as long without one */
+#define MP_PROBE_SLACK_NS 500000ull
 #define MP_DOWN_LOSS 1
 #define MP_DOWN_HOST 2
 #define MP_PROBE_NS 2000000ull
 #define MP_PROBE_MAX_NS 32000000u
 #define MP_POLL_NS 250000ull
 #define MP_HOST_PROBE_NS 1000000ull
-/* Additive increase: one weight per this many requests a path delivered.
- * One per request let a path halved by a loss win its weight back within
- * a few dozen packets, so on unequal rails both sat near the cap (64)
- * and the split came out 57:43 on 2:1 rails. */
-#define MP_AI_PKTS 32
+#define MP_RESENT 0x80     /* ring entry flag: sent again (no RTT sample) */
+#define MP_SHARE_SHIFT 10  /* share = weight << 10 (finer steps) */
+#define MP_SHARE_MAX ((uint32_t)MP_W_MAX << MP_SHARE_SHIFT)
+#define MP_IV_MIN_NS 500000u   /* the shortest rate interval */
+#define MP_Q_SLACK_NS 100000u  /* queued deeper than the least by this */
+#define MP_LATE_HOT 1          /* late notices in an interval: saturated */
+#define MP_SAMPLE_N 4          /* an ACK of more times its first poorly */
+#define MP_DRAIN 8             /* a saturated path: this much less */
+#define MP_PROBE_UP 32         /* any other: this much more */
 
 /* The ring remembers the path of the last @window request PSNs (the
  * selective-repeat window: feedback names nothing older). */
@@ -58,14 +64,19 @@ struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 	uint32_t ring = MP_RING_MIN;
 	struct ur_mp *mp;
 
-	while (ring < window && ring < MP_RING_MAX)
+	/* twice the window: an ACK's requests are looked up after the
+	 * completer has already sent the next ones (ur_dev.c) */
+	while (ring < 2 * window && ring < MP_RING_MAX)
 		ring *= 2;
-	mp = calloc(1, sizeof(*mp) + ring);
+	/* psn_path, then psn_t (ring is a power of two >= 64: aligned) */
+	mp = calloc(1, sizeof(*mp) + ring + ring * sizeof(uint32_t));
 	if (!mp)
 		return NULL;
+	mp->psn_t = (uint32_t *)(void *)(mp->psn_path + ring);
 	for (unsigned int i = 0; i < k; i++) {
 		mp->sport[i] = sports[i];
 		mp->w[i] = MP_W_INIT;
+		mp->share[i] = (uint32_t)MP_W_INIT << MP_SHARE_SHIFT;
 	}
 	memset(mp->psn_path, MP_NONE, ring);
 	mp->deadline = UINT64_MAX;
@@ -80,6 +91,9 @@ static int path_of(const struct ur_mp *mp, uint32_t psn)
 {
 	uint8_t i = mp->psn_path[psn & (mp->ring - 1u)];
 
+	if (i == MP_NONE)
+		return -1;
+	i &= (uint8_t)~MP_RESENT;
 	return mp->k > 1 && i < mp->k ? i : -1;
 }
 
@@ -110,6 +124,30 @@ static int swrr(struct ur_mp *mp)
 	return best;
 }
 
+/* Silent this long (no delivery) with losses, it failed: MP_DOWN_NS,
+ * or 2 round trips where queues make them longer (a path whose requests
+ * wait in a deep queue delivers nothing for a round trip). */
+static uint64_t down_ns(const struct ur_mp *mp)
+{
+	return 2 * mp->srtt > MP_DOWN_NS ? 2 * mp->srtt : MP_DOWN_NS;
+}
+
+/* A probe not acknowledged after this was lost: it holds the peer's
+ * head (and so the window) until it is sent again. */
+static uint64_t probe_wait(const struct ur_mp *mp)
+{
+	return mp->srtt + mp->srtt / 2 + MP_PROBE_SLACK_NS;
+}
+
+static unsigned int n_down(const struct ur_mp *mp)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < mp->k; i++)
+		n += mp->down[i] == MP_DOWN_LOSS;
+	return n ? n : 1;
+}
+
 /* A down path whose probe is due, or -1. */
 static int probe_due(struct ur_mp *mp)
 {
@@ -118,13 +156,16 @@ static int probe_due(struct ur_mp *mp)
 		    (mp->probe_out & 1u << i)) /* one at a time */
 			continue;
 		mp->probe_at[i] = mp->now + mp->probe_gap[i];
-		if (mp->probe_gap[i] < MP_PROBE_MAX_NS)
+		/* the cap grows with the paths that are down: the QP's
+		 * probes, each of which holds the window when lost, stay
+		 * at about one per MP_PROBE_MAX_NS in all */
+		if (mp->probe_gap[i] < MP_PROBE_MAX_NS * n_down(mp))
 			mp->probe_gap[i] *= 2;
 		mp->cnt[i].probes++;
 		mp->probe_out = (uint16_t)(mp->probe_out | 1u << i);
 		mp->probe_sent[i] = mp->now;
-		if (mp->now + 2 * mp->srtt + 1000000 < mp->deadline)
-			mp->deadline = mp->now + 2 * mp->srtt + 1000000;
+		if (mp->now + probe_wait(mp) < mp->deadline)
+			mp->deadline = mp->now + probe_wait(mp);
 		return (int)i;
 	}
 	return -1;
@@ -151,7 +192,9 @@ unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend)
 		mp->rtt_psn = psn;
 		mp->rtt_at = mp->now;
 	}
-	mp->psn_path[psn & (mp->ring - 1u)] = (uint8_t)best;
+	mp->psn_path[psn & (mp->ring - 1u)] =
+		(uint8_t)(best | (resend ? MP_RESENT : 0));
+	mp->psn_t[psn & (mp->ring - 1u)] = (uint32_t)mp->now;
 	mp->cnt[best].packets++;
 	return (unsigned int)best;
 }
@@ -197,6 +240,7 @@ static void mark_up(struct ur_mp *mp, unsigned int i, uint8_t why)
 		return;
 	mp->went_down = (uint16_t)(mp->went_down & ~(1u << i));
 	mp->w[i] = MP_W_INIT;
+	mp->share[i] = (uint32_t)MP_W_INIT << MP_SHARE_SHIFT;
 	mp->cur[i] = 0;
 	mp->miss[i] = 0;
 	mp->credit_at[i] = mp->now;
@@ -226,11 +270,11 @@ static void take_out(struct ur_qp *qp, struct ur_mp *mp, unsigned int i,
 }
 
 /* Probes in flight: one acknowledged is gone from probe_out (the ACK
- * put its path back, ur__mp_acked); one older than 2 round trips + 1 ms
+ * put its path back, ur__mp_acked); one older than probe_wait()
  * is sent again on a path that is up. */
 static void probes_lost(struct ur_qp *qp, struct ur_mp *mp, uint64_t now)
 {
-	uint64_t wait = 2 * mp->srtt + 1000000;
+	uint64_t wait = probe_wait(mp);
 
 	mp->deadline = UINT64_MAX;
 	for (uint16_t out = mp->probe_out; out; out &= (uint16_t)(out - 1)) {
@@ -297,7 +341,7 @@ void ur__mp_loss(struct ur_mp *mp, uint32_t psn)
 	mp->cnt[i].losses++;
 	if (mp->oblivious)
 		return;
-	mp->w[i] = (uint8_t)(mp->w[i] / 2 > MP_W_MIN ? mp->w[i] / 2 : MP_W_MIN);
+	mp->hot = (uint16_t)(mp->hot | 1u << i); /* a queue that overflowed */
 	if (mp->miss[i] < UINT8_MAX)
 		mp->miss[i]++;
 	/* Lost again and again, delivering nothing in between for a while
@@ -305,7 +349,7 @@ void ur__mp_loss(struct ur_mp *mp, uint32_t psn)
 	 * timer widens: sr_two_paths_loss), while another path delivers: it
 	 * fails (taken out at the next tick). */
 	if (mp->miss[i] >= MP_DOWN_MISS && others_deliver(mp, i) &&
-	    mp->now - mp->credit_at[i] >= MP_DOWN_NS)
+	    mp->now - mp->credit_at[i] >= down_ns(mp))
 		mark_down(mp, (unsigned int)i, MP_DOWN_LOSS);
 }
 
@@ -316,12 +360,8 @@ void ur__mp_ecn(struct ur_mp *mp, uint32_t psn)
 	if (i < 0)
 		return;
 	mp->cnt[i].ecn++;
-	if (!mp->oblivious) {
-		uint8_t cut = (uint8_t)(mp->w[i] / 4 ? mp->w[i] / 4 : 1);
-
-		mp->w[i] = (uint8_t)(mp->w[i] - cut > MP_W_MIN ? mp->w[i] - cut
-							       : MP_W_MIN);
-	}
+	if (!mp->oblivious)
+		mp->hot = (uint16_t)(mp->hot | 1u << i);
 }
 
 /* The responder saw the request @psn arrive late, after later ones from
@@ -336,22 +376,107 @@ void ur__mp_late(struct ur_mp *mp, uint32_t psn)
 	if (i < 0)
 		return;
 	mp->cnt[i].late++;
-	if (!mp->oblivious) {
-		uint8_t cut = (uint8_t)(mp->w[i] / 4 ? mp->w[i] / 4 : 1);
+	if (mp->lates[i] < UINT8_MAX)
+		mp->lates[i]++;
+}
 
-		mp->w[i] = (uint8_t)(mp->w[i] - cut > MP_W_MIN ? mp->w[i] - cut
-							       : MP_W_MIN);
+/*
+ * Weights from delivered rates. Once per interval (half the QP's round
+ * trip, at least MP_IV_MIN_NS) each path that is up gets a new share:
+ * - a path found saturated (a late notice, a loss or a CE mark named it,
+ *   or its own round trip rose above its floor by MP_Q_SLACK_NS more
+ *   than the least queued path's) delivered at its rate: its share moves
+ *   half way down to its part of what all delivered (half: ACKs come in
+ *   lumps of a message), then 1/MP_DRAIN off to drain its queue;
+ * - any other path gains 1/MP_PROBE_UP: the probe that finds a path
+ *   that got faster, and moves traffic onto a path with room.
+ * Shares are then scaled so that the largest is MP_SHARE_MAX. Where all
+ * paths are saturated the shares follow their delivered rates; where
+ * some are, the others grow until their queues match (MP-RDMA and
+ * Hermes balance so, on queueing delay). A cumulative ACK can time a
+ * path only when it covers a few requests (MP_SAMPLE_N): then the first
+ * is the one the peer's head waited for, the others were held for it,
+ * and its round trip is its own path's, not the slowest path's. RoCE
+ * ACKs a message's last packet, so with large messages the late notices
+ * (responder side) carry the signal.
+ */
+static void rates_update(struct ur_mp *mp)
+{
+	uint64_t total = 0, sum = 0;
+	uint32_t qmin = UINT32_MAX, max = 0;
+
+	for (unsigned int i = 0; i < mp->k; i++) {
+		if (mp->down[i])
+			continue;
+		total += mp->dlv[i];
+		sum += mp->share[i];
+		if (mp->rtt_s[i] && mp->rtt_s[i] - mp->rtt_min[i] < qmin)
+			qmin = mp->rtt_s[i] - mp->rtt_min[i];
 	}
+	for (unsigned int i = 0; i < mp->k; i++)
+		if (mp->lates[i] >= MP_LATE_HOT)
+			mp->hot = (uint16_t)(mp->hot | 1u << i);
+	for (unsigned int i = 0; i < mp->k && qmin != UINT32_MAX; i++)
+		if (!mp->down[i] && mp->rtt_s[i] &&
+		    mp->rtt_s[i] - mp->rtt_min[i] > qmin + MP_Q_SLACK_NS +
+							    qmin / 8)
+			mp->hot = (uint16_t)(mp->hot | 1u << i);
+	for (unsigned int i = 0; i < mp->k; i++) {
+		uint64_t sh = mp->share[i];
+
+		if (mp->down[i])
+			continue;
+		/* Lost and silent for MP_DOWN_NS while others delivered: it
+		 * failed. Waiting for MP_DOWN_MISS losses would leave it at
+		 * the floor weight, each of its few requests lost and
+		 * holding the window until it is NAKed. */
+		if (!mp->dlv[i] && mp->miss[i] && total &&
+		    mp->now - mp->credit_at[i] >= down_ns(mp)) {
+			mark_down(mp, i, MP_DOWN_LOSS);
+			continue;
+		}
+		if (mp->hot & 1u << i) {
+			uint64_t d = total ? mp->dlv[i] * sum / total : 0;
+
+			if (d < sh) /* half way: ACKs come in lumps */
+				sh -= (sh - d) / 2;
+			sh -= sh / MP_DRAIN;
+		} else {
+			sh += sh / MP_PROBE_UP;
+		}
+		mp->share[i] = (uint32_t)(sh ? sh : 1);
+		if (mp->share[i] > max)
+			max = mp->share[i];
+	}
+	for (unsigned int i = 0; i < mp->k; i++) {
+		uint64_t sh;
+
+		if (mp->down[i] || !max)
+			continue;
+		sh = (uint64_t)mp->share[i] * MP_SHARE_MAX / max;
+		if (sh < (uint64_t)MP_W_MIN << MP_SHARE_SHIFT)
+			sh = (uint64_t)MP_W_MIN << MP_SHARE_SHIFT;
+		mp->share[i] = (uint32_t)sh;
+		mp->w[i] = (uint8_t)(sh >> MP_SHARE_SHIFT);
+	}
+	for (unsigned int i = 0; i < mp->k; i++) {
+		mp->dlv[i] = 0;
+		mp->lates[i] = 0;
+		mp->rtt_s[i] = 0;
+		/* the floor forgets slowly (a path's route may change) */
+		mp->rtt_min[i] += mp->rtt_min[i] / 256;
+	}
+	mp->hot = 0;
+	mp->iv_at = mp->now;
 }
 
 void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 {
+	uint64_t iv;
+
 	/* The ACK covered requests psn .. psn + n - 1: each was delivered
-	 * over the path it last left on, and only those paths gain. A cut
-	 * path gains nothing, so its weight stays at the floor (its share a
-	 * few percent, every packet of it resent), and a restored one wins
-	 * its share back as its packets arrive again, in a few hundred of
-	 * the QP's packets. */
+	 * over the path it last left on. @psn reached the peer's head last
+	 * (the rest were held for it): its round trip is its path's. */
 	if (mp->rtt_on && ur_psn_diff(mp->rtt_psn, psn) >= 0 &&
 	    ur_psn_diff(mp->rtt_psn, psn + n) < 0) {
 		uint64_t s = mp->now - mp->rtt_at;
@@ -361,6 +486,22 @@ void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 	}
 	if (n > mp->ring)
 		psn += n - mp->ring, n = mp->ring;
+	else if (!mp->oblivious && n <= MP_SAMPLE_N) {
+		uint8_t e = mp->psn_path[psn & (mp->ring - 1u)];
+		int i = path_of(mp, psn);
+
+		if (i >= 0 && !(e & MP_RESENT)) {
+			uint32_t s = (uint32_t)mp->now -
+				     mp->psn_t[psn & (mp->ring - 1u)];
+
+			if (!s)
+				s = 1;
+			if (!mp->rtt_min[i] || s < mp->rtt_min[i])
+				mp->rtt_min[i] = s;
+			if (!mp->rtt_s[i] || s < mp->rtt_s[i])
+				mp->rtt_s[i] = s;
+		}
+	}
 	for (; n; n--, psn++) {
 		uint8_t *at = &mp->psn_path[psn & (mp->ring - 1u)];
 		int i = path_of(mp, psn);
@@ -370,11 +511,11 @@ void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 			continue;
 		mp->miss[i] = 0;
 		mp->credit_at[i] = mp->now;
+		mp->dlv[i]++;
 		if (mp->down[i] & MP_DOWN_LOSS)
 			mark_up(mp, (unsigned int)i, MP_DOWN_LOSS); /* a probe */
-		if (mp->w[i] < MP_W_MAX && ++mp->acc[i] >= MP_AI_PKTS) {
-			mp->acc[i] = 0;
-			mp->w[i]++;
-		}
 	}
+	iv = mp->srtt / 2 > MP_IV_MIN_NS ? mp->srtt / 2 : MP_IV_MIN_NS;
+	if (!mp->oblivious && mp->k > 1 && mp->now - mp->iv_at >= iv)
+		rates_update(mp);
 }

@@ -967,6 +967,8 @@ static int roce_post_recv(struct ur_qp *qp, const struct ur_recv_wr *wr)
 
 void ur_qp_progress(struct ur_qp *qp, uint64_t now)
 {
+	if (qp->priv->mp)
+		qp->priv->mp->now = now; /* send times (ur__mp_pick) */
 	if (ur__crypt_pending(qp)) {
 		/* Nothing leaves before the negotiation ends. */
 		ur__qp_update_deadline(qp);

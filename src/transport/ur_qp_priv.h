@@ -309,7 +309,22 @@ struct ur_mp {
 	bool oblivious;           /* weights stay equal (UR_MP_OBLIVIOUS) */
 	uint32_t ring;            /* psn_path entries, a power of two */
 	uint16_t sport[UR_MP_MAX];
-	uint8_t w[UR_MP_MAX];     /* weights, 1..64 */
+	uint8_t w[UR_MP_MAX];     /* weights, 1..64 (share >> MP_SHARE_SHIFT) */
+	/* Rates (ur_mp.c "Weights from delivered rates"): per interval of
+	 * about a round trip, the requests each path delivered, its
+	 * smallest round trip sampled from requests that reached the
+	 * peer's head (the ones a cumulative ACK times truly), and whether
+	 * it was found queued deeper than the others (late notice, loss,
+	 * CE, or its samples). */
+	uint32_t share[UR_MP_MAX];
+	uint32_t dlv[UR_MP_MAX];
+	uint32_t rtt_min[UR_MP_MAX]; /* ns; 0: no sample yet */
+	uint32_t rtt_s[UR_MP_MAX];   /* ns, this interval's; 0: none */
+	uint16_t hot;
+	uint8_t lates[UR_MP_MAX]; /* late notices this interval */
+	uint64_t iv_at;           /* this interval began */
+	uint32_t *psn_t;          /* send time of request PSN % ring (ns,
+				   * low 32 bits) */
 	int16_t cur[UR_MP_MAX];   /* smooth weighted round robin */
 	uint32_t ans_next;        /* answers: plain round robin (ur_xmit.c) */
 	/* Out of the spray (docs/wire.md "Spraying", "A path that fails"):
@@ -318,12 +333,11 @@ struct ur_mp {
 	 * path_ok); a down path carries only probes. */
 	uint8_t down[UR_MP_MAX];
 	uint8_t miss[UR_MP_MAX];  /* losses since it last delivered */
-	uint8_t acc[UR_MP_MAX];   /* requests delivered towards weight + 1 */
 	uint16_t went_down;       /* paths to take out at the next tick */
 	uint32_t probe_gap[UR_MP_MAX]; /* ns; doubles while it stays down */
 	uint64_t probe_at[UR_MP_MAX];
 	uint64_t credit_at[UR_MP_MAX]; /* it last delivered (an ACK said) */
-	/* A probe not acknowledged within 2 round trips (+1 ms) was lost:
+	/* A probe not acknowledged within 1.5 round trips + 0.5 ms was lost:
 	 * it goes again on a path that is up (a hole the peer might NAK
 	 * only after its gap timer, which reordering widens). */
 	uint16_t probe_out;       /* paths with a probe in flight */
@@ -337,7 +351,8 @@ struct ur_mp {
 	uint64_t now;             /* as of the last tick */
 	uint64_t poll_at;         /* ask the host again */
 	struct ur_mp_path_cnt cnt[UR_MP_MAX];
-	uint8_t psn_path[];       /* path of request PSN % ring */
+	/* path of request PSN % ring; MP_RESENT: a resend (no sample) */
+	uint8_t psn_path[];
 };
 struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 			 unsigned int flags, uint32_t window);

@@ -858,6 +858,11 @@ static void t_two_paths_dead(void)
 	 * path wins its share back. */
 	ASSERT_GE(pc.downs, 1);
 	r.f.net.f.path[1].loss = 0;
+	/* Path 0 becomes a 100 Mbit/s link: path 1 (300 us longer, but
+	 * without a queue) is needed again. While path 0 had no queue, the
+	 * rate weights (ur_mp.c) leave path 1, late for every request, at
+	 * the floor. */
+	r.f.net.f.path[0].rate_bps = 100000000;
 	{
 		uint64_t t = r.f.net.now;
 		int n = 0;
@@ -1027,6 +1032,22 @@ static void t_path_fails(void)
 			       c1.probes, (unsigned long long)r.f.a.qp->cnt.tx_retransmit,
 			       (unsigned long long)r.f.b.qp->cnt.tx_sr_nak);
 		}
+	}
+	/* Taken out within 8 ms of the cut: what path 1's queue held
+	 * arrives for 2.6 ms, the holes after it are NAKed, and 3 losses
+	 * with nothing delivered for MP_DOWN_NS (2 ms) take it out (main,
+	 * with 4 ms: 10 ms). */
+	{
+		struct ur_mp_path_cnt c1;
+		unsigned int w1;
+		int ms = 0;
+
+		do {
+			tnet_run_until(&r.f.net, t_cut + ++ms * 1000000ull);
+			ASSERT_EQ(ur_qp_path_info(r.f.a.qp, 1, &port, &w1, &c1), 0);
+		} while (!c1.downs && ms < 10);
+		printf("  path 1 taken out %d ms after the cut\n", ms);
+		ASSERT_LE(ms, 8);
 	}
 	/* From 10 ms after the cut (4 round trips of 2.5 ms), 30 ms of ACK
 	 * progress; it includes the stalls of the lost probes. */

@@ -180,17 +180,25 @@ static void wire_send(struct tnode *n, struct ur_pktbuf *b)
 		return;
 	}
 	for (unsigned int i = 0; i < f->npaths; i++) {
-		if (f->path[i].sport != b->path.sport)
+		struct tpath *tp = &f->path[i];
+
+		if (tp->sport != b->path.sport)
 			continue;
-		if (f->path[i].loss && tnet_frand(net) < f->path[i].loss) {
+		extra += tp->delay_ns;
+		if (tp->link && tp->link <= f->npaths)
+			tp = &f->path[tp->link - 1];
+		if (tp->loss && tnet_frand(net) < tp->loss) {
 			net->dropped++;
 			return;
 		}
-		extra += f->path[i].delay_ns;
-		if (f->path[i].rate_bps) {
-			struct tpath *tp = &f->path[i];
+		if (tp->rate_bps) {
 			uint64_t start = tp->free > net->now ? tp->free : net->now;
 
+			if (tp->queue_ns && start - net->now > tp->queue_ns) {
+				tp->tail_drops++;
+				net->dropped++;
+				return; /* tail drop */
+			}
 			tp->free = start + (uint64_t)b->len * 8 * 1000000000ull /
 						   tp->rate_bps;
 			extra += tp->free - net->now;

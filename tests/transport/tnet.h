@@ -75,7 +75,13 @@ struct tfault {
 		double loss;
 		uint64_t rate_bps; /* 0: no bottleneck; else a FIFO link */
 		uint64_t free;     /* (tnet) that link is busy until then */
-	} path[8];
+		/* Several ports on one link (ECMP hashed them there): 0, its
+		 * own; else it queues on path[link - 1]'s link (its rate,
+		 * queue and loss), after its own delay. */
+		uint8_t link;
+		uint64_t queue_ns; /* 0: no limit; else tail drop beyond */
+		uint64_t tail_drops; /* (tnet) */
+	} path[20];
 	unsigned int npaths;
 };
 

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Spraying weights (src/transport/ur_mp.c, docs/wire.md "Spraying") on
+ * the virtual network: eight source ports that ECMP hashed onto two links
+ * of different rates (tnet's shared path links, each a FIFO with a
+ * tbf-like 20 ms queue), one RC QP with selective repeat, 256 requests
+ * in flight, 64 KiB WRITEs. Its goodput after 100 ms (measured over the
+ * next 100 ms) must reach 0.88 of the two links' sum whichever way the
+ * ports fell, which needs each port's share to follow what its link
+ * delivers: with main's weights (late notices a quarter off, one up per
+ * 32 delivered, capped at 64: all equal here) it is 0.87 (5 ports on 300
+ * Mbit/s, 3 on 150), 0.52 (3 on 300, 5 on 150) and 0.79 (5:3 on two
+ * equal links). Seeds 1..60 gave 0.92-0.94, 0.90-0.97 and 0.93-0.95
+ * (issue 33 asks 0.9; the assertion leaves a margin for other seeds).
+ * The seed (printed; UR_SEED= replays it) picks which ports share a link.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tfix.h"
+
+#define MSG (64u * 1024)
+#define NPORTS_MAX 16u
+#define WRS 250u /* 15.6 MiB: about 300 ms at 450 Mbit/s */
+
+static unsigned int NPORTS = 8;
+
+struct mp_watch {
+	uint32_t a_qpn, b_qpn;
+	uint32_t ack_psn;
+	const uint16_t *sp;
+	uint64_t req[2];       /* requests per link */
+	const uint8_t *link_of; /* port -> link */
+};
+
+static void tap_mp(struct tnet *net, const uint8_t *d, uint32_t len,
+		   void *arg)
+{
+	struct mp_watch *w = arg;
+	struct ur_pkt pkt;
+
+	if (ur_pkt_decode(d, len, &pkt) != UR_DEC_OK)
+		return;
+	if (pkt.h.dqpn == w->b_qpn && (pkt.mask & UR_OPF_REQ)) {
+		for (unsigned int i = 0; i < NPORTS; i++)
+			if (net->tap_sport == w->sp[i])
+				w->req[w->link_of[i]]++;
+	} else if (pkt.h.dqpn == w->a_qpn &&
+		   pkt.h.opcode == UR_OP_RC_ACKNOWLEDGE) {
+		w->ack_psn = pkt.h.psn;
+	}
+}
+
+/* @fast ports (of NPORTS) on a link of @r0 Mbit/s, the rest on one of @r1;
+ * which ones, the seed's choice. Returns goodput / (r0 + r1). */
+static uint64_t cut_at; /* ns after the start: link 0 drops everything */
+
+static double rates(unsigned int fast, uint64_t r0, uint64_t r1)
+{
+	struct tfix f;
+	struct ur_sr_params sp;
+	struct mp_watch w = { 0 };
+	uint16_t port[NPORTS_MAX];
+	uint8_t link_of[NPORTS_MAX];
+	uint64_t t0, t1;
+	uint32_t psn0;
+	double mbit, ratio;
+	char map[NPORTS_MAX + 1];
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	f.net.f.delay_ns = 20000;
+	ur_sr_params_default(&sp);
+	ASSERT_EQ(ur_qp_set_sr(f.a.qp, &sp), 0);
+	ASSERT_EQ(ur_qp_set_sr(f.b.qp, &sp), 0);
+	/* a random choice of @fast ports for link 0 */
+	memset(link_of, 1, sizeof(link_of));
+	for (unsigned int n = 0; n < fast;) {
+		unsigned int i = (unsigned int)(tnet_rand(&f.net) % NPORTS);
+
+		if (link_of[i]) {
+			link_of[i] = 0;
+			n++;
+		}
+	}
+	/* paths 0 and 1 are the two links (their ports: the first port on
+	 * each); every port queues on its link's path */
+	for (unsigned int i = 0; i < NPORTS; i++) {
+		port[i] = ur_mp_sport(ur_rocev2_sport(f.a.qp->qpn), i);
+		map[i] = link_of[i] ? 's' : 'F';
+	}
+	map[NPORTS] = 0;
+	f.net.f.npaths = 2 + NPORTS;
+	for (unsigned int l = 0; l < 2; l++) {
+		f.net.f.path[l].sport = 0; /* a link only: no port of its own */
+		f.net.f.path[l].rate_bps = (l ? r1 : r0) * 1000000;
+		f.net.f.path[l].queue_ns = 20000000; /* tbf latency 20ms */
+	}
+	for (unsigned int i = 0; i < NPORTS; i++) {
+		f.net.f.path[2 + i].sport = port[i];
+		f.net.f.path[2 + i].link = (uint8_t)(link_of[i] + 1);
+	}
+	ASSERT_EQ(ur_qp_set_paths(f.a.qp, port, NPORTS, 0), 0);
+	w.a_qpn = f.a.qp->qpn;
+	w.b_qpn = f.b.qp->qpn;
+	w.sp = port;
+	w.link_of = link_of;
+	f.net.tap = tap_mp;
+	f.net.tap_arg = &w;
+	for (uint32_t i = 0; i < WRS; i++)
+		ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, 1000 + i, 0, MSG,
+				    (uintptr_t)f.b.buf + MSG, f.b.mr->rkey,
+				    UR_SEND_SIGNALED), 0);
+	if (cut_at) {
+		/* link 0 drops everything from cut_at: ACK progress in 2 ms
+		 * bins, then the other link's share 60-160 ms after */
+		uint64_t c = f.net.now + cut_at;
+
+		tnet_run_until(&f.net, c);
+		f.net.f.path[0].loss = 1.0;
+		printf("  PSNs acked per 2 ms after the cut:");
+		for (int ms = 0; ms < 60; ms += 2) {
+			psn0 = w.ack_psn;
+			tnet_run_until(&f.net, c + (uint64_t)(ms + 2) * 1000000);
+			printf(" %d", ur_psn_diff(w.ack_psn, psn0));
+		}
+		printf("\n");
+	}
+	/* 100 ms to settle, then 100 ms measured (the transfer lasts 220
+	 * ms at 600 Mbit/s) */
+	if (!cut_at)
+		tnet_run_until(&f.net, f.net.now + 100000000);
+	t0 = f.net.now;
+	psn0 = w.ack_psn;
+	tnet_run_until(&f.net, t0 + 100000000);
+	t1 = f.net.now;
+	mbit = (double)ur_psn_diff(w.ack_psn, psn0) * 1024 * 8 /
+	       (double)(t1 - t0) * 1000;
+	ratio = mbit / (double)(cut_at ? r1 : r0 + r1);
+	tnet_run(&f.net, 20ull * 1000 * 1000 * 1000);
+	for (uint32_t i = 0; i < WRS; i++) {
+		struct ur_cqe e = tfix_cqe(&f.a.scq);
+
+		ASSERT_EQ(e.status, UR_WC_SUCCESS);
+		ASSERT_EQ(e.wr_id, 1000 + i);
+	}
+	ASSERT_MEM_EQ(f.b.buf + MSG, f.a.buf, MSG);
+	ASSERT_EQ(f.a.qp->state, UR_QPS_RTS);
+	printf("  ports %s (F: %llu, s: %llu Mbit/s): %.0f Mbit/s, %.2f of "
+	       "the sum; requests %llu:%llu; tail drops %llu/%llu; weights",
+	       map, (unsigned long long)r0, (unsigned long long)r1, mbit,
+	       ratio, (unsigned long long)w.req[0],
+	       (unsigned long long)w.req[1],
+	       (unsigned long long)f.net.f.path[0].tail_drops,
+	       (unsigned long long)f.net.f.path[1].tail_drops);
+	for (unsigned int i = 0; i < NPORTS; i++) {
+		struct ur_mp_path_cnt pc;
+		unsigned int wt;
+		uint16_t sport;
+
+		ASSERT_EQ(ur_qp_path_info(f.a.qp, i, &sport, &wt, &pc), 0);
+		printf(" %u", wt);
+	}
+	printf("\n");
+	tfix_fini(&f);
+	return ratio;
+}
+
+/* 300 + 150 Mbit/s links, five ports on the fast one and three on the
+ * slow one, then the other way round. */
+static void t_unequal(void)
+{
+	double a = rates(5, 300, 150), b = rates(3, 300, 150);
+
+	ASSERT_GE((long long)(a * 100), 88); /* percent of the sum */
+	ASSERT_GE((long long)(b * 100), 88);
+}
+
+/* Two 300 Mbit/s links, the ports split 5:3 and 3:5 (the seed says
+ * which): the same test where the weights should end up by port count. */
+static void t_equal(void)
+{
+	double a = rates(5, 300, 300), b = rates(3, 300, 300);
+
+	ASSERT_GE((long long)(a * 100), 88); /* percent of the sum */
+	ASSERT_GE((long long)(b * 100), 88);
+}
+
+/*
+ * Sixteen ports (bench/multipath_cut.sh's UROCE_PATHS=16) hashed onto two
+ * 300 Mbit/s links, eight on each; 60 ms in, link 0 drops everything
+ * (a failure inside the fabric: no host sees it). Its ports are taken
+ * out; 60-160 ms after the cut the QP must move at 0.5 of the other
+ * link's rate, with no error and every byte in place. Seeds 1..40 gave
+ * 0.57-1.04 of it, median 0.98 (without taking a port out when it was
+ * lost and silent for 2 round trips, ur_mp.c rates_update: 0.42-0.90,
+ * median 0.75: at the floor weight its few requests were each lost and
+ * held the window).
+ */
+static void t_cut16(void)
+{
+	double a;
+
+	NPORTS = 16;
+	cut_at = 60000000;
+	a = rates(8, 300, 300);
+	NPORTS = 8;
+	cut_at = 0;
+	ASSERT_GE((long long)(a * 100), 50); /* percent of link 1's rate */
+}
+
+static const struct ur_test_case tests[] = {
+	{ "mp_cut16", t_cut16 },
+	{ "mp_rates_unequal", t_unequal },
+	{ "mp_rates_equal", t_equal },
+	{ NULL, NULL },
+};
+
+UR_TEST_MAIN(tests)
