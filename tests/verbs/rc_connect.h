@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -128,6 +129,19 @@ static inline int urt_poll_wait(struct ibv_cq *cq, struct ibv_wc *wc, int secs)
 		if (t.tv_sec - t0.tv_sec > secs)
 			return 0;
 	}
+}
+
+/* The value of counter @name in the counters line that UROCE_STATS=1
+ * prints at ibv_close_device (@out: the captured stderr); 0 when absent,
+ * as counters left at 0 are not printed. */
+static inline long urt_counter(const char *out, const char *name)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), " %s=", name);
+	p = strstr(out, key);
+	return p ? strtol(p + strlen(key), NULL, 10) : 0;
 }
 
 #endif

@@ -127,17 +127,6 @@ static int child(int stays)
 	return 0;
 }
 
-/* The value of counter @name in the counters line of @out (0: absent). */
-static long counter(const char *out, const char *name)
-{
-	char key[64];
-	const char *p;
-
-	snprintf(key, sizeof(key), " %s=", name);
-	p = strstr(out, key);
-	return p ? strtol(p + strlen(key), NULL, 10) : 0;
-}
-
 /* Run the child with @stays; 0, or -1 on failure. Its counters: *@late
  * (completions after which the poller came back late), *@hand. */
 static int run(const char *stays, long *late, long *hand)
@@ -170,8 +159,8 @@ static int run(const char *stays, long *late, long *hand)
 		fprintf(stderr, "child (stays %s) failed:\n%s", stays, out);
 		return -1;
 	}
-	*late = counter(out, "poll_late");
-	*hand = counter(out, "poll_handover");
+	*late = urt_counter(out, "poll_late");
+	*hand = urt_counter(out, "poll_handover");
 	printf("stays %s: poll_late %ld, poll_handover %ld\n", stays, *late,
 	       *hand);
 	return 0;

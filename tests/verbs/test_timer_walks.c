@@ -95,17 +95,6 @@ static int child(void)
 	return 0;
 }
 
-/* The value of counter @name in the counters line of @out (-1: absent). */
-static long counter(const char *out, const char *name)
-{
-	char key[64];
-	const char *p;
-
-	snprintf(key, sizeof(key), " %s=", name);
-	p = strstr(out, key);
-	return p ? strtol(p + strlen(key), NULL, 10) : -1;
-}
-
 int main(int argc, char **argv)
 {
 	char out[8192];
@@ -139,11 +128,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "child failed:\n%s", out);
 		return 1;
 	}
-	/* Counters left at 0 are not printed: no walk at all is absent. */
-	walks = counter(out, "eng_timer_walks");
-	pkts = counter(out, "tx_packets");
-	if (walks < 0)
-		walks = 0;
+	walks = urt_counter(out, "eng_timer_walks");
+	pkts = urt_counter(out, "tx_packets");
 	printf("%d WRITEs: tx_packets %ld, eng_timer_walks %ld\n", WRITES,
 	       pkts, walks);
 	if (pkts < WRITES) {
