@@ -101,33 +101,11 @@ static int child(void)
 int main(int argc, char **argv)
 {
 	char out[8192];
-	size_t len = 0;
-	int fd[2], st;
 	long walks, pkts;
-	ssize_t r;
-	pid_t pid;
 
 	if (argc == 2 && !strcmp(argv[1], "--child"))
 		return child();
-	if (pipe(fd))
-		return 1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(fd[1], 2);
-		close(fd[0]);
-		setenv("UROCE_STATS", "1", 1);
-		execl("/proc/self/exe", "timer-walks", "--child",
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	while (len < sizeof(out) - 1 &&
-	       (r = read(fd[0], out + len, sizeof(out) - 1 - len)) > 0)
-		len += (size_t)r;
-	out[len] = 0;
-	close(fd[0]);
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) || !strstr(out, "counters:")) {
+	if (urt_child_counters("timer-walks", NULL, out, sizeof(out))) {
 		fprintf(stderr, "child failed:\n%s", out);
 		return 1;
 	}

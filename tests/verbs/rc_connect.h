@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -142,6 +144,40 @@ static inline long urt_counter(const char *out, const char *name)
 	snprintf(key, sizeof(key), " %s=", name);
 	p = strstr(out, key);
 	return p ? strtol(p + strlen(key), NULL, 10) : 0;
+}
+
+/* Run this program again as "@name --child [@arg]" with UROCE_STATS=1 and
+ * its stderr captured in @out (the counters line comes at
+ * ibv_close_device); 0 when it exited 0 and printed its counters, else -1
+ * (what it printed is in @out). */
+static inline int urt_child_counters(const char *name, const char *arg,
+				     char *out, size_t cap)
+{
+	size_t len = 0;
+	int fd[2], st;
+	ssize_t r;
+	pid_t pid;
+
+	if (pipe(fd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 2);
+		close(fd[0]);
+		setenv("UROCE_STATS", "1", 1);
+		execl("/proc/self/exe", name, "--child", arg, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	while (len < cap - 1 &&
+	       (r = read(fd[0], out + len, cap - 1 - len)) > 0)
+		len += (size_t)r;
+	out[len] = 0;
+	close(fd[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) || !strstr(out, "counters:"))
+		return -1;
+	return 0;
 }
 
 #endif

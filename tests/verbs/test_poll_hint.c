@@ -132,30 +132,8 @@ static int child(int stays)
 static int run(const char *stays, long *late, long *hand)
 {
 	char out[8192];
-	size_t len = 0;
-	int fd[2], st;
-	ssize_t r;
-	pid_t pid;
 
-	if (pipe(fd))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(fd[1], 2);
-		close(fd[0]);
-		setenv("UROCE_STATS", "1", 1);
-		execl("/proc/self/exe", "test_poll_hint", "--child", stays,
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	while (len < sizeof(out) - 1 &&
-	       (r = read(fd[0], out + len, sizeof(out) - 1 - len)) > 0)
-		len += (size_t)r;
-	out[len] = 0;
-	close(fd[0]);
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) || !strstr(out, "counters:")) {
+	if (urt_child_counters("test_poll_hint", stays, out, sizeof(out))) {
 		fprintf(stderr, "child (stays %s) failed:\n%s", stays, out);
 		return -1;
 	}
