@@ -112,6 +112,20 @@ integrity() {
 		"$name" "$RES_LINE" "$RES_RETX" "$RES_TO" "$RES_DUP" "$RES_ICRC"
 }
 
+# stuck_state: each host's uroce counters (every running process) and
+# kernel UDP drops, and the switch's iptables counters.
+stuck_state() {
+	local h
+	for h in h1 h2; do
+		echo "[$h] uroce-stat -a"
+		lab_exec $h "$BIN/uroce-stat" -a
+		echo "[$h] kernel UDP counters"
+		lab_exec $h nstat -saz 2>/dev/null | grep -E 'Udp(InDatagrams|RcvbufErrors|InErrors|NoPorts|SndbufErrors)'
+	done
+	echo "[switch] iptables"
+	lab_sw iptables -w -L -v -n -x 2>/dev/null
+}
+
 pingpong() {
 	local name=$1 prog=$2 sl=$WORK/$1.pserver cl=$WORK/$1.pclient crc src
 	shift 2
@@ -119,16 +133,25 @@ pingpong() {
 	# UROCE_GSO=0: one packet per datagram, so that the switch's
 	# requests-only loss never takes an ACK that shares a GSO datagram
 	# with a request (veths carry GSO runs whole through netfilter).
-	UROCE_GSO=0 UROCE_STATS=1 UROCE_IP=$IP2 lab_exec h2 timeout 120 "$BIN/uroce-run" $prog -g 0 -p $PORT "$@" >"$sl" 2>&1 &
+	# stdbuf -oL: what the programs printed survives timeout's kill.
+	UROCE_GSO=0 UROCE_STATS=1 UROCE_IP=$IP2 lab_exec h2 timeout 120 stdbuf -oL "$BIN/uroce-run" $prog -g 0 -p $PORT "$@" >"$sl" 2>&1 &
 	local spid=$!
 	wait_tcp $PORT lab_exec h2
-	UROCE_GSO=0 UROCE_STATS=1 UROCE_IP=$IP1 lab_exec h1 timeout 120 "$BIN/uroce-run" $prog -g 0 -p $PORT "$@" "$IP2" >"$cl" 2>&1
+	# A pingpong that hangs (ibv_ud_pingpong never resends a lost
+	# datagram) is killed without printing its counters: take them
+	# from the running processes first, with the kernel's UDP drops.
+	(sleep "${FAULTS_STUCK_S:-100}"; stuck_state) >"$WORK/$name.stuck" 2>&1 &
+	local wpid=$!
+	UROCE_GSO=0 UROCE_STATS=1 UROCE_IP=$IP1 lab_exec h1 timeout 120 stdbuf -oL "$BIN/uroce-run" $prog -g 0 -p $PORT "$@" "$IP2" >"$cl" 2>&1
 	crc=$?
 	wait $spid
 	src=$?
+	kill $wpid 2>/dev/null
+	wait $wpid 2>/dev/null
 	if [[ $crc != 0 || $src != 0 ]] || ! grep -q "iters in" "$cl"; then
 		echo "FAIL: $name: $prog $* (client rc=$crc, server rc=$src)"
 		echo "--- server"; cat "$sl"; echo "--- client"; cat "$cl"
+		[[ -s $WORK/$name.stuck ]] && { echo "--- still running after ${FAULTS_STUCK_S:-100} s"; cat "$WORK/$name.stuck"; }
 		FAILS=$((FAILS + 1))
 		return 1
 	fi
