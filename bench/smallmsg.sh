@@ -15,6 +15,8 @@
 # lat-1thread (one thread, both ends: the CPU path of a message); peers:
 # sockperf ping-pong busy-poll UDP, UCX over TCP (ucp_put_bw 64 B message
 # rate, tag_lat 8 B), plain UDP in one thread. Medians; loopback only.
+# BIG=1 adds ib_write_bw -s 1M (Gbit/s) against iperf3 with 1 MiB writes
+# (issue 37's third target), each round.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 A=${1:?before build dir}
@@ -75,6 +77,23 @@ ucx() { # test size iters -> "Final:" line
 	timeout 60 ucx_perftest 127.0.0.1 -p $p -t "$1" -s "$2" -n "$3" 2>/dev/null | awk '/^Final:/'
 	wait
 }
+big() { # build -> Gbit/s of ib_write_bw -s 1M
+	local p s; p=$(np)
+	UROCE_IP=127.0.0.2 timeout 60 "$1/bin/uroce-run" ib_write_bw -p $p -x 0 -s 1048576 -n 3000 -F >/dev/null 2>&1 &
+	s=$!
+	sleep 0.5
+	UROCE_IP=127.0.0.3 timeout 60 "$1/bin/uroce-run" ib_write_bw -p $p -x 0 -s 1048576 -n 3000 -F --report_gbits 127.0.0.2 2>&1 |
+		awk '$1=="1048576" {print $4}'
+	wait $s
+}
+iperf_1m() {
+	local p; p=$(np)
+	iperf3 -s -1 -B 127.0.0.1 -p $p >/dev/null 2>&1 &
+	sleep 0.3
+	iperf3 -c 127.0.0.1 -p $p -t 3 -l 1M -J 2>/dev/null |
+		python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))'
+	wait
+}
 ucx_rate() { ucx ucp_put_bw 64 200000 | awk '{printf "%.4f\n", $9 / 1e6}'; } # msg/s overall -> M
 ucx_lat() { ucx tag_lat 8 20000 | awk '{print $3}'; }
 
@@ -93,7 +112,9 @@ for ((r = 0; r < ROUNDS; r++)); do
 		add wq4_$side "$x"; add to_$side "$v"
 		add lat_$side "$(send_lat "$d")"
 		add one_$side "$(one "$d")"
+		[ "${BIG:-0}" = 1 ] && add big_$side "$(big "$d")"
 	done
+	[ "${BIG:-0}" = 1 ] && add tcp_1m "$(iperf_1m)"
 	add ucx_rate "$(ucx_rate)"
 	add ucx_lat "$(ucx_lat)"
 	add udp_lat "$(sockperf_busy)"
@@ -116,10 +137,12 @@ med() { printf '%s\n' ${R[$1]} | grep -E '^[0-9.]+$' | median; }
 	echo "| responder CPU s per 200k | $(med cpu_a) | $(med cpu_b) | |"
 	echo "| ib_send_lat -s 8, us | $(med lat_a) | $(med lat_b) | sockperf busy UDP: $(med udp_lat); UCX tag_lat: $(med ucx_lat) |"
 	echo "| lat-1thread, us | $(med one_a) | $(med one_b) | UDP 1 thread: $(med udp_one) |"
+	[ "${BIG:-0}" = 1 ] &&
+		echo "| ib_write_bw -s 1M, Gbit/s | $(med big_a) | $(med big_b) | iperf3 1 MiB writes: $(med tcp_1m) |"
 	echo
 	echo "raw runs, in round order:"
 	echo
-	for k in wbw_a wbw_b wbl_a wbl_b wq4_a wq4_b to_a to_b sends_a sends_b acks_a acks_b cpu_a cpu_b lat_a lat_b one_a one_b ucx_rate ucx_lat udp_lat udp_one; do
-		echo "- $k: ${R[$k]}"
+	for k in wbw_a wbw_b wbl_a wbl_b wq4_a wq4_b to_a to_b sends_a sends_b acks_a acks_b cpu_a cpu_b lat_a lat_b one_a one_b ucx_rate ucx_lat udp_lat udp_one big_a big_b tcp_1m; do
+		echo "- $k: ${R[$k]:-}"
 	done
 }

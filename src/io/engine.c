@@ -123,6 +123,45 @@ static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
 	return NULL;
 }
 
+/* @qp (locked) owes an ACK until the receive batch ends: listed by QPN
+ * (it may be gone by then), or sent now when the list is full. */
+static void owe_note(struct ur_qp *qp)
+{
+	struct ur_tctx *tc = ur__thread();
+
+	for (unsigned int i = 0; i < tc->nowe; i++)
+		if (tc->owe_qpn[i] == qp->qpn)
+			return;
+	if (tc->nowe < UR_IO_OWE_QPS)
+		tc->owe_qpn[tc->nowe++] = qp->qpn;
+	else
+		ur_qp_ack_flush(qp);
+}
+
+void ur__engine_owed_flush(struct ur_engine *e)
+{
+	struct ur_tctx *tc = ur__thread();
+	unsigned int n = tc->nowe;
+
+	if (!n)
+		return;
+	tc->nowe = 0;
+	pthread_rwlock_rdlock(&e->qp_lock);
+	for (unsigned int i = 0; i < n; i++) {
+		struct ur_qp *qp = ur__map_get(&e->qps, tc->owe_qpn[i]);
+
+		if (!qp)
+			continue;
+		ur_engine_qp_lock(qp);
+		ur_qp_ack_flush(qp);
+		ur_engine_qp_unlock(qp);
+	}
+	/* As deliver: sent while the QP table is held (before a destroy). */
+	if (!tc->polling)
+		ur__tx_flush(tc->tx);
+	pthread_rwlock_unlock(&e->qp_lock);
+}
+
 void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling)
 {
@@ -202,6 +241,8 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		UR_LP_STAGE(UR_LPS_CLASSIFIED);
 		ur_qp_rx(qp, &pkt, ri, now);
 		UR_LP_STAGE(UR_LPS_PROCESSED);
+		if (ri->ack_later && ur_qp_ack_owed(qp))
+			owe_note(qp);
 		ur_engine_qp_unlock(qp);
 		timer_moved(e, before, qp->deadline);
 		/* The engine thread sends the ACK while the QP table is held:

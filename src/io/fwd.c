@@ -513,6 +513,7 @@ int ur__fwd_drain(struct ur_engine *e, uint64_t now)
 				e->dev.cnt.rx_drop_malformed++;
 				continue;
 			}
+			ri.ack_later = false; /* the sender's batch, not ours */
 			ur__engine_deliver(e, e->rxbuf[0],
 					    (size_t)r - sizeof(ri), &ri, now,
 					    true);

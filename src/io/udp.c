@@ -1122,17 +1122,23 @@ static bool rx_deliver(struct ur_engine *e, uint64_t now,
 
 			r.path.ip_id = e->rx_k++;
 			e->rx_off += l;
+			/* The batch's last packet answers at once: the ACK
+			 * owed by earlier ones of its QP goes with it. */
+			r.ack_later = e->rx_off < len || i + 1 < e->rx_n;
 			ur__engine_deliver(e, e->rxbuf[i] + off, l, &r, now,
 					    false);
 			if (stop && e->rx_off < len && i + 1 == e->rx_n &&
 			    ur_cq_nonempty(stop) &&
 			    only_acks(e->rxbuf[i] + e->rx_off, len - e->rx_off,
-				      seg))
+				      seg)) {
+				ur__engine_owed_flush(e);
 				return false;
+			}
 		}
 		e->rx_i++;
 		e->rx_off = 0;
 	}
+	ur__engine_owed_flush(e);
 	return true;
 }
 

@@ -22,6 +22,7 @@
  * sends together (ur_txq_hold_due). */
 #define UR_IO_GSO_MAX_SEGS UR_TXQ_HOLD_MAX
 #define UR_IO_HELD_QPS 8 /* QPs a thread's next poll sends the held batches of */
+#define UR_IO_OWE_QPS 8 /* QPs owing an ACK at a receive batch's end */
 #define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 /* An application that polled within this window drains the socket itself. */
 #define UR_IO_APP_POLL_NS 100000ull
@@ -345,6 +346,10 @@ struct ur_tctx {
 	struct ur_engine *held_e;
 	unsigned int nheld;
 	uint32_t held_qpn[UR_IO_HELD_QPS];
+	/* The QPs that owe an ACK since this thread delivered with
+	 * ack_later (ur__engine_owed_flush sends them). */
+	unsigned int nowe;
+	uint32_t owe_qpn[UR_IO_OWE_QPS];
 };
 struct ur_tctx *ur__thread(void);
 /* Send what @b holds (NULL or empty: nothing). */
@@ -411,6 +416,9 @@ void ur__shm_awake(struct ur_engine *e);
 void ur__gsi_rx(struct ur_engine *e, const uint8_t *buf, size_t len,
 		 struct ur_rxinfo *ri, bool from_sibling);
 /* engine.c */
+/* Send the ACKs owed by the QPs this thread delivered to with
+ * ur_rxinfo.ack_later: the end of a receive batch. */
+void ur__engine_owed_flush(struct ur_engine *e);
 void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling);
 uint64_t ur__engine_run_timers(struct ur_engine *e, uint64_t now);

@@ -459,6 +459,7 @@ void ur__qp_error(struct ur_qp *qp, uint64_t now)
 	struct ur_qp_priv *p = qp->priv;
 	bool was_err = qp->state == UR_QPS_ERR;
 
+	ur__tx_ack_owed(qp); /* for what was executed before */
 	qp->state = UR_QPS_ERR;
 	p->req.rnr_wait = false;
 	p->comp.rto_deadline = UINT64_MAX;

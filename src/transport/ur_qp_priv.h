@@ -172,6 +172,11 @@ struct ur_resp {
 	uint32_t msn;       /* 24-bit message sequence number */
 	bool nak_sent;      /* one NAK per sequence error (9.7.5.1.2) */
 	bool dup_acked;     /* a duplicate was re-ACKed since the last new one */
+	/* The packet being run came with ur_rxinfo.ack_later; an ACK owed
+	 * (made at the batch's end, or before anything else this QP sends)
+	 * for ack_psn, with the MSN of then. */
+	bool ack_later, ack_owed;
+	uint32_t ack_psn, ack_msn;
 	bool uc_drop;       /* UC: drop until the next FIRST/ONLY */
 	uint8_t cur;        /* enum ur_resp_cur: multi-packet message in progress */
 	uint32_t off;       /* bytes of the current message so far */
@@ -603,6 +608,8 @@ void ur__tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
 /* The same, without the selective-repeat bit (a plain go-back-N NAK). */
 void ur__tx_ack_plain(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
 void ur__tx_probe_ack(struct ur_qp *qp, uint16_t sport);
+/* Send the ACK owed (resp.ack_owed), if any. */
+void ur__tx_ack_owed(struct ur_qp *qp);
 
 /* ur_cq.c */
 void ur__cq_push(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *e,

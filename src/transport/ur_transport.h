@@ -486,6 +486,11 @@ struct ur_rxinfo {
 	 * address of its AV (ur_qp_rx, counter rx_drop_offpath). */
 	struct ur_ipudp path;
 	bool icrc_checked;     /* host verified the ICRC (raw socket / sim) */
+	/* More packets of this receive batch follow, and the host calls
+	 * ur_qp_ack_flush() on the QP once the batch is delivered: the ACK a
+	 * request asks for may wait for it, and a later one supersedes it
+	 * (ACKs are cumulative, 9.7.5.1.2), so one ACK is made per batch. */
+	bool ack_later;
 };
 
 #define UR_COUNTERS(X)                                                       \
@@ -678,6 +683,11 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
  */
 uint8_t *ur_qp_rx_place(const struct ur_qp *qp, const uint8_t *buf,
 			size_t len, const struct ur_rxinfo *ri);
+/* Whether the QP holds an ACK that a packet delivered with ri->ack_later
+ * asked for; ur_qp_ack_flush() sends it (QP lock held). Anything else the
+ * QP sends first sends it, so packets keep the order they would have had. */
+bool ur_qp_ack_owed(const struct ur_qp *qp);
+void ur_qp_ack_flush(struct ur_qp *qp);
 /* Both steps, for single-threaded hosts (tests, simulator). */
 int ur_dev_rx(struct ur_dev *dev, const uint8_t *buf, size_t len,
 	      const struct ur_rxinfo *ri, uint64_t now);

@@ -30,8 +30,13 @@ struct ur_pktbuf *ur__tx_alloc(struct ur_qp *qp, uint8_t opcode,
 	uint32_t len = (uint32_t)ur_pkt_hdr_len(opcode) + payload_len +
 		       ur__crypt_overhead(qp) + pad_of(payload_len) +
 		       UR_ICRC_LEN;
-	struct ur_pktbuf *b = qp->dev->ops->pkt_alloc(qp->dev->host, len);
+	struct ur_pktbuf *b;
 
+	/* An ACK owed since earlier in the receive batch leaves before
+	 * anything else of this QP's, where it would have been made. */
+	if (qp->priv->resp.ack_owed)
+		ur__tx_ack_owed(qp);
+	b = qp->dev->ops->pkt_alloc(qp->dev->host, len);
 	if (b && b->cap < len)
 		return NULL; /* host contract broken; never write past cap */
 	if (b) {
@@ -164,14 +169,14 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 }
 
 static void tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn,
-		   bool no_sr)
+		   uint32_t msn, bool no_sr)
 {
 	struct ur_txhdr h = {
 		.opcode = ur__op(qp, UR_OP_RC_ACKNOWLEDGE),
 		.no_sr = no_sr,
 		.dqpn = qp->priv->attr.dest_qp_num,
 		.psn = psn,
-		.aeth = { .syndrome = syndrome, .msn = qp->priv->resp.msn },
+		.aeth = { .syndrome = syndrome, .msn = msn },
 	};
 	struct ur_pktbuf *b = ur__tx_alloc(qp, h.opcode, 0);
 
@@ -195,12 +200,23 @@ static void tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn,
 
 void ur__tx_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 {
-	tx_ack(qp, syndrome, psn, false);
+	tx_ack(qp, syndrome, psn, qp->priv->resp.msn, false);
 }
 
 void ur__tx_ack_plain(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 {
-	tx_ack(qp, syndrome, psn, true);
+	tx_ack(qp, syndrome, psn, qp->priv->resp.msn, true);
+}
+
+void ur__tx_ack_owed(struct ur_qp *qp)
+{
+	struct ur_resp *r = &qp->priv->resp;
+
+	if (!r->ack_owed)
+		return;
+	r->ack_owed = false; /* before ur__tx_alloc, which looks */
+	tx_ack(qp, ur_aeth_ack(UR_AETH_CREDIT_INVALID), r->ack_psn, r->ack_msn,
+	       false);
 }
 
 /* Spraying: a path the host says cannot send is probed with a plain ACK

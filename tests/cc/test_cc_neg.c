@@ -288,6 +288,7 @@ static void test_midflight(void)
 
 			/* a 2 Gbit/s port: few packets, a cheap test */
 			f.net.txq = true; /* the engine's transmit policy */
+			f.net.ack_later = true; /* and its ACKs per batch */
 			f.net.f.rate_bps = 2000000000;
 			f.net.f.queue_ns = 1000000000; /* no drops */
 			/* 6 ms past the switch (the timer is 4.2 ms); plain

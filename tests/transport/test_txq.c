@@ -325,10 +325,13 @@ static void count_acks(struct tnet *net, const uint8_t *d, uint32_t len,
 
 /* A stream of small WRITEs over the in-memory network (200 at once, each
  * a one-packet message the responder acknowledges), with and without the
- * engine's transmit policy; @loss: the share of packets lost. The data
- * arrives either way; with the policy, b sends one ACK per QP per receive
- * batch instead of one per message. */
-static uint64_t write_run(bool txq, double loss, uint64_t *coalesced)
+ * engine's transmit policy; @loss: the share of packets lost; @later: the
+ * engine's ACKs owed to the batch's end (tnet.ack_later); @bidir: b streams
+ * the same to a meanwhile, so its requests and the ACKs it owes interleave.
+ * The data arrives either way; with the policy, b sends one ACK per QP per
+ * receive batch instead of one per message. *made: the packets b made. */
+static uint64_t write_run(bool txq, bool later, bool bidir, double loss,
+			  uint64_t *coalesced, uint64_t *made)
 {
 	enum { N = 200, LEN = 512 };
 	struct tfix f;
@@ -336,34 +339,53 @@ static uint64_t write_run(bool txq, double loss, uint64_t *coalesced)
 
 	tfix_init(&f, UR_QPT_RC, NULL);
 	f.net.txq = txq;
+	f.net.ack_later = later;
 	f.net.f.loss = loss;
 	f.net.tap = count_acks;
 	f.net.tap_arg = &acks;
 	tfix_fill(f.a.buf, N * LEN, (uint32_t)ur_test_seed);
-	for (int i = 0; i < N; i++)
+	tfix_fill(f.b.buf + N * LEN, N * LEN, (uint32_t)ur_test_seed + 1);
+	for (int i = 0; i < N; i++) {
 		ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, (uint64_t)i,
 				    (uint32_t)(i * LEN), LEN,
 				    (uintptr_t)f.b.buf + (uint64_t)i * LEN,
 				    f.b.mr->rkey, UR_SEND_SIGNALED), 0);
-	tnet_run(&f.net, f.net.now + 10ull * 1000 * 1000 * 1000);
-	for (int i = 0; i < N; i++) {
-		struct ur_cqe e = tfix_cqe(&f.a.scq);
-
-		ASSERT_EQ(e.status, UR_WC_SUCCESS);
-		ASSERT_EQ(e.wr_id, (uint64_t)i);
+		if (bidir)
+			ASSERT_EQ(tfix_send(&f.b, UR_WR_RDMA_WRITE, (uint64_t)i,
+					    (uint32_t)((N + i) * LEN), LEN,
+					    (uintptr_t)f.a.buf +
+						    (uint64_t)(N + i) * LEN,
+					    f.a.mr->rkey, UR_SEND_SIGNALED), 0);
 	}
+	tnet_run(&f.net, f.net.now + 10ull * 1000 * 1000 * 1000);
+	for (int s = 0; s < (bidir ? 2 : 1); s++)
+		for (int i = 0; i < N; i++) {
+			struct ur_cqe e = tfix_cqe(s ? &f.b.scq : &f.a.scq);
+
+			ASSERT_EQ(e.status, UR_WC_SUCCESS);
+			ASSERT_EQ(e.wr_id, (uint64_t)i);
+		}
 	ASSERT_MEM_EQ(f.b.buf, f.a.buf, N * LEN);
+	if (bidir)
+		ASSERT_MEM_EQ(f.a.buf + N * LEN, f.b.buf + N * LEN, N * LEN);
+	if (loss == 0) { /* nothing went twice, nor waited for a timer */
+		ASSERT_EQ(f.a.node->dev.cnt.tx_timeouts +
+				  f.b.node->dev.cnt.tx_timeouts, 0);
+		ASSERT_EQ(f.a.node->dev.cnt.tx_retransmit +
+				  f.b.node->dev.cnt.tx_retransmit, 0);
+	}
 	*coalesced = f.b.node->dev.cnt.tx_ack_coalesced;
+	*made = f.b.node->dev.cnt.tx_packets;
 	tfix_fini(&f);
 	return acks;
 }
 
 static void network(void)
 {
-	uint64_t c_plain, c_txq, c_loss;
-	uint64_t plain = write_run(false, 0, &c_plain);
-	uint64_t txq = write_run(true, 0, &c_txq);
-	uint64_t lossy = write_run(true, 0.02, &c_loss);
+	uint64_t c_plain, c_txq, c_loss, m;
+	uint64_t plain = write_run(false, false, false, 0, &c_plain, &m);
+	uint64_t txq = write_run(true, false, false, 0, &c_txq, &m);
+	uint64_t lossy = write_run(true, false, false, 0.02, &c_loss, &m);
 
 	printf("  ACKs for 200 WRITEs of 512 B: %llu sent without the policy, "
 	       "%llu with (%llu coalesced); %llu under 2%% loss (%llu "
@@ -376,6 +398,30 @@ static void network(void)
 	ASSERT_LT(txq, plain);
 }
 
+/* ACKs owed to the receive batch's end (ur_rxinfo.ack_later): the same
+ * ACKs on the wire as when each request's ACK is made and then superseded
+ * in the queue, but only those are made; with b streaming too, its
+ * requests and the ACKs it owes keep their order (no retransmission on a
+ * loss-free network). Under loss the data still arrives. */
+static void ack_later(void)
+{
+	uint64_t c_made, c_owed, c, made_q, made_l, m;
+	uint64_t q = write_run(true, false, false, 0, &c_made, &made_q);
+	uint64_t l = write_run(true, true, false, 0, &c_owed, &made_l);
+
+	printf("  200 WRITEs: %llu ACKs sent of %llu made, %llu when owed to "
+	       "the batch's end (%llu made)\n", (unsigned long long)q,
+	       (unsigned long long)made_q, (unsigned long long)l,
+	       (unsigned long long)made_l);
+	ASSERT_EQ(l, q);
+	ASSERT_EQ(c_owed, c_made);
+	ASSERT_GT(made_q, q);   /* superseded ones were made */
+	ASSERT_EQ(made_l, l);   /* b made nothing but the ACKs it sent */
+	(void)write_run(true, true, true, 0, &c, &m);
+	(void)write_run(true, true, false, 0.05, &c, &m);
+	(void)write_run(true, true, true, 0.05, &c, &m);
+}
+
 static const struct ur_test_case tests[] = {
 	{ "coalesce", coalesce },
 	{ "order_and_full", order_and_full },
@@ -386,6 +432,7 @@ static const struct ur_test_case tests[] = {
 	{ "may_place", may_place },
 	{ "ackq", ackq },
 	{ "network", network },
+	{ "ack_later", ack_later },
 	{ NULL, NULL },
 };
 

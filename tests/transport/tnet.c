@@ -554,9 +554,10 @@ static bool place_step(struct tnet *net, struct tpkt *p, struct ur_rxinfo *ri)
 	return true;
 }
 
-static void deliver(struct tnet *net, struct tpkt *p)
+static void deliver(struct tnet *net, struct tpkt *p, bool later)
 {
-	struct ur_rxinfo ri = { .path = p->path, .icrc_checked = true };
+	struct ur_rxinfo ri = { .path = p->path, .icrc_checked = true,
+				.ack_later = later };
 
 	struct ur_sr_hello sh;
 
@@ -584,6 +585,18 @@ static void deliver(struct tnet *net, struct tpkt *p)
 	net->delivered++;
 }
 
+/* tnet.ack_later: the end of a receive batch. */
+static void acks_owed_flush(struct tnet *net)
+{
+	for (int i = 0; i < net->n_nodes; i++)
+		for (int j = 0; j < net->nodes[i].n_qps; j++) {
+			struct ur_qp *qp = net->nodes[i].qps[j];
+
+			if (qp && ur_qp_ack_owed(qp))
+				ur_qp_ack_flush(qp);
+		}
+}
+
 static uint64_t step(struct tnet *net, uint64_t limit)
 {
 	uint64_t d, at;
@@ -602,14 +615,19 @@ static uint64_t step(struct tnet *net, uint64_t limit)
 
 		if (p.at > net->now)
 			net->now = p.at;
-		deliver(net, &p);
 		/* tnet.txq: what arrives at one instant is one receive batch
 		 * (the engine's recvmmsg of up to 16), answered by one flush. */
-		for (int k = 1; net->txq && k < TNET_RX_BATCH && net->q.n &&
-				net->q.a[0].t == at; k++) {
+		for (int k = 1;; k++) {
+			bool more = net->txq && k < TNET_RX_BATCH &&
+				    net->q.n && net->q.a[0].t == at;
+
+			deliver(net, &p, more && net->ack_later);
+			if (!more)
+				break;
 			p = heap_pop(net);
-			deliver(net, &p);
 		}
+		if (net->ack_later)
+			acks_owed_flush(net);
 	} else {
 		if (d > net->now)
 			net->now = d;

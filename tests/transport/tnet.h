@@ -113,6 +113,10 @@ struct tnet {
 	 * leave after each event; packets arriving at one instant are
 	 * delivered as one receive batch (TNET_RX_BATCH) before that. */
 	bool txq;
+	/* With txq: deliver a batch's packets but the last with
+	 * ur_rxinfo.ack_later and then send the ACKs owed
+	 * (ur_qp_ack_flush), as the engine does. */
+	bool ack_later;
 };
 
 void tnet_init(struct tnet *net, uint64_t seed, int nodes);
