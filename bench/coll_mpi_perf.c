@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 					printf("# calls of %zu B (us, rank 0; %d warm-up, then %d timed):",
 					       bytes, warm, iters);
 					for (int k = 0; k < warm + iters; k++)
-						printf(" %.0f", ct[k]);
+						printf(" %.1f", ct[k]);
 					printf("\n");
 				}
 			}
