@@ -283,20 +283,26 @@ static void seg_agree(struct uroce_comm *c)
 	s->state = 1;
 }
 
-int ur__seg_use(struct uroce_comm *c, size_t bytes)
+int ur__seg_use(struct uroce_comm *c, size_t bytes, size_t block)
 {
 	struct ur_seg *s = c->seg;
+	/* All-to-all blocks of UR_SEG_CMA_MIN go straight into the peers'
+	 * outputs and need no area (an overlapping input is copied aside),
+	 * so with CMA any size goes: 64 MiB, 2 ranks, against the verbs
+	 * (coll6 results). */
+	int any = block >= UR_SEG_CMA_MIN;
 
 	if (!s || s->state == -1 || s->state == 2 || !bytes || c->nrails > 1 ||
 	    c->algo_override != UR_A_AUTO)
 		return 0;
-	/* Every rank decides from the same size and, once agreed, cap. */
+	/* Every rank decides from the same sizes and, once agreed, cap and
+	 * CMA. */
 	if (!s->state) {
-		if (bytes > ((size_t)ur_setting_val("UROCE_COLL_SEG_KB") << 10))
+		if (!any && bytes > ((size_t)ur_setting_val("UROCE_COLL_SEG_KB") << 10))
 			return 0;
 		seg_agree(c);
 	}
-	return s->state == 1 && bytes <= s->cap;
+	return s->state == 1 && (bytes <= s->cap || (any && s->cma));
 }
 
 static long futex(uint32_t *w, int op, uint32_t v, const struct timespec *ts)
@@ -641,8 +647,14 @@ int ur__seg_alltoall(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 	 * its input into its area first and sends from there: the peers
 	 * write into its output once it has published. */
 	if (c->seg->cma && b >= UR_SEG_CMA_MIN) {
+		char *aside = NULL;
+
 		if (ur__overlaps(in, (size_t)n * b, out, (size_t)n * b)) {
-			mine = area(c, r, a);
+			/* Only we read it: beyond the area, private memory. */
+			mine = (size_t)n * b <= c->seg->cap ? area(c, r, a) :
+				(aside = malloc((size_t)n * b));
+			if (!mine)
+				return ur__fail(c, -ENOMEM, "alltoall: out of memory for a copy of the input");
 			ur_copy(mine, in, (size_t)n * b);
 			x.src = mine;
 		}
@@ -650,14 +662,16 @@ int ur__seg_alltoall(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		hdr(c, r)->sig[a] = sig;
 		seg_publish(c, 2 * k + 1);
 		e = seg_each_ready(c, k, a, sig, a2a_put, &x, a2a_own);
-		if (e)
-			return e;
-		/* Done writing into the peers: they need not wait for our
-		 * own block, which (if no peer was late) we copy while we wait
-		 * for theirs. */
-		seg_publish(c, 2 * k + 2);
-		a2a_own(&x);
-		return seg_wait(c, 2 * k + 2, UR_C_ALLTOALL);
+		if (!e) {
+			/* Done writing into the peers: they need not wait for
+			 * our own block, which (if no peer was late) we copy
+			 * while we wait for theirs. */
+			seg_publish(c, 2 * k + 2);
+			a2a_own(&x);
+			e = seg_wait(c, 2 * k + 2, UR_C_ALLTOALL);
+		}
+		free(aside);
+		return e;
 	}
 	mine = area(c, r, a);
 	for (int i = 0; i < n; i++)
