@@ -503,7 +503,7 @@ int main(int argc, char **argv)
 				printf("# calls of %zu B (us, rank 0; %d warm-up, then %d timed):",
 				       bytes, c.warmup, c.iters);
 				for (int i = 0; i < c.warmup + c.iters; i++)
-					printf(" %.0f", ct[i]);
+					printf(" %.1f", ct[i]);
 				printf("\n");
 			}
 			fflush(stdout);

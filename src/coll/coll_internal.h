@@ -367,17 +367,18 @@ int ur__stray(struct uroce_comm *c, uint32_t seq);
 int ur__check_alive(struct uroce_comm *c, uint64_t now);
 
 /* seg.c: allreduce and all-to-all through shared segments between the
- * ranks of one host, up to UROCE_COLL_SEG_KB per rank. create: at setup
- * (ours, if UROCE_COLL_CMA); use: whether a call of this many bytes per
- * rank takes the path (collective at its first call in range: the ranks
- * agree). */
+ * ranks of one host, up to UROCE_COLL_SEG_KB per rank (all-to-all with
+ * CMA at any size). create: at setup (ours, if UROCE_COLL_CMA); use:
+ * whether a call of this many bytes per rank, in blocks of block bytes
+ * (all-to-all; 0 otherwise), takes the path (collective at its first
+ * call in range: the ranks agree). */
 int ur__seg_create(struct uroce_comm *c);
 /* Map peer i's segment as we connect to it; unlink ours once every rank
  * has (after the setup's barrier). */
 void ur__seg_connect(struct uroce_comm *c, int i);
 void ur__seg_unlink(struct uroce_comm *c);
 void ur__seg_free(struct uroce_comm *c);
-int ur__seg_use(struct uroce_comm *c, size_t bytes);
+int ur__seg_use(struct uroce_comm *c, size_t bytes, size_t block);
 int ur__seg_allreduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		       size_t count, enum uroce_dtype dt, enum uroce_redop op,
 		       uint32_t sig);

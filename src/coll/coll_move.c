@@ -188,7 +188,7 @@ int ur__run_alltoall(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 	if (e || !count)
 		return e;
 	n = c->size;
-	if (ur__seg_use(c, (size_t)n * count * uroce_dtype_size(dt))) {
+	if (ur__seg_use(c, (size_t)n * count * uroce_dtype_size(dt), count * uroce_dtype_size(dt))) {
 		c->last_algo = "shared_segment";
 		return ur__seg_alltoall(c, sendbuf, recvbuf, count, dt,
 					ur__sig(c, UR_C_ALLTOALL, dt, UROCE_SUM, count, 0));

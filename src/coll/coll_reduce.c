@@ -312,7 +312,7 @@ int ur__run_allreduce(struct uroce_comm *c, const void *sendbuf, void *recvbuf,
 		return e;
 	/* Ranks of one host, small and medium sizes: shared segments, no
 	 * messages (seg.c). */
-	if (ur__seg_use(c, bytes)) {
+	if (ur__seg_use(c, bytes, 0)) {
 		c->last_algo = "shared_segment";
 		return ur__seg_allreduce(c, sendbuf, recvbuf, count, dt, op,
 					 ur__sig(c, UR_C_ALLREDUCE, dt, op, count, 0));

@@ -179,7 +179,7 @@ const struct ur_setting ur_settings[] = {
 	  .doc = "collectives: a direct stream between ranks of one host is one process_vm_writev into the receiver's buffer: docs/collectives.md" },
 	{ .name = "UROCE_COLL_SEG_KB", .kind = UR_SET_UINT, .scope = COLL,
 	  .max = 262144, .def = 16384,
-	  .doc = "collectives: with UROCE_COLL_CMA, allreduce and all-to-all up to this many KiB per rank go through shared segments, no messages (0: off; set alike on every rank): docs/collectives.md" },
+	  .doc = "collectives: with UROCE_COLL_CMA, allreduce and all-to-all up to this many KiB per rank go through shared segments, no messages, and all-to-all at any size once its blocks reach 32 KiB (0: off; set alike on every rank): docs/collectives.md" },
 	{ .name = "UROCE_COLL_PROGRESS", .kind = UR_SET_BOOL, .scope = COLL,
 	  .def = 1,
 	  .doc = "collectives: a progress thread per communicator runs non-blocking operations (0: wait and test drive them): docs/collectives.md" },
