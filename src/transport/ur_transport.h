@@ -486,6 +486,11 @@ struct ur_rxinfo {
 	 * address of its AV (ur_qp_rx, counter rx_drop_offpath). */
 	struct ur_ipudp path;
 	bool icrc_checked;     /* host verified the ICRC (raw socket / sim) */
+	/* When the host's kernel received the datagram, on the clock of
+	 * `now` (0: not known). An ACK's RTT ends here, not when the engine
+	 * got to it: a host's own scheduling is not the path's delay
+	 * (Swift's NIC timestamps, section 3.1; ur_cc.c ur__cc_delay). */
+	uint64_t rx_ns;
 };
 
 #define UR_COUNTERS(X)                                                       \
