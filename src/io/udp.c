@@ -137,9 +137,6 @@ static int open_bound(const struct ur_engine *e, uint16_t port, bool rx,
 		}
 		/* Best effort: fewer, larger receives (split in rx_deliver). */
 		setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
-		/* The kernel's receive time of each datagram (rxinfo rx_ns):
-		 * an ACK's RTT ends there, not when this engine woke. */
-		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	} else {
 		int sz = 4 << 20, small = 4096;
 
@@ -1050,6 +1047,22 @@ void ur__udp_rx_init(struct ur_engine *e)
 }
 
 /* One receive system call into the armed slots: how many datagrams. */
+/*
+ * The kernel's receive time of each datagram (rxinfo rx_ns), for a device
+ * whose Swift ends an ACK's RTT there (UROCE_SWIFT_LATE_MILLI): only then,
+ * since it turns on the kernel's stamping of every packet and adds a cmsg
+ * to each receive.
+ */
+int ur_engine_rx_stamps(struct ur_engine *e)
+{
+	int one = 1;
+
+	if (setsockopt(e->rx_fd, SOL_SOCKET, SO_TIMESTAMPNS, &one,
+		       sizeof(one)))
+		return -errno;
+	return 0;
+}
+
 /* The kernel stamps datagrams on CLOCK_REALTIME (SO_TIMESTAMPNS); the
  * engine's clock is CLOCK_MONOTONIC: their offset as of this receive. */
 static void rx_clock_off(struct ur_engine *e)

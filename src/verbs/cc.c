@@ -282,6 +282,10 @@ int urv__cc_dev_init(struct ur_dev *dev)
 			*(uint32_t *)((char *)&p + r->off) = (uint32_t)v;
 	}
 	dev->cc = p;
+	/* Swift's RTT to the kernel's receive time (docs/cc.md, LATE_MILLI) */
+	if (p.late_milli && ur_engine_rx_stamps(dev->host))
+		fprintf(stderr, "uroce: no receive timestamps: Swift's RTT "
+			"ends when the engine takes an ACK\n");
 	rc = cc_trace_init(dev);
 	if (rc)
 		return rc;
