@@ -25,7 +25,8 @@
 #      DCQCN_ENV (for dcqcn; default the lab's: mlx5 profile, K = T = 3 ms,
 #      as tests/cc/cc_lab.sh, whose feedback loop is milliseconds),
 #      SWITCH (tbf | nfq), LIMIT (2000000), KMIN (20000), KMAX (200000),
-#      PMAX (0.2), B (build/bin: the binaries).
+#      PMAX (0.2), B (build/bin: the binaries), NFQ_ARGS (more uroce-nfq
+#      options, e.g. --no-batch: a verdict per packet).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RATE=${RATE:-300mbit} LAT=${LAT:-50ms} DUR=${DUR:-6} REPS=${REPS:-3}
@@ -86,7 +87,7 @@ one() { # CC REP: one run; appends a row to $tmp/rows
 	else
 		# a new uroce-nfq per rep: counters and report start at 0
 		ip netns exec $sw $B/uroce-nfq --rate "$MBPS" --limit "$LIMIT" --kmin "$KMIN" --kmax "$KMAX" \
-			--pmax "$PMAX" --report "$d/queue" --report-interval-us 1000 >"$d/nfq" 2>"$d/nfq.err" &
+			--pmax "$PMAX" --report "$d/queue" --report-interval-us 1000 ${NFQ_ARGS:-} >"$d/nfq" 2>"$d/nfq.err" &
 		nfq=$!
 		for _ in $(seq 1 50); do grep -q "ready" "$d/nfq.err" 2>/dev/null && break; sleep 0.1; done
 		t0=$(date +%s.%N)
@@ -143,7 +144,7 @@ echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$SWITCH" = tbf ]; then
 	echo "$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; bottleneck tbf $RATE, latency $LAT; DUR $DUR s; swift env: ${SWIFT_ENV:-defaults}"
 else
-	echo "$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; bottleneck uroce-nfq $MBPS Mbit/s, buffer $LIMIT B, RED $KMIN..$KMAX B p $PMAX; DUR $DUR s; dcqcn env: $DCQCN_ENV; swift env: ${SWIFT_ENV:-defaults}"
+	echo "$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; bottleneck uroce-nfq $MBPS Mbit/s, buffer $LIMIT B, RED $KMIN..$KMAX B p $PMAX${NFQ_ARGS:+, $NFQ_ARGS}; DUR $DUR s; dcqcn env: $DCQCN_ENV; swift env: ${SWIFT_ENV:-defaults}"
 	echo "queue (uroce-nfq --report, bytes): cc rep p99 max marked switch_cpu (uroce-nfq's share of a core)"
 	for f in "$tmp"/*/qsum; do echo "  $(basename "$(dirname "$f")" | tr . ' ') $(cat "$f")"; done
 fi

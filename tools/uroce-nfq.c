@@ -54,6 +54,7 @@ struct nfq_opts {
 	uint64_t seed;
 	double loss, dup, corrupt, fix_csum, reorder; /* probabilities 0..1 */
 	bool scramble_id;
+	bool no_batch; /* one verdict per packet (the old way, to compare) */
 	uint64_t delay_ns, jitter_ns;
 	unsigned reorder_gap;
 	uint64_t reorder_timeout_ns;
@@ -85,6 +86,7 @@ struct nfq_stats {
 	uint64_t packets, bytes, lost, tail_dropped, marked, duplicated;
 	uint64_t corrupted, fixed, reordered, delayed, max_queue;
 	uint64_t ids_set, stamped;
+	uint64_t batches; /* batch verdicts sent */
 };
 
 struct nfq_lab {
@@ -95,6 +97,16 @@ struct nfq_lab {
 	FILE *report;
 	uint64_t rng;
 	uint64_t t0, seq;
+	/*
+	 * Accepted and not told the kernel yet: every packet up to
+	 * batch_id (batch_n of them), in one batch verdict (NFQNL_MSG_
+	 * VERDICT_BATCH accepts all queued ids <= batch_id). Only while
+	 * packets leave in arrival order (no reorder hold, no duplicates):
+	 * then no lower id is still ours. One system call per release
+	 * turn instead of one per packet (at 1 Gbit/s, ~120k a second).
+	 */
+	bool batch_ok;
+	uint32_t batch_id, batch_n;
 	/* Egress queue accounting: FIFO by departure time. */
 	struct pkt *fifo_head, *fifo_tail;
 	uint64_t qbytes, link_free, last_release, last_row;
@@ -348,8 +360,27 @@ static void held_tick(struct nfq_lab *lab)
 	}
 }
 
+static void batch_flush(struct nfq_lab *lab)
+{
+	if (!lab->batch_n)
+		return;
+	if (nfq_set_verdict_batch(lab->qh, lab->batch_id, NF_ACCEPT) < 0 &&
+	    lab->o.verbose)
+		fprintf(stderr, "uroce-nfq: batch verdict %u: %s\n",
+			lab->batch_id, strerror(errno));
+	lab->st.batches++;
+	lab->batch_n = 0;
+}
+
 static void release(struct nfq_lab *lab, struct pkt *p, bool count)
 {
+	if (lab->batch_ok && !p->modified) {
+		lab->batch_id = p->id;
+		lab->batch_n++;
+		pkt_free(p);
+		return;
+	}
+	batch_flush(lab); /* the lower ids first */
 	verdict(lab, p->id, NF_ACCEPT, p->modified ? p->len : 0,
 		p->modified ? p->data : NULL);
 	if (p->dup)
@@ -391,6 +422,7 @@ static void release_due(struct nfq_lab *lab, uint64_t now)
 			pp = &h->next;
 		}
 	}
+	batch_flush(lab);
 }
 
 /* The socket is empty: the queue's clock catches up with now. */
@@ -633,6 +665,7 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 	}
 	if (!needs_pkt(&lab->o)) {
 		release(lab, p, true);
+		batch_flush(lab);
 		return 0;
 	}
 
@@ -755,6 +788,7 @@ static void flush_all(struct nfq_lab *lab)
 		lab->held = h->next;
 		release(lab, h, false);
 	}
+	batch_flush(lab);
 }
 
 static void print_summary(const struct nfq_lab *lab)
@@ -766,11 +800,11 @@ static void print_summary(const struct nfq_lab *lab)
 	       " marked=%" PRIu64 " duplicated=%" PRIu64 " corrupted=%" PRIu64
 	       " fixed=%" PRIu64 " reordered=%" PRIu64 " delayed=%" PRIu64
 	       " max_queue_bytes=%" PRIu64 " seed=%" PRIu64 " ids_set=%" PRIu64
-	       " stamped=%" PRIu64 "\n",
+	       " stamped=%" PRIu64 " verdict_batches=%" PRIu64 "\n",
 	       s->packets, s->bytes, s->lost + s->tail_dropped, s->lost,
 	       s->tail_dropped, s->marked, s->duplicated, s->corrupted, s->fixed,
 	       s->reordered, s->delayed, s->max_queue, lab->o.seed, s->ids_set,
-	       s->stamped);
+	       s->stamped, s->batches);
 	fflush(stdout);
 }
 
@@ -835,6 +869,9 @@ static void usage(FILE *f, const char *argv0)
 "      --reorder-gap N       packets to let pass (default 1)\n"
 "      --reorder-timeout-us US  release a held packet anyway (default 10000)\n"
 "  -r, --rate MBPS           egress port rate in Mbit/s (enables the queue)\n"
+"      --no-batch            a verdict per packet (default: packets that\n"
+"                            leave unchanged and in order share one batch\n"
+"                            verdict per release turn)\n"
 "  -l, --limit BYTES         queue limit, tail drop above (default 262144)\n"
 "      --kmin BYTES          RED: start ECN marking at this queue depth\n"
 "      --kmax BYTES          RED: mark every ECT packet at this depth\n"
@@ -856,6 +893,7 @@ enum {
 	OPT_LOSS = 256, OPT_DUP, OPT_CORRUPT, OPT_FIX, OPT_REORDER, OPT_GAP,
 	OPT_RTMO, OPT_KMIN, OPT_KMAX, OPT_PMAX, OPT_REPORT, OPT_RINT, OPT_MAXLEN,
 	OPT_SCRAMBLE_ID,
+	OPT_NO_BATCH,
 };
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
@@ -912,6 +950,7 @@ static int parse_args(int argc, char **argv, struct nfq_opts *o)
 		{ "corrupt", required_argument, NULL, OPT_CORRUPT },
 		{ "fix-csum", required_argument, NULL, OPT_FIX },
 		{ "scramble-id", no_argument, NULL, OPT_SCRAMBLE_ID },
+		{ "no-batch", no_argument, NULL, OPT_NO_BATCH },
 		{ "delay-us", required_argument, NULL, 'd' },
 		{ "jitter-us", required_argument, NULL, 'j' },
 		{ "reorder", required_argument, NULL, OPT_REORDER },
@@ -951,6 +990,7 @@ static int parse_args(int argc, char **argv, struct nfq_opts *o)
 		case OPT_CORRUPT: err = parse_pct(optarg, &o->corrupt); break;
 		case OPT_FIX: err = parse_pct(optarg, &o->fix_csum); break;
 		case OPT_SCRAMBLE_ID: o->scramble_id = true; break;
+		case OPT_NO_BATCH: o->no_batch = true; break;
 		case OPT_REORDER: err = parse_pct(optarg, &o->reorder); break;
 		case 'd':
 			err = parse_u64(optarg, 60000000, &v);
@@ -1037,6 +1077,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	lab.batch_ok = !lab.o.no_batch && lab.o.reorder <= 0 && lab.o.dup <= 0;
 	err = lab_open(&lab);
 	if (err) {
 		fprintf(stderr, "uroce-nfq: setup failed: %s (root? NFQUEUE?)\n",

@@ -944,10 +944,17 @@ void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb)
 
 /* ---- receive ------------------------------------------------------------- */
 static void parse_cmsg(struct msghdr *mh, struct ur_ipudp *p, int *gso,
-		       unsigned int *ifindex)
+		       unsigned int *ifindex, uint64_t *rx_real)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+		if (c->cmsg_level == SOL_SOCKET &&
+		    c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			*rx_real = (uint64_t)ts.tv_sec * 1000000000ull +
+				   (uint64_t)ts.tv_nsec;
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
 			struct in_pktinfo pi;
 
 			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
@@ -983,6 +990,7 @@ static void rxinfo_of(struct ur_engine *e, const struct sockaddr_storage *from,
 {
 	struct ur_ipudp *p = &ri->path;
 	unsigned int ifindex = 0;
+	uint64_t real = 0;
 
 	memset(ri, 0, sizeof(*ri));
 	p->v6 = from->ss_family == AF_INET6;
@@ -1001,7 +1009,11 @@ static void rxinfo_of(struct ur_engine *e, const struct sockaddr_storage *from,
 	p->dport = e->cfg.port;
 	p->ip_id = 0;
 	p->ip_frag = 0x4000;
-	parse_cmsg(mh, p, gso, &ifindex);
+	parse_cmsg(mh, p, gso, &ifindex, &real);
+	/* CLOCK_REALTIME to the engine's CLOCK_MONOTONIC (the offset read
+	 * with the batch's clock); never after now. */
+	if (real > e->rx_real_off && real - e->rx_real_off <= now)
+		ri->rx_ns = real - e->rx_real_off;
 	if (e->bond_n && ifindex)
 		bond_heard(e, ifindex, now);
 }
@@ -1035,6 +1047,31 @@ void ur__udp_rx_init(struct ur_engine *e)
 }
 
 /* One receive system call into the armed slots: how many datagrams. */
+/*
+ * The kernel's receive time of each datagram (rxinfo rx_ns), for a device
+ * whose Swift ends an ACK's RTT there (UROCE_SWIFT_LATE_MILLI): only then,
+ * since it turns on the kernel's stamping of every packet and adds a cmsg
+ * to each receive.
+ */
+int ur_engine_rx_stamps(struct ur_engine *e)
+{
+	int one = 1;
+
+	if (setsockopt(e->rx_fd, SOL_SOCKET, SO_TIMESTAMPNS, &one,
+		       sizeof(one)))
+		return -errno;
+	return 0;
+}
+
+/* The kernel stamps datagrams on CLOCK_REALTIME (SO_TIMESTAMPNS); the
+ * engine's clock is CLOCK_MONOTONIC: their offset as of this receive. */
+static void rx_clock_off(struct ur_engine *e)
+{
+	uint64_t mono = ur_now();
+
+	e->rx_real_off = ur_now_real() - mono;
+}
+
 static int rx_call(struct ur_engine *e, int fd, bool batch)
 {
 	struct ur_rxv *v = e->rxv;
@@ -1045,8 +1082,10 @@ static int rx_call(struct ur_engine *e, int fd, bool batch)
 
 		if (n <= 1)
 			e->rx_batch = false;
-		if (n > 0)
+		if (n > 0) {
 			UR_LP_MARK(UR_LP_RX);
+			rx_clock_off(e);
+		}
 		return n;
 	}
 	r = ur_sys_recvmsg(fd, &v->msg[0].msg_hdr, MSG_DONTWAIT);
@@ -1055,6 +1094,7 @@ static int rx_call(struct ur_engine *e, int fd, bool batch)
 		return -1;
 	}
 	UR_LP_MARK(UR_LP_RX);
+	rx_clock_off(e);
 	v->msg[0].msg_len = (unsigned int)r;
 	e->rx_batch = e->rx_hit;
 	e->rx_hit = true;
@@ -1197,12 +1237,14 @@ int ur__udp_drain(struct ur_engine *e, int fd, uint64_t now, bool flush,
 
 		if (n <= 0)
 			break;
-		/* This loop goes on while batches come full, and a system
-		 * call may be preempted: a batch reads the clock again. A
-		 * single receive (a spinning poller's) uses the poll's, read
-		 * a moment ago. */
-		if (batch)
-			now = ur_now();
+		/* The clock after the receive, for a single receive too:
+		 * the poll's, read before its lock and this call, can be
+		 * milliseconds old on a loaded host (preempted), and an ACK
+		 * timed from it measured an RTT shorter than the path's, or
+		 * none at all: a requester's send stamped after that clock
+		 * read came back "before" it (the wire bed's Swift took 1 ns
+		 * as its base RTT). A vDSO clock read is tens of ns. */
+		now = ur_now();
 		e->rx_n = n;
 		e->rx_i = 0;
 		e->rx_off = 0;

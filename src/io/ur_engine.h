@@ -61,6 +61,8 @@ uint64_t ur_now_real(void);
 int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out);
 void ur_engine_close(struct ur_engine *e);
 struct ur_dev *ur_engine_dev(struct ur_engine *e);
+/* Receive timestamps on the engine's socket (rxinfo rx_ns; udp.c). */
+int ur_engine_rx_stamps(struct ur_engine *e);
 
 /* A fresh unpredictable QPN owned by this process on this address. */
 uint32_t ur_engine_alloc_qpn(struct ur_engine *e);

@@ -150,7 +150,7 @@ struct ur_rxv {
 	struct mmsghdr msg[UR_IO_RX_BATCH];
 	struct iovec iov[UR_IO_RX_BATCH];
 	struct sockaddr_storage from[UR_IO_RX_BATCH];
-	char ctl[UR_IO_RX_BATCH][128];
+	char ctl[UR_IO_RX_BATCH][192]; /* pktinfo, tos, GRO, timestamp */
 };
 
 /* What an ICRC mismatch means (UROCE_ICRC, icrc.c). */
@@ -247,6 +247,7 @@ struct ur_engine {
 	 * failing receive. The engine thread always batches (rx_call). */
 	bool rx_batch;
 	bool rx_hit;                /* the last single receive found one */
+	uint64_t rx_real_off;       /* CLOCK_REALTIME - CLOCK_MONOTONIC (udp.c) */
 	/* What the last receive brought and is not delivered yet: a poll
 	 * returns as soon as its CQ has an entry (an ACK riding behind a
 	 * reply waits for the next poll, off the latency path). Datagram

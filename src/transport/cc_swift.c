@@ -171,6 +171,10 @@ bool ur__swift_sample(struct ur_cc *cc, uint64_t rtt, uint64_t now)
 			s->mdev += ((d < 0 ? -d : d) - s->mdev) / 4;
 			s->srtt += ((double)rtt - s->srtt) / 8;
 		}
+		/* The host's lateness, the same estimators (gains 1/8, 1/4). */
+		d = s->late_avg - (double)cc->late;
+		s->late_dev += ((d < 0 ? -d : d) - s->late_dev) / 4;
+		s->late_avg += ((double)cc->late - s->late_avg) / 8;
 		if (win)
 			base_sample(s, win, rtt, now);
 		if (cc->p.standing_milli)
@@ -217,7 +221,8 @@ double ur__swift_target(const struct ur_cc *cc)
 
 	return cc->p.target_us * 1000.0 +
 	       cc->p.target_base_milli / 1000.0 * base +
-	       cc->p.jitter_k * s->mdev;
+	       cc->p.jitter_k * s->mdev +
+	       cc->p.late_milli / 1000.0 * (s->late_avg + 4 * s->late_dev);
 }
 
 void ur__swift_react(struct ur_cc *cc, uint32_t pkts, double delay,
@@ -320,6 +325,27 @@ static uint64_t sw_rate(const struct ur_cc *cc)
 	return bps < 1 ? 1 : (uint64_t)bps;
 }
 
+/*
+ * What a trace (UROCE_CC_TRACE, uroce-sim's cc_trace) shows of each RTT
+ * sample, in us and packets: the delay, the target it is held against,
+ * the window, the RTT, the base and the mean deviation (UR_SWIFT_T_*).
+ */
+static unsigned int sw_features(const struct ur_cc *cc, double *f)
+{
+	const struct ur_swift *s = &cc->u.swift;
+
+	if (!s->rtt)
+		return 0;
+	f[UR_SWIFT_T_DELAY] = ur__swift_delay(cc) / 1000.0;
+	f[UR_SWIFT_T_TARGET] = ur__swift_target(cc) / 1000.0;
+	f[UR_SWIFT_T_CWND] = s->cwnd;
+	f[UR_SWIFT_T_RTT] = s->rtt / 1000.0;
+	f[UR_SWIFT_T_BASE] = (cc->p.base_win_ms ? base_rtt(s) : 0) / 1000.0;
+	f[UR_SWIFT_T_MDEV] = s->mdev / 1000.0;
+	f[UR_SWIFT_T_LATE] = cc->late / 1000.0;
+	return UR_SWIFT_T_N;
+}
+
 static uint32_t sw_window(const struct ur_cc *cc)
 {
 	double w = cc->u.swift.cwnd;
@@ -339,4 +365,5 @@ const struct ur_cc_ops ur_cc_swift_ops = {
 	.on_loss = sw_loss,
 	.window = sw_window,
 	.on_msg = ur__swift_msg,
+	.features = sw_features,
 };

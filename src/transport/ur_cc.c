@@ -550,24 +550,36 @@ void ur__cc_delay(struct ur_qp *qp, uint32_t from, uint32_t pkts,
 	struct ur_cc *cc = &c->cc;
 	uint32_t n = pkts < UR_CC_STAMPS ? pkts : UR_CC_STAMPS;
 	uint64_t rtt = 0, before = cc->cuts;
+	/* With LATE_MILLI the RTT ends at the host's receive time (the
+	 * target covers the rest, cc_swift.c); without, at now, as before. */
+	uint64_t at = c->ack_rx && cc->p.late_milli ? c->ack_rx : now;
+	bool first = true;
 
 	if (!cc->ops->on_delay)
 		return;
 	/* The newest stamped PSN of [from, from + pkts): the ACK answers
-	 * it, so its RTT holds the least waiting behind other packets. */
+	 * it, so its RTT holds the least waiting behind other packets. A
+	 * send stamped after @now (a host whose clock for this ACK was read
+	 * before a send on another thread) gives no sample: the RTT it
+	 * would give is too short by the clock's age, and a windowed
+	 * minimum (Swift's base) would keep it for its whole window. The RTT
+	 * ends when the host received the ACK (its kernel's timestamp), and
+	 * what it waited for the engine is told apart (cc->late). */
 	for (uint32_t k = 1; k <= n; k++) {
 		uint32_t psn = ur_psn_add(from, pkts - k);
 		uint32_t i = psn % UR_CC_STAMPS;
 
 		if (!(c->stamped & (1ull << i)) || c->stamp[i].psn != psn)
 			continue;
-		if (!rtt)
-			rtt = now > c->stamp[i].t ? now - c->stamp[i].t : 1;
+		if (first && at > c->stamp[i].t)
+			rtt = at - c->stamp[i].t;
+		first = false;
 		c->stamped &= ~(1ull << i);
 	}
+	cc->late = rtt ? now - at : 0;
 	cc->ops->on_delay(cc, pkts, rtt, now);
 	if (qp->dev->cc_trace && cc->ops->features) {
-		double f[UR_PRED_NF];
+		double f[UR_CC_TRACE_NF];
 		unsigned int nf = cc->ops->features(cc, f);
 
 		if (nf)

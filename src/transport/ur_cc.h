@@ -101,7 +101,9 @@ enum ur_cc_algo {
 	X(TARGET_BASE_MILLI, target_base_milli, 0, 0, 100000,                \
 	  "ours: target + this x the base RTT (a host's RTT is its own, not the fabric's); 0: fixed (the engine: 1000)") \
 	X(STANDING_MILLI, standing_milli, 0, 0, 4000,                        \
-	  "ours (Copa's standing RTT): the delay is the least RTT of the last this x srtt; 0: each sample (the engine: 500)")
+	  "ours (Copa's standing RTT): the delay is the least RTT of the last this x srtt; 0: each sample (the engine: 500)") \
+	X(LATE_MILLI, late_milli, 0, 0, 100000,                              \
+	  "ours: the RTT ends at the kernel's receive time and the target + this x the host's own lateness (mean + 4 deviations of an ACK's wait for the engine): the queue that keeps the port busy while the sender sleeps; 0: the RTT ends when the engine takes the ACK")
 
 /* The DCQCN fields first, in the order of the public struct uroce_cc_params
  * (include/uroce/uroce.h), which is a prefix of this one; Swift's follow. */
@@ -195,6 +197,9 @@ struct ur_swift {
 	 * of the one before (0: none). */
 	uint64_t sw_cur, sw_prev, sw_start;
 	bool msg_seen;       /* the QP's first message was given PSNs */
+	/* The ACKs' wait in the host (cc->late): RFC 6298-style mean and
+	 * mean deviation, ns (LATE_MILLI). */
+	double late_avg, late_dev;
 };
 
 /*
@@ -211,6 +216,21 @@ enum {
 	UR_PRED_F_BASE,    /* base RTT, us */
 	UR_PRED_NF
 };
+/* Swift's trace columns (cc_swift.c sw_features). */
+enum {
+	UR_SWIFT_T_DELAY,  /* delay compared with the target, us */
+	UR_SWIFT_T_TARGET, /* the target, us */
+	UR_SWIFT_T_CWND,   /* window, packets */
+	UR_SWIFT_T_RTT,    /* the sample, us */
+	UR_SWIFT_T_BASE,   /* base RTT, us */
+	UR_SWIFT_T_MDEV,   /* RTT mean deviation, us */
+	UR_SWIFT_T_LATE,   /* the ACK's wait in the host, us (cc->late) */
+	UR_SWIFT_T_N
+};
+/* The most columns a trace line has (ur_cc_ops.features). */
+#define UR_CC_TRACE_NF 8
+_Static_assert((int)UR_SWIFT_T_N <= UR_CC_TRACE_NF &&
+		       (int)UR_PRED_NF <= UR_CC_TRACE_NF, "trace columns");
 /* A node of the model's tree (cc_predict_model.h): feature < 0 is a leaf. */
 struct ur_pred_node {
 	int feature;
@@ -232,6 +252,9 @@ struct ur_cc {
 	const struct ur_cc_ops *ops;
 	struct ur_cc_params p;
 	uint64_t cuts;      /* rate (or window) decreases */
+	/* With on_delay: how long the ACK of the sample waited in the host
+	 * before the transport saw it (0: not known; ur__cc_delay). */
+	uint64_t late;
 	union {
 		struct ur_dcqcn dcqcn;
 		struct {
@@ -265,7 +288,7 @@ struct ur_cc_ops {
 	/* Optional: the requester gave PSNs to a message of @pkts packets. */
 	void (*on_msg)(struct ur_cc *cc, uint32_t pkts);
 	/* Optional: the features of the latest RTT sample into @f (at most
-	 * UR_PRED_NF); returns how many, 0 when this ACK had no sample.
+	 * UR_CC_TRACE_NF); returns how many, 0 when this ACK had no sample.
 	 * Read by a host's trace (ur_dev.cc_trace) for offline training. */
 	unsigned int (*features)(const struct ur_cc *cc, double *f);
 };

@@ -172,7 +172,9 @@ void ur_qp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 
 		if (qp->priv->mp)
 			qp->priv->mp->now = now; /* (its round trip timing) */
+		qp->priv->cc.ack_rx = ri && ri->rx_ns <= now ? ri->rx_ns : 0;
 		ur__comp_rx(qp, pkt, now);
+		qp->priv->cc.ack_rx = 0;
 		d = ur_psn_diff(qp->priv->comp.psn, acked);
 		if (d > 0) {
 			ur__cc_acked(qp, acked, (uint32_t)d, now);

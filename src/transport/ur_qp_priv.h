@@ -220,6 +220,7 @@ struct ur_qp_cc {
 		uint64_t t;
 	} stamp[UR_CC_STAMPS];
 	uint64_t stamped;
+	uint64_t ack_rx;          /* the ACK being handled: its rx_ns (0: now) */
 	struct ur_pacer pace;     /* min(algorithm rate, limit_bps) */
 	uint64_t limit_bps, limit_burst; /* UR_QP_RATE_LIMIT */
 	uint64_t last_cnp;        /* notification point */

@@ -491,6 +491,11 @@ struct ur_rxinfo {
 	 * request asks for may wait for it, and a later one supersedes it
 	 * (ACKs are cumulative, 9.7.5.1.2), so one ACK is made per batch. */
 	bool ack_later;
+	/* When the host's kernel received the datagram, on the clock of
+	 * `now` (0: not known). An ACK's RTT ends here, not when the engine
+	 * got to it: a host's own scheduling is not the path's delay
+	 * (Swift's NIC timestamps, section 3.1; ur_cc.c ur__cc_delay). */
+	uint64_t rx_ns;
 };
 
 #define UR_COUNTERS(X)                                                       \

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <uroce/uroce.h>
 
@@ -71,6 +72,57 @@ static int cc_env(const char *prefix, const struct ur_cc_param_info *r,
 	if (rc)
 		fprintf(stderr, "uroce: %s\n", why);
 	return rc;
+}
+
+/*
+ * UROCE_CC_TRACE=FILE: one line per RTT sample of a QP whose algorithm
+ * traces (Swift, predict): "t_ns qpn f0 f1 ...", the columns of
+ * ur_cc.h UR_SWIFT_T_* (Swift) or UR_PRED_F_* (predict), as uroce-sim's
+ * cc_trace. For looking at a window over time on a real wire; one file
+ * per process (%p is the process ID), lines from every device.
+ */
+static FILE *cc_trace_file;
+
+static void cc_trace(struct ur_dev *dev, const struct ur_qp *qp,
+		     const double *f, unsigned int nf, uint64_t now)
+{
+	(void)dev;
+	fprintf(cc_trace_file, "%llu %u", (unsigned long long)now, qp->qpn);
+	for (unsigned int i = 0; i < nf; i++)
+		fprintf(cc_trace_file, " %.4g", f[i]);
+	fputc('\n', cc_trace_file);
+}
+
+static int cc_trace_init(struct ur_dev *dev)
+{
+	const char *v = ur_setting_str("UROCE_CC_TRACE");
+	char path[4096];
+	const char *p;
+	size_t n = 0;
+
+	if (!v)
+		return 0;
+	if (!cc_trace_file) {
+		for (p = v; *p && n + 24 < sizeof(path); p++) {
+			if (p[0] == '%' && p[1] == 'p') {
+				n += (size_t)snprintf(path + n, sizeof(path) - n,
+						      "%d", (int)getpid());
+				p++;
+			} else {
+				path[n++] = *p;
+			}
+		}
+		path[n] = 0;
+		cc_trace_file = fopen(path, "a");
+		if (!cc_trace_file) {
+			fprintf(stderr, "uroce: UROCE_CC_TRACE=%s: %s\n", path,
+				strerror(errno));
+			return -errno;
+		}
+		setvbuf(cc_trace_file, NULL, _IOLBF, 0);
+	}
+	dev->cc_trace = cc_trace;
+	return 0;
 }
 
 /* A selective-repeat hello (ur_sr_neg.c) or congestion-control hello
@@ -230,6 +282,13 @@ int urv__cc_dev_init(struct ur_dev *dev)
 			*(uint32_t *)((char *)&p + r->off) = (uint32_t)v;
 	}
 	dev->cc = p;
+	/* Swift's RTT to the kernel's receive time (docs/cc.md, LATE_MILLI) */
+	if (p.late_milli && ur_engine_rx_stamps(dev->host))
+		fprintf(stderr, "uroce: no receive timestamps: Swift's RTT "
+			"ends when the engine takes an ACK\n");
+	rc = cc_trace_init(dev);
+	if (rc)
+		return rc;
 	if (ur_setting_get("UROCE_RATE_LIMIT_MBPS", &v) == 0)
 		dev->rate_bps = v * 1000000ull;
 	if (ur_setting_get("UROCE_RATE_BURST_BYTES", &v) == 0)

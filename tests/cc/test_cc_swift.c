@@ -357,6 +357,62 @@ static void test_rtt_sample(void)
 	tfix_fini(&f);
 }
 
+/* An ACK handled with a clock read before a PSN it covers was sent (an
+ * engine's poller, preempted between reading the clock and receiving,
+ * while another thread sent) gives no RTT sample: it once gave 1 ns, which
+ * Swift kept as its base for 10 s. Then a sane ACK measures as usual. */
+static void test_stale_clock(void)
+{
+	struct ur_cc_params p;
+	struct tfix f;
+	const struct ur_swift *s;
+	struct ur_qp *qp;
+	uint64_t t;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	qp = f.a.qp;
+	swift(&p);
+	set_cc(&f, &p);
+	s = &qp->priv->cc.cc.u.swift;
+	t = f.net.now + 1 * MS;
+	ur__cc_sent(qp, 0, 1024, 100, false, t + 200 * US);
+	ur__cc_sent(qp, 0, 1024, 101, false, t + 300 * US);
+	/* The ACK of 100..101 read at t + 250 us: 101 went at t + 300. */
+	ur__cc_delay(qp, 100, 2, t + 250 * US);
+	ASSERT_EQ(s->rtt, 0);
+	ASSERT_EQ(ur__swift_delay(&qp->priv->cc.cc), 0);
+	/* Its stamps are used up all the same (the ACK answered them). */
+	ur__cc_delay(qp, 100, 2, t + 700 * US);
+	ASSERT_EQ(s->rtt, 0);
+	/* A PSN sent and acknowledged in order: 400 us. */
+	ur__cc_sent(qp, 0, 1024, 102, false, t + 400 * US);
+	ur__cc_delay(qp, 102, 1, t + 800 * US);
+	ASSERT_EQ(s->rtt, 400 * US);
+	ASSERT_EQ(s->base_cur, 400 * US);
+	/* An ACK right at the send's time is stale too (no 0 ns RTT). */
+	ur__cc_sent(qp, 0, 1024, 103, false, t + 900 * US);
+	ur__cc_delay(qp, 103, 1, t + 900 * US);
+	ASSERT_EQ(s->rtt, 400 * US);
+	ASSERT_EQ(s->base_cur, 400 * US);
+	/* The kernel received the ACK of 104 at t + 1100 us, the engine
+	 * took it at t + 1600: LATE_MILLI 0 measures to the engine's time,
+	 * as before; with it the RTT ends at the receive time and the wait
+	 * is cc->late. */
+	ur__cc_sent(qp, 0, 1024, 104, false, t + 1000 * US);
+	qp->priv->cc.ack_rx = t + 1100 * US;
+	ur__cc_delay(qp, 104, 1, t + 1600 * US);
+	ASSERT_EQ(s->rtt, 600 * US);
+	p.late_milli = 1000;
+	set_cc(&f, &p);
+	ur__cc_sent(qp, 0, 1024, 105, false, t + 2000 * US);
+	qp->priv->cc.ack_rx = t + 2100 * US;
+	ur__cc_delay(qp, 105, 1, t + 2600 * US);
+	ASSERT_EQ(s->rtt, 100 * US);
+	ASSERT_EQ(qp->priv->cc.cc.late, 500 * US);
+	qp->priv->cc.ack_rx = 0;
+	tfix_fini(&f);
+}
+
 /* The window bounds what is in flight: pinned at 4 packets (no growth to
  * speak of, a target never reached), the requester never has more than 4
  * PSNs unacknowledged; without congestion control it has far more. */
@@ -645,6 +701,112 @@ static void test_wire_stall(void)
 	}
 }
 
+/*
+ * The wire bed's sender sleeps now and then (a loaded 2-core host: its
+ * engine waits milliseconds for a CPU): the ACKs that came meanwhile wait
+ * in its socket, and it sends nothing until it wakes. One QP through a
+ * 200 Mbit/s port as in wire_run; one round in 16 the sender sleeps
+ * 1..5 ms. The port stays busy through a sleep only on what was queued
+ * before it, so the queue the window holds must cover the sleeps.
+ *   old:    the RTT ends when the engine wakes (the sleep is "delay");
+ *   stamps: the RTT ends at the kernel's receive time (rx_ns), the sleep
+ *           is cc->late, in neither the delay nor the target (not a
+ *           setting: LATE_MILLI 0 ends the RTT at now; why the two go
+ *           together);
+ *   late:   stamps, and the target covers the lateness (LATE_MILLI 1000).
+ */
+struct stall_run {
+	double util, qdelay, cuts;
+};
+
+static struct stall_run stall_run(const struct ur_cc_params *p, bool stamps,
+				  uint64_t seed, int rounds)
+{
+	const double pkt_ns = 1024 * 8 / 0.2;
+	struct ur_cc cc;
+	uint64_t now = 1 * MS, x = seed | 1, t0 = 0;
+	double sent = 0, qsum = 0;
+	int qn = 0;
+	struct stall_run r;
+
+	ur_cc_init(&cc, p, now);
+	cc.ops->on_sent(&cc, 1024, now);
+	for (int i = 0; i < rounds; i++) {
+		double w = cc.u.swift.cwnd, host, bdp, q, rtt, npk, dur, sleep = 0;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		host = 300e3 + (double)(x % 200000);
+		if ((x >> 20) % 16 == 0)
+			sleep = 1e6 + (double)((x >> 24) % 4000000);
+		bdp = host / pkt_ns;
+		q = w > bdp ? (w - bdp) * pkt_ns : 0;
+		rtt = host + q;
+		npk = w >= 1 ? w : 1;
+		/* The window's packets take rtt to come back; a sleep adds to
+		 * the round, and the port drains only what was queued. */
+		dur = (w >= 1 ? rtt : rtt / w) + sleep;
+		if (dur < npk * pkt_ns)
+			dur = npk * pkt_ns;
+		now += (uint64_t)dur;
+		if (i == rounds / 2)
+			t0 = now;
+		if (i >= rounds / 2) {
+			sent += npk;
+			qsum += q / 1e3;
+			qn++;
+		}
+		cc.late = stamps ? (uint64_t)sleep : 0;
+		cc.ops->on_delay(&cc, (uint32_t)npk,
+				 (uint64_t)(stamps ? rtt : rtt + sleep), now);
+	}
+	r.util = sent * pkt_ns / (double)(now - t0);
+	r.qdelay = qsum / qn;
+	r.cuts = (double)cc.cuts;
+	return r;
+}
+
+static void test_host_stall(void)
+{
+	struct ur_cc_params p;
+	struct stall_run old, st, late;
+
+	swift(&p);
+	/* the engine's Swift (src/verbs/cc.c) */
+	p.target_base_milli = UR_CC_ENGINE_TARGET_BASE_MILLI;
+	p.jitter_k = UR_CC_ENGINE_JITTER_K;
+	p.standing_milli = UR_CC_ENGINE_STANDING_MILLI;
+	old = stall_run(&p, false, ur_test_seed, 4000);
+	st = stall_run(&p, true, ur_test_seed, 4000);
+	p.late_milli = 1000;
+	late = stall_run(&p, true, ur_test_seed, 4000);
+	fprintf(stderr, "host_stall: util old %.3f stamps %.3f late %.3f; "
+		"queue %.0f %.0f %.0f us; cuts %.0f %.0f %.0f\n", old.util,
+		st.util, late.util, old.qdelay, st.qdelay, late.qdelay, old.cuts,
+		st.cuts, late.cuts);
+	/* Told apart from the delay, a sleep no longer raises the target
+	 * (the RTT's deviation) either: a tighter target, a smaller queue,
+	 * the port idler. The target that covers the sleeps keeps the port
+	 * busier than either, with a queue of milliseconds, not the 20 ms of
+	 * a window-bound one. */
+	ASSERT(st.qdelay < late.qdelay);
+	ASSERT(late.util > old.util);
+	ASSERT(late.util > st.util);
+	ASSERT(late.qdelay < 8000);
+	/* LATE_MILLI's arithmetic: + 1.0 x (mean + 4 mean deviations). */
+	{
+		struct ur_cc cc;
+
+		p.jitter_k = 0;
+		p.target_base_milli = 0;
+		ur_cc_init(&cc, &p, 1 * MS);
+		cc.late = 800 * US;
+		cc.ops->on_delay(&cc, 1, 300 * US, 2 * MS);
+		/* avg 800/8 = 100, dev (800 - 0)/4 = 200 */
+		near(ur__swift_target(&cc), 25 * US + 100 * US + 4 * 200 * US,
+		     1e-6, "late target");
+	}
+}
+
 static const struct ur_test_case tests[] = {
 	{ "params", test_params },
 	{ "grow", test_grow },
@@ -653,12 +815,14 @@ static const struct ur_test_case tests[] = {
 	{ "loss", test_loss },
 	{ "pacing", test_pacing },
 	{ "rtt_sample", test_rtt_sample },
+	{ "stale_clock", test_stale_clock },
 	{ "window_bounds", test_window_bounds },
 	{ "paced_path", test_paced_path },
 	{ "jitter", test_jitter },
 	{ "ecn_cut", test_ecn_cut },
 	{ "first_msg", test_first_msg },
 	{ "wire_stall", test_wire_stall },
+	{ "host_stall", test_host_stall },
 	{ NULL, NULL },
 };
 
