@@ -44,6 +44,7 @@
 #define MP_DOWN_HOST 2
 #define MP_PROBE_NS 2000000ull
 #define MP_PROBE_MAX_NS 32000000u
+#define MP_COPY_MAX_NS 8000000u /* a copy's gap stops doubling here */
 #define MP_POLL_NS 250000ull
 #define MP_HOST_PROBE_NS 1000000ull
 #define MP_RESENT 0x80     /* ring entry flag: sent again (no RTT sample) */
@@ -80,6 +81,7 @@ struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 	}
 	memset(mp->psn_path, MP_NONE, ring);
 	mp->deadline = UINT64_MAX;
+	mp->copy_to = -1;
 	mp->k = (uint8_t)k;
 	mp->oblivious = flags & UR_MP_OBLIVIOUS;
 	mp->ring = ring;
@@ -178,7 +180,14 @@ unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend)
 	 * the resends of a timeout spread over the paths as their weights
 	 * say rather than all falling on one that may be cut too. */
 	int lost = resend && !mp->oblivious ? path_of(mp, psn) : -1;
-	int best = resend ? -1 : probe_due(mp);
+	int best = resend || mp->heard_peer ? -1 : probe_due(mp);
+
+	/* A probe's copy (probe_copies): the request's own entry stays the
+	 * live path's, whose ACK it is. */
+	if (mp->copy_to >= 0 && resend) {
+		mp->cnt[mp->copy_to].packets++;
+		return (unsigned int)mp->copy_to;
+	}
 
 	if (best < 0) {
 		best = swrr(mp);
@@ -276,6 +285,37 @@ static void take_out(struct ur_qp *qp, struct ur_mp *mp, unsigned int i,
 			ur__req_resend_psn(qp, psn, now);
 }
 
+/*
+ * Where the peer names the ports it hears (path notices, ur_sr.c), a
+ * path that losses took out is probed with a copy of the newest request
+ * sent, which left on a live path too: lost, it holds nothing (a probe
+ * that was the request's only copy held the peer's head, and with it
+ * the window, until it was found lost: 1.5 round trips of a queued
+ * path, every few ms while paths were down). So the gap stays short (2
+ * ms doubling to MP_COPY_MAX_NS) and a restored path is back within
+ * that and a one-way trip. Not READs or atomics (ur__req_copy_newest).
+ */
+static void probe_copies(struct ur_qp *qp, struct ur_mp *mp, uint64_t now)
+{
+	if (!mp->heard_peer || (qp->state != UR_QPS_RTS &&
+				qp->state != UR_QPS_SQD) || all_down(mp))
+		return;
+	for (unsigned int i = 0; i < mp->k; i++) {
+		if (mp->down[i] != MP_DOWN_LOSS || now < mp->probe_at[i])
+			continue;
+		mp->copy_to = (int8_t)i;
+		if (ur__req_copy_newest(qp, now) == -ENOENT) {
+			mp->copy_to = -1;
+			return; /* nothing to copy: at the next request */
+		}
+		mp->copy_to = -1;
+		mp->probe_at[i] = now + mp->probe_gap[i];
+		if (mp->probe_gap[i] < MP_COPY_MAX_NS)
+			mp->probe_gap[i] *= 2;
+		mp->cnt[i].probes++;
+	}
+}
+
 /* Probes in flight: one acknowledged is gone from probe_out (the ACK
  * put its path back, ur__mp_acked); one older than probe_wait()
  * is sent again on a path that is up. */
@@ -327,6 +367,7 @@ void ur__mp_tick(struct ur_qp *qp, uint64_t now)
 			take_out(qp, mp, i, now);
 	}
 	probes_lost(qp, mp, now);
+	probe_copies(qp, mp, now);
 	/* A path the host says cannot send: a plain ACK every ms keeps the
 	 * peer's host hearing it once it works again (ur__tx_probe_ack). */
 	for (unsigned int i = 0; i < mp->k; i++) {
@@ -369,6 +410,17 @@ void ur__mp_ecn(struct ur_mp *mp, uint32_t psn)
 	mp->cnt[i].ecn++;
 	if (!mp->oblivious)
 		mp->hot = (uint16_t)(mp->hot | 1u << i);
+}
+
+void ur__mp_heard(struct ur_mp *mp, uint16_t sport)
+{
+	mp->heard_peer = true;
+	for (unsigned int i = 0; i < mp->k; i++) {
+		if (mp->sport[i] != sport || !(mp->down[i] & MP_DOWN_LOSS))
+			continue;
+		mp->probe_out = (uint16_t)(mp->probe_out & ~(1u << i));
+		mark_up(mp, i, MP_DOWN_LOSS);
+	}
 }
 
 /* The responder saw the request @psn arrive late, after later ones from
@@ -512,13 +564,20 @@ void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 	for (; n; n--, psn++) {
 		uint8_t *at = &mp->psn_path[psn & (mp->ring - 1u)];
 		int i = path_of(mp, psn);
+		bool resent = *at != MP_NONE && (*at & MP_RESENT);
 
 		*at = MP_NONE; /* done: a READ's response PSNs name no path */
 		if (i < 0 || mp->oblivious)
 			continue;
+		mp->dlv[i]++;
+		/* Which copy of a resent request came is unknown (Karn): one
+		 * resent onto a dead path, whose original on a live one was
+		 * only late, clears nothing (test_sr sr_two_paths_dead: such
+		 * a credit kept the dead path in until the retries ran out) */
+		if (resent)
+			continue;
 		mp->miss[i] = 0;
 		mp->credit_at[i] = mp->now;
-		mp->dlv[i]++;
 		if (mp->down[i] & MP_DOWN_LOSS)
 			mark_up(mp, (unsigned int)i, MP_DOWN_LOSS); /* a probe */
 	}
