@@ -412,6 +412,47 @@ void ur__mp_ecn(struct ur_mp *mp, uint32_t psn)
 		mp->hot = (uint16_t)(mp->hot | 1u << i);
 }
 
+/*
+ * The peer NAKed a gap without waiting for port @sport, silent while
+ * others delivered (a path notice, ur_sr.c). If a request of ours left
+ * on it long enough ago to have arrived (MP_SILENT_NS, or its path's
+ * floor round trip) and is not acknowledged, the path failed: out now,
+ * its requests sent again, rather than after 3 losses and 2 round trips
+ * of a queued path (test_mp mp_cut16: 10-14 ms). A port we had stopped
+ * using is silent for that reason alone: nothing of ours is on it.
+ */
+#define MP_SILENT_NS 1000000u
+void ur__mp_silent(struct ur_qp *qp, uint16_t sport, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_mp *mp = p->mp;
+	int32_t n = ur_psn_diff(p->req.psn_max, p->comp.psn);
+	uint32_t psn = p->comp.psn;
+	int i = -1;
+
+	for (unsigned int j = 0; j < mp->k; j++)
+		if (mp->sport[j] == sport)
+			i = (int)j;
+	if (i < 0 || mp->down[i] || mp->oblivious || n <= 0 ||
+	    !others_deliver(mp, i))
+		return;
+	if ((uint32_t)n > mp->ring)
+		n = (int32_t)mp->ring;
+	mp->now = now;
+	for (; n > 0; n--, psn = ur_psn_add(psn, 1)) {
+		uint8_t e = mp->psn_path[psn & (mp->ring - 1u)];
+		uint32_t age = (uint32_t)now - mp->psn_t[psn & (mp->ring - 1u)];
+
+		if (e == (uint8_t)i &&
+		    age >= (mp->rtt_min[i] > MP_SILENT_NS ? mp->rtt_min[i]
+							 : MP_SILENT_NS)) {
+			mark_down(mp, (unsigned int)i, MP_DOWN_LOSS);
+			ur__mp_tick(qp, now);
+			return;
+		}
+	}
+}
+
 void ur__mp_heard(struct ur_mp *mp, uint16_t sport)
 {
 	mp->heard_peer = true;

@@ -278,6 +278,7 @@ struct ur_sr {
 		bool used;
 		uint32_t max_psn;
 		uint64_t last_t;
+		bool told;        /* a silent notice went since it was heard */
 	} path[UR_SR_PATHS];
 	uint32_t late_pkts;       /* requests since the last late notice */
 	uint64_t path_new_t;      /* when a path was last seen first */
@@ -373,6 +374,8 @@ void ur__mp_ecn(struct ur_mp *mp, uint32_t psn);
 void ur__mp_late(struct ur_mp *mp, uint32_t psn);
 /* The peer heard a request on port @sport (a path notice, ur_sr.c). */
 void ur__mp_heard(struct ur_mp *mp, uint16_t sport);
+/* The peer stopped hearing port @sport while others delivered. */
+void ur__mp_silent(struct ur_qp *qp, uint16_t sport, uint64_t now);
 /* An ACK covered @n requests from @psn: their paths gain weight. */
 void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n);
 /* Time passes for a spraying QP (after a packet, at its timer): ask the

@@ -33,7 +33,8 @@
 #define UR_SR_LATE_EVERY 64 /* requests between two late notices */
 
 static void late_notice(struct ur_qp *qp, uint32_t psn);
-static void heard_notice(struct ur_qp *qp, uint16_t sport, uint32_t psn);
+static void path_notice(struct ur_qp *qp, uint8_t what, uint16_t sport,
+			uint32_t psn);
 static uint64_t path_idle(const struct ur_sr *sr);
 
 struct ur_sr_pool {
@@ -496,12 +497,13 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
 	    ur_psn_diff(sr->nak_top, e->max_psn) > 0)
 		e->max_psn = sr->nak_top;
 	e->last_t = now;
+	e->told = false;
 	sr->late_pkts++;
 	/* A port heard first, or again after it went silent (path_wait no
 	 * longer waited for it): the requester's probe of a path it took
 	 * out came through (ur_mp.c "A path that fails"). */
 	if (heard)
-		heard_notice(qp, sport, psn);
+		path_notice(qp, UR_CNP_HEARD, sport, psn);
 }
 
 /*
@@ -544,9 +546,12 @@ static void late_notice(struct ur_qp *qp, uint32_t psn)
  * the next two. A requester that took that port's path out of its spray
  * puts it back: its probes are copies of requests that also leave on a
  * live path, so that a lost one holds nothing, and only this says one
- * arrived.
+ * arrived. UR_CNP_SILENT instead: a gap is NAKed without waiting for
+ * that port, silent for path_idle() while others delivered (RACK's
+ * test, RFC 8985, made where the arrivals are seen).
  */
-static void heard_notice(struct ur_qp *qp, uint16_t sport, uint32_t psn)
+static void path_notice(struct ur_qp *qp, uint8_t what, uint16_t sport,
+			uint32_t psn)
 {
 	struct ur_txhdr h = {
 		.opcode = UR_OP_CNP,
@@ -564,7 +569,7 @@ static void heard_notice(struct ur_qp *qp, uint16_t sport, uint32_t psn)
 		return;
 	pl = ur__tx_payload(b, h.opcode);
 	memset(pl, 0, UR_CNP_PAYLOAD_LEN);
-	pl[0] = UR_CNP_HEARD;
+	pl[0] = what;
 	ur_put16(pl + 2, sport);
 	ur__tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
 }
@@ -614,10 +619,22 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 		return;
 	}
 	wait = path_wait(sr, p->resp.psn, now);
-	if (wait)
+	if (wait) {
 		sr->gap_deadline = wait;
-	else
-		sr_nak(qp, now);
+		return;
+	}
+	/* The ports not waited for because silent, once each until heard
+	 * again: the requester takes out those it still sends on. */
+	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
+		struct ur_sr_path *x = &sr->path[i];
+
+		if (x->used && !x->told && x->last_t + path_idle(sr) <= now &&
+		    ur_psn_diff(x->max_psn, p->resp.psn) <= 0) {
+			x->told = true;
+			path_notice(qp, UR_CNP_SILENT, x->sport, p->resp.psn);
+		}
+	}
+	sr_nak(qp, now);
 }
 
 /* A request we cannot hold: one plain NAK for ePSN (go-back-N). */
