@@ -17,12 +17,14 @@
  * where each of its packets would be lost and waited for: when losses
  * name it MP_DOWN_MISS times in a row while another path delivers, or
  * when the host says its port cannot send (a bonded port's interface is
- * down or silent, ur_dev_ops.path_ok). What it carried that is not yet
+ * down or silent, ur_dev_ops.path_ok), or when the peer says it NAKed a
+ * gap without waiting for the port (a silent notice, ur__mp_silent). What it carried that is not yet
  * acknowledged goes again on the others at once, instead of one NAK per
  * hole. A path that losses took out gets one request in MP_PROBE_NS
  * (doubling while it stays down, up to MP_PROBE_MAX_NS times the paths
  * down) as a probe, and
- * an ACK for a probe puts it back; one the host took out gets a plain ACK
+ * an ACK for a probe puts it back (towards a peer that sends path
+ * notices: a copy every 2-8 ms, and the notice, probe_copies); one the host took out gets a plain ACK
  * every MP_HOST_PROBE_NS (nothing that opens a hole when lost: the
  * peer's host hears it) and comes back when the host says so.
  */
