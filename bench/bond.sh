@@ -27,7 +27,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-3} R1=${2:-300mbit} R2=${3:-150mbit} DUR=${4:-5}
-OUT=${5:-bench/results/2026-12-07-rails2} B=build/bin
+OUT=${5:-bench/results/2026-12-07-rails2} B=${B:-build/bin}
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "bond.sh: RUNS must be a positive integer" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "bond.sh: needs root (ip netns)" >&2; exit 1; }
 a=uroce-bd-$$-a b=uroce-bd-$$-b

@@ -13,7 +13,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-bench/results/multipath_cut}
 RATE=${RATE:-300mbit} PATHS=${PATHS:-16} DUR=${DUR:-6} CUT=${CUT:-2} RESTORE=${RESTORE:-4}
-B=build/bin
+B=${B:-build/bin} # B=/work/main/build/bin: main's binaries, same fabric
 # The two-link fabric the tests use (10.93.0.1 <-> 10.93.0.2, links p1
 # and p2, ECMP on UDP ports), each link shaped to RATE.
 . tests/integration/twolink.sh

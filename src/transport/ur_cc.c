@@ -663,6 +663,21 @@ void ur__cc_rx_cnp(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 			ur__mp_late(qp->priv->mp, pkt->h.psn);
 		return;
 	}
+	if (ur_bth_ext_sr(pkt->bth) && pkt->payload_len >= 4 &&
+	    (pkt->payload[0] & UR_CNP_HEARD)) {
+		/* A path notice (ur_sr.c): a port of ours was heard. */
+		qp->dev->cnt.rx_sr_heard++;
+		if (qp->priv->mp)
+			ur__mp_heard(qp->priv->mp, ur_get16(pkt->payload + 2));
+		return;
+	}
+	if (ur_bth_ext_sr(pkt->bth) && pkt->payload_len >= 4 &&
+	    (pkt->payload[0] & UR_CNP_SILENT)) {
+		qp->dev->cnt.rx_sr_heard++;
+		if (qp->priv->mp)
+			ur__mp_silent(qp, ur_get16(pkt->payload + 2), now);
+		return;
+	}
 	qp->cnt.rx_cnp++;
 	if (qp->priv->mp && ur_bth_ext_sr(pkt->bth))
 		ur__mp_ecn(qp->priv->mp, pkt->h.psn);

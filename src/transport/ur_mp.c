@@ -17,12 +17,14 @@
  * where each of its packets would be lost and waited for: when losses
  * name it MP_DOWN_MISS times in a row while another path delivers, or
  * when the host says its port cannot send (a bonded port's interface is
- * down or silent, ur_dev_ops.path_ok). What it carried that is not yet
+ * down or silent, ur_dev_ops.path_ok), or when the peer says it NAKed a
+ * gap without waiting for the port (a silent notice, ur__mp_silent). What it carried that is not yet
  * acknowledged goes again on the others at once, instead of one NAK per
  * hole. A path that losses took out gets one request in MP_PROBE_NS
  * (doubling while it stays down, up to MP_PROBE_MAX_NS times the paths
  * down) as a probe, and
- * an ACK for a probe puts it back; one the host took out gets a plain ACK
+ * an ACK for a probe puts it back (towards a peer that sends path
+ * notices: a copy every 2-8 ms, and the notice, probe_copies); one the host took out gets a plain ACK
  * every MP_HOST_PROBE_NS (nothing that opens a hole when lost: the
  * peer's host hears it) and comes back when the host says so.
  */
@@ -44,6 +46,7 @@
 #define MP_DOWN_HOST 2
 #define MP_PROBE_NS 2000000ull
 #define MP_PROBE_MAX_NS 32000000u
+#define MP_COPY_MAX_NS 8000000u /* a copy's gap stops doubling here */
 #define MP_POLL_NS 250000ull
 #define MP_HOST_PROBE_NS 1000000ull
 #define MP_RESENT 0x80     /* ring entry flag: sent again (no RTT sample) */
@@ -80,6 +83,7 @@ struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 	}
 	memset(mp->psn_path, MP_NONE, ring);
 	mp->deadline = UINT64_MAX;
+	mp->copy_to = -1;
 	mp->k = (uint8_t)k;
 	mp->oblivious = flags & UR_MP_OBLIVIOUS;
 	mp->ring = ring;
@@ -178,7 +182,14 @@ unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend)
 	 * the resends of a timeout spread over the paths as their weights
 	 * say rather than all falling on one that may be cut too. */
 	int lost = resend && !mp->oblivious ? path_of(mp, psn) : -1;
-	int best = resend ? -1 : probe_due(mp);
+	int best = resend || mp->heard_peer ? -1 : probe_due(mp);
+
+	/* A probe's copy (probe_copies): the request's own entry stays the
+	 * live path's, whose ACK it is. */
+	if (mp->copy_to >= 0 && resend) {
+		mp->cnt[mp->copy_to].packets++;
+		return (unsigned int)mp->copy_to;
+	}
 
 	if (best < 0) {
 		best = swrr(mp);
@@ -276,6 +287,37 @@ static void take_out(struct ur_qp *qp, struct ur_mp *mp, unsigned int i,
 			ur__req_resend_psn(qp, psn, now);
 }
 
+/*
+ * Where the peer names the ports it hears (path notices, ur_sr.c), a
+ * path that losses took out is probed with a copy of the newest request
+ * sent, which left on a live path too: lost, it holds nothing (a probe
+ * that was the request's only copy held the peer's head, and with it
+ * the window, until it was found lost: 1.5 round trips of a queued
+ * path, every few ms while paths were down). So the gap stays short (2
+ * ms doubling to MP_COPY_MAX_NS) and a restored path is back within
+ * that and a one-way trip. Not READs or atomics (ur__req_copy_newest).
+ */
+static void probe_copies(struct ur_qp *qp, struct ur_mp *mp, uint64_t now)
+{
+	if (!mp->heard_peer || (qp->state != UR_QPS_RTS &&
+				qp->state != UR_QPS_SQD) || all_down(mp))
+		return;
+	for (unsigned int i = 0; i < mp->k; i++) {
+		if (mp->down[i] != MP_DOWN_LOSS || now < mp->probe_at[i])
+			continue;
+		mp->copy_to = (int8_t)i;
+		if (ur__req_copy_newest(qp, now) == -ENOENT) {
+			mp->copy_to = -1;
+			return; /* nothing to copy: at the next request */
+		}
+		mp->copy_to = -1;
+		mp->probe_at[i] = now + mp->probe_gap[i];
+		if (mp->probe_gap[i] < MP_COPY_MAX_NS)
+			mp->probe_gap[i] *= 2;
+		mp->cnt[i].probes++;
+	}
+}
+
 /* Probes in flight: one acknowledged is gone from probe_out (the ACK
  * put its path back, ur__mp_acked); one older than probe_wait()
  * is sent again on a path that is up. */
@@ -327,6 +369,7 @@ void ur__mp_tick(struct ur_qp *qp, uint64_t now)
 			take_out(qp, mp, i, now);
 	}
 	probes_lost(qp, mp, now);
+	probe_copies(qp, mp, now);
 	/* A path the host says cannot send: a plain ACK every ms keeps the
 	 * peer's host hearing it once it works again (ur__tx_probe_ack). */
 	for (unsigned int i = 0; i < mp->k; i++) {
@@ -369,6 +412,58 @@ void ur__mp_ecn(struct ur_mp *mp, uint32_t psn)
 	mp->cnt[i].ecn++;
 	if (!mp->oblivious)
 		mp->hot = (uint16_t)(mp->hot | 1u << i);
+}
+
+/*
+ * The peer NAKed a gap without waiting for port @sport, silent while
+ * others delivered (a path notice, ur_sr.c). If a request of ours left
+ * on it long enough ago to have arrived (MP_SILENT_NS, or its path's
+ * floor round trip) and is not acknowledged, the path failed: out now,
+ * its requests sent again, rather than after 3 losses and 2 round trips
+ * of a queued path (test_mp mp_cut16: 10-14 ms). A port we had stopped
+ * using is silent for that reason alone: nothing of ours is on it.
+ */
+#define MP_SILENT_NS 1000000u
+void ur__mp_silent(struct ur_qp *qp, uint16_t sport, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_mp *mp = p->mp;
+	int32_t n = ur_psn_diff(p->req.psn_max, p->comp.psn);
+	uint32_t psn = p->comp.psn;
+	int i = -1;
+
+	for (unsigned int j = 0; j < mp->k; j++)
+		if (mp->sport[j] == sport)
+			i = (int)j;
+	if (i < 0 || mp->down[i] || mp->oblivious || n <= 0 ||
+	    !others_deliver(mp, i))
+		return;
+	if ((uint32_t)n > mp->ring)
+		n = (int32_t)mp->ring;
+	mp->now = now;
+	for (; n > 0; n--, psn = ur_psn_add(psn, 1)) {
+		uint8_t e = mp->psn_path[psn & (mp->ring - 1u)];
+		uint32_t age = (uint32_t)now - mp->psn_t[psn & (mp->ring - 1u)];
+
+		if (e == (uint8_t)i &&
+		    age >= (mp->rtt_min[i] > MP_SILENT_NS ? mp->rtt_min[i]
+							 : MP_SILENT_NS)) {
+			mark_down(mp, (unsigned int)i, MP_DOWN_LOSS);
+			ur__mp_tick(qp, now);
+			return;
+		}
+	}
+}
+
+void ur__mp_heard(struct ur_mp *mp, uint16_t sport)
+{
+	mp->heard_peer = true;
+	for (unsigned int i = 0; i < mp->k; i++) {
+		if (mp->sport[i] != sport || !(mp->down[i] & MP_DOWN_LOSS))
+			continue;
+		mp->probe_out = (uint16_t)(mp->probe_out & ~(1u << i));
+		mark_up(mp, i, MP_DOWN_LOSS);
+	}
 }
 
 /* The responder saw the request @psn arrive late, after later ones from
@@ -512,13 +607,20 @@ void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 	for (; n; n--, psn++) {
 		uint8_t *at = &mp->psn_path[psn & (mp->ring - 1u)];
 		int i = path_of(mp, psn);
+		bool resent = *at != MP_NONE && (*at & MP_RESENT);
 
 		*at = MP_NONE; /* done: a READ's response PSNs name no path */
 		if (i < 0 || mp->oblivious)
 			continue;
+		mp->dlv[i]++;
+		/* Which copy of a resent request came is unknown (Karn): one
+		 * resent onto a dead path, whose original on a live one was
+		 * only late, clears nothing (test_sr sr_two_paths_dead: such
+		 * a credit kept the dead path in until the retries ran out) */
+		if (resent)
+			continue;
 		mp->miss[i] = 0;
 		mp->credit_at[i] = mp->now;
-		mp->dlv[i]++;
 		if (mp->down[i] & MP_DOWN_LOSS)
 			mark_up(mp, (unsigned int)i, MP_DOWN_LOSS); /* a probe */
 	}

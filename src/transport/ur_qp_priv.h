@@ -284,6 +284,7 @@ struct ur_sr {
 		bool used;
 		uint32_t max_psn;
 		uint64_t last_t;
+		bool told;        /* a silent notice went since it was heard */
 	} path[UR_SR_PATHS];
 	uint32_t late_pkts;       /* requests since the last late notice */
 	uint64_t path_new_t;      /* when a path was last seen first */
@@ -350,6 +351,11 @@ struct ur_mp {
 	uint32_t probe_psn[UR_MP_MAX];
 	uint64_t probe_sent[UR_MP_MAX];
 	uint64_t deadline;        /* the next probe to give up on */
+	/* The peer names the ports it hears (path notices): a probe is
+	 * then a copy of a request that also leaves on a live path, and
+	 * the notice, not an ACK, puts its path back. */
+	bool heard_peer;
+	int8_t copy_to;           /* the copy being sent goes here, or -1 */
 	/* One request at a time is timed to its ACK: the round trip. */
 	bool rtt_on;
 	uint32_t rtt_psn;
@@ -372,6 +378,10 @@ void ur__mp_loss(struct ur_mp *mp, uint32_t psn);
 void ur__mp_ecn(struct ur_mp *mp, uint32_t psn);
 /* A late notice named @psn (ur_sr.c): its path loses a quarter. */
 void ur__mp_late(struct ur_mp *mp, uint32_t psn);
+/* The peer heard a request on port @sport (a path notice, ur_sr.c). */
+void ur__mp_heard(struct ur_mp *mp, uint16_t sport);
+/* The peer stopped hearing port @sport while others delivered. */
+void ur__mp_silent(struct ur_qp *qp, uint16_t sport, uint64_t now);
 /* An ACK covered @n requests from @psn: their paths gain weight. */
 void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n);
 /* Time passes for a spraying QP (after a packet, at its timer): ask the
@@ -755,6 +765,9 @@ void ur__sr_release(struct ur_qp *qp);
 void ur__req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now);
 /* Selective repeat: the newest PSN sent again, with AckReq. */
 void ur__req_probe(struct ur_qp *qp, uint64_t now);
+/* Spraying: a copy of the newest request sent (ur_mp.c probes); 0, or
+ * -ENOENT when nothing is in flight. */
+int ur__req_copy_newest(struct ur_qp *qp, uint64_t now);
 /* ur_resp.c: run one request through the responder's state machine. */
 void ur__resp_run(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
 

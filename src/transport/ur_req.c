@@ -491,6 +491,28 @@ void ur__req_probe(struct ur_qp *qp, uint64_t now)
 		p->req.probe_pending = true; /* no buffer: at the next progress */
 }
 
+int ur__req_copy_newest(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	uint32_t last = ur_psn_add(ur__req_cursor_psn(qp), UR_PSN_MASK);
+
+	if (ur_psn_diff(last, p->comp.psn) < 0 || p->req.sr_resend)
+		return -ENOENT;
+	/* Not a READ or an atomic: the peer would run its copy again
+	 * (9.7.5.1.3: a duplicate READ is answered in full). */
+	for (uint32_t i = p->sq_head; i != p->req.assigned; i++) {
+		struct ur_swqe *wqe = ur_swqe_at(qp, i);
+		int32_t k = ur_psn_diff(last, wqe->first_psn);
+
+		if (k >= 0 && (uint32_t)k < wqe->npkts)
+			return wqe->opcode == UR_WR_RDMA_READ ||
+					       ur__wr_is_rd_atomic(wqe->opcode)
+				       ? -ENOENT
+				       : resend_psn(qp, last, now);
+	}
+	return -ENOENT;
+}
+
 /* May the WQE at the cursor start now? (window, 9.5.4 limits, fence) */
 static bool can_start(struct ur_qp *qp, struct ur_swqe *wqe)
 {

@@ -33,6 +33,8 @@
 #define UR_SR_LATE_EVERY 64 /* requests between two late notices */
 
 static void late_notice(struct ur_qp *qp, uint32_t psn);
+static void path_notice(struct ur_qp *qp, uint8_t what, uint16_t sport,
+			uint32_t psn);
 static uint64_t path_idle(const struct ur_sr *sr);
 
 struct ur_sr_pool {
@@ -458,6 +460,7 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
 {
 	struct ur_sr *sr = &qp->priv->sr;
 	struct ur_sr_path *e = NULL, *lru = &sr->path[0];
+	bool heard = false;
 
 	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
 		struct ur_sr_path *x = &sr->path[i];
@@ -478,8 +481,11 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
 		e->used = true;
 		e->sport = sport;
 		e->max_psn = psn;
-	} else if (ur_psn_diff(psn, e->max_psn) > 0) {
-		e->max_psn = psn;
+		heard = true;
+	} else {
+		if (ur_psn_diff(psn, e->max_psn) > 0)
+			e->max_psn = psn;
+		heard = e->last_t + path_idle(sr) <= now;
 	}
 	/* The resend our selective NAK asked for left after every request
 	 * that had arrived by then (nak_top and below) was first sent: its
@@ -491,7 +497,13 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
 	    ur_psn_diff(sr->nak_top, e->max_psn) > 0)
 		e->max_psn = sr->nak_top;
 	e->last_t = now;
+	e->told = false;
 	sr->late_pkts++;
+	/* A port heard first, or again after it went silent (path_wait no
+	 * longer waited for it): the requester's probe of a path it took
+	 * out came through (ur_mp.c "A path that fails"). */
+	if (heard)
+		path_notice(qp, UR_CNP_HEARD, sport, psn);
 }
 
 /*
@@ -525,6 +537,40 @@ static void late_notice(struct ur_qp *qp, uint32_t psn)
 	pl[0] = UR_CNP_LATE;
 	qp->priv->sr.late_pkts = 0;
 	qp->dev->cnt.tx_sr_late++;
+	ur__tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
+}
+
+/*
+ * A path notice (docs/wire.md "Spraying"): a CNP like the late notice,
+ * UR_CNP_HEARD in the first reserved byte and the source port heard in
+ * the next two. A requester that took that port's path out of its spray
+ * puts it back: its probes are copies of requests that also leave on a
+ * live path, so that a lost one holds nothing, and only this says one
+ * arrived. UR_CNP_SILENT instead: a gap is NAKed without waiting for
+ * that port, silent for path_idle() while others delivered (RACK's
+ * test, RFC 8985, made where the arrivals are seen).
+ */
+static void path_notice(struct ur_qp *qp, uint8_t what, uint16_t sport,
+			uint32_t psn)
+{
+	struct ur_txhdr h = {
+		.opcode = UR_OP_CNP,
+		.dqpn = qp->priv->attr.dest_qp_num,
+		.psn = psn,
+	};
+	struct ur_pktbuf *b;
+	uint8_t *pl;
+
+	/* only to a requester that sprays (a second port seen) */
+	if (!qp->priv->sr.rx_peer || !qp->priv->sr.sprayed)
+		return;
+	b = ur__tx_alloc(qp, h.opcode, UR_CNP_PAYLOAD_LEN);
+	if (!b)
+		return;
+	pl = ur__tx_payload(b, h.opcode);
+	memset(pl, 0, UR_CNP_PAYLOAD_LEN);
+	pl[0] = what;
+	ur_put16(pl + 2, sport);
 	ur__tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
 }
 
@@ -573,10 +619,22 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 		return;
 	}
 	wait = path_wait(sr, p->resp.psn, now);
-	if (wait)
+	if (wait) {
 		sr->gap_deadline = wait;
-	else
-		sr_nak(qp, now);
+		return;
+	}
+	/* The ports not waited for because silent, once each until heard
+	 * again: the requester takes out those it still sends on. */
+	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
+		struct ur_sr_path *x = &sr->path[i];
+
+		if (x->used && !x->told && x->last_t + path_idle(sr) <= now &&
+		    ur_psn_diff(x->max_psn, p->resp.psn) <= 0) {
+			x->told = true;
+			path_notice(qp, UR_CNP_SILENT, x->sport, p->resp.psn);
+		}
+	}
+	sr_nak(qp, now);
 }
 
 /* A request we cannot hold: one plain NAK for ePSN (go-back-N). */

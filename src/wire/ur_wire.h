@@ -31,6 +31,12 @@
  * negotiated extension, docs/wire.md "Spraying"): a late notice, not a
  * CE mark. */
 #define UR_CNP_LATE 0x01
+/* ... or a path notice: a request came on the UDP source port in bytes
+ * 2-3 (big-endian) after that port was silent, or first. */
+#define UR_CNP_HEARD 0x02
+/* ... or: that port went silent while others delivered (a gap NAKed
+ * without waiting for it). */
+#define UR_CNP_SILENT 0x04
 #define UR_GSI_QKEY 0x80010000u
 #define UR_DEFAULT_PKEY 0xffff
 
