@@ -25,6 +25,7 @@
 
 static unsigned int NPORTS = 8;
 static unsigned int MP_FLAGS; /* UR_MP_RUNS: as the engine sprays */
+static long long MIN_PCT = 88; /* of the links' sum (percent) */
 
 struct mp_watch {
 	uint32_t a_qpn, b_qpn;
@@ -185,8 +186,8 @@ static void t_unequal(void)
 {
 	double a = rates(5, 300, 150), b = rates(3, 300, 150);
 
-	ASSERT_GE((long long)(a * 100), 88); /* percent of the sum */
-	ASSERT_GE((long long)(b * 100), 88);
+	ASSERT_GE((long long)(a * 100), MIN_PCT); /* percent of the sum */
+	ASSERT_GE((long long)(b * 100), MIN_PCT);
 }
 
 /* Two 300 Mbit/s links, the ports split 5:3 and 3:5 (the seed says
@@ -195,8 +196,8 @@ static void t_equal(void)
 {
 	double a = rates(5, 300, 300), b = rates(3, 300, 300);
 
-	ASSERT_GE((long long)(a * 100), 88); /* percent of the sum */
-	ASSERT_GE((long long)(b * 100), 88);
+	ASSERT_GE((long long)(a * 100), MIN_PCT); /* percent of the sum */
+	ASSERT_GE((long long)(b * 100), MIN_PCT);
 }
 
 /*
@@ -224,21 +225,26 @@ static void t_cut16(void)
 
 /* The same with runs of UR_MP_RUN requests per turn (UR_MP_RUNS, what
  * the engine asks for: a run leaves as one GSO send). Seeds 1..60:
- * 0.89-0.94 (unequal), 0.90-0.94 (equal). Not mp_cut16: with runs until
+ * 0.89-0.94 (unequal), 0.90-0.94 (equal); 100..250 (unequal): 0.87-0.94,
+ * 3 at 0.87, so 0.85 is asked. Not mp_cut16: with runs until
  * the cut, 9 seeds of 60 gave 0.00-0.34 of the other link (one path
  * at weight 64, the window standing 28 ms at a time), against 0.85 at
  * least without (docs/wire.md "Spraying"). */
 static void t_runs_unequal(void)
 {
 	MP_FLAGS = UR_MP_RUNS;
+	MIN_PCT = 85;
 	t_unequal();
+	MIN_PCT = 88;
 	MP_FLAGS = 0;
 }
 
 static void t_runs_equal(void)
 {
 	MP_FLAGS = UR_MP_RUNS;
+	MIN_PCT = 85;
 	t_equal();
+	MIN_PCT = 88;
 	MP_FLAGS = 0;
 }
 
