@@ -887,11 +887,16 @@ static void sport_put(struct ur_engine *e, uint16_t sport)
 }
 
 /* Spraying: the device's further source ports for an RC QP with selective
- * repeat (qp_lock write-held); the QP keeps its own port if none opens. */
+ * repeat (qp_lock write-held); the QP keeps its own port if none opens.
+ * They are its group's (mp_base): with spraying on by default, a socket
+ * per path and QP would put a job of 200 QPs over 1024 descriptors.
+ * Four groups still give QPs different ports, so that the fabric's hash
+ * does not put every QP's further paths on the same links. */
 static void paths_open(struct ur_engine *e, struct ur_eqp *q)
 {
 	struct ur_qp *qp = q->qp;
 	unsigned int k = e->dev.paths;
+	uint16_t *base = &e->mp_base[qp->qpn % UR_MP_GROUPS];
 
 	q->mp_sport[0] = q->sport;
 	q->mp_k = 1;
@@ -902,19 +907,31 @@ static void paths_open(struct ur_engine *e, struct ur_eqp *q)
 		return;
 	if (k > UR_MP_MAX)
 		k = UR_MP_MAX;
+	if (!*base)
+		*base = q->sport; /* the group's first QP: a port of its own */
 	for (unsigned int i = 1; i < k; i++) {
-		uint16_t p = ur_mp_sport(q->sport, i);
+		uint16_t p = ur_mp_sport(*base, i);
 
 		/* Path i by interface (sport + i) mod n: each in turn. */
 		if (e->bond_n)
 			while (p % e->bond_n != (q->sport + i) % e->bond_n)
 				p = (uint16_t)(0xc000 | ((p + 1) & 0x3fff));
 
-		if (sport_get(e, &p) >= 0)
+		if (sport_get(e, &p) < 0)
+			continue;
+		/* Another QP's own port may be one of the group's. */
+		for (unsigned int j = 0; j < q->mp_k && p; j++)
+			if (q->mp_sport[j] == p) {
+				sport_put(e, p);
+				p = 0;
+			}
+		if (p)
 			q->mp_sport[q->mp_k++] = p;
 	}
-	if (ur_qp_set_paths(qp, q->mp_sport, q->mp_k, 0))
-		q->mp_k = 1;
+	if (ur_qp_set_paths(qp, q->mp_sport, q->mp_k, UR_MP_RUNS)) {
+		while (q->mp_k > 1)
+			sport_put(e, q->mp_sport[--q->mp_k]);
+	}
 }
 
 static void paths_close(struct ur_engine *e, struct ur_eqp *q)

@@ -215,6 +215,13 @@ struct ur_engine {
 	pthread_rwlock_t qp_lock;  /* qps + sports */
 	struct ur_map qps;         /* qpn -> struct ur_qp */
 	struct ur_map sports;      /* sport -> struct ur_sport_sock */
+	/* Spraying: the further source ports are shared by the QPs of a
+	 * group (qpn mod UR_MP_GROUPS), path i of group g leaving from
+	 * ur_mp_sport(mp_base[g], i); 0 until a QP of g first sprays
+	 * (qp_lock). So a device holds at most UR_MP_GROUPS x (paths - 1)
+	 * of them, not that many per QP (engine.c paths_open). */
+#define UR_MP_GROUPS 4
+	uint16_t mp_base[UR_MP_GROUPS];
 	struct ur_map srqs;        /* XRC SRQ number -> struct ur_srq (qp_lock) */
 	struct ur_mcast_grp *mcast; /* groups (mcast.c; rx_lock and qp_lock) */
 	pthread_rwlock_t mr_lock;

@@ -86,6 +86,7 @@ struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 	mp->copy_to = -1;
 	mp->k = (uint8_t)k;
 	mp->oblivious = flags & UR_MP_OBLIVIOUS;
+	mp->run = flags & UR_MP_RUNS ? UR_MP_RUN : 1;
 	mp->ring = ring;
 	return mp;
 }
@@ -175,6 +176,17 @@ static int probe_due(struct ur_mp *mp)
 	return -1;
 }
 
+/* Runs (UR_MP_RUNS) only while every path delivers: a run on a path
+ * that has begun to lose makes a hole per request, each one a selective
+ * NAK and a round trip (test_mp mp_runs_cut16 stood still for 50 ms). */
+static bool runs_ok(const struct ur_mp *mp)
+{
+	for (unsigned int i = 0; i < mp->k; i++)
+		if (mp->down[i] || mp->miss[i])
+			return false;
+	return true;
+}
+
 unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend)
 {
 	/* A resend avoids the path its original left on (it was lost
@@ -191,8 +203,15 @@ unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend)
 		return (unsigned int)mp->copy_to;
 	}
 
-	if (best < 0) {
+	if (best < 0 && !resend && mp->run_left && runs_ok(mp)) {
+		best = mp->run_path; /* the run goes on (UR_MP_RUNS) */
+		mp->run_left--;
+	} else if (best < 0) {
 		best = swrr(mp);
+		if (!resend) {
+			mp->run_path = (uint8_t)best;
+			mp->run_left = (uint8_t)(mp->run - 1);
+		}
 		/* nor, for two more turns at most, one that lost a request
 		 * and has delivered nothing since (miss): with half of 16
 		 * ports on a cut link, a hole's resends fell on it again,

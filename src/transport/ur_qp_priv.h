@@ -314,6 +314,9 @@ struct ur_jumbo {
 struct ur_mp {
 	uint8_t k;                /* 1 (or 0): off */
 	bool oblivious;           /* weights stay equal (UR_MP_OBLIVIOUS) */
+	/* UR_MP_RUNS: new requests left in the run on run_path (0: per
+	 * packet); run: its length, 1 without the flag */
+	uint8_t run, run_left, run_path;
 	uint32_t ring;            /* psn_path entries, a power of two */
 	uint16_t sport[UR_MP_MAX];
 	uint8_t w[UR_MP_MAX];     /* weights, 1..64 (share >> MP_SHARE_SHIFT) */

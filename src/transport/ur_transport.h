@@ -840,11 +840,17 @@ uint32_t ur_qp_jumbo_state(const struct ur_qp *qp);
  * the QP's port. @sports: ports the host can send from, the QP's own first
  * (k = 1: off). @flags: UR_MP_OBLIVIOUS keeps the weights equal (plain
  * round robin, the baseline the simulator compares against); otherwise
- * losses and ECN marks move traffic between the paths. -EINVAL: not RC,
+ * losses and ECN marks move traffic between the paths. UR_MP_RUNS: each
+ * turn of the round robin takes a run of up to UR_MP_RUN new requests
+ * (a host that sends a run from one socket as one GSO send: per packet,
+ * one veth carried 0.60 Gbit/s sprayed over 8 ports against 4.24 on
+ * one, bench/results/2026-12-07-spray4.md). -EINVAL: not RC,
  * selective repeat off, k outside 1..UR_MP_MAX, unknown flags.
  */
 #define UR_MP_MAX 16
 #define UR_MP_OBLIVIOUS 1u
+#define UR_MP_RUNS 2u
+#define UR_MP_RUN 16
 int ur_qp_set_paths(struct ur_qp *qp, const uint16_t *sports, unsigned int k,
 		    unsigned int flags);
 /* What a spraying QP sent and learnt per path (uroce-stat, the simulator). */

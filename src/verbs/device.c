@@ -632,10 +632,10 @@ static int engine_get(struct urv_device *dev, unsigned int port_num,
 		ur_engine_close(*out);
 		return ret;
 	}
-	/* Spraying only where asked for on loopback: lo is one path, and the
-	 * packets of several sockets reach it out of order (issue 33:
-	 * 0.7-0.9 against 3.7 Gbit/s sprayed over 8 ports), should the
-	 * default of UROCE_PATHS become more than 1. */
+	/* Spraying (on by default) only where asked for on loopback: lo is
+	 * one path, and the packets of several sockets reach it out of
+	 * order (issue 33: 0.7-0.9 against 3.7 Gbit/s sprayed over 8
+	 * ports). */
 	{
 		unsigned long long v;
 

@@ -24,12 +24,16 @@
 #define WRS 250u /* 15.6 MiB: about 300 ms at 450 Mbit/s */
 
 static unsigned int NPORTS = 8;
+static unsigned int MP_FLAGS; /* UR_MP_RUNS: as the engine sprays */
+static long long MIN_PCT = 88; /* of the links' sum (percent) */
 
 struct mp_watch {
 	uint32_t a_qpn, b_qpn;
 	uint32_t ack_psn;
 	const uint16_t *sp;
 	uint64_t req[2];       /* requests per link */
+	uint64_t reqs, moves;  /* requests; ones on another port than the last */
+	uint16_t last;
 	const uint8_t *link_of; /* port -> link */
 };
 
@@ -45,6 +49,9 @@ static void tap_mp(struct tnet *net, const uint8_t *d, uint32_t len,
 		for (unsigned int i = 0; i < NPORTS; i++)
 			if (net->tap_sport == w->sp[i])
 				w->req[w->link_of[i]]++;
+		w->reqs++;
+		w->moves += net->tap_sport != w->last;
+		w->last = net->tap_sport;
 	} else if (pkt.h.dqpn == w->a_qpn &&
 		   pkt.h.opcode == UR_OP_RC_ACKNOWLEDGE) {
 		w->ack_psn = pkt.h.psn;
@@ -101,7 +108,7 @@ static double rates(unsigned int fast, uint64_t r0, uint64_t r1)
 		f.net.f.path[2 + i].sport = port[i];
 		f.net.f.path[2 + i].link = (uint8_t)(link_of[i] + 1);
 	}
-	ASSERT_EQ(ur_qp_set_paths(f.a.qp, port, NPORTS, 0), 0);
+	ASSERT_EQ(ur_qp_set_paths(f.a.qp, port, NPORTS, MP_FLAGS), 0);
 	w.a_qpn = f.a.qp->qpn;
 	w.b_qpn = f.b.qp->qpn;
 	w.sp = port;
@@ -176,10 +183,12 @@ static double rates(unsigned int fast, uint64_t r0, uint64_t r1)
 	ASSERT_MEM_EQ(f.b.buf + MSG, f.a.buf, MSG);
 	ASSERT_EQ(f.a.qp->state, UR_QPS_RTS);
 	printf("  ports %s (F: %llu, s: %llu Mbit/s): %.0f Mbit/s, %.2f of "
-	       "the sum; requests %llu:%llu; tail drops %llu/%llu; weights",
+	       "the sum; requests %llu:%llu, %.1f a run; tail drops "
+	       "%llu/%llu; weights",
 	       map, (unsigned long long)r0, (unsigned long long)r1, mbit,
 	       ratio, (unsigned long long)w.req[0],
 	       (unsigned long long)w.req[1],
+	       (double)w.reqs / (double)(w.moves ? w.moves : 1),
 	       (unsigned long long)f.net.f.path[0].tail_drops,
 	       (unsigned long long)f.net.f.path[1].tail_drops);
 	for (unsigned int i = 0; i < NPORTS; i++) {
@@ -191,6 +200,12 @@ static double rates(unsigned int fast, uint64_t r0, uint64_t r1)
 		printf(" %u", wt);
 	}
 	printf("\n");
+	/* UR_MP_RUNS: runs of UR_MP_RUN less what resends and probes
+	 * break; without it, a port per request */
+	if (MP_FLAGS & UR_MP_RUNS)
+		ASSERT_GE(w.reqs, 8 * w.moves);
+	else
+		ASSERT_GE(2 * w.moves, w.reqs);
 	tfix_fini(&f);
 	return ratio;
 }
@@ -201,8 +216,8 @@ static void t_unequal(void)
 {
 	double a = rates(5, 300, 150), b = rates(3, 300, 150);
 
-	ASSERT_GE((long long)(a * 100), 88); /* percent of the sum */
-	ASSERT_GE((long long)(b * 100), 88);
+	ASSERT_GE((long long)(a * 100), MIN_PCT); /* percent of the sum */
+	ASSERT_GE((long long)(b * 100), MIN_PCT);
 }
 
 /* Two 300 Mbit/s links, the ports split 5:3 and 3:5 (the seed says
@@ -211,8 +226,8 @@ static void t_equal(void)
 {
 	double a = rates(5, 300, 300), b = rates(3, 300, 300);
 
-	ASSERT_GE((long long)(a * 100), 88); /* percent of the sum */
-	ASSERT_GE((long long)(b * 100), 88);
+	ASSERT_GE((long long)(a * 100), MIN_PCT); /* percent of the sum */
+	ASSERT_GE((long long)(b * 100), MIN_PCT);
 }
 
 /*
@@ -250,8 +265,35 @@ static void t_cut16(void)
 	ASSERT_LE(recover_ms, 16);
 }
 
+/* The same with runs of UR_MP_RUN requests per turn (UR_MP_RUNS, what
+ * the engine asks for: a run leaves as one GSO send). Seeds 1..60:
+ * 0.89-0.94 (unequal), 0.90-0.94 (equal); 100..250 (unequal): 0.87-0.94,
+ * 3 at 0.87, so 0.85 is asked. Not mp_cut16: with runs until
+ * the cut, 9 seeds of 60 gave 0.00-0.34 of the other link (one path
+ * at weight 64, the window standing 28 ms at a time), against 0.85 at
+ * least without (docs/wire.md "Spraying"). */
+static void t_runs_unequal(void)
+{
+	MP_FLAGS = UR_MP_RUNS;
+	MIN_PCT = 85;
+	t_unequal();
+	MIN_PCT = 88;
+	MP_FLAGS = 0;
+}
+
+static void t_runs_equal(void)
+{
+	MP_FLAGS = UR_MP_RUNS;
+	MIN_PCT = 85;
+	t_equal();
+	MIN_PCT = 88;
+	MP_FLAGS = 0;
+}
+
 static const struct ur_test_case tests[] = {
 	{ "mp_cut16", t_cut16 },
+	{ "mp_runs_rates_unequal", t_runs_unequal },
+	{ "mp_runs_rates_equal", t_runs_equal },
 	{ "mp_rates_unequal", t_unequal },
 	{ "mp_rates_equal", t_equal },
 	{ NULL, NULL },
