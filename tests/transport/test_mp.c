@@ -24,6 +24,7 @@
 #define WRS 250u /* 15.6 MiB: about 300 ms at 450 Mbit/s */
 
 static unsigned int NPORTS = 8;
+#define RUNS_RECOVER_MS 100
 static unsigned int MP_FLAGS; /* UR_MP_RUNS: as the engine sprays */
 static long long MIN_PCT = 88; /* of the links' sum (percent) */
 
@@ -202,10 +203,10 @@ static double rates(unsigned int fast, uint64_t r0, uint64_t r1)
 	printf("\n");
 	/* UR_MP_RUNS: runs of UR_MP_RUN less what resends and probes
 	 * break; without it, a port per request */
-	if (MP_FLAGS & UR_MP_RUNS)
-		ASSERT_GE(w.reqs, 8 * w.moves);
-	else
+	if (!(MP_FLAGS & UR_MP_RUNS))
 		ASSERT_GE(2 * w.moves, w.reqs);
+	else if (!cut_at) /* a run stops while a path is out */
+		ASSERT_GE(w.reqs, 8 * w.moves);
 	tfix_fini(&f);
 	return ratio;
 }
@@ -241,7 +242,7 @@ static void t_equal(void)
  * median 0.75: at the floor weight its few requests were each lost and
  * held the window).
  */
-static void t_cut16(void)
+static void cut16(unsigned int recover_max)
 {
 	double a;
 
@@ -262,7 +263,12 @@ static void t_cut16(void)
 	 * for them (silent path notices): out at once, their requests sent
 	 * again. Seeds 1..60: 6-8 ms (with losses alone taking them out:
 	 * 8-18, median 14). */
-	ASSERT_LE(recover_ms, 16);
+	ASSERT_LE(recover_ms, recover_max);
+}
+
+static void t_cut16(void)
+{
+	cut16(16);
 }
 
 /* The same with runs of UR_MP_RUN requests per turn (UR_MP_RUNS, what
@@ -290,8 +296,22 @@ static void t_runs_equal(void)
 	MP_FLAGS = 0;
 }
 
+/* mp_cut16 with the engine's runs (spray4 had 9 seeds of 60 at
+ * 0.00-0.34 of the other link before the silent path notices). A run
+ * stops while a path is out, so the QP sprays per request then; the
+ * last 2 ms bin below half the link's rate comes later than per request
+ * (seeds 1..80: 6-60 ms, median 18: single dips of a bin or two after
+ * the first 10 ms), but link 1 carries 0.5 of its rate at least. */
+static void t_runs_cut16(void)
+{
+	MP_FLAGS = UR_MP_RUNS;
+	cut16(RUNS_RECOVER_MS);
+	MP_FLAGS = 0;
+}
+
 static const struct ur_test_case tests[] = {
 	{ "mp_cut16", t_cut16 },
+	{ "mp_runs_cut16", t_runs_cut16 },
 	{ "mp_runs_rates_unequal", t_runs_unequal },
 	{ "mp_runs_rates_equal", t_runs_equal },
 	{ "mp_rates_unequal", t_unequal },
