@@ -850,7 +850,7 @@ uint32_t ur_qp_jumbo_state(const struct ur_qp *qp);
 #define UR_MP_MAX 16
 #define UR_MP_OBLIVIOUS 1u
 #define UR_MP_RUNS 2u
-#define UR_MP_RUN 16
+#define UR_MP_RUN 32
 int ur_qp_set_paths(struct ur_qp *qp, const uint16_t *sports, unsigned int k,
 		    unsigned int flags);
 /* What a spraying QP sent and learnt per path (uroce-stat, the simulator). */

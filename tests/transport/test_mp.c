@@ -271,13 +271,10 @@ static void t_cut16(void)
 	cut16(16);
 }
 
-/* The same with runs of UR_MP_RUN requests per turn (UR_MP_RUNS, what
- * the engine asks for: a run leaves as one GSO send). Seeds 1..60:
- * 0.89-0.94 (unequal), 0.90-0.94 (equal); 100..250 (unequal): 0.87-0.94,
- * 3 at 0.87, so 0.85 is asked. Not mp_cut16: with runs until
- * the cut, 9 seeds of 60 gave 0.00-0.34 of the other link (one path
- * at weight 64, the window standing 28 ms at a time), against 0.85 at
- * least without (docs/wire.md "Spraying"). */
+/* The same with runs of UR_MP_RUN (32) requests per turn (UR_MP_RUNS,
+ * what the engine asks for: a run leaves as one GSO send). Seeds 1..60:
+ * 0.86-0.90 of the sum (unequal), 0.89-0.90 (equal); with runs of 16
+ * 0.89-0.94 and 0.90-0.94, of 64 0.75-0.82 (unequal). */
 static void t_runs_unequal(void)
 {
 	MP_FLAGS = UR_MP_RUNS;
@@ -300,8 +297,9 @@ static void t_runs_equal(void)
  * 0.00-0.34 of the other link before the silent path notices). A run
  * stops while a path is out, so the QP sprays per request then; the
  * last 2 ms bin below half the link's rate comes later than per request
- * (seeds 1..80: 6-60 ms, median 18: single dips of a bin or two after
- * the first 10 ms), but link 1 carries 0.5 of its rate at least. */
+ * (seeds 1..60: 6-60 ms, median 22, runs of 16 median 18: single dips of
+ * a bin or two after the first 10 ms), but link 1 carries 0.5 of its
+ * rate at least (0.95-0.98 of it over the cut). */
 static void t_runs_cut16(void)
 {
 	MP_FLAGS = UR_MP_RUNS;
