@@ -506,6 +506,30 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
 		path_notice(qp, UR_CNP_HEARD, sport, psn);
 }
 
+/* A CNP of the extension (docs/wire.md "CNP"): @what in the first
+ * reserved byte, @sport (the port a notice names, or 0) in the next two.
+ * False: no transmit buffer. */
+static bool sr_cnp(struct ur_qp *qp, uint8_t what, uint16_t sport,
+		   uint32_t psn)
+{
+	struct ur_txhdr h = {
+		.opcode = UR_OP_CNP,
+		.dqpn = qp->priv->attr.dest_qp_num,
+		.psn = psn,
+	};
+	struct ur_pktbuf *b = ur__tx_alloc(qp, h.opcode, UR_CNP_PAYLOAD_LEN);
+	uint8_t *pl;
+
+	if (!b)
+		return false;
+	pl = ur__tx_payload(b, h.opcode);
+	memset(pl, 0, UR_CNP_PAYLOAD_LEN);
+	pl[0] = what;
+	ur_put16(pl + 2, sport);
+	ur__tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
+	return true;
+}
+
 /*
  * A late notice (docs/wire.md "Spraying"): the request at ePSN came after
  * later ones from other paths had waited for it longer than the gap
@@ -519,25 +543,10 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
  */
 static void late_notice(struct ur_qp *qp, uint32_t psn)
 {
-	struct ur_txhdr h = {
-		.opcode = UR_OP_CNP,
-		.dqpn = qp->priv->attr.dest_qp_num,
-		.psn = psn,
-	};
-	struct ur_pktbuf *b;
-	uint8_t *pl;
-
-	if (!qp->priv->sr.rx_peer)
+	if (!qp->priv->sr.rx_peer || !sr_cnp(qp, UR_CNP_LATE, 0, psn))
 		return;
-	b = ur__tx_alloc(qp, h.opcode, UR_CNP_PAYLOAD_LEN);
-	if (!b)
-		return;
-	pl = ur__tx_payload(b, h.opcode);
-	memset(pl, 0, UR_CNP_PAYLOAD_LEN);
-	pl[0] = UR_CNP_LATE;
 	qp->priv->sr.late_pkts = 0;
 	qp->dev->cnt.tx_sr_late++;
-	ur__tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
 }
 
 /*
@@ -553,25 +562,9 @@ static void late_notice(struct ur_qp *qp, uint32_t psn)
 static void path_notice(struct ur_qp *qp, uint8_t what, uint16_t sport,
 			uint32_t psn)
 {
-	struct ur_txhdr h = {
-		.opcode = UR_OP_CNP,
-		.dqpn = qp->priv->attr.dest_qp_num,
-		.psn = psn,
-	};
-	struct ur_pktbuf *b;
-	uint8_t *pl;
-
 	/* only to a requester that sprays (a second port seen) */
-	if (!qp->priv->sr.rx_peer || !qp->priv->sr.sprayed)
-		return;
-	b = ur__tx_alloc(qp, h.opcode, UR_CNP_PAYLOAD_LEN);
-	if (!b)
-		return;
-	pl = ur__tx_payload(b, h.opcode);
-	memset(pl, 0, UR_CNP_PAYLOAD_LEN);
-	pl[0] = what;
-	ur_put16(pl + 2, sport);
-	ur__tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
+	if (qp->priv->sr.rx_peer && qp->priv->sr.sprayed)
+		sr_cnp(qp, what, sport, psn);
 }
 
 /* 0 if every delivering path passed @epsn (it is lost); else when the
