@@ -62,7 +62,7 @@
 /* The ring remembers the path of the last @window request PSNs (the
  * selective-repeat window: feedback names nothing older). */
 struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
-			 unsigned int flags, uint32_t window)
+			 unsigned int flags, unsigned int run, uint32_t window)
 {
 	uint32_t ring = MP_RING_MIN;
 	struct ur_mp *mp;
@@ -86,7 +86,7 @@ struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 	mp->copy_to = -1;
 	mp->k = (uint8_t)k;
 	mp->oblivious = flags & UR_MP_OBLIVIOUS;
-	mp->run = flags & UR_MP_RUNS ? UR_MP_RUN : 1;
+	mp->run = flags & UR_MP_RUNS ? (run ? run : UR_MP_RUN) : 1;
 	mp->ring = ring;
 	return mp;
 }

@@ -370,7 +370,7 @@ struct ur_mp {
 	uint8_t psn_path[];
 };
 struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
-			 unsigned int flags, uint32_t window);
+			 unsigned int flags, unsigned int run, uint32_t window);
 /* The path of request @psn (remembered for the feedback below); a
  * @resend avoids the path its original took. */
 unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend);

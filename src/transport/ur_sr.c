@@ -186,7 +186,7 @@ int ur_qp_set_paths(struct ur_qp *qp, const uint16_t *sports, unsigned int k,
 	if (qp->type != UR_QPT_RC || !sports || k < 1 || k > UR_MP_MAX ||
 	    (k > 1 && !qp->priv->sr.p.enable) || (flags & ~(UR_MP_OBLIVIOUS | UR_MP_RUNS)))
 		return -EINVAL;
-	mp = k > 1 ? ur__mp_new(sports, k, flags, qp->priv->sr.p.window)
+	mp = k > 1 ? ur__mp_new(sports, k, flags, qp->dev->spray_run, qp->priv->sr.p.window)
 		   : NULL; /* its own port: no state */
 	if (k > 1 && !mp)
 		return -ENOMEM;

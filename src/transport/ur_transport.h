@@ -633,6 +633,9 @@ struct ur_dev {
 	 * selective repeat spread their requests over (1: none; the host
 	 * opens them). */
 	uint8_t paths;
+	/* UR_MP_RUNS: new requests per turn of the spray (UROCE_SPRAY_RUN;
+	 * 0: UR_MP_RUN). */
+	uint8_t spray_run;
 	/* Optional: called with an algorithm's features after each RTT
 	 * sample (ur_cc_ops.features; the predictor's training data, which
 	 * the simulator writes with `cc_trace FILE`). NULL: none. */

@@ -160,6 +160,7 @@ static int sr_dev_init(struct ur_dev *dev)
 	 * and UROCE_PATHS not set, one port. */
 	paths_set = ur_setting_get("UROCE_PATHS", &v) == 0;
 	dev->paths = (uint8_t)ur_setting_val("UROCE_PATHS");
+	dev->spray_run = (uint8_t)ur_setting_val("UROCE_SPRAY_RUN");
 	if (!p.enable && !paths_set)
 		dev->paths = 1;
 	if (dev->paths > 1 && !p.enable) {
