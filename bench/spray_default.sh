@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# What spraying on by default costs where there is one path (issue 33):
+# What spraying costs where there is one path (issue 33):
 # two namespaces joined by one veth pair (no ECMP, no router), one RC
 # QP's ib_write_bw -s 65536 (Gbit/s) with UROCE_PATHS=1 (its own port)
-# and with the default (UROCE_PATHS unset: 8 ports once the peer is
-# known to be uroce), alternating, and one iperf3 TCP stream as the peer,
+# and with UROCE_PATHS=8 (8 ports once the peer is known to be uroce),
+# alternating, and one iperf3 TCP stream as the peer,
 # all in the same run; medians of RUNS with the 1-minute load average.
 # RATE (e.g. 300mbit) shapes the link a->b with tbf (burst 32k, latency
 # 20 ms); unset, the CPU is the bottleneck. Then the descriptors: the
@@ -69,17 +69,17 @@ tcp() {
 }
 for ((r = 1; r <= RUNS; r++)); do
 	l=$(load); bw 1 UROCE_PATHS=1 >>"$tmp/one"; echo "$l" >>"$tmp/l_one"
-	l=$(load); bw 1 >>"$tmp/def"; echo "$l" >>"$tmp/l_def"
+	l=$(load); bw 1 UROCE_PATHS=8 >>"$tmp/def"; echo "$l" >>"$tmp/l_def"
 	l=$(load); tcp >>"$tmp/tcp"; echo "$l" >>"$tmp/l_tcp"
-	echo "run $r: paths=1 $(tail -1 "$tmp/one"); default $(tail -1 "$tmp/def"); tcp $(tail -1 "$tmp/tcp") (load $l)" >&2
+	echo "run $r: paths=1 $(tail -1 "$tmp/one"); paths=8 $(tail -1 "$tmp/def"); tcp $(tail -1 "$tmp/tcp") (load $l)" >&2
 done
-f1=$(fds UROCE_PATHS=1); f8=$(fds)
+f1=$(fds UROCE_PATHS=1); f8=$(fds UROCE_PATHS=8)
 m() { median <"$tmp/$1"; }
 rng() { sort -g "$tmp/$1" | sed -n '1p;$p' | paste -sd- ; }
 echo "| $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; one veth pair${RATE:+ shaped to $RATE (tbf)}, no ECMP; medians of $RUNS, alternating | Gbit/s | range | load (1 min) |"
 echo "|---|---:|---:|---:|"
 echo "| uroce, one RC QP, ib_write_bw -s 65536, UROCE_PATHS=1 | $(m one) | $(rng one) | $(m l_one) |"
-echo "| uroce, the same, default (8 ports once the peer is uroce) | $(m def) | $(rng def) | $(m l_def) |"
+echo "| uroce, the same, UROCE_PATHS=8 | $(m def) | $(rng def) | $(m l_def) |"
 echo "| iperf3, 1 TCP stream, 64 KiB writes | $(m tcp) | $(rng tcp) | $(m l_tcp) |"
 echo
-echo "Descriptors of the client while ib_write_bw -q $QPS ran: UROCE_PATHS=1 $f1, default $f8."
+echo "Descriptors of the client while ib_write_bw -q $QPS ran: UROCE_PATHS=1 $f1, UROCE_PATHS=8 $f8."

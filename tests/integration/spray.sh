@@ -10,8 +10,8 @@
 #    bytes a->b, every byte verified, no QP error (the kernel's hash of 16
 #    random ports puts none on one of the links once in 32,768 runs);
 #  - UROCE_PATHS=1: one link carries nearly all (one QP, one port);
-#  - the default (UROCE_PATHS unset, SR auto): a's requests leave from
-#    8 source ports or more (captured at b, so not left to the hash);
+#  - UROCE_PATHS=8 (SR auto): a's requests leave from 8 source ports or
+#    more (captured at b, so not left to the hash);
 #  - UROCE_PATHS=4 with UROCE_SR=0 is refused with its reason.
 #   spray.sh BINDIR
 bin=${1:?usage: spray.sh BINDIR}
@@ -65,26 +65,26 @@ if run "one path" UROCE_PATHS=1; then
 		bad "one port: link 1 carried $P1 bytes, link 2 $P2 (one link nearly all)"
 	fi
 fi
-# The default sprays: the source ports of a's RoCE packets, as b's links
-# see them (the QP's own, 7 further ones, QP1's).
+# Eight paths: the source ports of a's RoCE packets, as b's links see
+# them (the QP's own, 7 further ones, QP1's).
 if command -v dumpcap >/dev/null && command -v tshark >/dev/null; then
 	ip netns exec "$b" dumpcap -q -i p1b -i p2b -f "udp dst port 4791 and src host 10.95.0.1" \
 		-c 4000 -a duration:60 -w "$tmp/cap.pcapng" 2>"$tmp/cap.err" &
 	d=$!
 	for i in $(seq 100); do grep -q "Capturing on" "$tmp/cap.err" && break; sleep 0.1; done
-	if run "default"; then
+	if run "eight paths" UROCE_PATHS=8; then
 		wait $d
 		n=$(tshark -r "$tmp/cap.pcapng" -T fields -e udp.srcport 2>/dev/null | sort -u | wc -l)
 		if [ "$n" -ge 8 ]; then
-			ok "default: all verified; a's requests from $n source ports; link 1 carried $P1 bytes, link 2 $P2"
+			ok "UROCE_PATHS=8: all verified; a's requests from $n source ports; link 1 carried $P1 bytes, link 2 $P2"
 		else
-			bad "default: a's packets from $n source ports (8 paths: at least 8)"
+			bad "UROCE_PATHS=8: a's packets from $n source ports (at least 8)"
 		fi
 	else
 		kill $d 2>/dev/null; wait $d
 	fi
 else
-	echo "skip the default's source ports: no dumpcap/tshark"
+	echo "skip the eight paths' source ports: no dumpcap/tshark"
 fi
 out=$(ip netns exec "$a" env UROCE_IP=10.95.0.1 UROCE_SR=0 UROCE_PATHS=4 "$bin/uroce-run" ibv_devinfo 2>&1)
 case $out in
