@@ -97,7 +97,7 @@ const struct ur_setting ur_settings[] = {
 	  .doc = "selective repeat: packets buffered per device" },
 	{ .name = "UROCE_PATHS", .kind = UR_SET_UINT, .scope = DEV,
 	  .min = 1, .max = 16, .def = 1,
-	  .doc = "an RC QP with selective repeat sprays its requests over this many UDP source ports once the peer holds reordered requests (a uroce peer; a standard peer sees one port), for ECMP fabrics that hash ports (e.g. 8); 1: its own port only (the default: on one path, spraying by default caused spurious selective NAKs: docs/wire.md \"Spraying\")" },
+	  .doc = "an RC QP with selective repeat sprays its requests over this many UDP source ports once the peer holds reordered requests (a uroce peer; a standard peer sees one port), for ECMP fabrics that hash ports (e.g. 8); 1: its own port only (the default: on one path, spraying by default caused needless resends: docs/wire.md \"Spraying\")" },
 	{ .name = "UROCE_SPRAY_RUN", .kind = UR_SET_UINT, .scope = DEV,
 	  .min = 1, .max = 64, .def = 32,
 	  .doc = "a spraying QP's new requests per turn of its paths (one GSO send each); 1: a path per request, which takes a cut ECMP link over faster but breaks every batched send (one path with the CPU the bottleneck: far slower): docs/wire.md \"Spraying\"" },
