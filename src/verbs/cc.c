@@ -141,7 +141,6 @@ static int sr_dev_init(struct ur_dev *dev)
 {
 	struct ur_sr_params p;
 	unsigned long long v;
-	bool paths_set;
 
 	ur_sr_params_default(&p);
 	if (p.window < dev->tx_window)
@@ -156,13 +155,9 @@ static int sr_dev_init(struct ur_dev *dev)
 	dev->sr = p;
 	dev->sr_hello_send = p.enable == UR_SR_AUTO ? sr_hello_send : NULL;
 	/* Spraying over UROCE_PATHS source ports (docs/wire.md "Spraying"):
-	 * it reorders packets, so only with selective repeat; with it off
-	 * and UROCE_PATHS not set, one port. */
-	paths_set = ur_setting_get("UROCE_PATHS", &v) == 0;
+	 * it reorders packets, so only with selective repeat. */
 	dev->paths = (uint8_t)ur_setting_val("UROCE_PATHS");
 	dev->spray_run = (uint8_t)ur_setting_val("UROCE_SPRAY_RUN");
-	if (!p.enable && !paths_set)
-		dev->paths = 1;
 	if (dev->paths > 1 && !p.enable) {
 		fprintf(stderr, "uroce: UROCE_PATHS=%u needs selective "
 			"repeat, not UROCE_SR=0 (spraying reorders packets; "

@@ -632,17 +632,6 @@ static int engine_get(struct urv_device *dev, unsigned int port_num,
 		ur_engine_close(*out);
 		return ret;
 	}
-	/* Spraying (on by default) only where asked for on loopback: lo is
-	 * one path, and the packets of several sockets reach it out of
-	 * order (issue 33: 0.7-0.9 against 3.7 Gbit/s sprayed over 8
-	 * ports). */
-	{
-		unsigned long long v;
-
-		if (dev->ports[port_num - 1].if_loopback &&
-		    ur_setting_get("UROCE_PATHS", &v) != 0)
-			ur_engine_dev(*out)->paths = 1;
-	}
 	*free_slot = (struct urv_shared_eng){ .dev = dev, .pid = getpid(),
 					      .port_num = port_num,
 					      .port = port, .refs = 1,
