@@ -797,16 +797,26 @@ static bool bond_up(struct ur_engine *e, unsigned int i, uint64_t now)
  * A bonded interface that drops everything (a switch port or cable that
  * fails silently, iptables DROP) keeps its flags: only what arrives shows
  * it. Each datagram's interface (IP_PKTINFO) is noted; interface @i is
- * silent when nothing arrived on it for UR_BOND_QUIET_NS while the others
- * had at least four times as many arrivals as they usually have between
- * two of its own (at least 4): a peer that sprays answers and requests
- * over every interface keeps each one heard, and a quiet QP, with nothing
- * arriving anywhere, makes none silent. An interface never heard is
- * silent once 32 datagrams came by the others (a rail dropping from the
- * start; also a peer that is not bonded and reaches us by one interface
- * only: we then send by the others, and probe it).
+ * silent when nothing arrived on it for UR_BOND_QUIET_NS while another
+ * one heard within that time (it works now) and the others had at least
+ * four times as many arrivals as they usually have between two of its
+ * own, and at least UR_BOND_QUIET_MIN: a peer that sprays answers and
+ * requests over every interface keeps each one heard, and a quiet QP,
+ * with nothing arriving anywhere, makes none silent. Both conditions
+ * matter: a peer that sprays in runs (UR_MP_RUNS) or GRO's merged
+ * datagrams leave one interface without arrivals for 2 ms while the
+ * other has 4 (with 4 the flags flapped every few ms in a plain transfer,
+ * and each flap took a working path out); and an interface called silent
+ * while the other one then stopped hearing too (integration_bond, link 2
+ * dropping) stayed silent with nothing left to clear it: this host sent
+ * only by the dead link, its peer had nothing to answer, and the QP ran
+ * out of retries. An interface never heard is silent once 32 datagrams
+ * came by the others (a rail dropping from the start; also a peer that is
+ * not bonded and reaches us by one interface only: we then send by the
+ * others, and probe it).
  */
 #define UR_BOND_QUIET_NS 2000000ull
+#define UR_BOND_QUIET_MIN 16
 static void bond_heard(struct ur_engine *e, unsigned int ifindex, uint64_t now)
 {
 	for (unsigned int i = 0; i < e->bond_n; i++) {
@@ -828,20 +838,36 @@ static void bond_heard(struct ur_engine *e, unsigned int ifindex, uint64_t now)
 	}
 }
 
+/* Has an interface other than @i heard within UR_BOND_QUIET_NS? */
+static bool bond_other_hears(struct ur_engine *e, unsigned int i, uint64_t now)
+{
+	for (unsigned int j = 0; j < e->bond_n; j++) {
+		uint64_t at = atomic_load_explicit(&e->bond_rx_at[j],
+						   memory_order_relaxed);
+
+		if (j != i && at &&
+		    (int64_t)(now - at) < (int64_t)UR_BOND_QUIET_NS)
+			return true;
+	}
+	return false;
+}
+
 static bool bond_silent(struct ur_engine *e, unsigned int i, uint64_t now)
 {
 	uint64_t at = atomic_load_explicit(&e->bond_rx_at[i], memory_order_relaxed);
 	uint64_t others, need;
 
+	if (at && (int64_t)(now - at) < (int64_t)UR_BOND_QUIET_NS)
+		return false;
+	if (!bond_other_hears(e, i, now))
+		return false;
 	if (!at) /* never heard: silent once the others have heard some */
 		return atomic_load_explicit(&e->bond_rx_total,
 					    memory_order_relaxed) >= 32;
-	if ((int64_t)(now - at) < (int64_t)UR_BOND_QUIET_NS)
-		return false;
 	others = atomic_load_explicit(&e->bond_rx_total, memory_order_relaxed) -
 		 atomic_load_explicit(&e->bond_rx_mark[i], memory_order_relaxed);
 	need = atomic_load_explicit(&e->bond_rx_ratio[i], memory_order_relaxed) / 4;
-	return others >= (need > 4 ? need : 4);
+	return others >= (need > UR_BOND_QUIET_MIN ? need : UR_BOND_QUIET_MIN);
 }
 
 bool ur__eng_path_ok(void *host, uint16_t sport, uint64_t now)
