@@ -94,10 +94,12 @@ one() { # tool args...
 # rate: within 0.4..2.5 x, since the margins around the sampled second
 # run at whatever rate the machine's load allows (1.70 x was seen in CI
 # beside a compile, where the sample window ran slower than its margins).
-# A wrong CPU rate is caught by the sample window itself (0.7..1.4 x:
-# the alarm and the last iterations land late on a loaded machine, and
-# ib_read_lat once read outside 0.8..1.25 under ASan beside other work;
-# a CPU rate read wrongly from /proc/cpuinfo is off by more).
+# A wrong CPU rate is caught by the sample window itself (0.5..2 x: the
+# alarm and the last iterations land late on a loaded machine: ib_read_lat
+# once read outside 0.8..1.25 under ASan beside other work, and a run
+# beside other work 1.46; a CPU rate read wrongly from /proc/cpuinfo, a
+# throttled core's "cpu MHz" or a base clock against a turbo one, is off
+# by 2 x and more).
 # clock TOOL K ARGS... (K: the round trips per iteration that its latency
 # figure stands for, 2 where it prints half a round trip; 0: bandwidth)
 clock() {
@@ -117,7 +119,7 @@ clock() {
 		printf "  %.3f s of samples", w
 		if (k == 0) printf ", device bytes %.2f x the average", dev
 		printf "\n"
-		exit !(w > 0.7 * win && w < 1.4 * win && dev > 0.4 && dev < 2.5) }'; then
+		exit !(w > 0.5 * win && w < 2 * win && dev > 0.4 && dev < 2.5) }'; then
 		echo "ok   $tool: figures agree with the wall clock"
 	else
 		pass=$((pass - 1))
