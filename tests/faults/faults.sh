@@ -306,14 +306,16 @@ for c in $CASES; do
 		# Measured from the last good completion, not from when the
 		# unanswered packet left (a little earlier), so the lower bound
 		# keeps a margin: it only catches a QP that gives up far too
-		# soon. The upper bound is the spec's, plus scheduling slack:
-		# 3x, since at load 12-20 the engines' timers ran late enough
-		# for 594 ms; a QP that retried without end, or timers 4x
-		# too long (1072 ms), still fails it.
-		elif awk -v m="$ms" 'BEGIN { exit !(m >= 50 && m <= 268 * 3) }'; then
-			echo "ok: deadpeer: $line (bound: 67..268 ms)"
+		# soon, whatever the load. The spec's bound (268 ms) is checked
+		# on virtual time (test_transport err_dead_peer: the four
+		# timeouts' times and count); here the engines' timers run as
+		# late as the machine's load makes them (594 ms at load 12-20,
+		# 1426 ms at load 11-13 in a release run beside other work), so
+		# the upper bound only catches a QP that retries without end.
+		elif awk -v m="$ms" 'BEGIN { exit !(m >= 50 && m <= 5000) }'; then
+			echo "ok: deadpeer: $line (spec: 67..268 ms; here 50..5000)"
 		else
-			echo "FAIL: deadpeer: $line outside 50..804 ms (spec: 67..268)"; FAILS=$((FAILS + 1))
+			echo "FAIL: deadpeer: $line outside 50..5000 ms (spec: 67..268)"; FAILS=$((FAILS + 1))
 		fi ;;
 	# The pingpong programs end without a handshake: whichever side
 	# finishes first exits, and if the ACK of the other side's last
