@@ -765,9 +765,10 @@ static struct port_run port_run(const struct ur_cc_params *p, double port_bps,
  * undoes each cut long before the next CNP, and the windows hold the
  * queue (515 KB at 200 Mbit/s, as the wire bed measured); dcqcn-rtt,
  * whose timers and byte counter follow the srtt, keeps the port busy
- * with the queue in RED's band, fairly. 200 seeds: at 200 Mbit/s busy
- * 0.950-0.97, queue p99 176 KB (at most 305), Jain >= 0.993; at 1 Gbit/s
- * busy 0.870-0.90 (plain 0.79-0.83), queue p99 62 KB (at most 69). */
+ * with the queue near RED's Kmax, fairly. 200 seeds: at 200 Mbit/s busy
+ * 0.950-0.974, queue p99 138-305 KB (mean 176; plain 514-515), Jain
+ * >= 0.993; at 1 Gbit/s busy 0.870-0.906 (plain 0.785-0.845), queue p99
+ * 56-69 KB (plain 465-470). */
 static void test_engine_port(void)
 {
 	struct ur_cc_params p;
