@@ -28,7 +28,8 @@
  * loaded machine), where alpha decays to nothing between CNPs that come
  * ms apart and recovery outruns the feedback (docs/cc.md "Lab timers":
  * the lab set 3 ms by hand). It also cuts at most once per srtt (a CNP
- * between raises alpha only).
+ * between raises alpha only), and its byte counter B is at least 32 srtts
+ * of bytes at the current rate (b_bytes).
  */
 #include <string.h>
 
@@ -114,6 +115,28 @@ static uint64_t dq_timer(struct ur_cc *cc, uint64_t now)
 	return d->alpha_next < d->rate_next ? d->alpha_next : d->rate_next;
 }
 
+/*
+ * The byte counter B in bytes: the parameter, or (dcqcn-rtt) at least
+ * DCQCN_RTT_B_SRTTS srtts' worth at the current rate. The paper's B is
+ * 10 MB at 40 Gbit/s, 2 ms or ~36 rate timers of 55 us: hyper increase
+ * needs many RTTs without a CNP. Our 64 KiB (a 100 Gbit/s fabric's 5 us)
+ * fired every ~5 ms at 100 Mbit/s, several times per srtt of a host: with
+ * T at an srtt of 0.5 ms once the queue drained, both stages passed F
+ * within 1.5 ms and hyper increase (i x 50 Mbit/s per stage) refilled the
+ * port past the senders' windows, which then held a window-deep queue
+ * (test_dcqcn engine_port; bench/results/2026-12-07-cc7.md).
+ */
+#define DCQCN_RTT_B_SRTTS 32
+
+static uint64_t b_bytes(const struct ur_cc *cc)
+{
+	const struct ur_dcqcn *d = &cc->u.dcqcn;
+	double b = DCQCN_RTT_B_SRTTS * d->srtt * d->rc / 8e9;
+
+	return b > (double)cc->p.byte_counter ? (uint64_t)b
+					      : cc->p.byte_counter;
+}
+
 static void line_update(struct ur_dcqcn *d, double bps)
 {
 	if (bps > d->line)
@@ -130,8 +153,8 @@ static void dq_sent(struct ur_cc *cc, uint32_t bytes, uint64_t now)
 	if (!d->active)
 		return;
 	d->bytes += bytes;
-	while (d->active && d->bytes >= cc->p.byte_counter) {
-		d->bytes -= cc->p.byte_counter;
+	while (d->active && d->bytes >= b_bytes(cc)) {
+		d->bytes -= b_bytes(cc);
 		d->b_stage++;
 		increase(cc);
 	}

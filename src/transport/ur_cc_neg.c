@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Choosing the congestion control with the peer (UROCE_CC=auto, not yet
- * the default; docs/cc.md "Between uroce ends: auto"). A QP of a device
+ * Choosing the congestion control with the peer (UROCE_CC=auto, the
+ * default; docs/cc.md "Between uroce ends: auto"). A QP of a device
  * in auto mode starts with DCQCN, which is what a standard peer (rxe, an RNIC) speaks:
  * it sends CNPs for our CE-marked requests, and we react to them. Going
  * INIT->RTR it sends a uroce vendor-class MAD to the peer's QP1 (class

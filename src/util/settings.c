@@ -45,8 +45,8 @@ const struct ur_setting ur_settings[] = {
 	  .doc = "the device view's directory (uroce-run sets it)" },
 	/* Transport (read when a device opens). */
 	{ .name = "UROCE_CC", .kind = UR_SET_CHOICE, .scope = DEV,
-	  .choices = "none|dcqcn|swift|predict|auto", .def = 1,
-	  .doc = "congestion control: DCQCN (ECN marks, a rate), Swift (measured delay, a window), predict (Swift's window on the delay a trained model predicts two RTTs ahead), or auto: UROCE_CC_AUTO's algorithm towards a uroce peer in auto mode (negotiated by a hello to its QP1), DCQCN towards any other (not yet the default: it moves less of an ECN-marking port than DCQCN, docs/cc.md): docs/cc.md" },
+	  .choices = "none|dcqcn|swift|predict|auto", .def = 4,
+	  .doc = "congestion control: DCQCN (ECN marks, a rate), Swift (measured delay, a window), predict (Swift's window on the delay a trained model predicts two RTTs ahead), or auto (the default): UROCE_CC_AUTO's algorithm towards a uroce peer in auto mode (negotiated by a hello to its QP1), DCQCN towards any other: docs/cc.md" },
 	{ .name = "UROCE_CC_AUTO", .kind = UR_SET_CHOICE, .scope = DEV,
 	  .choices = "dcqcn-rtt|swift", .def = 0,
 	  .doc = "what UROCE_CC=auto runs between two uroce ends: DCQCN with its timers K and T at least the measured RTT (dcqcn-rtt), or Swift: docs/cc.md" },

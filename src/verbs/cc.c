@@ -243,9 +243,9 @@ int urv__cc_dev_init(struct ur_dev *dev)
 	p.jitter_k = UR_CC_ENGINE_JITTER_K;
 	p.standing_milli = UR_CC_ENGINE_STANDING_MILLI;
 	/* choices "none|dcqcn|swift|predict|auto": the first four in enum
-	 * order; auto (not the default yet: docs/cc.md) is DCQCN until the peer's hello shows a
-	 * uroce QP in auto mode, then UROCE_CC_AUTO's algorithm, dcqcn-rtt
-	 * or Swift (ur_cc_neg.c). */
+	 * order; auto (the default: docs/cc.md "Between uroce ends") is
+	 * DCQCN until the peer's hello shows a uroce QP in auto mode, then
+	 * UROCE_CC_AUTO's algorithm, dcqcn-rtt or Swift (ur_cc_neg.c). */
 	v = ur_setting_val("UROCE_CC");
 	dev->cc_auto = v == UR_CC_CHOICE_AUTO;
 	dev->cc_auto_algo = ur_setting_val("UROCE_CC_AUTO") ? UR_CC_SWIFT

@@ -75,7 +75,7 @@ static void test_bool_choice(void)
 	ASSERT_EQ(v, 0);
 	ASSERT_EQ(parse("UROCE_CC", "dcqc", &v), -EINVAL);
 	ASSERT_STR_EQ(why, "UROCE_CC=dcqc: not one of the choices; allowed: "
-			   "none|dcqcn|swift|predict|auto (default dcqcn)");
+			   "none|dcqcn|swift|predict|auto (default auto)");
 }
 
 /* From the environment: unset and empty give the default (1), a bad
