@@ -473,6 +473,9 @@ static void *engine_main(void *arg)
 		}
 		int n = epoll_pwait2(epfd, ev, 4, tsp, NULL);
 
+		/* Each return is a wake-up: a packet, a kick (eng_kicks) or
+		 * a deadline. */
+		__atomic_fetch_add(&e->dev.cnt.eng_wakes, 1, __ATOMIC_RELAXED);
 		if (epfd == e->ep_fd && e->shm)
 			ur__shm_awake(e);
 
@@ -496,6 +499,7 @@ void ur__engine_wake(struct ur_engine *e)
 {
 	uint64_t one = 1;
 
+	__atomic_fetch_add(&e->dev.cnt.eng_kicks, 1, __ATOMIC_RELAXED);
 	if (write(e->ev_fd, &one, sizeof(one)) < 0)
 		(void)0;
 }
