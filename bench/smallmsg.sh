@@ -12,6 +12,7 @@
 # (uroce counters) and the responder's CPU seconds; the same with four QPs
 # (-q 4, 4 x 50 000) with the requester's retransmission timeouts
 # (tx_timeouts: none are due on loopback); ib_send_lat -s 8;
+# ib_write_lat -s 8;
 # lat-1thread (one thread, both ends: the CPU path of a message); peers:
 # sockperf ping-pong busy-poll UDP, UCX over TCP (ucp_put_bw 64 B message
 # rate, tag_lat 8 B), plain UDP in one thread. Medians; loopback only.
@@ -57,6 +58,15 @@ send_lat() { # build -> typical one-way us
 	s=$!
 	sleep 0.5
 	UROCE_IP=127.0.0.3 timeout 60 "$1/bin/uroce-run" ib_send_lat -p $p -x 0 -s 8 -n 20000 -F 127.0.0.2 2>&1 |
+		awk '$1=="8" {print $5}'
+	wait $s
+}
+write_lat() { # build -> typical one-way us of ib_write_lat -s 8
+	local p s; p=$(np)
+	UROCE_IP=127.0.0.2 timeout 60 "$1/bin/uroce-run" ib_write_lat -p $p -x 0 -s 8 -n 20000 -F >/dev/null 2>&1 &
+	s=$!
+	sleep 0.5
+	UROCE_IP=127.0.0.3 timeout 60 "$1/bin/uroce-run" ib_write_lat -p $p -x 0 -s 8 -n 20000 -F 127.0.0.2 2>&1 |
 		awk '$1=="8" {print $5}'
 	wait $s
 }
@@ -111,6 +121,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 		read -r x y z w v <<<"$(N=50000 wbw "$d" -q 4)"
 		add wq4_$side "$x"; add to_$side "$v"
 		add lat_$side "$(send_lat "$d")"
+		add wlat_$side "$(write_lat "$d")"
 		add one_$side "$(one "$d")"
 		[ "${BIG:-0}" = 1 ] && add big_$side "$(big "$d")"
 	done
@@ -136,13 +147,14 @@ med() { printf '%s\n' ${R[$1]} | grep -E '^[0-9.]+$' | median; }
 	echo "| responder ACKs per 200k | $(med acks_a) | $(med acks_b) | |"
 	echo "| responder CPU s per 200k | $(med cpu_a) | $(med cpu_b) | |"
 	echo "| ib_send_lat -s 8, us | $(med lat_a) | $(med lat_b) | sockperf busy UDP: $(med udp_lat); UCX tag_lat: $(med ucx_lat) |"
+	echo "| ib_write_lat -s 8, us | $(med wlat_a) | $(med wlat_b) | |"
 	echo "| lat-1thread, us | $(med one_a) | $(med one_b) | UDP 1 thread: $(med udp_one) |"
 	[ "${BIG:-0}" = 1 ] &&
 		echo "| ib_write_bw -s 1M, Gbit/s | $(med big_a) | $(med big_b) | iperf3 1 MiB writes: $(med tcp_1m) |"
 	echo
 	echo "raw runs, in round order:"
 	echo
-	for k in wbw_a wbw_b wbl_a wbl_b wq4_a wq4_b to_a to_b sends_a sends_b acks_a acks_b cpu_a cpu_b lat_a lat_b one_a one_b ucx_rate ucx_lat udp_lat udp_one big_a big_b tcp_1m; do
+	for k in wbw_a wbw_b wbl_a wbl_b wq4_a wq4_b to_a to_b sends_a sends_b acks_a acks_b cpu_a cpu_b lat_a lat_b wlat_a wlat_b one_a one_b ucx_rate ucx_lat udp_lat udp_one big_a big_b tcp_1m; do
 		echo "- $k: ${R[$k]:-}"
 	done
 }

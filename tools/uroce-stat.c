@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,57 @@ static double mono(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * Counters formats this uroce-stat reads: the current one (stat.h) and
+ * version 4, whose layout is the same but for the device table's size
+ * (UROCE_STAT_V4_MAX_DEV), so a process of the build before the table
+ * grew is still shown. Everything in a file lies in the order of struct
+ * uroce_stat_file: the header up to the names, the device names, the QP
+ * counters' names, the device values, then the QPs.
+ */
+#define UROCE_STAT_V4_MAX_DEV 96
+#define HDR_BYTES offsetof(struct uroce_stat_file, dev_names)
+#define QPC_NAMES_BYTES sizeof(((struct uroce_stat_file *)0)->qp_names)
+#define QPS_BYTES sizeof(((struct uroce_stat_file *)0)->qps)
+
+static size_t layout_size(uint32_t max_dev)
+{
+	return HDR_BYTES + max_dev * (UROCE_STAT_NAME_LEN + sizeof(uint64_t)) +
+	       QPC_NAMES_BYTES + QPS_BYTES;
+}
+
+/* The device table's size of a format we read (0: one we do not). */
+static uint32_t format_dev_max(uint32_t version, size_t size)
+{
+	if (version == UROCE_STAT_VERSION && size == sizeof(struct uroce_stat_file))
+		return UROCE_STAT_MAX_DEV;
+	if (version == 4 && size == layout_size(UROCE_STAT_V4_MAX_DEV))
+		return UROCE_STAT_V4_MAX_DEV;
+	return 0;
+}
+
+/* Unpack a file of @max_dev device counters into the current layout. */
+static void unpack(struct uroce_stat_file *out, const unsigned char *in,
+		   uint32_t max_dev)
+{
+	size_t nb = max_dev * (size_t)UROCE_STAT_NAME_LEN;
+
+	if (max_dev == UROCE_STAT_MAX_DEV) {
+		memcpy(out, in, sizeof(*out));
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	memcpy(out, in, HDR_BYTES);
+	in += HDR_BYTES;
+	memcpy(out->dev_names, in, nb);
+	in += nb;
+	memcpy(out->qp_names, in, QPC_NAMES_BYTES);
+	in += QPC_NAMES_BYTES;
+	memcpy(out->dev_v, in, max_dev * sizeof(uint64_t));
+	in += max_dev * sizeof(uint64_t);
+	memcpy(out->qps, in, QPS_BYTES);
+}
+
 /* A counters file of another uroce build (its layout or format differs):
  * say so, rather than skip it in silence (the header's first 16 bytes are
  * the same in every format: magic, version, pid). */
@@ -82,14 +134,14 @@ static bool other_build(int fd, const char *path, const struct stat *st)
 	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
 	    h.magic != UROCE_STAT_MAGIC)
 		return false;
-	if (h.version == UROCE_STAT_VERSION &&
-	    (size_t)st->st_size == sizeof(struct uroce_stat_file))
+	if (format_dev_max(h.version, (size_t)st->st_size))
 		return false;
 	fprintf(stderr, "uroce-stat: %s: pid %u is a uroce of another build "
 		"(counters format %u, %lld bytes; this uroce-stat reads format "
-		"%u, %zu bytes): skipped\n", path, h.pid, h.version,
-		(long long)st->st_size, UROCE_STAT_VERSION,
-		sizeof(struct uroce_stat_file));
+		"%u, %zu bytes, and 4, %zu bytes): skipped\n", path, h.pid,
+		h.version, (long long)st->st_size, UROCE_STAT_VERSION,
+		sizeof(struct uroce_stat_file),
+		layout_size(UROCE_STAT_V4_MAX_DEV));
 	return true;
 }
 
@@ -97,21 +149,29 @@ static bool other_build(int fd, const char *path, const struct stat *st)
 static int read_one(const char *path, struct uroce_stat_file *out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	static unsigned char raw[sizeof(struct uroce_stat_file)];
 	const struct uroce_stat_file *f;
+	struct { uint64_t magic; uint32_t version, pid; } h;
+	uint32_t max_dev;
 	struct stat st;
+	size_t size;
 	int ret = -1;
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(*f)) {
-		other_build(fd, path, &st);
+	if (fstat(fd, &st) || other_build(fd, path, &st) ||
+	    pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    h.magic != UROCE_STAT_MAGIC ||
+	    !(max_dev = format_dev_max(h.version, (size_t)st.st_size))) {
 		close(fd);
 		return -1;
 	}
-	f = mmap(NULL, sizeof(*f), PROT_READ, MAP_SHARED, fd, 0);
+	size = (size_t)st.st_size;
+	f = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (f == MAP_FAILED)
 		return -1;
+	/* seq lies in the header, the same place in every format. */
 	for (int tries = 0; tries < 1000; tries++) {
 		uint64_t s1 = __atomic_load_n(&f->seq, __ATOMIC_ACQUIRE), s2;
 
@@ -119,7 +179,7 @@ static int read_one(const char *path, struct uroce_stat_file *out)
 			usleep(50);
 			continue;
 		}
-		memcpy(out, f, sizeof(*out));
+		memcpy(raw, f, size);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		s2 = __atomic_load_n(&f->seq, __ATOMIC_ACQUIRE);
 		if (s1 == s2) {
@@ -127,20 +187,13 @@ static int read_one(const char *path, struct uroce_stat_file *out)
 			break;
 		}
 	}
-	munmap((void *)f, sizeof(*f));
-	if (!ret && out->magic == UROCE_STAT_MAGIC &&
-	    out->version != UROCE_STAT_VERSION) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			other_build(fd, path, &st);
-			close(fd);
-		}
-	}
-	if (!ret && (out->magic != UROCE_STAT_MAGIC ||
-		     out->version != UROCE_STAT_VERSION ||
-		     out->n_dev > UROCE_STAT_MAX_DEV ||
-		     out->n_qpc > UROCE_STAT_MAX_QPC ||
-		     out->n_qps > UROCE_STAT_MAX_QPS))
+	munmap((void *)f, size);
+	if (ret)
+		return ret;
+	unpack(out, raw, max_dev);
+	if (out->magic != UROCE_STAT_MAGIC || out->version != h.version ||
+	    out->n_dev > max_dev || out->n_qpc > UROCE_STAT_MAX_QPC ||
+	    out->n_qps > UROCE_STAT_MAX_QPS)
 		ret = -1;
 	return ret;
 }

@@ -13,10 +13,13 @@
 #include <stdint.h>
 
 #define UROCE_STAT_MAGIC 0x31545345434f5255ull /* "UROCEST1" */
-#define UROCE_STAT_VERSION 4 /* 2: per-path counters of spraying QPs; 3: 96 device counters; 4: per-path late notices, take-outs, probes */
+/* 2: per-path counters of spraying QPs; 3: 96 device counters; 4: per-path
+ * late notices, take-outs, probes; 5: 256 device counters (the layout of 4
+ * with a larger table: uroce-stat reads both) */
+#define UROCE_STAT_VERSION 5
 #define UROCE_STAT_PREFIX "uroce-"
 #define UROCE_STAT_NAME_LEN 32
-#define UROCE_STAT_MAX_DEV 96   /* device counters */
+#define UROCE_STAT_MAX_DEV 256  /* device counters (96 in version 4) */
 #define UROCE_STAT_MAX_QPC 32   /* per-QP counters */
 #define UROCE_STAT_MAX_QPS 256  /* QPs listed (the first ones found) */
 #define UROCE_STAT_MAX_PATHS 16 /* a spraying QP's source ports */

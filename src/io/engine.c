@@ -138,6 +138,25 @@ static void owe_note(struct ur_qp *qp)
 		ur_qp_ack_flush(qp);
 }
 
+/*
+ * The batch's last packet left @qp (locked) owing: it was no request (the
+ * peer's ACK riding behind its SEND, in a ping-pong), so its own ACK did
+ * not replace the owed one. Made now, under this lock, rather than by
+ * ur__engine_owed_flush taking the QP table and this lock once more
+ * (about 10 atomic operations on a spinning poller's path per message).
+ */
+static void owe_pay(struct ur_qp *qp)
+{
+	struct ur_tctx *tc = ur__thread();
+
+	ur_qp_ack_flush(qp);
+	for (unsigned int i = 0; i < tc->nowe; i++)
+		if (tc->owe_qpn[i] == qp->qpn) {
+			tc->owe_qpn[i] = tc->owe_qpn[--tc->nowe];
+			return;
+		}
+}
+
 void ur__engine_owed_flush(struct ur_engine *e)
 {
 	struct ur_tctx *tc = ur__thread();
@@ -241,8 +260,12 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		UR_LP_STAGE(UR_LPS_CLASSIFIED);
 		ur_qp_rx(qp, &pkt, ri, now);
 		UR_LP_STAGE(UR_LPS_PROCESSED);
-		if (ri->ack_later && ur_qp_ack_owed(qp))
-			owe_note(qp);
+		if (ur_qp_ack_owed(qp)) {
+			if (ri->ack_later)
+				owe_note(qp);
+			else
+				owe_pay(qp);
+		}
 		ur_engine_qp_unlock(qp);
 		timer_moved(e, before, qp->deadline);
 		/* The engine thread sends the ACK while the QP table is held:
@@ -473,6 +496,9 @@ static void *engine_main(void *arg)
 		}
 		int n = epoll_pwait2(epfd, ev, 4, tsp, NULL);
 
+		/* Each return is a wake-up: a packet, a kick (eng_kicks) or
+		 * a deadline. */
+		__atomic_fetch_add(&e->dev.cnt.eng_wakes, 1, __ATOMIC_RELAXED);
 		if (epfd == e->ep_fd && e->shm)
 			ur__shm_awake(e);
 
@@ -496,6 +522,7 @@ void ur__engine_wake(struct ur_engine *e)
 {
 	uint64_t one = 1;
 
+	__atomic_fetch_add(&e->dev.cnt.eng_kicks, 1, __ATOMIC_RELAXED);
 	if (write(e->ev_fd, &one, sizeof(one)) < 0)
 		(void)0;
 }

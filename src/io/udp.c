@@ -1086,15 +1086,21 @@ int ur_engine_rx_stamps(struct ur_engine *e)
 	if (setsockopt(e->rx_fd, SOL_SOCKET, SO_TIMESTAMPNS, &one,
 		       sizeof(one)))
 		return -errno;
+	__atomic_store_n(&e->rx_stamps, true, __ATOMIC_RELAXED);
 	return 0;
 }
 
 /* The kernel stamps datagrams on CLOCK_REALTIME (SO_TIMESTAMPNS); the
- * engine's clock is CLOCK_MONOTONIC: their offset as of this receive. */
+ * engine's clock is CLOCK_MONOTONIC: their offset as of this receive.
+ * Only with stamps on: the two clock reads were 2 of the 5 per message of
+ * a spinning poller (ib_send_lat -s 8), for a cmsg that never came. */
 static void rx_clock_off(struct ur_engine *e)
 {
-	uint64_t mono = ur_now();
+	uint64_t mono;
 
+	if (!__atomic_load_n(&e->rx_stamps, __ATOMIC_RELAXED))
+		return;
+	mono = ur_now();
 	e->rx_real_off = ur_now_real() - mono;
 }
 

@@ -255,6 +255,7 @@ struct ur_engine {
 	bool rx_batch;
 	bool rx_hit;                /* the last single receive found one */
 	uint64_t rx_real_off;       /* CLOCK_REALTIME - CLOCK_MONOTONIC (udp.c) */
+	bool rx_stamps;             /* SO_TIMESTAMPNS is on (ur_engine_rx_stamps) */
 	/* What the last receive brought and is not delivered yet: a poll
 	 * returns as soon as its CQ has an entry (an ACK riding behind a
 	 * reply waits for the next poll, off the latency path). Datagram
