@@ -39,9 +39,10 @@
  * reading call k.
  *
  * Waiting spins on the progress words for the communicator's spin time
- * (30 us with more local ranks than CPUs, yielding), then sleeps on our
- * futex word, which a rank that publishes rings for every peer that said
- * it sleeps: no thread is woken for nothing.
+ * (30 us with more local ranks than CPUs, yielding) while no rank on our
+ * CPU is one we wait for or has work left (seg_may_spin), then sleeps on
+ * our futex word, which a rank that publishes rings for every peer that
+ * said it sleeps: no thread is woken for nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -79,7 +80,9 @@ struct ur_seg_hdr {
 	uint64_t addr[2];    /* with CMA: the call's output, per area */
 	char pad1[64 - 48];
 	uint64_t flag;       /* progress: 2k+1, 2k+2 for call k */
-	char pad2[64 - 8];
+	int32_t cpu;         /* the CPU we last started a call on */
+	uint32_t waiting;    /* threads of ours waiting for peers */
+	char pad2[64 - 16];
 	uint32_t bell;       /* futex word: rung by publishers */
 	uint32_t sleepers;   /* threads of ours asleep on bell */
 };
@@ -344,19 +347,45 @@ static int seg_all_at(struct uroce_comm *c, uint64_t v, const int *any, int m)
 	return 1;
 }
 
-/* Wait until every peer's progress word (any == NULL), or one of the m
- * peers in any's, reaches v: spin, then sleep. */
-static int seg_wait_on(struct uroce_comm *c, uint64_t v, enum ur_coll_kind k,
+/*
+ * May we spin while waiting for v? Not while a rank on our CPU is one we
+ * wait for, or still has work of its own (not waiting): it needs our CPU,
+ * and sched_yield does not hand it over (EEVDF runs the yielding task on
+ * until its virtual time passes the other's, and gives the CPU to any
+ * other process first). A spin in that case made a 4-rank all-to-all on
+ * 2 CPUs at 64 KiB 62 us a call with 30 us and 1.9 ms with 1 ms, against
+ * 32 us asleep at once. Waiting only for ranks on other CPUs while ours
+ * wait too, a spin costs nobody and saves a wake-up from another CPU,
+ * which waits for the woken rank's turn on a busy CPU (a futex ping-pong
+ * across the 2 CPUs at load 13: over 3 ms a round trip; on one CPU 2.8
+ * us).
+ */
+static int seg_may_spin(struct uroce_comm *c, uint64_t v, const int *any, int m)
+{
+	const struct ur_seg_hdr *me = hdr(c, c->rank);
+
+	for (int i = 0; i < c->size; i++) {
+		const struct ur_seg_hdr *h = hdr(c, i);
+
+		if (i == c->rank || __atomic_load_n(&h->cpu, __ATOMIC_RELAXED) != me->cpu)
+			continue;
+		if (!__atomic_load_n(&h->waiting, __ATOMIC_RELAXED))
+			return 0;
+		if (!any && !seg_at(c, i, v))
+			return 0;
+		for (int t = 0; any && t < m; t++)
+			if (any[t] == i)
+				return 0;
+	}
+	return 1;
+}
+
+static int seg_wait_in(struct uroce_comm *c, uint64_t v, enum ur_coll_kind k,
 		       const int *any, int m)
 {
 	struct ur_seg_hdr *me = hdr(c, c->rank);
 	uint64_t start = ur__now_ns(), timeout = (uint64_t)c->timeout_ms * 1000000ull;
 	const struct timespec ts = { 0, 1000000 }; /* 1 ms: the failure watch */
-	/* With more local ranks than CPUs the ranks we wait for need our
-	 * core, and sched_yield does not hand it over: sleep at once (4
-	 * ranks on 2 CPUs, 64 KiB all-to-all, median call 32 us against 62
-	 * with a 30 us spin and 1.9 ms with 1 ms). No engine needs it here. */
-	uint64_t spin = c->cpu_shared ? 0 : c->cur_spin_ns;
 
 	for (;;) {
 		uint64_t now;
@@ -365,7 +394,7 @@ static int seg_wait_on(struct uroce_comm *c, uint64_t v, enum ur_coll_kind k,
 		if (seg_all_at(c, v, any, m))
 			return 0;
 		now = ur__now_ns();
-		if (now - start < spin) {
+		if (now - start < c->cur_spin_ns && seg_may_spin(c, v, any, m)) {
 			if (c->yield)
 				sched_yield();
 			continue;
@@ -396,6 +425,20 @@ static int seg_wait_on(struct uroce_comm *c, uint64_t v, enum ur_coll_kind k,
 		if (e)
 			return e;
 	}
+}
+
+/* Wait until every peer's progress word (any == NULL), or one of the m
+ * peers in any's, reaches v: spin while seg_may_spin, then sleep. */
+static int seg_wait_on(struct uroce_comm *c, uint64_t v, enum ur_coll_kind k,
+		       const int *any, int m)
+{
+	struct ur_seg_hdr *me = hdr(c, c->rank);
+	int e;
+
+	__atomic_fetch_add(&me->waiting, 1, __ATOMIC_SEQ_CST);
+	e = seg_wait_in(c, v, k, any, m);
+	__atomic_fetch_sub(&me->waiting, 1, __ATOMIC_SEQ_CST);
+	return e;
 }
 
 static int seg_wait(struct uroce_comm *c, uint64_t v, enum ur_coll_kind k)
@@ -435,6 +478,9 @@ static int seg_begin(struct uroce_comm *c, uint64_t *k)
 	}
 	if (c->failed)
 		return c->failed;
+	/* For seg_may_spin: where we run, with the ranks bound (uroce-launch
+	 * binds by default) the CPU we wait on. */
+	__atomic_store_n(&hdr(c, c->rank)->cpu, sched_getcpu(), __ATOMIC_RELAXED);
 	*k = c->seg->calls++;
 	return 0;
 }
@@ -530,14 +576,19 @@ static int seg_check_one(struct uroce_comm *c, int i, int a, uint32_t sig, enum 
 	return 0;
 }
 
-/* Our own block of an all-to-all: a copy of a MiB or more bypasses the
- * cache, as p2p.c's does (2 ranks, 2 MiB on both cores at once: 102 us
- * against 123). */
+/* Our own block of an all-to-all: from 512 KiB the copy bypasses the
+ * cache (p2p.c's from UR_STREAM_MIN): it runs beside the kernel's copy of
+ * a peer's block into our output, and the output is not read again in the
+ * call (2 ranks, 2 MiB on both cores at once: 102 us against 123; 1 MiB
+ * all-to-all, 512 KiB blocks, per-call medians 55.5 -> 51.4 us, vader 53.6,
+ * but 256 KiB blocks 20.0 -> 25.1). */
+#define UR_SEG_STREAM_MIN (512u << 10)
+
 static void seg_own(char *dst, const char *src, size_t b)
 {
 	if (dst == src)
 		return;
-	if (b >= UR_STREAM_MIN)
+	if (b >= UR_SEG_STREAM_MIN)
 		ur_copy_stream(dst, src, b);
 	else
 		ur_copy(dst, src, b);
