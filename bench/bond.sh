@@ -11,17 +11,19 @@
 #  1. equal rails (RATE1 both): bonded vs not (one rail: the route's hash
 #     pins the QP to one rail), iperf3 on both rails at once as the peer;
 #  2. unequal rails (RATE1, RATE2): bonded vs iperf3's sum;
-#  3. a rail cut for 2 s in a 6 s bonded run, by `ip link set down` and
-#     by iptables DROP of everything on it (both ways, at the sender b, one
-#     iptables-restore so that both directions go at once), then
-#     restored: the exit status and the completions of ib_write_bw, and
+#  3. a rail cut for 2 s in a 6 s bonded run, by `ip link set down`, by
+#     iptables DROP of everything on it (both ways, at the sender b, one
+#     iptables-restore so that both directions go at once: b's own sends
+#     by it then fail, EPERM) and, as rdrop, by the same DROP at the
+#     receiver a (silent for the sender: only missing answers show it),
+#     then restored: the exit status and the completions of ib_write_bw, and
 #     each rail's bytes every 10 ms (the sender's veth counters), plotted.
 #     Time 0 is just before the cut's command (how long it took to return
 #     is in the table); the takeover shows as rail 1 staying at its rate
 #     (both rails were full before): the table gives rail 1's 10 ms bins
 #     and how many ms of the second after the cut it spent below 0.9 x
 #     its rate before the cut.
-#   [PARTS="equal unequal cuts"] bench/bond.sh [RUNS] [RATE1] [RATE2] [DUR] [OUT]
+#   [PARTS="equal unequal cuts"] [KINDS="down drop rdrop"] bench/bond.sh [RUNS] [RATE1] [RATE2] [DUR] [OUT]
 #   (default 3, 300mbit, 150mbit, 5, bench/results/2026-12-07-rails2)
 # Writes OUT.md (tables) and OUT.png (per-rail throughput over time).
 set -uo pipefail
@@ -115,9 +117,13 @@ PY
 		{ echo "--- client"; cat "$tmp/c"; echo "--- server"; cat "$tmp/s"; } >&2
 	fi
 }
-cut_rail() { # down|drop on|off: rail 2
+cut_rail() { # down|drop|rdrop on|off: rail 2
 	if [ $1 = down ]; then
 		[ $2 = on ] && ip -n $b link set b2b down || ip -n $b link set b2b up
+	elif [ $1 = rdrop ]; then
+		local op=-A; [ $2 = off ] && op=-D
+		printf '*filter\n%s INPUT -i b2a -j DROP\n%s OUTPUT -o b2a -j DROP\nCOMMIT\n' $op $op |
+			ip netns exec $a iptables-restore --noflush
 	else
 		local op=-A; [ $2 = off ] && op=-D
 		printf '*filter\n%s INPUT -i b2b -j DROP\n%s OUTPUT -o b2b -j DROP\nCOMMIT\n' $op $op |
@@ -165,7 +171,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 fabric $R1 $R1
 cuts=
 part cuts || KINDS=" "
-for kind in ${KINDS:-down drop}; do
+for kind in ${KINDS:-down drop rdrop}; do
 	wbw 1 6 $kind >"$tmp/cut-$kind"
 	# Per 10 ms: each rail's Mbit/s, time from the cut (s).
 	awk -v c="$(cat "$tmp/cut_at")" 'NR > 1 {dt = $1 - t; printf "%.3f %.1f %.1f\n", $1 - c, ($2 - p1) * 8 / dt / 1e6, ($3 - p2) * 8 / dt / 1e6} {t = $1; p1 = $2; p2 = $3}' "$tmp/trace" >"$tmp/rate-$kind"
@@ -213,14 +219,16 @@ for kind in $cuts; do cp "$tmp/rate-$kind" "$OUT-$kind.dat"; done
 mv "$OUT.md.tmp" "$OUT.md"
 # Per-rail throughput over time, 10 ms bins, around each cut.
 gnuplot <<GP 2>/dev/null || echo "bond.sh: gnuplot failed; traces in $OUT-*.dat" >&2
-set terminal pngcairo size 1100,700
+set terminal pngcairo size 1100,1000
 set output "$OUT.png"
-set multiplot layout 2,1 title "bonded port, rails $R1 + $R1: rail 2 cut at 0 s, restored at ~2 s (10 ms bins)"
+set multiplot layout 3,1 title "bonded port, rails $R1 + $R1: rail 2 cut at 0 s, restored at ~2 s (10 ms bins)"
 set xlabel "s from the cut"; set ylabel "Mbit/s (sender's veth)"; set yrange [0:*]; set key top right
 set title "ip link set down"
 plot "$OUT-down.dat" u 1:2 w l t "rail 1", "" u 1:3 w l t "rail 2", "" u 1:(\$2+\$3) w l t "both"
 set title "iptables DROP, both ways"
 plot "$OUT-drop.dat" u 1:2 w l t "rail 1", "" u 1:3 w l t "rail 2", "" u 1:(\$2+\$3) w l t "both"
+set title "iptables DROP, both ways, at the receiver (silent for the sender)"
+plot "$OUT-rdrop.dat" u 1:2 w l t "rail 1", "" u 1:3 w l t "rail 2", "" u 1:(\$2+\$3) w l t "both"
 unset multiplot
 GP
 cat "$OUT.md"

@@ -587,6 +587,8 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 		e->cfg.port = UR_ROCEV2_PORT;
 	e->rx_fd = e->fwd_fd = e->ev_fd = e->ep_fd = e->gsi_fd = -1;
 	e->fwd_id_fd = -1;
+	for (int i = 0; i < UR_BOND_MAX; i++)
+		e->gsi_bfd[i] = -1;
 	e->ep_timer_fd = -1;
 	pthread_mutex_init(&e->gsi_lock, NULL);
 	for (int i = 0; i < 256; i++)
@@ -632,6 +634,10 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	ret = e->rx_fd = ur__udp_open_rx(e);
 	if (ret < 0)
 		goto err;
+	/* A bonded port times each interface's arrivals by the kernel's
+	 * stamps (udp.c, bond_heard): best effort, else when read. */
+	if (e->bond_n)
+		(void)ur_engine_rx_stamps(e);
 	/* UROCE_SHM=1: devices of this machine and network namespace that
 	 * also set it exchange packets by shared memory (shm.c). Where that
 	 * cannot be set up, UDP carries everything. */
@@ -727,6 +733,9 @@ void ur_engine_close(struct ur_engine *e)
 		close(e->rx_fd);
 	if (e->gsi_fd >= 0)
 		close(e->gsi_fd);
+	for (int i = 0; i < UR_BOND_MAX; i++)
+		if (e->gsi_bfd[i] >= 0)
+			close(e->gsi_bfd[i]);
 	pthread_mutex_destroy(&e->gsi_lock);
 	ur__shm_close(e);
 	ur__fwd_close(e);

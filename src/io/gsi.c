@@ -155,6 +155,52 @@ static void flush_before_mad(struct ur_engine *e)
 	}
 }
 
+/*
+ * A bonded port's MAD leaves by every interface that is up and whose
+ * last send did not fail (by all if none is): the one its source port
+ * would pick may be the rail that drops everything, and before any
+ * traffic nothing tells which one does (integration_bond, a rail dead
+ * at connect time: the REQ, its resends and so the connection failed
+ * when it was the one). The CM takes the copies as it takes its own
+ * resends (12.9.6: a REQ answered from the state it left, a REP by a
+ * fresh RTU); the hellos are answered once each. 0 if one left.
+ */
+static int bond_send(struct ur_engine *e, const uint8_t *buf, size_t n,
+		     const struct sockaddr_storage *ss, socklen_t slen)
+{
+	unsigned int ok = 0;
+	int ret = -ENETDOWN;
+
+	for (unsigned int i = 0; i < e->bond_n; i++)
+		if (ur__bond_if_ok(e, i))
+			ok |= 1u << i;
+	if (!ok)
+		ok = (1u << e->bond_n) - 1;
+	for (unsigned int i = 0; i < e->bond_n; i++) {
+		int fd, err = 0;
+
+		if (!(ok & 1u << i))
+			continue;
+		pthread_mutex_lock(&e->gsi_lock);
+		if (e->gsi_bfd[i] < 0)
+			e->gsi_bfd[i] = ur__udp_open_tx_if(e, e->gsi_sport, i);
+		fd = e->gsi_bfd[i];
+		pthread_mutex_unlock(&e->gsi_lock);
+		if (fd < 0) {
+			ret = fd;
+			continue;
+		}
+		if (sendto(fd, buf, n, 0, (const struct sockaddr *)ss, slen) < 0)
+			err = errno;
+		ur__bond_if_sent(e, i, err);
+		if (!err)
+			ret = 0;
+		else if (ret)
+			ret = -err;
+	}
+	return ret;
+}
+
 /**
  * ur_engine_gsi_send() - send one MAD from QP1 to QP1 of @dst.
  * @dst: the peer's address (dst, v6); source, ports and IP fields are ours
@@ -233,8 +279,15 @@ int ur_engine_gsi_send(struct ur_engine *e, const struct ur_ipudp *dst,
 		memcpy(&s4->sin_addr, path.dst, 4);
 		slen = sizeof(*s4);
 	}
-	if (sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&ss, slen) < 0)
+	if (e->bond_n) {
+		int ret = bond_send(e, buf, (size_t)n, &ss, slen);
+
+		if (ret)
+			return ret;
+	} else if (sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&ss,
+			  slen) < 0) {
 		return -errno;
+	}
 sent:
 	e->dev.cnt.tx_packets++;
 	e->dev.cnt.tx_bytes += (uint64_t)n;

@@ -94,7 +94,7 @@ static bool bound_to_any(const struct sockaddr_storage *sa)
 	return a == INADDR_ANY || IN_MULTICAST(a) || a == INADDR_BROADCAST;
 }
 
-static int open_bound(const struct ur_engine *e, uint16_t port, bool rx,
+static int open_bound(const struct ur_engine *e, uint16_t port, int ifi, bool rx,
 		      int tos)
 {
 	struct sockaddr_storage sa = e->cfg.addr;
@@ -144,9 +144,11 @@ static int open_bound(const struct ur_engine *e, uint16_t port, bool rx,
 			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 		/* Nobody sends to a source port; keep its queue tiny. */
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-		/* A bonded port: source port p leaves by interface p mod n. */
+		/* A bonded port: source port p leaves by interface p mod n
+		 * (or @ifi, for QP1's MADs). */
 		if (e->bond_n) {
-			const char *ifn = e->bond_if[port % e->bond_n];
+			const char *ifn = e->bond_if[ifi >= 0 ? (unsigned int)ifi
+							      : port % e->bond_n];
 
 			if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifn,
 				       (socklen_t)strlen(ifn) + 1)) {
@@ -167,17 +169,23 @@ err:
 
 int ur__udp_open_rx(struct ur_engine *e)
 {
-	return open_bound(e, e->cfg.port, true, UR_IO_SOCK_TOS);
+	return open_bound(e, e->cfg.port, -1, true, UR_IO_SOCK_TOS);
 }
 
 int ur__udp_open_tx(const struct ur_engine *e, uint16_t sport)
 {
-	return open_bound(e, sport, false, UR_IO_SOCK_TOS);
+	return open_bound(e, sport, -1, false, UR_IO_SOCK_TOS);
 }
 
 int ur__udp_open_tx_plain(const struct ur_engine *e, uint16_t sport)
 {
-	return open_bound(e, sport, false, 0);
+	return open_bound(e, sport, -1, false, 0);
+}
+
+int ur__udp_open_tx_if(const struct ur_engine *e, uint16_t sport,
+		       unsigned int ifi)
+{
+	return open_bound(e, sport, (int)ifi, false, 0);
 }
 
 /* ---- transmit: a per-thread batch --------------------------------------- */
@@ -201,6 +209,7 @@ struct tx_batch {
 	struct mmsghdr msg[UR_TXQ_SLOTS];
 	int msg_fd[UR_TXQ_SLOTS];
 	unsigned int msg_npkt[UR_TXQ_SLOTS]; /* packets in the GSO run */
+	uint16_t msg_sport[UR_TXQ_SLOTS]; /* (a bonded port's interface) */
 	struct ur_engine *msg_e[UR_TXQ_SLOTS];
 	/* Per packet: headers, payload in registered memory, pad + ICRC. */
 	struct iovec iov[3 * UR_TXQ_SLOTS];
@@ -309,10 +318,16 @@ static bool same_run(const struct ur_txq_slot *a, const struct ur_txq_slot *b)
 		 (b->pb.path.tos & 3u) == 0));
 }
 
+static void bond_send_err(struct ur_engine *e, uint16_t sport, int err);
+static void bond_send_ok(struct ur_engine *e, uint16_t sport);
+
 /* Message @i failed with @err: it is lost, as on a wire (EAGAIN, ENOBUFS,
- * ECONNREFUSED, ...), and the transport's timers recover. */
+ * ECONNREFUSED, ...), and the transport's timers recover; on a bonded
+ * port an error of the host's own fails its interface (bond_send_err). */
 static void send_failed(struct tx_batch *b, unsigned int i, int err)
 {
+	if (b->msg_e[i]->bond_n)
+		bond_send_err(b->msg_e[i], b->msg_sport[i], err);
 	if (b->msg_npkt[i] > 1 &&
 	    (err == EIO || err == EINVAL || err == ENOPROTOOPT))
 		atomic_store(&gso_broken, true); /* no GSO on this path */
@@ -329,8 +344,11 @@ static int send_one(struct tx_batch *b, unsigned int i)
 		r = sendmsg(b->msg_fd[i], &b->msg[i].msg_hdr, 0);
 	while (r < 0 && errno == EINTR);
 	UR_LP_MARK(UR_LP_SENT);
-	if (r >= 0)
+	if (r >= 0) {
+		if (b->msg_e[i]->bond_n)
+			bond_send_ok(b->msg_e[i], b->msg_sport[i]);
 		return 0;
+	}
 	send_failed(b, i, errno);
 	return errno;
 }
@@ -354,6 +372,8 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 		n = sendmmsg(b->msg_fd[i], &b->msg[i], run, 0);
 		UR_LP_MARK(UR_LP_SENT);
 		if (n > 0) {
+			if (b->msg_e[i]->bond_n)
+				bond_send_ok(b->msg_e[i], b->msg_sport[i]);
 			i += (unsigned int)n;
 			continue;
 		}
@@ -680,6 +700,7 @@ void ur__tx_flush(struct tx_batch *b)
 		}
 		mh->msg_iovlen = (size_t)(&b->iov[v] - mh->msg_iov);
 		b->msg_npkt[n] = j - i;
+		b->msg_sport[n] = first->pb.path.sport;
 		mh->msg_control = b->ctl[n];
 		if (j - i > 1) {
 			struct cmsghdr *c = (void *)b->ctl[n];
@@ -813,7 +834,11 @@ static bool bond_up(struct ur_engine *e, unsigned int i, uint64_t now)
  * out of retries. An interface never heard is silent once 32 datagrams
  * came by the others (a rail dropping from the start; also a peer that is
  * not bonded and reaches us by one interface only: we then send by the
- * others, and probe it).
+ * others, and probe it). Arrivals are timed by the kernel's stamps and
+ * the quiet by the latest arrival on any interface, not by when the
+ * engine reads them: on a loaded machine the engine fell 2 ms behind,
+ * read one interface's datagrams before the other's and called that
+ * one silent (every 10-30 ms in a plain transfer at load 12).
  */
 #define UR_BOND_QUIET_NS 2000000ull
 #define UR_BOND_QUIET_MIN 16
@@ -834,11 +859,92 @@ static void bond_heard(struct ur_engine *e, unsigned int ifindex, uint64_t now)
 		r = r - r / 8 + between * 2; /* x16, 1/8 of the new sample */
 		atomic_store_explicit(&e->bond_rx_ratio[i], r, memory_order_relaxed);
 		atomic_store_explicit(&e->bond_rx_at[i], now, memory_order_relaxed);
+		if (now > atomic_load_explicit(&e->bond_rx_last,
+					       memory_order_relaxed))
+			atomic_store_explicit(&e->bond_rx_last, now,
+					      memory_order_relaxed);
 		return;
 	}
 }
 
-/* Has an interface other than @i heard within UR_BOND_QUIET_NS? */
+/*
+ * A send by a bonded interface that the host itself refused: a firewall
+ * rule (EPERM: iptables DROP in OUTPUT), no route or no device by it.
+ * Its packets are lost as surely as on a cut cable, and this is known at
+ * once, where silence (above) takes the peer's answers to show: with one
+ * ACK per 64 KiB WRITE, 16 of them on the other interface took 20-30 ms
+ * (bench/bond.sh, iptables DROP). The interface then counts as failed
+ * until a send by it goes through (the transport's probes, a plain ACK
+ * every ms, try it), or UR_BOND_FAIL_NS after the last error if nothing
+ * tries (with 4 ms the path came back between two probes and was taken
+ * out again, its requests sent twice). Not ENOBUFS or EAGAIN: a full
+ * queue is congestion, not a failure.
+ */
+#define UR_BOND_FAIL_NS 50000000ull
+static unsigned int bond_if_of(const struct ur_engine *e, uint16_t sport)
+{
+	/* the 4791 socket (a port's fallback) is bound to no interface */
+	return sport && sport != e->cfg.port ? sport % e->bond_n : UR_BOND_MAX;
+}
+
+static void bond_if_err(struct ur_engine *e, unsigned int i, int err)
+{
+	uint64_t now;
+
+	if (i >= e->bond_n || (err != EPERM && err != ENETDOWN &&
+			       err != ENETUNREACH && err != EHOSTUNREACH &&
+			       err != ENODEV && err != ENXIO))
+		return;
+	now = ur_now();
+	atomic_store_explicit(&e->bond_fail_at[i], now ? now : 1,
+			      memory_order_relaxed);
+}
+
+static void bond_send_err(struct ur_engine *e, uint16_t sport, int err)
+{
+	bond_if_err(e, bond_if_of(e, sport), err);
+}
+
+static void bond_send_ok(struct ur_engine *e, uint16_t sport)
+{
+	unsigned int i = bond_if_of(e, sport);
+
+	if (i != UR_BOND_MAX &&
+	    atomic_load_explicit(&e->bond_fail_at[i], memory_order_relaxed))
+		atomic_store_explicit(&e->bond_fail_at[i], 0,
+				      memory_order_relaxed);
+}
+
+static bool bond_failing(struct ur_engine *e, unsigned int i, uint64_t now)
+{
+	uint64_t at = atomic_load_explicit(&e->bond_fail_at[i],
+					   memory_order_relaxed);
+
+	return at && (int64_t)(now - at) < (int64_t)UR_BOND_FAIL_NS;
+}
+
+bool ur__bond_if_ok(struct ur_engine *e, unsigned int i)
+{
+	uint64_t now = ur_now();
+
+	return bond_up(e, i, now) && !bond_failing(e, i, now);
+}
+
+void ur__bond_if_sent(struct ur_engine *e, unsigned int i, int err)
+{
+	if (i >= e->bond_n)
+		return;
+	if (!err)
+		atomic_store_explicit(&e->bond_fail_at[i], 0,
+				      memory_order_relaxed);
+	else
+		bond_if_err(e, i, err);
+}
+
+/* Has an interface other than @i heard lately? Its arrivals are timed
+ * by the kernel, and read up to milliseconds later on a loaded machine:
+ * within 4 x UR_BOND_QUIET_NS of @now (with 1 x, an interface found
+ * silent came back and went again as the engine fell behind). */
 static bool bond_other_hears(struct ur_engine *e, unsigned int i, uint64_t now)
 {
 	for (unsigned int j = 0; j < e->bond_n; j++) {
@@ -846,7 +952,7 @@ static bool bond_other_hears(struct ur_engine *e, unsigned int i, uint64_t now)
 						   memory_order_relaxed);
 
 		if (j != i && at &&
-		    (int64_t)(now - at) < (int64_t)UR_BOND_QUIET_NS)
+		    (int64_t)(now - at) < 4 * (int64_t)UR_BOND_QUIET_NS)
 			return true;
 	}
 	return false;
@@ -855,9 +961,10 @@ static bool bond_other_hears(struct ur_engine *e, unsigned int i, uint64_t now)
 static bool bond_silent(struct ur_engine *e, unsigned int i, uint64_t now)
 {
 	uint64_t at = atomic_load_explicit(&e->bond_rx_at[i], memory_order_relaxed);
+	uint64_t last = atomic_load_explicit(&e->bond_rx_last, memory_order_relaxed);
 	uint64_t others, need;
 
-	if (at && (int64_t)(now - at) < (int64_t)UR_BOND_QUIET_NS)
+	if (at && (int64_t)(last - at) < (int64_t)UR_BOND_QUIET_NS)
 		return false;
 	if (!bond_other_hears(e, i, now))
 		return false;
@@ -878,7 +985,8 @@ bool ur__eng_path_ok(void *host, uint16_t sport, uint64_t now)
 	if (!e->bond_n)
 		return true;
 	i = sport % e->bond_n;
-	return bond_up(e, i, now) && !bond_silent(e, i, now);
+	return bond_up(e, i, now) && !bond_failing(e, i, now) &&
+	       !bond_silent(e, i, now);
 }
 
 /* A packet of a bonded port whose path's interface is down, or silent,
@@ -892,7 +1000,8 @@ bool ur__eng_path_ok(void *host, uint16_t sport, uint64_t now)
 static bool bond_ok(struct ur_engine *e, unsigned int i, uint64_t now,
 		    bool ack)
 {
-	return bond_up(e, i, now) && (ack || !bond_silent(e, i, now));
+	return bond_up(e, i, now) &&
+	       (ack || (!bond_failing(e, i, now) && !bond_silent(e, i, now)));
 }
 
 static void bond_reroute(struct ur_engine *e, const struct ur_eqp *q,
@@ -1041,7 +1150,7 @@ static void rxinfo_of(struct ur_engine *e, const struct sockaddr_storage *from,
 	if (real > e->rx_real_off && real - e->rx_real_off <= now)
 		ri->rx_ns = real - e->rx_real_off;
 	if (e->bond_n && ifindex)
-		bond_heard(e, ifindex, now);
+		bond_heard(e, ifindex, ri->rx_ns ? ri->rx_ns : now);
 }
 
 /* (Re)arm receive slot @i: the kernel overwrote the name and control

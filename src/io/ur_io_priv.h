@@ -242,6 +242,7 @@ struct ur_engine {
 	void *gsi_arg;
 	pthread_mutex_t gsi_lock; /* gsi_fd, gsi_psn */
 	int gsi_fd;
+	int gsi_bfd[UR_BOND_MAX]; /* a bonded port's: one per interface */
 	uint16_t gsi_sport;
 	uint32_t gsi_psn;
 
@@ -284,6 +285,11 @@ struct ur_engine {
 	_Atomic uint64_t bond_rx_mark[UR_BOND_MAX];
 	_Atomic uint32_t bond_rx_ratio[UR_BOND_MAX];
 	_Atomic uint64_t bond_rx_total;
+	_Atomic uint64_t bond_rx_last; /* the latest of bond_rx_at */
+	/* When a send by it last failed for a reason of the host's own (a
+	 * firewall rule, no route, no device: udp.c, bond_send_err), 0 once
+	 * one succeeded again. */
+	_Atomic uint64_t bond_fail_at[UR_BOND_MAX];
 	atomic_int ncsock;        /* how many are open (UR_IO_CSOCK_MAX) */
 	/* The same-host path (shm.c, UROCE_SHM=1): our receive lanes, and the
 	 * receivers we send to; NULL when off. */
@@ -322,6 +328,13 @@ int ur__udp_open_rx(struct ur_engine *e);
 int ur__udp_open_tx(const struct ur_engine *e, uint16_t sport);
 /* Not-ECT by default (the GSI's MADs; ur__udp_open_tx's send ECT(0)). */
 int ur__udp_open_tx_plain(const struct ur_engine *e, uint16_t sport);
+/* A socket of @sport that leaves by bonded interface @ifi (QP1's MADs). */
+int ur__udp_open_tx_if(const struct ur_engine *e, uint16_t sport,
+		       unsigned int ifi);
+/* A bonded interface @i is up and no send by it failed (udp.c); what a
+ * send by it gave (0 or an errno), as for the data path's sends. */
+bool ur__bond_if_ok(struct ur_engine *e, unsigned int i);
+void ur__bond_if_sent(struct ur_engine *e, unsigned int i, int err);
 void ur__udp_rx_init(struct ur_engine *e); /* arms e->rxv */
 /* @flush: send what each receive batch made (the engine thread). @stop:
  * return once this CQ has an entry, leaving the rest of the batch for the

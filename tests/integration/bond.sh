@@ -13,9 +13,14 @@
 #    hosts) once it has carried 1 MB of a 48 MiB transfer: every byte
 #    verified, no QP error (each host hears nothing on link 2 and takes it
 #    out of the spray, docs/ports-classes.md "Bonded port"); BOND_CUT=0
-#    skips it; the drop ends once the data is verified (a link that drops
-#    while the connection is made or torn down is not covered: the CM's
-#    MADs leave by the route's one link, which may be that one);
+#    skips it; the drop ends once the data is verified;
+#  - link 1, then link 2, dropping everything (iptables, both ways, both
+#    hosts) before the connection is made and until it is torn down:
+#    unmodified rping (rdma_cm, -V: every ping verified) connects, runs
+#    200 pings and disconnects; the CM's MADs leave by every bonded link
+#    (gsi.c), so one of the two runs has the link that QP1's source port
+#    would pick dead (ur_integrity, above, is connected by TCP, which the
+#    route hashes onto one link);
 #  - a bad UROCE_BOND (an unknown interface) is refused, naming it.
 #   [BOND_CUT=0] bond.sh BINDIR
 bin=${1:?usage: bond.sh BINDIR}
@@ -62,12 +67,13 @@ run() {
 	fi
 	return 0
 }
-drop2() { # -A|-D: everything on link 2, both ways, both hosts
-	ip netns exec "$a" iptables "$1" OUTPUT -o p2a -j DROP &&
-	ip netns exec "$a" iptables "$1" INPUT -i p2a -j DROP &&
-	ip netns exec "$b" iptables "$1" OUTPUT -o p2b -j DROP &&
-	ip netns exec "$b" iptables "$1" INPUT -i p2b -j DROP
+dropl() { # -A|-D N: everything on link N, both ways, both hosts
+	ip netns exec "$a" iptables "$1" OUTPUT -o p$2a -j DROP &&
+	ip netns exec "$a" iptables "$1" INPUT -i p$2a -j DROP &&
+	ip netns exec "$b" iptables "$1" OUTPUT -o p$2b -j DROP &&
+	ip netns exec "$b" iptables "$1" INPUT -i p$2b -j DROP
 }
+drop2() { dropl "$1" 2; }
 
 if run "bonded"; then
 	tot=$((P1 + P2))
@@ -84,6 +90,32 @@ elif command -v iptables >/dev/null; then
 		ok "link 2 dropping everything from 1 MB on: all verified, no QP error (link 1 $P1 bytes; link 2 $P2)"
 	fi
 	drop2 -D 2>/dev/null
+	for l in 1 2; do
+		command -v rping >/dev/null || { echo "skip: no rping"; break; }
+		dropl -A $l
+		port=$((port + 1))
+		t1=$(txb p1a) t2=$(txb p2a)
+		ip netns exec "$b" env UROCE_IP=10.92.0.2 UROCE_BOND=p1b,p2b $SR timeout 60 \
+			"$bin/uroce-run" rping -s -a 10.92.0.2 -p $port -C 200 -S 4096 -V >"$tmp/s" 2>&1 &
+		s=$!
+		sleep 0.5
+		ip netns exec "$a" env UROCE_IP=10.92.0.1 UROCE_BOND=p1a,p2a $SR timeout 60 \
+			"$bin/uroce-run" rping -c -a 10.92.0.2 -p $port -C 200 -S 4096 -V >"$tmp/c" 2>&1
+		c=$?
+		wait $s
+		sr=$?
+		P1=$(( $(txb p1a) - t1 )) P2=$(( $(txb p2a) - t2 ))
+		eval dead=\$P$l
+		if [ $c != 0 ] || [ $sr != 0 ]; then
+			bad "link $l dead at connect: rping (client rc=$c, server rc=$sr)"
+			tail -n 5 "$tmp/c" "$tmp/s"
+		elif [ "$dead" -ge 100000 ]; then
+			bad "link $l dead at connect: it carried $dead bytes"
+		else
+			ok "link $l dropping everything from before the connection to after it: rping connected, 200 pings verified, disconnected (link 1 $P1 bytes, link 2 $P2)"
+		fi
+		dropl -D $l 2>/dev/null
+	done
 else
 	echo "skip: no iptables"
 fi
