@@ -187,6 +187,7 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 	struct ur_qp *qp, *placed = NULL;
 	uint8_t *place = NULL;
 	struct ur_pkt pkt;
+	bool pin = false;
 
 	if (len < UR_BTH_LEN + UR_ICRC_LEN) {
 		e->dev.cnt.rx_drop_malformed++;
@@ -260,6 +261,9 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		UR_LP_STAGE(UR_LPS_CLASSIFIED);
 		ur_qp_rx(qp, &pkt, ri, now);
 		UR_LP_STAGE(UR_LPS_PROCESSED);
+		/* A sibling forwarded a request of a peer that sprays: its
+		 * other ports may come straight here (pin.c). */
+		pin = from_sibling && ur_qp_rx_sprayed(qp);
 		if (ur_qp_ack_owed(qp)) {
 			if (ri->ack_later)
 				owe_note(qp);
@@ -280,6 +284,8 @@ out:
 		ur_engine_qp_unlock(placed); /* dropped, and counted */
 	}
 	pthread_rwlock_unlock(&e->qp_lock);
+	if (pin)
+		ur__pin_peer(e, &ri->path);
 	UR_LP_STAGE(UR_LPS_DELIVERED);
 }
 
@@ -379,6 +385,7 @@ static int drain_all(struct ur_engine *e)
 	 * batch. The listener wakes a sleeping engine (engine_main). */
 	accept_due(e, now);
 	n += ur__fwd_drain(e, now);
+	n += ur__pin_drain(e, now);
 	pthread_mutex_unlock(&e->rx_lock);
 	return n;
 }
@@ -586,6 +593,7 @@ int ur_engine_open(const struct ur_engine_cfg *cfg, struct ur_engine **out)
 	if (!e->cfg.port)
 		e->cfg.port = UR_ROCEV2_PORT;
 	e->rx_fd = e->fwd_fd = e->ev_fd = e->ep_fd = e->gsi_fd = -1;
+	e->pin_ep = -1;
 	e->fwd_id_fd = -1;
 	for (int i = 0; i < UR_BOND_MAX; i++)
 		e->gsi_bfd[i] = -1;
@@ -739,6 +747,7 @@ void ur_engine_close(struct ur_engine *e)
 	pthread_mutex_destroy(&e->gsi_lock);
 	ur__shm_close(e);
 	ur__fwd_close(e);
+	ur__pin_close(e);
 	if (e->fwd_fd >= 0)
 		close(e->fwd_fd);
 	/* Our name after our slot: a sibling never sees the slot alone. */

@@ -104,6 +104,8 @@ uint64_t ur_engine_poll(struct ur_engine *e, const struct ur_cq *cq)
 	ur__udp_drain(e, e->rx_fd, now, false, cq);
 	if (e->fwd_nin) /* a system call per poll only when siblings exist */
 		ur__fwd_drain(e, now);
+	if (e->npin)
+		ur__pin_drain(e, now);
 	tc->polling = false;
 	tc->tx = prev_tx;
 	if (!atomic_load_explicit(&e->poll_tx_at, memory_order_relaxed) &&

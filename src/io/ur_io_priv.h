@@ -137,6 +137,7 @@ struct ur_csock {
 /* At most this many per engine: each is a file descriptor of the
  * application's process. */
 #define UR_IO_CSOCK_MAX 64
+#define UR_IO_PIN_MAX 16 /* spraying peers' addresses pinned (pin.c) */
 
 /* A source-port socket, shared by the QPs that hash to the same port. */
 struct ur_sport_sock {
@@ -178,6 +179,15 @@ struct ur_engine {
 	int fwd_in[512];        /* connections from siblings (two each) */
 	int fwd_nin;
 	uint64_t fwd_accept_at; /* last accept4 of a busy engine (drain_all) */
+	/* Peers whose datagrams one socket takes from every port (pin.c),
+	 * under rx_lock; pin_ep holds their sockets, in ep_fd. */
+	struct ur_pin {
+		bool v6;
+		uint8_t addr[16];
+		int fd; /* -1: tried and failed */
+	} pin[UR_IO_PIN_MAX];
+	unsigned int npin;
+	int pin_ep;
 	int ev_fd;              /* eventfd: wake the engine thread */
 	int ep_fd;
 	int ep_timer_fd;        /* only the wake-up eventfd: timers alone */
@@ -409,6 +419,9 @@ void ur__fwd_close(struct ur_engine *e);
 int ur__fwd_to(struct ur_engine *e, uint8_t slot, const uint8_t *buf,
 		size_t len, const struct ur_rxinfo *ri, bool own);
 int ur__fwd_drain(struct ur_engine *e, uint64_t now);
+void ur__pin_peer(struct ur_engine *e, const struct ur_ipudp *path);
+int ur__pin_drain(struct ur_engine *e, uint64_t now);
+void ur__pin_close(struct ur_engine *e);
 void ur__fwd_accept(struct ur_engine *e);
 void ur__fwd_all(struct ur_engine *e, const uint8_t *buf, size_t len,
 		  const struct ur_rxinfo *ri);

@@ -233,6 +233,11 @@ uint32_t ur_qp_sr_state(const struct ur_qp *qp)
 	       (sr->rx_peer ? 4u : 0) | (sr->peer_ok ? 8u : 0);
 }
 
+bool ur_qp_rx_sprayed(const struct ur_qp *qp)
+{
+	return qp->priv->sr.sprayed;
+}
+
 void ur__sr_release(struct ur_qp *qp)
 {
 	struct ur_sr *sr = &qp->priv->sr;

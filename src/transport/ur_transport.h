@@ -820,6 +820,9 @@ int ur_qp_cc_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
  * peer's hello came), 0: not (yet), or not in auto mode. */
 bool ur_qp_cc_negotiated(const struct ur_qp *qp);
 uint32_t ur_qp_sr_state(const struct ur_qp *qp);
+/* Whether the QP's responder has seen the peer's requests come from more
+ * than one UDP source port (the peer sprays, docs/wire.md "Spraying"). */
+bool ur_qp_rx_sprayed(const struct ur_qp *qp);
 
 /*
  * Jumbo packets of an RC QP (docs/wire.md "Extensions"): with it on at both

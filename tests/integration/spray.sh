@@ -86,6 +86,23 @@ if command -v dumpcap >/dev/null && command -v tshark >/dev/null; then
 else
 	echo "skip the eight paths' source ports: no dumpcap/tshark"
 fi
+# A sibling on b's address (src/io/pin.c): the kernel hashes a's 16 ports
+# over both processes' sockets, so the sibling forwards some of the QP's
+# requests (all 16 on the server's socket: once in 65,536 runs), and the
+# server then pins a's address to one socket of its own.
+ip netns exec "$b" env UROCE_IP=10.95.0.2 timeout 120 "$bin/uroce-run" \
+	"$bin/../tests/ur_integrity" -p 18799 >"$tmp/sib" 2>&1 &
+sib=$!
+sleep 0.5
+if run "sibling" UROCE_PATHS=16 UROCE_LOG=info; then
+	if grep -q "10.95.0.1 sprays: its datagrams pinned" "$tmp/s"; then
+		ok "a sibling on b's address, UROCE_PATHS=16: all verified, a's address pinned ($(grep -o ' rx_sr_spurious=[0-9]*' "$tmp/s" || echo ' rx_sr_spurious=0'))"
+	else
+		bad "a sibling on b's address: a's address not pinned: $(grep -i 'pin\|counters' "$tmp/s" | head -n 3)"
+	fi
+fi
+kill $sib 2>/dev/null
+wait $sib 2>/dev/null
 out=$(ip netns exec "$a" env UROCE_IP=10.95.0.1 UROCE_SR=0 UROCE_PATHS=4 "$bin/uroce-run" ibv_devinfo 2>&1)
 case $out in
 *"UROCE_PATHS=4 needs selective repeat"*) ok "UROCE_PATHS=4 with UROCE_SR=0 refused: $(echo "$out" | grep -m1 UROCE_PATHS)" ;;

@@ -635,6 +635,10 @@ static void spray(bool sr_b, unsigned int k, double ce, unsigned int kb)
 	}
 	ASSERT_EQ(w.req[UR_MP_MAX], 0);
 	ASSERT_EQ(w.ans_other, 0);
+	/* What the host hears of it (src/io/pin.c): b's responder saw a's
+	 * requests from more than one port; a's saw no request. */
+	ASSERT_EQ(ur_qp_rx_sprayed(r.f.b.qp), sr_b);
+	ASSERT_EQ(ur_qp_rx_sprayed(r.f.a.qp), false);
 	if (kb > 1) {
 		/* b's answers (ACKs and the NAK) go round its ports; a few
 		 * more single WRITEs, each answered on its own */
