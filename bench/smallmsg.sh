@@ -52,21 +52,18 @@ wbw() {
 	to=$(grep -o 'tx_timeouts=[0-9]*' "$out/cli" | head -1 | cut -d= -f2)
 	echo "${rate:-nan} ${cc:-nan} ${sc:-nan} ${cpu:-nan} ${to:-0}"
 }
-send_lat() { # build -> typical one-way us
-	local p s; p=$(np)
-	UROCE_IP=127.0.0.2 timeout 60 "$1/bin/uroce-run" ib_send_lat -p $p -x 0 -s 8 -n 20000 -F >/dev/null 2>&1 &
+# perf_lat TOOL BUILD -> typical one-way us of TOOL -s 8 (ib_send_lat,
+# ib_write_lat); the client starts once the server listens (a fixed 0.5 s
+# was too short at load 15 and above: the row came out empty)
+perf_lat() {
+	local p s i; p=$(np)
+	UROCE_IP=127.0.0.2 timeout 60 "$2/bin/uroce-run" $1 -p $p -x 0 -s 8 -n 20000 -F >/dev/null 2>&1 &
 	s=$!
-	sleep 0.5
-	UROCE_IP=127.0.0.3 timeout 60 "$1/bin/uroce-run" ib_send_lat -p $p -x 0 -s 8 -n 20000 -F 127.0.0.2 2>&1 |
-		awk '$1=="8" {print $5}'
-	wait $s
-}
-write_lat() { # build -> typical one-way us of ib_write_lat -s 8
-	local p s; p=$(np)
-	UROCE_IP=127.0.0.2 timeout 60 "$1/bin/uroce-run" ib_write_lat -p $p -x 0 -s 8 -n 20000 -F >/dev/null 2>&1 &
-	s=$!
-	sleep 0.5
-	UROCE_IP=127.0.0.3 timeout 60 "$1/bin/uroce-run" ib_write_lat -p $p -x 0 -s 8 -n 20000 -F 127.0.0.2 2>&1 |
+	for i in $(seq 100); do
+		ss -Hltn "sport = :$p" 2>/dev/null | grep -q . && break
+		sleep 0.05
+	done
+	UROCE_IP=127.0.0.3 timeout 60 "$2/bin/uroce-run" $1 -p $p -x 0 -s 8 -n 20000 -F 127.0.0.2 2>&1 |
 		awk '$1=="8" {print $5}'
 	wait $s
 }
@@ -120,8 +117,8 @@ for ((r = 0; r < ROUNDS; r++)); do
 		add wbl_$side "$x"
 		read -r x y z w v <<<"$(N=50000 wbw "$d" -q 4)"
 		add wq4_$side "$x"; add to_$side "$v"
-		add lat_$side "$(send_lat "$d")"
-		add wlat_$side "$(write_lat "$d")"
+		add lat_$side "$(perf_lat ib_send_lat "$d")"
+		add wlat_$side "$(perf_lat ib_write_lat "$d")"
 		add one_$side "$(one "$d")"
 		[ "${BIG:-0}" = 1 ] && add big_$side "$(big "$d")"
 	done
