@@ -769,30 +769,34 @@ static struct port_run port_run(const struct ur_cc_params *p, double port_bps,
  * 0.950-0.974, queue p99 138-305 KB (mean 176; plain 514-515), Jain
  * >= 0.993; at 1 Gbit/s busy 0.870-0.906 (plain 0.785-0.845), queue p99
  * 56-69 KB (plain 465-470). */
-static void test_engine_port(void)
+/* dcqcn-rtt and plain DCQCN on one port of @rate; prints both, returns
+ * them for the rate's bounds. */
+static void engine_port_run(double rate, struct port_run *rtt,
+			    struct port_run *plain)
 {
 	struct ur_cc_params p;
-	struct port_run rtt, plain;
 
 	ur_cc_params_default(&p);
 	p.algo = UR_CC_DCQCN_RTT;
-	rtt = port_run(&p, 200e6, ur_test_seed);
+	*rtt = port_run(&p, rate, ur_test_seed);
 	p.algo = UR_CC_DCQCN;
-	plain = port_run(&p, 200e6, ur_test_seed);
-	fprintf(stderr, "engine_port 200 Mbit/s: busy %.3f %.3f, queue p99 "
-		"%.0f %.0f B, Jain %.3f %.3f (dcqcn-rtt, dcqcn)\n", rtt.util,
-		plain.util, rtt.q99, plain.q99, rtt.jain, plain.jain);
+	*plain = port_run(&p, rate, ur_test_seed);
+	fprintf(stderr, "engine_port %.0f Mbit/s: busy %.3f %.3f, queue p99 "
+		"%.0f %.0f B, Jain %.3f %.3f (dcqcn-rtt, dcqcn)\n", rate / 1e6,
+		rtt->util, plain->util, rtt->q99, plain->q99, rtt->jain,
+		plain->jain);
+}
+
+static void test_engine_port(void)
+{
+	struct port_run rtt, plain;
+
+	engine_port_run(200e6, &rtt, &plain);
 	ASSERT(rtt.util >= 0.92);
 	ASSERT(rtt.q99 < 400000);
 	ASSERT(rtt.jain >= 0.95);
 	ASSERT(plain.q99 > 450000); /* window-bound: 2 x 256 KiB */
-	p.algo = UR_CC_DCQCN_RTT;
-	rtt = port_run(&p, 1e9, ur_test_seed);
-	p.algo = UR_CC_DCQCN;
-	plain = port_run(&p, 1e9, ur_test_seed);
-	fprintf(stderr, "engine_port 1 Gbit/s: busy %.3f %.3f, queue p99 "
-		"%.0f %.0f B, Jain %.3f %.3f (dcqcn-rtt, dcqcn)\n", rtt.util,
-		plain.util, rtt.q99, plain.q99, rtt.jain, plain.jain);
+	engine_port_run(1e9, &rtt, &plain);
 	ASSERT(rtt.util >= 0.84);
 	ASSERT(rtt.util > plain.util);
 	ASSERT(rtt.q99 < 150000);
