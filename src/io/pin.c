@@ -100,6 +100,7 @@ void ur__pin_peer(struct ur_engine *e, const struct ur_ipudp *path)
 		return;
 	}
 	e->pin[e->npin - 1].fd = fd;
+	__atomic_fetch_add(&e->dev.cnt.pin_peers, 1, __ATOMIC_RELAXED);
 	if (ur_log_on(UR_LOG_INFO)) {
 		char ip[INET6_ADDRSTRLEN];
 
