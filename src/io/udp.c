@@ -318,16 +318,21 @@ static bool same_run(const struct ur_txq_slot *a, const struct ur_txq_slot *b)
 		 (b->pb.path.tos & 3u) == 0));
 }
 
-static void bond_send_err(struct ur_engine *e, uint16_t sport, int err);
-static void bond_send_ok(struct ur_engine *e, uint16_t sport);
+/* A bonded port's interface of source port @sport (UR_BOND_MAX: none). */
+static unsigned int bond_if_of(const struct ur_engine *e, uint16_t sport)
+{
+	/* the 4791 socket (a port's fallback) is bound to no interface */
+	return sport && sport != e->cfg.port ? sport % e->bond_n : UR_BOND_MAX;
+}
 
 /* Message @i failed with @err: it is lost, as on a wire (EAGAIN, ENOBUFS,
  * ECONNREFUSED, ...), and the transport's timers recover; on a bonded
- * port an error of the host's own fails its interface (bond_send_err). */
+ * port an error of the host's own fails its interface (ur__bond_if_sent). */
 static void send_failed(struct tx_batch *b, unsigned int i, int err)
 {
 	if (b->msg_e[i]->bond_n)
-		bond_send_err(b->msg_e[i], b->msg_sport[i], err);
+		ur__bond_if_sent(b->msg_e[i],
+				 bond_if_of(b->msg_e[i], b->msg_sport[i]), err);
 	if (b->msg_npkt[i] > 1 &&
 	    (err == EIO || err == EINVAL || err == ENOPROTOOPT))
 		atomic_store(&gso_broken, true); /* no GSO on this path */
@@ -346,7 +351,8 @@ static int send_one(struct tx_batch *b, unsigned int i)
 	UR_LP_MARK(UR_LP_SENT);
 	if (r >= 0) {
 		if (b->msg_e[i]->bond_n)
-			bond_send_ok(b->msg_e[i], b->msg_sport[i]);
+			ur__bond_if_sent(b->msg_e[i],
+				 bond_if_of(b->msg_e[i], b->msg_sport[i]), 0);
 		return 0;
 	}
 	send_failed(b, i, errno);
@@ -373,7 +379,8 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 		UR_LP_MARK(UR_LP_SENT);
 		if (n > 0) {
 			if (b->msg_e[i]->bond_n)
-				bond_send_ok(b->msg_e[i], b->msg_sport[i]);
+				ur__bond_if_sent(b->msg_e[i],
+				 bond_if_of(b->msg_e[i], b->msg_sport[i]), 0);
 			i += (unsigned int)n;
 			continue;
 		}
@@ -881,38 +888,17 @@ static void bond_heard(struct ur_engine *e, unsigned int ifindex, uint64_t now)
  * queue is congestion, not a failure.
  */
 #define UR_BOND_FAIL_NS 50000000ull
-static unsigned int bond_if_of(const struct ur_engine *e, uint16_t sport)
-{
-	/* the 4791 socket (a port's fallback) is bound to no interface */
-	return sport && sport != e->cfg.port ? sport % e->bond_n : UR_BOND_MAX;
-}
 
 static void bond_if_err(struct ur_engine *e, unsigned int i, int err)
 {
 	uint64_t now;
 
-	if (i >= e->bond_n || (err != EPERM && err != ENETDOWN &&
-			       err != ENETUNREACH && err != EHOSTUNREACH &&
-			       err != ENODEV && err != ENXIO))
+	if (err != EPERM && err != ENETDOWN && err != ENETUNREACH &&
+	    err != EHOSTUNREACH && err != ENODEV && err != ENXIO)
 		return;
 	now = ur_now();
 	atomic_store_explicit(&e->bond_fail_at[i], now ? now : 1,
 			      memory_order_relaxed);
-}
-
-static void bond_send_err(struct ur_engine *e, uint16_t sport, int err)
-{
-	bond_if_err(e, bond_if_of(e, sport), err);
-}
-
-static void bond_send_ok(struct ur_engine *e, uint16_t sport)
-{
-	unsigned int i = bond_if_of(e, sport);
-
-	if (i != UR_BOND_MAX &&
-	    atomic_load_explicit(&e->bond_fail_at[i], memory_order_relaxed))
-		atomic_store_explicit(&e->bond_fail_at[i], 0,
-				      memory_order_relaxed);
 }
 
 static bool bond_failing(struct ur_engine *e, unsigned int i, uint64_t now)
@@ -930,15 +916,18 @@ bool ur__bond_if_ok(struct ur_engine *e, unsigned int i)
 	return bond_up(e, i, now) && !bond_failing(e, i, now);
 }
 
+/* A send by interface @i (bond_if_of; UR_BOND_MAX: none) went through
+ * (@err 0: the mark clears, read first so that the hot path writes
+ * nothing) or failed with @err (bond_if_err). */
 void ur__bond_if_sent(struct ur_engine *e, unsigned int i, int err)
 {
 	if (i >= e->bond_n)
 		return;
-	if (!err)
+	if (err)
+		bond_if_err(e, i, err);
+	else if (atomic_load_explicit(&e->bond_fail_at[i], memory_order_relaxed))
 		atomic_store_explicit(&e->bond_fail_at[i], 0,
 				      memory_order_relaxed);
-	else
-		bond_if_err(e, i, err);
 }
 
 /* Has an interface other than @i heard lately? Its arrivals are timed

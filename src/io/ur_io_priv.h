@@ -297,7 +297,7 @@ struct ur_engine {
 	_Atomic uint64_t bond_rx_total;
 	_Atomic uint64_t bond_rx_last; /* the latest of bond_rx_at */
 	/* When a send by it last failed for a reason of the host's own (a
-	 * firewall rule, no route, no device: udp.c, bond_send_err), 0 once
+	 * firewall rule, no route, no device: udp.c, ur__bond_if_sent), 0 once
 	 * one succeeded again. */
 	_Atomic uint64_t bond_fail_at[UR_BOND_MAX];
 	atomic_int ncsock;        /* how many are open (UR_IO_CSOCK_MAX) */
