@@ -64,7 +64,9 @@ static const struct ur_mr *eng_mr_lookup(void *host, uint32_t key)
 	return ur__key_get(e, key);
 }
 
-/* Called from ur__engine_deliver with qp_lock read-held. */
+/* Called from ur__engine_deliver, rx_lock held: no QP leaves the table
+ * meanwhile (ur_engine_qp_del takes rx_lock first), and one that enters
+ * it is published whole (map.c), so the table needs no lock of its own. */
 static struct ur_qp *eng_qp_lookup(void *host, uint32_t qpn)
 {
 	struct ur_engine *e = host;
@@ -72,8 +74,9 @@ static struct ur_qp *eng_qp_lookup(void *host, uint32_t qpn)
 	return ur__map_get(&e->qps, qpn);
 }
 
-/* Called by an XRC TGT's responder, from ur__engine_deliver with qp_lock
- * read-held: an SRQ cannot go while a request uses it. */
+/* Called by an XRC TGT's responder, from ur__engine_deliver (rx_lock
+ * held): an SRQ cannot go while a request uses it (ur_engine_srq_del takes
+ * rx_lock). */
 static struct ur_srq *eng_srq_lookup(void *host, uint32_t srqn)
 {
 	struct ur_engine *e = host;
@@ -101,7 +104,7 @@ static void backlog_run(struct ur_qp *qp, struct ur_eqp *q);
  * The middle packet of an RDMA WRITE to one of our QPs may have its payload
  * copied to its destination during the ICRC check (ur_qp_rx_place): one
  * pass over the bytes instead of a check, then a copy. On success the QP
- * table is read-held and the QP locked, until the packet is delivered.
+ * is locked until the packet is delivered (rx_lock keeps it in the table).
  */
 static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
 				 size_t len, const struct ur_rxinfo *ri,
@@ -110,7 +113,6 @@ static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
 	struct ur_qp *qp;
 	struct ur_eqp *q;
 
-	pthread_rwlock_rdlock(&e->qp_lock);
 	qp = ur__map_get(&e->qps, ur_bth_dqpn(buf));
 	q = qp ? qp->io_priv : NULL;
 	if (q && qp_trylock(q)) {
@@ -119,7 +121,6 @@ static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
 			return qp;
 		ur_engine_qp_unlock(qp);
 	}
-	pthread_rwlock_unlock(&e->qp_lock);
 	return NULL;
 }
 
@@ -157,6 +158,8 @@ static void owe_pay(struct ur_qp *qp)
 		}
 }
 
+/* At a receive batch's end, rx_lock held (the QP table without its lock,
+ * as in ur__engine_deliver). */
 void ur__engine_owed_flush(struct ur_engine *e)
 {
 	struct ur_tctx *tc = ur__thread();
@@ -165,7 +168,6 @@ void ur__engine_owed_flush(struct ur_engine *e)
 	if (!n)
 		return;
 	tc->nowe = 0;
-	pthread_rwlock_rdlock(&e->qp_lock);
 	for (unsigned int i = 0; i < n; i++) {
 		struct ur_qp *qp = ur__map_get(&e->qps, tc->owe_qpn[i]);
 
@@ -175,10 +177,9 @@ void ur__engine_owed_flush(struct ur_engine *e)
 		ur_qp_ack_flush(qp);
 		ur_engine_qp_unlock(qp);
 	}
-	/* As deliver: sent while the QP table is held (before a destroy). */
+	/* As deliver: sent while rx_lock is held (before a destroy). */
 	if (!tc->polling)
 		ur__tx_flush(tc->tx);
-	pthread_rwlock_unlock(&e->qp_lock);
 }
 
 void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
@@ -208,10 +209,8 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		} else if (!ur__icrc_check(e->icrc, &ri->path, buf, len,
 					    &ri->icrc_checked, place)) {
 			e->dev.cnt.rx_drop_icrc++;
-			if (placed) {
+			if (placed)
 				ur_engine_qp_unlock(placed);
-				pthread_rwlock_unlock(&e->qp_lock);
-			}
 			return;
 		}
 		UR_LP_STAGE(UR_LPS_ICRC);
@@ -232,8 +231,8 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		ur__gsi_rx(e, buf, len, ri, from_sibling);
 		return;
 	}
-	if (!placed)
-		pthread_rwlock_rdlock(&e->qp_lock);
+	/* The QP table without its lock: every caller holds rx_lock, which
+	 * ur_engine_qp_del takes before it removes a QP (eng_qp_lookup). */
 	if (!ur_dev_rx_classify(&e->dev, buf, len, ri, &pkt, &qp)) {
 		struct ur_eqp *q = qp->io_priv;
 		uint64_t before;
@@ -272,8 +271,8 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		}
 		ur_engine_qp_unlock(qp);
 		timer_moved(e, before, qp->deadline);
-		/* The engine thread sends the ACK while the QP table is held:
-		 * a completion the application already sees must not be
+		/* The engine thread sends the ACK while rx_lock is held: a
+		 * completion the application already sees must not be
 		 * followed by an ibv_destroy_qp that closes the port before
 		 * the ACK left. A polling thread defers it (ur_engine_poll);
 		 * ur_engine_qp_del flushes what it deferred. */
@@ -283,7 +282,6 @@ out:
 	} else if (placed) {
 		ur_engine_qp_unlock(placed); /* dropped, and counted */
 	}
-	pthread_rwlock_unlock(&e->qp_lock);
 	if (pin)
 		ur__pin_peer(e, &ri->path);
 	UR_LP_STAGE(UR_LPS_DELIVERED);
@@ -804,11 +802,14 @@ int ur_engine_srq_add(struct ur_engine *e, struct ur_srq *srq)
 
 void ur_engine_srq_del(struct ur_engine *e, struct ur_srq *srq)
 {
-	/* The write lock waits out any request using it. */
+	/* rx_lock waits out any request using it (a delivery reads the
+	 * table under rx_lock alone), the write lock any other reader. */
+	pthread_mutex_lock(&e->rx_lock);
 	pthread_rwlock_wrlock(&e->qp_lock);
 	if (ur__map_get(&e->srqs, srq->srqn) == srq)
 		ur__map_del(&e->srqs, srq->srqn);
 	pthread_rwlock_unlock(&e->qp_lock);
+	pthread_mutex_unlock(&e->rx_lock);
 }
 
 /* ---- QPs ---------------------------------------------------------------- */

@@ -223,6 +223,9 @@ struct ur_engine {
 	 * the engine thread reads it to plan its sleep: poll_tx_mark). */
 	atomic_uint_fast64_t poll_tx_at;
 	pthread_rwlock_t qp_lock;  /* qps + sports */
+	/* A QP enters under qp_lock (write) and leaves under rx_lock and
+	 * qp_lock (write): read under either (a delivery, under rx_lock,
+	 * takes no table lock per packet; map.c). */
 	struct ur_map qps;         /* qpn -> struct ur_qp */
 	struct ur_map sports;      /* sport -> struct ur_sport_sock */
 	/* Spraying: the further source ports are shared by the QPs of a
@@ -232,7 +235,7 @@ struct ur_engine {
 	 * of them, not that many per QP (engine.c paths_open). */
 #define UR_MP_GROUPS 4
 	uint16_t mp_base[UR_MP_GROUPS];
-	struct ur_map srqs;        /* XRC SRQ number -> struct ur_srq (qp_lock) */
+	struct ur_map srqs;        /* XRC SRQ number -> struct ur_srq (as qps) */
 	struct ur_mcast_grp *mcast; /* groups (mcast.c; rx_lock and qp_lock) */
 	pthread_rwlock_t mr_lock;
 	struct ur_map mrs;         /* key -> struct ur_mr */
