@@ -1222,6 +1222,7 @@ static bool post_holds(struct ur_qp *qp)
 	if (n) {
 		q->e->dev.cnt.tx_held++;
 		held_note(tc, q->e, qp->qpn);
+		ur__poll_posting(q->e);
 	}
 	/* Full: the unlock sends what is held (this packet included). */
 	return n && n < UR_IO_GSO_MAX_SEGS;

@@ -113,6 +113,8 @@ bool ur__qp_trylock(struct ur_qp *qp);
  * (rx_lock held). */
 void ur__engine_wake(struct ur_engine *e);
 void ur__poll_tx_flush_held(struct ur_engine *e, uint64_t now);
+/* A post was held for its thread's next poll (poll.c). */
+void ur__poll_posting(struct ur_engine *e);
 
 /* keys.c: the memory key table (port 1's engine's, e->keys). */
 uint32_t ur__rand32(void);
