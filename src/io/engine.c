@@ -101,26 +101,64 @@ static bool qp_trylock(struct ur_eqp *q);
 static void backlog_run(struct ur_qp *qp, struct ur_eqp *q);
 
 /*
+ * A receive batch's packets of one QP are delivered under one take of its
+ * lock (mutex, key table read lock, backlog, flush: about ten atomic
+ * operations per packet): a delivery that more packets of the batch follow
+ * (ur_rxinfo.ack_later) keeps the QP locked in its thread's context, and
+ * the next delivery to another QP, or to QP1 or a group, the batch's last
+ * packet, UR_IO_RX_KEEP packets, or the batch's end (ur__engine_owed_flush)
+ * releases it; one QP lock at a time. A poster of that QP waits for the
+ * run (or leaves its ACKs in the backlog), as it waited for each packet.
+ */
+static void rx_keep_end(struct ur_engine *e, struct ur_tctx *tc)
+{
+	struct ur_qp *qp = tc->rx_qp;
+
+	if (!qp)
+		return;
+	tc->rx_qp = NULL;
+	ur_engine_qp_unlock(qp);
+	timer_moved(e, tc->rx_before, qp->deadline);
+}
+
+/* Unlock @qp, locked by this delivery or kept from an earlier one. */
+static void rx_unlock(struct ur_engine *e, struct ur_tctx *tc,
+		      struct ur_qp *qp)
+{
+	if (tc->rx_qp == qp)
+		rx_keep_end(e, tc);
+	else
+		ur_engine_qp_unlock(qp);
+}
+
+/*
  * The middle packet of an RDMA WRITE to one of our QPs may have its payload
  * copied to its destination during the ICRC check (ur_qp_rx_place): one
  * pass over the bytes instead of a check, then a copy. On success the QP
- * is locked until the packet is delivered (rx_lock keeps it in the table).
+ * is locked until the packet is delivered (rx_lock keeps it in the table),
+ * or was kept locked from the previous packet (rx_keep_end).
  */
-static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
-				 size_t len, const struct ur_rxinfo *ri,
-				 uint8_t **place)
+static struct ur_qp *place_begin(struct ur_engine *e, struct ur_tctx *tc,
+				 const uint8_t *buf, size_t len,
+				 const struct ur_rxinfo *ri, uint8_t **place)
 {
 	struct ur_qp *qp;
 	struct ur_eqp *q;
 
 	qp = ur__map_get(&e->qps, ur_bth_dqpn(buf));
 	q = qp ? qp->io_priv : NULL;
-	if (q && qp_trylock(q)) {
-		*place = ur_qp_rx_place(qp, buf, len, ri);
-		if (*place)
-			return qp;
-		ur_engine_qp_unlock(qp);
+	if (!q)
+		return NULL;
+	if (tc->rx_qp != qp) {
+		rx_keep_end(e, tc);
+		if (!qp_trylock(q))
+			return NULL;
 	}
+	*place = ur_qp_rx_place(qp, buf, len, ri);
+	if (*place)
+		return qp;
+	if (tc->rx_qp != qp)
+		ur_engine_qp_unlock(qp);
 	return NULL;
 }
 
@@ -163,8 +201,10 @@ static void owe_pay(struct ur_qp *qp)
 void ur__engine_owed_flush(struct ur_engine *e)
 {
 	struct ur_tctx *tc = ur__thread();
-	unsigned int n = tc->nowe;
+	unsigned int n;
 
+	rx_keep_end(e, tc);
+	n = tc->nowe;
 	if (!n)
 		return;
 	tc->nowe = 0;
@@ -185,6 +225,7 @@ void ur__engine_owed_flush(struct ur_engine *e)
 void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling)
 {
+	struct ur_tctx *tc = ur__thread();
 	struct ur_qp *qp, *placed = NULL;
 	uint8_t *place = NULL;
 	struct ur_pkt pkt;
@@ -200,7 +241,7 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 
 		if (dqpn > 1 && dqpn != UR_MCAST_QPN && slot == e->slot &&
 		    ur_rx_may_place(buf, len))
-			placed = place_begin(e, buf, len, ri, &place);
+			placed = place_begin(e, tc, buf, len, ri, &place);
 		if (ri->icrc_checked) {
 			/* From shared memory (shm.c): no wire, no ICRC. */
 			if (place)
@@ -210,7 +251,7 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 					    &ri->icrc_checked, place)) {
 			e->dev.cnt.rx_drop_icrc++;
 			if (placed)
-				ur_engine_qp_unlock(placed);
+				rx_unlock(e, tc, placed);
 			return;
 		}
 		UR_LP_STAGE(UR_LPS_ICRC);
@@ -224,10 +265,12 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 	if (ur_bth_dqpn(buf) == UR_MCAST_QPN) {
 		/* Every process on the group gets its own copy (mcast.c):
 		 * none is forwarded. */
+		rx_keep_end(e, tc); /* it locks the group's QPs */
 		ur__mcast_deliver(e, buf, len, ri, now);
 		return;
 	}
 	if (ur_bth_dqpn(buf) == 1) {
+		rx_keep_end(e, tc); /* the CM may modify any QP */
 		ur__gsi_rx(e, buf, len, ri, from_sibling);
 		return;
 	}
@@ -235,15 +278,19 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 	 * ur_engine_qp_del takes before it removes a QP (eng_qp_lookup). */
 	if (!ur_dev_rx_classify(&e->dev, buf, len, ri, &pkt, &qp)) {
 		struct ur_eqp *q = qp->io_priv;
+		bool kept = tc->rx_qp == qp;
 		uint64_t before;
 
 		if (placed) {
-			/* Locked since place_begin (the same QPN, the table
-			 * held); the responder finds the data in place. */
+			/* Locked since place_begin (the same QPN), or kept;
+			 * the responder finds the data in place. */
 			pkt.payload = place;
 			e->dev.cnt.rx_placed++;
-		} else if (!q || !qp_trylock(q)) {
-			if (q && ur_ackq_push(&q->acks, buf, len, ri)) {
+		} else if (!kept) {
+			rx_keep_end(e, tc); /* one QP lock at a time */
+			if (q && qp_trylock(q)) {
+				/* locked */
+			} else if (q && ur_ackq_push(&q->acks, buf, len, ri)) {
 				/* A post holds the QP (in its system call,
 				 * most likely): it runs the ACK at its unlock,
 				 * and this thread goes on with the next packet
@@ -253,10 +300,16 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 				if (qp_trylock(q))
 					ur_engine_qp_unlock(qp);
 				goto out;
+			} else {
+				ur_engine_qp_lock(qp);
 			}
-			ur_engine_qp_lock(qp);
 		}
-		before = qp->deadline;
+		if (kept) {
+			before = tc->rx_before;
+		} else {
+			before = qp->deadline;
+			tc->rx_kept = 0;
+		}
 		UR_LP_STAGE(UR_LPS_CLASSIFIED);
 		ur_qp_rx(qp, &pkt, ri, now);
 		UR_LP_STAGE(UR_LPS_PROCESSED);
@@ -269,8 +322,14 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			else
 				owe_pay(qp);
 		}
-		ur_engine_qp_unlock(qp);
-		timer_moved(e, before, qp->deadline);
+		if (q && ri->ack_later && ++tc->rx_kept < UR_IO_RX_KEEP) {
+			tc->rx_qp = qp; /* more of the batch follow */
+			tc->rx_before = before;
+		} else {
+			tc->rx_qp = NULL;
+			ur_engine_qp_unlock(qp);
+			timer_moved(e, before, qp->deadline);
+		}
 		/* The engine thread sends the ACK while rx_lock is held: a
 		 * completion the application already sees must not be
 		 * followed by an ibv_destroy_qp that closes the port before
@@ -280,7 +339,7 @@ out:
 		if (!ur__thread()->polling)
 			ur__tx_flush(ur__thread()->tx);
 	} else if (placed) {
-		ur_engine_qp_unlock(placed); /* dropped, and counted */
+		rx_unlock(e, tc, placed); /* dropped, and counted */
 	}
 	if (pin)
 		ur__pin_peer(e, &ri->path);

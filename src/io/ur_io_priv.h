@@ -23,6 +23,7 @@
 #define UR_IO_GSO_MAX_SEGS UR_TXQ_HOLD_MAX
 #define UR_IO_HELD_QPS 8 /* QPs a thread's next poll sends the held batches of */
 #define UR_IO_OWE_QPS 8 /* QPs owing an ACK at a receive batch's end */
+#define UR_IO_RX_KEEP 32 /* packets of one QP delivered under one lock */
 #define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 /* An application that polled within this window drains the socket itself. */
 #define UR_IO_APP_POLL_NS 100000ull
@@ -387,6 +388,12 @@ struct ur_tctx {
 	 * ack_later (ur__engine_owed_flush sends them). */
 	unsigned int nowe;
 	uint32_t owe_qpn[UR_IO_OWE_QPS];
+	/* The QP this thread keeps locked between packets of one receive
+	 * batch (engine.c rx_keep_end), its deadline before the first of
+	 * them, and how many it took. */
+	struct ur_qp *rx_qp;
+	uint64_t rx_before;
+	unsigned int rx_kept;
 };
 struct ur_tctx *ur__thread(void);
 /* Send what @b holds (NULL or empty: nothing). */
