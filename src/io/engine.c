@@ -64,7 +64,9 @@ static const struct ur_mr *eng_mr_lookup(void *host, uint32_t key)
 	return ur__key_get(e, key);
 }
 
-/* Called from ur__engine_deliver with qp_lock read-held. */
+/* Called from ur__engine_deliver, rx_lock held: no QP leaves the table
+ * meanwhile (ur_engine_qp_del takes rx_lock first), and one that enters
+ * it is published whole (map.c), so the table needs no lock of its own. */
 static struct ur_qp *eng_qp_lookup(void *host, uint32_t qpn)
 {
 	struct ur_engine *e = host;
@@ -72,8 +74,9 @@ static struct ur_qp *eng_qp_lookup(void *host, uint32_t qpn)
 	return ur__map_get(&e->qps, qpn);
 }
 
-/* Called by an XRC TGT's responder, from ur__engine_deliver with qp_lock
- * read-held: an SRQ cannot go while a request uses it. */
+/* Called by an XRC TGT's responder, from ur__engine_deliver (rx_lock
+ * held): an SRQ cannot go while a request uses it (ur_engine_srq_del takes
+ * rx_lock). */
 static struct ur_srq *eng_srq_lookup(void *host, uint32_t srqn)
 {
 	struct ur_engine *e = host;
@@ -98,28 +101,64 @@ static bool qp_trylock(struct ur_eqp *q);
 static void backlog_run(struct ur_qp *qp, struct ur_eqp *q);
 
 /*
+ * A receive batch's packets of one QP are delivered under one take of its
+ * lock (mutex, key table read lock, backlog, flush: about ten atomic
+ * operations per packet): a delivery that more packets of the batch follow
+ * (ur_rxinfo.ack_later) keeps the QP locked in its thread's context, and
+ * the next delivery to another QP, or to QP1 or a group, the batch's last
+ * packet, UR_IO_RX_KEEP packets, or the batch's end (ur__engine_owed_flush)
+ * releases it; one QP lock at a time. A poster of that QP waits for the
+ * run (or leaves its ACKs in the backlog), as it waited for each packet.
+ */
+static void rx_keep_end(struct ur_engine *e, struct ur_tctx *tc)
+{
+	struct ur_qp *qp = tc->rx_qp;
+
+	if (!qp)
+		return;
+	tc->rx_qp = NULL;
+	ur_engine_qp_unlock(qp);
+	timer_moved(e, tc->rx_before, qp->deadline);
+}
+
+/* Unlock @qp, locked by this delivery or kept from an earlier one. */
+static void rx_unlock(struct ur_engine *e, struct ur_tctx *tc,
+		      struct ur_qp *qp)
+{
+	if (tc->rx_qp == qp)
+		rx_keep_end(e, tc);
+	else
+		ur_engine_qp_unlock(qp);
+}
+
+/*
  * The middle packet of an RDMA WRITE to one of our QPs may have its payload
  * copied to its destination during the ICRC check (ur_qp_rx_place): one
  * pass over the bytes instead of a check, then a copy. On success the QP
- * table is read-held and the QP locked, until the packet is delivered.
+ * is locked until the packet is delivered (rx_lock keeps it in the table),
+ * or was kept locked from the previous packet (rx_keep_end).
  */
-static struct ur_qp *place_begin(struct ur_engine *e, const uint8_t *buf,
-				 size_t len, const struct ur_rxinfo *ri,
-				 uint8_t **place)
+static struct ur_qp *place_begin(struct ur_engine *e, struct ur_tctx *tc,
+				 const uint8_t *buf, size_t len,
+				 const struct ur_rxinfo *ri, uint8_t **place)
 {
 	struct ur_qp *qp;
 	struct ur_eqp *q;
 
-	pthread_rwlock_rdlock(&e->qp_lock);
 	qp = ur__map_get(&e->qps, ur_bth_dqpn(buf));
 	q = qp ? qp->io_priv : NULL;
-	if (q && qp_trylock(q)) {
-		*place = ur_qp_rx_place(qp, buf, len, ri);
-		if (*place)
-			return qp;
-		ur_engine_qp_unlock(qp);
+	if (!q)
+		return NULL;
+	if (tc->rx_qp != qp) {
+		rx_keep_end(e, tc);
+		if (!qp_trylock(q))
+			return NULL;
 	}
-	pthread_rwlock_unlock(&e->qp_lock);
+	*place = ur_qp_rx_place(qp, buf, len, ri);
+	if (*place)
+		return qp;
+	if (tc->rx_qp != qp)
+		ur_engine_qp_unlock(qp);
 	return NULL;
 }
 
@@ -157,15 +196,18 @@ static void owe_pay(struct ur_qp *qp)
 		}
 }
 
+/* At a receive batch's end, rx_lock held (the QP table without its lock,
+ * as in ur__engine_deliver). */
 void ur__engine_owed_flush(struct ur_engine *e)
 {
 	struct ur_tctx *tc = ur__thread();
-	unsigned int n = tc->nowe;
+	unsigned int n;
 
+	rx_keep_end(e, tc);
+	n = tc->nowe;
 	if (!n)
 		return;
 	tc->nowe = 0;
-	pthread_rwlock_rdlock(&e->qp_lock);
 	for (unsigned int i = 0; i < n; i++) {
 		struct ur_qp *qp = ur__map_get(&e->qps, tc->owe_qpn[i]);
 
@@ -175,15 +217,15 @@ void ur__engine_owed_flush(struct ur_engine *e)
 		ur_qp_ack_flush(qp);
 		ur_engine_qp_unlock(qp);
 	}
-	/* As deliver: sent while the QP table is held (before a destroy). */
+	/* As deliver: sent while rx_lock is held (before a destroy). */
 	if (!tc->polling)
 		ur__tx_flush(tc->tx);
-	pthread_rwlock_unlock(&e->qp_lock);
 }
 
 void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			 struct ur_rxinfo *ri, uint64_t now, bool from_sibling)
 {
+	struct ur_tctx *tc = ur__thread();
 	struct ur_qp *qp, *placed = NULL;
 	uint8_t *place = NULL;
 	struct ur_pkt pkt;
@@ -199,7 +241,7 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 
 		if (dqpn > 1 && dqpn != UR_MCAST_QPN && slot == e->slot &&
 		    ur_rx_may_place(buf, len))
-			placed = place_begin(e, buf, len, ri, &place);
+			placed = place_begin(e, tc, buf, len, ri, &place);
 		if (ri->icrc_checked) {
 			/* From shared memory (shm.c): no wire, no ICRC. */
 			if (place)
@@ -208,10 +250,8 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 		} else if (!ur__icrc_check(e->icrc, &ri->path, buf, len,
 					    &ri->icrc_checked, place)) {
 			e->dev.cnt.rx_drop_icrc++;
-			if (placed) {
-				ur_engine_qp_unlock(placed);
-				pthread_rwlock_unlock(&e->qp_lock);
-			}
+			if (placed)
+				rx_unlock(e, tc, placed);
 			return;
 		}
 		UR_LP_STAGE(UR_LPS_ICRC);
@@ -225,26 +265,32 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 	if (ur_bth_dqpn(buf) == UR_MCAST_QPN) {
 		/* Every process on the group gets its own copy (mcast.c):
 		 * none is forwarded. */
+		rx_keep_end(e, tc); /* it locks the group's QPs */
 		ur__mcast_deliver(e, buf, len, ri, now);
 		return;
 	}
 	if (ur_bth_dqpn(buf) == 1) {
+		rx_keep_end(e, tc); /* the CM may modify any QP */
 		ur__gsi_rx(e, buf, len, ri, from_sibling);
 		return;
 	}
-	if (!placed)
-		pthread_rwlock_rdlock(&e->qp_lock);
+	/* The QP table without its lock: every caller holds rx_lock, which
+	 * ur_engine_qp_del takes before it removes a QP (eng_qp_lookup). */
 	if (!ur_dev_rx_classify(&e->dev, buf, len, ri, &pkt, &qp)) {
 		struct ur_eqp *q = qp->io_priv;
+		bool kept = tc->rx_qp == qp;
 		uint64_t before;
 
 		if (placed) {
-			/* Locked since place_begin (the same QPN, the table
-			 * held); the responder finds the data in place. */
+			/* Locked since place_begin (the same QPN), or kept;
+			 * the responder finds the data in place. */
 			pkt.payload = place;
 			e->dev.cnt.rx_placed++;
-		} else if (!q || !qp_trylock(q)) {
-			if (q && ur_ackq_push(&q->acks, buf, len, ri)) {
+		} else if (!kept) {
+			rx_keep_end(e, tc); /* one QP lock at a time */
+			if (q && qp_trylock(q)) {
+				/* locked */
+			} else if (q && ur_ackq_push(&q->acks, buf, len, ri)) {
 				/* A post holds the QP (in its system call,
 				 * most likely): it runs the ACK at its unlock,
 				 * and this thread goes on with the next packet
@@ -254,10 +300,16 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 				if (qp_trylock(q))
 					ur_engine_qp_unlock(qp);
 				goto out;
+			} else {
+				ur_engine_qp_lock(qp);
 			}
-			ur_engine_qp_lock(qp);
 		}
-		before = qp->deadline;
+		if (kept) {
+			before = tc->rx_before;
+		} else {
+			before = qp->deadline;
+			tc->rx_kept = 0;
+		}
 		UR_LP_STAGE(UR_LPS_CLASSIFIED);
 		ur_qp_rx(qp, &pkt, ri, now);
 		UR_LP_STAGE(UR_LPS_PROCESSED);
@@ -270,10 +322,16 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 			else
 				owe_pay(qp);
 		}
-		ur_engine_qp_unlock(qp);
-		timer_moved(e, before, qp->deadline);
-		/* The engine thread sends the ACK while the QP table is held:
-		 * a completion the application already sees must not be
+		if (q && ri->ack_later && ++tc->rx_kept < UR_IO_RX_KEEP) {
+			tc->rx_qp = qp; /* more of the batch follow */
+			tc->rx_before = before;
+		} else {
+			tc->rx_qp = NULL;
+			ur_engine_qp_unlock(qp);
+			timer_moved(e, before, qp->deadline);
+		}
+		/* The engine thread sends the ACK while rx_lock is held: a
+		 * completion the application already sees must not be
 		 * followed by an ibv_destroy_qp that closes the port before
 		 * the ACK left. A polling thread defers it (ur_engine_poll);
 		 * ur_engine_qp_del flushes what it deferred. */
@@ -281,9 +339,8 @@ out:
 		if (!ur__thread()->polling)
 			ur__tx_flush(ur__thread()->tx);
 	} else if (placed) {
-		ur_engine_qp_unlock(placed); /* dropped, and counted */
+		rx_unlock(e, tc, placed); /* dropped, and counted */
 	}
-	pthread_rwlock_unlock(&e->qp_lock);
 	if (pin)
 		ur__pin_peer(e, &ri->path);
 	UR_LP_STAGE(UR_LPS_DELIVERED);
@@ -804,11 +861,14 @@ int ur_engine_srq_add(struct ur_engine *e, struct ur_srq *srq)
 
 void ur_engine_srq_del(struct ur_engine *e, struct ur_srq *srq)
 {
-	/* The write lock waits out any request using it. */
+	/* rx_lock waits out any request using it (a delivery reads the
+	 * table under rx_lock alone), the write lock any other reader. */
+	pthread_mutex_lock(&e->rx_lock);
 	pthread_rwlock_wrlock(&e->qp_lock);
 	if (ur__map_get(&e->srqs, srq->srqn) == srq)
 		ur__map_del(&e->srqs, srq->srqn);
 	pthread_rwlock_unlock(&e->qp_lock);
+	pthread_mutex_unlock(&e->rx_lock);
 }
 
 /* ---- QPs ---------------------------------------------------------------- */
@@ -1221,6 +1281,7 @@ static bool post_holds(struct ur_qp *qp)
 	if (n) {
 		q->e->dev.cnt.tx_held++;
 		held_note(tc, q->e, qp->qpn);
+		ur__poll_posting(q->e);
 	}
 	/* Full: the unlock sends what is held (this packet included). */
 	return n && n < UR_IO_GSO_MAX_SEGS;

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* A small chained hash table: QPN -> QP, key -> MR, port -> socket. */
+/*
+ * A small chained hash table: QPN -> QP, key -> MR, port -> socket. Its
+ * writers are serialized by their owner's lock; a reader may run beside a
+ * writer that only adds (ur__map_put publishes a node whole, with a release
+ * store), never beside one that deletes: the engine reads its QP table
+ * under rx_lock alone, and deletes under rx_lock too (engine.c).
+ */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -35,7 +41,9 @@ void ur__map_fini(struct ur_map *m)
 
 void *ur__map_get(const struct ur_map *m, uint32_t key)
 {
-	for (struct ur_map_node *n = m->b[slot_of(m, key)]; n; n = n->next)
+	for (struct ur_map_node *n = __atomic_load_n(&m->b[slot_of(m, key)],
+						     __ATOMIC_ACQUIRE);
+	     n; n = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE))
 		if (n->key == key)
 			return n->val;
 	return NULL;
@@ -54,7 +62,7 @@ int ur__map_put(struct ur_map *m, uint32_t key, void *val)
 	n->key = key;
 	n->val = val;
 	n->next = m->b[s];
-	m->b[s] = n;
+	__atomic_store_n(&m->b[s], n, __ATOMIC_RELEASE);
 	m->n++;
 	return 0;
 }

@@ -23,6 +23,7 @@
 #define UR_IO_GSO_MAX_SEGS UR_TXQ_HOLD_MAX
 #define UR_IO_HELD_QPS 8 /* QPs a thread's next poll sends the held batches of */
 #define UR_IO_OWE_QPS 8 /* QPs owing an ACK at a receive batch's end */
+#define UR_IO_RX_KEEP 32 /* packets of one QP delivered under one lock */
 #define UR_IO_SLOT_SHIFT 16   /* QPN = slot << 16 | random 16 bits */
 /* An application that polled within this window drains the socket itself. */
 #define UR_IO_APP_POLL_NS 100000ull
@@ -113,6 +114,8 @@ bool ur__qp_trylock(struct ur_qp *qp);
  * (rx_lock held). */
 void ur__engine_wake(struct ur_engine *e);
 void ur__poll_tx_flush_held(struct ur_engine *e, uint64_t now);
+/* A post was held for its thread's next poll (poll.c). */
+void ur__poll_posting(struct ur_engine *e);
 
 /* keys.c: the memory key table (port 1's engine's, e->keys). */
 uint32_t ur__rand32(void);
@@ -223,6 +226,9 @@ struct ur_engine {
 	 * the engine thread reads it to plan its sleep: poll_tx_mark). */
 	atomic_uint_fast64_t poll_tx_at;
 	pthread_rwlock_t qp_lock;  /* qps + sports */
+	/* A QP enters under qp_lock (write) and leaves under rx_lock and
+	 * qp_lock (write): read under either (a delivery, under rx_lock,
+	 * takes no table lock per packet; map.c). */
 	struct ur_map qps;         /* qpn -> struct ur_qp */
 	struct ur_map sports;      /* sport -> struct ur_sport_sock */
 	/* Spraying: the further source ports are shared by the QPs of a
@@ -232,7 +238,7 @@ struct ur_engine {
 	 * of them, not that many per QP (engine.c paths_open). */
 #define UR_MP_GROUPS 4
 	uint16_t mp_base[UR_MP_GROUPS];
-	struct ur_map srqs;        /* XRC SRQ number -> struct ur_srq (qp_lock) */
+	struct ur_map srqs;        /* XRC SRQ number -> struct ur_srq (as qps) */
 	struct ur_mcast_grp *mcast; /* groups (mcast.c; rx_lock and qp_lock) */
 	pthread_rwlock_t mr_lock;
 	struct ur_map mrs;         /* key -> struct ur_mr */
@@ -382,6 +388,12 @@ struct ur_tctx {
 	 * ack_later (ur__engine_owed_flush sends them). */
 	unsigned int nowe;
 	uint32_t owe_qpn[UR_IO_OWE_QPS];
+	/* The QP this thread keeps locked between packets of one receive
+	 * batch (engine.c rx_keep_end), its deadline before the first of
+	 * them, and how many it took. */
+	struct ur_qp *rx_qp;
+	uint64_t rx_before;
+	unsigned int rx_kept;
 };
 struct ur_tctx *ur__thread(void);
 /* Send what @b holds (NULL or empty: nothing). */
