@@ -20,7 +20,8 @@
 # Env: RATE (300mbit), LAT (50ms), DUR (6), REPS (3), CCS ("none swift";
 #      swift@T: Swift with UROCE_SWIFT_TARGET_US=T; LABEL=ALGO:VAR=V,VAR=V:
 #      UROCE_CC=ALGO with those settings, named LABEL),
-#      LATN (300 ping-pongs), KEEP (1: keep the raw outputs),
+#      LATN (300 ping-pongs; 0: no probe, which on 2 cores frees the
+#      0.25-0.75 of a core ib_write_lat spins), KEEP (1: keep the raw outputs),
 #      SWIFT_ENV (extra env for swift, e.g. "UROCE_SWIFT_TARGET_US=200"),
 #      DCQCN_ENV (for dcqcn; default the lab's: mlx5 profile, K = T = 3 ms,
 #      as tests/cc/cc_lab.sh, whose feedback loop is milliseconds),
@@ -121,15 +122,20 @@ one() { # CC REP: one run; appends a row to $tmp/rows
 	for k in 1 2; do
 		ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout 60 $B/uroce-run $BW_TOOL -x 0 -s 65536 -D "$DUR" -F --report_gbits ${BW_ARGS:-} -p $((18900 + k)) >"$d/srv$k" 2>&1 &
 	done
-	ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout $((DUR + 8)) $B/uroce-run $LAT_TOOL -x 0 -s 64 -n "$LATN" -F ${LAT_ARGS:-} -p 18903 >"$d/lsrv" 2>&1 &
+	[ "$LATN" -gt 0 ] && ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout $((DUR + 8)) $B/uroce-run $LAT_TOOL -x 0 -s 64 -n "$LATN" -F ${LAT_ARGS:-} -p 18903 >"$d/lsrv" 2>&1 &
 	sleep 0.5
 	ip netns exec $s1 env UROCE_IP=10.97.1.1 "${env[@]}" timeout 60 $B/uroce-run $BW_TOOL -x 0 -s 65536 -D "$DUR" -F --report_gbits ${BW_ARGS:-} -p 18901 $R >"$d/c1" 2>&1 &
 	local c1=$!
 	ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout 60 $B/uroce-run $BW_TOOL -x 0 -s 65536 -D "$DUR" -F --report_gbits ${BW_ARGS:-} -p 18902 $R >"$d/c2" 2>&1 &
 	local c2=$!
 	sleep 1
-	ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout $((DUR + 8)) $B/uroce-run $LAT_TOOL -x 0 -s 64 -n "$LATN" -F ${LAT_ARGS:-} -p 18903 $R >"$d/lat" 2>&1 &
-	local cl=$!
+	local cl=
+	if [ "$LATN" -gt 0 ]; then
+		ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout $((DUR + 8)) $B/uroce-run $LAT_TOOL -x 0 -s 64 -n "$LATN" -F ${LAT_ARGS:-} -p 18903 $R >"$d/lat" 2>&1 &
+		cl=$!
+	else
+		: >"$d/lat"
+	fi
 	wait $c1 $c2 $cl
 	if [ -n "$nfq" ]; then
 		# the switch's CPU: its user + system time over the rep's
