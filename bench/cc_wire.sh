@@ -40,8 +40,8 @@
 #      ib_write_lat spins on both ends (a quarter of the machine); perftest
 #      sleeps on CQ events (-e) only for SEND and not for a duration
 #      (-D), so the flows keep spinning. PROBE_EVENTS=1 is
-#      LAT_TOOL=ib_send_lat LAT_ARGS=-e (docs/cc.md "The NFQUEUE bed at
-#      1 Gbit/s").
+#      LAT_TOOL=ib_send_lat LAT_ARGS=-e, which with SWITCH=nfq does not
+#      finish (docs/cc.md "The NFQUEUE bed at 1 Gbit/s").
 # Each row carries the 1-minute load average at the rep's end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
