@@ -20,18 +20,39 @@
 # Env: RATE (300mbit), LAT (50ms), DUR (6), REPS (3), CCS ("none swift";
 #      swift@T: Swift with UROCE_SWIFT_TARGET_US=T; LABEL=ALGO:VAR=V,VAR=V:
 #      UROCE_CC=ALGO with those settings, named LABEL),
-#      LATN (300 ping-pongs), KEEP (1: keep the raw outputs),
+#      LATN (300 ping-pongs; 0: no probe, which on 2 cores frees the
+#      0.25-0.75 of a core ib_write_lat spins), KEEP (1: keep the raw outputs),
 #      SWIFT_ENV (extra env for swift, e.g. "UROCE_SWIFT_TARGET_US=200"),
 #      DCQCN_ENV (for dcqcn; default the lab's: mlx5 profile, K = T = 3 ms,
 #      as tests/cc/cc_lab.sh, whose feedback loop is milliseconds),
 #      SWITCH (tbf | nfq), LIMIT (2000000), KMIN (20000), KMAX (200000),
 #      PMAX (0.2), B (build/bin: the binaries), NFQ_ARGS (more uroce-nfq
-#      options, e.g. --no-batch: a verdict per packet).
+#      options, e.g. --no-batch: a verdict per packet), CE_MARK (1:
+#      uroce-nfq marks CE through a fwmark and an iptables ECN rule and
+#      is copied only the packets' headers; 0: it rewrites each marked
+#      packet and is copied every packet whole, as before 2026-12-07),
+#      MTU (1500: every link's MTU; 9000 gives uroce a 4096-byte RoCE MTU,
+#      as RoCE fabrics run, a quarter of the packets per second of
+#      1500's 1024-byte one: docs/cc.md "The NFQUEUE bed at 1 Gbit/s"),
+#      BW_TOOL (ib_write_bw) and LAT_TOOL (ib_write_lat): the flows' and
+#      the probe's perftest program, BW_ARGS and LAT_ARGS more options for
+#      both ends. On 2 cores the four hosts share the switch's CPU, and
+#      ib_write_lat spins on both ends (a quarter of the machine); perftest
+#      sleeps on CQ events (-e) only for SEND and not for a duration
+#      (-D), so the flows keep spinning. PROBE_EVENTS=1 is
+#      LAT_TOOL=ib_send_lat LAT_ARGS=-e, which with SWITCH=nfq does not
+#      finish (docs/cc.md "The NFQUEUE bed at 1 Gbit/s").
+# Each row carries the 1-minute load average at the rep's end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RATE=${RATE:-300mbit} LAT=${LAT:-50ms} DUR=${DUR:-6} REPS=${REPS:-3}
 CCS=${CCS:-none swift} SWIFT_ENV=${SWIFT_ENV:-}
 DCQCN_ENV=${DCQCN_ENV:-UROCE_DCQCN_PROFILE=mlx5 UROCE_DCQCN_ALPHA_TIMER_US=3000 UROCE_DCQCN_RATE_TIMER_US=3000}
+MTU=${MTU:-1500} CE_MARK=${CE_MARK:-1}
+if [ "${PROBE_EVENTS:-0}" = 1 ]; then
+	LAT_TOOL=${LAT_TOOL:-ib_send_lat} LAT_ARGS="${LAT_ARGS:-} -e"
+fi
+BW_TOOL=${BW_TOOL:-ib_write_bw} LAT_TOOL=${LAT_TOOL:-ib_write_lat}
 SWITCH=${SWITCH:-tbf} LIMIT=${LIMIT:-2000000} KMIN=${KMIN:-20000} KMAX=${KMAX:-200000} PMAX=${PMAX:-0.2}
 case $SWITCH in tbf | nfq) ;; *) echo "SWITCH: tbf or nfq"; exit 2 ;; esac
 [ "$SWITCH" = tbf ] || [ -x build/bin/uroce-nfq ] || { echo "cc_wire.sh: SWITCH=nfq needs build/bin/uroce-nfq"; exit 77; }
@@ -51,7 +72,7 @@ ip netns exec $sw sysctl -qw net.ipv4.ip_forward=1
 i=0
 for ns in $s1 $s2 $r; do
 	i=$((i + 1))
-	ip -n $ns link add h$i type veth peer name sw$i netns $sw &&
+	ip -n $ns link add h$i mtu "$MTU" type veth peer name sw$i mtu "$MTU" netns $sw &&
 	ip -n $ns addr add 10.97.$i.1/24 dev h$i && ip -n $ns link set h$i up &&
 	ip -n $ns route add default via 10.97.$i.254 &&
 	ip -n $sw addr add 10.97.$i.254/24 dev sw$i && ip -n $sw link set sw$i up || exit 1
@@ -61,6 +82,12 @@ if [ "$SWITCH" = tbf ]; then
 	ip netns exec $sw tc qdisc add dev sw3 root tbf rate "$RATE" burst 32k latency "$LAT" || exit 1
 else
 	ip netns exec $sw iptables -A FORWARD -o sw3 -p udp --dport 4791 -j NFQUEUE --queue-num 0 --queue-bypass || exit 1
+	# CE_MARK=1: uroce-nfq gives a marked packet fwmark 1 and this
+	# rule sets CE, so the queue copies only headers to it
+	if [ "$CE_MARK" = 1 ]; then
+		ip netns exec $sw iptables -t mangle -A POSTROUTING -o sw3 -m mark --mark 1 -j ECN --ecn-ip-ect 3 || exit 1
+		NFQ_ARGS="--ce-mark 1 ${NFQ_ARGS:-}"
+	fi
 fi
 R=10.97.3.1
 MBPS=${RATE%mbit}; [ "$RATE" != "${RATE%gbit}" ] && MBPS=$((${RATE%gbit} * 1000))
@@ -93,17 +120,22 @@ one() { # CC REP: one run; appends a row to $tmp/rows
 		t0=$(date +%s.%N)
 	fi
 	for k in 1 2; do
-		ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -D "$DUR" -F --report_gbits -p $((18900 + k)) >"$d/srv$k" 2>&1 &
+		ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout 60 $B/uroce-run $BW_TOOL -x 0 -s 65536 -D "$DUR" -F --report_gbits ${BW_ARGS:-} -p $((18900 + k)) >"$d/srv$k" 2>&1 &
 	done
-	ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout $((DUR + 8)) $B/uroce-run ib_write_lat -x 0 -s 64 -n "$LATN" -F -p 18903 >"$d/lsrv" 2>&1 &
+	[ "$LATN" -gt 0 ] && ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout $((DUR + 8)) $B/uroce-run $LAT_TOOL -x 0 -s 64 -n "$LATN" -F ${LAT_ARGS:-} -p 18903 >"$d/lsrv" 2>&1 &
 	sleep 0.5
-	ip netns exec $s1 env UROCE_IP=10.97.1.1 "${env[@]}" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -D "$DUR" -F --report_gbits -p 18901 $R >"$d/c1" 2>&1 &
+	ip netns exec $s1 env UROCE_IP=10.97.1.1 "${env[@]}" timeout 60 $B/uroce-run $BW_TOOL -x 0 -s 65536 -D "$DUR" -F --report_gbits ${BW_ARGS:-} -p 18901 $R >"$d/c1" 2>&1 &
 	local c1=$!
-	ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -D "$DUR" -F --report_gbits -p 18902 $R >"$d/c2" 2>&1 &
+	ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout 60 $B/uroce-run $BW_TOOL -x 0 -s 65536 -D "$DUR" -F --report_gbits ${BW_ARGS:-} -p 18902 $R >"$d/c2" 2>&1 &
 	local c2=$!
 	sleep 1
-	ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout $((DUR + 8)) $B/uroce-run ib_write_lat -x 0 -s 64 -n "$LATN" -F -p 18903 $R >"$d/lat" 2>&1 &
-	local cl=$!
+	local cl=
+	if [ "$LATN" -gt 0 ]; then
+		ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout $((DUR + 8)) $B/uroce-run $LAT_TOOL -x 0 -s 64 -n "$LATN" -F ${LAT_ARGS:-} -p 18903 $R >"$d/lat" 2>&1 &
+		cl=$!
+	else
+		: >"$d/lat"
+	fi
 	wait $c1 $c2 $cl
 	if [ -n "$nfq" ]; then
 		# the switch's CPU: its user + system time over the rep's
@@ -133,7 +165,7 @@ one() { # CC REP: one run; appends a row to $tmp/rows
 	# ib_write_lat: #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
 	lat=$(awk '$1 == 64 && NF >= 9 {print $5, $8}' "$d/lat")
 	[ -n "$lat" ] || lat="- -"
-	echo "$cc $rep ${g1:--} ${g2:--} ${drops:--} $rtx $lat" >>"$tmp/rows"
+	echo "$cc $rep ${g1:--} ${g2:--} ${drops:--} $rtx $lat $(cut -d' ' -f1 /proc/loadavg)" >>"$tmp/rows"
 }
 LATN=${LATN:-300}
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -144,18 +176,18 @@ echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$SWITCH" = tbf ]; then
 	echo "$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; bottleneck tbf $RATE, latency $LAT; DUR $DUR s; swift env: ${SWIFT_ENV:-defaults}"
 else
-	echo "$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; bottleneck uroce-nfq $MBPS Mbit/s, buffer $LIMIT B, RED $KMIN..$KMAX B p $PMAX${NFQ_ARGS:+, $NFQ_ARGS}; DUR $DUR s; dcqcn env: $DCQCN_ENV; swift env: ${SWIFT_ENV:-defaults}"
+	echo "$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; link MTU $MTU; $BW_TOOL ${BW_ARGS:-}, probe $LAT_TOOL ${LAT_ARGS:-}; bottleneck uroce-nfq $MBPS Mbit/s, buffer $LIMIT B, RED $KMIN..$KMAX B p $PMAX${NFQ_ARGS:+, $NFQ_ARGS}; DUR $DUR s; dcqcn env: $DCQCN_ENV; swift env: ${SWIFT_ENV:-defaults}"
 	echo "queue (uroce-nfq --report, bytes): cc rep p99 max marked switch_cpu (uroce-nfq's share of a core)"
 	for f in "$tmp"/*/qsum; do echo "  $(basename "$(dirname "$f")" | tr . ' ') $(cat "$f")"; done
 fi
 awk -v rate="$RATE" '
 function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } return n ? (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) : -1 }
 BEGIN { r = rate; if (r ~ /gbit/) sub(/gbit/, "", r); else { sub(/mbit/, "", r); r /= 1000 }
-	printf "%-6s %3s %8s %8s %6s %6s %6s %7s %6s %9s %9s\n", "cc", "rep", "flow1", "flow2", "ratio", "jain", "sum/R", "drops", "retx", "lat_med", "lat_p99"
-	printf "%-6s %3s %8s %8s %6s %6s %6s %7s %6s %9s %9s\n", "", "", "Gbit/s", "Gbit/s", "", "", "", "switch", "pkts", "us", "us" }
+	printf "%-6s %3s %8s %8s %6s %6s %6s %7s %6s %9s %9s %5s\n", "cc", "rep", "flow1", "flow2", "ratio", "jain", "sum/R", "drops", "retx", "lat_med", "lat_p99", "load"
+	printf "%-6s %3s %8s %8s %6s %6s %6s %7s %6s %9s %9s %5s\n", "", "", "Gbit/s", "Gbit/s", "", "", "", "switch", "pkts", "us", "us", "1min" }
 { lo = $3 < $4 ? $3 : $4; hi = $3 < $4 ? $4 : $3; ratio = hi > 0 ? lo / hi : 0; sum = ($3 + $4) / r
 	jain = $3 + $4 > 0 ? ($3 + $4) ^ 2 / (2 * ($3 ^ 2 + $4 ^ 2)) : 0
-	printf "%-6s %3s %8.3f %8.3f %6.2f %6.3f %6.2f %7s %6s %9s %9s\n", $1, $2, $3, $4, ratio, jain, sum, $5, $6, $7, $8
+	printf "%-6s %3s %8.3f %8.3f %6.2f %6.3f %6.2f %7s %6s %9s %9s %5s\n", $1, $2, $3, $4, ratio, jain, sum, $5, $6, $7, $8, $9
 	n[$1]++; k = n[$1]; cc[$1] = 1
 	F1[$1, k] = $3; F2[$1, k] = $4; RA[$1, k] = ratio; JA[$1, k] = jain; SU[$1, k] = sum; DR[$1, k] = $5; RX[$1, k] = $6; LM[$1, k] = $7; LP[$1, k] = $8 }
 END { print "medians:"

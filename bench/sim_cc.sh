@@ -6,7 +6,8 @@
 # also a 32:1 incast. One simulation at a time; figures do not depend on
 # the machine, only wall time does.
 #   bench/sim_cc.sh [BUILD_DIR] [OUT_DIR]
-# Env: KS ("8 16"), CCS ("none mlx5 uroce swift": none, swift, or a DCQCN
+# Env: KS ("8 16"), CCS ("none mlx5 uroce swift": none, swift, predict,
+# auto (dcqcn-rtt, what two uroce ends run), or a DCQCN
 # profile), SEED (1), INCAST32 (0).
 set -eu
 B=${1:-build}
@@ -19,9 +20,9 @@ SIM="nice $B/bin/uroce-sim"
 mkdir -p "$OUT"
 CSV=$OUT/cc.csv
 [ -f "$CSV" ] || echo "k,cc,workload,pfc,completion_us,fct_mean_us,fct_p99_us,drops,max_queue_kb,cnps,retransmits,timeouts" > "$CSV"
-ccargs() { # none | swift | predict | <DCQCN profile>
+ccargs() { # none | swift | predict | auto | dcqcn-rtt | <DCQCN profile>
   case $1 in
-    none|swift|predict) echo "-s cc=$1" ;;
+    none|swift|predict|auto|dcqcn-rtt) echo "-s cc=$1" ;;
     *) echo "-s cc=dcqcn -s dcqcn_profile=$1" ;;
   esac
 }

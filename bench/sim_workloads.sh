@@ -29,9 +29,9 @@ case $MARK in
   sim) MARKARGS="" ;;
   *) echo "MARK: paper or sim" >&2; exit 2 ;;
 esac
-ccargs() { # none | swift | predict | <DCQCN profile>
+ccargs() { # none | swift | predict | auto | dcqcn-rtt | <DCQCN profile>
   case $1 in
-    none|swift|predict) echo "-s cc=$1" ;;
+    none|swift|predict|auto|dcqcn-rtt) echo "-s cc=$1" ;;
     *) echo "-s cc=dcqcn -s dcqcn_profile=$1" ;;
   esac
 }

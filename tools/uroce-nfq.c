@@ -16,6 +16,12 @@
  * one poll() loop over the queue socket and a timerfd armed for the next due
  * release, so verdicts never race.
  *
+ * With --ce-mark the queue copies each packet only up to its headers
+ * (HDR_COPY bytes) and marks CE by giving the packet a firewall mark that
+ * an iptables ECN rule turns into CE after the verdict: no packet crosses
+ * to user space and back whole (bench/cc_wire.sh, docs/cc.md "The
+ * NFQUEUE bed at 1 Gbit/s").
+ *
  * IPv4 only; other packets pass untouched (but still through the queue).
  */
 #include <errno.h>
@@ -49,12 +55,16 @@
 #define NETLINK_NO_ENOBUFS 5
 #endif
 
+/* IPv4 (up to 60) + UDP + BTH: what --ce-mark copies of each packet. */
+#define HDR_COPY 128
+
 struct nfq_opts {
 	unsigned queue;
 	uint64_t seed;
 	double loss, dup, corrupt, fix_csum, reorder; /* probabilities 0..1 */
 	bool scramble_id;
 	bool no_batch; /* one verdict per packet (the old way, to compare) */
+	uint32_t ce_mark; /* mark CE through this fwmark (0: rewrite the packet) */
 	uint64_t delay_ns, jitter_ns;
 	unsigned reorder_gap;
 	uint64_t reorder_timeout_ns;
@@ -72,6 +82,7 @@ struct pkt {
 	uint32_t len;
 	uint8_t *data;     /* owned copy; NULL when untouched and not duplicated */
 	bool modified;     /* verdict carries data */
+	bool ce;           /* --ce-mark: the verdict carries the mark */
 	bool dup;
 	bool hold;         /* reorder: park at release time */
 	unsigned wait;     /* reorder: releases still to let pass */
@@ -107,6 +118,9 @@ struct nfq_lab {
 	 */
 	bool batch_ok;
 	uint32_t batch_id, batch_n;
+	/* --ce-mark and no stage that needs the payload: the kernel copies
+	 * HDR_COPY bytes of each packet, its length is its IP header's. */
+	bool hdr_only;
 	/* Egress queue accounting: FIFO by departure time. */
 	struct pkt *fifo_head, *fifo_tail;
 	uint64_t qbytes, link_free, last_release, last_row;
@@ -374,15 +388,22 @@ static void batch_flush(struct nfq_lab *lab)
 
 static void release(struct nfq_lab *lab, struct pkt *p, bool count)
 {
-	if (lab->batch_ok && !p->modified) {
+	if (lab->batch_ok && !p->modified && !p->ce) {
 		lab->batch_id = p->id;
 		lab->batch_n++;
 		pkt_free(p);
 		return;
 	}
 	batch_flush(lab); /* the lower ids first */
-	verdict(lab, p->id, NF_ACCEPT, p->modified ? p->len : 0,
-		p->modified ? p->data : NULL);
+	if (p->ce && !p->modified) {
+		if (nfq_set_verdict2(lab->qh, p->id, NF_ACCEPT, lab->o.ce_mark,
+				     0, NULL) < 0 && lab->o.verbose)
+			fprintf(stderr, "uroce-nfq: verdict %u: %s\n", p->id,
+				strerror(errno));
+	} else {
+		verdict(lab, p->id, NF_ACCEPT, p->modified ? p->len : 0,
+			p->modified ? p->data : NULL);
+	}
 	if (p->dup)
 		send_dup(lab, p);
 	pkt_free(p);
@@ -578,6 +599,11 @@ static int stage_ecn(struct nfq_lab *lab, struct pkt *p, const uint8_t *payload)
 		return 0;
 	if (!chance(lab, red_prob(&lab->o, lab->qbytes)))
 		return 0;
+	if (lab->o.ce_mark && !p->data) {
+		p->ce = true; /* the ECN rule sets CE and the IP checksum */
+		lab->st.marked++;
+		return 0;
+	}
 	err = pkt_own(p, payload);
 	if (err)
 		return err;
@@ -637,6 +663,10 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 	}
 	p->id = ntohl(ph->packet_id);
 	p->len = (uint32_t)len;
+	/* Headers only: the packet's length is its IPv4 total length. */
+	if (lab->hdr_only && len >= 20 && payload[0] >> 4 == 4 &&
+	    get16(payload + 2) > len)
+		p->len = get16(payload + 2);
 	p->seq = lab->seq++;
 	lab->st.packets++;
 	lab->st.bytes += p->len;
@@ -726,7 +756,8 @@ static int lab_open(struct nfq_lab *lab)
 			lab->o.queue);
 		goto err_close;
 	}
-	if (nfq_set_mode(lab->qh, NFQNL_COPY_PACKET, 0xffff) < 0)
+	if (nfq_set_mode(lab->qh, NFQNL_COPY_PACKET,
+			 lab->hdr_only ? HDR_COPY : 0xffff) < 0)
 		goto err_queue;
 	nfq_set_queue_maxlen(lab->qh, lab->o.maxlen);
 	/* Fail open: if we fall behind, the kernel accepts instead of stalling. */
@@ -869,6 +900,12 @@ static void usage(FILE *f, const char *argv0)
 "      --reorder-gap N       packets to let pass (default 1)\n"
 "      --reorder-timeout-us US  release a held packet anyway (default 10000)\n"
 "  -r, --rate MBPS           egress port rate in Mbit/s (enables the queue)\n"
+"      --ce-mark MARK        mark CE by setting fwmark MARK for an\n"
+"                            iptables rule after the verdict, e.g.\n"
+"                              iptables -t mangle -A POSTROUTING -m mark\n"
+"                              --mark MARK -j ECN --ecn-ip-ect 3\n"
+"                            (with no --corrupt, --dup or --scramble-id the\n"
+"                            kernel then copies only the headers)\n"
 "      --no-batch            a verdict per packet (default: packets that\n"
 "                            leave unchanged and in order share one batch\n"
 "                            verdict per release turn)\n"
@@ -893,7 +930,7 @@ enum {
 	OPT_LOSS = 256, OPT_DUP, OPT_CORRUPT, OPT_FIX, OPT_REORDER, OPT_GAP,
 	OPT_RTMO, OPT_KMIN, OPT_KMAX, OPT_PMAX, OPT_REPORT, OPT_RINT, OPT_MAXLEN,
 	OPT_SCRAMBLE_ID,
-	OPT_NO_BATCH,
+	OPT_NO_BATCH, OPT_CE_MARK,
 };
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
@@ -951,6 +988,7 @@ static int parse_args(int argc, char **argv, struct nfq_opts *o)
 		{ "fix-csum", required_argument, NULL, OPT_FIX },
 		{ "scramble-id", no_argument, NULL, OPT_SCRAMBLE_ID },
 		{ "no-batch", no_argument, NULL, OPT_NO_BATCH },
+		{ "ce-mark", required_argument, NULL, OPT_CE_MARK },
 		{ "delay-us", required_argument, NULL, 'd' },
 		{ "jitter-us", required_argument, NULL, 'j' },
 		{ "reorder", required_argument, NULL, OPT_REORDER },
@@ -991,6 +1029,10 @@ static int parse_args(int argc, char **argv, struct nfq_opts *o)
 		case OPT_FIX: err = parse_pct(optarg, &o->fix_csum); break;
 		case OPT_SCRAMBLE_ID: o->scramble_id = true; break;
 		case OPT_NO_BATCH: o->no_batch = true; break;
+		case OPT_CE_MARK:
+			err = parse_u64(optarg, UINT32_MAX, &v);
+			o->ce_mark = (uint32_t)v;
+			break;
 		case OPT_REORDER: err = parse_pct(optarg, &o->reorder); break;
 		case 'd':
 			err = parse_u64(optarg, 60000000, &v);
@@ -1078,6 +1120,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	lab.batch_ok = !lab.o.no_batch && lab.o.reorder <= 0 && lab.o.dup <= 0;
+	lab.hdr_only = lab.o.ce_mark && lab.o.corrupt <= 0 && lab.o.dup <= 0 &&
+		       !lab.o.scramble_id;
 	err = lab_open(&lab);
 	if (err) {
 		fprintf(stderr, "uroce-nfq: setup failed: %s (root? NFQUEUE?)\n",

@@ -261,5 +261,8 @@ int sim_ecmp_port(const struct sim *s, int node, uint32_t src, uint32_t dst,
 uint64_t sim_qp_rate(const struct sim *s, uint32_t src, uint32_t dst);
 /* Payload bytes host @src's QP to @dst has transmitted so far (0: none). */
 uint64_t sim_qp_tx_bytes(const struct sim *s, uint32_t src, uint32_t dst);
+/* dcqcn-rtt's smoothed RTT (ns, 0: none or another algorithm) of host
+ * @src's QP to @dst. */
+uint64_t sim_qp_srtt(const struct sim *s, uint32_t src, uint32_t dst);
 
 #endif

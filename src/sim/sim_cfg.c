@@ -220,6 +220,12 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 	if (!strcmp(key, "cc")) {
 		if (!strcmp(val, "dcqcn"))
 			c->cc.algo = UR_CC_DCQCN;
+		/* auto: what UROCE_CC=auto runs once the hello found a
+		 * uroce peer, and every simulated host is one (its default
+		 * UROCE_CC_AUTO, dcqcn-rtt; the hello's one RTT under DCQCN
+		 * is not simulated). */
+		else if (!strcmp(val, "dcqcn-rtt") || !strcmp(val, "auto"))
+			c->cc.algo = UR_CC_DCQCN_RTT;
 		else if (!strcmp(val, "swift"))
 			c->cc.algo = UR_CC_SWIFT;
 		else if (!strcmp(val, "predict"))

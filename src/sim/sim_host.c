@@ -624,6 +624,13 @@ uint64_t sim_qp_tx_bytes(const struct sim *s, uint32_t src, uint32_t dst)
 	return q ? q->qp.cnt.tx_bytes : 0;
 }
 
+uint64_t sim_qp_srtt(const struct sim *s, uint32_t src, uint32_t dst)
+{
+	struct sim_qp *q = sim__conn_find(s, src, dst);
+
+	return q ? ur_qp_cc_srtt(&q->qp) : 0;
+}
+
 uint64_t sim_qp_rate(const struct sim *s, uint32_t src, uint32_t dst)
 {
 	struct sim_qp *q = sim__conn_find(s, src, dst);

@@ -393,6 +393,14 @@ uint32_t ur_qp_cc_window(const struct ur_qp *qp)
 	return cc->ops->window ? cc->ops->window(cc) : 0;
 }
 
+uint64_t ur_qp_cc_srtt(const struct ur_qp *qp)
+{
+	const struct ur_cc *cc = &qp->priv->cc.cc;
+
+	return cc->ops == &ur_cc_dcqcn_rtt_ops ? (uint64_t)cc->u.dcqcn.srtt
+					       : 0;
+}
+
 /* The pacer's rate: the lower of the algorithm's and the QP's limit. */
 static void pace_update(struct ur_qp *qp)
 {

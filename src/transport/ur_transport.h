@@ -766,13 +766,15 @@ int ur_qp_set_tx_window(struct ur_qp *qp, uint32_t pkts);
  * bytes (0 = default); UR_QP_RATE_LIMIT in ur_qp_modify does the same.
  * ur_qp_cc_rate: the algorithm's current rate in bits/s, 0 = not limited;
  * ur_qp_cc_window: the packets a window-based algorithm (Swift, predict)
- * lets be in flight, 0 = no window.
+ * lets be in flight, 0 = no window; ur_qp_cc_srtt: the smoothed RTT in ns
+ * that dcqcn-rtt scales its timers by, 0 = none yet or another algorithm.
  */
 int ur_qp_set_cc(struct ur_qp *qp, const struct ur_cc_params *p, uint64_t now);
 void ur_qp_get_cc(const struct ur_qp *qp, struct ur_cc_params *p);
 int ur_qp_set_rate_limit(struct ur_qp *qp, uint32_t kbps, uint32_t burst);
 uint64_t ur_qp_cc_rate(const struct ur_qp *qp);
 uint32_t ur_qp_cc_window(const struct ur_qp *qp);
+uint64_t ur_qp_cc_srtt(const struct ur_qp *qp);
 
 /*
  * Selective repeat of a QP (RC only; -EINVAL otherwise or on a bad value).

@@ -215,6 +215,24 @@ else
 		"$(jget "$WORK/ecn.json" ce) == $(sget "$sum" marked) > 0"
 	check "tail drops above --limit" "$(sget "$sum" tail_dropped) > 0 and $(sget "$sum" max_queue_bytes) <= 200000"
 	check "queue report written" "$rows > 10 and '$(head -1 "$WORK/queue.csv")' == 'time_us,queue_bytes,marks,drops'"
+
+	# --ce-mark: the queue copies headers only, a marked packet leaves
+	# with fwmark 1 and the ECN rule sets CE (bench/cc_wire.sh's way).
+	echo "== nfq --ce-mark 1 (headers only; iptables ECN --ecn-ip-ect 3 sets CE)"
+	lab_sw iptables -t mangle -A POSTROUTING -m mark --mark 1 -j ECN --ecn-ip-ect 3
+	lab_nfq -- --rate 100 --limit 200000 --kmin 20000 --kmax 100000 --pmax 0.2 \
+		--ce-mark 1 --seed 5 2>/dev/null
+	udp ecn --count 30000 --size 1000 --rate-mbps 300 --tos 2
+	sum=$(lab_nfq_stop)
+	lab_sw iptables -t mangle -D POSTROUTING -m mark --mark 1 -j ECN --ecn-ip-ect 3
+	echo "  ${sum##*$'\n'}"
+	echo "  receiver $(jget "$WORK/ecn.json" rate_mbps) Mbit/s, CE $(jget "$WORK/ecn.json" ce), ECT(0) $(jget "$WORK/ecn.json" ect0), received $(jget "$WORK/ecn.json" received)"
+	check "--ce-mark: CE marks arrive (receiver $(jget "$WORK/ecn.json" ce) == nfq marked $(sget "$sum" marked))" \
+		"$(jget "$WORK/ecn.json" ce) == $(sget "$sum" marked) > 0"
+	check "--ce-mark: the queue counts whole packets (max $(sget "$sum" max_queue_bytes) <= 200000, tail drops $(sget "$sum" tail_dropped))" \
+		"$(sget "$sum" tail_dropped) > 0 and 100000 < $(sget "$sum" max_queue_bytes) <= 200000"
+	check "--ce-mark: every packet arrives whole or is dropped" \
+		"$(jget "$WORK/ecn.json" received) + $(sget "$sum" tail_dropped) == 30000"
 fi
 
 echo "== cut / restore"

@@ -141,14 +141,22 @@ static void test_evq_same_order(void)
  * starts 1 ms later): over the last part of the run each gets
  * close to half, and together they fill the link. Twice: mlx5's profile
  * with the paper's timers (K = T = 55 us) and R_AI = 40 Mb/s (with mlx5's
- * own 300 us and 5 Mb/s recovery takes far longer), and the default
- * profile as it is, its rates scaled to the 25 Gb/s hosts. */
-static void fair_run(bool mlx5)
+ * own 300 us and 5 Mb/s recovery takes far longer), the default
+ * profile as it is, its rates scaled to the 25 Gb/s hosts, and that
+ * profile under dcqcn-rtt (cc=auto: what two uroce ends run), whose K and
+ * T follow the RTT the simulated transport measures from its ACKs. */
+enum fair_mode { FAIR_MLX5, FAIR_UROCE, FAIR_RTT };
+
+static void fair_run(enum fair_mode mode)
 {
+	static const char *const names[] = { "dcqcn mlx5 + paper timers",
+					      "dcqcn uroce", "auto (dcqcn-rtt)" };
+	bool mlx5 = mode == FAIR_MLX5;
 	struct sim_cfg c;
 	struct sim *s;
-	uint64_t a0, b0, a1, b1, t0 = 40000000, t1 = 60000000;
+	uint64_t a0, b0, a1, b1, t0 = 40000000, t1 = 60000000, sa, sb;
 	double x, y, jain;
+	char err[256];
 
 	sim_cfg_default(&c);
 	c.topo = SIM_TOPO_LEAFSPINE;
@@ -168,6 +176,10 @@ static void fair_run(bool mlx5)
 		c.cc.ai_mbps = 40;
 		c.cc.hai_mbps = 200;
 	}
+	if (mode == FAIR_RTT) {
+		ASSERT_EQ(sim_cfg_set(&c, "cc", "auto", err, sizeof(err)), 0);
+		ASSERT_EQ(c.cc.algo, UR_CC_DCQCN_RTT);
+	}
 	s = mk(&c);
 	sim_add_flow(s, 0, 2, 1u << 30, 0);
 	sim_add_flow(s, 1, 2, 1u << 30, 1000000);
@@ -180,18 +192,32 @@ static void fair_run(bool mlx5)
 	x = (double)(a1 - a0) * 8 / ((t1 - t0) / 1e9) / 1e9;
 	y = (double)(b1 - b0) * 8 / ((t1 - t0) / 1e9) / 1e9;
 	jain = (x + y) * (x + y) / (2 * (x * x + y * y));
-	printf("dcqcn %s: flow A %.1f Gb/s, flow B %.1f Gb/s, Jain %.3f, rates %.1f / %.1f\n",
-	       mlx5 ? "mlx5 + paper timers" : "uroce", x, y, jain,
-	       sim_qp_rate(s, 0, 2) / 1e9, sim_qp_rate(s, 1, 2) / 1e9);
-	ASSERT(jain > 0.95);
+	sa = sim_qp_srtt(s, 0, 2);
+	sb = sim_qp_srtt(s, 1, 2);
+	printf("%s: flow A %.1f Gb/s, flow B %.1f Gb/s, Jain %.3f, rates %.1f / %.1f, srtt %.1f / %.1f us\n",
+	       names[mode], x, y, jain, sim_qp_rate(s, 0, 2) / 1e9,
+	       sim_qp_rate(s, 1, 2) / 1e9, sa / 1e3, sb / 1e3);
+	/* dcqcn-rtt is less fair here: 11.4 / 6.6 Gb/s (Jain 0.935), and
+	 * A ~12 against B ~7 over 200 ms (docs/results.md "The default in
+	 * the simulator"); the bound guards that, it is not the target. */
+	ASSERT(jain > (mode == FAIR_RTT ? 0.9 : 0.95));
 	ASSERT(x + y > 15); /* of 25 Gb/s of wire, ~24.6 of payload */
+	if (mode == FAIR_RTT) {
+		/* Four 1 us hops each way and at most Kmax (200 KB, 64 us
+		 * at 25 Gb/s) of queue: the srtt lies between. */
+		ASSERT(sa >= 8000 && sa < 200000);
+		ASSERT(sb >= 8000 && sb < 200000);
+	} else {
+		ASSERT_EQ_U64(sa, 0); /* DCQCN measures no RTT */
+	}
 	sim_destroy(s);
 }
 
 static void test_dcqcn_fair(void)
 {
-	fair_run(true);
-	fair_run(false);
+	fair_run(FAIR_MLX5);
+	fair_run(FAIR_UROCE);
+	fair_run(FAIR_RTT);
 }
 
 /* dcqcn_profile picks a row of ur_cc_profiles; its rates follow host_gbps
@@ -221,6 +247,16 @@ static void test_cc_profile(void)
 	ASSERT_EQ(p.min_rate_mbps, 250);
 	ASSERT_EQ(p.first_cnp_mbps, 1250);
 	ASSERT_EQ(p.ai_mbps, 7);
+	/* dcqcn-rtt takes the same profile and fields (the engine's auto
+	 * does too: verbs/cc.c). */
+	ASSERT_EQ(sim_cfg_set(&c, "cc", "dcqcn-rtt", err, sizeof(err)), 0);
+	sim_cfg_cc(&c, &p);
+	ASSERT_EQ(p.algo, UR_CC_DCQCN_RTT);
+	ASSERT_EQ(p.hai_mbps, 2500);
+	ASSERT_EQ(p.ai_mbps, 7);
+	ASSERT_EQ(ur_cc_params_check(&p, NULL), 0);
+	ASSERT_EQ(sim_cfg_set(&c, "cc", "dcqcn-rt", err, sizeof(err)), -1);
+	ASSERT_EQ(sim_cfg_set(&c, "cc", "dcqcn", err, sizeof(err)), 0);
 	ASSERT_EQ(sim_cfg_set(&c, "dcqcn_profile", "dctcp", err, sizeof(err)), -1);
 	ASSERT(strstr(err, "dcqcn_profile") != NULL);
 	/* Rates below 1 Gb/s, scaled before they become whole bits per
