@@ -288,6 +288,7 @@ struct ur_sr {
 	} path[UR_SR_PATHS];
 	uint32_t late_pkts;       /* requests since the last late notice */
 	uint64_t path_new_t;      /* when a path was last seen first */
+	uint64_t rx_last;         /* the last marked request's arrival */
 	bool sprayed;             /* requests came over more than one port */
 	/* requester */
 	bool tx_peer;             /* answers carry the bit */

@@ -252,6 +252,7 @@ void ur__sr_release(struct ur_qp *qp)
 	sr->arr_first = sr->arr_last = NULL;
 	sr->nheld = 0;
 	memset(sr->path, 0, sizeof(sr->path));
+	sr->rx_last = 0;
 	sr->sprayed = false;
 	sr->gap_deadline = UINT64_MAX;
 	sr->draining = false;
@@ -318,6 +319,18 @@ static void sr_nak(struct ur_qp *qp, uint64_t now)
 	ur__tx_ack(qp, ur_aeth_nak(UR_NAK_PSN_SEQ_ERR), p->resp.psn);
 }
 
+/*
+ * Can a copy of the PSN our selective NAK named, arriving @now, be the
+ * resend it asked for? Not before the NAK has made a round trip: sooner,
+ * it is the original, late (a host that was not scheduled for
+ * milliseconds receives a queue of them at one instant, each behind the
+ * NAK of the one before). Half the NAK-to-resend time seen, once seen.
+ */
+static bool may_be_resend(const struct ur_sr *sr, uint64_t now)
+{
+	return now > sr->nak_t && now - sr->nak_t >= sr->nak_rtt / 2;
+}
+
 /* The request at ePSN came while a selective NAK for it was out: the
  * NAK-to-resend time, smoothed as RFC 6298 does the RTT; none from a
  * repeated NAK (which copy came is unknown: Karn's rule). */
@@ -329,7 +342,7 @@ void ur__sr_resent(struct ur_qp *qp, uint32_t psn, uint64_t now)
 	if (!sr->nak_live || psn != sr->nak_psn)
 		return;
 	sr->nak_live = false;
-	if (sr->nak_again || now < sr->nak_t)
+	if (sr->nak_again || !may_be_resend(sr, now))
 		return;
 	rtt = now - sr->nak_t;
 	if (rtt > UINT32_MAX)
@@ -467,6 +480,23 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
 	struct ur_sr_path *e = NULL, *lru = &sr->path[0];
 	bool heard = false;
 
+	/* Nothing came for path_idle(): every path was silent together,
+	 * our host unscheduled (its socket filling meanwhile: bench/
+	 * multipath.sh at load 10-14 stalled 2-4 ms) or the requester
+	 * idle. That says nothing of any one path, so it does not count
+	 * towards one's silence: else the first arrival after it found
+	 * every path idle and NAKed ePSN, queued right behind it (3,100
+	 * spurious NAKs a run). Shorter shared silences count: a path that
+	 * failed is still found while the others trickle, the gap timer
+	 * firing before the next arrival. */
+	if (sr->rx_last && now > sr->rx_last &&
+	    now - sr->rx_last >= path_idle(sr)) {
+		for (unsigned int i = 0; i < UR_SR_PATHS; i++)
+			if (sr->path[i].used)
+				sr->path[i].last_t += now - sr->rx_last;
+	}
+	if (now > sr->rx_last)
+		sr->rx_last = now;
 	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
 		struct ur_sr_path *x = &sr->path[i];
 
@@ -498,7 +528,7 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
 	 * path that carried it, now fresh and behind the next hole, was
 	 * waited for path_idle() (1 ms) before each next NAK (uroce-sim,
 	 * MoE over failed links: 17 holes of one QP, 7 ms). */
-	if (sr->nak_live && psn == sr->nak_psn &&
+	if (sr->nak_live && psn == sr->nak_psn && may_be_resend(sr, now) &&
 	    ur_psn_diff(sr->nak_top, e->max_psn) > 0)
 		e->max_psn = sr->nak_top;
 	e->last_t = now;

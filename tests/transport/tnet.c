@@ -489,6 +489,17 @@ void tnet_ud_up(struct ur_qp *qp, uint32_t qkey)
 }
 
 /* ---- the event loop -------------------------------------------------- */
+/* tfault.stall_*: when node @i runs again if it is asleep at @t, else @t. */
+static uint64_t awake_at(const struct tnet *net, int i, uint64_t t)
+{
+	const struct tfault *f = &net->f;
+
+	if (!f->stall_ns || i != f->stall_node || t == UINT64_MAX ||
+	    t % f->stall_every_ns >= f->stall_ns)
+		return t;
+	return t - t % f->stall_every_ns + f->stall_ns;
+}
+
 static uint64_t next_deadline(struct tnet *net)
 {
 	uint64_t d = UINT64_MAX;
@@ -497,8 +508,8 @@ static uint64_t next_deadline(struct tnet *net)
 		for (int j = 0; j < net->nodes[i].n_qps; j++) {
 			struct ur_qp *qp = net->nodes[i].qps[j];
 
-			if (qp && qp->deadline < d)
-				d = qp->deadline;
+			if (qp && awake_at(net, i, qp->deadline) < d)
+				d = awake_at(net, i, qp->deadline);
 		}
 	return d;
 }
@@ -509,7 +520,8 @@ static void run_timers(struct tnet *net)
 		for (int j = 0; j < net->nodes[i].n_qps; j++) {
 			struct ur_qp *qp = net->nodes[i].qps[j];
 
-			if (qp && qp->deadline <= net->now)
+			if (qp && qp->deadline <= net->now &&
+			    awake_at(net, i, net->now) == net->now)
 				ur_qp_timer(qp, net->now);
 		}
 }
@@ -518,7 +530,8 @@ static void progress_all(struct tnet *net)
 {
 	for (int i = 0; i < net->n_nodes; i++)
 		for (int j = 0; j < net->nodes[i].n_qps; j++)
-			if (net->nodes[i].qps[j])
+			if (net->nodes[i].qps[j] &&
+			    awake_at(net, i, net->now) == net->now)
 				ur_qp_progress(net->nodes[i].qps[j], net->now);
 }
 
@@ -613,6 +626,13 @@ static uint64_t step(struct tnet *net, uint64_t limit)
 	if (at <= d) {
 		struct tpkt p = heap_pop(net);
 
+		if (awake_at(net, p.dst, p.at) != p.at) {
+			/* asleep: it waits in order (a later seq) */
+			p.at = awake_at(net, p.dst, p.at);
+			p.seq = net->seq++;
+			heap_push(net, p);
+			return 1;
+		}
 		if (p.at > net->now)
 			net->now = p.at;
 		/* tnet.txq: what arrives at one instant is one receive batch

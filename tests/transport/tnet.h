@@ -83,6 +83,13 @@ struct tfault {
 		uint64_t tail_drops; /* (tnet) */
 	} path[20];
 	unsigned int npaths;
+	/* A host that is not scheduled (a loaded machine): node
+	 * @stall_node runs nothing for @stall_ns of every @stall_every_ns
+	 * (0: never); what reaches it meanwhile waits in its socket and is
+	 * received, in order, when it wakes, before its timers run (as
+	 * the engine drains before it walks its timers). */
+	int stall_node;
+	uint64_t stall_every_ns, stall_ns;
 };
 
 struct tnet {
