@@ -25,7 +25,9 @@
 #     its rate before the cut.
 #   [PARTS="equal unequal cuts"] [KINDS="down drop rdrop"] bench/bond.sh [RUNS] [RATE1] [RATE2] [DUR] [OUT]
 #   (default 3, 300mbit, 150mbit, 5, bench/results/2026-12-07-rails2)
-# Writes OUT.md (tables) and OUT.png (per-rail throughput over time).
+# Writes OUT.md (tables), OUT.png (per-rail throughput over time),
+# OUT-KIND.dat (10 ms bins) and OUT-KIND.cut (the cut's wall-clock time,
+# to line traces up with the bins).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-3} R1=${2:-300mbit} R2=${3:-150mbit} DUR=${4:-5}
@@ -215,7 +217,7 @@ PY
 ) |"
 	done
 } >"$OUT.md.tmp"
-for kind in $cuts; do cp "$tmp/rate-$kind" "$OUT-$kind.dat"; done
+for kind in $cuts; do cp "$tmp/rate-$kind" "$OUT-$kind.dat"; cp "$tmp/cut_at" "$OUT-$kind.cut"; done
 mv "$OUT.md.tmp" "$OUT.md"
 # Per-rail throughput over time, 10 ms bins, around each cut.
 gnuplot <<GP 2>/dev/null || echo "bond.sh: gnuplot failed; traces in $OUT-*.dat" >&2

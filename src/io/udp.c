@@ -849,7 +849,8 @@ static bool bond_up(struct ur_engine *e, unsigned int i, uint64_t now)
  */
 #define UR_BOND_QUIET_NS 2000000ull
 #define UR_BOND_QUIET_MIN 16
-static void bond_heard(struct ur_engine *e, unsigned int ifindex, uint64_t now)
+static unsigned int bond_heard(struct ur_engine *e, unsigned int ifindex,
+			       uint64_t now)
 {
 	for (unsigned int i = 0; i < e->bond_n; i++) {
 		uint64_t t, prev;
@@ -870,8 +871,9 @@ static void bond_heard(struct ur_engine *e, unsigned int ifindex, uint64_t now)
 					       memory_order_relaxed))
 			atomic_store_explicit(&e->bond_rx_last, now,
 					      memory_order_relaxed);
-		return;
+		return i;
 	}
+	return UR_BOND_MAX;
 }
 
 /*
@@ -974,6 +976,20 @@ bool ur__eng_path_ok(void *host, uint16_t sport, uint64_t now)
 	if (!e->bond_n)
 		return true;
 	i = sport % e->bond_n;
+	return bond_up(e, i, now) && !bond_failing(e, i, now) &&
+	       !bond_silent(e, i, now);
+}
+
+/* ur_dev_ops.rx_if_ok: interface @rx_if - 1 (rxinfo_of) is up, not
+ * silent and not refusing our sends; a rail that drops everything is
+ * found so both ways (bench/bond.sh rdrop). */
+bool ur__eng_rx_if_ok(void *host, unsigned int rx_if, uint64_t now)
+{
+	struct ur_engine *e = host;
+	unsigned int i = rx_if - 1;
+
+	if (!rx_if || i >= e->bond_n)
+		return true;
 	return bond_up(e, i, now) && !bond_failing(e, i, now) &&
 	       !bond_silent(e, i, now);
 }
@@ -1138,8 +1154,12 @@ static void rxinfo_of(struct ur_engine *e, const struct sockaddr_storage *from,
 	 * with the batch's clock); never after now. */
 	if (real > e->rx_real_off && real - e->rx_real_off <= now)
 		ri->rx_ns = real - e->rx_real_off;
-	if (e->bond_n && ifindex)
-		bond_heard(e, ifindex, ri->rx_ns ? ri->rx_ns : now);
+	if (e->bond_n && ifindex) {
+		unsigned int i = bond_heard(e, ifindex,
+					    ri->rx_ns ? ri->rx_ns : now);
+
+		ri->rx_if = i < e->bond_n ? (uint8_t)(i + 1) : 0;
+	}
 }
 
 /* (Re)arm receive slot @i: the kernel overwrote the name and control

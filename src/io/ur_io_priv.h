@@ -424,6 +424,9 @@ void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb);
 /* ur_dev_ops.path_ok: a bonded port's interface of @sport is up and not
  * silent (udp.c); true on any other port. */
 bool ur__eng_path_ok(void *host, uint16_t sport, uint64_t now);
+/* ur_dev_ops.rx_if_ok: a bonded port's interface ur_rxinfo.rx_if - 1
+ * still receives. */
+bool ur__eng_rx_if_ok(void *host, unsigned int rx_if, uint64_t now);
 /* fwd.c */
 int ur__fwd_open(struct ur_engine *e);
 void ur__fwd_close(struct ur_engine *e);

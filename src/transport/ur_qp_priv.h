@@ -285,7 +285,10 @@ struct ur_sr {
 		uint32_t max_psn;
 		uint64_t last_t;
 		bool told;        /* a silent notice went since it was heard */
+		bool gone;        /* its interface stopped receiving (rx_if_ok) */
+		uint8_t rx_if;    /* the interface it came in by (ur_rxinfo) */
 	} path[UR_SR_PATHS];
+	uint64_t if_poll_at;      /* rx_if_ok asked again from then */
 	uint32_t late_pkts;       /* requests since the last late notice */
 	uint64_t path_new_t;      /* when a path was last seen first */
 	uint64_t rx_last;         /* the last marked request's arrival */
@@ -749,8 +752,8 @@ static inline bool ur__sr_marked(const struct ur_qp *qp, const struct ur_pkt *pk
 	       ur_bth_ext_sr(pkt->bth);
 }
 /* A marked request came over UDP source port @sport (responder). */
-void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
-		      uint64_t now);
+void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint8_t rx_if,
+		      uint32_t psn, uint64_t now);
 /* Hold request @pkt, @d PSNs ahead of ePSN (responder). */
 void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 		  uint64_t now);

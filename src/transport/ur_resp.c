@@ -697,7 +697,8 @@ void ur__resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 	if (ur__sr_marked(qp, pkt)) {
 		sr->rx_peer = true;
 		if (ri)
-			ur__sr_path_seen(qp, ri->path.sport, pkt->h.psn, now);
+			ur__sr_path_seen(qp, ri->path.sport, ri->rx_if,
+					 pkt->h.psn, now);
 	}
 	if (sr->held && pkt->h.psn == qp->priv->resp.psn &&
 	    !qp->priv->resp.nak_sent)

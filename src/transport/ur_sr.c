@@ -473,8 +473,8 @@ static uint64_t path_idle(const struct ur_sr *sr)
 	return t > UR_SR_PATH_IDLE ? t : UR_SR_PATH_IDLE;
 }
 
-void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
-		      uint64_t now)
+void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint8_t rx_if,
+		      uint32_t psn, uint64_t now)
 {
 	struct ur_sr *sr = &qp->priv->sr;
 	struct ur_sr_path *e = NULL, *lru = &sr->path[0];
@@ -533,6 +533,8 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint32_t psn,
 		e->max_psn = sr->nak_top;
 	e->last_t = now;
 	e->told = false;
+	e->gone = false;
+	e->rx_if = rx_if;
 	sr->late_pkts++;
 	/* A port heard first, or again after it went silent (path_wait no
 	 * longer waited for it): the requester's probe of a path it took
@@ -611,13 +613,59 @@ static uint64_t path_wait(const struct ur_sr *sr, uint32_t epsn, uint64_t now)
 	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
 		const struct ur_sr_path *x = &sr->path[i];
 
-		if (!x->used || x->last_t + idle <= now ||
+		if (!x->used || x->gone || x->last_t + idle <= now ||
 		    ur_psn_diff(x->max_psn, epsn) > 0)
 			continue;
 		if (!until || x->last_t + idle < until)
 			until = x->last_t + idle;
 	}
 	return until;
+}
+
+/*
+ * The ports whose interface stopped receiving (a bonded port's host
+ * knows: ur_dev_ops.rx_if_ok) among those that have not passed ePSN:
+ * named in a silent notice now, and not waited for. Silence seen per
+ * port takes path_idle() (4 x the gap timer: 20 ms in bench/bond.sh),
+ * and the requester stands still once its window is full of requests
+ * behind the first one lost (256 packets: 3-7 ms); the host sees a
+ * silent interface in about 2 ms (udp.c bond_silent), and a refused
+ * send at once. Asked every UR_SR_IF_POLL_NS while a gap waits.
+ */
+#define UR_SR_IF_POLL_NS 250000ull
+static void ifs_gone(struct ur_qp *qp, uint64_t now)
+{
+	const struct ur_dev_ops *ops = qp->dev->ops;
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_sr *sr = &p->sr;
+	bool more = false;
+
+	if (!ops->rx_if_ok || !sr->sprayed)
+		return;
+	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
+		struct ur_sr_path *x = &sr->path[i];
+
+		if (!x->used || !x->rx_if || x->gone ||
+		    ur_psn_diff(x->max_psn, p->resp.psn) > 0)
+			continue;
+		if (now < sr->if_poll_at) {
+			more = true;
+			continue;
+		}
+		if (ops->rx_if_ok(qp->dev->host, x->rx_if, now)) {
+			more = true;
+			continue;
+		}
+		x->gone = true;
+		if (!x->told) {
+			x->told = true;
+			path_notice(qp, UR_CNP_SILENT, x->sport, p->resp.psn);
+		}
+	}
+	if (now >= sr->if_poll_at)
+		sr->if_poll_at = now + UR_SR_IF_POLL_NS;
+	if (more && sr->if_poll_at < sr->gap_deadline)
+		sr->gap_deadline = sr->if_poll_at;
 }
 
 /* When to NAK the gap at ePSN: reorder_ns after the oldest held request
@@ -644,11 +692,14 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 	oldest = held_oldest(sr);
 	if (oldest + sr->p.reorder_ns > now) {
 		sr->gap_deadline = oldest + sr->p.reorder_ns;
+		ifs_gone(qp, now);
 		return;
 	}
+	ifs_gone(qp, now);
 	wait = path_wait(sr, p->resp.psn, now);
 	if (wait) {
-		sr->gap_deadline = wait;
+		if (wait < sr->gap_deadline)
+			sr->gap_deadline = wait;
 		return;
 	}
 	/* The ports not waited for because silent, once each until heard

@@ -476,6 +476,11 @@ struct ur_dev_ops {
 	 * nothing on it while it hears the others). Asked at most every
 	 * 250 us per spraying QP, under the QP's lock. */
 	bool (*path_ok)(void *host, uint16_t sport, uint64_t now);
+	/* Receiving (optional; NULL: not known): does interface @rx_if
+	 * (ur_rxinfo.rx_if) still receive? A bonded port's host says no
+	 * while it is down, has gone silent, or refuses our sends by it.
+	 * Asked under the QP's lock, while a gap waits (ur_sr.c). */
+	bool (*rx_if_ok)(void *host, unsigned int rx_if, uint64_t now);
 };
 
 /* Receive-side metadata the host knows about an incoming datagram. */
@@ -496,6 +501,9 @@ struct ur_rxinfo {
 	 * got to it: a host's own scheduling is not the path's delay
 	 * (Swift's NIC timestamps, section 3.1; ur_cc.c ur__cc_delay). */
 	uint64_t rx_ns;
+	/* The host's interface the datagram came in by, plus one (0: not
+	 * known): a bonded port's, for ur_dev_ops.rx_if_ok. */
+	uint8_t rx_if;
 };
 
 #define UR_COUNTERS(X)                                                       \

@@ -300,7 +300,33 @@ static void op_hello(struct ur_dev *dev, struct ur_qp *qp,
 	heap_push(net, p);
 }
 
+/* The link (its path index + 1) a packet from UDP port @sport comes
+ * by, with f.rx_ifs; else 0. */
+static uint8_t rx_if_of(const struct tnet *net, uint16_t sport)
+{
+	const struct tfault *f = &net->f;
+
+	for (unsigned int i = 0; f->rx_ifs && i < f->npaths; i++)
+		if (f->path[i].sport == sport)
+			return (uint8_t)(f->path[i].link && f->path[i].link <=
+							    f->npaths
+						 ? f->path[i].link : i + 1);
+	return 0;
+}
+
+static bool op_rx_if_ok(void *host, unsigned int rx_if, uint64_t now)
+{
+	const struct tfault *f = &((struct tnode *)host)->net->f;
+	uint64_t at;
+
+	if (!rx_if || rx_if > f->npaths)
+		return true;
+	at = f->path[rx_if - 1].rx_dead_at;
+	return !at || now < at;
+}
+
 static const struct ur_dev_ops tnet_ops = {
+	.rx_if_ok = op_rx_if_ok,
 	.pkt_alloc = op_alloc,
 	.pkt_send = op_send,
 	.cq_event = op_cq_event,
@@ -570,7 +596,8 @@ static bool place_step(struct tnet *net, struct tpkt *p, struct ur_rxinfo *ri)
 static void deliver(struct tnet *net, struct tpkt *p, bool later)
 {
 	struct ur_rxinfo ri = { .path = p->path, .icrc_checked = true,
-				.ack_later = later };
+				.ack_later = later,
+				.rx_if = rx_if_of(net, p->path.sport) };
 
 	struct ur_sr_hello sh;
 

@@ -81,6 +81,10 @@ struct tfault {
 		uint8_t link;
 		uint64_t queue_ns; /* 0: no limit; else tail drop beyond */
 		uint64_t tail_drops; /* (tnet) */
+		/* With rx_ifs: the receiving host finds this link's
+		 * interface dead from then (ur_dev_ops.rx_if_ok; 0: never),
+		 * as a bonded port's engine does a silent rail. */
+		uint64_t rx_dead_at;
 	} path[20];
 	unsigned int npaths;
 	/* A host that is not scheduled (a loaded machine): node
@@ -90,6 +94,9 @@ struct tfault {
 	 * the engine drains before it walks its timers). */
 	int stall_node;
 	uint64_t stall_every_ns, stall_ns;
+	/* Deliver a path's packets with ur_rxinfo.rx_if = its link's path
+	 * index + 1 (the interface it came in by, on a bonded port). */
+	bool rx_ifs;
 };
 
 struct tnet {
