@@ -10,10 +10,12 @@
 # through the same fabric. Medians of RUNS, alternating; bytes per link
 # show the split. MP_DEBUG=1 UROCE_STATS=1 prints each uroce run's
 # selective-repeat counters. RATE2: link 2's rate (unequal links).
+# B2=<bin dir> adds another build's sprayed runs (e.g. main's) in the
+# same loop, alternating. The 1-minute load goes with each run.
 #   bench/multipath.sh [RUNS] [RATE] [RATE2]   (default 3, 300mbit, RATE)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${1:-3} RATE=${2:-300mbit} B=build/bin
+RUNS=${1:-3} RATE=${2:-300mbit} B=build/bin B2=${B2:-}
 RATE2=${3:-$RATE}
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "multipath.sh: RUNS must be a positive integer" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "multipath.sh: needs root (ip netns)" >&2; exit 1; }
@@ -38,7 +40,8 @@ ip -n $b route add 10.94.0.1/32 nexthop via 10.94.1.1 dev p1b nexthop via 10.94.
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"; exit} m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m}'; }
 txb() { ip -n $a -s -j link show "$1" | sed 's/.*"tx":{"bytes":\([0-9]*\).*/\1/'; }
 port=18800
-uroce_bw() { # env... -> "Gbit/s link1-bytes link2-bytes"
+uroce_bw() { # bin env... -> "Gbit/s link1-bytes link2-bytes"
+	local B=$1; shift
 	port=$((port + 1))
 	local t1 t2 r
 	t1=$(txb p1a) t2=$(txb p2a)
@@ -47,7 +50,7 @@ uroce_bw() { # env... -> "Gbit/s link1-bytes link2-bytes"
 	r=$(ip netns exec $a env UROCE_IP=10.94.0.1 "$@" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -n 1500 -F --report_gbits -p $port 10.94.0.2 2>"$tmp/client.err" |
 		awk '$1 == 65536 {print $4}')
 	wait
-	[[ -n ${MP_DEBUG:-} ]] && grep -ho "\b\(tx_sr_nak\|rx_sr_spurious\|rx_duplicate\|tx_retransmit\|tx_timeouts\|rx_sr_nak\|rx_nak_seq\)=[0-9]*" "$tmp/server.out" "$tmp/client.err" | tr "\n" " " >&2
+	[[ -n ${MP_DEBUG:-} ]] && echo -n "[$B] " >&2 && grep -ho "\b\(tx_sr_nak\|rx_sr_spurious\|rx_duplicate\|tx_retransmit\|tx_timeouts\|rx_sr_nak\|rx_nak_seq\)=[0-9]*" "$tmp/server.out" "$tmp/client.err" | tr "\n" " " >&2
 	echo "${r:-nan} $(( $(txb p1a) - t1 )) $(( $(txb p2a) - t2 ))"
 }
 iperf() { # streams -> Gbit/s
@@ -58,17 +61,23 @@ iperf() { # streams -> Gbit/s
 		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9)'
 	wait
 }
+SPRAY=${MP_SPRAY_ENV:-UROCE_SR=auto UROCE_PATHS=8}
+load() { cut -d" " -f1 /proc/loadavg; }
 for ((r = 1; r <= RUNS; r++)); do
-	uroce_bw UROCE_SR=0 >>"$tmp/one"
-	uroce_bw ${MP_SPRAY_ENV:-UROCE_SR=auto UROCE_PATHS=8} >>"$tmp/spray"
+	l0=$(load)
+	uroce_bw $B UROCE_SR=0 >>"$tmp/one"
+	[[ -n $B2 ]] && uroce_bw "$B2" $SPRAY >>"$tmp/spray2"
+	uroce_bw $B $SPRAY >>"$tmp/spray"
 	iperf 1 >>"$tmp/tcp1"
 	iperf 8 >>"$tmp/tcp8"
-	echo "run $r: one $(tail -1 "$tmp/one"); spray $(tail -1 "$tmp/spray"); tcp1 $(tail -1 "$tmp/tcp1"); tcp8 $(tail -1 "$tmp/tcp8")" >&2
+	echo "run $r (load $l0-$(load)): one $(tail -1 "$tmp/one");${B2:+ B2 spray $(tail -1 "$tmp/spray2");} spray $(tail -1 "$tmp/spray"); tcp1 $(tail -1 "$tmp/tcp1"); tcp8 $(tail -1 "$tmp/tcp8")" >&2
+	echo "$l0" >>"$tmp/load"
 done
 col() { awk -v c=$2 '{print $c}' "$1" | median; }
-echo "| $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; links of $RATE and $RATE2 (tbf), ECMP on UDP ports; medians of $RUNS | Gbit/s | link 1 bytes | link 2 bytes |"
+echo "| $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs; links of $RATE and $RATE2 (tbf), ECMP on UDP ports; medians of $RUNS, load (1 min) at the start $(col "$tmp/load" 1) | Gbit/s | link 1 bytes | link 2 bytes |"
 echo "|---|---:|---:|---:|"
 echo "| uroce, one RC QP, ib_write_bw -s 65536, UROCE_SR=0 (one port, go-back-N) | $(col "$tmp/one" 1) | $(col "$tmp/one" 2) | $(col "$tmp/one" 3) |"
-echo "| uroce, the same, ${MP_SPRAY_ENV:-UROCE_SR=auto UROCE_PATHS=8} | $(col "$tmp/spray" 1) | $(col "$tmp/spray" 2) | $(col "$tmp/spray" 3) |"
+[[ -n $B2 ]] && echo "| $B2's uroce, $SPRAY | $(col "$tmp/spray2" 1) | $(col "$tmp/spray2" 2) | $(col "$tmp/spray2" 3) |"
+echo "| uroce, the same, $SPRAY | $(col "$tmp/spray" 1) | $(col "$tmp/spray" 2) | $(col "$tmp/spray" 3) |"
 echo "| iperf3, 1 TCP stream, 64 KiB writes | $(col "$tmp/tcp1" 1) | | |"
 echo "| iperf3, 8 TCP streams, 64 KiB writes | $(col "$tmp/tcp8" 1) | | |"
