@@ -41,7 +41,8 @@
 #      sleeps on CQ events (-e) only for SEND and not for a duration
 #      (-D), so the flows keep spinning. PROBE_EVENTS=1 is
 #      LAT_TOOL=ib_send_lat LAT_ARGS=-e, which with SWITCH=nfq does not
-#      finish (docs/cc.md "The NFQUEUE bed at 1 Gbit/s").
+#      finish: Debian's perftest 4.5 shares one channel between its send
+#      and receive CQs (docs/cc.md "The NFQUEUE bed at 1 Gbit/s").
 # Each row carries the 1-minute load average at the rep's end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
