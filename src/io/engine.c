@@ -100,6 +100,7 @@ static const struct ur_dev_ops engine_dev_ops = {
 static void timer_moved(struct ur_engine *e, uint64_t before, uint64_t after);
 static bool qp_trylock(struct ur_eqp *q);
 static void backlog_run(struct ur_qp *qp, struct ur_eqp *q);
+static void unlock_flush(struct ur_eqp *q);
 
 /*
  * A receive batch's packets of one QP are delivered under one take of its
@@ -324,6 +325,13 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 				owe_pay(qp);
 		}
 		if (q && ri->ack_later && ++tc->rx_kept < UR_IO_RX_KEEP) {
+			/* What this packet made leaves now, as at an unlock:
+			 * a resend it asked for must not wait past a later
+			 * packet's ACK that completes its WQE, whose buffer
+			 * the application may free at once (coll_lab nfq
+			 * under ASan: a kept run's stale resend read freed
+			 * memory). */
+			unlock_flush(q);
 			tc->rx_qp = qp; /* more of the batch follow */
 			tc->rx_before = before;
 		} else {
