@@ -328,11 +328,19 @@ static unsigned int bond_if_of(const struct ur_engine *e, uint16_t sport)
 /* Message @i failed with @err: it is lost, as on a wire (EAGAIN, ENOBUFS,
  * ECONNREFUSED, ...), and the transport's timers recover; on a bonded
  * port an error of the host's own fails its interface (ur__bond_if_sent). */
+/* Message @i's send went through (@err 0) or failed: on a bonded port,
+ * what it says of its interface (ur__bond_if_sent). */
+static void bond_sent(struct tx_batch *b, unsigned int i, int err)
+{
+	struct ur_engine *e = b->msg_e[i];
+
+	if (e->bond_n)
+		ur__bond_if_sent(e, bond_if_of(e, b->msg_sport[i]), err);
+}
+
 static void send_failed(struct tx_batch *b, unsigned int i, int err)
 {
-	if (b->msg_e[i]->bond_n)
-		ur__bond_if_sent(b->msg_e[i],
-				 bond_if_of(b->msg_e[i], b->msg_sport[i]), err);
+	bond_sent(b, i, err);
 	if (b->msg_npkt[i] > 1 &&
 	    (err == EIO || err == EINVAL || err == ENOPROTOOPT))
 		atomic_store(&gso_broken, true); /* no GSO on this path */
@@ -350,9 +358,7 @@ static int send_one(struct tx_batch *b, unsigned int i)
 	while (r < 0 && errno == EINTR);
 	UR_LP_MARK(UR_LP_SENT);
 	if (r >= 0) {
-		if (b->msg_e[i]->bond_n)
-			ur__bond_if_sent(b->msg_e[i],
-				 bond_if_of(b->msg_e[i], b->msg_sport[i]), 0);
+		bond_sent(b, i, 0);
 		return 0;
 	}
 	send_failed(b, i, errno);
@@ -378,9 +384,7 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 		n = sendmmsg(b->msg_fd[i], &b->msg[i], run, 0);
 		UR_LP_MARK(UR_LP_SENT);
 		if (n > 0) {
-			if (b->msg_e[i]->bond_n)
-				ur__bond_if_sent(b->msg_e[i],
-				 bond_if_of(b->msg_e[i], b->msg_sport[i]), 0);
+			bond_sent(b, i, 0);
 			i += (unsigned int)n;
 			continue;
 		}
@@ -968,16 +972,21 @@ static bool bond_silent(struct ur_engine *e, unsigned int i, uint64_t now)
 	return others >= (need > UR_BOND_QUIET_MIN ? need : UR_BOND_QUIET_MIN);
 }
 
+/* Interface @i is up, its sends go through and it hears while another
+ * does: path_ok's and rx_if_ok's answer. */
+static bool bond_live(struct ur_engine *e, unsigned int i, uint64_t now)
+{
+	return bond_up(e, i, now) && !bond_failing(e, i, now) &&
+	       !bond_silent(e, i, now);
+}
+
 bool ur__eng_path_ok(void *host, uint16_t sport, uint64_t now)
 {
 	struct ur_engine *e = host;
-	unsigned int i;
 
 	if (!e->bond_n)
 		return true;
-	i = sport % e->bond_n;
-	return bond_up(e, i, now) && !bond_failing(e, i, now) &&
-	       !bond_silent(e, i, now);
+	return bond_live(e, sport % e->bond_n, now);
 }
 
 /* ur_dev_ops.rx_if_ok: interface @rx_if - 1 (rxinfo_of) is up, not
@@ -988,10 +997,7 @@ bool ur__eng_rx_if_ok(void *host, unsigned int rx_if, uint64_t now)
 	struct ur_engine *e = host;
 	unsigned int i = rx_if - 1;
 
-	if (!rx_if || i >= e->bond_n)
-		return true;
-	return bond_up(e, i, now) && !bond_failing(e, i, now) &&
-	       !bond_silent(e, i, now);
+	return !rx_if || i >= e->bond_n || bond_live(e, i, now);
 }
 
 /* A packet of a bonded port whose path's interface is down, or silent,

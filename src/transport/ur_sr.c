@@ -689,13 +689,13 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 	}
 	if (!sr->held || p->resp.nak_sent)
 		return;
+	ifs_gone(qp, now); /* may arm gap_deadline for its next ask */
 	oldest = held_oldest(sr);
 	if (oldest + sr->p.reorder_ns > now) {
-		sr->gap_deadline = oldest + sr->p.reorder_ns;
-		ifs_gone(qp, now);
+		if (oldest + sr->p.reorder_ns < sr->gap_deadline)
+			sr->gap_deadline = oldest + sr->p.reorder_ns;
 		return;
 	}
-	ifs_gone(qp, now);
 	wait = path_wait(sr, p->resp.psn, now);
 	if (wait) {
 		if (wait < sr->gap_deadline)
