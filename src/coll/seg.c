@@ -43,8 +43,9 @@
  * reading call k.
  *
  * Waiting spins on the progress words for the communicator's spin time
- * (30 us with more local ranks than CPUs, yielding) while no rank on our
- * CPU is one we wait for or has work left (seg_may_spin), then sleeps on
+ * (30 us with more local ranks than CPUs, yielding) while every rank on
+ * our CPU either gets it from our yield (same scheduling group) or is
+ * neither one we wait for nor has work left (seg_may_spin), then sleeps on
  * our futex word, which a rank that publishes rings for every peer that
  * said it sleeps: no thread is woken for nothing.
  */
@@ -89,7 +90,8 @@ struct ur_seg_hdr {
 	uint64_t flag;       /* progress: 2k+1, 2k+2 for call k */
 	int32_t cpu;         /* the CPU we last started a call on */
 	uint32_t waiting;    /* threads of ours waiting for peers */
-	char pad2[64 - 16];
+	uint32_t group;      /* our scheduling group (seg_group) */
+	char pad2[64 - 20];
 	uint32_t bell;       /* futex word: rung by publishers */
 	uint32_t sleepers;   /* threads of ours asleep on bell */
 };
@@ -116,6 +118,37 @@ static struct ur_seg_hdr *hdr(const struct uroce_comm *c, int i)
 static char *area(const struct uroce_comm *c, int i, int a)
 {
 	return c->seg->map[i] + UR_SEG_HDR + (size_t)a * hdr(c, i)->cap;
+}
+
+/*
+ * Which scheduling group we are in: the ranks of one group hand their CPU
+ * to each other by sched_yield. With autogroups (the kernel's default for
+ * desktops and this VM) every session is one group, scheduled as a unit
+ * against the others, and a yield only reaches tasks of its own group; a
+ * cgroup with the CPU controller is another wall. So the session (when
+ * autogroups are on) and the cgroup path, hashed (FNV-1a).
+ */
+static uint32_t seg_group(void)
+{
+	uint32_t h = 2166136261u;
+	char buf[512];
+	size_t m = 0;
+	FILE *f;
+
+	f = fopen("/proc/sys/kernel/sched_autogroup_enabled", "r");
+	if (f) {
+		if (fgetc(f) == '1')
+			m = (size_t)snprintf(buf, sizeof(buf), "sid %d ", (int)getsid(0));
+		fclose(f);
+	}
+	f = fopen("/proc/self/cgroup", "r");
+	if (f) {
+		m += fread(buf + m, 1, sizeof(buf) - 1 - m, f);
+		fclose(f);
+	}
+	for (size_t i = 0; i < m; i++)
+		h = (h ^ (uint8_t)buf[i]) * 16777619u;
+	return h;
 }
 
 static void seg_name(char *out, size_t len, uint32_t pid, uint32_t id)
@@ -178,6 +211,7 @@ int ur__seg_create(struct uroce_comm *c)
 	h = hdr(c, c->rank);
 	h->id = c->seg_id;
 	h->cap = cap;
+	h->group = seg_group();
 	__atomic_store_n(&h->magic, UR_SEG_MAGIC, __ATOMIC_RELEASE);
 	return 0;
 off:
@@ -359,17 +393,21 @@ static int seg_all_at(struct uroce_comm *c, uint64_t v, const int *any, int m)
 }
 
 /*
- * May we spin while waiting for v? Not while a rank on our CPU is one we
- * wait for, or still has work of its own (not waiting): it needs our CPU,
- * and sched_yield does not hand it over (EEVDF runs the yielding task on
- * until its virtual time passes the other's, and gives the CPU to any
- * other process first). A spin in that case made a 4-rank all-to-all on
- * 2 CPUs at 64 KiB 62 us a call with 30 us and 1.9 ms with 1 ms, against
- * 32 us asleep at once. Waiting only for ranks on other CPUs while ours
- * wait too, a spin costs nobody and saves a wake-up from another CPU,
- * which waits for the woken rank's turn on a busy CPU (a futex ping-pong
- * across the 2 CPUs at load 13: over 3 ms a round trip; on one CPU 2.8
- * us).
+ * May we spin while waiting for v? A rank on our CPU in our scheduling
+ * group (seg_group) gets the CPU from our sched_yield whenever it has
+ * work, as mpirun's ranks hand it to each other: the spin costs it
+ * nothing and saves both a sleep and a wake-up (uroce-launch keeps its
+ * ranks in its session for this: 4 ranks on 2 CPUs, all-to-all per-call
+ * medians 64 KiB 27 -> 18 us, 256 KiB 58 -> 35-38, 1 MiB 250 -> 218;
+ * coll9 results). Another group's rank does not get it (a yield stays in
+ * the group, and the group runs on until its share is used): then not
+ * while that rank is one we wait for, or still has work of its own (not
+ * waiting). A spin in that case made a 4-rank all-to-all on 2 CPUs at 64
+ * KiB 62 us a call with 30 us and 1.9 ms with 1 ms, against 32 us asleep
+ * at once. Waiting only for ranks on other CPUs while ours wait too, a
+ * spin costs nobody and saves a wake-up from another CPU, which waits for
+ * the woken rank's turn on a busy CPU (a futex ping-pong across the 2
+ * CPUs at load 13: over 3 ms a round trip; on one CPU 2.8 us).
  */
 static int seg_may_spin(struct uroce_comm *c, uint64_t v, const int *any, int m)
 {
@@ -379,6 +417,8 @@ static int seg_may_spin(struct uroce_comm *c, uint64_t v, const int *any, int m)
 		const struct ur_seg_hdr *h = hdr(c, i);
 
 		if (i == c->rank || __atomic_load_n(&h->cpu, __ATOMIC_RELAXED) != me->cpu)
+			continue;
+		if (c->yield && h->group == me->group)
 			continue;
 		if (!__atomic_load_n(&h->waiting, __ATOMIC_RELAXED))
 			return 0;
