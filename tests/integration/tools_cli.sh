@@ -48,6 +48,27 @@ else
 	echo "ok: rank 1 with a bad -n: 2, silent"
 fi
 
+# uroce-launch: ranks that outnumber the CPUs stay in its session (the
+# shared segments' spin yields to the rank beside it only inside one
+# autogroup); a rank with a CPU of its own leads a session; every rank
+# leads its process group (the launcher's killpg).
+printf '#!/bin/sh\necho "$$ $(cut -d")" -f2 /proc/$$/stat | cut -d" " -f4,5)"\n' >"$tmp/sid.sh"
+chmod +x "$tmp/sid.sh"
+ours=$(cut -d")" -f2 /proc/$$/stat | cut -d" " -f5)
+n=$(($(nproc) + 1))
+"$bin/uroce-launch" -n "$n" --no-prefix "$tmp/sid.sh" >"$tmp/out" 2>"$tmp/err"
+if [ "$(wc -l <"$tmp/out")" != "$n" ] || awk -v s="$ours" '$1 != $2 || $3 != s { bad = 1 } END { exit !bad }' "$tmp/out"; then
+	echo "FAIL: uroce-launch -n $n: want every rank in session $ours, its own group: $(cat "$tmp/out" "$tmp/err")"; fail=1
+else
+	echo "ok: uroce-launch -n $n: ranks in the launcher's session $ours"
+fi
+"$bin/uroce-launch" -n 1 --no-prefix "$tmp/sid.sh" >"$tmp/out" 2>"$tmp/err"
+if [ "$(wc -l <"$tmp/out")" != 1 ] || awk '$1 != $2 || $1 != $3 { bad = 1 } END { exit !bad }' "$tmp/out"; then
+	echo "FAIL: uroce-launch -n 1: want a session of the rank's own: $(cat "$tmp/out" "$tmp/err")"; fail=1
+else
+	echo "ok: uroce-launch -n 1: the rank leads its session"
+fi
+
 expect 1 "uroce-settings: UROCE_SHM_RING_KB=1: out of range; allowed: 64..262144" \
 	env UROCE_SHM_RING_KB=1 "$bin/uroce-settings"
 expect 2 "unexpected argument 'x'" "$bin/uroce-settings" x
