@@ -14,7 +14,6 @@
  * assuming what uroce peers send and, on a mismatch, recovers them from the
  * ICRC (icrc.c), so that Linux rxe's packets (ID != 0) verify too.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -38,7 +37,8 @@
  * around each call (__pthread_enable/disable_asynccancel: 6.6 % of a thread
  * spinning on its CQ in ib_send_lat -s 8, whose empty polls are one
  * receive call each). ibv_poll_cq is no cancellation point in rdma-core
- * either. Sends too (send_fns), unless something interposes them.
+ * either. (Sends keep the wrappers: tests/integration/sendfault.c
+ * interposes them.)
  */
 static inline ssize_t ur_sys_recvmsg(int fd, struct msghdr *mh, int flags)
 {
@@ -49,41 +49,6 @@ static inline int ur_sys_recvmmsg(int fd, struct mmsghdr *v, unsigned int n,
 				  int flags)
 {
 	return (int)syscall(SYS_recvmmsg, fd, v, n, flags, NULL);
-}
-
-/*
- * The send calls, raw as the receives (the wrappers' cancellation switch
- * was 1.1 % of lat-1thread's samples, some 30 ns a send), unless the
- * process's sendmsg or sendmmsg is not libc's: a preloaded fault injector
- * (tests/integration/sendfault.c), a tracer, or a sanitizer's interceptor,
- * which checks the memory a send reads (ASan found a stale resend's
- * use-after-free there, 81b43b7); those keep being called.
- */
-static ssize_t (*send_msg)(int, const struct msghdr *, int) = sendmsg;
-static int (*send_mmsg)(int, struct mmsghdr *, unsigned int, int) = sendmmsg;
-
-static ssize_t ur_sys_sendmsg(int fd, const struct msghdr *mh, int flags)
-{
-	return syscall(SYS_sendmsg, fd, mh, flags);
-}
-
-static int ur_sys_sendmmsg(int fd, struct mmsghdr *v, unsigned int n,
-			   int flags)
-{
-	return (int)syscall(SYS_sendmmsg, fd, v, n, flags);
-}
-
-static void send_fns(void)
-{
-	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-
-	if (libc && dlsym(libc, "sendmsg") == dlsym(RTLD_DEFAULT, "sendmsg") &&
-	    dlsym(libc, "sendmmsg") == dlsym(RTLD_DEFAULT, "sendmmsg")) {
-		send_msg = ur_sys_sendmsg;
-		send_mmsg = ur_sys_sendmmsg;
-	}
-	if (libc)
-		dlclose(libc);
 }
 
 /*
@@ -255,7 +220,7 @@ struct tx_batch {
 };
 
 static atomic_bool gso_broken; /* the kernel refused UDP_SEGMENT once */
-static pthread_once_t tx_once = PTHREAD_ONCE_INIT;
+static pthread_once_t gso_once = PTHREAD_ONCE_INIT;
 
 /*
  * A thread's context: the batch the packets it makes go to (its own, or an
@@ -306,14 +271,12 @@ static inline struct ur_engine *slot_engine(const struct ur_txq_slot *s)
 	return s->host;
 }
 
-/* Once, before the first batch: UROCE_GSO=0 sends every packet on its own
- * (e.g. for captures on lo, where a GSO run is seen as one large
- * datagram), and the send calls are chosen. */
-static void tx_init(void)
+/* UROCE_GSO=0 sends every packet on its own (e.g. for captures on lo,
+ * where a GSO run is seen as one large datagram). */
+static void gso_env(void)
 {
 	if (!ur_setting_val("UROCE_GSO"))
 		atomic_store(&gso_broken, true);
-	send_fns();
 }
 
 void ur__udp_fill_dst(struct sockaddr_storage *ss, const struct ur_ipudp *p,
@@ -391,7 +354,7 @@ static int send_one(struct tx_batch *b, unsigned int i)
 
 	UR_LP_MARK(UR_LP_SEND);
 	do
-		r = send_msg(b->msg_fd[i], &b->msg[i].msg_hdr, 0);
+		r = sendmsg(b->msg_fd[i], &b->msg[i].msg_hdr, 0);
 	while (r < 0 && errno == EINTR);
 	UR_LP_MARK(UR_LP_SENT);
 	if (r >= 0) {
@@ -418,7 +381,7 @@ static void send_msgs(struct tx_batch *b, unsigned int from, unsigned int to)
 			continue;
 		}
 		UR_LP_MARK(UR_LP_SEND);
-		n = send_mmsg(b->msg_fd[i], &b->msg[i], run, 0);
+		n = sendmmsg(b->msg_fd[i], &b->msg[i], run, 0);
 		UR_LP_MARK(UR_LP_SENT);
 		if (n > 0) {
 			bond_sent(b, i, 0);
@@ -465,7 +428,7 @@ struct tx_batch *ur__tx_batch_new(bool populate)
 {
 	void *p;
 
-	pthread_once(&tx_once, tx_init);
+	pthread_once(&gso_once, gso_env);
 	if (populate)
 		return ur__buf_new(sizeof(struct tx_batch));
 	/* A QP's batch of held small posts (ur__tx_hold) writes a header
@@ -628,7 +591,7 @@ static void csock_send(struct tx_batch *b, struct ur_csock *cs,
 
 		if (to - i > 1) {
 			UR_LP_MARK(UR_LP_SEND);
-			n = send_mmsg(b->msg_fd[i], &b->msg[i], to - i, 0);
+			n = sendmmsg(b->msg_fd[i], &b->msg[i], to - i, 0);
 			UR_LP_MARK(UR_LP_SENT);
 			if (n < 0 && errno == EINTR)
 				continue;
