@@ -360,8 +360,11 @@ void ur__sr_resent(struct ur_qp *qp, uint32_t psn, uint64_t now)
 	/* Repeated before the first sample: the time from the first NAK
 	 * is at least the round trip, never less (a repeat at 1 ms on a
 	 * 1.5 ms round trip never got a sample by Karn's rule, so every
-	 * first NAK was repeated: 60 % of them, bench/loss_delay.sh). */
-	if (sr->nak_again && !sr->nak_rtt && now > sr->nak_t0)
+	 * first NAK was repeated: 60 % of them, bench/loss_delay.sh). One
+	 * path only: a sprayed QP's first NAK may wait for a cut path to
+	 * be taken out, and that wait as its round trip held test_mp
+	 * mp_runs_cut16 at 0.14-0.29 of the live link's rate. */
+	if (sr->nak_again && !sr->nak_rtt && !sr->sprayed && now > sr->nak_t0)
 		rtt = now - sr->nak_t0;
 	else if (sr->nak_again || !may_be_resend(sr, now))
 		return;
