@@ -1241,7 +1241,7 @@ static void delay_loss(double loss, double ratio, double link_share)
  * 0.85 (main's code, one hole per round trip and a repeat of every
  * first NAK: 0.50-0.75, mean 0.67, 51 seeds at or under 0.70), 2.1-4.8x
  * go-back-N, whose own time varies most; at 5 % 0.40-0.75 of the link
- * (main: 0.27), 8-20x go-back-N (main: 6-7x). What is left at 5 % is
+ * (main: 0.23-0.30), 8-20x go-back-N (main: 5-8.5x). What is left at 5 % is
  * mostly repeats after a lost NAK or resend: 2 x the NAK-to-resend time,
  * which the 256-packet window's queue makes 5.6 ms. */
 static void t_delay_loss1(void)
