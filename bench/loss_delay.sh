@@ -18,7 +18,8 @@
 # same links, delay and loss; medians of REPS with the 1-minute load.
 #   bench/loss_delay.sh [BINDIR] [MIB] [REPS]    (root; 16, 3)
 # RATE (300mbit), DELAY_US (1500), LOSSES ("0 1 5"); LOSS_DEBUG=1 prints
-# each uroce run's loss counters (client's, then server's).
+# each uroce run's loss counters (client's, then server's). B2=BINDIR (say
+# a copy of main's build/bin) adds its SR one port in the same loop.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=$(cd "${1:-$HERE/../build/bin}" && pwd)
@@ -67,16 +68,17 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 port=20800
 run() { # env... -> Mbit/s retransmits
 	port=$((port + 1))
-	ip netns exec $b env UROCE_IP=10.98.0.2 UROCE_STATS=1 "$@" timeout 300 "$BIN/uroce-run" "$BIN/../tests/ur_integrity" -p $port \
+	local B=${RBIN:-$BIN}
+	ip netns exec $b env UROCE_IP=10.98.0.2 UROCE_STATS=1 "$@" timeout 300 "$B/uroce-run" "$B/../tests/ur_integrity" -p $port \
 		>"$tmp/s" 2>&1 &
 	local spid=$! m r
 	sleep 0.3
-	ip netns exec $a env UROCE_IP=10.98.0.1 UROCE_STATS=1 "$@" timeout 300 "$BIN/uroce-run" "$BIN/../tests/ur_integrity" -p $port \
+	ip netns exec $a env UROCE_IP=10.98.0.1 UROCE_STATS=1 "$@" timeout 300 "$B/uroce-run" "$B/../tests/ur_integrity" -p $port \
 		-m "$MIB" --no-read 10.98.0.2 >"$tmp/c" 2>&1 || kill $spid 2>/dev/null
 	wait $spid
 	m=$(sed -n 's/.*= \([0-9.]*\) Mbit\/s.*all verified/\1/p' "$tmp/c")
 	r=$(grep -o 'tx_retransmit=[0-9]*' "$tmp/c" | cut -d= -f2)
-	[[ -n ${LOSS_DEBUG:-} ]] && echo "$* -> ${m:-FAIL}: $(grep -ho "\b\(tx_timeouts\|tx_sr_nak\|tx_sr_renak\|rx_sr_nak\|tx_sr_probe\|tx_reask\|rx_sr_spurious\|rx_duplicate\|tx_retransmit\|rx_nak_seq\|tx_nak_seq\|rx_sr_drop\)=[0-9]*" "$tmp/c" "$tmp/s" | tr '\n' ' ')" >&2
+	[[ -n ${LOSS_DEBUG:-} ]] && echo "$* -> ${m:-FAIL}: $(grep -ho "\b\(tx_timeouts\|tx_sr_nak\|tx_sr_hole\|rx_sr_hole\|tx_sr_renak\|rx_sr_nak\|tx_sr_probe\|tx_reask\|rx_sr_spurious\|rx_duplicate\|tx_retransmit\|rx_nak_seq\|tx_nak_seq\|rx_sr_drop\)=[0-9]*" "$tmp/c" "$tmp/s" | tr '\n' ' ')" >&2
 	echo "${m:-FAIL} ${r:-0}"
 }
 tcp() {
@@ -90,20 +92,23 @@ tcp() {
 }
 echo "uroce under loss with a round trip: two links of $RATE (tbf) a -> b, ECMP on UDP ports, answers held $DELAY_US us (uroce-nfq), loss both ways; $MIB MiB SEND+WRITE per ur_integrity run (all verified), medians of $REPS; $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs"
 echo
-echo "| loss % | go-back-N Mbit/s | SR one port | SR sprayed (default) | sprayed / go-back-N | SR one port / go-back-N | retransmits GBN / SR1 / spray | TCP 1 stream Mbit/s | load (1 min) |"
-echo "|---|---:|---:|---:|---:|---:|---|---:|---:|"
+B2=${B2:+$(cd "$B2" && pwd)}
+echo "| loss % | go-back-N Mbit/s | SR one port | SR sprayed (default) | sprayed / go-back-N | SR one port / go-back-N | retransmits GBN / SR1 / spray | TCP 1 stream Mbit/s | load (1 min) |${B2:+ SR one port, B2 | B2 / go-back-N |}"
+echo "|---|---:|---:|---:|---:|---:|---|---:|---:|${B2:+---:|---:|}"
 for l in $LOSSES; do
 	loss "$l"
-	for f in g1 r1 g2 r2 g3 r3 t ld; do : >"$tmp/$f"; done
+	for f in g1 r1 g2 r2 g3 r3 g4 t ld; do : >"$tmp/$f"; done
 	for ((i = 0; i < REPS; i++)); do
 		load >>"$tmp/ld"
 		read -r m r < <(run UROCE_SR=0); [[ $m != FAIL ]] && echo "$m" >>"$tmp/g1"; echo "$r" >>"$tmp/r1"
 		read -r m r < <(run UROCE_PATHS=1); [[ $m != FAIL ]] && echo "$m" >>"$tmp/g2"; echo "$r" >>"$tmp/r2"
 		read -r m r < <(run); [[ $m != FAIL ]] && echo "$m" >>"$tmp/g3"; echo "$r" >>"$tmp/r3"
+		[[ -n $B2 ]] && { read -r m r < <(RBIN=$B2 run UROCE_PATHS=1); [[ $m != FAIL ]] && echo "$m" >>"$tmp/g4"; }
 		tcp >>"$tmp/t"
-		echo "loss $l run $i: gbn $(tail -1 "$tmp/g1") sr1 $(tail -1 "$tmp/g2") spray $(tail -1 "$tmp/g3") tcp $(tail -1 "$tmp/t") load $(tail -1 "$tmp/ld")" >&2
+		echo "loss $l run $i: gbn $(tail -1 "$tmp/g1") sr1 $(tail -1 "$tmp/g2") spray $(tail -1 "$tmp/g3")${B2:+ B2 sr1 $(tail -1 "$tmp/g4")} tcp $(tail -1 "$tmp/t") load $(tail -1 "$tmp/ld")" >&2
 	done
 	g1=$(median <"$tmp/g1") g2=$(median <"$tmp/g2") g3=$(median <"$tmp/g3")
 	q() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b == 0) print "-"; else printf "%.2f", a / b }'; }
-	echo "| $l | $g1 | $g2 | $g3 | $(q "$g3" "$g1") | $(q "$g2" "$g1") | $(median <"$tmp/r1") / $(median <"$tmp/r2") / $(median <"$tmp/r3") | $(grep -v FAIL "$tmp/t" | median) | $(median <"$tmp/ld") |"
+	g4=$( [[ -n $B2 ]] && median <"$tmp/g4")
+	echo "| $l | $g1 | $g2 | $g3 | $(q "$g3" "$g1") | $(q "$g2" "$g1") | $(median <"$tmp/r1") / $(median <"$tmp/r2") / $(median <"$tmp/r3") | $(grep -v FAIL "$tmp/t" | median) | $(median <"$tmp/ld") |${B2:+ $g4 | $(q "$g4" "$g1") |}"
 done

@@ -679,6 +679,16 @@ void ur__cc_rx_cnp(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 			ur__mp_heard(qp->priv->mp, ur_get16(pkt->payload + 2));
 		return;
 	}
+	if (ur_bth_ext_sr(pkt->bth) && pkt->payload_len >= 6 &&
+	    (pkt->payload[0] & UR_CNP_HOLE)) {
+		/* A hole report (ur_sr.c "holes"): these PSNs are lost. */
+		qp->dev->cnt.rx_sr_hole++;
+		if (qp->priv->mp)
+			ur__mp_loss(qp->priv->mp, pkt->h.psn);
+		ur__req_resend_hole(qp, pkt->h.psn, ur_get16(pkt->payload + 4),
+				    now);
+		return;
+	}
 	if (ur_bth_ext_sr(pkt->bth) && pkt->payload_len >= 4 &&
 	    (pkt->payload[0] & UR_CNP_SILENT)) {
 		qp->dev->cnt.rx_sr_heard++;

@@ -156,6 +156,7 @@ static void qp_free(struct ur_qp *qp)
 		return;
 	free(p->resp.res);
 	free(p->sr.naked);
+	free(p->sr.rep);
 	free(p->mp);
 	ring_free(a, p, UR_QR_RQ_SGE, p->rq_sge);
 	ring_free(a, p, UR_QR_RQ, p->rq);
@@ -569,6 +570,7 @@ static void qp_reset(struct ur_qp *qp)
 	{
 		struct ur_sr_params sp = p->sr.p;
 		uint32_t *naked = p->sr.naked, rmin = p->sr.reorder_min;
+		struct ur_sr_rep *rep = p->sr.rep;
 
 		memset(&p->sr, 0, sizeof(p->sr));
 		p->sr.p = sp;
@@ -578,6 +580,9 @@ static void qp_reset(struct ur_qp *qp)
 		if (naked) /* kept for the next connection, emptied */
 			memset(naked, 0, UR_SR_NAKED * sizeof(*naked));
 		p->sr.naked = naked;
+		if (rep)
+			memset(rep, 0, UR_SR_NAKED * sizeof(*rep));
+		p->sr.rep = rep;
 	}
 	p->jumbo.rx_peer = p->jumbo.tx_peer = 0; /* a new connection */
 	ur__cc_qp_reset(qp);

@@ -243,6 +243,7 @@ struct ur_sr_slot {
 	/* The QP's held list again, by arrival time (ur_sr.c "oldest"). */
 	struct ur_sr_slot *anext, *aprev;
 	uint32_t psn, len;
+	uint32_t span;            /* PSNs it takes (a READ: its responses') */
 	uint64_t t;               /* arrival */
 	uint8_t data[];
 };
@@ -274,6 +275,17 @@ struct ur_sr {
 	 * (ur__sr_duplicate). */
 #define UR_SR_NAKED 256
 	uint32_t *naked; /* made at the first selective NAK (most QPs send none) */
+	uint64_t nak_t0;          /* the first NAK for nak_psn (nak_t: the last) */
+	/* Hole reports (ur_sr.c "holes"): while a selective NAK for ePSN is
+	 * out, the PSNs missing beyond it, once lost, go in hole reports;
+	 * by PSN % UR_SR_NAKED, when (0: not reported). hole_cur: every
+	 * PSN from ePSN to its PSN is held or reported (NULL: none yet). */
+	struct ur_sr_rep {
+		uint32_t psn1;    /* PSN + 1; 0: none */
+		uint32_t top;     /* the highest PSN held then */
+		uint64_t t;
+	} *rep;
+	struct ur_sr_slot *hole_cur;
 	/* The paths marked requests came over (their UDP source ports, a
 	 * sprayed requester's paths): the highest PSN and the last arrival
 	 * on each. A path is a FIFO, so ePSN is lost once every path still
@@ -770,6 +782,8 @@ void ur__sr_timer(struct ur_qp *qp, uint64_t now);
 void ur__sr_release(struct ur_qp *qp);
 /* Requester: resend the one request packet at @psn (a selective NAK). */
 void ur__req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now);
+void ur__req_resend_hole(struct ur_qp *qp, uint32_t psn, uint32_t n,
+			 uint64_t now);
 /* Selective repeat: the newest PSN sent again, with AckReq. */
 void ur__req_probe(struct ur_qp *qp, uint64_t now);
 /* Spraying: a copy of the newest request sent (ur_mp.c probes); 0, or

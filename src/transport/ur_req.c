@@ -422,7 +422,8 @@ int ur__req_resend_one(struct ur_qp *qp, uint32_t idx, uint32_t psn,
 /* Selective repeat: the responder holds what follows @psn and misses
  * @psn alone. Send that one packet again (a READ from there, as above),
  * unless it was never sent or the cursor is about to send it anyway. */
-static int resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
+static int resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now,
+		      bool hole)
 {
 	struct ur_qp_priv *p = qp->priv;
 
@@ -441,6 +442,11 @@ static int resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
 		if ((uint32_t)k >= wqe->npkts)
 			continue;
 		if (wqe->done)
+			return 0;
+		/* A hole report counts a READ's response PSNs as missing
+		 * requests (the responder never saw the READ): only its
+		 * request is one. */
+		if (hole && k && wqe->opcode == UR_WR_RDMA_READ)
 			return 0;
 		if (wqe->opcode == UR_WR_RDMA_READ ||
 		    ur__wr_is_rd_atomic(wqe->opcode))
@@ -463,8 +469,18 @@ void ur__req_resend_psn(struct ur_qp *qp, uint32_t psn, uint64_t now)
 {
 	struct ur_req *req = &qp->priv->req;
 
-	req->sr_resend = resend_psn(qp, psn, now) != 0;
+	req->sr_resend = resend_psn(qp, psn, now, false) != 0;
 	req->sr_resend_psn = psn;
+}
+
+/* A hole report (ur_sr.c "holes"): these PSNs again. One without a
+ * buffer is not kept: the responder NAKs it once it is ePSN. */
+void ur__req_resend_hole(struct ur_qp *qp, uint32_t psn, uint32_t n,
+			 uint64_t now)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (resend_psn(qp, ur_psn_add(psn, i), now, true) == -EAGAIN)
+			break;
 }
 
 /* Selective repeat: send the newest PSN sent again, with AckReq (unless
@@ -487,7 +503,7 @@ void ur__req_probe(struct ur_qp *qp, uint64_t now)
 		return;
 	}
 	p->req.ackreq = true; /* (stays for the next packet if none left) */
-	if (resend_psn(qp, last, now) == -EAGAIN)
+	if (resend_psn(qp, last, now, false) == -EAGAIN)
 		p->req.probe_pending = true; /* no buffer: at the next progress */
 }
 
@@ -508,7 +524,7 @@ int ur__req_copy_newest(struct ur_qp *qp, uint64_t now)
 			return wqe->opcode == UR_WR_RDMA_READ ||
 					       ur__wr_is_rd_atomic(wqe->opcode)
 				       ? -ENOENT
-				       : resend_psn(qp, last, now);
+				       : resend_psn(qp, last, now, false);
 	}
 	return -ENOENT;
 }
@@ -568,7 +584,7 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 	if (qp->type == UR_QPT_RC)
 		ur__comp_unheld(qp, now); /* refused again: held again */
 	if (req->sr_resend) {
-		req->sr_resend = resend_psn(qp, req->sr_resend_psn, now) != 0;
+		req->sr_resend = resend_psn(qp, req->sr_resend_psn, now, false) != 0;
 		if (req->sr_resend)
 			return; /* still no buffer */
 	}

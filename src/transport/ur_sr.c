@@ -36,6 +36,9 @@ static void late_notice(struct ur_qp *qp, uint32_t psn);
 static void path_notice(struct ur_qp *qp, uint8_t what, uint16_t sport,
 			uint32_t psn);
 static uint64_t path_idle(const struct ur_sr *sr);
+static uint64_t path_wait(const struct ur_sr *sr, uint32_t epsn, uint64_t now);
+static bool sr_cnp(struct ur_qp *qp, uint8_t what, uint16_t sport,
+		   uint32_t psn, uint16_t n);
 
 struct ur_sr_pool {
 	atomic_flag lock;
@@ -250,7 +253,10 @@ void ur__sr_release(struct ur_qp *qp)
 	}
 	sr->held_last = NULL;
 	sr->arr_first = sr->arr_last = NULL;
+	sr->hole_cur = NULL;
 	sr->nheld = 0;
+	if (sr->rep)
+		memset(sr->rep, 0, UR_SR_NAKED * sizeof(*sr->rep));
 	memset(sr->path, 0, sizeof(sr->path));
 	sr->rx_last = 0;
 	sr->sprayed = false;
@@ -310,6 +316,7 @@ static void sr_nak(struct ur_qp *qp, uint64_t now)
 		sr->nak_repeats = 0;
 		sr->nak_psn = p->resp.psn;
 		sr->nak_top = sr->held_last ? sr->held_last->psn : p->resp.psn;
+		sr->nak_t0 = now;
 	}
 	sr->nak_live = true;
 	sr->nak_t = now;
@@ -331,6 +338,14 @@ static bool may_be_resend(const struct ur_sr *sr, uint64_t now)
 	return now > sr->nak_t && now - sr->nak_t >= sr->nak_rtt / 2;
 }
 
+static void nak_sample(struct ur_sr *sr, uint64_t rtt)
+{
+	if (rtt > UINT32_MAX)
+		rtt = UINT32_MAX;
+	sr->nak_rtt = sr->nak_rtt ? (uint32_t)((7ull * sr->nak_rtt + rtt) / 8)
+				  : (uint32_t)rtt;
+}
+
 /* The request at ePSN came while a selective NAK for it was out: the
  * NAK-to-resend time, smoothed as RFC 6298 does the RTT; none from a
  * repeated NAK (which copy came is unknown: Karn's rule). */
@@ -342,13 +357,20 @@ void ur__sr_resent(struct ur_qp *qp, uint32_t psn, uint64_t now)
 	if (!sr->nak_live || psn != sr->nak_psn)
 		return;
 	sr->nak_live = false;
-	if (sr->nak_again || !may_be_resend(sr, now))
+	/* Repeated before the first sample: the time from the first NAK
+	 * is at least the round trip, never less (a repeat at 1 ms on a
+	 * 1.5 ms round trip never got a sample by Karn's rule, so every
+	 * first NAK was repeated: 60 % of them, bench/loss_delay.sh). One
+	 * path only: a sprayed QP's first NAK may wait for a cut path to
+	 * be taken out, and that wait as its round trip held test_mp
+	 * mp_runs_cut16 at 0.14-0.29 of the live link's rate. */
+	if (sr->nak_again && !sr->nak_rtt && !sr->sprayed && now > sr->nak_t0)
+		rtt = now - sr->nak_t0;
+	else if (sr->nak_again || !may_be_resend(sr, now))
 		return;
-	rtt = now - sr->nak_t;
-	if (rtt > UINT32_MAX)
-		rtt = UINT32_MAX;
-	sr->nak_rtt = sr->nak_rtt ? (uint32_t)((7ull * sr->nak_rtt + rtt) / 8)
-				  : (uint32_t)rtt;
+	else
+		rtt = now - sr->nak_t;
+	nak_sample(sr, rtt);
 }
 
 /*
@@ -547,7 +569,7 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint8_t rx_if,
  * reserved byte, @sport (the port a notice names, or 0) in the next two.
  * False: no transmit buffer. */
 static bool sr_cnp(struct ur_qp *qp, uint8_t what, uint16_t sport,
-		   uint32_t psn)
+		   uint32_t psn, uint16_t n)
 {
 	struct ur_txhdr h = {
 		.opcode = UR_OP_CNP,
@@ -563,6 +585,7 @@ static bool sr_cnp(struct ur_qp *qp, uint8_t what, uint16_t sport,
 	memset(pl, 0, UR_CNP_PAYLOAD_LEN);
 	pl[0] = what;
 	ur_put16(pl + 2, sport);
+	ur_put16(pl + 4, n);
 	ur__tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
 	return true;
 }
@@ -580,7 +603,7 @@ static bool sr_cnp(struct ur_qp *qp, uint8_t what, uint16_t sport,
  */
 static void late_notice(struct ur_qp *qp, uint32_t psn)
 {
-	if (!qp->priv->sr.rx_peer || !sr_cnp(qp, UR_CNP_LATE, 0, psn))
+	if (!qp->priv->sr.rx_peer || !sr_cnp(qp, UR_CNP_LATE, 0, psn, 0))
 		return;
 	qp->priv->sr.late_pkts = 0;
 	qp->dev->cnt.tx_sr_late++;
@@ -601,7 +624,7 @@ static void path_notice(struct ur_qp *qp, uint8_t what, uint16_t sport,
 {
 	/* only to a requester that sprays (a second port seen) */
 	if (qp->priv->sr.rx_peer && qp->priv->sr.sprayed)
-		sr_cnp(qp, what, sport, psn);
+		sr_cnp(qp, what, sport, psn, 0);
 }
 
 /* 0 if every delivering path passed @epsn (it is lost); else when the
@@ -668,6 +691,93 @@ static void ifs_gone(struct ur_qp *qp, uint64_t now)
 		sr->gap_deadline = sr->if_poll_at;
 }
 
+/*
+ * Holes. A selective NAK names ePSN alone, and the next hole is NAKed
+ * once that resend has filled the first: one hole per round trip, which
+ * bounds a QP at 1/p packets per round trip at loss p (109 Mbit/s at 5 %
+ * and 1.5 ms: bench/results/2026-12-07-spray4.md). So while the NAK for
+ * ePSN is out, the PSNs missing further on go to the requester in hole
+ * reports (CNPs with UR_CNP_HOLE, docs/wire.md "Selective repeat"; SACK
+ * blocks turned around, RFC 2018), each once it is lost by the gap
+ * timer's test: the held request after it waited reorder_ns and every
+ * delivering path has passed it. Only to a requester that marks its
+ * requests, over one path. A resend that arrives is a NAK-to-resend sample; one that is
+ * lost, or a report that is, is found when its PSN becomes ePSN: its NAK
+ * counts as sent at the report (repeated renak_after() from then), not
+ * at the transport timer.
+ */
+static void hole_mark(struct ur_sr *sr, uint32_t psn, uint64_t now)
+{
+	struct ur_sr_rep *r = &sr->rep[psn % UR_SR_NAKED];
+
+	r->psn1 = psn + 1;
+	r->top = sr->held_last ? sr->held_last->psn : psn;
+	r->t = now;
+	sr->naked[psn % UR_SR_NAKED] = psn + 1; /* a late original: spurious */
+}
+
+static void holes_report(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_sr *sr = &p->sr;
+	struct ur_sr_slot *s;
+	uint32_t next;
+
+	/* Not over sprayed paths: there a report for a path that came
+	 * back (test_mp mp_cut16) cost 118 spurious resends and took
+	 * weight off it, and its restore took 60 ms instead of 14. */
+	if (!sr->rx_peer || !sr->naked || sr->sprayed)
+		return;
+	if (!sr->rep && !(sr->rep = calloc(UR_SR_NAKED, sizeof(*sr->rep))))
+		return;
+	s = sr->hole_cur ? sr->hole_cur->next : sr->held;
+	next = sr->hole_cur ? ur_psn_add(sr->hole_cur->psn, sr->hole_cur->span)
+			    : ur_psn_add(p->resp.psn, 1);
+	for (; s; sr->hole_cur = s, next = ur_psn_add(s->psn, s->span), s = s->next) {
+		int32_t n = ur_psn_diff(s->psn, next);
+		uint64_t at = s->t + sr->p.reorder_ns;
+
+		if (n <= 0 || sr->rep[next % UR_SR_NAKED].psn1 == next + 1)
+			continue; /* no hole, or reported before a drain */
+		if (at <= now)
+			at = path_wait(sr, ur_psn_add(s->psn, UR_PSN_MASK), now);
+		if (at) { /* not lost yet: look again then */
+			if (at < sr->gap_deadline)
+				sr->gap_deadline = at;
+			return;
+		}
+		if (n > UINT16_MAX) /* the rest is NAKed in turn */
+			n = UINT16_MAX;
+		if (!sr_cnp(qp, UR_CNP_HOLE, 0, next, (uint16_t)n))
+			return; /* no buffer: at the next arrival */
+		qp->dev->cnt.tx_sr_hole++;
+		for (int32_t i = 0; i < n; i++)
+			hole_mark(sr, ur_psn_add(next, (uint32_t)i), now);
+	}
+}
+
+/* ePSN moved to a PSN a hole report named: that report was its NAK. */
+static void hole_adopt(struct ur_qp *qp)
+{
+	struct ur_qp_priv *p = qp->priv;
+	struct ur_sr *sr = &p->sr;
+	struct ur_sr_rep *r;
+
+	if (!sr->rep || p->resp.nak_sent || sr->gbn_sent)
+		return;
+	r = &sr->rep[p->resp.psn % UR_SR_NAKED];
+	if (r->psn1 != p->resp.psn + 1)
+		return;
+	r->psn1 = 0;
+	p->resp.nak_sent = true;
+	sr->nak_live = true;
+	sr->nak_again = false;
+	sr->nak_repeats = 0;
+	sr->nak_psn = p->resp.psn;
+	sr->nak_t = sr->nak_t0 = r->t;
+	sr->nak_top = r->top;
+}
+
 /* When to NAK the gap at ePSN: reorder_ns after the oldest held request
  * arrived (reordering within a path), and once no path that is still
  * delivering may hold ePSN behind (above); at once if both have passed. */
@@ -678,6 +788,8 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 	uint64_t oldest, wait;
 
 	sr->gap_deadline = UINT64_MAX;
+	if (sr->held)
+		hole_adopt(qp);
 	if (sr->held && sr->nak_live && sr->nak_psn == p->resp.psn &&
 	    p->resp.nak_sent && !sr->gbn_sent) {
 		/* our selective NAK for ePSN is out: repeat it when due */
@@ -685,6 +797,7 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 			sr_nak(qp, now);
 		else
 			sr->gap_deadline = sr->nak_t + renak_after(sr);
+		holes_report(qp, now);
 		return;
 	}
 	if (!sr->held || p->resp.nak_sent)
@@ -714,6 +827,7 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 		}
 	}
 	sr_nak(qp, now);
+	holes_report(qp, now);
 }
 
 /* A request we cannot hold: one plain NAK for ePSN (go-back-N). */
@@ -761,9 +875,22 @@ void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 		sr_cannot_hold(qp);
 		return;
 	}
+	if (sr->rep && sr->rep[pkt->h.psn % UR_SR_NAKED].psn1 == pkt->h.psn + 1) {
+		/* a reported hole filled: its report-to-resend time (not
+		 * a late original's: as may_be_resend) */
+		struct ur_sr_rep *r = &sr->rep[pkt->h.psn % UR_SR_NAKED];
+
+		r->psn1 = 0;
+		if (now > r->t && now - r->t >= sr->nak_rtt / 2)
+			nak_sample(sr, now - r->t);
+	}
 	memcpy(s->data, pkt->bth, len);
 	s->len = len;
 	s->psn = pkt->h.psn;
+	/* A READ takes a PSN per response (9.7.5.1.3): no hole after it. */
+	s->span = pkt->mask & UR_OPF_READ ? ur_npkts(pkt->reth.len, ur_qp_mtu(qp)) : 1;
+	if (!s->span)
+		s->span = 1;
 	s->t = now;
 	s->next = *pp;
 	*pp = s;
@@ -805,6 +932,8 @@ void ur__sr_drain(struct ur_qp *qp, uint64_t now)
 			sr->held_last = NULL;
 		arr_unlink(sr, s);
 		sr->nheld--;
+		if (s == sr->hole_cur)
+			sr->hole_cur = NULL;
 		if (d == 0 && ur_pkt_decode(s->data, s->len, &pkt) == UR_DEC_OK)
 			ur__resp_run(qp, &pkt, now);
 		/* else: overtaken (a resent copy ran first) */

@@ -37,6 +37,10 @@
 /* ... or: that port went silent while others delivered (a gap NAKed
  * without waiting for it). */
 #define UR_CNP_SILENT 0x04
+/* ... or a hole report: the BTH PSN and the PSNs after it, bytes 4-5
+ * (big-endian) in all, are lost; the requester resends them (ur_sr.c
+ * "holes"). */
+#define UR_CNP_HOLE 0x08
 #define UR_GSI_QKEY 0x80010000u
 #define UR_DEFAULT_PKEY 0xffff
 
