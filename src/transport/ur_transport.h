@@ -534,7 +534,7 @@ struct ur_rxinfo {
 	X(tx_prio0_held) X(tx_prio1_held) X(tx_prio2_held) X(tx_prio3_held)  \
 	X(tx_prio4_held) X(tx_prio5_held) X(tx_prio6_held) X(tx_prio7_held)  \
 	X(tx_cc_hello) X(rx_cc_hello) X(cc_neg_timeout) X(cc_auto_switched) \
-	X(eng_timer_walks) X(cc_switch_probe) X(rx_sr_heard)                 \
+	X(eng_timer_walks) X(cc_switch_probe) X(rx_sr_heard) X(cc_auto_swift) \
 	X(eng_wakes) X(eng_kicks) X(pin_peers)
 
 /* tx_prio<N>_pkts, _bytes: packets sent of priority N as the device maps
