@@ -19,7 +19,8 @@
 #   bench/cc_wire.sh
 # Env: RATE (300mbit), LAT (50ms), DUR (6), REPS (3), CCS ("none swift";
 #      swift@T: Swift with UROCE_SWIFT_TARGET_US=T; LABEL=ALGO:VAR=V,VAR=V:
-#      UROCE_CC=ALGO with those settings, named LABEL),
+#      UROCE_CC=ALGO with those settings, named LABEL; BIN=DIR among
+#      them: that label's hosts run DIR/uroce-run, another build's),
 #      LATN (300 ping-pongs; 0: no probe, which on 2 cores frees the
 #      0.25-0.75 of a core ib_write_lat spins), KEEP (1: keep the raw outputs),
 #      SWIFT_ENV (extra env for swift, e.g. "UROCE_SWIFT_TARGET_US=200"),
@@ -94,7 +95,7 @@ R=10.97.3.1
 MBPS=${RATE%mbit}; [ "$RATE" != "${RATE%gbit}" ] && MBPS=$((${RATE%gbit} * 1000))
 
 one() { # CC REP: one run; appends a row to $tmp/rows
-	local cc=${1%%=*} spec=$1 rep=$2 algo env d nfq= t0 cpu=
+	local cc=${1%%=*} spec=$1 rep=$2 algo env d nfq= t0 cpu= bin=$B e
 	# SWIFT_ENV / DCQCN_ENV first, a label's own settings over them
 	case $spec in
 	*=*) spec=${spec#*=}; algo=${spec%%:*}; env=(UROCE_CC=$algo UROCE_STATS=1)
@@ -106,6 +107,12 @@ one() { # CC REP: one run; appends a row to $tmp/rows
 		[ "$algo" = dcqcn ] && env+=($DCQCN_ENV)
 		[ "$spec" != "${spec#*@}" ] && env+=(UROCE_SWIFT_TARGET_US=${spec#*@}) ;;
 	esac
+	# BIN=DIR in a label's settings: that label's hosts run DIR/uroce-run
+	# (another build, e.g. main's, in the same run); not passed on.
+	for e in "${!env[@]}"; do
+		case ${env[$e]} in BIN=*) bin=${env[$e]#BIN=}; unset "env[$e]" ;; esac
+	done
+	env=("${env[@]}")
 	d=$tmp/$cc.$rep
 	mkdir -p "$d"
 	if [ "$SWITCH" = tbf ]; then
@@ -121,18 +128,18 @@ one() { # CC REP: one run; appends a row to $tmp/rows
 		t0=$(date +%s.%N)
 	fi
 	for k in 1 2; do
-		ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout 60 $B/uroce-run $BW_TOOL -x 0 -s 65536 -D "$DUR" -F --report_gbits ${BW_ARGS:-} -p $((18900 + k)) >"$d/srv$k" 2>&1 &
+		ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout 60 $bin/uroce-run $BW_TOOL -x 0 -s 65536 -D "$DUR" -F --report_gbits ${BW_ARGS:-} -p $((18900 + k)) >"$d/srv$k" 2>&1 &
 	done
-	[ "$LATN" -gt 0 ] && ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout $((DUR + 8)) $B/uroce-run $LAT_TOOL -x 0 -s 64 -n "$LATN" -F ${LAT_ARGS:-} -p 18903 >"$d/lsrv" 2>&1 &
+	[ "$LATN" -gt 0 ] && ip netns exec $r env UROCE_IP=$R "${env[@]}" timeout $((DUR + 8)) $bin/uroce-run $LAT_TOOL -x 0 -s 64 -n "$LATN" -F ${LAT_ARGS:-} -p 18903 >"$d/lsrv" 2>&1 &
 	sleep 0.5
-	ip netns exec $s1 env UROCE_IP=10.97.1.1 "${env[@]}" timeout 60 $B/uroce-run $BW_TOOL -x 0 -s 65536 -D "$DUR" -F --report_gbits ${BW_ARGS:-} -p 18901 $R >"$d/c1" 2>&1 &
+	ip netns exec $s1 env UROCE_IP=10.97.1.1 "${env[@]}" timeout 60 $bin/uroce-run $BW_TOOL -x 0 -s 65536 -D "$DUR" -F --report_gbits ${BW_ARGS:-} -p 18901 $R >"$d/c1" 2>&1 &
 	local c1=$!
-	ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout 60 $B/uroce-run $BW_TOOL -x 0 -s 65536 -D "$DUR" -F --report_gbits ${BW_ARGS:-} -p 18902 $R >"$d/c2" 2>&1 &
+	ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout 60 $bin/uroce-run $BW_TOOL -x 0 -s 65536 -D "$DUR" -F --report_gbits ${BW_ARGS:-} -p 18902 $R >"$d/c2" 2>&1 &
 	local c2=$!
 	sleep 1
 	local cl=
 	if [ "$LATN" -gt 0 ]; then
-		ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout $((DUR + 8)) $B/uroce-run $LAT_TOOL -x 0 -s 64 -n "$LATN" -F ${LAT_ARGS:-} -p 18903 $R >"$d/lat" 2>&1 &
+		ip netns exec $s2 env UROCE_IP=10.97.2.1 "${env[@]}" timeout $((DUR + 8)) $bin/uroce-run $LAT_TOOL -x 0 -s 64 -n "$LATN" -F ${LAT_ARGS:-} -p 18903 $R >"$d/lat" 2>&1 &
 		cl=$!
 	else
 		: >"$d/lat"

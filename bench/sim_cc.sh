@@ -7,7 +7,8 @@
 # the machine, only wall time does.
 #   bench/sim_cc.sh [BUILD_DIR] [OUT_DIR]
 # Env: KS ("8 16"), CCS ("none mlx5 uroce swift": none, swift, predict,
-# auto (dcqcn-rtt, what two uroce ends run), or a DCQCN
+# auto (what two uroce ends run: Swift with no base on a fabric's round
+# trip, docs/cc.md), dcqcn-rtt, or a DCQCN
 # profile), SEED (1), INCAST32 (0).
 set -eu
 B=${1:-build}

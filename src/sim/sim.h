@@ -125,6 +125,7 @@ struct sim_cfg {
 	uint32_t iterations;       /* alltoall rounds */
 	char trace[256];
 	char cdf[256];             /* poisson: flow-size CDF file */
+	bool cc_auto;              /* cc=auto: Swift on the fabric's RTT (sim_host.c) */
 	char cc_trace[256];        /* predictor features per RTT sample (docs/sim.md) */
 	double load;               /* poisson: offered load, fraction of host_bps */
 	uint64_t arrive_ns;        /* poisson: arrivals during [0, arrive_ns) */

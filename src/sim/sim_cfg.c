@@ -218,6 +218,10 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 		goto done;
 	}
 	if (!strcmp(key, "cc")) {
+		/* auto also picks Swift on a fabric's RTT (sim_host.c,
+		 * ur_cc.c ur__cc_auto_pick); dcqcn-rtt is that algorithm
+		 * alone. */
+		c->cc_auto = !strcmp(val, "auto");
 		if (!strcmp(val, "dcqcn"))
 			c->cc.algo = UR_CC_DCQCN;
 		/* auto: what UROCE_CC=auto runs once the hello found a

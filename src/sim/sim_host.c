@@ -167,6 +167,13 @@ int sim__hosts_init(struct sim *s, char *err, size_t n)
 	struct ur_cc_params cc;
 
 	sim_cfg_cc(&s->c, &cc);
+	/* auto: the hello is not simulated; its answer's round trip would
+	 * be the fabric's idle one, at most 6 links each way (a 3-tier
+	 * fat-tree's longest path; the hosts take no time), which below
+	 * AUTO_RTT_US makes auto Swift (ur_cc.c ur__cc_auto_pick). */
+	if (s->c.cc_auto && cc.algo == UR_CC_DCQCN_RTT &&
+	    12 * s->c.link_delay_ns < (uint64_t)cc.auto_rtt_us * 1000)
+		ur_cc_auto_swift(&cc);
 	if (s->c.cc_trace[0]) {
 		s->cc_trace = fopen(s->c.cc_trace, "w");
 		if (!s->cc_trace) {
@@ -192,6 +199,9 @@ int sim__hosts_init(struct sim *s, char *err, size_t n)
 		h->dev.host = h;
 		h->dev.max_mtu = s->c.mtu;
 		h->dev.cc = cc;
+		/* auto: every simulated host is uroce (sim_cfg.c "cc"). */
+		h->dev.cc_auto = s->c.cc_auto;
+		h->dev.cc_auto_algo = cc.algo;
 		if (s->cc_trace)
 			h->dev.cc_trace = cc_trace;
 		h->dev.tx_ext = true; /* payloads by reference: shrink() */

@@ -103,7 +103,9 @@ enum ur_cc_algo {
 	X(STANDING_MILLI, standing_milli, 0, 0, 4000,                        \
 	  "ours (Copa's standing RTT): the delay is the least RTT of the last this x srtt; 0: each sample (the engine: 500)") \
 	X(LATE_MILLI, late_milli, 0, 0, 100000,                              \
-	  "ours: the RTT ends at the kernel's receive time and the target + this x the host's own lateness (mean + 4 deviations of an ACK's wait for the engine): the queue that keeps the port busy while the sender sleeps; 0: the RTT ends when the engine takes the ACK")
+	  "ours: the RTT ends at the kernel's receive time and the target + this x the host's own lateness (mean + 4 deviations of an ACK's wait for the engine): the queue that keeps the port busy while the sender sleeps; 0: the RTT ends when the engine takes the ACK") \
+	X(AUTO_RTT_US, auto_rtt_us, 20, 0, 1000000,                          \
+	  "ours: auto's dcqcn-rtt hands a QP to Swift when the hello's round trip is below this: a fabric's (the simulator's idle 12 us), where Swift's delay signal is the queue's; this VM's hosts answer in 140 us-9 ms; 0: never")
 
 /* The DCQCN fields first, in the order of the public struct uroce_cc_params
  * (include/uroce/uroce.h), which is a prefix of this one; Swift's follow. */
@@ -177,6 +179,10 @@ struct ur_dcqcn {
 	struct ur_rate_est sent, acked;
 	double srtt;        /* dcqcn-rtt: smoothed RTT, ns (0: none yet) */
 	uint64_t cut_at;    /* dcqcn-rtt: when the rate was last cut */
+	/* dcqcn-rtt: the base RTT, the least sample of this window (from
+	 * base_start) and of the one before, ns (0: none; cc_dcqcn.c). */
+	uint64_t base_cur, base_prev, base_start;
+	uint64_t rtt;       /* dcqcn-rtt: the latest sample (the trace's) */
 };
 
 /* Swift sender state (cc_swift.c). Windows in packets. */
@@ -227,10 +233,21 @@ enum {
 	UR_SWIFT_T_LATE,   /* the ACK's wait in the host, us (cc->late) */
 	UR_SWIFT_T_N
 };
+/* dcqcn-rtt's trace columns (cc_dcqcn.c dq_features). */
+enum {
+	UR_DCQCN_T_RATE,   /* RC, Gbit/s (0: the limiter is off) */
+	UR_DCQCN_T_RTT,    /* the sample, us */
+	UR_DCQCN_T_SRTT,   /* smoothed RTT, us */
+	UR_DCQCN_T_BASE,   /* base RTT, us */
+	UR_DCQCN_T_STRETCH, /* the RTT K and T follow, us */
+	UR_DCQCN_T_ALPHA,
+	UR_DCQCN_T_N
+};
 /* The most columns a trace line has (ur_cc_ops.features). */
 #define UR_CC_TRACE_NF 8
 _Static_assert((int)UR_SWIFT_T_N <= UR_CC_TRACE_NF &&
-		       (int)UR_PRED_NF <= UR_CC_TRACE_NF, "trace columns");
+		       (int)UR_PRED_NF <= UR_CC_TRACE_NF &&
+		       (int)UR_DCQCN_T_N <= UR_CC_TRACE_NF, "trace columns");
 /* A node of the model's tree (cc_predict_model.h): feature < 0 is a leaf. */
 struct ur_pred_node {
 	int feature;
@@ -292,6 +309,10 @@ struct ur_cc_ops {
 	 * Read by a host's trace (ur_dev.cc_trace) for offline training. */
 	unsigned int (*features)(const struct ur_cc *cc, double *f);
 };
+
+/* auto's Swift on a fabric's RTT (ur_cc.c ur__cc_auto_pick): @p's
+ * algorithm and what it changes of the device's Swift parameters. */
+void ur_cc_auto_swift(struct ur_cc_params *p);
 
 extern const struct ur_cc_ops ur_cc_none_ops;
 extern const struct ur_cc_ops ur_cc_dcqcn_ops;

@@ -34,7 +34,7 @@ int ur_cc_hello_parse(const uint8_t *mad, size_t len, struct ur_sr_hello *h)
 	return ur__hello_parse_ids(UR_CC_HELLO_ATTR, HELLO_MAGIC, mad, len, h);
 }
 
-static void hello_send(struct ur_qp *qp, bool answer)
+static void hello_send(struct ur_qp *qp, bool answer, uint64_t now)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 	uint8_t mad[UR_SR_HELLO_LEN] = { 0 };
@@ -47,6 +47,10 @@ static void hello_send(struct ur_qp *qp, bool answer)
 		.dst_qpn = qp->priv->attr.dest_qp_num,
 		.tid = (uint64_t)qp->qpn << 32 | c->hellos_sent++ });
 	qp->dev->cnt.tx_cc_hello++;
+	if (!answer) {
+		c->hellos_asked++;
+		c->hello_sent_at = now;
+	}
 	qp->dev->cc_hello_send(qp->dev, qp, &qp->priv->attr.path, mad);
 }
 
@@ -64,9 +68,10 @@ void ur__cc_neg_start(struct ur_qp *qp, uint64_t now)
 	if (!negotiates(qp) || !qp->dev->cc_hello_send || c->peer_uroce)
 		return;
 	c->neg_pending = true;
+	c->hellos_asked = 0;
 	c->give_up_at = now + UR_CC_NEG_NS;
 	ur__hello_first(&c->hello_at, &c->hello_gap, now);
-	hello_send(qp, false);
+	hello_send(qp, false, now);
 }
 
 void ur__cc_neg_timer(struct ur_qp *qp, uint64_t now)
@@ -88,7 +93,7 @@ void ur__cc_neg_timer(struct ur_qp *qp, uint64_t now)
 		return;
 	}
 	if (ur__hello_again(&c->hello_at, &c->hello_gap, now))
-		hello_send(qp, false);
+		hello_send(qp, false, now);
 }
 
 int ur_qp_cc_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
@@ -96,6 +101,7 @@ int ur_qp_cc_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 	struct ur_sr_hello h;
+	uint64_t rtt = 0;
 
 	if (ur_cc_hello_parse(mad, len, &h)) {
 		qp->dev->cnt.rx_drop_malformed++;
@@ -112,6 +118,11 @@ int ur_qp_cc_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
 	}
 	qp->dev->cnt.rx_cc_hello++;
 	c->neg_pending = false;
+	/* The answer to our only hello: the path's round trip before any
+	 * data, the hosts' included (a resent hello's answer could be the
+	 * earlier one's, so none is measured then). */
+	if (h.answer && c->hellos_asked == 1 && now > c->hello_sent_at)
+		rtt = now - c->hello_sent_at;
 	if (!c->peer_uroce) {
 		struct ur_cc_params p = c->cc.p;
 
@@ -124,8 +135,10 @@ int ur_qp_cc_hello_rx(struct ur_qp *qp, const uint8_t *mad, size_t len,
 		}
 		c->peer_uroce = true;
 	}
+	/* dcqcn-rtt on a fabric's round trip: Swift (ur_cc.c). */
+	ur__cc_auto_pick(qp, rtt, now);
 	if (!h.answer)
-		hello_send(qp, true); /* an answer is never answered */
+		hello_send(qp, true, now); /* an answer is never answered */
 	ur__qp_update_deadline(qp);
 	return 0;
 }

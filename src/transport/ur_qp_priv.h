@@ -234,6 +234,8 @@ struct ur_qp_cc {
 	bool cc_auto, peer_uroce, neg_pending;
 	uint64_t hello_at, hello_gap, give_up_at;
 	uint32_t hellos_sent;
+	uint32_t hellos_asked;    /* hellos sent (not answers) ... */
+	uint64_t hello_sent_at;   /* ... the last one when */
 };
 
 /* A request held by a selective-repeat responder (ur_sr.c): the packet's
@@ -758,6 +760,8 @@ void ur__cc_neg_start(struct ur_qp *qp, uint64_t now);
 void ur__cc_neg_timer(struct ur_qp *qp, uint64_t now);
 void ur__cc_switch(struct ur_qp *qp, const struct ur_cc_params *p,
 		   uint64_t now);
+/* auto: dcqcn-rtt hands the QP to Swift on a fabric's hello @rtt (ur_cc.c). */
+void ur__cc_auto_pick(struct ur_qp *qp, uint64_t rtt, uint64_t now);
 static inline bool ur__sr_marked(const struct ur_qp *qp, const struct ur_pkt *pkt)
 {
 	return qp->priv->sr.p.enable && qp->type == UR_QPT_RC &&

@@ -321,10 +321,111 @@ static void test_midflight(void)
 	ur_test_seed = seed0;
 }
 
+/*
+ * auto's choice by the hello's round trip (ur_cc.c ur__cc_auto_pick):
+ * UROCE_CC_AUTO dcqcn-rtt, both ends auto. Per seed a one-way delay of
+ * 1-9 us (a fabric's: the answer comes within AUTO_RTT_US, 20 us, and
+ * both requesters go to Swift) or 11-300 us (a host's: both stay
+ * dcqcn-rtt). In a quarter of the seeds the first hello is lost: its
+ * sender resends, cannot tell which of the two an answer is to, and
+ * measures nothing (dcqcn-rtt at any delay); the other end measures.
+ * Then a WRITE each way arrives whole under what was chosen.
+ */
+static uint64_t rtt_delay;
+static int rtt_drop;
+
+/* What @qp must run: dcqcn-rtt on a host's delay or after a resent
+ * hello; Swift on a fabric's with nothing lost. With the first hello
+ * lost and one hello sent, it depends on which was lost (its own: no
+ * answer to measure; the peer's: its answer came): @got either. */
+static uint32_t rtt_want(bool fabric, const struct ur_qp *qp, uint32_t got)
+{
+	if (!fabric || qp->priv->cc.hellos_asked > 1)
+		return UR_CC_DCQCN_RTT;
+	if (!rtt_drop)
+		return UR_CC_SWIFT;
+	return got == UR_CC_SWIFT ? UR_CC_SWIFT : UR_CC_DCQCN_RTT;
+}
+
+static void setup_rtt(struct ur_dev *dev, int node, void *arg)
+{
+	struct tnet *net = ((struct tnode *)dev->host)->net;
+
+	(void)node;
+	(void)arg;
+	dev->cc_auto = true;
+	dev->cc_auto_algo = UR_CC_DCQCN_RTT;
+	net->f.delay_ns = rtt_delay;
+	net->f.drop_hellos = rtt_drop;
+}
+
+static void test_auto_rtt(void)
+{
+	unsigned long long seed0 = ur_test_seed;
+	unsigned int n_swift = 0, n_rtt = 0, n_split = 0;
+
+	for (unsigned int i = 0; i < 64; i++) {
+		struct tfix f;
+		uint64_t r;
+		bool fabric;
+		uint32_t want, want_a, want_b;
+
+		ur_test_seed = seed0 + i;
+		r = ur_test_seed * 0x9e3779b97f4a7c15ull >> 20;
+		fabric = r % 2;
+		rtt_delay = fabric ? 1000 + (r >> 1) % 8000
+				   : 11000 + (r >> 1) % 289000;
+		rtt_drop = (r >> 40) % 4 == 0; /* the first hello lost */
+		tfix_init_dev(&f, UR_QPT_RC, NULL, setup_rtt, NULL);
+		tfix_fill(f.a.buf, TBUF, (uint32_t)ur_test_seed);
+		tfix_fill(f.b.buf, TBUF, (uint32_t)ur_test_seed + 7);
+		/* the hellos, a resent one's answer included (1 ms) */
+		tnet_run(&f.net, f.net.now + 4000000);
+		want_a = rtt_want(fabric, f.a.qp, algo(f.a.qp));
+		want_b = rtt_want(fabric, f.b.qp, algo(f.b.qp));
+		ASSERT(ur_qp_cc_negotiated(f.a.qp));
+		ASSERT(ur_qp_cc_negotiated(f.b.qp));
+		ASSERT_EQ(algo(f.a.qp), want_a);
+		ASSERT_EQ(algo(f.b.qp), want_b);
+		ASSERT_EQ_U64(f.a.node->dev.cnt.cc_auto_swift +
+				      f.b.node->dev.cnt.cc_auto_swift,
+			      (want_a == UR_CC_SWIFT) + (want_b == UR_CC_SWIFT));
+		ASSERT_EQ(tfix_send(&f.a, UR_WR_RDMA_WRITE, 1, 0, 262144,
+				    (uintptr_t)f.b.buf, f.b.mr->rkey,
+				    UR_SEND_SIGNALED), 0);
+		ASSERT_EQ(tfix_send(&f.b, UR_WR_RDMA_WRITE, 2, 262144, 262144,
+				    (uintptr_t)f.a.buf + 262144, f.a.mr->rkey,
+				    UR_SEND_SIGNALED), 0);
+		tfix_run_ok(&f, &f.a.scq);
+		tfix_cqe(&f.b.scq);
+		ASSERT_EQ(memcmp(f.a.buf, f.b.buf, 262144), 0);
+		ASSERT_EQ(memcmp(f.a.buf + 262144, f.b.buf + 262144, 262144),
+			  0);
+		/* one decision */
+		ASSERT_EQ(algo(f.a.qp), want_a);
+		ASSERT_EQ(algo(f.b.qp), want_b);
+		want = want_a == want_b ? want_a : UR_CC_NONE;
+		if (want == UR_CC_SWIFT)
+			n_swift++;
+		else if (want == UR_CC_DCQCN_RTT)
+			n_rtt++;
+		else
+			n_split++;
+		tfix_fini(&f);
+	}
+	printf("  64 seeds from %llu: %u both Swift, %u both dcqcn-rtt, %u "
+	       "one each\n", seed0, n_swift, n_rtt, n_split);
+	ASSERT_GT(n_swift, 0);
+	ASSERT_GT(n_rtt, 0);
+	ur_test_seed = seed0;
+	rtt_drop = 0;
+}
+
 static const struct ur_test_case tests[] = {
 	{ "negotiate", test_negotiate },
 	{ "hello", test_hello },
 	{ "midflight", test_midflight },
+	{ "auto_rtt", test_auto_rtt },
 	{ NULL, NULL },
 };
 

@@ -143,14 +143,17 @@ static void test_evq_same_order(void)
  * with the paper's timers (K = T = 55 us) and R_AI = 40 Mb/s (with mlx5's
  * own 300 us and 5 Mb/s recovery takes far longer), the default
  * profile as it is, its rates scaled to the 25 Gb/s hosts, and that
- * profile under dcqcn-rtt (cc=auto: what two uroce ends run), whose K and
- * T follow the RTT the simulated transport measures from its ACKs. */
-enum fair_mode { FAIR_MLX5, FAIR_UROCE, FAIR_RTT };
+ * profile under dcqcn-rtt (what two uroce ends run on hosts whose RTT
+ * is their own), whose K and T follow the RTT the simulated transport
+ * measures from its ACKs, and cc=auto, which on this fabric's RTT is
+ * Swift (ur_cc.c ur__cc_auto_pick): no srtt of dcqcn-rtt's. */
+enum fair_mode { FAIR_MLX5, FAIR_UROCE, FAIR_RTT, FAIR_AUTO };
 
 static void fair_run(enum fair_mode mode)
 {
 	static const char *const names[] = { "dcqcn mlx5 + paper timers",
-					      "dcqcn uroce", "auto (dcqcn-rtt)" };
+					      "dcqcn uroce", "dcqcn-rtt",
+					      "auto (Swift here)" };
 	bool mlx5 = mode == FAIR_MLX5;
 	struct sim_cfg c;
 	struct sim *s;
@@ -176,9 +179,12 @@ static void fair_run(enum fair_mode mode)
 		c.cc.ai_mbps = 40;
 		c.cc.hai_mbps = 200;
 	}
-	if (mode == FAIR_RTT) {
-		ASSERT_EQ(sim_cfg_set(&c, "cc", "auto", err, sizeof(err)), 0);
+	if (mode == FAIR_RTT || mode == FAIR_AUTO) {
+		ASSERT_EQ(sim_cfg_set(&c, "cc", mode == FAIR_AUTO ? "auto"
+								 : "dcqcn-rtt",
+				      err, sizeof(err)), 0);
 		ASSERT_EQ(c.cc.algo, UR_CC_DCQCN_RTT);
+		ASSERT_EQ(c.cc_auto, mode == FAIR_AUTO);
 	}
 	s = mk(&c);
 	sim_add_flow(s, 0, 2, 1u << 30, 0);
@@ -218,6 +224,7 @@ static void test_dcqcn_fair(void)
 	fair_run(FAIR_MLX5);
 	fair_run(FAIR_UROCE);
 	fair_run(FAIR_RTT);
+	fair_run(FAIR_AUTO);
 }
 
 /* dcqcn_profile picks a row of ur_cc_profiles; its rates follow host_gbps
