@@ -58,20 +58,6 @@
 #define MP_SAMPLE_N 4          /* an ACK of more times its first poorly */
 #define MP_DRAIN 8             /* a saturated path: this much less */
 #define MP_PROBE_UP 32         /* any other: this much more */
-#define MP_STALL_NS 2000000u   /* nothing acknowledged so long: a round */
-#define MP_STALL_MAX_NS 32000000u
-
-/* Nothing acknowledged this long is a stall (ur_mp.c "stall rounds"):
- * MP_STALL_NS, or two round trips where queues make them longer (a
- * message's ACK waits for its last packet in the deepest queue: test_mp
- * mp_rates_unequal, 20 ms queues, sent 220 rounds at 2 ms and moved at
- * 0.51 of the sum). */
-static uint64_t stall_ns(const struct ur_mp *mp)
-{
-	uint64_t t = 2 * mp->srtt > MP_STALL_NS ? 2 * mp->srtt : MP_STALL_NS;
-
-	return t < MP_STALL_MAX_NS ? t : MP_STALL_MAX_NS;
-}
 
 /* The ring remembers the path of the last @window request PSNs (the
  * selective-repeat window: feedback names nothing older). */
@@ -97,8 +83,6 @@ struct ur_mp *ur__mp_new(const uint16_t *sports, unsigned int k,
 	}
 	memset(mp->psn_path, MP_NONE, ring);
 	mp->deadline = UINT64_MAX;
-	mp->stall_at = UINT64_MAX;
-	mp->stall_gap = MP_STALL_NS;
 	mp->copy_to = -1;
 	mp->k = (uint8_t)k;
 	mp->oblivious = flags & UR_MP_OBLIVIOUS;
@@ -240,8 +224,6 @@ unsigned int ur__mp_pick(struct ur_mp *mp, uint32_t psn, bool resend)
 	} else {
 		mp->probe_psn[best] = psn;
 	}
-	if (!resend && mp->stall_at == UINT64_MAX)
-		mp->stall_at = mp->now + mp->stall_gap; /* (stall rounds) */
 	if (!resend && !mp->rtt_on) {
 		mp->rtt_on = true;
 		mp->rtt_psn = psn;
@@ -355,57 +337,6 @@ static void probe_copies(struct ur_qp *qp, struct ur_mp *mp, uint64_t now)
 	}
 }
 
-/*
- * Stall rounds (ur_sr.c "rounds", issue 45). Nothing acknowledged for
- * MP_STALL_NS while requests are out, towards a peer that names the
- * ports it hears: a copy of the newest request on each path that is up,
- * at once, marked UR_BTH_EXT_ROUND. A window full behind a request lost
- * on a rail that stopped sends nothing else, and without an arrival the
- * peer could not tell that rail from one that tail-dropped the request
- * (fail7). The peer NAKs the gap once every working port's copy came,
- * and names a port whose copy did not follow the others' in a silent
- * notice (ur__mp_silent: out, its requests sent again). Again after
- * twice as long while nothing moves, up to MP_STALL_MAX_NS; none where
- * nothing is out. A round costs a packet per path; a duplicate copy is
- * ignored (or answered with the cumulative ACK, C9-105).
- */
-static void stall_round(struct ur_qp *qp, struct ur_mp *mp, uint64_t now)
-{
-	struct ur_qp_priv *p = qp->priv;
-
-	if (now < mp->stall_at)
-		return;
-	if (ur_psn_diff(p->req.psn_max, p->comp.psn) <= 0) {
-		mp->stall_at = UINT64_MAX; /* nothing out: at the next send */
-		mp->stall_gap = (uint32_t)stall_ns(mp);
-		return;
-	}
-	mp->stall_at = now + mp->stall_gap;
-	if (mp->stall_gap < MP_STALL_MAX_NS)
-		mp->stall_gap *= 2;
-	if (!mp->heard_peer || mp->oblivious || all_down(mp) ||
-	    (qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD))
-		return;
-	/* a probe, as selective repeat's tail probe (counted with them) */
-	qp->dev->cnt.tx_sr_round++;
-	qp->dev->cnt.tx_sr_probe++;
-	qp->cnt.tx_sr_probe++;
-	for (unsigned int i = 0; i < mp->k; i++) {
-		int rc;
-
-		if (mp->down[i])
-			continue;
-		mp->copy_to = (int8_t)i;
-		p->req.round = true;
-		rc = ur__req_copy_newest(qp, now);
-		p->req.round = false;
-		mp->copy_to = -1;
-		if (rc == -ENOENT)
-			return; /* a READ or atomic newest: no copy */
-		mp->cnt[i].probes++;
-	}
-}
-
 /* Probes in flight: one acknowledged is gone from probe_out (the ACK
  * put its path back, ur__mp_acked); one older than probe_wait()
  * is sent again on a path that is up. */
@@ -458,7 +389,6 @@ void ur__mp_tick(struct ur_qp *qp, uint64_t now)
 	}
 	probes_lost(qp, mp, now);
 	probe_copies(qp, mp, now);
-	stall_round(qp, mp, now);
 	/* A path the host says cannot send: a plain ACK every ms keeps the
 	 * peer's host hearing it once it works again (ur__tx_probe_ack). */
 	for (unsigned int i = 0; i < mp->k; i++) {
@@ -713,9 +643,6 @@ void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n)
 		if (mp->down[i] & MP_DOWN_LOSS)
 			mark_up(mp, (unsigned int)i, MP_DOWN_LOSS); /* a probe */
 	}
-	/* progress: the next stall round is due stall_ns() from now */
-	mp->stall_gap = (uint32_t)stall_ns(mp);
-	mp->stall_at = mp->now + mp->stall_gap;
 	iv = mp->srtt / 2 > MP_IV_MIN_NS ? mp->srtt / 2 : MP_IV_MIN_NS;
 	if (!mp->oblivious && mp->k > 1 && mp->now - mp->iv_at >= iv)
 		rates_update(mp);

@@ -493,8 +493,6 @@ void ur__qp_update_deadline(struct ur_qp *qp)
 		d = p->comp.tail_at; /* selective repeat's tail probe */
 	if (p->mp && p->mp->probe_out && p->mp->deadline < d)
 		d = p->mp->deadline; /* a spraying probe lost (ur_mp.c) */
-	if (p->mp && p->mp->heard_peer && p->mp->stall_at < d)
-		d = p->mp->stall_at; /* a stall round (ur_mp.c) */
 	if (p->crypt.neg == UR_CRYPT_NEG_PENDING) {
 		/* resend the hello, give up */
 		if (p->crypt.hello_at < d)

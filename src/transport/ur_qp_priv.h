@@ -108,7 +108,6 @@ struct ur_req {
 	bool sr_resend;
 	uint32_t sr_resend_psn;
 	bool ackreq;        /* set AckReq on the next packet (ur__req_probe) */
-	bool round;         /* mark the next packet UR_BTH_EXT_ROUND (ur_mp.c) */
 	bool ackreq_out;    /* ackreq_psn: the last PSN sent with AckReq */
 	uint32_t ackreq_psn;
 	/* ur__req_probe found no buffer, or a resend waiting for one: it
@@ -304,10 +303,6 @@ struct ur_sr {
 		uint8_t rx_if;    /* the interface it came in by (ur_rxinfo) */
 	} path[UR_SR_PATHS];
 	uint64_t if_poll_at;      /* rx_if_ok asked again from then */
-	/* The first copy of the requester's last stall round (a request
-	 * marked UR_BTH_EXT_ROUND) came then (0: none pending). */
-	uint64_t round_t;
-	uint64_t silent_t;        /* a round named a port then */
 	uint32_t late_pkts;       /* requests since the last late notice */
 	uint64_t path_new_t;      /* when a path was last seen first */
 	uint64_t rx_last;         /* the last marked request's arrival */
@@ -388,11 +383,6 @@ struct ur_mp {
 	uint64_t rtt_at, srtt;
 	uint64_t now;             /* as of the last tick */
 	uint64_t poll_at;         /* ask the host again */
-	/* Stall rounds (ur_mp.c): one is due at stall_at (UINT64_MAX:
-	 * nothing out), the next stall_gap after it; an ACK that moves
-	 * comp.psn puts it MP_STALL_NS ahead. */
-	uint64_t stall_at;
-	uint32_t stall_gap;
 	struct ur_mp_path_cnt cnt[UR_MP_MAX];
 	/* path of request PSN % ring; MP_RESENT: a resend (no sample) */
 	uint8_t psn_path[];
@@ -585,7 +575,6 @@ struct ur_txhdr {
 	bool se, ackreq, becn;
 	bool no_sr;         /* an answer that must not carry UR_BTH_EXT_SR */
 	bool resend;        /* a request sent before (spraying: best path) */
-	bool round;         /* a copy of a stall round (UR_BTH_EXT_ROUND) */
 	uint32_t dqpn, psn;
 	struct ur_reth reth;
 	struct ur_atmeth atm;
@@ -781,8 +770,6 @@ static inline bool ur__sr_marked(const struct ur_qp *qp, const struct ur_pkt *pk
 /* A marked request came over UDP source port @sport (responder). */
 void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint8_t rx_if,
 		      uint32_t psn, uint64_t now);
-/* A copy of a stall round came (UR_BTH_EXT_ROUND, responder). */
-void ur__sr_round(struct ur_qp *qp, uint64_t now);
 /* Hold request @pkt, @d PSNs ahead of ePSN (responder). */
 void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 		  uint64_t now);

@@ -350,10 +350,6 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 		h.ackreq = true;
 		p->req.ackreq = false;
 	}
-	if (p->req.round) { /* a stall round's copy (ur_mp.c) */
-		h.round = true;
-		p->req.round = false;
-	}
 	if (qp->type != UR_QPT_RC)
 		h.ackreq = false;
 	if (h.ackreq) { /* (ur_comp.c "held": the timer runs for it) */

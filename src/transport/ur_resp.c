@@ -699,8 +699,6 @@ void ur__resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt,
 		if (ri)
 			ur__sr_path_seen(qp, ri->path.sport, ri->rx_if,
 					 pkt->h.psn, now);
-		if (ur_bth_ext_round(pkt->bth))
-			ur__sr_round(qp, now);
 	}
 	if (sr->held && pkt->h.psn == qp->priv->resp.psn &&
 	    !qp->priv->resp.nak_sent)

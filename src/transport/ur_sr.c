@@ -394,13 +394,6 @@ void ur__sr_duplicate(struct ur_qp *qp, uint32_t psn, uint64_t now)
 	 * reordering within a path. */
 	if (sr->path_new_t > sr->nak_t && now - sr->path_new_t < path_idle(sr))
 		return;
-	/* Nor after a round named a port (ur_sr.c "rounds"): the requester
-	 * sends again at once all that the port carried, and the copies our
-	 * NAKs asked for meanwhile come twice (mp_cut_bond_mute: 90 such
-	 * doubled the timer to 50 ms, path_idle() to 200, and the port was
-	 * heard again only after). */
-	if (sr->silent_t && now - sr->silent_t < path_idle(sr))
-		return;
 	if (sr->p.reorder_ns < UR_SR_REORDER_MAX)
 		sr->p.reorder_ns = sr->p.reorder_ns
 					   ? (sr->p.reorder_ns * 2 < UR_SR_REORDER_MAX
@@ -785,85 +778,6 @@ static void hole_adopt(struct ur_qp *qp)
 	sr->nak_top = r->top;
 }
 
-/*
- * Stall rounds. A requester whose window stands still behind a request
- * lost on a rail that stopped sends nothing more, so nothing arrives
- * that could tell that rail from one that only tail-dropped that
- * request: both are quiet (fail7: path_idle() named such a port only at
- * 26 ms; deciding from the quiet alone took healthy rails out). So it
- * sends a round (ur_mp.c "stall rounds"): a copy of its newest request
- * on each of its live paths at once, marked UR_BTH_EXT_ROUND. A port
- * that works delivers its copy within about the others' time: its
- * queue drained while the requester stood still (it was quiet for
- * UR_SR_ROUND_NS before the round's first copy came), so its copy is
- * not behind a backlog. A port that has not passed ePSN and still
- * heard nothing UR_SR_ROUND_NS after the round's first copy is named
- * in a silent notice and not waited for; one whose copy came has passed
- * ePSN (the newest PSN) and the gap is NAKed at once, as any lost
- * request. The arrival of the other copies decides, not a timer on the
- * quiet alone.
- */
-#define UR_SR_ROUND_NS 1000000ull /* 1 ms */
-void ur__sr_round(struct ur_qp *qp, uint64_t now)
-{
-	struct ur_sr *sr = &qp->priv->sr;
-
-	if (!sr->sprayed || !sr->held ||
-	    (sr->round_t && now < sr->round_t + UR_SR_ROUND_NS))
-		return; /* (a copy of the round pending) */
-	sr->round_t = now;
-	qp->dev->cnt.rx_sr_round++;
-}
-
-/* Did a port that came by interface @rx_if deliver after @t? */
-static bool if_heard(const struct ur_sr *sr, uint8_t rx_if, uint64_t t)
-{
-	for (unsigned int i = 0; i < UR_SR_PATHS; i++)
-		if (sr->path[i].used && sr->path[i].rx_if == rx_if &&
-		    sr->path[i].last_t > t)
-			return true;
-	return false;
-}
-
-/* At UR_SR_ROUND_NS after a round's first copy: the ports named (above).
- * Before it, arms gap_deadline for then. Only where the host names the
- * interfaces (a bonded port, ur_rxinfo.rx_if), and judged by interface:
- * ports that share a link share its queue, and a port the requester
- * seldom picks may be quiet while its link is busy with the others
- * (test_mp mp_rates_unequal, eight ports on two links: judged per port,
- * the slow link's ports were named and the QP moved at 0.57 of the
- * sum). */
-static void round_check(struct ur_qp *qp, uint64_t now)
-{
-	struct ur_qp_priv *p = qp->priv;
-	struct ur_sr *sr = &p->sr;
-	uint64_t t = sr->round_t;
-
-	if (!t)
-		return;
-	if (now < t + UR_SR_ROUND_NS) {
-		if (t + UR_SR_ROUND_NS < sr->gap_deadline)
-			sr->gap_deadline = t + UR_SR_ROUND_NS;
-		return;
-	}
-	sr->round_t = 0;
-	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
-		struct ur_sr_path *x = &sr->path[i];
-
-		if (!x->used || x->gone || !x->rx_if ||
-		    ur_psn_diff(x->max_psn, p->resp.psn) > 0 ||
-		    if_heard(sr, x->rx_if, t - UR_SR_ROUND_NS))
-			continue;
-		x->gone = true;
-		sr->silent_t = now; /* (ur__sr_duplicate) */
-		qp->dev->cnt.tx_sr_round_silent++;
-		if (!x->told) {
-			x->told = true;
-			path_notice(qp, UR_CNP_SILENT, x->sport, p->resp.psn);
-		}
-	}
-}
-
 /* When to NAK the gap at ePSN: reorder_ns after the oldest held request
  * arrived (reordering within a path), and once no path that is still
  * delivering may hold ePSN behind (above); at once if both have passed. */
@@ -874,18 +788,14 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 	uint64_t oldest, wait;
 
 	sr->gap_deadline = UINT64_MAX;
-	if (sr->held) {
+	if (sr->held)
 		hole_adopt(qp);
-		round_check(qp, now); /* may arm gap_deadline */
-	} else {
-		sr->round_t = 0; /* no gap: nothing to decide */
-	}
 	if (sr->held && sr->nak_live && sr->nak_psn == p->resp.psn &&
 	    p->resp.nak_sent && !sr->gbn_sent) {
 		/* our selective NAK for ePSN is out: repeat it when due */
 		if (sr->nak_t + renak_after(sr) <= now)
 			sr_nak(qp, now);
-		else if (sr->nak_t + renak_after(sr) < sr->gap_deadline)
+		else
 			sr->gap_deadline = sr->nak_t + renak_after(sr);
 		holes_report(qp, now);
 		return;

@@ -89,8 +89,6 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 		    ((info->mask & (UR_OPF_ACK | UR_OPF_CNP)) &&
 		     qp->priv->sr.rx_peer && !h->no_sr))
 			p[4] |= UR_BTH_EXT_SR;
-		if ((info->mask & UR_OPF_REQ) && h->round && (p[4] & UR_BTH_EXT_SR))
-			p[4] |= UR_BTH_EXT_ROUND; /* ur_mp.c "stall rounds" */
 	}
 	if (qp->type == UR_QPT_RC && qp->priv->jumbo.enable) {
 		/* Jumbo packets (docs/wire.md "Extensions"): requests offer

@@ -248,16 +248,6 @@ static inline uint32_t ur_bth_psn(const uint8_t *b) { return ur_get24(b + 9); }
  */
 #define UR_BTH_EXT_SR 0x20
 static inline bool ur_bth_ext_sr(const uint8_t *b) { return b[4] & UR_BTH_EXT_SR; }
-/*
- * uroce extension, on a request that carries UR_BTH_EXT_SR only (a
- * sprayed QP's, docs/wire.md "Spraying"): bit 1 of BTH byte 4. "A copy
- * of my newest request, sent on each of my paths at once": a requester
- * that stands still (nothing acknowledged for a while) sends such a
- * round, and a port whose copy does not follow the others' is one that
- * carries nothing (ur_sr.c "rounds").
- */
-#define UR_BTH_EXT_ROUND 0x02
-static inline bool ur_bth_ext_round(const uint8_t *b) { return b[4] & UR_BTH_EXT_ROUND; }
 
 /*
  * uroce extension, jumbo packets (docs/wire.md "Extensions"): bits 4 and 3
