@@ -77,8 +77,7 @@ static void increase(struct ur_cc *cc)
 
 static uint64_t base_rtt(const struct ur_dcqcn *d)
 {
-	return d->base_prev && d->base_prev < d->base_cur ? d->base_prev
-							  : d->base_cur;
+	return ur__win_min(&d->base);
 }
 
 /* K and T in ns: the parameters, or (dcqcn-rtt) at least one srtt.
@@ -240,13 +239,7 @@ static void dq_delay(struct ur_cc *cc, uint32_t pkts, uint64_t rtt,
 		return;
 	d->srtt = d->srtt ? d->srtt + ((double)rtt - d->srtt) / 8
 			  : (double)rtt;
-	if (!d->base_cur || now - d->base_start >= DCQCN_RTT_BASE_WIN_NS) {
-		d->base_prev = d->base_cur;
-		d->base_cur = rtt;
-		d->base_start = now;
-	} else if (rtt < d->base_cur) {
-		d->base_cur = rtt;
-	}
+	ur__win_min_add(&d->base, DCQCN_RTT_BASE_WIN_NS, rtt, now);
 }
 
 static unsigned int dq_features(const struct ur_cc *cc, double *f)

@@ -109,28 +109,9 @@ static void sw_ack(struct ur_cc *cc, uint32_t bytes, uint64_t now)
 	(void)now;
 }
 
-/*
- * A windowed minimum in two halves: the least sample since win_start and
- * the least of the window before. A base that no longer occurs (a longer
- * route) is gone between one and two windows after its last sample; a
- * constant-space cousin of Nichols' filter (Linux lib/win_minmax.c).
- */
-static void base_sample(struct ur_swift *s, uint64_t win, uint64_t rtt,
-			uint64_t now)
-{
-	if (!s->base_cur || now - s->win_start >= win) {
-		s->base_prev = s->base_cur;
-		s->base_cur = rtt;
-		s->win_start = now;
-	} else if (rtt < s->base_cur) {
-		s->base_cur = rtt;
-	}
-}
-
 static uint64_t base_rtt(const struct ur_swift *s)
 {
-	return s->base_prev && s->base_prev < s->base_cur ? s->base_prev
-							  : s->base_cur;
+	return ur__win_min(&s->base);
 }
 
 /*
@@ -176,7 +157,7 @@ bool ur__swift_sample(struct ur_cc *cc, uint64_t rtt, uint64_t now)
 		s->late_dev += ((d < 0 ? -d : d) - s->late_dev) / 4;
 		s->late_avg += ((double)cc->late - s->late_avg) / 8;
 		if (win)
-			base_sample(s, win, rtt, now);
+			ur__win_min_add(&s->base, win, rtt, now);
 		if (cc->p.standing_milli)
 			standing_sample(s, (uint64_t)(s->srtt *
 					   cc->p.standing_milli / 1000), rtt,

@@ -167,6 +167,34 @@ struct ur_rate_est {
 	double bps;
 };
 
+/*
+ * A windowed minimum in two halves: the least sample since @start and the
+ * least of the window before. A base that no longer occurs (a longer
+ * route) is gone between one and two windows after its last sample; a
+ * constant-space cousin of Nichols' filter (Linux lib/win_minmax.c).
+ * Swift's and dcqcn-rtt's base RTT.
+ */
+struct ur_win_min {
+	uint64_t cur, prev, start; /* ns; 0: no sample */
+};
+
+static inline void ur__win_min_add(struct ur_win_min *m, uint64_t win,
+				   uint64_t v, uint64_t now)
+{
+	if (!m->cur || now - m->start >= win) {
+		m->prev = m->cur;
+		m->cur = v;
+		m->start = now;
+	} else if (v < m->cur) {
+		m->cur = v;
+	}
+}
+
+static inline uint64_t ur__win_min(const struct ur_win_min *m)
+{
+	return m->prev && m->prev < m->cur ? m->prev : m->cur;
+}
+
 /* DCQCN reaction point state (cc_dcqcn.c). Rates in bits per second. */
 struct ur_dcqcn {
 	bool active;        /* the limiter is engaged (after a CNP) */
@@ -179,9 +207,7 @@ struct ur_dcqcn {
 	struct ur_rate_est sent, acked;
 	double srtt;        /* dcqcn-rtt: smoothed RTT, ns (0: none yet) */
 	uint64_t cut_at;    /* dcqcn-rtt: when the rate was last cut */
-	/* dcqcn-rtt: the base RTT, the least sample of this window (from
-	 * base_start) and of the one before, ns (0: none; cc_dcqcn.c). */
-	uint64_t base_cur, base_prev, base_start;
+	struct ur_win_min base; /* dcqcn-rtt: the base RTT (cc_dcqcn.c) */
 	uint64_t rtt;       /* dcqcn-rtt: the latest sample (the trace's) */
 };
 
@@ -193,9 +219,7 @@ struct ur_swift {
 	bool cut_once;       /* last_cut is meaningful */
 	uint32_t pkt_bytes;  /* the largest packet sent: pacing's unit */
 	uint32_t retx;       /* timeouts in a row (paper: retransmit_cnt) */
-	/* The base RTT: the least sample of this window and the last one
-	 * (0: none), this window from win_start (cc_swift.c base_rtt). */
-	uint64_t base_cur, base_prev, win_start;
+	struct ur_win_min base; /* the base RTT (cc_swift.c base_rtt) */
 	bool ss;             /* slow start: no cut, delay < target / 2 yet */
 	/* RFC 6298 2.3: smoothed RTT and mean deviation, ns (JITTER_K). */
 	double srtt, mdev;

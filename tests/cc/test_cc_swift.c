@@ -388,12 +388,12 @@ static void test_stale_clock(void)
 	ur__cc_sent(qp, 0, 1024, 102, false, t + 400 * US);
 	ur__cc_delay(qp, 102, 1, t + 800 * US);
 	ASSERT_EQ(s->rtt, 400 * US);
-	ASSERT_EQ(s->base_cur, 400 * US);
+	ASSERT_EQ(s->base.cur, 400 * US);
 	/* An ACK right at the send's time is stale too (no 0 ns RTT). */
 	ur__cc_sent(qp, 0, 1024, 103, false, t + 900 * US);
 	ur__cc_delay(qp, 103, 1, t + 900 * US);
 	ASSERT_EQ(s->rtt, 400 * US);
-	ASSERT_EQ(s->base_cur, 400 * US);
+	ASSERT_EQ(s->base.cur, 400 * US);
 	/* The kernel received the ACK of 104 at t + 1100 us, the engine
 	 * took it at t + 1600: LATE_MILLI 0 measures to the engine's time,
 	 * as before; with it the RTT ends at the receive time and the wait
