@@ -395,19 +395,19 @@ static int seg_all_at(struct uroce_comm *c, uint64_t v, const int *any, int m)
 /*
  * May we spin while waiting for v? A rank on our CPU in our scheduling
  * group (seg_group) gets the CPU from our sched_yield whenever it has
- * work, as mpirun's ranks hand it to each other: the spin costs it
- * nothing and saves both a sleep and a wake-up (uroce-launch keeps
- * ranks that share CPUs in its session for this: 4 ranks on 2 CPUs,
- * all-to-all per-call medians 64 KiB 28 -> 17.6 us, 256 KiB 58 -> 34,
- * 1 MiB 239-261 -> 204-211; coll9 results). Another group's rank does
- * not get it (a yield stays in the group, and the group runs on until
- * its share is used): then not while that rank is one we wait for, or
- * still has work of its own (not waiting). A spin in that case made a 4-rank all-to-all on 2 CPUs at 64
- * KiB 62 us a call with 30 us and 1.9 ms with 1 ms, against 32 us asleep
- * at once. Waiting only for ranks on other CPUs while ours wait too, a
- * spin costs nobody and saves a wake-up from another CPU, which waits for
- * the woken rank's turn on a busy CPU (a futex ping-pong across the 2
- * CPUs at load 13: over 3 ms a round trip; on one CPU 2.8 us).
+ * work, as mpirun's ranks hand it to each other: the spin costs it nothing
+ * and saves both a sleep and a wake-up (uroce-launch keeps ranks that
+ * share CPUs in its session for this: 4 ranks on 2 CPUs, all-to-all
+ * per-call medians 64 KiB 28 -> 17.6 us, 256 KiB 58 -> 34, 1 MiB 239-261
+ * -> 204-211; coll9 results). Another group's rank does not get it (a
+ * yield stays in the group, and the group runs on until its share is
+ * used): then not while that rank is one we wait for, or still has work of
+ * its own (not waiting). A spin in that case made a 4-rank all-to-all on 2
+ * CPUs at 64 KiB 62 us a call with 30 us and 1.9 ms with 1 ms, against 32
+ * us asleep at once. Waiting only for ranks on other CPUs while ours wait
+ * too, a spin costs nobody and saves a wake-up from another CPU, which
+ * waits for the woken rank's turn on a busy CPU (a futex ping-pong across
+ * the 2 CPUs at load 13: over 3 ms a round trip; on one CPU 2.8 us).
  */
 static int seg_may_spin(struct uroce_comm *c, uint64_t v, const int *any, int m)
 {

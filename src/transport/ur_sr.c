@@ -692,19 +692,19 @@ static void ifs_gone(struct ur_qp *qp, uint64_t now)
 }
 
 /*
- * Holes. A selective NAK names ePSN alone, and the next hole is NAKed
- * once that resend has filled the first: one hole per round trip, which
- * bounds a QP at 1/p packets per round trip at loss p (109 Mbit/s at 5 %
- * and 1.5 ms: bench/results/2026-12-07-spray4.md). So while the NAK for
- * ePSN is out, the PSNs missing further on go to the requester in hole
- * reports (CNPs with UR_CNP_HOLE, docs/wire.md "Selective repeat"; SACK
- * blocks turned around, RFC 2018), each once it is lost by the gap
- * timer's test: the held request after it waited reorder_ns and every
- * delivering path has passed it. Only to a requester that marks its
- * requests, over one path. A resend that arrives is a NAK-to-resend sample; one that is
- * lost, or a report that is, is found when its PSN becomes ePSN: its NAK
- * counts as sent at the report (repeated renak_after() from then), not
- * at the transport timer.
+ * Holes. A selective NAK names ePSN alone, and the next hole is NAKed once
+ * that resend has filled the first: one hole per round trip, which bounds
+ * a QP at 1/p packets per round trip at loss p (109 Mbit/s at 5 % and 1.5
+ * ms: bench/results/2026-12-07-spray4.md). So while the NAK for ePSN is
+ * out, the PSNs missing further on go to the requester in hole reports
+ * (CNPs with UR_CNP_HOLE, docs/wire.md "Selective repeat"; SACK blocks
+ * turned around, RFC 2018), each once it is lost by the gap timer's test:
+ * the held request after it waited reorder_ns and every delivering path
+ * has passed it. Only to a requester that marks its requests, over one
+ * path. A resend that arrives is a NAK-to-resend sample; one that is lost,
+ * or a report that is, is found when its PSN becomes ePSN: its NAK counts
+ * as sent at the report (repeated renak_after() from then), not at the
+ * transport timer.
  */
 static void hole_mark(struct ur_sr *sr, uint32_t psn, uint64_t now)
 {
