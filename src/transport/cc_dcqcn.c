@@ -75,11 +75,6 @@ static void increase(struct ur_cc *cc)
 		d->active = false;
 }
 
-static uint64_t base_rtt(const struct ur_dcqcn *d)
-{
-	return ur__win_min(&d->base);
-}
-
 /* K and T in ns: the parameters, or (dcqcn-rtt) at least one srtt.
  * The base RTT instead of the srtt (which carries the queue) was tried
  * in the simulator's fabric (cc9): permutation FCT 554 us against the
@@ -251,7 +246,7 @@ static unsigned int dq_features(const struct ur_cc *cc, double *f)
 	f[UR_DCQCN_T_RATE] = d->active ? d->rc / 1e9 : 0;
 	f[UR_DCQCN_T_RTT] = (double)d->rtt / 1e3;
 	f[UR_DCQCN_T_SRTT] = d->srtt / 1e3;
-	f[UR_DCQCN_T_BASE] = (double)base_rtt(d) / 1e3;
+	f[UR_DCQCN_T_BASE] = (double)ur__win_min(&d->base) / 1e3;
 	f[UR_DCQCN_T_STRETCH] = (double)t_ns(cc) / 1e3;
 	f[UR_DCQCN_T_ALPHA] = d->alpha;
 	return UR_DCQCN_T_N;

@@ -327,15 +327,16 @@ static void sr_nak(struct ur_qp *qp, uint64_t now)
 }
 
 /*
- * Can a copy of the PSN our selective NAK named, arriving @now, be the
- * resend it asked for? Not before the NAK has made a round trip: sooner,
- * it is the original, late (a host that was not scheduled for
- * milliseconds receives a queue of them at one instant, each behind the
- * NAK of the one before). Half the NAK-to-resend time seen, once seen.
+ * Can a copy of a PSN that a selective NAK or a hole report sent at @t
+ * named, arriving @now, be the resend it asked for? Not before the NAK
+ * has made a round trip: sooner, it is the original, late (a host that
+ * was not scheduled for milliseconds receives a queue of them at one
+ * instant, each behind the NAK of the one before). Half the NAK-to-resend
+ * time seen, once seen.
  */
-static bool may_be_resend(const struct ur_sr *sr, uint64_t now)
+static bool may_be_resend(const struct ur_sr *sr, uint64_t t, uint64_t now)
 {
-	return now > sr->nak_t && now - sr->nak_t >= sr->nak_rtt / 2;
+	return now > t && now - t >= sr->nak_rtt / 2;
 }
 
 static void nak_sample(struct ur_sr *sr, uint64_t rtt)
@@ -366,7 +367,7 @@ void ur__sr_resent(struct ur_qp *qp, uint32_t psn, uint64_t now)
 	 * mp_runs_cut16 at 0.14-0.29 of the live link's rate. */
 	if (sr->nak_again && !sr->nak_rtt && !sr->sprayed && now > sr->nak_t0)
 		rtt = now - sr->nak_t0;
-	else if (sr->nak_again || !may_be_resend(sr, now))
+	else if (sr->nak_again || !may_be_resend(sr, sr->nak_t, now))
 		return;
 	else
 		rtt = now - sr->nak_t;
@@ -550,7 +551,8 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint8_t rx_if,
 	 * path that carried it, now fresh and behind the next hole, was
 	 * waited for path_idle() (1 ms) before each next NAK (uroce-sim,
 	 * MoE over failed links: 17 holes of one QP, 7 ms). */
-	if (sr->nak_live && psn == sr->nak_psn && may_be_resend(sr, now) &&
+	if (sr->nak_live && psn == sr->nak_psn &&
+	    may_be_resend(sr, sr->nak_t, now) &&
 	    ur_psn_diff(sr->nak_top, e->max_psn) > 0)
 		e->max_psn = sr->nak_top;
 	e->last_t = now;
@@ -877,11 +879,11 @@ void ur__sr_hold(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t d,
 	}
 	if (sr->rep && sr->rep[pkt->h.psn % UR_SR_NAKED].psn1 == pkt->h.psn + 1) {
 		/* a reported hole filled: its report-to-resend time (not
-		 * a late original's: as may_be_resend) */
+		 * a late original's) */
 		struct ur_sr_rep *r = &sr->rep[pkt->h.psn % UR_SR_NAKED];
 
 		r->psn1 = 0;
-		if (now > r->t && now - r->t >= sr->nak_rtt / 2)
+		if (may_be_resend(sr, r->t, now))
 			nak_sample(sr, now - r->t);
 	}
 	memcpy(s->data, pkt->bth, len);
