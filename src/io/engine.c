@@ -250,7 +250,8 @@ void ur__engine_deliver(struct ur_engine *e, const uint8_t *buf, size_t len,
 				ur_copy(place, buf + UR_BTH_LEN,
 				       len - UR_BTH_LEN - UR_ICRC_LEN);
 		} else if (!ur__icrc_check(e->icrc, &ri->path, buf, len,
-					    &ri->icrc_checked, place)) {
+					    &ri->icrc_checked, place,
+					    &e->dev.cnt.rx_icrc_id_solved)) {
 			e->dev.cnt.rx_drop_icrc++;
 			if (placed)
 				rx_unlock(e, tc, placed);

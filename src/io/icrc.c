@@ -41,7 +41,7 @@ const char *ur__icrc_policy_name(enum ur_icrc_policy p)
 
 bool ur__icrc_check(enum ur_icrc_policy pol, struct ur_ipudp *path,
 		     const uint8_t *buf, size_t len, bool *verified,
-		     uint8_t *place)
+		     uint8_t *place, uint64_t *solved)
 {
 	size_t n = len - UR_ICRC_LEN;
 	uint32_t want = ur_icrc_load(buf + n);
@@ -54,6 +54,7 @@ bool ur__icrc_check(enum ur_icrc_policy pol, struct ur_ipudp *path,
 		 * above. */
 		struct ur_ipudp p = *path;
 
+		++*solved;
 		if (ur_icrc_fix_ipv4_id(&p, n, got ^ want) &&
 		    (pol != UR_ICRC_STRICT ||
 		     (p.ip_id < UR_IO_GSO_MAX_SEGS && p.ip_frag == 0x4000))) {

@@ -1271,7 +1271,8 @@ static bool only_acks(const uint8_t *p, size_t len, size_t seg)
  * stopped. With UDP_GRO the kernel may hand us several datagrams of one
  * flow glued together, with their common size in a cmsg: they are split
  * back. Packet k of a run most likely left as segment k of one GSO send,
- * so its IP ID is tried as k before 0 when the ICRC is checked. Returns
+ * so its IP ID is tried as k (or, once a packet of the run was solved for
+ * its ID, as that ID plus the packets since) when the ICRC is checked. Returns
  * false when it stopped early: @stop has an entry and all that is left
  * is plain ACKs at the end of the last datagram. Anything else is
  * delivered, since a program may be waiting for it without polling (the
@@ -1309,6 +1310,8 @@ static bool rx_deliver(struct ur_engine *e, uint64_t now,
 				  now);
 			rx_arm(e, i);
 			e->rx_k = 0;
+			e->rx_id0 = 0;
+			e->rx_frag = e->rx_ri.path.ip_frag;
 		}
 		seg = e->rx_gso > 0 ? (size_t)e->rx_gso : len;
 		while (e->rx_off < len) {
@@ -1316,13 +1319,25 @@ static bool rx_deliver(struct ur_engine *e, uint64_t now,
 			size_t off = e->rx_off;
 			size_t l = len - off < seg ? len - off : seg;
 
-			r.path.ip_id = e->rx_k++;
+			r.path.ip_id = (uint16_t)(e->rx_id0 + e->rx_k++);
+			r.path.ip_frag = e->rx_frag;
 			e->rx_off += l;
 			/* The batch's last packet answers at once: the ACK
 			 * owed by earlier ones of its QP goes with it. */
 			r.ack_later = e->rx_off < len || i + 1 < e->rx_n;
 			ur__engine_deliver(e, e->rxbuf[i] + off, l, &r, now,
 					    false);
+			/* A connected socket numbers its datagrams from a
+			 * counter of its own (docs/wire.md): once a packet
+			 * showed the run's IDs, the next ones verify at the
+			 * first try instead of each being solved for. Not
+			 * when strict, which accepts GSO indices alone. */
+			if (r.icrc_checked && !e->rx_ri.icrc_checked &&
+			    e->icrc != UR_ICRC_STRICT) {
+				e->rx_id0 = (uint16_t)(r.path.ip_id -
+						       (e->rx_k - 1));
+				e->rx_frag = r.path.ip_frag;
+			}
 			if (stop && e->rx_off < len && i + 1 == e->rx_n &&
 			    ur_cq_nonempty(stop) &&
 			    only_acks(e->rxbuf[i] + e->rx_off, len - e->rx_off,

@@ -281,6 +281,9 @@ struct ur_engine {
 	int rx_n, rx_i;
 	size_t rx_off;
 	uint16_t rx_k;
+	/* The IPv4 ID and flags the run's next packet is checked with first:
+	 * packet k carries rx_id0 + k (rx_deliver). */
+	uint16_t rx_id0, rx_frag;
 	int rx_gso;
 	struct ur_rxinfo rx_ri;
 	enum ur_icrc_policy icrc; /* UROCE_ICRC */
@@ -320,10 +323,11 @@ const char *ur__icrc_policy_name(enum ur_icrc_policy p);
  * packet's index in its GRO run); @path gets the IPv4 ID and DF flag that
  * verified it. *verified: it did. Returns whether to deliver it. @place,
  * if not NULL: where the payload after the BTH goes (ur_qp_rx_place),
- * copied there in the same pass, whatever the outcome. */
+ * copied there in the same pass, whatever the outcome. *solved counts the
+ * packets whose ID had to be recovered from the ICRC. */
 bool ur__icrc_check(enum ur_icrc_policy pol, struct ur_ipudp *path,
 		     const uint8_t *buf, size_t len, bool *verified,
-		     uint8_t *place);
+		     uint8_t *place, uint64_t *solved);
 
 /* csock.c */
 struct ur_csock *ur__csock_open(struct ur_engine *e, int sport_fd,
