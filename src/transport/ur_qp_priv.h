@@ -271,6 +271,7 @@ struct ur_sr {
 	uint32_t nak_psn, nak_repeats;
 	uint64_t nak_t;
 	uint32_t nak_rtt;         /* smoothed, ns; 0: no sample yet */
+	uint64_t fill_t;          /* the latest NAK or report whose resend came */
 	uint32_t nak_top;         /* the highest PSN held at the first NAK */
 	/* PSNs selectively NAKed lately, by PSN % UR_SR_NAKED (PSN + 1; 0:
 	 * none): one that then comes in twice was late, not lost
