@@ -220,7 +220,8 @@ struct ur_swift {
 	uint32_t pkt_bytes;  /* the largest packet sent: pacing's unit */
 	uint32_t retx;       /* timeouts in a row (paper: retransmit_cnt) */
 	struct ur_win_min base; /* the base RTT (cc_swift.c base_rtt) */
-	bool ss;             /* slow start: no cut, delay < target / 2 yet */
+	bool ss;             /* slow start: no cut, delay < target / 4 yet */
+	uint64_t rtt_min;    /* the least RTT since init: slow start's exit */
 	/* RFC 6298 2.3: smoothed RTT and mean deviation, ns (JITTER_K). */
 	double srtt, mdev;
 	/* STANDING_MILLI: the least RTT of this window (from sw_start) and
