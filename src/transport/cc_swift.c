@@ -21,10 +21,17 @@
  * The RTT is measured from the requester's send of a PSN to the ACK that
  * covers it (ur_cc.c keeps the send times). The paper's "fabric delay"
  * subtracts the NIC and host parts with timestamps on the wire, which we
- * do not have; on a host those parts are tens of us to ms, so the delay
- * compared with the target is the RTT above a base: the least RTT of the
- * last BASE_WIN_MS (as BBR's min_rtt filter, 10 s; TCP keeps a windowed
- * min RTT too, Linux tcp_min_rtt_wlen). BASE_WIN_MS = 0: the whole RTT.
+ * do not have. In a fabric (the simulator) the delay is the whole RTT,
+ * held to one target that every QP shares, as the paper's: the target
+ * covers the fabric's longest idle round trip (its hops), so no QP sees
+ * less of a queue than another does. On a host the NIC and host parts
+ * are tens of us to ms, so the engine's delay is the RTT above a base:
+ * the least RTT of the last BASE_WIN_MS (as BBR's min_rtt filter, 10 s;
+ * Linux tcp_min_rtt_wlen). A base taken behind another flow's standing
+ * queue is that queue too high, and the QP that took it starves the one
+ * that was there first (test_cc_swift latecomer: 0.0 against 25.0 Gbit/s
+ * with a 10 s base; a base that ages ratchets the queue up by a target a
+ * window instead, 345 us at 1 ms): hence no base by default.
  * Neither hop-count nor flow-count target scaling is implemented: the
  * target is one number (docs/cc.md "Swift"), or, with JITTER_K, that
  * number plus k times the RTT's mean deviation (RFC 6298 2.3 rttvar), so
