@@ -46,9 +46,9 @@
  * small (INIT_CWND 8) and grows as TCP's slow start (RFC 5681 3.1), one
  * packet per packet ACKed, until the first decrease or an RTT that has
  * risen SS_EXIT of the target above the QP's least (a queue is forming,
- * as HyStart's delay increase ends CUBIC's slow start); the delay signal is one RTT late, so a slow start
- * overshoots by at most the window that was still below it (docs/cc.md
- * "Swift's first window").
+ * as HyStart's delay increase ends CUBIC's slow start); the delay signal
+ * is one RTT late, so a slow start overshoots by at most the window that
+ * was still below it (docs/cc.md "Swift's first window").
  */
 #include <string.h>
 
@@ -221,7 +221,7 @@ double ur__swift_target(const struct ur_cc *cc)
  * (auto's Swift) the delay is the whole RTT, and a fabric's idle 12-18 us
  * passed a quarter of the target on the first sample: every QP grew by
  * AI alone from 8 packets, 1 a RTT, and the 2 MB permutation took 1.21x
- * cc none's FCT (1.02x with this; bench/results/2026-12-07-cc10.md).
+ * cc none's FCT (1.03x with this; bench/results/2026-12-07-cc10.md).
  */
 static double ss_delay(const struct ur_cc *cc, double delay)
 {

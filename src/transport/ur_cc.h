@@ -90,7 +90,7 @@ enum ur_cc_algo {
 	X(BASE_WIN_MS, base_win_ms, 0, 0, 3600000,                           \
 	  "paper: 0, the whole RTT against a target every QP shares (a 10 s base let a latecomer behind a standing queue starve the first); the engine: 10000, BBR's min_rtt window") \
 	X(SLOW_START, slow_start, 1, 0, 1,                                   \
-	  "RFC 5681 3.1: +1 packet per packet ACKed until a cut or target / 2") \
+	  "RFC 5681 3.1: +1 packet per packet ACKed until a cut or an RTT SS_EXIT x target above the least") \
 	X(PRED_MILLI, pred_milli, 1000, 0, 1000,                             \
 	  "predict: weight of the predicted delay (0: Swift's decisions, features traced)") \
 	X(JITTER_K, jitter_k, 0, 0, 64,                                      \
