@@ -5,8 +5,8 @@
  * Algorithm 1): a congestion window in packets, driven by the measured
  * round-trip delay against a target.
  *
- *   ACK, delay < target:  slow start (until the first cut or delay >=
- *                         target / 2): cwnd += acked
+ *   ACK, delay < target:  slow start (until the first cut or the RTT's
+ *                         rise over its least >= target / 4): cwnd += acked
  *                         cwnd += ai * acked / cwnd   (cwnd >= 1)
  *                         cwnd += ai * acked          (cwnd < 1)
  *   ACK, delay >= target: at most once per RTT,
@@ -21,10 +21,17 @@
  * The RTT is measured from the requester's send of a PSN to the ACK that
  * covers it (ur_cc.c keeps the send times). The paper's "fabric delay"
  * subtracts the NIC and host parts with timestamps on the wire, which we
- * do not have; on a host those parts are tens of us to ms, so the delay
- * compared with the target is the RTT above a base: the least RTT of the
- * last BASE_WIN_MS (as BBR's min_rtt filter, 10 s; TCP keeps a windowed
- * min RTT too, Linux tcp_min_rtt_wlen). BASE_WIN_MS = 0: the whole RTT.
+ * do not have. In a fabric (the simulator) the delay is the whole RTT,
+ * held to one target that every QP shares, as the paper's: the target
+ * covers the fabric's longest idle round trip (its hops), so no QP sees
+ * less of a queue than another does. On a host the NIC and host parts
+ * are tens of us to ms, so the engine's delay is the RTT above a base:
+ * the least RTT of the last BASE_WIN_MS (as BBR's min_rtt filter, 10 s;
+ * Linux tcp_min_rtt_wlen). A base taken behind another flow's standing
+ * queue is that queue too high, and the QP that took it starves the one
+ * that was there first (test_cc_swift latecomer: 0.0 against 25.0 Gbit/s
+ * with a 10 s base; a base that ages ratchets the queue up by a target a
+ * window instead, 345 us at 1 ms): hence no base by default.
  * Neither hop-count nor flow-count target scaling is implemented: the
  * target is one number (docs/cc.md "Swift"), or, with JITTER_K, that
  * number plus k times the RTT's mean deviation (RFC 6298 2.3 rttvar), so
@@ -37,11 +44,11 @@
  * the fan-in; 64 senders with the paper's window of a BDP each put 8 MB
  * on one switch port and lose packets (issue 44). So the window starts
  * small (INIT_CWND 8) and grows as TCP's slow start (RFC 5681 3.1), one
- * packet per packet ACKed, until the first decrease or a delay of half
- * the target (a queue is forming, as HyStart's delay increase ends
- * CUBIC's slow start); the delay signal is one RTT late, so a slow start
- * overshoots by at most the window that was still below it (docs/cc.md
- * "Swift's first window").
+ * packet per packet ACKed, until the first decrease or an RTT that has
+ * risen SS_EXIT of the target above the QP's least (a queue is forming,
+ * as HyStart's delay increase ends CUBIC's slow start); the delay signal
+ * is one RTT late, so a slow start overshoots by at most the window that
+ * was still below it (docs/cc.md "Swift's first window").
  */
 #include <string.h>
 
@@ -142,6 +149,8 @@ bool ur__swift_sample(struct ur_cc *cc, uint64_t rtt, uint64_t now)
 		double d;
 
 		s->rtt = rtt;
+		if (!s->rtt_min || rtt < s->rtt_min)
+			s->rtt_min = rtt;
 		/* RFC 6298 2.2-2.3: first sample srtt = R, rttvar = R/2;
 		 * then rttvar += (|srtt - R| - rttvar)/4, srtt += (R - srtt)/8 */
 		if (!s->srtt) {
@@ -206,6 +215,23 @@ double ur__swift_target(const struct ur_cc *cc)
 	       cc->p.late_milli / 1000.0 * (s->late_avg + 4 * s->late_dev);
 }
 
+/*
+ * The delay that ends slow start: the RTT's rise over the QP's own least
+ * (HyStart's delay increase). With a base that is the delay; with none
+ * (auto's Swift) the delay is the whole RTT, and a fabric's idle 12-18 us
+ * passed a quarter of the target on the first sample: every QP grew by
+ * AI alone from 8 packets, 1 a RTT, and the 2 MB permutation took 1.21x
+ * cc none's FCT (1.03x with this; bench/results/2026-12-07-cc10.md).
+ */
+static double ss_delay(const struct ur_cc *cc, double delay)
+{
+	const struct ur_swift *s = &cc->u.swift;
+
+	if (cc->p.base_win_ms)
+		return delay;
+	return (double)(delay_rtt(cc) - s->rtt_min);
+}
+
 void ur__swift_react(struct ur_cc *cc, uint32_t pkts, double delay,
 		     uint64_t now)
 {
@@ -213,7 +239,7 @@ void ur__swift_react(struct ur_cc *cc, uint32_t pkts, double delay,
 	double target = ur__swift_target(cc), ai = cc->p.ai_milli / 1000.0;
 
 	s->retx = 0;
-	if (s->ss && delay >= target * cc->p.ss_exit_milli / 1000.0)
+	if (s->ss && ss_delay(cc, delay) >= target * cc->p.ss_exit_milli / 1000.0)
 		s->ss = false; /* a queue forms: no more doubling */
 	if (delay < target) {
 		if (s->ss)

@@ -567,10 +567,18 @@ void ur__cc_acked(struct ur_qp *qp, uint32_t from, uint32_t pkts,
  * data's RTT samples are not asked: the first ones already carry the
  * QP's own queue (a 64:1 incast's reach 110 us in the simulator).
  */
+#define AUTO_SS_EXIT_MILLI 125
+
 void ur_cc_auto_swift(struct ur_cc_params *p)
 {
 	p->algo = UR_CC_SWIFT;
 	p->base_win_ms = 0;
+	/* Slow start ends on the RTT's rise over the QP's least (cc_swift.c
+	 * ss_delay) at an eighth of the target: at a quarter the long flows'
+	 * overshoot put WebSearch 50 %'s p99 slowdown < 10 KB at 0.60 of
+	 * DCQCN's (seed 1; 0.33 at an eighth, permutation 1.03x cc none
+	 * against 1.02x; bench/results/2026-12-07-cc10.md). */
+	p->ss_exit_milli = AUTO_SS_EXIT_MILLI;
 }
 
 void ur__cc_auto_pick(struct ur_qp *qp, uint64_t rtt, uint64_t now)

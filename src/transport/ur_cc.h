@@ -29,10 +29,13 @@ enum ur_cc_algo {
 #define UR_CC_CHOICE_AUTO 4
 /* Swift's target on the engine (src/verbs/cc.c), where the RTT is the
  * hosts': + 1.0 x the base RTT + 4 mean deviations (test_cc_swift
- * wire_stall; bench/results/2026-12-07-cc4.md). */
+ * wire_stall; bench/results/2026-12-07-cc4.md) ... */
 #define UR_CC_ENGINE_TARGET_BASE_MILLI 1000
 #define UR_CC_ENGINE_JITTER_K 4
 #define UR_CC_ENGINE_STANDING_MILLI 500
+/* ... whose target is taken from a base, the least RTT of 10 s (BBR's
+ * min_rtt window); a fabric's Swift has none (BASE_WIN_MS). */
+#define UR_CC_ENGINE_BASE_WIN_MS 10000
 
 /*
  * Parameters: X(ENV_SUFFIX, field, default, min, max, source). Every one is
@@ -84,10 +87,10 @@ enum ur_cc_algo {
 	  "paper: cwnd may fall below 1 packet (then paced); 0.01 packet")   \
 	X(INIT_CWND, init_cwnd, 8, 1, 65536,                                 \
 	  "measured: 8 packets; 64 senders x 8 x 4 KiB = 2 MiB, a third of a switch queue") \
-	X(BASE_WIN_MS, base_win_ms, 10000, 0, 3600000,                       \
-	  "BBR's min_rtt filter window, 10 s; 0: no base (the whole RTT)")   \
+	X(BASE_WIN_MS, base_win_ms, 0, 0, 3600000,                           \
+	  "paper: 0, the whole RTT against a target every QP shares (a 10 s base let a latecomer behind a standing queue starve the first); the engine: 10000, BBR's min_rtt window") \
 	X(SLOW_START, slow_start, 1, 0, 1,                                   \
-	  "RFC 5681 3.1: +1 packet per packet ACKed until a cut or target / 2") \
+	  "RFC 5681 3.1: +1 packet per packet ACKed until a cut or an RTT SS_EXIT x target above the least") \
 	X(PRED_MILLI, pred_milli, 1000, 0, 1000,                             \
 	  "predict: weight of the predicted delay (0: Swift's decisions, features traced)") \
 	X(JITTER_K, jitter_k, 0, 0, 64,                                      \
@@ -220,7 +223,8 @@ struct ur_swift {
 	uint32_t pkt_bytes;  /* the largest packet sent: pacing's unit */
 	uint32_t retx;       /* timeouts in a row (paper: retransmit_cnt) */
 	struct ur_win_min base; /* the base RTT (cc_swift.c base_rtt) */
-	bool ss;             /* slow start: no cut, delay < target / 2 yet */
+	bool ss;             /* slow start: no cut, delay < target / 4 yet */
+	uint64_t rtt_min;    /* the least RTT since init: slow start's exit */
 	/* RFC 6298 2.3: smoothed RTT and mean deviation, ns (JITTER_K). */
 	double srtt, mdev;
 	/* STANDING_MILLI: the least RTT of this window (from sw_start) and

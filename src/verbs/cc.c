@@ -242,6 +242,7 @@ int urv__cc_dev_init(struct ur_dev *dev)
 	p.target_base_milli = UR_CC_ENGINE_TARGET_BASE_MILLI;
 	p.jitter_k = UR_CC_ENGINE_JITTER_K;
 	p.standing_milli = UR_CC_ENGINE_STANDING_MILLI;
+	p.base_win_ms = UR_CC_ENGINE_BASE_WIN_MS;
 	/* choices "none|dcqcn|swift|predict|auto": the first four in enum
 	 * order; auto (the default: docs/cc.md "Between uroce ends") is
 	 * DCQCN until the peer's hello shows a uroce QP in auto mode, then

@@ -55,8 +55,9 @@ static void test_params(void)
 	ASSERT_STR_EQ(bad->env, "SLOW_START");
 }
 
-/* Below half the target the window doubles per RTT (+1 per packet ACKed)
- * until the first cut or a delay of half the target; then +ai per RTT. */
+/* Below the target the window doubles per RTT (+1 per packet ACKed) until
+ * the first cut or the RTT's rise over its least passes SS_EXIT of the
+ * target; then +ai per RTT. */
 static void test_slow_start(void)
 {
 	struct ur_cc_params p;
@@ -64,11 +65,21 @@ static void test_slow_start(void)
 	uint64_t now = 1 * MS;
 
 	algo(&p, UR_CC_SWIFT); /* target 25 us, init 8 */
-	/* The default exit is a quarter of the target (6.25 us, below). */
+	/* The default exit is a quarter of the target (6.25 us) of rise
+	 * over the QP's least RTT (HyStart's delay increase): a fabric's
+	 * idle 20 us, all of it "delay" with no base, is no queue of its
+	 * own (it ended slow start on the first sample: cc10). */
+	ur_cc_init(&cc, &p, now);
+	cc.ops->on_delay(&cc, 1, 20 * US, now += 1 * US);
+	ASSERT(cc.u.swift.ss);
+	cc.ops->on_delay(&cc, 1, 24 * US, now += 1 * US);
+	ASSERT(cc.u.swift.ss);
+	cc.ops->on_delay(&cc, 1, 27 * US, now += 1 * US);
+	ASSERT(!cc.u.swift.ss);
+	ASSERT_EQ(cc.cuts, 1); /* 27 us is above the target, too */
 	ur_cc_init(&cc, &p, now);
 	cc.ops->on_delay(&cc, 1, 6 * US, now += 1 * US);
-	ASSERT(cc.u.swift.ss);
-	cc.ops->on_delay(&cc, 1, 7 * US, now += 1 * US);
+	cc.ops->on_delay(&cc, 1, 13 * US, now += 1 * US);
 	ASSERT(!cc.u.swift.ss);
 	ASSERT_EQ(cc.cuts, 0);
 	p.ss_exit_milli = 500; /* half: the arithmetic below */
@@ -89,11 +100,11 @@ static void test_slow_start(void)
 	for (int k = 0; k < 38; k++)
 		cc.ops->on_delay(&cc, 1, 10 * US, now += 1 * US);
 	ASSERT_EQ(cc.ops->window(&cc), 39); /* +ai per RTT now */
-	/* Half the target ends slow start without a cut (a queue forms). */
+	/* A rise of half the target ends slow start without a cut. */
 	ur_cc_init(&cc, &p, now);
 	cc.ops->on_delay(&cc, 1, 10 * US, now += 1 * US);
 	ASSERT_EQ(cc.ops->window(&cc), 9);
-	cc.ops->on_delay(&cc, 1, 13 * US, now += 1 * US);
+	cc.ops->on_delay(&cc, 1, 23 * US, now += 1 * US);
 	ASSERT(!cc.u.swift.ss);
 	ASSERT_EQ(cc.cuts, 0);
 	ASSERT(cc.u.swift.cwnd < 9.2);

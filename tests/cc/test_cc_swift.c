@@ -372,6 +372,7 @@ static void test_stale_clock(void)
 	tfix_init(&f, UR_QPT_RC, NULL);
 	qp = f.a.qp;
 	swift(&p);
+	p.base_win_ms = UR_CC_ENGINE_BASE_WIN_MS;
 	set_cc(&f, &p);
 	s = &qp->priv->cc.cc.u.swift;
 	t = f.net.now + 1 * MS;
@@ -482,6 +483,7 @@ static uint64_t jitter_run(uint32_t k, uint64_t queue_ns, int n,
 	uint64_t now = 1 * MS, x = ur_test_seed | 1;
 
 	swift(&p); /* target 25 us */
+	p.base_win_ms = UR_CC_ENGINE_BASE_WIN_MS; /* a host's 500 us base */
 	p.init_cwnd = 32;
 	p.jitter_k = k;
 	ur_cc_init(&cc, &p, now);
@@ -669,6 +671,7 @@ static void test_wire_stall(void)
 	p.jitter_k = 4;
 	jit = wire_run(&p, 2000);
 	p.target_base_milli = 1000; /* the engine's defaults */
+	p.base_win_ms = UR_CC_ENGINE_BASE_WIN_MS;
 	based = wire_run(&p, 2000);
 	fprintf(stderr, "wire_stall: util fixed %.3f jitter %.3f base %.3f; "
 		"queue %.0f %.0f %.0f us; cwnd %.3f %.3f %.3f\n",
@@ -775,6 +778,7 @@ static void test_host_stall(void)
 	p.target_base_milli = UR_CC_ENGINE_TARGET_BASE_MILLI;
 	p.jitter_k = UR_CC_ENGINE_JITTER_K;
 	p.standing_milli = UR_CC_ENGINE_STANDING_MILLI;
+	p.base_win_ms = UR_CC_ENGINE_BASE_WIN_MS;
 	old = stall_run(&p, false, ur_test_seed, 4000);
 	st = stall_run(&p, true, ur_test_seed, 4000);
 	p.late_milli = 1000;
@@ -807,6 +811,102 @@ static void test_host_stall(void)
 	}
 }
 
+/*
+ * The latecomer (issue 44; cc9's test_sim dcqcn_fair, 24.6 against 0.0
+ * Gbit/s): two QPs of plain Swift through one 25 Gbit/s port, the same
+ * idle RTT (a seeded 6..14 us, as two hosts of a rack to a third's), the
+ * second starting a seeded 2..6 ms after the first. Each samples its
+ * RTT (the idle one, the port's queue and a seeded 0..1 us) four times
+ * per RTT; the queue is what both send above the port's rate. A base
+ * (the least RTT of 10 s) taken by the second behind the first's
+ * standing queue is that queue too high: its delay is the first's less
+ * the target, the first cuts alone and starves.
+ */
+struct late_run {
+	double gbps[2];  /* each QP's rate over the last 20 ms */
+	double qdelay;   /* mean queueing delay over them, us */
+};
+
+static struct late_run late_run(const struct ur_cc_params *p, uint64_t seed)
+{
+	const double port = 25.0, pkt = 4096 * 8; /* bits per ns, bits */
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull | 1, start[2];
+	uint64_t next[2] = { 0, 0 }, end, t0;
+	double idle, q = 0, sent[2] = { 0, 0 }, qsum = 0;
+	struct ur_cc cc[2];
+	struct late_run r;
+	long qn = 0;
+
+	x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+	idle = 6000 + (double)(x % 8000);
+	x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+	start[0] = 1 * MS;
+	start[1] = start[0] + 2 * MS + x % (4 * MS);
+	end = start[1] + 40 * MS;
+	t0 = end - 20 * MS;
+	for (int i = 0; i < 2; i++)
+		ur_cc_init(&cc[i], p, start[i]);
+	for (uint64_t now = start[0]; now < end; now += 250) {
+		/* q is in bits: its delay at the port's rate (bits/ns) */
+		double in = 0, rtt = idle + q / port;
+
+		for (int i = 0; i < 2; i++) {
+			struct ur_cc *c = &cc[i];
+			double w = c->u.swift.cwnd, rate;
+
+			if (now < start[i])
+				continue;
+			rate = w * pkt / rtt; /* bits per ns */
+			in += rate * 250;
+			if (now >= t0)
+				sent[i] += rate * 250;
+			if (now >= next[i]) {
+				uint32_t n = (uint32_t)(w / 4 >= 1 ? w / 4 : 1);
+
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				c->ops->on_delay(c, n, (uint64_t)rtt + x % 1000,
+						 now);
+				next[i] = now + (uint64_t)(rtt / 4);
+			}
+		}
+		q += in - port * 250;
+		if (q < 0)
+			q = 0;
+		if (now >= t0) {
+			qsum += q / port / 1e3;
+			qn++;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		r.gbps[i] = sent[i] / (double)(end - t0);
+	r.qdelay = qsum / (double)qn;
+	return r;
+}
+
+static void test_latecomer(void)
+{
+	struct ur_cc_params p;
+	int unfair = 0;
+
+	swift(&p); /* plain Swift, the table's defaults */
+	for (uint64_t k = 0; k < 8; k++) {
+		uint64_t seed = ur_test_seed * 8 + k;
+		struct late_run r = late_run(&p, seed);
+		double a = r.gbps[0], b = r.gbps[1];
+		double jain = (a + b) * (a + b) / (2 * (a * a + b * b));
+
+		fprintf(stderr, "latecomer %llu: %.1f / %.1f Gbit/s, Jain %.3f, "
+			"queue %.1f us\n", (unsigned long long)seed, a, b, jain,
+			r.qdelay);
+		if (jain < 0.95)
+			unfair++;
+		/* the port busy, the queue held near the target */
+		ASSERT(a + b > 0.9 * 25);
+		ASSERT(r.qdelay < 4 * p.target_us);
+	}
+	ASSERT_EQ(unfair, 0);
+}
+
 static const struct ur_test_case tests[] = {
 	{ "params", test_params },
 	{ "grow", test_grow },
@@ -823,6 +923,7 @@ static const struct ur_test_case tests[] = {
 	{ "first_msg", test_first_msg },
 	{ "wire_stall", test_wire_stall },
 	{ "host_stall", test_host_stall },
+	{ "latecomer", test_latecomer },
 	{ NULL, NULL },
 };
 

@@ -147,13 +147,14 @@ static void test_evq_same_order(void)
  * is their own), whose K and T follow the RTT the simulated transport
  * measures from its ACKs, and cc=auto, which on this fabric's RTT is
  * Swift (ur_cc.c ur__cc_auto_pick): no srtt of dcqcn-rtt's. */
-enum fair_mode { FAIR_MLX5, FAIR_UROCE, FAIR_RTT, FAIR_AUTO };
+enum fair_mode { FAIR_MLX5, FAIR_UROCE, FAIR_RTT, FAIR_AUTO, FAIR_SWIFT };
 
 static void fair_run(enum fair_mode mode)
 {
 	static const char *const names[] = { "dcqcn mlx5 + paper timers",
 					      "dcqcn uroce", "dcqcn-rtt",
-					      "auto (Swift here)" };
+					      "auto (Swift here)",
+					      "swift (plain)" };
 	bool mlx5 = mode == FAIR_MLX5;
 	struct sim_cfg c;
 	struct sim *s;
@@ -186,6 +187,10 @@ static void fair_run(enum fair_mode mode)
 		ASSERT_EQ(c.cc.algo, UR_CC_DCQCN_RTT);
 		ASSERT_EQ(c.cc_auto, mode == FAIR_AUTO);
 	}
+	/* Plain Swift: the second flow comes 1 ms into the first's queue
+	 * (a 10 s base taken behind it: 24.6 against 0.0 Gb/s, cc9). */
+	if (mode == FAIR_SWIFT)
+		ASSERT_EQ(sim_cfg_set(&c, "cc", "swift", err, sizeof(err)), 0);
 	s = mk(&c);
 	sim_add_flow(s, 0, 2, 1u << 30, 0);
 	sim_add_flow(s, 1, 2, 1u << 30, 1000000);
@@ -225,6 +230,7 @@ static void test_dcqcn_fair(void)
 	fair_run(FAIR_UROCE);
 	fair_run(FAIR_RTT);
 	fair_run(FAIR_AUTO);
+	fair_run(FAIR_SWIFT);
 }
 
 /* dcqcn_profile picks a row of ur_cc_profiles; its rates follow host_gbps
