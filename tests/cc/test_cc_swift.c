@@ -768,6 +768,29 @@ static struct stall_run stall_run(const struct ur_cc_params *p, bool stamps,
 	return r;
 }
 
+/* The mean of STALL_SEEDS runs at seeds derived from the printed one: one
+ * run's sleeps can fall so that the late target gains nothing over the
+ * old one (util 0.916 against 0.917 at 16 of 400 seeds); the claim is
+ * about sleeps on average. */
+#define STALL_SEEDS 8
+
+static struct stall_run stall_mean(const struct ur_cc_params *p, bool stamps,
+				   int rounds)
+{
+	struct stall_run m = { 0 };
+
+	for (int k = 0; k < STALL_SEEDS; k++) {
+		struct stall_run r = stall_run(p, stamps,
+			ur_test_seed + (uint64_t)k * 0x9e3779b97f4a7c15ull,
+			rounds);
+
+		m.util += r.util / STALL_SEEDS;
+		m.qdelay += r.qdelay / STALL_SEEDS;
+		m.cuts += r.cuts / STALL_SEEDS;
+	}
+	return m;
+}
+
 static void test_host_stall(void)
 {
 	struct ur_cc_params p;
@@ -779,10 +802,10 @@ static void test_host_stall(void)
 	p.jitter_k = UR_CC_ENGINE_JITTER_K;
 	p.standing_milli = UR_CC_ENGINE_STANDING_MILLI;
 	p.base_win_ms = UR_CC_ENGINE_BASE_WIN_MS;
-	old = stall_run(&p, false, ur_test_seed, 4000);
-	st = stall_run(&p, true, ur_test_seed, 4000);
+	old = stall_mean(&p, false, 4000);
+	st = stall_mean(&p, true, 4000);
 	p.late_milli = 1000;
-	late = stall_run(&p, true, ur_test_seed, 4000);
+	late = stall_mean(&p, true, 4000);
 	fprintf(stderr, "host_stall: util old %.3f stamps %.3f late %.3f; "
 		"queue %.0f %.0f %.0f us; cuts %.0f %.0f %.0f\n", old.util,
 		st.util, late.util, old.qdelay, st.qdelay, late.qdelay, old.cuts,
