@@ -165,7 +165,7 @@ iperf_both() { # -> rail1 rail2 Gbit/s, both at once
 	echo
 }
 col() { awk -v c=$2 '{print $c}' "$1" | median; }
-outs_all() { awk '{printf "%s%s, %s", NR > 1 ? "; " : "", $5, $6}' "$1" 2>/dev/null; }
+outs_all() { awk '{printf "%s%s, %s", (NR > 1 ? "; " : ""), $5, $6}' "$1" 2>/dev/null; }
 machine="$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs (KVM VM)"
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -191,6 +191,7 @@ cuts=
 part cuts || KINDS=" "
 for kind in ${KINDS:-down drop rdrop}; do
 	wbw 1 6 $kind >"$tmp/cut-$kind"
+	cp "$tmp/cut_at" "$tmp/cut_at-$kind"
 	# Per 10 ms: each rail's Mbit/s, time from the cut (s).
 	awk -v c="$(cat "$tmp/cut_at")" 'NR > 1 {dt = $1 - t; printf "%.3f %.1f %.1f\n", $1 - c, ($2 - p1) * 8 / dt / 1e6, ($3 - p2) * 8 / dt / 1e6} {t = $1; p1 = $2; p2 = $3}' "$tmp/trace" >"$tmp/rate-$kind"
 	echo "$(awk '{print $1 - c}' c="$(cat "$tmp/cut_at")" "$tmp/back_at")" >"$tmp/back-$kind"
@@ -233,7 +234,7 @@ PY
 ) | $os, $or |"
 	done
 } >"$OUT.md.tmp"
-for kind in $cuts; do cp "$tmp/rate-$kind" "$OUT-$kind.dat"; cp "$tmp/cut_at" "$OUT-$kind.cut"; done
+for kind in $cuts; do cp "$tmp/rate-$kind" "$OUT-$kind.dat"; cp "$tmp/cut_at-$kind" "$OUT-$kind.cut"; done
 mv "$OUT.md.tmp" "$OUT.md"
 # Per-rail throughput over time, 10 ms bins, around each cut.
 gnuplot <<GP 2>/dev/null || echo "bond.sh: gnuplot failed; traces in $OUT-*.dat" >&2
