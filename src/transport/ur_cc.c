@@ -732,8 +732,7 @@ void ur__cc_rx_cnp(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	    (pkt->payload[0] & UR_CNP_SILENT)) {
 		qp->dev->cnt.rx_sr_heard++;
 		if (qp->priv->mp)
-			ur__mp_silent(qp, ur_get16(pkt->payload + 2),
-				      pkt->h.psn, now);
+			ur__mp_silent(qp, ur_get16(pkt->payload + 2), now);
 		return;
 	}
 	qp->cnt.rx_cnp++;

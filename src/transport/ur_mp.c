@@ -447,32 +447,21 @@ void ur__mp_ecn(struct ur_mp *mp, uint32_t psn)
 
 /*
  * The peer NAKed a gap without waiting for port @sport, silent while
- * others delivered (a path notice, ur_sr.c). If a request of ours from
- * the gap on left on it long enough ago to have arrived (MP_SILENT_NS,
- * or its path's floor round trip), the path failed: out now,
+ * others delivered (a path notice, ur_sr.c). If a request of ours left
+ * on it long enough ago to have arrived (MP_SILENT_NS, or its path's
+ * floor round trip) and is not acknowledged, the path failed: out now,
  * its requests sent again, rather than after 3 losses and 2 round trips
  * of a queued path (test_mp mp_cut16: 10-14 ms). A port we had stopped
  * using is silent for that reason alone: nothing of ours is on it.
  */
 #define MP_SILENT_NS 1000000u
-void ur__mp_silent(struct ur_qp *qp, uint16_t sport, uint32_t epsn,
-		   uint64_t now)
+void ur__mp_silent(struct ur_qp *qp, uint16_t sport, uint64_t now)
 {
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_mp *mp = p->mp;
+	int32_t n = ur_psn_diff(p->req.psn_max, p->comp.psn);
 	uint32_t psn = p->comp.psn;
-	int32_t n;
 	int i = -1;
-
-	/* Only what it carried from the peer's ePSN on (@epsn, which it
-	 * has not passed): a port with nothing of ours from there on only
-	 * waited for its turn (16 ports in runs of 32 over a window of
-	 * 256: test_mp mp_runs_cut16 took working ports out as they sat
-	 * out the turn behind a cut, and held them out for 40 ms). */
-	if (ur_psn_diff(epsn, psn) > 0 &&
-	    ur_psn_diff(epsn, p->req.psn_max) <= 0)
-		psn = epsn;
-	n = ur_psn_diff(p->req.psn_max, psn);
 
 	for (unsigned int j = 0; j < mp->k; j++)
 		if (mp->sport[j] == sport)

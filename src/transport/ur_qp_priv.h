@@ -301,17 +301,7 @@ struct ur_sr {
 		bool told;        /* a silent notice went since it was heard */
 		bool gone;        /* its interface stopped receiving (rx_if_ok) */
 		uint8_t rx_if;    /* the interface it came in by (ur_rxinfo) */
-		/* How late it filled ePSN after a later PSN came by
-		 * another port (a slower link's lag, ur_sr.c port_wait_end):
-		 * the most in this window of UR_SR_LAG_WIN_NS and the last. */
-		uint32_t lag[2];
-		uint64_t lag_t;       /* when this window began */
-		uint64_t lag_at;      /* when it last filled ePSN late */
-		bool timed;           /* seen for a whole window */
-		bool stopped;         /* port_stopped() named it */
 	} path[UR_SR_PATHS];
-	uint32_t lag_all[2];      /* the most any port lagged, likewise */
-	uint64_t lag_t;
 	uint64_t if_poll_at;      /* rx_if_ok asked again from then */
 	uint32_t late_pkts;       /* requests since the last late notice */
 	uint64_t path_new_t;      /* when a path was last seen first */
@@ -412,10 +402,8 @@ void ur__mp_ecn(struct ur_mp *mp, uint32_t psn);
 void ur__mp_late(struct ur_mp *mp, uint32_t psn);
 /* The peer heard a request on port @sport (a path notice, ur_sr.c). */
 void ur__mp_heard(struct ur_mp *mp, uint16_t sport);
-/* The peer stopped hearing port @sport while others delivered, and
- * NAKs (or waits for) @epsn. */
-void ur__mp_silent(struct ur_qp *qp, uint16_t sport, uint32_t epsn,
-		   uint64_t now);
+/* The peer stopped hearing port @sport while others delivered. */
+void ur__mp_silent(struct ur_qp *qp, uint16_t sport, uint64_t now);
 /* An ACK covered @n requests from @psn: their paths gain weight. */
 void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n);
 /* Time passes for a spraying QP (after a packet, at its timer): ask the

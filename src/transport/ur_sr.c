@@ -496,140 +496,12 @@ static uint64_t path_idle(const struct ur_sr *sr)
 	return t > UR_SR_PATH_IDLE ? t : UR_SR_PATH_IDLE;
 }
 
-/*
- * Ports lag. A port queued behind a slower link delivers ePSN that much
- * after a later PSN came by another port: its lag, the most it showed
- * when it filled ePSN in this window of UR_SR_LAG_WIN_NS and the last.
- * path_wait() waits for a port until path_idle() after its last arrival
- * and 1.25 x its lag after the first later PSN came (@oldest): with only
- * the first, ports of a link 5 ms longer were taken for silent while
- * their requests were on the way (test_mp mp_delay_paths, seeds 1..60:
- * 32 failed with 1 x, 11 with 1.25 x before the first window was
- * doubled, none now; docs/wire.md "Why not on by default"); with 1.5 x,
- * mp_cut16 recovered later than 16 ms in 6-8 seeds of 60.
- */
-#define UR_SR_LAG_WIN_NS 32000000ull
-#define UR_SR_LAG_MAX_NS 25000000u
-static uint32_t max2(const uint32_t v[2])
-{
-	return v[0] > v[1] ? v[0] : v[1];
-}
-
-/* When port @x, had it carried ePSN, should have delivered it: 1.25 x
- * its lag after the first later PSN came (@oldest). A port not seen for
- * a whole window yet may lag as much as any; a lag not shown for
- * UR_SR_LAG_RECENT_NS excuses nothing (one from a queue that drained
- * since kept the ports of a cut link waited for). */
-#define UR_SR_LAG_RECENT_NS 16000000ull
-static uint64_t port_lag_end(const struct ur_sr *sr,
-			     const struct ur_sr_path *x, uint64_t oldest)
-{
-	/* (before its first window, twice: the first round trips' lags,
-	 * in slow start, fall short of the later ones) */
-	uint64_t lag = x->timed ? max2(x->lag) : 2ull * max2(sr->lag_all);
-
-	if (oldest == UINT64_MAX)
-		return 0;
-	if (x->timed && oldest > x->lag_at + UR_SR_LAG_RECENT_NS)
-		lag = 0;
-	return oldest + lag + lag / 4;
-}
-
-static uint64_t port_floor(const struct ur_sr *sr)
-{
-	uint64_t floor = 2ull * sr->nak_rtt;
-
-	return floor > UR_SR_PATH_IDLE ? floor : UR_SR_PATH_IDLE;
-}
-
-static uint64_t port_wait_end(const struct ur_sr *sr,
-			      const struct ur_sr_path *x, uint64_t oldest)
-{
-	uint64_t end = x->last_t + path_idle(sr);
-	uint64_t lag = port_lag_end(sr, x, oldest);
-
-	return lag > end ? lag : end;
-}
-
-/*
- * A port that stopped with the requester: once the requester's window is
- * full of requests behind the first one lost (256 packets: 3-7 ms),
- * nothing at all arrives, and the host's silence rule, which counts
- * arrivals on its other interfaces, has nothing to go on; path_idle()
- * then named the port 20-26 ms after a rail failed silently both ways
- * (3 of 12 runs of bench/bond.sh rdrop, bench/results/
- * 2026-12-07-fail7.md; test_mp mp_cut_bond_mute stood still for 20 ms).
- * Port @x (one seen for a whole window) is found so when it has not
- * passed ePSN, every port has been silent for UR_SR_PATH_IDLE (two
- * NAK-to-resend round trips if longer) since the first later PSN came
- * (@oldest) and since the last arrival, and its lag has passed too. A
- * working port that carried ePSN would have delivered it by then (a
- * port queued behind a slower link lags so, port_lag_end, and one that
- * lost it in a tail drop passes it with its next requests). A host that
- * was not scheduled finds the datagrams that came meanwhile first (the
- * engine drains its socket before it runs timers).
- */
-static uint64_t stop_at(const struct ur_sr *sr, const struct ur_sr_path *x,
-			uint64_t oldest)
-{
-	uint64_t at, lag;
-
-	/* (a port that was idle before the gap opened is not one that
-	 * stopped: the requester had nothing for it) */
-	if (!x->timed || oldest == UINT64_MAX ||
-	    x->last_t + path_idle(sr) < oldest)
-		return UINT64_MAX;
-	at = (sr->rx_last > oldest ? sr->rx_last : oldest) + port_floor(sr);
-	lag = port_lag_end(sr, x, oldest);
-	return lag > at ? lag : at;
-}
-
-static bool port_stopped(const struct ur_sr *sr, const struct ur_sr_path *x,
-			 uint64_t oldest, uint64_t now)
-{
-	return stop_at(sr, x, oldest) <= now;
-}
-
-/* Port @e arrived at @now carrying @psn, after its earlier ones if
- * @fresh: its lag when it filled ePSN. Not a PSN that came after a later
- * one by the same port: a FIFO path delivers in order, so that is a
- * resend (a take-out's come without a NAK), late by a round trip. */
-static void port_lag(struct ur_qp *qp, struct ur_sr_path *e, uint32_t psn,
-		     bool fresh, uint64_t now)
-{
-	struct ur_sr *sr = &qp->priv->sr;
-	uint64_t oldest = held_oldest(sr);
-
-	if (now - e->lag_t >= UR_SR_LAG_WIN_NS) {
-		e->lag[1] = e->lag[0];
-		e->lag[0] = 0;
-		e->lag_t = now;
-		e->timed = true;
-	}
-
-	if (!fresh || psn != qp->priv->resp.psn || qp->priv->resp.nak_sent ||
-	    oldest >= now || e->told || e->gone)
-		return;
-	if (now - oldest > UR_SR_LAG_MAX_NS)
-		oldest = now - UR_SR_LAG_MAX_NS;
-	if (now - oldest > e->lag[0])
-		e->lag[0] = (uint32_t)(now - oldest);
-	e->lag_at = now;
-	if (now - sr->lag_t >= UR_SR_LAG_WIN_NS) {
-		sr->lag_all[1] = sr->lag_all[0];
-		sr->lag_all[0] = 0;
-		sr->lag_t = now;
-	}
-	if (now - oldest > sr->lag_all[0])
-		sr->lag_all[0] = (uint32_t)(now - oldest);
-}
-
 void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint8_t rx_if,
 		      uint32_t psn, uint64_t now)
 {
 	struct ur_sr *sr = &qp->priv->sr;
 	struct ur_sr_path *e = NULL, *lru = &sr->path[0];
-	bool heard = false, fresh = true;
+	bool heard = false;
 
 	/* Nothing came for path_idle(): every path was silent together,
 	 * our host unscheduled (its socket filling meanwhile: bench/
@@ -664,22 +536,15 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint8_t rx_if,
 			sr->sprayed = true; /* a second port */
 		e = lru;
 		sr->path_new_t = now;
-		memset(e, 0, sizeof(*e));
 		e->used = true;
 		e->sport = sport;
 		e->max_psn = psn;
-		e->lag_t = now;
 		heard = true;
 	} else {
-		fresh = ur_psn_diff(psn, e->max_psn) > 0;
-		if (fresh)
+		if (ur_psn_diff(psn, e->max_psn) > 0)
 			e->max_psn = psn;
-		/* heard again after a silence that path_wait() no longer
-		 * waited for, or after port_stopped() named it (sooner: a
-		 * requester that took it out wants it back) */
-		heard = e->stopped || e->last_t + path_idle(sr) <= now;
+		heard = e->last_t + path_idle(sr) <= now;
 	}
-	port_lag(qp, e, psn, fresh, now);
 	/* The resend our selective NAK asked for left after every request
 	 * that had arrived by then (nak_top and below) was first sent: its
 	 * path has passed them all, whatever its PSN. Without this the
@@ -693,7 +558,6 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint8_t rx_if,
 	e->last_t = now;
 	e->told = false;
 	e->gone = false;
-	e->stopped = false;
 	e->rx_if = rx_if;
 	sr->late_pkts++;
 	/* A port heard first, or again after it went silent (path_wait no
@@ -760,47 +624,38 @@ static void late_notice(struct ur_qp *qp, uint32_t psn)
 static void path_notice(struct ur_qp *qp, uint8_t what, uint16_t sport,
 			uint32_t psn)
 {
-	/* Our answers go round our own ports (ur_xmit.c), and the one a
-	 * silent notice takes may be on the failed rail too (a bonded
-	 * port's cut both ways: test_mp mp_cut_bond_mute lost it in half
-	 * the seeds and stood still for 20 ms more): once by each. */
-	unsigned int n = what == UR_CNP_SILENT && qp->priv->mp ? qp->priv->mp->k
-							      : 1;
-
 	/* only to a requester that sprays (a second port seen) */
-	if (!qp->priv->sr.rx_peer || !qp->priv->sr.sprayed)
-		return;
-	while (n--)
+	if (qp->priv->sr.rx_peer && qp->priv->sr.sprayed)
 		sr_cnp(qp, what, sport, psn, 0);
 }
 
 /* 0 if every delivering path passed @epsn (it is lost); else when the
- * first path that has not goes quiet (port_wait_end). */
+ * first path that has not goes idle. */
 static uint64_t path_wait(const struct ur_sr *sr, uint32_t epsn, uint64_t now)
 {
-	uint64_t until = 0, oldest = held_oldest(sr);
+	uint64_t idle = path_idle(sr), until = 0;
 
 	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
 		const struct ur_sr_path *x = &sr->path[i];
-		uint64_t end = port_wait_end(sr, x, oldest);
 
-		if (!x->used || x->gone || end <= now ||
+		if (!x->used || x->gone || x->last_t + idle <= now ||
 		    ur_psn_diff(x->max_psn, epsn) > 0)
 			continue;
-		if (!until || end < until)
-			until = end;
+		if (!until || x->last_t + idle < until)
+			until = x->last_t + idle;
 	}
 	return until;
 }
 
 /*
- * The ports among those that have not passed ePSN that stopped arriving:
- * named in a silent notice now, and not waited for, before the gap timer
- * (reorder_ns: 5 ms in bench/bond.sh) runs out. Either their interface
- * stopped receiving (a bonded port's host knows: ur_dev_ops.rx_if_ok; the
- * host sees a silent interface in about 2 ms, udp.c bond_silent, and a
- * refused send at once; asked every UR_SR_IF_POLL_NS), or the port
- * stopped with the requester (port_stopped).
+ * The ports whose interface stopped receiving (a bonded port's host
+ * knows: ur_dev_ops.rx_if_ok) among those that have not passed ePSN:
+ * named in a silent notice now, and not waited for. Silence seen per
+ * port takes path_idle() (4 x the gap timer: 20 ms in bench/bond.sh),
+ * and the requester stands still once its window is full of requests
+ * behind the first one lost (256 packets: 3-7 ms); the host sees a
+ * silent interface in about 2 ms (udp.c bond_silent), and a refused
+ * send at once. Asked every UR_SR_IF_POLL_NS while a gap waits.
  */
 #define UR_SR_IF_POLL_NS 250000ull
 static void ifs_gone(struct ur_qp *qp, uint64_t now)
@@ -808,46 +663,34 @@ static void ifs_gone(struct ur_qp *qp, uint64_t now)
 	const struct ur_dev_ops *ops = qp->dev->ops;
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_sr *sr = &p->sr;
-	uint64_t next = UINT64_MAX, oldest = held_oldest(sr);
-	bool ask = ops->rx_if_ok && now >= sr->if_poll_at;
+	bool more = false;
 
-	if (!sr->sprayed)
+	if (!ops->rx_if_ok || !sr->sprayed)
 		return;
 	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
 		struct ur_sr_path *x = &sr->path[i];
-		uint64_t end;
 
-		if (!x->used || x->gone ||
+		if (!x->used || !x->rx_if || x->gone ||
 		    ur_psn_diff(x->max_psn, p->resp.psn) > 0)
 			continue;
-		if (port_stopped(sr, x, oldest, now)) {
-			x->gone = true;
-			x->stopped = true;
-		} else if (ask && x->rx_if &&
-			   !ops->rx_if_ok(qp->dev->host, x->rx_if, now)) {
-			x->gone = true;
-		} else {
-			end = stop_at(sr, x, oldest);
-			if (end > now && end < next)
-				next = end;
-			if (ops->rx_if_ok && x->rx_if) {
-				uint64_t at = ask ? now + UR_SR_IF_POLL_NS
-						  : sr->if_poll_at;
-
-				if (at < next)
-					next = at;
-			}
+		if (now < sr->if_poll_at) {
+			more = true;
 			continue;
 		}
+		if (ops->rx_if_ok(qp->dev->host, x->rx_if, now)) {
+			more = true;
+			continue;
+		}
+		x->gone = true;
 		if (!x->told) {
 			x->told = true;
 			path_notice(qp, UR_CNP_SILENT, x->sport, p->resp.psn);
 		}
 	}
-	if (ask)
+	if (now >= sr->if_poll_at)
 		sr->if_poll_at = now + UR_SR_IF_POLL_NS;
-	if (next < sr->gap_deadline)
-		sr->gap_deadline = next;
+	if (more && sr->if_poll_at < sr->gap_deadline)
+		sr->gap_deadline = sr->if_poll_at;
 }
 
 /*
@@ -979,8 +822,7 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 	for (unsigned int i = 0; i < UR_SR_PATHS; i++) {
 		struct ur_sr_path *x = &sr->path[i];
 
-		if (x->used && !x->told &&
-		    port_wait_end(sr, x, held_oldest(sr)) <= now &&
+		if (x->used && !x->told && x->last_t + path_idle(sr) <= now &&
 		    ur_psn_diff(x->max_psn, p->resp.psn) <= 0) {
 			x->told = true;
 			path_notice(qp, UR_CNP_SILENT, x->sport, p->resp.psn);
