@@ -38,7 +38,9 @@ a=uroce-bd-$$-a b=uroce-bd-$$-b
 tmp=$(mktemp -d)
 cleanup() { ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
-SR="UROCE_SR=1 UROCE_SR_WINDOW=4096 UROCE_SR_REORDER_US=5000"
+# UROCE_STATS: each end's device counters at exit (the paths its QPs
+# took out of their spray and brought back: mp_path_out, mp_path_back).
+SR="UROCE_SR=1 UROCE_SR_WINDOW=4096 UROCE_SR_REORDER_US=5000 UROCE_STATS=1"
 
 fabric() { # RATE1 RATE2: (re)build the two rails
 	local r1=$1 r2=$2
@@ -103,10 +105,17 @@ PY
 		$B/uroce-run ib_write_bw -x 0 -m 1024 -s 65536 -D $dur -F --report_gbits -p $port 10.94.0.1 >"$tmp/c" 2>&1 &
 	local cpid=$!
 	if [ -n "$cut" ]; then
+		local cap=
 		sleep 3 # perftest's setup, then 2 s of traffic
+		if [ -n "${BOND_PCAP:-}" ]; then # the receiver's rails around the cut
+			ip netns exec $a dumpcap -q -i b1a -i b2a -s 80 -w "$BOND_PCAP-$cut.pcapng" 2>/dev/null &
+			cap=$!
+			sleep 0.3
+		fi
 		date +%s.%N >"$tmp/cut_at"
 		cut_rail $cut on
 		date +%s.%N >"$tmp/cut_done"
+		[ -n "$cap" ] && { sleep 0.3; kill $cap; }
 		sleep 2
 		date +%s.%N >"$tmp/back_at"
 		cut_rail $cut off
@@ -114,10 +123,16 @@ PY
 	wait $cpid; rc=$?
 	wait
 	r=$(awk '$1 == 65536 {print $4}' "$tmp/c")
-	echo "${r:-nan} $(( $(txb b1b) - t1 )) $(( $(txb b2b) - t2 )) $rc"
+	echo "${r:-nan} $(( $(txb b1b) - t1 )) $(( $(txb b2b) - t2 )) $rc $(outs "$tmp/c") $(outs "$tmp/s")"
 	if [ -z "$r" ] || [ $rc != 0 ] || grep -qi "error\|failed" "$tmp/c" "$tmp/s"; then
 		{ echo "--- client"; cat "$tmp/c"; echo "--- server"; cat "$tmp/s"; } >&2
 	fi
+}
+# The paths a run's QPs took out of their spray and brought back, both
+# devices of one end summed (UROCE_STATS): "out/back".
+outs() {
+	awk '{for (i = 1; i <= NF; i++) {split($i, kv, "="); if (kv[1] == "mp_path_out") o += kv[2]; if (kv[1] == "mp_path_back") b += kv[2]}}
+	     END {printf "%d/%d", o, b}' "$1"
 }
 cut_rail() { # down|drop|rdrop on|off: rail 2
 	if [ $1 = down ]; then
@@ -150,6 +165,7 @@ iperf_both() { # -> rail1 rail2 Gbit/s, both at once
 	echo
 }
 col() { awk -v c=$2 '{print $c}' "$1" | median; }
+outs_all() { awk '{printf "%s%s, %s", (NR > 1 ? "; " : ""), $5, $6}' "$1" 2>/dev/null; }
 machine="$(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs (KVM VM)"
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -175,6 +191,7 @@ cuts=
 part cuts || KINDS=" "
 for kind in ${KINDS:-down drop rdrop}; do
 	wbw 1 6 $kind >"$tmp/cut-$kind"
+	cp "$tmp/cut_at" "$tmp/cut_at-$kind"
 	# Per 10 ms: each rail's Mbit/s, time from the cut (s).
 	awk -v c="$(cat "$tmp/cut_at")" 'NR > 1 {dt = $1 - t; printf "%.3f %.1f %.1f\n", $1 - c, ($2 - p1) * 8 / dt / 1e6, ($3 - p2) * 8 / dt / 1e6} {t = $1; p1 = $2; p2 = $3}' "$tmp/trace" >"$tmp/rate-$kind"
 	echo "$(awk '{print $1 - c}' c="$(cat "$tmp/cut_at")" "$tmp/back_at")" >"$tmp/back-$kind"
@@ -185,23 +202,23 @@ done
 load2=$(cut -d' ' -f1-3 /proc/loadavg)
 {
 	echo "<!-- written by bench/bond.sh $RUNS $R1 $R2 $DUR -->"
-	echo "| $machine, load $load0 → $load1; medians of $RUNS runs of ${DUR} s | Gbit/s | rail 1 bytes | rail 2 bytes | exit |"
-	echo "|---|---:|---:|---:|---:|"
-	echo "| rails $R1 + $R1: not bonded (one rail), ib_write_bw | $(col "$tmp/eq-one" 1) | $(col "$tmp/eq-one" 2) | $(col "$tmp/eq-one" 3) | $(col "$tmp/eq-one" 4) |"
-	echo "| rails $R1 + $R1: bonded, ib_write_bw | $(col "$tmp/eq-bond" 1) | $(col "$tmp/eq-bond" 2) | $(col "$tmp/eq-bond" 3) | $(col "$tmp/eq-bond" 4) |"
-	echo "| rails $R1 + $R1: iperf3, one TCP stream per rail at once (rail 1, rail 2) | $(col "$tmp/eq-tcp" 1), $(col "$tmp/eq-tcp" 2) | | | |"
-	echo "| rails $R1 + $R2: bonded, ib_write_bw | $(col "$tmp/un-bond" 1) | $(col "$tmp/un-bond" 2) | $(col "$tmp/un-bond" 3) | $(col "$tmp/un-bond" 4) |"
-	echo "| rails $R1 + $R2: iperf3, one TCP stream per rail at once (rail 1, rail 2) | $(col "$tmp/un-tcp" 1), $(col "$tmp/un-tcp" 2) | | | |"
+	echo "| $machine, load $load0 → $load1; medians of $RUNS runs of ${DUR} s | Gbit/s | rail 1 bytes | rail 2 bytes | exit | paths taken out/brought back: sender, receiver (each run) |"
+	echo "|---|---:|---:|---:|---:|---|"
+	echo "| rails $R1 + $R1: not bonded (one rail), ib_write_bw | $(col "$tmp/eq-one" 1) | $(col "$tmp/eq-one" 2) | $(col "$tmp/eq-one" 3) | $(col "$tmp/eq-one" 4) | $(outs_all "$tmp/eq-one") |"
+	echo "| rails $R1 + $R1: bonded, ib_write_bw | $(col "$tmp/eq-bond" 1) | $(col "$tmp/eq-bond" 2) | $(col "$tmp/eq-bond" 3) | $(col "$tmp/eq-bond" 4) | $(outs_all "$tmp/eq-bond") |"
+	echo "| rails $R1 + $R1: iperf3, one TCP stream per rail at once (rail 1, rail 2) | $(col "$tmp/eq-tcp" 1), $(col "$tmp/eq-tcp" 2) | | | | |"
+	echo "| rails $R1 + $R2: bonded, ib_write_bw | $(col "$tmp/un-bond" 1) | $(col "$tmp/un-bond" 2) | $(col "$tmp/un-bond" 3) | $(col "$tmp/un-bond" 4) | $(outs_all "$tmp/un-bond") |"
+	echo "| rails $R1 + $R2: iperf3, one TCP stream per rail at once (rail 1, rail 2) | $(col "$tmp/un-tcp" 1), $(col "$tmp/un-tcp" 2) | | | | |"
 	echo
 	echo "Every run (Gbit/s rail1-bytes rail2-bytes exit):"
 	for f in eq-one eq-bond eq-tcp un-bond un-tcp; do echo "- $f: $(paste -sd';' "$tmp/$f" 2>/dev/null)"; done
 	echo
 	echo "Rail 2 cut 3 s into a 6 s bonded run (rails $R1 + $R1), restored 2 s later; load → $load2:"
 	echo
-	echo "| cut | command took, ms | ib_write_bw Gbit/s | rail 1 bytes | rail 2 bytes | exit | both rails, Mbit/s, 0.5 s before the cut | rail 1, each 10 ms bin of the first 100 ms after it | rail 1: ms of the 1 s after it below 0.9 x its rate before | both rails, 0.1-1.9 s after it | rail 2, 0.2-1 s after the restore |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"
+	echo "| cut | command took, ms | ib_write_bw Gbit/s | rail 1 bytes | rail 2 bytes | exit | both rails, Mbit/s, 0.5 s before the cut | rail 1, each 10 ms bin of the first 100 ms after it | rail 1: ms of the 1 s after it below 0.9 x its rate before | both rails, 0.1-1.9 s after it | rail 2, 0.2-1 s after the restore | paths taken out/brought back: sender, receiver |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|"
 	for kind in $cuts; do
-		read -r g x1 x2 rc <"$tmp/cut-$kind"
+		read -r g x1 x2 rc os or <"$tmp/cut-$kind"
 		echo "| $kind | $(cat "$tmp/took-$kind") | $g | $x1 | $x2 | $rc | $(/usr/bin/python3 - "$tmp/rate-$kind" "$(cat "$tmp/back-$kind")" <<'PY'
 import sys
 rows = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
@@ -214,10 +231,10 @@ r1 = mean(-0.5, 0, 1)
 low = sum(10 for r in rows if 0 <= r[0] < 1 and r[1] < 0.9 * r1)
 print("%.0f | %s | %d | %.0f | %.0f" % (mean(-0.5, 0), bins, low, mean(0.1, 1.9), mean(back + 0.2, back + 1, 2)))
 PY
-) |"
+) | $os, $or |"
 	done
 } >"$OUT.md.tmp"
-for kind in $cuts; do cp "$tmp/rate-$kind" "$OUT-$kind.dat"; cp "$tmp/cut_at" "$OUT-$kind.cut"; done
+for kind in $cuts; do cp "$tmp/rate-$kind" "$OUT-$kind.dat"; cp "$tmp/cut_at-$kind" "$OUT-$kind.cut"; done
 mv "$OUT.md.tmp" "$OUT.md"
 # Per-rail throughput over time, 10 ms bins, around each cut.
 gnuplot <<GP 2>/dev/null || echo "bond.sh: gnuplot failed; traces in $OUT-*.dat" >&2

@@ -50,7 +50,7 @@ uroce_bw() { # bin env... -> "Gbit/s link1-bytes link2-bytes"
 	r=$(ip netns exec $a env UROCE_IP=10.94.0.1 "$@" timeout 60 $B/uroce-run ib_write_bw -x 0 -s 65536 -n 1500 -F --report_gbits -p $port 10.94.0.2 2>"$tmp/client.err" |
 		awk '$1 == 65536 {print $4}')
 	wait
-	[[ -n ${MP_DEBUG:-} ]] && echo -n "[$B] " >&2 && grep -ho "\b\(tx_sr_nak\|rx_sr_spurious\|rx_duplicate\|tx_retransmit\|tx_timeouts\|rx_sr_nak\|rx_nak_seq\)=[0-9]*" "$tmp/server.out" "$tmp/client.err" | tr "\n" " " >&2
+	[[ -n ${MP_DEBUG:-} ]] && echo -n "[$B] " >&2 && grep -ho "\b\(tx_sr_nak\|rx_sr_spurious\|rx_duplicate\|tx_retransmit\|tx_timeouts\|rx_sr_nak\|rx_nak_seq\|mp_path_out\|mp_path_back\)=[0-9]*" "$tmp/server.out" "$tmp/client.err" | tr "\n" " " >&2
 	echo "${r:-nan} $(( $(txb p1a) - t1 )) $(( $(txb p2a) - t2 ))"
 }
 iperf() { # streams -> Gbit/s

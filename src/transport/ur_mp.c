@@ -275,7 +275,11 @@ static void mark_up(struct ur_mp *mp, unsigned int i, uint8_t why)
 	mp->down[i] &= (uint8_t)~why;
 	if (mp->down[i])
 		return;
-	mp->went_down = (uint16_t)(mp->went_down & ~(1u << i));
+	/* back in (counted at the next tick) unless it never went out */
+	if (mp->went_down & 1u << i)
+		mp->went_down = (uint16_t)(mp->went_down & ~(1u << i));
+	else
+		mp->came_back = (uint16_t)(mp->came_back | 1u << i);
 	mp->w[i] = MP_W_INIT;
 	mp->share[i] = (uint32_t)MP_W_INIT << MP_SHARE_SHIFT;
 	mp->cur[i] = 0;
@@ -383,9 +387,17 @@ void ur__mp_tick(struct ur_qp *qp, uint64_t now)
 		unsigned int i = (unsigned int)__builtin_ctz(mp->went_down);
 
 		mp->went_down = (uint16_t)(mp->went_down & ~(1u << i));
+		qp->dev->cnt.mp_path_out += mp->down[i] != 0;
 		if (mp->down[i] && (qp->state == UR_QPS_RTS ||
 				    qp->state == UR_QPS_SQD))
 			take_out(qp, mp, i, now);
+	}
+	/* Take-outs and returns as device counters (a healthy transfer
+	 * has none: bench/bond.sh, bench/multipath.sh print them). */
+	if (mp->came_back) {
+		qp->dev->cnt.mp_path_back +=
+			(uint64_t)__builtin_popcount(mp->came_back);
+		mp->came_back = 0;
 	}
 	probes_lost(qp, mp, now);
 	probe_copies(qp, mp, now);

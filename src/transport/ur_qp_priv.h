@@ -363,6 +363,7 @@ struct ur_mp {
 	uint8_t down[UR_MP_MAX];
 	uint8_t miss[UR_MP_MAX];  /* losses since it last delivered */
 	uint16_t went_down;       /* paths to take out at the next tick */
+	uint16_t came_back;       /* paths back in since the last tick */
 	uint32_t probe_gap[UR_MP_MAX]; /* ns; doubles while it stays down */
 	uint64_t probe_at[UR_MP_MAX];
 	uint64_t credit_at[UR_MP_MAX]; /* it last delivered (an ACK said) */

@@ -536,8 +536,8 @@ struct ur_rxinfo {
 	X(tx_cc_hello) X(rx_cc_hello) X(cc_neg_timeout) X(cc_auto_switched) \
 	X(eng_timer_walks) X(cc_switch_probe) X(rx_sr_heard)                 \
 	X(eng_wakes) X(eng_kicks) X(pin_peers)                               \
-	X(tx_sr_hole) X(rx_sr_hole) X(cc_auto_swift)                        \
-	X(rx_icrc_id_solved)
+	X(tx_sr_hole) X(rx_sr_hole) X(cc_auto_swift)                         \
+	X(rx_icrc_id_solved) X(mp_path_out) X(mp_path_back)
 
 /* tx_prio<N>_pkts, _bytes: packets sent of priority N as the device maps
  * the AV (ur_tc_prio: by default DSCP>>3, the IP TOS byte's top 3 bits,

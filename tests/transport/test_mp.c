@@ -32,6 +32,7 @@ static uint64_t STALL_NS;     /* the responder's host stalls so long ... */
 static uint64_t spurious, sr_naks; /* the responder's, last run */
 static uint32_t REORDER_NS; /* the gap timer (0: the default) */
 static bool RX_IFS; /* the receiver's host names a link's interface dead */
+static uint64_t outs, backs, resends; /* the requester's, last run */
 
 struct mp_watch {
 	uint32_t a_qpn, b_qpn;
@@ -229,9 +230,14 @@ static double rates(unsigned int fast, uint64_t r0, uint64_t r1)
 	}
 	spurious = f.b.qp->dev->cnt.rx_sr_spurious;
 	sr_naks = f.b.qp->dev->cnt.tx_sr_nak;
-	printf("\n  selective NAKs %llu (spurious %llu), resends %llu\n",
+	outs = f.a.qp->dev->cnt.mp_path_out;
+	backs = f.a.qp->dev->cnt.mp_path_back;
+	resends = f.a.qp->dev->cnt.tx_retransmit;
+	printf("\n  selective NAKs %llu (spurious %llu), resends %llu, paths "
+	       "taken out %llu, brought back %llu\n",
 	       (unsigned long long)sr_naks, (unsigned long long)spurious,
-	       (unsigned long long)f.a.qp->dev->cnt.tx_retransmit);
+	       (unsigned long long)resends, (unsigned long long)outs,
+	       (unsigned long long)backs);
 	/* UR_MP_RUNS: runs of UR_MP_RUN less what resends and probes
 	 * break; without it, a port per request */
 	if (!(MP_FLAGS & UR_MP_RUNS))
