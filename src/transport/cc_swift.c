@@ -121,25 +121,6 @@ static uint64_t base_rtt(const struct ur_swift *s)
 	return ur__win_min(&s->base);
 }
 
-/*
- * The standing RTT (Arun and Balakrishnan, "Copa", NSDI 2018, section
- * 2.2: the least RTT of the last srtt / 2): a queue raises every sample
- * of a window, a host's scheduling spike only some, so the least of them
- * is the queue's delay without the spikes. The same two halves as the
- * base; the window follows srtt.
- */
-static void standing_sample(struct ur_swift *s, uint64_t win, uint64_t rtt,
-			    uint64_t now)
-{
-	if (!s->sw_cur || now - s->sw_start >= win) {
-		s->sw_prev = s->sw_cur;
-		s->sw_cur = rtt;
-		s->sw_start = now;
-	} else if (rtt < s->sw_cur) {
-		s->sw_cur = rtt;
-	}
-}
-
 bool ur__swift_sample(struct ur_cc *cc, uint64_t rtt, uint64_t now)
 {
 	struct ur_swift *s = &cc->u.swift;
@@ -168,22 +149,29 @@ bool ur__swift_sample(struct ur_cc *cc, uint64_t rtt, uint64_t now)
 		if (win)
 			ur__win_min_add(&s->base, win, rtt, now);
 		if (cc->p.standing_milli)
-			standing_sample(s, (uint64_t)(s->srtt *
-					   cc->p.standing_milli / 1000), rtt,
-					now);
+			ur__win_min_add(&s->standing,
+					(uint64_t)(s->srtt *
+						   cc->p.standing_milli / 1000),
+					rtt, now);
 	}
 	return s->rtt != 0;
 }
 
-/* The RTT the delay is taken from: the last sample, or with
- * STANDING_MILLI the least of the last window. */
+/*
+ * The RTT the delay is taken from: the last sample, or with STANDING_MILLI
+ * the standing RTT (Arun and Balakrishnan, "Copa", NSDI 2018, section
+ * 2.2: the least RTT of the last srtt / 2): a queue raises every sample
+ * of a window, a host's scheduling spike only some, so the least of them
+ * is the queue's delay without the spikes. The same two halves as the
+ * base (ur_win_min); the window follows srtt.
+ */
 static uint64_t delay_rtt(const struct ur_cc *cc)
 {
 	const struct ur_swift *s = &cc->u.swift;
 
-	if (!cc->p.standing_milli || !s->sw_cur)
+	if (!cc->p.standing_milli || !s->standing.cur)
 		return s->rtt;
-	return s->sw_prev && s->sw_prev < s->sw_cur ? s->sw_prev : s->sw_cur;
+	return ur__win_min(&s->standing);
 }
 
 double ur__swift_delay(const struct ur_cc *cc)

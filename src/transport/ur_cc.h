@@ -227,9 +227,9 @@ struct ur_swift {
 	uint64_t rtt_min;    /* the least RTT since init: slow start's exit */
 	/* RFC 6298 2.3: smoothed RTT and mean deviation, ns (JITTER_K). */
 	double srtt, mdev;
-	/* STANDING_MILLI: the least RTT of this window (from sw_start) and
-	 * of the one before (0: none). */
-	uint64_t sw_cur, sw_prev, sw_start;
+	/* STANDING_MILLI: the least RTT of this window and of the one
+	 * before (cc_swift.c delay_rtt). */
+	struct ur_win_min standing;
 	bool msg_seen;       /* the QP's first message was given PSNs */
 	/* The ACKs' wait in the host (cc->late): RFC 6298-style mean and
 	 * mean deviation, ns (LATE_MILLI). */
