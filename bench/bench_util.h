@@ -2,13 +2,14 @@
 /*
  * Helpers the benchmark programs share: a monotonic clock in microseconds,
  * the comparison that sorts samples for their medians, sizes with K/M/G
- * suffixes (powers of 1024), and the UDP GSO/GRO
+ * suffixes (powers of 1024), pinning to one CPU, and the UDP GSO/GRO
  * socket options for C libraries whose headers predate them. Header-only.
  */
 #ifndef UR_BENCH_UTIL_H
 #define UR_BENCH_UTIL_H
 
 #include <netinet/udp.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
@@ -49,6 +50,16 @@ static inline size_t bench_parse_size(const char *s)
 	default: break;
 	}
 	return (size_t)v;
+}
+
+/* Run the calling process on CPU @cpu alone; 0 or -1 (errno set). */
+static inline int bench_pin(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	return sched_setaffinity(0, sizeof(s), &s);
 }
 
 #endif

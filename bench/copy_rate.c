@@ -18,36 +18,9 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #define SLICES 20
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* 4096, 64K, 1M, 64M: a number with an optional K/M/G suffix */
-static size_t size_arg(const char *s)
-{
-	char *end;
-	size_t v = strtoull(s, &end, 0);
-
-	switch (*end) {
-	case 'K': case 'k': return v << 10;
-	case 'M': case 'm': return v << 20;
-	case 'G': case 'g': return v << 30;
-	}
-	return *end ? 0 : v;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -57,8 +30,8 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "s:w:t:")) != -1) {
 		switch (c) {
-		case 's': bytes = size_arg(optarg); break;
-		case 'w': set = size_arg(optarg); break;
+		case 's': bytes = bench_parse_size(optarg); break;
+		case 'w': set = bench_parse_size(optarg); break;
 		case 't': secs = atof(optarg); break;
 		default:
 			fprintf(stderr, "usage: copy-rate [-s BYTES] [-w WORKING_SET] [-t SECONDS]\n");
@@ -84,17 +57,17 @@ int main(int argc, char **argv)
 	memset(dst, 0, set);
 	size_t off = 0;
 	for (int s = 0; s < SLICES; s++) {
-		double t0 = mono_s(), t;
+		double t0 = bench_now_us(), t;
 		size_t n = 0;
 		do {
 			memcpy(dst + off, src + off, bytes);
 			off = (off + bytes) % set;
 			n++;
-			t = mono_s();
-		} while (t - t0 < secs / SLICES);
-		rate[s] = (double)n * (double)bytes / (t - t0) / 1e9;
+			t = bench_now_us();
+		} while (t - t0 < secs * 1e6 / SLICES);
+		rate[s] = (double)n * (double)bytes / (t - t0) / 1e3;
 	}
-	qsort(rate, SLICES, sizeof(rate[0]), cmp_d);
+	qsort(rate, SLICES, sizeof(rate[0]), bench_cmp_dbl);
 	printf("%.2f\n", (rate[SLICES / 2 - 1] + rate[SLICES / 2]) / 2);
 	return 0;
 }

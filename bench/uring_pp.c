@@ -252,11 +252,7 @@ static void uring_send(struct ring *r, int fd, char *p, size_t n)
 
 static void pin(int cpu)
 {
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	if (sched_setaffinity(0, sizeof(s), &s))
+	if (bench_pin(cpu))
 		die("sched_setaffinity");
 }
 

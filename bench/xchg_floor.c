@@ -44,11 +44,7 @@ static void die(const char *what)
 
 static void pin(int cpu)
 {
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	if (sched_setaffinity(0, sizeof(s), &s))
+	if (bench_pin(cpu))
 		die("sched_setaffinity");
 }
 
