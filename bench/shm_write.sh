@@ -24,7 +24,7 @@ command -v ib_write_bw >/dev/null || { echo "shm_write.sh: apt-get install perft
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 port=$((41000 + $$ % 9000))
-median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"; exit} m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m}'; }
+source bench/lib.sh # median
 
 # wbw SHM -> GB/s of ib_write_bw -s 1M between 127.0.0.2 and .3
 wbw() {
