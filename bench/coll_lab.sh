@@ -13,6 +13,18 @@
 # namespace is its own node to it, so it does not see that its three
 # ranks share two cores, and without yielding a 4 KiB allreduce took
 # 11 ms. uroce's ranks are not bound either (remote ranks never are).
+# uroce runs with --no-shm: the lab's hosts are namespaces of one machine,
+# so without it the collectives library finds its peers on this host and
+# moves everything through shared segments (algo "shared_segment", no
+# packets), which is not the network path this bench is about. And uroce
+# gets UROCE_COLL_SPIN_US=30 (the spin it picks itself when its local
+# ranks outnumber the CPUs) for the reason Open MPI gets its yield: with
+# the default 1 ms spin a waiting rank holds a CPU that the rank it waits
+# for, in another "host" and another session (its sched_yield does not
+# hand the CPU across sessions: coll9), needed; 2 ranks at load 15,
+# 64 KiB allreduce 1201 against 225 us a call with a 50 us spin, 256 KiB
+# all-to-all 2251 against 343. Which short spin is best swings with the
+# load (bench/results/2026-12-07-coll10.md).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 B=$(cd "$HERE/../build/bin" && pwd)
@@ -82,7 +94,7 @@ for op in allreduce alltoall; do
 	for rep in $(seq "$REPS"); do
 		echo "== $op run $rep/$REPS" >&2
 		loads+=" $(cut -d' ' -f1 /proc/loadavg)"
-		lab_exec h1 timeout 600 "$B/uroce-launch" -n "$NP" --hosts "$HOSTS" --rsh "$RSH" --no-prefix \
+		lab_exec h1 env UROCE_COLL_SPIN_US="${UROCE_COLL_SPIN_US:-30}" timeout 600 "$B/uroce-launch" -n "$NP" --hosts "$HOSTS" --rsh "$RSH" --no-prefix --no-shm \
 			"$B/uroce-coll-perf" $sizes -n "$ITERS" -w 3 -C -o $op |
 			calls >>"$WORK/u-$op"
 		mpi $op >>"$WORK/m-$op"
@@ -99,6 +111,8 @@ echo "\`${pre}bench/coll_lab.sh $ITERS\` at $(git -C "$HERE/.." rev-parse --shor
 echo "$(mpirun --version | head -1). $NP ranks, one per lab host; $REPS runs each, uroce and"
 echo "MPI alternating; per size the median over runs of rank 0's median call"
 echo "time (us) over $ITERS calls after 3 warm-up calls; float32 sum, out of place."
+echo "uroce: uroce-launch --no-shm (RoCEv2 over the veths), UROCE_COLL_SPIN_US=${UROCE_COLL_SPIN_US:-30};"
+echo "Open MPI: --mca btl tcp,self --mca pml ob1, mpi_yield_when_idle 1."
 echo "1-minute load at each uroce run (allreduce's, then alltoall's):$loads."
 for op in allreduce alltoall; do
 	echo
