@@ -257,6 +257,14 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 		snprintf(c->cc_trace, sizeof(c->cc_trace), "%s", val);
 		goto done;
 	}
+	if (!strcmp(key, "flow_trace")) {
+		snprintf(c->flow_trace, sizeof(c->flow_trace), "%s", val);
+		goto done;
+	}
+	if (!strcmp(key, "queue_trace")) {
+		snprintf(c->queue_trace, sizeof(c->queue_trace), "%s", val);
+		goto done;
+	}
 	if (!strcmp(key, "cdf")) {
 		snprintf(c->cdf, sizeof(c->cdf), "%s", val);
 		goto done;
@@ -327,8 +335,10 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 			if (strcmp(key + 6, pi->field))
 				continue;
 			bad = num(val, &u) || u < pi->min || u > pi->max;
-			if (!bad)
+			if (!bad) {
 				*(uint32_t *)((char *)&c->cc + pi->off) = (uint32_t)u;
+				c->swift_set |= 1u << i;
+			}
 			goto done;
 		}
 	}

@@ -172,8 +172,17 @@ int sim__hosts_init(struct sim *s, char *err, size_t n)
 	 * fat-tree's longest path; the hosts take no time), which below
 	 * AUTO_RTT_US makes auto Swift (ur_cc.c ur__cc_auto_pick). */
 	if (s->c.cc_auto && cc.algo == UR_CC_DCQCN_RTT &&
-	    12 * s->c.link_delay_ns < (uint64_t)cc.auto_rtt_us * 1000)
+	    12 * s->c.link_delay_ns < (uint64_t)cc.auto_rtt_us * 1000) {
 		ur_cc_auto_swift(&cc);
+		/* a swift_<field> given still wins over auto's own */
+		for (unsigned int i = 0; i < ur_cc_swift_param_count; i++) {
+			size_t off = ur_cc_swift_param_table[i].off;
+
+			if (s->c.swift_set & (1u << i))
+				*(uint32_t *)((char *)&cc + off) =
+					*(const uint32_t *)((const char *)&s->c.cc + off);
+		}
+	}
 	if (s->c.cc_trace[0]) {
 		s->cc_trace = fopen(s->c.cc_trace, "w");
 		if (!s->cc_trace) {

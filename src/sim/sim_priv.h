@@ -181,6 +181,7 @@ struct sim {
 	uint8_t *dist;              /* [host][node] hops to the host */
 	struct sim_host *hosts;
 	FILE *cc_trace;             /* cfg.cc_trace, open (NULL: none) */
+	FILE *queue_trace;          /* cfg.queue_trace, open (NULL: none) */
 	struct sim_pool pool;
 	struct ur_mr mr;            /* one region, same keys on every host */
 	uint8_t *buf;
