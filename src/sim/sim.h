@@ -126,6 +126,7 @@ struct sim_cfg {
 	uint32_t iterations;       /* alltoall rounds */
 	char trace[256];
 	char cdf[256];             /* poisson: flow-size CDF file */
+	bool qp_per_flow;          /* a flow takes an idle QP of its pair or a new one */
 	bool cc_auto;              /* cc=auto: Swift on the fabric's RTT (sim_host.c) */
 	char cc_trace[256];        /* predictor features per RTT sample (docs/sim.md) */
 	char queue_trace[256];     /* the switch queues at each sample (docs/sim.md) */

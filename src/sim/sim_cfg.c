@@ -197,6 +197,7 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 	U("arrive_us", arrive_ns, 1000)
 	U("max_flows", max_flows, 1)
 	B("progress", progress)
+	B("qp_per_flow", qp_per_flow)
 	if (!strcmp(key, "topology")) {
 		bad = pick(val, topo_names, 3, &c->topo);
 		goto done;

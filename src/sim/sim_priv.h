@@ -105,6 +105,7 @@ struct sim_qp {
 	struct sim_host *h;
 	struct sim_qp *peer;
 	struct sim_qp *bnext;  /* NIC scheduler's blocked list */
+	struct sim_qp *next_conn; /* qp_per_flow: the pair's other QPs */
 	uint64_t armed;        /* timer event pending at (UINT64_MAX none) */
 	uint32_t peer_hid;
 	uint32_t pend_head, pend_tail; /* flows waiting for a send slot */
