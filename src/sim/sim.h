@@ -130,7 +130,6 @@ struct sim_cfg {
 	bool cc_auto;              /* cc=auto: Swift on the fabric's RTT (sim_host.c) */
 	char cc_trace[256];        /* predictor features per RTT sample (docs/sim.md) */
 	char queue_trace[256];     /* the switch queues at each sample (docs/sim.md) */
-	char flow_trace[256];      /* every flow's times at the end (docs/sim.md) */
 	double load;               /* poisson: offered load, fraction of host_bps */
 	uint64_t arrive_ns;        /* poisson: arrivals during [0, arrive_ns) */
 	uint32_t max_flows;        /* poisson: at most this many (0: no limit) */

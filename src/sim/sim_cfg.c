@@ -258,10 +258,6 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 		snprintf(c->cc_trace, sizeof(c->cc_trace), "%s", val);
 		goto done;
 	}
-	if (!strcmp(key, "flow_trace")) {
-		snprintf(c->flow_trace, sizeof(c->flow_trace), "%s", val);
-		goto done;
-	}
 	if (!strcmp(key, "queue_trace")) {
 		snprintf(c->queue_trace, sizeof(c->queue_trace), "%s", val);
 		goto done;

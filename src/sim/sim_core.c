@@ -492,26 +492,6 @@ static void result_flows(struct sim *s, struct sim_result *r)
 				  ((double)s->nhosts * s->c.host_bps * s->gen_ns);
 }
 
-/* flow_trace FILE: "id src dst bytes t_post_ns t_done_ns slowdown" per
- * flow (t_done 0: not done), which flows make a bucket's p99. */
-static void flow_trace(const struct sim *s)
-{
-	FILE *o = fopen(s->c.flow_trace, "w");
-
-	if (!o)
-		return;
-	for (uint32_t i = 0; i < s->nflows; i++) {
-		const struct sim_flow *f = &s->flows[i];
-
-		fprintf(o, "%u %u %u %llu %llu %llu %.3f\n", i, f->src, f->dst,
-			(unsigned long long)f->bytes,
-			(unsigned long long)f->t_post,
-			(unsigned long long)f->t_done,
-			sim_flow_slowdown(s, i));
-	}
-	fclose(o);
-}
-
 void sim_result(struct sim *s, struct sim_result *r)
 {
 	uint64_t *fct = malloc((s->nflows + 1) * sizeof(*fct));
@@ -521,8 +501,6 @@ void sim_result(struct sim *s, struct sim_result *r)
 	struct rusage ru;
 
 	memset(r, 0, sizeof(*r));
-	if (s->c.flow_trace[0])
-		flow_trace(s);
 	r->hosts = s->nhosts;
 	r->switches = s->nnodes - s->nhosts;
 	/* every host's real QPs (one per connection end; ncon counts both
