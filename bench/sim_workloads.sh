@@ -11,7 +11,9 @@
 # is already in the CSV is not run again (delete the CSV to start over).
 #   bench/sim_workloads.sh [BUILD_DIR] [OUT_DIR]
 # Env: KS ("8 16"), CCS ("none mlx5 uroce swift predict"), SEED (1), MARK (paper),
-#   ARRIVE8_US (10000), ARRIVE16_US (3000): the Poisson arrivals' span.
+#   ARRIVE8_US (10000), ARRIVE16_US (3000): the Poisson arrivals' span,
+#   QPF (off): on gives each Poisson flow an idle QP of its pair or a new
+#   one (uroce-sim qp_per_flow; off: a pair's flows in order on one QP).
 set -eu
 B=${1:-build}
 OUT=${2:-bench/results/sim/workloads}
@@ -19,6 +21,7 @@ KS=${KS:-8 16}
 CCS=${CCS:-none mlx5 uroce swift predict}
 SEED=${SEED:-1}
 MARK=${MARK:-paper}
+QPF=${QPF:-off}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SIM="nice -n 5 $B/bin/uroce-sim"
 mkdir -p "$OUT"
@@ -65,13 +68,13 @@ for K in $KS; do
       one "$K" "$CC" incast64 "$PFC" -w incast -s incast_senders=64
       one "$K" "$CC" moe_a2a "$PFC" -w alltoall -s ranks=32 -s placement=random -s bytes=262144
       for D in websearch fb_hadoop; do
-        one "$K" "$CC" "${D}50" "$PFC" -w poisson -s cdf="$SRC/bench/workloads/$D.cdf" -s load=0.5 -s arrive_us="$ARR"
+        one "$K" "$CC" "${D}50" "$PFC" -w poisson -s cdf="$SRC/bench/workloads/$D.cdf" -s load=0.5 -s arrive_us="$ARR" -s qp_per_flow="$QPF"
       done
     done
     if [ "$K" -lt 16 ]; then
       for D in websearch fb_hadoop; do
         for L in 30 70; do
-          one "$K" "$CC" "$D$L" off -w poisson -s cdf="$SRC/bench/workloads/$D.cdf" -s load=0.$L -s arrive_us="$ARR"
+          one "$K" "$CC" "$D$L" off -w poisson -s cdf="$SRC/bench/workloads/$D.cdf" -s load=0.$L -s arrive_us="$ARR" -s qp_per_flow="$QPF"
         done
       done
     fi

@@ -107,6 +107,7 @@ struct sim_cfg {
 				    * (dcqcn_<field>, or written here) */
 	uint32_t cc_profile;       /* dcqcn_profile: row of ur_cc_profiles */
 	uint32_t cc_set;           /* fields set by dcqcn_<field> (bit = row) */
+	uint32_t swift_set;        /* ... by swift_<field> (bit = row) */
 	uint32_t window;           /* send window, packets */
 	uint8_t timeout;           /* IBTA timeout code */
 	uint32_t nic_queue;        /* NIC egress bytes before back-pressure */
@@ -125,8 +126,10 @@ struct sim_cfg {
 	uint32_t iterations;       /* alltoall rounds */
 	char trace[256];
 	char cdf[256];             /* poisson: flow-size CDF file */
+	bool qp_per_flow;          /* a flow takes an idle QP of its pair or a new one */
 	bool cc_auto;              /* cc=auto: Swift on the fabric's RTT (sim_host.c) */
 	char cc_trace[256];        /* predictor features per RTT sample (docs/sim.md) */
+	char queue_trace[256];     /* the switch queues at each sample (docs/sim.md) */
 	double load;               /* poisson: offered load, fraction of host_bps */
 	uint64_t arrive_ns;        /* poisson: arrivals during [0, arrive_ns) */
 	uint32_t max_flows;        /* poisson: at most this many (0: no limit) */

@@ -197,6 +197,7 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 	U("arrive_us", arrive_ns, 1000)
 	U("max_flows", max_flows, 1)
 	B("progress", progress)
+	B("qp_per_flow", qp_per_flow)
 	if (!strcmp(key, "topology")) {
 		bad = pick(val, topo_names, 3, &c->topo);
 		goto done;
@@ -255,6 +256,10 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 	}
 	if (!strcmp(key, "cc_trace")) {
 		snprintf(c->cc_trace, sizeof(c->cc_trace), "%s", val);
+		goto done;
+	}
+	if (!strcmp(key, "queue_trace")) {
+		snprintf(c->queue_trace, sizeof(c->queue_trace), "%s", val);
 		goto done;
 	}
 	if (!strcmp(key, "cdf")) {
@@ -327,8 +332,10 @@ int sim_cfg_set(struct sim_cfg *c, const char *key, const char *val,
 			if (strcmp(key + 6, pi->field))
 				continue;
 			bad = num(val, &u) || u < pi->min || u > pi->max;
-			if (!bad)
+			if (!bad) {
 				*(uint32_t *)((char *)&c->cc + pi->off) = (uint32_t)u;
+				c->swift_set |= 1u << i;
+			}
 			goto done;
 		}
 	}

@@ -172,8 +172,17 @@ int sim__hosts_init(struct sim *s, char *err, size_t n)
 	 * fat-tree's longest path; the hosts take no time), which below
 	 * AUTO_RTT_US makes auto Swift (ur_cc.c ur__cc_auto_pick). */
 	if (s->c.cc_auto && cc.algo == UR_CC_DCQCN_RTT &&
-	    12 * s->c.link_delay_ns < (uint64_t)cc.auto_rtt_us * 1000)
+	    12 * s->c.link_delay_ns < (uint64_t)cc.auto_rtt_us * 1000) {
 		ur_cc_auto_swift(&cc);
+		/* a swift_<field> given still wins over auto's own */
+		for (unsigned int i = 0; i < ur_cc_swift_param_count; i++) {
+			size_t off = ur_cc_swift_param_table[i].off;
+
+			if (s->c.swift_set & (1u << i))
+				*(uint32_t *)((char *)&cc + off) =
+					*(const uint32_t *)((const char *)&s->c.cc + off);
+		}
+	}
 	if (s->c.cc_trace[0]) {
 		s->cc_trace = fopen(s->c.cc_trace, "w");
 		if (!s->cc_trace) {
@@ -415,6 +424,34 @@ struct sim_qp *sim__conn(struct sim *s, uint32_t a, uint32_t b)
 	return qa;
 }
 
+/* qp_per_flow: a flow on a QP of its own, as each flow is a connection
+ * of its own in the DCQCN and HPCC papers' simulations: an idle QP of
+ * the pair (nothing posted or waiting), else a new pair. Otherwise every
+ * flow of a host pair goes in order on one RC QP, and a short one posted
+ * behind a 20 MB message waits for it (bench/results/2026-12-07-cc11.md:
+ * what makes WebSearch's p99 slowdown of small flows). */
+static struct sim_qp *conn_flow(struct sim *s, uint32_t a, uint32_t b)
+{
+	struct sim_qp *qa = sim__conn_find(s, a, b), *qb;
+
+	if (!qa)
+		return sim__conn(s, a, b);
+	for (struct sim_qp *x = qa; x; x = x->next_conn)
+		if (!x->outstanding && x->pend_head == SIM_NONE)
+			return x;
+	qa = qp_new(s, &s->hosts[a], b);
+	qb = qp_new(s, &s->hosts[b], a);
+	qa->peer = qb;
+	qb->peer = qa;
+	qa->next_conn = sim__conn_find(s, a, b);
+	qb->next_conn = sim__conn_find(s, b, a);
+	qp_up(s, qa);
+	qp_up(s, qb);
+	cput(s, a, b, qa);
+	cput(s, b, a, qb);
+	return qa;
+}
+
 /* ---- flows ------------------------------------------------------------------ */
 static int post_flow(struct sim *s, struct sim_qp *q, uint32_t f)
 {
@@ -445,7 +482,8 @@ static int post_flow(struct sim *s, struct sim_qp *q, uint32_t f)
 void sim__flow_start(struct sim *s, uint32_t f)
 {
 	struct sim_flow *fl = &s->flows[f];
-	struct sim_qp *q = sim__conn(s, fl->src, fl->dst);
+	struct sim_qp *q = s->c.qp_per_flow ? conn_flow(s, fl->src, fl->dst)
+					    : sim__conn(s, fl->src, fl->dst);
 
 	fl->t_post = s->now ? s->now : 1;
 	if (!s->t_first || s->now < s->t_first)

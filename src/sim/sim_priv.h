@@ -105,6 +105,7 @@ struct sim_qp {
 	struct sim_host *h;
 	struct sim_qp *peer;
 	struct sim_qp *bnext;  /* NIC scheduler's blocked list */
+	struct sim_qp *next_conn; /* qp_per_flow: the pair's other QPs */
 	uint64_t armed;        /* timer event pending at (UINT64_MAX none) */
 	uint32_t peer_hid;
 	uint32_t pend_head, pend_tail; /* flows waiting for a send slot */
@@ -181,6 +182,7 @@ struct sim {
 	uint8_t *dist;              /* [host][node] hops to the host */
 	struct sim_host *hosts;
 	FILE *cc_trace;             /* cfg.cc_trace, open (NULL: none) */
+	FILE *queue_trace;          /* cfg.queue_trace, open (NULL: none) */
 	struct sim_pool pool;
 	struct ur_mr mr;            /* one region, same keys on every host */
 	uint8_t *buf;

@@ -568,6 +568,7 @@ void ur__cc_acked(struct ur_qp *qp, uint32_t from, uint32_t pkts,
  * QP's own queue (a 64:1 incast's reach 110 us in the simulator).
  */
 #define AUTO_SS_EXIT_MILLI 125
+#define AUTO_INIT_CWND 2
 
 void ur_cc_auto_swift(struct ur_cc_params *p)
 {
@@ -579,6 +580,14 @@ void ur_cc_auto_swift(struct ur_cc_params *p)
 	 * DCQCN's (seed 1; 0.33 at an eighth, permutation 1.03x cc none
 	 * against 1.02x; bench/results/2026-12-07-cc10.md). */
 	p->ss_exit_milli = AUTO_SS_EXIT_MILLI;
+	/* The first window, sent before any RTT sample says how many share
+	 * the port: 64 QPs x 8 packets x 4 KiB are 2 MiB on one port at
+	 * once, 168 us of queue at 100 Gbit/s, and cuts once per (that
+	 * long) RTT took 310 us to bring it under 480 KB: the 64:1 incast's
+	 * queue p99 was 1233 KB at k=16 with PFC on, 1.08x DCQCN's; 2
+	 * packets: 386 KB (0.34x), permutation 1.09x cc none against 1.03x
+	 * (bench/results/2026-12-07-cc11.md). */
+	p->init_cwnd = AUTO_INIT_CWND;
 }
 
 void ur__cc_auto_pick(struct ur_qp *qp, uint64_t rtt, uint64_t now)

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tfix.h"
@@ -930,6 +931,146 @@ static void test_latecomer(void)
 	ASSERT_EQ(unfair, 0);
 }
 
+
+/*
+ * auto's 64:1 incast (issue 44; bench/results/2026-12-07-cc11.md): a
+ * seeded 48..64 QPs of auto's Swift (ur_cc_auto_swift) start within a
+ * microsecond toward one 100 Gbit/s port, each with its own idle RTT (a
+ * seeded 12..20 us, the fabric's). Packets of 4 KiB: a QP sends while
+ * its packets in flight are below the window (below one packet, one at
+ * a time, paced at its rate); each waits its turn in the port's FIFO and
+ * its ACK returns half the idle RTT later, the RTT sample of one packet.
+ * The first windows arrive together before any QP has a sample: with
+ * 8 packets each (main before cc11) the queue's p99 was 1476-1968 KB
+ * (seeds 1-64 all fail), with auto's 2 it is 244-396 KB (seeds 1-100).
+ * The queue's p99 (sampled every 1 us over 3 ms) must stay under 480
+ * KB, and the port busy.
+ */
+#define IN_PKT 4096u
+#define IN_QPS 64
+#define IN_RING 4096u
+
+struct in_qp {
+	struct ur_cc cc;
+	uint64_t idle, start, next_send;
+	uint64_t up[IN_RING], dn[IN_RING], dn_sent[IN_RING]; /* times */
+	uint32_t uh, ut, dh, dt, inflight;
+};
+
+struct in_run {
+	double q_p99, q_max; /* KB */
+	double busy;         /* the port's share of the run busy */
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct in_run incast_run(const struct ur_cc_params *p, uint64_t seed)
+{
+	static struct in_qp qp[IN_QPS];
+	static uint32_t fifo[1u << 16];
+	static uint64_t fsent[1u << 16];
+	static uint32_t qs[3000];
+	const double ser = IN_PKT * 8 / 100.0; /* ns at 100 Gbit/s */
+	const uint64_t dt = 50, end = 3 * MS;
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull | 1, next_sample = US;
+	uint32_t n, fh = 0, ft = 0, ns = 0;
+	double credit = 0, busy = 0;
+	struct in_run r;
+
+	x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+	n = 48 + (uint32_t)(x % 17);
+	for (uint32_t i = 0; i < n; i++) {
+		struct in_qp *q = &qp[i];
+
+		memset(q, 0, sizeof(*q));
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		q->idle = 12 * US + x % (8 * US);
+		q->start = (x >> 20) % US;
+		q->next_send = q->start;
+		ur_cc_init(&q->cc, p, q->start);
+	}
+	for (uint64_t now = 0; now < end; now += dt) {
+		for (uint32_t i = 0; i < n; i++) {
+			struct in_qp *q = &qp[i];
+			struct ur_cc *c = &q->cc;
+
+			/* ACKs back: one RTT sample per packet */
+			while (q->dh != q->dt && q->dn[q->dh % IN_RING] <= now) {
+				uint64_t sent = q->dn_sent[q->dh % IN_RING];
+
+				q->dh++;
+				q->inflight--;
+				c->ops->on_delay(c, 1, now - sent, now);
+			}
+			/* sends: under the window, or paced below a packet */
+			while (now >= q->start && now >= q->next_send &&
+			       q->inflight < c->ops->window(c)) {
+				uint64_t rate = c->ops->rate(c);
+
+				c->ops->on_sent(c, IN_PKT, now);
+				q->up[q->ut++ % IN_RING] = now;
+				q->inflight++;
+				if (rate)
+					q->next_send = now + (uint64_t)(IN_PKT * 8e9 / (double)rate);
+			}
+			/* into the port's FIFO half the idle RTT later */
+			while (q->uh != q->ut &&
+			       q->up[q->uh % IN_RING] + q->idle / 2 <= now) {
+				fsent[ft % (1u << 16)] = q->up[q->uh % IN_RING];
+				fifo[ft++ % (1u << 16)] = i;
+				q->uh++;
+			}
+		}
+		/* the port serves at 100 Gbit/s */
+		credit += fh != ft ? dt : 0;
+		if (fh != ft)
+			busy += dt;
+		while (fh != ft && credit >= ser) {
+			struct in_qp *q = &qp[fifo[fh % (1u << 16)]];
+
+			credit -= ser;
+			q->dn_sent[q->dt % IN_RING] = fsent[fh % (1u << 16)];
+			q->dn[q->dt++ % IN_RING] = now + q->idle / 2;
+			fh++;
+		}
+		if (fh == ft)
+			credit = 0;
+		if (now >= next_sample) {
+			qs[ns++] = (ft - fh) * IN_PKT / 1024;
+			next_sample += US;
+		}
+	}
+	qsort(qs, ns, sizeof(*qs), cmp_u32);
+	r.q_p99 = qs[(ns * 99 + 99) / 100 - 1];
+	r.q_max = qs[ns - 1];
+	r.busy = busy / (double)end;
+	return r;
+}
+
+static void test_incast(void)
+{
+	struct ur_cc_params p;
+
+	ur_cc_params_default(&p);
+	p.algo = UR_CC_DCQCN_RTT;
+	ur_cc_auto_swift(&p); /* what auto runs on a fabric's RTT */
+	for (uint64_t k = 0; k < 4; k++) {
+		uint64_t seed = ur_test_seed * 4 + k;
+		struct in_run r = incast_run(&p, seed);
+
+		fprintf(stderr, "incast %llu: queue p99 %.0f KB, max %.0f KB, "
+			"port busy %.3f\n", (unsigned long long)seed, r.q_p99,
+			r.q_max, r.busy);
+		ASSERT(r.q_p99 < 480);
+		ASSERT(r.busy > 0.95);
+	}
+}
+
 static const struct ur_test_case tests[] = {
 	{ "params", test_params },
 	{ "grow", test_grow },
@@ -947,6 +1088,7 @@ static const struct ur_test_case tests[] = {
 	{ "wire_stall", test_wire_stall },
 	{ "host_stall", test_host_stall },
 	{ "latecomer", test_latecomer },
+	{ "incast", test_incast },
 	{ NULL, NULL },
 };
 

@@ -1260,6 +1260,52 @@ static void test_ideal_bound(void)
 	sim_destroy(s);
 }
 
+
+/* qp_per_flow: a 4 KiB flow posted 1 us after an 8 MiB one of the same
+ * pair waits for it on the pair's one RC QP (in order), and goes at once
+ * on a QP of its own; a flow posted after both are done reuses an idle
+ * QP (two pairs of QPs, not three). */
+static void test_qp_per_flow(void)
+{
+	for (int on = 0; on < 2; on++) {
+		struct sim_cfg c;
+		struct sim_result r;
+		struct sim *s;
+		char err[256], tr[] = "/tmp/ur_sim_trXXXXXX";
+		const struct sim_flow *f;
+		uint32_t n;
+
+		close(mkstemp(tr));
+		write_file(tr, "0 0 4 8388608\n1000 0 4 4096\n"
+			       "5000000 0 4 4096\n");
+		sim_cfg_default(&c);
+		c.topo = SIM_TOPO_LEAFSPINE;
+		c.leaves = 2;
+		c.spines = 2;
+		snprintf(c.trace, sizeof(c.trace), "%s", tr);
+		c.work = SIM_WORK_TRACE;
+		ASSERT_EQ(sim_cfg_set(&c, "qp_per_flow", on ? "on" : "off",
+				      err, sizeof(err)), 0);
+		s = mk(&c);
+		sim_run(s, UINT64_MAX);
+		sim_result(s, &r);
+		unlink(tr);
+		f = sim_flows(s, &n);
+		ASSERT_EQ(n, 3);
+		ASSERT_EQ_U64(r.flows_done, 3);
+		if (on) {
+			ASSERT(f[1].t_done < f[0].t_done);
+			ASSERT(sim_flow_slowdown(s, 1) < 3);
+			ASSERT_EQ_U64(r.qps, 4);
+		} else {
+			ASSERT(f[1].t_done > f[0].t_done);
+			ASSERT(sim_flow_slowdown(s, 1) > 50);
+			ASSERT_EQ_U64(r.qps, 2);
+		}
+		sim_destroy(s);
+	}
+}
+
 static const struct ur_test_case tests[] = {
 	{ "deterministic", test_deterministic },
 	{ "evq_same_order", test_evq_same_order },
@@ -1281,6 +1327,7 @@ static const struct ur_test_case tests[] = {
 	{ "poisson", test_poisson },
 	{ "ideal_bound", test_ideal_bound },
 	{ "cdf_errors", test_cdf_errors },
+	{ "qp_per_flow", test_qp_per_flow },
 	{ NULL, NULL },
 };
 
