@@ -378,13 +378,17 @@ void ur__mp_tick(struct ur_qp *qp, uint64_t now)
 	if (ops->path_ok && now >= mp->poll_at) {
 		mp->poll_at = now + MP_POLL_NS;
 		/* A quiet interface (the host hears nothing on it while it
-		 * hears the others) counts only while our own responder has
-		 * found a rail gone with a gap waiting on it (ur__sr_if_gone):
-		 * then the peer had sent by it and it failed. Alone it is no
-		 * verdict: the peer's runs and stalls left a working rail
-		 * quiet for 2-12 ms in healthy transfers (bench/bond.sh: 3-29
-		 * take-outs of the receiver's answer paths in 5 s). */
-		bool quiet = ops->path_quiet && ur__sr_if_gone(qp);
+		 * hears the others) counts only while the peer owes us
+		 * something: answers to our requests outstanding, or our own
+		 * responder found a rail gone with a gap waiting on it
+		 * (ur__sr_if_gone). Alone it is no verdict: the peer's runs
+		 * and stalls left a working rail quiet for 2-12 ms in healthy
+		 * transfers (bench/bond.sh: 3-29 take-outs of the receiver's
+		 * answer paths in 5 s, where nothing was owed). */
+		bool quiet = ops->path_quiet &&
+			     (ur_psn_diff(qp->priv->req.psn_max,
+					  qp->priv->comp.psn) > 0 ||
+			      ur__sr_if_gone(qp));
 
 		for (unsigned int i = 0; i < mp->k; i++) {
 			if (ops->path_ok(qp->dev->host, mp->sport[i], now) &&

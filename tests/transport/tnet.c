@@ -184,7 +184,8 @@ static void wire_send(struct tnode *n, struct ur_pktbuf *b)
 
 		if (tp->sport != b->path.sport)
 			continue;
-		if (tp->tx_refuse_at && net->now >= tp->tx_refuse_at) {
+		if (tp->tx_refuse_at && n->id == 1 &&
+		    net->now >= tp->tx_refuse_at) {
 			struct tpath *d = tp->refuse_if && tp->refuse_if <=
 				f->npaths ? &f->path[tp->refuse_if - 1] : NULL;
 
