@@ -723,9 +723,7 @@ static void ifs_gone(struct ur_qp *qp, uint64_t now)
 	const struct ur_dev_ops *ops = qp->dev->ops;
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_sr *sr = &p->sr;
-	bool more = false;
-
-	bool asked = false;
+	bool more = false, asked = false;
 
 	if (!ops->rx_if_ok || !sr->sprayed)
 		return;
