@@ -93,6 +93,7 @@ static const struct ur_dev_ops engine_dev_ops = {
 	.qp_lookup = eng_qp_lookup,
 	.srq_lookup = eng_srq_lookup,
 	.path_ok = ur__eng_path_ok,
+	.path_quiet = ur__eng_path_quiet,
 	.rx_if_ok = ur__eng_rx_if_ok,
 };
 

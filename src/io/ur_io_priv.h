@@ -425,9 +425,11 @@ unsigned int ur__tx_hold(struct tx_batch *cur, struct tx_batch **held);
 void ur__tx_flush_after(struct tx_batch *held, struct tx_batch *cur);
 struct ur_pktbuf *ur__eng_pkt_alloc(void *host, uint32_t len);
 void ur__eng_pkt_send(void *host, struct ur_pktbuf *pb);
-/* ur_dev_ops.path_ok: a bonded port's interface of @sport is up and not
- * silent (udp.c); true on any other port. */
+/* ur_dev_ops.path_ok: a bonded port's interface of @sport is up and does
+ * not refuse our sends. */
 bool ur__eng_path_ok(void *host, uint16_t sport, uint64_t now);
+/* ur_dev_ops.path_quiet: its interface hears nothing while others do. */
+bool ur__eng_path_quiet(void *host, uint16_t sport, uint64_t now);
 /* ur_dev_ops.rx_if_ok: a bonded port's interface ur_rxinfo.rx_if - 1
  * still receives. */
 bool ur__eng_rx_if_ok(void *host, unsigned int rx_if, uint64_t now);

@@ -17,7 +17,8 @@
  * where each of its packets would be lost and waited for: when losses
  * name it MP_DOWN_MISS times in a row while another path delivers, or
  * when the host says its port cannot send (a bonded port's interface is
- * down or silent, ur_dev_ops.path_ok), or when the peer says it NAKed a
+ * down or refuses our sends, ur_dev_ops.path_ok; or is quiet while our
+ * responder found a rail gone, path_quiet), or when the peer says it NAKed a
  * gap without waiting for the port (a silent notice, ur__mp_silent). What it carried that is not yet
  * acknowledged goes again on the others at once, instead of one NAK per
  * hole. A path that losses took out gets one request in MP_PROBE_NS
@@ -376,8 +377,23 @@ void ur__mp_tick(struct ur_qp *qp, uint64_t now)
 	mp->now = now;
 	if (ops->path_ok && now >= mp->poll_at) {
 		mp->poll_at = now + MP_POLL_NS;
+		/* A quiet interface (the host hears nothing on it while it
+		 * hears the others) counts only while the peer owes us
+		 * something: answers to our requests outstanding, or our own
+		 * responder found a rail gone with a gap waiting on it
+		 * (ur__sr_if_gone). Alone it is no verdict: the peer's runs
+		 * and stalls left a working rail quiet for 2-12 ms in healthy
+		 * transfers (bench/bond.sh: 3-29 take-outs of the receiver's
+		 * answer paths in 5 s, where nothing was owed). */
+		bool quiet = ops->path_quiet &&
+			     (ur_psn_diff(qp->priv->req.psn_max,
+					  qp->priv->comp.psn) > 0 ||
+			      ur__sr_if_gone(qp));
+
 		for (unsigned int i = 0; i < mp->k; i++) {
-			if (ops->path_ok(qp->dev->host, mp->sport[i], now))
+			if (ops->path_ok(qp->dev->host, mp->sport[i], now) &&
+			    !(quiet && ops->path_quiet(qp->dev->host,
+						       mp->sport[i], now)))
 				mark_up(mp, i, MP_DOWN_HOST);
 			else
 				mark_down(mp, i, MP_DOWN_HOST);

@@ -304,6 +304,7 @@ struct ur_sr {
 		uint8_t rx_if;    /* the interface it came in by (ur_rxinfo) */
 	} path[UR_SR_PATHS];
 	uint64_t if_poll_at;      /* rx_if_ok asked again from then */
+	uint64_t if_probe_at;     /* our ports tried again from then */
 	uint32_t late_pkts;       /* requests since the last late notice */
 	uint64_t path_new_t;      /* when a path was last seen first */
 	uint64_t rx_last;         /* the last marked request's arrival */
@@ -405,6 +406,9 @@ void ur__mp_late(struct ur_mp *mp, uint32_t psn);
 void ur__mp_heard(struct ur_mp *mp, uint16_t sport);
 /* The peer stopped hearing port @sport while others delivered. */
 void ur__mp_silent(struct ur_qp *qp, uint16_t sport, uint64_t now);
+/* ur_sr.c: a port of the peer's came by an interface that stopped
+ * receiving while a gap waited for it (and was not heard since). */
+bool ur__sr_if_gone(const struct ur_qp *qp);
 /* An ACK covered @n requests from @psn: their paths gain weight. */
 void ur__mp_acked(struct ur_mp *mp, uint32_t psn, uint32_t n);
 /* Time passes for a spraying QP (after a packet, at its timer): ask the

@@ -681,14 +681,49 @@ static uint64_t path_wait(const struct ur_sr *sr, uint32_t epsn, uint64_t now)
  * behind the first one lost (256 packets: 3-7 ms); the host sees a
  * silent interface in about 2 ms (udp.c bond_silent), and a refused
  * send at once. Asked every UR_SR_IF_POLL_NS while a gap waits.
+ *
+ * A refused send is known only once something is sent, and a responder
+ * with a gap open sends nothing: its ACK waits for ePSN. So when a gap
+ * first waits for a port, a plain ACK (ur__tx_probe_ack, a duplicate)
+ * goes by each of our own ports, at most every UR_SR_IF_PROBE_NS: a
+ * rail whose sends the host refuses is then known at the next ask. On
+ * the bed (bench/bond.sh rdrop: the receiver's DROP both ways), the
+ * window filled before the others had 16 arrivals, or the engine fell
+ * 7 ms behind, and the gap was named only after path_idle(): 20 ms.
  */
 #define UR_SR_IF_POLL_NS 250000ull
+#define UR_SR_IF_PROBE_NS 2000000ull
+
+bool ur__sr_if_gone(const struct ur_qp *qp)
+{
+	const struct ur_sr *sr = &qp->priv->sr;
+
+	for (unsigned int i = 0; i < UR_SR_PATHS; i++)
+		if (sr->path[i].used && sr->path[i].gone)
+			return true;
+	return false;
+}
+
+static void ifs_probe(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_sr *sr = &qp->priv->sr;
+	const struct ur_mp *mp = qp->priv->mp;
+
+	if (!mp || mp->k < 2 || now < sr->if_probe_at ||
+	    (qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD))
+		return;
+	sr->if_probe_at = now + UR_SR_IF_PROBE_NS;
+	for (unsigned int i = 0; i < mp->k; i++)
+		if (!mp->down[i])
+			ur__tx_probe_ack(qp, mp->sport[i]);
+}
+
 static void ifs_gone(struct ur_qp *qp, uint64_t now)
 {
 	const struct ur_dev_ops *ops = qp->dev->ops;
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_sr *sr = &p->sr;
-	bool more = false;
+	bool more = false, asked = false;
 
 	if (!ops->rx_if_ok || !sr->sprayed)
 		return;
@@ -703,7 +738,7 @@ static void ifs_gone(struct ur_qp *qp, uint64_t now)
 			continue;
 		}
 		if (ops->rx_if_ok(qp->dev->host, x->rx_if, now)) {
-			more = true;
+			more = asked = true;
 			continue;
 		}
 		x->gone = true;
@@ -712,6 +747,8 @@ static void ifs_gone(struct ur_qp *qp, uint64_t now)
 			path_notice(qp, UR_CNP_SILENT, x->sport, p->resp.psn);
 		}
 	}
+	if (asked)
+		ifs_probe(qp, now);
 	if (now >= sr->if_poll_at)
 		sr->if_poll_at = now + UR_SR_IF_POLL_NS;
 	if (more && sr->if_poll_at < sr->gap_deadline)

@@ -472,10 +472,13 @@ struct ur_dev_ops {
 	struct ur_srq *(*srq_lookup)(void *host, uint32_t srqn);
 	/* Spraying (optional; NULL: every path works): may packets leave
 	 * from UDP source port @sport? A bonded port's host says no while
-	 * that port's interface is down or has gone silent (it hears
-	 * nothing on it while it hears the others). Asked at most every
-	 * 250 us per spraying QP, under the QP's lock. */
+	 * that port's interface is down or refuses our sends. Asked at
+	 * most every 250 us per spraying QP, under the QP's lock. */
 	bool (*path_ok)(void *host, uint16_t sport, uint64_t now);
+	/* Optional (NULL: not known): @sport's interface hears nothing
+	 * while the others hear. A fact, not a verdict: the peer's runs
+	 * and stalls make it true of working rails (ur_mp.c weighs it). */
+	bool (*path_quiet)(void *host, uint16_t sport, uint64_t now);
 	/* Receiving (optional; NULL: not known): does interface @rx_if
 	 * (ur_rxinfo.rx_if) still receive? A bonded port's host says no
 	 * while it is down, has gone silent, or refuses our sends by it.

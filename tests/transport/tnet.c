@@ -184,6 +184,16 @@ static void wire_send(struct tnode *n, struct ur_pktbuf *b)
 
 		if (tp->sport != b->path.sport)
 			continue;
+		if (tp->tx_refuse_at && n->id == 1 &&
+		    net->now >= tp->tx_refuse_at) {
+			struct tpath *d = tp->refuse_if && tp->refuse_if <=
+				f->npaths ? &f->path[tp->refuse_if - 1] : NULL;
+
+			if (d && !d->rx_dead_at)
+				d->rx_dead_at = net->now;
+			net->dropped++;
+			return;
+		}
 		extra += tp->delay_ns;
 		if (tp->link && tp->link <= f->npaths)
 			tp = &f->path[tp->link - 1];

@@ -85,6 +85,14 @@ struct tfault {
 		 * interface dead from then (ur_dev_ops.rx_if_ok; 0: never),
 		 * as a bonded port's engine does a silent rail. */
 		uint64_t rx_dead_at;
+		/* Sends by node 1 (the receiver) from this port refused from
+		 * then (a firewall rule on that host: EPERM; 0: never):
+		 * dropped, and its host knows interface @refuse_if (a path
+		 * index + 1) dead from the first (its rx_dead_at), as a
+		 * bonded port's engine does a rail it cannot send by. Node
+		 * 0's ports may be the same numbers: they pass. */
+		uint64_t tx_refuse_at;
+		uint8_t refuse_if;
 	} path[20];
 	unsigned int npaths;
 	/* A host that is not scheduled (a loaded machine): node
