@@ -1207,6 +1207,13 @@ static uint64_t delay_loss_run(bool sr, double loss)
 	r.f.net.f.queue_ns = 20000000;
 	r.f.net.f.delay_ns = 750000;
 	r.f.net.f.loss = loss;
+	if (sr) { /* the delivery-rate pacer (ur_bw.h), off by default */
+		struct ur_sr_params sp;
+
+		ur_qp_get_sr(r.f.a.qp, &sp);
+		sp.pace = 1;
+		ASSERT_EQ(ur_qp_set_sr(r.f.a.qp, &sp), 0);
+	}
 	fail_post(&r);
 	tnet_run(&r.f.net, 60ull * 1000 * 1000 * 1000);
 	t = r.f.net.now;
