@@ -270,6 +270,59 @@ void ur_dev_set_tcs(struct ur_dev *dev, const struct ur_tcs_cfg *cfg)
 }
 
 /* ---- per QP ---------------------------------------------------------------- */
+/* A new connection: no rate known, no loss seen. */
+static void bw_reset(struct ur_qp *qp)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+
+	ur__bw_init(&c->bw);
+	c->bw_lossy = false;
+	c->bw_ecn = false;
+}
+
+/*
+ * Pacing at the delivery rate (ur_bw.h): a requester whose peer holds
+ * out-of-order requests (selective repeat negotiated), on one path, once
+ * the peer reported a loss, and while no CE CNP came. A lossless path
+ * never starts it (perftest on loopback, an ECN fabric's permutation);
+ * an ECN-marking fabric's congestion control is DCQCN's or Swift's, so
+ * the first CE CNP stops it for the connection. A standard peer (no
+ * selective repeat) sees go-back-N as before. Sprayed QPs are left out:
+ * the responder reports holes only on one path, so their frontier would
+ * move with the cumulative ACK alone.
+ */
+bool ur__cc_bw_on(const struct ur_qp *qp)
+{
+	const struct ur_qp_priv *p = qp->priv;
+
+	return p->cc.bw_lossy && !p->cc.bw_ecn && p->sr.p.pace &&
+	       p->sr.tx_peer && !p->mp && qp->type == UR_QPT_RC;
+}
+
+/*
+ * The peer reported a loss: the pacer starts. A STARTUP still on drains
+ * at once: it filled the path's queue with up to a window unpaced (256
+ * packets, 7.5 ms at 300 Mbit/s in test_sr sr_delay_loss5), which every
+ * NAK and resend waits behind, and a loss that is random says nothing of
+ * the plateau BBR's STARTUP looks for.
+ */
+static void bw_loss(struct ur_qp *qp)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+
+	if (!c->bw_lossy)
+		ur__bw_lossy(&c->bw);
+	c->bw_lossy = true;
+}
+
+/* Packets in flight past the receiver's known frontier. */
+static uint32_t bw_beyond(const struct ur_qp *qp)
+{
+	int32_t d = ur_psn_diff(ur__req_cursor_psn(qp), qp->priv->cc.bw.front);
+
+	return d > 0 ? (uint32_t)d : 0;
+}
+
 static void qcc_state_init(struct ur_qp *qp, const struct ur_cc_params *p,
 			   uint64_t now)
 {
@@ -293,6 +346,7 @@ void ur__cc_qp_init(struct ur_qp *qp, uint64_t now)
 	qcc_state_init(qp, &p, now);
 	qp->priv->cc.limit_bps = 0;
 	qp->priv->cc.limit_burst = 0;
+	bw_reset(qp);
 	/* UROCE_CC=auto: DCQCN until the peer shows it is uroce
 	 * (ur_cc_neg.c). */
 	qp->priv->cc.cc_auto = qp->dev->cc_auto;
@@ -314,6 +368,7 @@ void ur__cc_qp_reset(struct ur_qp *qp)
 	qcc_state_init(qp, &p, 0);
 	c->limit_bps = 0;
 	c->limit_burst = 0;
+	bw_reset(qp);
 }
 
 /*
@@ -401,18 +456,37 @@ uint64_t ur_qp_cc_srtt(const struct ur_qp *qp)
 					       : 0;
 }
 
-/* The pacer's rate: the lower of the algorithm's and the QP's limit. */
+/* The delivery-rate pacer's bucket: UR_BW_BURST_NS at the rate, at least
+ * 4 packets (a host that wakes late sends what accrued, up to this). */
+#define UR_BW_BURST_NS 1000000ull
+
+static uint64_t bw_burst(const struct ur_qp *qp, uint64_t bps)
+{
+	uint64_t b = (uint64_t)((double)bps * (double)UR_BW_BURST_NS / 8e9);
+	uint64_t lo = 4ull * ur_qp_req_mtu(qp);
+
+	return b < lo ? lo : b;
+}
+
+/* The pacer's rate: the lower of the algorithm's, the delivery-rate
+ * pacer's (ur__cc_bw_on) and the QP's limit. */
 static void pace_update(struct ur_qp *qp)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
-	uint64_t bps = c->cc.ops->rate(&c->cc), burst;
+	uint64_t bps = c->cc.ops->rate(&c->cc), burst, bw = 0;
 
+	if (ur__cc_bw_on(qp))
+		bw = ur__bw_rate(&c->bw);
+	if (bw && (!bps || bw < bps))
+		bps = bw;
 	if (c->limit_bps && (!bps || c->limit_bps < bps))
 		bps = c->limit_bps;
 	if (bps == c->pace.bps)
 		return;
 	if (bps == c->limit_bps)
 		burst = c->limit_burst ? c->limit_burst : default_burst(bps, true);
+	else if (bps == bw)
+		burst = bw_burst(qp, bps);
 	else
 		burst = default_burst(bps, false);
 	if (burst < 2 * ur_qp_req_mtu(qp))
@@ -429,6 +503,8 @@ bool ur__cc_may_send(struct ur_qp *qp, unsigned int prio, uint64_t now)
 	bool ok;
 
 	c->cc.ops->on_timer(&c->cc, now);
+	if (ur__cc_bw_on(qp))
+		ur__bw_tick(&c->bw, bw_beyond(qp), now);
 	pace_update(qp);
 	ok = ur_pacer_ok(&c->pace, now, &when);
 	if (dev->tcs.on && dev->rate_bps) {
@@ -523,6 +599,8 @@ void ur__cc_sent(struct ur_qp *qp, unsigned int prio, uint32_t bytes,
 
 	if (c->cc.ops->on_delay && qp->type == UR_QPT_RC)
 		stamp(qp, psn, resend, now);
+	if (qp->type == UR_QPT_RC && qp->priv->sr.tx_peer)
+		ur__bw_sent(&c->bw, psn, bytes, resend, now);
 	c->cc.ops->on_sent(&c->cc, bytes, now);
 	ur_pacer_sent(&c->pace, bytes, now);
 	if (dev->tcs.on && dev->rate_bps) {
@@ -547,6 +625,7 @@ void ur__cc_acked(struct ur_qp *qp, uint32_t from, uint32_t pkts,
 
 	(void)from;
 	cc->ops->on_ack(cc, pkts * ur_qp_req_mtu(qp), now);
+	ur__bw_front(&qp->priv->cc.bw, qp->priv->comp.psn, now);
 }
 
 /*
@@ -660,6 +739,7 @@ void ur__cc_loss(struct ur_qp *qp, bool timeout, uint64_t now)
 	struct ur_cc *cc = &qp->priv->cc.cc;
 	uint64_t before = cc->cuts;
 
+	bw_loss(qp);
 	if (!cc->ops->on_loss)
 		return;
 	cc->ops->on_loss(cc, timeout, now);
@@ -707,8 +787,24 @@ bool ur__cc_ack_wanted(const struct ur_qp *qp)
 uint32_t ur__cc_window(const struct ur_qp *qp)
 {
 	const struct ur_cc *cc = &qp->priv->cc.cc;
+	uint32_t w = cc->ops->window ? cc->ops->window(cc) : UINT32_MAX;
 
-	return cc->ops->window ? cc->ops->window(cc) : UINT32_MAX;
+	/* The delivery-rate pacer bounds what is past the frontier; what
+	 * the responder holds behind its holes is not in the path, and
+	 * recovery needs the window to cover it (a smaller window starved
+	 * it: bench/results/2026-12-07-loss8.md). */
+	if (ur__cc_bw_on(qp)) {
+		uint32_t cap = ur__bw_cap(&qp->priv->cc.bw);
+		int32_t held = ur_psn_diff(qp->priv->cc.bw.front,
+					   qp->priv->comp.psn);
+
+		if (cap != UINT32_MAX) {
+			cap += held > 0 ? (uint32_t)held : 0;
+			if (cap < w)
+				w = cap;
+		}
+	}
+	return w;
 }
 
 /* Reaction point: a CNP for this QP (A17.9.3). A spraying QP's peer names
@@ -738,11 +834,18 @@ void ur__cc_rx_cnp(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	if (ur_bth_ext_sr(pkt->bth) && pkt->payload_len >= 6 &&
 	    (pkt->payload[0] & UR_CNP_HOLE)) {
 		/* A hole report (ur_sr.c "holes"): these PSNs are lost. */
+		uint32_t n = ur_get16(pkt->payload + 4);
+
 		qp->dev->cnt.rx_sr_hole++;
 		if (qp->priv->mp)
 			ur__mp_loss(qp->priv->mp, pkt->h.psn);
-		ur__req_resend_hole(qp, pkt->h.psn, ur_get16(pkt->payload + 4),
-				    now);
+		/* The request after the hole arrived: the frontier. */
+		bw_loss(qp);
+		ur__bw_front(&qp->priv->cc.bw, ur_psn_add(pkt->h.psn, n + 1),
+			     now);
+		ur__req_resend_hole(qp, pkt->h.psn, n, now);
+		if (ur__cc_bw_on(qp))
+			ur__req_progress(qp, now); /* the frontier freed some */
 		return;
 	}
 	if (ur_bth_ext_sr(pkt->bth) && pkt->payload_len >= 4 &&
@@ -753,6 +856,7 @@ void ur__cc_rx_cnp(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		return;
 	}
 	qp->cnt.rx_cnp++;
+	qp->priv->cc.bw_ecn = true; /* the fabric marks: its cc paces */
 	if (qp->priv->mp && ur_bth_ext_sr(pkt->bth))
 		ur__mp_ecn(qp->priv->mp, pkt->h.psn);
 	cc->ops->on_cnp(cc, now);

@@ -16,6 +16,7 @@
 
 #include <stdatomic.h>
 
+#include "ur_bw.h"
 #include "ur_crypt.h"
 #include "ur_transport.h"
 
@@ -236,6 +237,11 @@ struct ur_qp_cc {
 	uint32_t hellos_sent;
 	uint32_t hellos_asked;    /* hellos sent (not answers) ... */
 	uint64_t hello_sent_at;   /* ... the last one when */
+	/* Selective repeat's pacer at the delivery rate (ur_bw.h): on once
+	 * the peer reported a loss (bw_lossy) and while no CE CNP said the
+	 * fabric marks congestion (bw_ecn): ur__cc_bw_on. */
+	struct ur_bw bw;
+	bool bw_lossy, bw_ecn;
 };
 
 /* A request held by a selective-repeat responder (ur_sr.c): the packet's
@@ -839,6 +845,8 @@ void ur__cc_delay(struct ur_qp *qp, uint32_t from, uint32_t pkts,
 void ur__cc_loss(struct ur_qp *qp, bool timeout, uint64_t now);
 /* Packets the algorithm lets be in flight (UINT32_MAX: no window). */
 uint32_t ur__cc_window(const struct ur_qp *qp);
+/* Selective repeat's delivery-rate pacer is on (ur_cc.c). */
+bool ur__cc_bw_on(const struct ur_qp *qp);
 /* A paced requester asks for an ACK on every packet when its pacer holds
  * AckReqs apart for half the transport timer or more (ur_cc.c). */
 bool ur__cc_ack_wanted(const struct ur_qp *qp);

@@ -342,7 +342,7 @@ static int send_pkt(struct ur_qp *qp, uint32_t idx, struct ur_swqe *wqe,
 		h.ackreq = last || (k + 1) % UR_ACKREQ_EVERY == 0 ||
 			   (uint32_t)ur_psn_diff(h.psn, p->comp.psn) + 1 >=
 				   req_window(qp) ||
-			   (p->cc.cc.ops->on_delay &&
+			   ((p->cc.cc.ops->on_delay || ur__cc_bw_on(qp)) &&
 			    h.psn % UR_CC_ACK_EVERY == UR_CC_ACK_EVERY - 1) ||
 			   ur__cc_ack_wanted(qp);
 	}

@@ -56,6 +56,7 @@ void ur_sr_params_default(struct ur_sr_params *p)
 	p->reorder_ns = 20000;
 	p->pool_pkts = SR_DEFAULT_POOL;
 	p->peer_known = 0;
+	p->pace = 0; /* off until the real bed agrees: bench/results/2026-12-07-loss9.md */
 }
 
 static void pool_lock(struct ur_sr_pool *pl)

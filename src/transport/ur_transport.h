@@ -579,6 +579,10 @@ struct ur_sr_params {
 			      * requests (agreed out of band, as the
 			      * simulator's hosts are): spraying need not
 			      * wait for its first answer */
+	uint32_t pace;       /* 1: a one-path requester paces at its
+			      * delivery rate once the peer reports a loss
+			      * (ur_bw.h; UROCE_SR_PACE), 0: never (the
+			      * default) */
 };
 #define UR_SR_AUTO 2
 /* enable 1, window 256, reorder 20 us, pool 8192. */

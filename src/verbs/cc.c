@@ -152,6 +152,7 @@ static int sr_dev_init(struct ur_dev *dev)
 		p.reorder_ns = (uint32_t)(v * 1000);
 	if (ur_setting_get("UROCE_SR_POOL", &v) == 0)
 		p.pool_pkts = (uint32_t)v;
+	p.pace = (uint32_t)ur_setting_val("UROCE_SR_PACE");
 	dev->sr = p;
 	dev->sr_hello_send = p.enable == UR_SR_AUTO ? sr_hello_send : NULL;
 	/* Spraying over UROCE_PATHS source ports (docs/wire.md "Spraying"):
@@ -392,11 +393,15 @@ URV_EXPORT int uroce_qp_set_sr(struct ibv_qp *ibqp,
 
 	if (!our_qp(ibqp) || !params)
 		return EINVAL;
+	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);
+	/* The fields past the public prefix stay the QP's (its device's
+	 * UROCE_SR_PACE). */
+	ur_qp_get_sr(&to_uqp(ibqp)->uqp, &p);
 	p = (struct ur_sr_params){
 		.enable = params->enable, .window = params->window,
 		.reorder_ns = params->reorder_ns, .pool_pkts = params->pool_pkts,
+		.pace = p.pace,
 	};
-	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);
 	rc = ur_qp_set_sr(&to_uqp(ibqp)->uqp, &p);
 	ur_engine_qp_unlock(&to_uqp(ibqp)->uqp);
 	return -rc;
