@@ -7,6 +7,7 @@
  * (IBTA Annex A17.9) at most once per cnp_interval_us per QP.
  */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ur_qp_priv.h"
@@ -275,7 +276,8 @@ static void bw_reset(struct ur_qp *qp)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 
-	ur__bw_init(&c->bw);
+	if (c->bw)
+		ur__bw_init(c->bw);
 	c->bw_lossy = false;
 	c->bw_ecn = false;
 }
@@ -295,7 +297,7 @@ bool ur__cc_bw_on(const struct ur_qp *qp)
 {
 	const struct ur_qp_priv *p = qp->priv;
 
-	return p->cc.bw_lossy && !p->cc.bw_ecn && p->sr.p.pace &&
+	return p->cc.bw && p->cc.bw_lossy && !p->cc.bw_ecn && p->sr.p.pace &&
 	       p->sr.tx_peer && !p->mp && qp->type == UR_QPT_RC;
 }
 
@@ -310,15 +312,15 @@ static void bw_loss(struct ur_qp *qp)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;
 
-	if (!c->bw_lossy)
-		ur__bw_lossy(&c->bw);
+	if (!c->bw_lossy && c->bw)
+		ur__bw_lossy(c->bw);
 	c->bw_lossy = true;
 }
 
 /* Packets in flight past the receiver's known frontier. */
 static uint32_t bw_beyond(const struct ur_qp *qp)
 {
-	int32_t d = ur_psn_diff(ur__req_cursor_psn(qp), qp->priv->cc.bw.front);
+	int32_t d = ur_psn_diff(ur__req_cursor_psn(qp), qp->priv->cc.bw->front);
 
 	return d > 0 ? (uint32_t)d : 0;
 }
@@ -476,7 +478,7 @@ static void pace_update(struct ur_qp *qp)
 	uint64_t bps = c->cc.ops->rate(&c->cc), burst, bw = 0;
 
 	if (ur__cc_bw_on(qp))
-		bw = ur__bw_rate(&c->bw);
+		bw = ur__bw_rate(c->bw);
 	if (bw && (!bps || bw < bps))
 		bps = bw;
 	if (c->limit_bps && (!bps || c->limit_bps < bps))
@@ -504,7 +506,7 @@ bool ur__cc_may_send(struct ur_qp *qp, unsigned int prio, uint64_t now)
 
 	c->cc.ops->on_timer(&c->cc, now);
 	if (ur__cc_bw_on(qp))
-		ur__bw_tick(&c->bw, bw_beyond(qp), now);
+		ur__bw_tick(c->bw, bw_beyond(qp), now);
 	pace_update(qp);
 	ok = ur_pacer_ok(&c->pace, now, &when);
 	if (dev->tcs.on && dev->rate_bps) {
@@ -599,8 +601,13 @@ void ur__cc_sent(struct ur_qp *qp, unsigned int prio, uint32_t bytes,
 
 	if (c->cc.ops->on_delay && qp->type == UR_QPT_RC)
 		stamp(qp, psn, resend, now);
-	if (qp->type == UR_QPT_RC && qp->priv->sr.tx_peer)
-		ur__bw_sent(&c->bw, psn, bytes, resend, now);
+	if (qp->type == UR_QPT_RC && qp->priv->sr.tx_peer &&
+	    qp->priv->sr.p.pace) {
+		if (!c->bw && (c->bw = malloc(sizeof(*c->bw))))
+			ur__bw_init(c->bw);
+		if (c->bw)
+			ur__bw_sent(c->bw, psn, bytes, resend, now);
+	}
 	c->cc.ops->on_sent(&c->cc, bytes, now);
 	ur_pacer_sent(&c->pace, bytes, now);
 	if (dev->tcs.on && dev->rate_bps) {
@@ -625,7 +632,8 @@ void ur__cc_acked(struct ur_qp *qp, uint32_t from, uint32_t pkts,
 
 	(void)from;
 	cc->ops->on_ack(cc, pkts * ur_qp_req_mtu(qp), now);
-	ur__bw_front(&qp->priv->cc.bw, qp->priv->comp.psn, now);
+	if (qp->priv->cc.bw)
+		ur__bw_front(qp->priv->cc.bw, qp->priv->comp.psn, now);
 }
 
 /*
@@ -794,8 +802,8 @@ uint32_t ur__cc_window(const struct ur_qp *qp)
 	 * recovery needs the window to cover it (a smaller window starved
 	 * it: bench/results/2026-12-07-loss8.md). */
 	if (ur__cc_bw_on(qp)) {
-		uint32_t cap = ur__bw_cap(&qp->priv->cc.bw);
-		int32_t held = ur_psn_diff(qp->priv->cc.bw.front,
+		uint32_t cap = ur__bw_cap(qp->priv->cc.bw);
+		int32_t held = ur_psn_diff(qp->priv->cc.bw->front,
 					   qp->priv->comp.psn);
 
 		if (cap != UINT32_MAX) {
@@ -841,8 +849,9 @@ void ur__cc_rx_cnp(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 			ur__mp_loss(qp->priv->mp, pkt->h.psn);
 		/* The request after the hole arrived: the frontier. */
 		bw_loss(qp);
-		ur__bw_front(&qp->priv->cc.bw, ur_psn_add(pkt->h.psn, n + 1),
-			     now);
+		if (qp->priv->cc.bw)
+			ur__bw_front(qp->priv->cc.bw,
+				     ur_psn_add(pkt->h.psn, n + 1), now);
 		ur__req_resend_hole(qp, pkt->h.psn, n, now);
 		if (ur__cc_bw_on(qp))
 			ur__req_progress(qp, now); /* the frontier freed some */

@@ -158,6 +158,7 @@ static void qp_free(struct ur_qp *qp)
 	free(p->sr.naked);
 	free(p->sr.rep);
 	free(p->mp);
+	free(p->cc.bw);
 	ring_free(a, p, UR_QR_RQ_SGE, p->rq_sge);
 	ring_free(a, p, UR_QR_RQ, p->rq);
 	ring_free(a, p, UR_QR_SQ_INLINE, p->sq_inline);

@@ -239,8 +239,11 @@ struct ur_qp_cc {
 	uint64_t hello_sent_at;   /* ... the last one when */
 	/* Selective repeat's pacer at the delivery rate (ur_bw.h): on once
 	 * the peer reported a loss (bw_lossy) and while no CE CNP said the
-	 * fabric marks congestion (bw_ecn): ur__cc_bw_on. */
-	struct ur_bw bw;
+	 * fabric marks congestion (bw_ecn): ur__cc_bw_on. Allocated at the
+	 * first send of a QP whose setting asks for it (UROCE_SR_PACE):
+	 * 12 KiB of send records in every QP took a 128-host all-to-all
+	 * in uroce-sim from 85 to 251 MB. */
+	struct ur_bw *bw;
 	bool bw_lossy, bw_ecn;
 };
 

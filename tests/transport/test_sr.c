@@ -1226,10 +1226,10 @@ static uint64_t delay_loss_run(bool sr, double loss)
 	       (unsigned long long)r.f.a.qp->cnt.tx_sr_probe,
 	       (unsigned long long)r.f.a.node->dev.cnt.tx_timeouts,
 	       (unsigned long long)r.f.b.qp->cnt.rx_duplicate);
-	if (sr) /* the delivery-rate pacer's view (ur_bw.h) */
+	if (sr && r.f.a.qp->priv->cc.bw) /* the pacer's view (ur_bw.h) */
 		printf("    paced at %.1f Mbit/s max-filtered, min RTT %llu us, "
-		       "%s\n", ur__bw_max_bps(&r.f.a.qp->priv->cc.bw) / 1e6,
-		       (unsigned long long)ur__bw_min_rtt(&r.f.a.qp->priv->cc.bw) / 1000,
+		       "%s\n", ur__bw_max_bps(r.f.a.qp->priv->cc.bw) / 1e6,
+		       (unsigned long long)ur__bw_min_rtt(r.f.a.qp->priv->cc.bw) / 1000,
 		       ur__cc_bw_on(r.f.a.qp) ? "on" : "off");
 	fail_done(&r);
 	tfix_fini(&r.f);
