@@ -407,21 +407,29 @@ static void qp_up(struct sim *s, struct sim_qp *q)
 		ur_qp_post_recv(&q->qp, &rw);
 }
 
-struct sim_qp *sim__conn(struct sim *s, uint32_t a, uint32_t b)
+/* A new pair of QPs between hosts @a and @b, ahead of the pair's others
+ * (next_conn). */
+static struct sim_qp *conn_new(struct sim *s, uint32_t a, uint32_t b)
 {
-	struct sim_qp *qa = sim__conn_find(s, a, b), *qb;
+	struct sim_qp *qa = qp_new(s, &s->hosts[a], b);
+	struct sim_qp *qb = qp_new(s, &s->hosts[b], a);
 
-	if (qa)
-		return qa;
-	qa = qp_new(s, &s->hosts[a], b);
-	qb = qp_new(s, &s->hosts[b], a);
 	qa->peer = qb;
 	qb->peer = qa;
+	qa->next_conn = sim__conn_find(s, a, b);
+	qb->next_conn = sim__conn_find(s, b, a);
 	qp_up(s, qa);
 	qp_up(s, qb);
 	cput(s, a, b, qa);
 	cput(s, b, a, qb);
 	return qa;
+}
+
+struct sim_qp *sim__conn(struct sim *s, uint32_t a, uint32_t b)
+{
+	struct sim_qp *qa = sim__conn_find(s, a, b);
+
+	return qa ? qa : conn_new(s, a, b);
 }
 
 /* qp_per_flow: a flow on a QP of its own, as each flow is a connection
@@ -432,24 +440,10 @@ struct sim_qp *sim__conn(struct sim *s, uint32_t a, uint32_t b)
  * what makes WebSearch's p99 slowdown of small flows). */
 static struct sim_qp *conn_flow(struct sim *s, uint32_t a, uint32_t b)
 {
-	struct sim_qp *qa = sim__conn_find(s, a, b), *qb;
-
-	if (!qa)
-		return sim__conn(s, a, b);
-	for (struct sim_qp *x = qa; x; x = x->next_conn)
+	for (struct sim_qp *x = sim__conn_find(s, a, b); x; x = x->next_conn)
 		if (!x->outstanding && x->pend_head == SIM_NONE)
 			return x;
-	qa = qp_new(s, &s->hosts[a], b);
-	qb = qp_new(s, &s->hosts[b], a);
-	qa->peer = qb;
-	qb->peer = qa;
-	qa->next_conn = sim__conn_find(s, a, b);
-	qb->next_conn = sim__conn_find(s, b, a);
-	qp_up(s, qa);
-	qp_up(s, qb);
-	cput(s, a, b, qa);
-	cput(s, b, a, qb);
-	return qa;
+	return conn_new(s, a, b);
 }
 
 /* ---- flows ------------------------------------------------------------------ */
