@@ -145,12 +145,14 @@ cut_case() {
 # launch_run NAME RSH [CMD...]: uroce-launch's remote path (--hosts,
 # --rsh RSH, the launcher started under CMD) across the lab: the cases
 # with 4 ranks on the 3 hosts, then a rank that exits 3, which must come
-# back as the launcher's status with the other ranks stopped.
+# back as the launcher's status with the other ranks stopped. --no-shm:
+# the lab's hosts are namespaces of one machine, whose ranks would
+# otherwise reach each other through /dev/shm and CMA, not the veths.
 launch_run() {
 	local name=$1 rsh=$2 hosts rc left res i
 	shift 2
 	hosts=$(lab_ip h1),$(lab_ip h2),$(lab_ip h3)
-	"$@" "$BIN/uroce-launch" -n 4 --hosts "$hosts" --rsh "$rsh" --timeout 120 \
+	"$@" "$BIN/uroce-launch" -n 4 --hosts "$hosts" --rsh "$rsh" --timeout 120 --no-shm \
 		"$TESTS/coll_check" "$CASEFILE" "$WORK/4" "$seed" >"$WORK/launch.log" 2>&1
 	rc=$?
 	if [[ $rc != 0 ]] || ! grep -q "coll_check: 4 ranks, .*PASS" "$WORK/launch.log"; then
