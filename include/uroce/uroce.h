@@ -131,7 +131,7 @@ int uroce_qp_set_sr(struct ibv_qp *qp, const struct uroce_sr_params *params);
  * ends and a path MTU of 4096, SENDs and WRITEs travel in 16 KiB packets
  * over links that carry them (loopback), or 8 KiB (9000-byte Ethernet),
  * once the peer's answers said it takes them; a standard peer never says
- * so. 2 (UROCE_JUMBO=auto, on links that carry them) offers
+ * so. 2 (the default, UROCE_JUMBO=auto, on links that carry them) offers
  * them only once the peer has shown it is uroce (its selective-repeat or
  * congestion-control hello), so that a standard peer sees exactly plain
  * RoCEv2; 1 offers them on every request (a reserved bit set towards any
