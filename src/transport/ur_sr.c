@@ -75,7 +75,7 @@ static void pool_unlock(struct ur_sr_pool *pl)
  * packets") made at the first jumbo packet held, each slot the largest
  * jumbo size our link carries. The jumbo pool may take as many bytes as
  * the other (pool_pkts path-MTU packets), at least one window of 256
- * packets: 2,080 slots of 16 KiB for the default 8,192 x 4 KiB. A slot
+ * packets: 2,071 slots of 16 KiB for the default 8,192 x 4 KiB. A slot
  * four times the size for every packet would have cost a device that
  * never sees jumbo packets four times the memory per held packet.
  */
