@@ -122,26 +122,30 @@ int uroce_qp_query_sr(struct ibv_qp *qp, struct uroce_sr_params *params,
 int uroce_qp_set_sr(struct ibv_qp *qp, const struct uroce_sr_params *params);
 
 /**
- * uroce_qp_set_jumbo - Offer (1) or stop (0) jumbo packets on an RC QP
+ * uroce_qp_set_jumbo - Offer jumbo packets on an RC QP: 2 negotiated, 1
+ * always, 0 never
  * @qp: a uroce RC QP (before it carries traffic, on both ends)
- * @on: 0 or 1
+ * @on: 0, 1 or 2
  *
- * A uroce extension (docs/wire.md "Extensions"), off unless turned on here
- * or by UROCE_JUMBO=1. With it on at both ends and a path MTU of 4096,
- * SENDs and WRITEs travel in 16 KiB packets over links that carry them
- * (loopback), or 8 KiB (9000-byte Ethernet), once the peer's answers said
- * it takes them; a standard peer never says so and sees plain RoCEv2
- * packets.
+ * A uroce extension (docs/wire.md "Jumbo packets"). With it on at both
+ * ends and a path MTU of 4096, SENDs and WRITEs travel in 16 KiB packets
+ * over links that carry them (loopback), or 8 KiB (9000-byte Ethernet),
+ * once the peer's answers said it takes them; a standard peer never says
+ * so. 2 (the default, UROCE_JUMBO=auto, on links that carry them) offers
+ * them only once the peer has shown it is uroce (its selective-repeat or
+ * congestion-control hello), so that a standard peer sees exactly plain
+ * RoCEv2; 1 offers them on every request (a reserved bit set towards any
+ * peer). Selective repeat holds and resends jumbo packets.
  *
- * Returns 0 or EINVAL (not a uroce RC QP, selective repeat is on, @on not
- * 0 or 1).
+ * Returns 0 or EINVAL (not a uroce RC QP, @on not 0, 1 or 2).
  */
 int uroce_qp_set_jumbo(struct ibv_qp *qp, int on);
 /**
  * uroce_qp_query_jumbo - Jumbo packets of a QP
  * @qp: a uroce QP
  * @state: bit 0 enabled, bit 1 the peer takes them (our SENDs and WRITEs
- *         use them), bit 2 the peer's requests offer them; bits 8..15 the
+ *         use them), bit 2 the peer's requests offer them, bit 3
+ *         negotiated (@on 2 in uroce_qp_set_jumbo); bits 8..15 the
  *         packet size our SENDs and WRITEs use, in KiB (0: the path MTU)
  *
  * Returns 0 or EINVAL (not a uroce QP).

@@ -256,11 +256,12 @@ static int qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 		}
 		p->crypt.policy = dev->crypt_policy;
 	}
-	if (type == UR_QPT_RC && dev->sr.enable &&
-	    !(dev->sr.enable == UR_SR_AUTO && dev->jumbo_default))
+	if (type == UR_QPT_RC && dev->sr.enable)
 		(void)ur_qp_set_sr(qp, &dev->sr); /* not with crypt: stays off */
-	if (type == UR_QPT_RC && dev->jumbo_default)
-		(void)ur_qp_set_jumbo(qp, true); /* not with SR: stays off */
+	/* Only over a link that carries them: else the bits would say
+	 * nothing, and an encrypted QP's buffer would grow for nothing. */
+	if (type == UR_QPT_RC && dev->jumbo_default && dev->jumbo_max)
+		(void)ur_qp_set_jumbo(qp, dev->jumbo_default);
 done:
 	ur__cc_qp_init(qp, 0);
 	return 0;
@@ -518,19 +519,16 @@ void ur__qp_update_deadline(struct ur_qp *qp)
 	qp->deadline = d;
 }
 
-int ur_qp_set_jumbo(struct ur_qp *qp, bool on)
+int ur_qp_set_jumbo(struct ur_qp *qp, unsigned int on)
 {
 	struct ur_jumbo *j = &qp->priv->jumbo;
 
-	/* Jumbo packets asked for win over selective repeat that was only
-	 * negotiable (the default), which holds path-MTU sized packets. */
-	if (on && qp->type == UR_QPT_RC && !qp->xrc &&
-	    qp->priv->sr.p.enable == UR_SR_AUTO && !qp->priv->sr.nheld)
-		qp->priv->sr.p.enable = 0;
-	if (on && (qp->type != UR_QPT_RC || qp->xrc ||
-		   qp->priv->sr.p.enable))
+	/* Selective repeat holds jumbo packets in slots of their size
+	 * (ur_sr.c "pool"): the two go together. */
+	if (on > UR_JUMBO_AUTO ||
+	    (on && (qp->type != UR_QPT_RC || qp->xrc)))
 		return -EINVAL;
-	j->enable = on;
+	j->enable = (uint8_t)on;
 	if (ur__crypt_buf(qp)) {
 		j->enable = false;
 		return -ENOMEM;
@@ -546,7 +544,8 @@ uint32_t ur_qp_jumbo_state(const struct ur_qp *qp)
 	uint32_t m = ur_qp_req_mtu(qp), size = m > 4096 ? m : 0;
 
 	return (j->enable ? 1u : 0) | (j->tx_peer ? 2u : 0) |
-	       (j->rx_peer ? 4u : 0) | (size / 1024) << 8;
+	       (j->rx_peer ? 4u : 0) |
+	       (j->enable == UR_JUMBO_AUTO ? 8u : 0) | (size / 1024) << 8;
 }
 
 static void qp_reset(struct ur_qp *qp)

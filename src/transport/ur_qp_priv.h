@@ -255,6 +255,7 @@ struct ur_sr_slot {
 	struct ur_sr_slot *anext, *aprev;
 	uint32_t psn, len;
 	uint32_t span;            /* PSNs it takes (a READ: its responses') */
+	bool jumbo;               /* from the device's jumbo pool (ur_sr.c) */
 	uint64_t t;               /* arrival */
 	uint8_t data[];
 };
@@ -331,7 +332,7 @@ struct ur_sr {
 /* Jumbo packets of an RC QP (ur_qp_set_jumbo): UR_BTH_EXT_JUMBO bits,
  * already limited to what our own link carries. */
 struct ur_jumbo {
-	bool enable;
+	uint8_t enable;           /* 0, 1 or UR_JUMBO_AUTO */
 	uint8_t rx_peer;          /* sizes the peer's requests offer: answer so */
 	uint8_t tx_peer;          /* sizes the peer's answers take: send the
 				   * largest */
@@ -765,6 +766,21 @@ static inline bool ur__sr_offer(const struct ur_qp *qp)
 	       (sr->p.enable == UR_SR_AUTO &&
 		(sr->peer_ok || sr->p.peer_known || sr->rx_peer ||
 		 sr->tx_peer));
+}
+/* Our requests offer jumbo packets (the UR_BTH_EXT_JUMBO bits our link
+ * carries): enabled outright, or negotiated (the default) and the peer has
+ * shown it is a uroce QP: its selective-repeat or congestion-control
+ * hello, or its packets marked with either extension. A standard peer
+ * (rxe, an RNIC) never sees the bits, as with UR_SR_AUTO. */
+static inline bool ur__jumbo_offer(const struct ur_qp *qp)
+{
+	const struct ur_qp_priv *p = qp->priv;
+
+	return p->jumbo.enable == 1 ||
+	       (p->jumbo.enable == UR_JUMBO_AUTO &&
+		(p->sr.peer_ok || p->sr.p.peer_known || p->sr.rx_peer ||
+		 p->sr.tx_peer || p->cc.peer_uroce || p->jumbo.rx_peer ||
+		 p->jumbo.tx_peer));
 }
 /* Negotiation (ur_sr_neg.c): start at INIT->RTR; the timer resends. */
 void ur__sr_neg_start(struct ur_qp *qp, uint64_t now);

@@ -70,9 +70,22 @@ static void pool_unlock(struct ur_sr_pool *pl)
 	atomic_flag_clear_explicit(&pl->lock, memory_order_release);
 }
 
-static struct ur_sr_pool *pool_of(struct ur_dev *dev)
+/*
+ * Two pools: path-MTU slots, and jumbo slots (docs/wire.md "Jumbo
+ * packets") made at the first jumbo packet held, each slot the largest
+ * jumbo size our link carries. The jumbo pool may take as many bytes as
+ * the other (pool_pkts path-MTU packets), at least one window of 256
+ * packets: 2,071 slots of 16 KiB for the default 8,192 x 4 KiB. A slot
+ * four times the size for every packet would have cost a device that
+ * never sees jumbo packets four times the memory per held packet.
+ */
+static struct ur_sr_pool *pool_of(struct ur_dev *dev, bool jumbo)
 {
-	struct ur_sr_pool *pl = atomic_load(&dev->sr_pool), *none = NULL;
+	struct ur_sr_pool *_Atomic *at = jumbo ? &dev->sr_pool_jumbo
+					      : &dev->sr_pool;
+	struct ur_sr_pool *pl = atomic_load(at), *none = NULL;
+	uint32_t mtu = dev->max_mtu ? dev->max_mtu : 4096;
+	uint32_t cap = dev->sr.pool_pkts ? dev->sr.pool_pkts : SR_DEFAULT_POOL;
 
 	if (pl)
 		return pl;
@@ -80,9 +93,18 @@ static struct ur_sr_pool *pool_of(struct ur_dev *dev)
 	if (!pl)
 		return NULL;
 	atomic_flag_clear(&pl->lock);
-	pl->slot_bytes = (dev->max_mtu ? dev->max_mtu : 4096) + SR_SLOT_HDR;
-	pl->cap = dev->sr.pool_pkts ? dev->sr.pool_pkts : SR_DEFAULT_POOL;
-	if (!atomic_compare_exchange_strong(&dev->sr_pool, &none, pl)) {
+	pl->slot_bytes = mtu + SR_SLOT_HDR;
+	pl->cap = cap;
+	if (jumbo) {
+		uint32_t j = ur_jumbo_size(ur_jumbo_bits(dev->jumbo_max));
+		uint64_t c;
+
+		pl->slot_bytes = (j ? j : UR_JUMBO_MTU) + SR_SLOT_HDR;
+		c = (uint64_t)cap * (mtu + SR_SLOT_HDR) / pl->slot_bytes;
+		pl->cap = c < SR_DEFAULT_WINDOW ? SR_DEFAULT_WINDOW
+						: (uint32_t)c;
+	}
+	if (!atomic_compare_exchange_strong(at, &none, pl)) {
 		free(pl); /* another thread made it first */
 		return none;
 	}
@@ -128,9 +150,13 @@ static bool pool_grow(struct ur_sr_pool *pl)
 	return true;
 }
 
+/* A slot for a packet of @len bytes (headers to ICRC): from the jumbo
+ * pool when it is larger than a path-MTU slot. */
 static struct ur_sr_slot *slot_get(struct ur_dev *dev, uint32_t len)
 {
-	struct ur_sr_pool *pl = pool_of(dev);
+	uint32_t mtu = dev->max_mtu ? dev->max_mtu : 4096;
+	bool jumbo = len > mtu + SR_SLOT_HDR;
+	struct ur_sr_pool *pl = pool_of(dev, jumbo);
 	struct ur_sr_slot *s = NULL;
 
 	if (!pl || len > pl->slot_bytes)
@@ -139,6 +165,7 @@ static struct ur_sr_slot *slot_get(struct ur_dev *dev, uint32_t len)
 	if (pl->free || pool_grow(pl)) {
 		s = pl->free;
 		pl->free = s->next;
+		s->jumbo = jumbo;
 	}
 	pool_unlock(pl);
 	return s;
@@ -146,7 +173,8 @@ static struct ur_sr_slot *slot_get(struct ur_dev *dev, uint32_t len)
 
 static void slot_put(struct ur_dev *dev, struct ur_sr_slot *s)
 {
-	struct ur_sr_pool *pl = atomic_load(&dev->sr_pool);
+	struct ur_sr_pool *pl = atomic_load(s->jumbo ? &dev->sr_pool_jumbo
+						     : &dev->sr_pool);
 
 	pool_lock(pl);
 	s->next = pl->free;
@@ -154,16 +182,20 @@ static void slot_put(struct ur_dev *dev, struct ur_sr_slot *s)
 	pool_unlock(pl);
 }
 
-void ur_dev_fini(struct ur_dev *dev)
+static void pool_free(struct ur_sr_pool *pl)
 {
-	struct ur_sr_pool *pl = atomic_exchange(&dev->sr_pool, NULL);
-
 	if (!pl)
 		return;
 	for (uint32_t i = 0; i < pl->nchunks; i++)
 		free(pl->chunks[i]);
 	free(pl->chunks);
 	free(pl);
+}
+
+void ur_dev_fini(struct ur_dev *dev)
+{
+	pool_free(atomic_exchange(&dev->sr_pool, NULL));
+	pool_free(atomic_exchange(&dev->sr_pool_jumbo, NULL));
 }
 
 /* ---- per QP ------------------------------------------------------------- */
@@ -173,7 +205,7 @@ int ur_qp_set_sr(struct ur_qp *qp, const struct ur_sr_params *p)
 
 	if (!p || p->enable > UR_SR_AUTO || p->window > 65536 ||
 	    (p->enable && (qp->type != UR_QPT_RC || qp->xrc ||
-			   qp->priv->jumbo.enable || qp->priv->crypt.alg)))
+			   qp->priv->crypt.alg)))
 		return -EINVAL;
 	sr->p = *p;
 	if (!sr->p.window)

@@ -614,11 +614,17 @@ struct ur_dev {
 	 * first use; ur_dev_fini frees it. */
 	struct ur_sr_params sr;
 	struct ur_sr_pool *_Atomic sr_pool;
+	/* ...and the one for jumbo packets, whose slots take the largest
+	 * jumbo size our link carries: created at the first jumbo packet
+	 * held, so a device that never holds one pays nothing. */
+	struct ur_sr_pool *_Atomic sr_pool_jumbo;
 	/* Jumbo packets (ur_qp_set_jumbo): the largest payload the link
 	 * carries in one datagram beyond 4096, 8192 or 16384 (0: none; set by
-	 * the host), and whether new RC QPs enable them (UROCE_JUMBO=1). */
+	 * the host), and what new RC QPs do with them: 0 off, 1 offer them
+	 * to every peer, UR_JUMBO_AUTO (the default, UROCE_JUMBO) offer them
+	 * once the peer is known to be uroce. */
 	uint32_t jumbo_max;
-	bool jumbo_default;
+	uint8_t jumbo_default;
 	/* Encryption of new RC/UC QPs (ur_qp_set_crypt; set by the host
 	 * from UROCE_CRYPT*): the algorithm (0: none) and the key. */
 	uint8_t crypt_alg;
@@ -848,13 +854,19 @@ bool ur_qp_rx_sprayed(const struct ur_qp *qp);
  * ends, each over a link that carries them (dev->jumbo_max), SENDs and
  * WRITEs travel in 8 or 16 KiB packets (the largest both links carry) once
  * the peer's answers said it takes them (path MTU 4096 only; READ
- * responses keep the path MTU). -EINVAL for a QP that is not RC or has
- * selective repeat on (its held packets are path-MTU sized).
+ * responses keep the path MTU). @on: 0 off, 1 offer them on every
+ * request, UR_JUMBO_AUTO offer them only once the peer is known to be a
+ * uroce QP (its selective-repeat or congestion-control hello, or its
+ * marked packets), so that a standard peer sees plain RoCEv2. Selective
+ * repeat holds and resends jumbo packets like any (ur_sr.c). -EINVAL for
+ * a QP that is not RC (or is XRC), or @on above UR_JUMBO_AUTO.
  * ur_qp_jumbo_state: bit 0 = enabled, bit 1 = the peer's answers named a
- * size (our requests use it), bit 2 = the peer's requests did; bits 8..
- * = the size our SENDs and WRITEs use, in KiB (0: the path MTU).
+ * size (our requests use it), bit 2 = the peer's requests did, bit 3 =
+ * negotiated (UR_JUMBO_AUTO); bits 8.. = the size our SENDs and WRITEs
+ * use, in KiB (0: the path MTU).
  */
-int ur_qp_set_jumbo(struct ur_qp *qp, bool on);
+#define UR_JUMBO_AUTO 2
+int ur_qp_set_jumbo(struct ur_qp *qp, unsigned int on);
 uint32_t ur_qp_jumbo_state(const struct ur_qp *qp);
 
 /*

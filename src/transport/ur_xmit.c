@@ -92,9 +92,10 @@ void ur__tx_send(struct ur_qp *qp, struct ur_pktbuf *b,
 	}
 	if (qp->type == UR_QPT_RC && qp->priv->jumbo.enable) {
 		/* Jumbo packets (docs/wire.md "Extensions"): requests offer
-		 * the sizes our link carries; answers take those of them the
-		 * peer's requests offered. */
-		if (info->mask & UR_OPF_REQ)
+		 * the sizes our link carries (negotiated: once the peer is
+		 * known to be uroce); answers take those of them the peer's
+		 * requests offered. */
+		if ((info->mask & UR_OPF_REQ) && ur__jumbo_offer(qp))
 			p[4] |= ur_jumbo_bits(qp->dev->jumbo_max);
 		else if (info->mask & UR_OPF_ACK)
 			p[4] |= qp->priv->jumbo.rx_peer;

@@ -300,8 +300,9 @@ int urv__cc_dev_init(struct ur_dev *dev)
 	rc = sr_dev_init(dev);
 	if (rc)
 		return rc;
-	/* Jumbo packets (include/uroce/uroce.h): off unless UROCE_JUMBO=1. */
-	dev->jumbo_default = ur_setting_val("UROCE_JUMBO");
+	/* Jumbo packets (include/uroce/uroce.h): UROCE_JUMBO 0 off, 1
+	 * offered to all, auto negotiated with a uroce peer. */
+	dev->jumbo_default = (uint8_t)ur_setting_val("UROCE_JUMBO");
 	/* Encryption (UROCE_CRYPT*, src/verbs/crypt.c). */
 	return urv__crypt_dev_init(dev);
 }
@@ -411,10 +412,10 @@ URV_EXPORT int uroce_qp_set_jumbo(struct ibv_qp *ibqp, int on)
 {
 	int rc;
 
-	if (!our_qp(ibqp) || (on != 0 && on != 1))
+	if (!our_qp(ibqp) || on < 0 || on > UR_JUMBO_AUTO)
 		return EINVAL;
 	ur_engine_qp_lock(&to_uqp(ibqp)->uqp);
-	rc = ur_qp_set_jumbo(&to_uqp(ibqp)->uqp, on);
+	rc = ur_qp_set_jumbo(&to_uqp(ibqp)->uqp, (unsigned int)on);
 	ur_engine_qp_unlock(&to_uqp(ibqp)->uqp);
 	return -rc;
 }

@@ -69,9 +69,11 @@ expect() {
 
 I=$bin/../tests/ur_integrity
 [ -x "$I" ] || { echo "FAIL: $I not built"; exit 1; }
+# (About 14,000 packets of 4 KiB, 8,000 with jumbo packets, negotiated by
+# default between uroce ends: docs/wire.md "Jumbo packets".)
 if pair integrity UROCE_SHM=1 UROCE_SHM=1 127.0.0.3 -- "$I" -m 64; then
 	expect integrity "all packets through shared memory" \
-		'rx > 10000 && rx == tx && drop == 0'
+		'rx > 5000 && rx == tx && drop == 0'
 fi
 # 64 KiB lanes against a 2 MiB window: lanes fill, packets drop, the
 # transport resends, and every byte still checks.

@@ -551,6 +551,12 @@ static void t_jumbo_one_side(void)
 	jumbo_group(false, true, 150);
 }
 
+/* Both at once (selective repeat holds and resends jumbo packets): the
+ * same checks, and jumbo packets used, requests held and NAKed
+ * selectively. */
+static void t_jumbo_sr(void) { jumbo_group(true, true, 400); }
+static void t_jumbo_sr_mixed(void) { sr_group(true, true, t_jumbo_sr); }
+
 static void t_sr_loss(void) { sr_group(true, true, t_loss); }
 static void t_sr_reorder_dup(void) { sr_group(true, true, t_reorder_dup); }
 static void t_sr_mixed(void) { sr_group(true, true, t_mixed); }
@@ -576,6 +582,7 @@ static const struct ur_test_case tests[] = {
 	{ "stress_sr_one_side", t_sr_one_side },
 	{ "stress_jumbo_mixed", t_jumbo_mixed },
 	{ "stress_jumbo_one_side", t_jumbo_one_side },
+	{ "stress_jumbo_sr_mixed", t_jumbo_sr_mixed },
 	{ NULL, NULL },
 };
 
