@@ -269,7 +269,7 @@ enum {
 	UR_DCQCN_T_RTT,    /* the sample, us */
 	UR_DCQCN_T_SRTT,   /* smoothed RTT, us */
 	UR_DCQCN_T_BASE,   /* base RTT, us */
-	UR_DCQCN_T_STRETCH, /* the RTT K and T follow, us */
+	UR_DCQCN_T_STRETCH, /* T, us (K follows the least RTT: cc_dcqcn.c) */
 	UR_DCQCN_T_ALPHA,
 	UR_DCQCN_T_N
 };
