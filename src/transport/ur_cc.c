@@ -555,6 +555,14 @@ bool ur__cc_may_send(struct ur_qp *qp, unsigned int prio, uint64_t now)
 	return ok;
 }
 
+void ur__cc_sq_empty(struct ur_qp *qp)
+{
+	struct ur_qp_cc *c = &qp->priv->cc;
+
+	if (c->bw && c->bw->started)
+		ur__bw_app_limited(c->bw, bw_beyond(qp));
+}
+
 void ur__cc_idle(struct ur_qp *qp)
 {
 	struct ur_qp_cc *c = &qp->priv->cc;

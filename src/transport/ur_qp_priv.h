@@ -836,6 +836,9 @@ bool ur__cc_may_send(struct ur_qp *qp, unsigned int prio, uint64_t now);
 /* The requester has nothing (more) to send, or the QP goes: it leaves its
  * class's backlog (ur_tcs_backlog). */
 void ur__cc_idle(struct ur_qp *qp);
+/* The requester sent all it has: the delivery-rate samples of what is in
+ * flight are app-limited (ur_bw.h). */
+void ur__cc_sq_empty(struct ur_qp *qp);
 void ur__cc_sent(struct ur_qp *qp, unsigned int prio, uint32_t bytes, uint32_t psn, bool resend,
 		 uint64_t now);
 /* The oldest unacknowledged PSN moved from @from by @pkts. */
