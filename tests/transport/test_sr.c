@@ -1387,7 +1387,67 @@ static void t_bw_app_limited(void)
 	ASSERT_GT((long long)ur__bw_max_bps(&b), 270000000);
 }
 
+/*
+ * The pacer's bucket follows the host's wake-ups (ur_cc.c bw_burst): a
+ * QP paced at the delivery rate whose host wakes 3 ms after the times
+ * the pacer asked for keeps 6 ms of tokens (what accrued meanwhile);
+ * on-time wake-ups take it back towards 1 ms. Virtual time's hosts wake
+ * on time: the runs above keep 1 ms.
+ */
+static void t_bw_late_burst(void)
+{
+	struct sr_run r;
+	struct ur_sr_params sp;
+	struct ur_qp_cc *c;
+	uint64_t t, bps, b1;
+
+	run_init(&r, true, true, 20000);
+	r.f.net.f.rate_bps = 300000000;
+	r.f.net.f.queue_ns = 20000000;
+	r.f.net.f.delay_ns = 750000;
+	r.f.net.f.loss = 0.05;
+	ur_qp_get_sr(r.f.a.qp, &sp);
+	sp.pace = 1;
+	ASSERT_EQ(ur_qp_set_sr(r.f.a.qp, &sp), 0);
+	fail_post(&r);
+	tnet_run(&r.f.net, 60ull * 1000 * 1000 * 1000);
+	fail_done(&r);
+	c = &r.f.a.qp->priv->cc;
+	ASSERT(ur__cc_bw_on(r.f.a.qp));
+	t = r.f.net.now;
+	ASSERT(ur__cc_may_send(r.f.a.qp, 0, t));
+	bps = c->pace.bps;
+	b1 = c->pace.burst;
+	ASSERT_GT(bps, 0);
+	printf("  on time: %.2f ms of tokens at %.0f Mbit/s\n",
+	       (double)b1 * 8e3 / (double)bps, (double)bps / 1e6);
+	ASSERT_LT(b1, bps * 11 / 10 / 8000);
+	/* A wait that ends 3 ms late. */
+	c->wait = true;
+	c->wait_until = t + 100000;
+	ur__cc_woke(r.f.a.qp, t + 3100000);
+	t += 3100000;
+	ASSERT(ur__cc_may_send(r.f.a.qp, 0, t));
+	printf("  3 ms late: %.2f ms\n",
+	       (double)c->pace.burst * 8e3 / (double)c->pace.bps);
+	ASSERT_GT(c->pace.burst, c->pace.bps * 58 / 10 / 8000);
+	ASSERT_LT(c->pace.burst, c->pace.bps * 62 / 10 / 8000);
+	/* On time again: back to 1 ms within ~60 wake-ups. */
+	for (int i = 0; i < 60; i++) {
+		c->wait = true;
+		c->wait_until = t + 100000;
+		t += 100000;
+		ur__cc_woke(r.f.a.qp, t);
+	}
+	ASSERT(ur__cc_may_send(r.f.a.qp, 0, t));
+	printf("  60 on time: %.2f ms\n",
+	       (double)c->pace.burst * 8e3 / (double)c->pace.bps);
+	ASSERT_LT(c->pace.burst, c->pace.bps * 11 / 10 / 8000);
+	tfix_fini(&r.f);
+}
+
 static const struct ur_test_case tests[] = {
+	{ "sr_bw_late_burst", t_bw_late_burst },
 	{ "sr_bw_idle_restart", t_bw_idle_restart },
 	{ "sr_bw_app_limited", t_bw_app_limited },
 	{ "sr_single_loss", t_single_loss },
