@@ -61,10 +61,16 @@ void ur__bw_sent(struct ur_bw *b, uint32_t psn, uint32_t bytes, bool resend,
 			s->resent = true;
 		return;
 	}
-	if (!b->dtime)
-		b->dtime = b->first = now; /* nothing delivered yet */
+	/* Nothing in flight before it (the first send, or after an idle
+	 * pause): the sample starts now, not at the last delivery, or a
+	 * pause of the application's counts as the path's time (Linux
+	 * tcp_rate.c tcp_rate_skb_sent). A sample that spanned a 100 ms
+	 * pause paced the bed's QP at under 1 Mbit/s for seconds. */
+	if (!b->dtime || ur_psn_diff(psn, b->front) <= 0)
+		b->dtime = b->first = now;
 	s->used = true;
 	s->resent = false;
+	s->app = b->app_limited != 0;
 	s->psn = psn;
 	s->t = now;
 	s->delivered = b->delivered;
@@ -78,7 +84,13 @@ static void round_start(struct ur_bw *b)
 	double bw;
 
 	b->rounds++;
-	b->rmax[b->rounds % UR_BW_ROUNDS] = 0;
+	/* A round without a sample (all app-limited and lower) does not
+	 * age the filter: as BBR's windowed max, which expires only when a
+	 * new sample comes. */
+	if (b->rmax[b->fslot] > 0) {
+		b->fslot = (uint8_t)((b->fslot + 1) % UR_BW_ROUNDS);
+		b->rmax[b->fslot] = 0;
+	}
 	if (b->mode != UR_BW_STARTUP)
 		return;
 	bw = bw_max(b);
@@ -111,6 +123,8 @@ void ur__bw_front(struct ur_bw *b, uint32_t front, uint64_t now)
 	b->front = front;
 	b->delivered += (uint32_t)d;
 	b->dtime = now;
+	if (b->app_limited && b->delivered > b->app_limited)
+		b->app_limited = 0;
 	if (!p)
 		return;
 	b->first = p->t;
@@ -129,11 +143,24 @@ void ur__bw_front(struct ur_bw *b, uint32_t front, uint64_t now)
 	if (!interval || interval < ur__win_min(&b->min_rtt))
 		return;
 	double s = (double)(b->delivered - p->delivered) / (double)interval;
-	double *m = &b->rmax[b->rounds % UR_BW_ROUNDS];
+	double *m = &b->rmax[b->fslot];
 
+	/* An app-limited sample says the path is at least this fast: it
+	 * counts only if it raises the estimate (BBR). */
+	if (p->app && s <= bw_max(b))
+		return;
 	if (s > *m)
 		*m = s;
 	b->samples++;
+	if (b->mode == UR_BW_STARTUP && BW_HIGH_GAIN * bw_max(b) > b->startup_rate)
+		b->startup_rate = BW_HIGH_GAIN * bw_max(b);
+}
+
+void ur__bw_app_limited(struct ur_bw *b, uint32_t inflight)
+{
+	b->app_limited = b->delivered + inflight;
+	if (!b->app_limited)
+		b->app_limited = 1;
 }
 
 void ur__bw_lossy(struct ur_bw *b)
@@ -161,7 +188,11 @@ uint64_t ur__bw_min_rtt(const struct ur_bw *b)
 
 uint64_t ur__bw_rate(const struct ur_bw *b)
 {
-	return (uint64_t)(gain(b) * ur__bw_max_bps(b));
+	double r = gain(b) * bw_max(b);
+
+	if (b->mode == UR_BW_STARTUP && r < b->startup_rate)
+		r = b->startup_rate;
+	return (uint64_t)(r * (double)b->pkt_bytes * 8e9);
 }
 
 static double bdp(const struct ur_bw *b)

@@ -24,6 +24,7 @@
 struct ur_bw_slot {
 	uint32_t psn;
 	bool used, resent;
+	bool app;            /* sent while app-limited (ur__bw_app_limited) */
 	uint64_t t;          /* first send */
 	uint64_t delivered;  /* the QP's delivered count then, packets */
 	uint64_t dtime;      /* when that count last moved */
@@ -37,6 +38,7 @@ struct ur_bw {
 	uint8_t mode;        /* enum ur_bw_mode */
 	uint8_t cycle;       /* PROBE's phase (gain table in ur_bw.c) */
 	uint8_t full_cnt;    /* rounds without 25 % growth (STARTUP) */
+	uint8_t fslot;       /* rmax's slot for this round */
 	uint32_t front;      /* PSNs before it arrived (or were reported lost) */
 	uint32_t pkt_bytes;  /* the largest packet sent */
 	uint64_t delivered;  /* packets the front passed */
@@ -48,6 +50,11 @@ struct ur_bw {
 	double rmax[UR_BW_ROUNDS]; /* the largest sample of each round, pkts/ns */
 	struct ur_win_min min_rtt;
 	uint64_t samples;
+	/* App-limited (BBR, draft-cheng-iccrg-delivery-rate-estimation
+	 * 3.4): the delivered count up to which the packets in flight were
+	 * sent with nothing more to send; 0: not app-limited. */
+	uint64_t app_limited;
+	double startup_rate; /* pkts/ns: STARTUP's pacing never falls (BBR) */
 	struct ur_bw_slot slot[UR_BW_SLOTS];
 };
 
@@ -59,6 +66,9 @@ void ur__bw_sent(struct ur_bw *b, uint32_t psn, uint32_t bytes, bool resend,
  * a hole report's held request): the delivered count moves with it, and
  * the newest PSN passed gives a rate sample and an RTT sample. */
 void ur__bw_front(struct ur_bw *b, uint32_t front, uint64_t now);
+/* The send queue ran empty with @inflight packets past the front: the
+ * samples of what was sent until they are delivered are app-limited. */
+void ur__bw_app_limited(struct ur_bw *b, uint32_t inflight);
 /* The peer reported a loss and the pacer starts: a STARTUP that has a
  * rate drains to it at once (ur_cc.c ur__cc_bw_on). */
 void ur__bw_lossy(struct ur_bw *b);

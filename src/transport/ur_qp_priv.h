@@ -230,6 +230,8 @@ struct ur_qp_cc {
 				   * of the device's scheduler (ur_tcs.h) */
 	bool wait;                /* the pacer holds the requester ... */
 	uint64_t wait_until;      /* ... until then */
+	uint64_t late_ns;         /* how late the host woke from such waits:
+				   * the largest lately, decaying (bw_burst) */
 	/* UROCE_CC=auto (ur_cc_neg.c): the QP negotiates its algorithm;
 	 * the peer's hello came (peer_uroce); a hello is out (neg_pending). */
 	bool cc_auto, peer_uroce, neg_pending;
@@ -852,6 +854,11 @@ bool ur__cc_may_send(struct ur_qp *qp, unsigned int prio, uint64_t now);
 /* The requester has nothing (more) to send, or the QP goes: it leaves its
  * class's backlog (ur_tcs_backlog). */
 void ur__cc_idle(struct ur_qp *qp);
+/* The requester sent all it has: the delivery-rate samples of what is in
+ * flight are app-limited (ur_bw.h). */
+void ur__cc_sq_empty(struct ur_qp *qp);
+/* The requester runs: the end of a pacer's wait (how late it woke). */
+void ur__cc_woke(struct ur_qp *qp, uint64_t now);
 void ur__cc_sent(struct ur_qp *qp, unsigned int prio, uint32_t bytes, uint32_t psn, bool resend,
 		 uint64_t now);
 /* The oldest unacknowledged PSN moved from @from by @pkts. */

@@ -571,7 +571,7 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_req *req = &p->req;
 
-	p->cc.wait = false;
+	ur__cc_woke(qp, now);
 	if (qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD)
 		ur__cc_idle(qp);
 	if ((qp->state != UR_QPS_RTS && qp->state != UR_QPS_SQD) ||
@@ -676,6 +676,9 @@ void ur__req_progress(struct ur_qp *qp, uint64_t now)
 			ur__sq_complete(qp, now);
 		}
 	}
-	if (req->idx == p->sq_tail)
+	if (req->idx == p->sq_tail) {
 		ur__cc_idle(qp); /* all sent: out of its class's backlog */
+		if (qp->type == UR_QPT_RC)
+			ur__cc_sq_empty(qp); /* the rate samples: app-limited */
+	}
 }

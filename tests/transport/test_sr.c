@@ -1197,6 +1197,7 @@ static void t_atomic_answers_lost(void)
  * both ways, 4 MiB of WRITEs, every byte checked. Returns the virtual
  * time it took (ns).
  */
+
 static uint64_t delay_loss_run(bool sr, double loss)
 {
 	struct sr_run r;
@@ -1295,7 +1296,160 @@ static void t_delay_loss5(void)
 	delay_loss(0.05, 9.0, 0.66);
 }
 
+/* ---- the delivery-rate sampler (ur_bw.h), packet by packet ------------- */
+#define BW_PKT 1024u
+#define BW_GAP 27307ull   /* 1 KiB at 300 Mbit/s */
+#define BW_RTT 1500000ull
+
+/* When packet @i of a run from @t0 is acknowledged: a round trip after
+ * its send, or at the next multiple of @batch (a receiver that wakes and
+ * acknowledges every @batch ns). */
+static uint64_t bw_ack_at(uint64_t t0, uint64_t batch, uint32_t i)
+{
+	uint64_t a = t0 + i * BW_GAP + BW_RTT;
+
+	return batch ? (a + batch - 1) / batch * batch : a;
+}
+
+/* @n packets from @psn0 sent BW_GAP apart from @t0, the front passing
+ * them 8 at a time (or a batch at a time), in time order with the sends.
+ * Returns the last front's time. */
+static uint64_t bw_run(struct ur_bw *b, uint32_t psn0, uint32_t n, uint64_t t0,
+		       uint64_t batch)
+{
+	uint32_t sent = 0, front = 0;
+	uint64_t ta = t0;
+
+	while (front < n) {
+		uint32_t k = front + 8 < n ? front + 8 : n;
+
+		if (batch)
+			for (k = front + 1; k < n && bw_ack_at(t0, batch, k) ==
+						     bw_ack_at(t0, batch, front);)
+				k++;
+		ta = bw_ack_at(t0, batch, k - 1);
+		if (sent < n && t0 + sent * BW_GAP <= ta) {
+			ur__bw_sent(b, psn0 + sent, BW_PKT, false,
+				    t0 + sent * BW_GAP);
+			sent++;
+			continue;
+		}
+		ur__bw_front(b, psn0 + k, ta);
+		front = k;
+	}
+	return ta;
+}
+
+/* A message, a pause of the application's, then a flight: the flight's
+ * samples start at its first send, not at the last delivery before the
+ * pause (Linux tcp_rate.c). main's sampler (d7b2dee) took the pause as the
+ * path's time: 8 packets per 100 ms, and its estimate stayed the first
+ * message's 39 Mbit/s (the bed: a QP paced under 1 Mbit/s for seconds). */
+static void t_bw_idle_restart(void)
+{
+	struct ur_bw b;
+	uint64_t t;
+
+	ur__bw_init(&b);
+	t = bw_run(&b, 0, 8, 1000000, 0);
+	bw_run(&b, 8, 48, t + 100000000, 0);
+	printf("  after the pause: %.1f Mbit/s\n", ur__bw_max_bps(&b) / 1e6);
+	ASSERT_GT((long long)ur__bw_max_bps(&b), 100000000);
+}
+
+/* A QP at the path's rate, then an application that sends 8 packets per
+ * 10 ms for 30 round trips: what it sends then is app-limited and does
+ * not lower the estimate (BBR); unmarked, the 10-round filter fell to
+ * the small messages' rate (~39 Mbit/s). */
+static void t_bw_app_limited(void)
+{
+	struct ur_bw b;
+	double before;
+	uint64_t t;
+	uint32_t psn = 800;
+
+	ur__bw_init(&b);
+	t = bw_run(&b, 0, 800, 1000000, 0);
+	before = ur__bw_max_bps(&b);
+	ASSERT_GT((long long)before, 270000000);
+	for (int i = 0; i < 30; i++, psn += 8) {
+		ur__bw_app_limited(&b, 0);
+		t = bw_run(&b, psn, 8, t + 10000000, 0);
+	}
+	printf("  %.1f Mbit/s before, %.1f after\n", before / 1e6,
+	       ur__bw_max_bps(&b) / 1e6);
+	ASSERT_GT((long long)ur__bw_max_bps(&b), (long long)(0.9 * before));
+	/* A faster app-limited sample still raises it. */
+	for (unsigned int i = 0; i < UR_BW_ROUNDS; i++)
+		b.rmax[i] /= 2;
+	ur__bw_app_limited(&b, 0);
+	bw_run(&b, psn, 800, t + 10000000, 0);
+	ASSERT_GT((long long)ur__bw_max_bps(&b), 270000000);
+}
+
+/*
+ * The pacer's bucket follows the host's wake-ups (ur_cc.c bw_burst): a
+ * QP paced at the delivery rate whose host wakes 3 ms after the times
+ * the pacer asked for keeps 6 ms of tokens (what accrued meanwhile);
+ * on-time wake-ups take it back towards 1 ms. Virtual time's hosts wake
+ * on time: the runs above keep 1 ms.
+ */
+static void t_bw_late_burst(void)
+{
+	struct sr_run r;
+	struct ur_sr_params sp;
+	struct ur_qp_cc *c;
+	uint64_t t, bps, b1;
+
+	run_init(&r, true, true, 20000);
+	r.f.net.f.rate_bps = 300000000;
+	r.f.net.f.queue_ns = 20000000;
+	r.f.net.f.delay_ns = 750000;
+	r.f.net.f.loss = 0.05;
+	ur_qp_get_sr(r.f.a.qp, &sp);
+	sp.pace = 1;
+	ASSERT_EQ(ur_qp_set_sr(r.f.a.qp, &sp), 0);
+	fail_post(&r);
+	tnet_run(&r.f.net, 60ull * 1000 * 1000 * 1000);
+	fail_done(&r);
+	c = &r.f.a.qp->priv->cc;
+	ASSERT(ur__cc_bw_on(r.f.a.qp));
+	t = r.f.net.now;
+	ASSERT(ur__cc_may_send(r.f.a.qp, 0, t));
+	bps = c->pace.bps;
+	b1 = c->pace.burst;
+	ASSERT_GT(bps, 0);
+	printf("  on time: %.2f ms of tokens at %.0f Mbit/s\n",
+	       (double)b1 * 8e3 / (double)bps, (double)bps / 1e6);
+	ASSERT_LT(b1, bps * 11 / 10 / 8000);
+	/* A wait that ends 3 ms late. */
+	c->wait = true;
+	c->wait_until = t + 100000;
+	ur__cc_woke(r.f.a.qp, t + 3100000);
+	t += 3100000;
+	ASSERT(ur__cc_may_send(r.f.a.qp, 0, t));
+	printf("  3 ms late: %.2f ms\n",
+	       (double)c->pace.burst * 8e3 / (double)c->pace.bps);
+	ASSERT_GT(c->pace.burst, c->pace.bps * 58 / 10 / 8000);
+	ASSERT_LT(c->pace.burst, c->pace.bps * 62 / 10 / 8000);
+	/* On time again: back to 1 ms within ~60 wake-ups. */
+	for (int i = 0; i < 60; i++) {
+		c->wait = true;
+		c->wait_until = t + 100000;
+		t += 100000;
+		ur__cc_woke(r.f.a.qp, t);
+	}
+	ASSERT(ur__cc_may_send(r.f.a.qp, 0, t));
+	printf("  60 on time: %.2f ms\n",
+	       (double)c->pace.burst * 8e3 / (double)c->pace.bps);
+	ASSERT_LT(c->pace.burst, c->pace.bps * 11 / 10 / 8000);
+	tfix_fini(&r.f);
+}
+
 static const struct ur_test_case tests[] = {
+	{ "sr_bw_late_burst", t_bw_late_burst },
+	{ "sr_bw_idle_restart", t_bw_idle_restart },
+	{ "sr_bw_app_limited", t_bw_app_limited },
 	{ "sr_single_loss", t_single_loss },
 	{ "sr_resend_no_buffer", t_resend_no_buffer },
 	{ "sr_resend_lost", t_resend_lost },
