@@ -462,7 +462,109 @@ static void t_cut_bond_refused(void)
 	ASSERT_GE((long long)(min10 * 100), 70);
 }
 
+/* Four 64 KiB WRITEs, run until all four completed (each checked),
+ * then @idle_ns with nothing owed. */
+static void burst4(struct tfix *f, uint32_t *id, uint64_t idle_ns)
+{
+	uint64_t end;
+
+	for (uint32_t i = 0; i < 4; i++)
+		ASSERT_EQ(tfix_send(&f->a, UR_WR_RDMA_WRITE, *id + i, 0, MSG,
+				    (uintptr_t)f->b.buf + MSG, f->b.mr->rkey,
+				    UR_SEND_SIGNALED), 0);
+	end = f->net.now + 500000000ull;
+	for (uint32_t i = 0; i < 4; i++) {
+		struct ur_cqe e;
+
+		while (!ur_cq_poll(&f->a.scq, &e, 1)) {
+			ASSERT(f->net.now < end);
+			tnet_run_until(&f->net, f->net.now + 250000);
+		}
+		ASSERT_EQ(e.status, UR_WC_SUCCESS);
+		ASSERT_EQ(e.wr_id, *id + i);
+	}
+	*id += 4;
+	tnet_run_until(&f->net, f->net.now + idle_ns);
+}
+
+/*
+ * A bonded port's rail that fails silently (no refused send) while the
+ * requester owes now and then nothing (bursts of four WRITEs, 1 ms apart,
+ * as ib_write_bw's iterations): its host finds the rail quiet 2 ms after
+ * the cut (path_quiet) and the path goes out. It comes back once the
+ * host hears the rail again, not whenever nothing is owed: put back so,
+ * it took a burst's requests and was taken out again each time (bench
+ * traces: `mp up` between two messages, then a window of 256 resent).
+ * Main: one take-out per burst of the cut (20 of 20); this: 1. After
+ * the restore (the host hears it) the rail carries requests again.
+ */
+static void t_quiet_back(void)
+{
+	struct tfix f;
+	struct ur_sr_params sp;
+	struct mp_watch w = { 0 };
+	static const uint8_t link_of[2] = { 0, 1 };
+	uint16_t port[2];
+	uint32_t id = 1;
+	uint64_t outs0, outs_cut, req0;
+
+	tfix_init(&f, UR_QPT_RC, NULL);
+	f.net.f.delay_ns = 20000;
+	ur_sr_params_default(&sp);
+	sp.reorder_ns = 5000000;
+	ASSERT_EQ(ur_qp_set_sr(f.a.qp, &sp), 0);
+	ASSERT_EQ(ur_qp_set_sr(f.b.qp, &sp), 0);
+	f.net.f.npaths = 4;
+	for (unsigned int l = 0; l < 2; l++) {
+		port[l] = ur_mp_sport(ur_rocev2_sport(f.a.qp->qpn), l);
+		f.net.f.path[l].rate_bps = 300000000;
+		f.net.f.path[l].queue_ns = 20000000;
+		f.net.f.path[2 + l].sport = port[l];
+		f.net.f.path[2 + l].link = (uint8_t)(l + 1);
+	}
+	ASSERT_EQ(ur_qp_set_paths(f.a.qp, port, 2, UR_MP_RUNS), 0);
+	w.a_qpn = f.a.qp->qpn;
+	w.b_qpn = f.b.qp->qpn;
+	w.sp = port;
+	w.link_of = link_of;
+	NPORTS = 2;
+	f.net.tap = tap_mp;
+	f.net.tap_arg = &w;
+	for (int b = 0; b < 4; b++)
+		burst4(&f, &id, 1000000);
+	ASSERT_EQ(f.a.qp->dev->cnt.mp_path_out, 0);
+	ASSERT_GE(w.req[0], 1);
+	/* link 0 drops everything; node 0's host finds it quiet 2 ms on */
+	f.net.f.path[0].loss = 1.0;
+	f.net.f.path[0].quiet_at = f.net.now + 2000000;
+	outs0 = f.a.qp->dev->cnt.mp_path_out;
+	for (int b = 0; b < 20; b++)
+		burst4(&f, &id, 1000000);
+	outs_cut = f.a.qp->dev->cnt.mp_path_out - outs0;
+	/* restored: heard again */
+	f.net.f.path[0].loss = 0;
+	f.net.f.path[0].quiet_at = 0;
+	req0 = w.req[0];
+	for (int b = 0; b < 10; b++)
+		burst4(&f, &id, 1000000);
+	printf("  taken out %llu times in the cut's 20 bursts; %llu requests "
+	       "by link 0 in the 10 after the restore; out/back %llu/%llu\n",
+	       (unsigned long long)outs_cut,
+	       (unsigned long long)(w.req[0] - req0),
+	       (unsigned long long)f.a.qp->dev->cnt.mp_path_out,
+	       (unsigned long long)f.a.qp->dev->cnt.mp_path_back);
+	NPORTS = 8;
+	ASSERT_GE(outs_cut, 1);
+	ASSERT_LE(outs_cut, 2);
+	/* half of the 10 bursts' 2,560 requests would be 1,280 */
+	ASSERT_GE(w.req[0] - req0, 400);
+	ASSERT_MEM_EQ(f.b.buf + MSG, f.a.buf, MSG);
+	ASSERT_EQ(f.a.qp->state, UR_QPS_RTS);
+	tfix_fini(&f);
+}
+
 static const struct ur_test_case tests[] = {
+	{ "mp_quiet_back", t_quiet_back },
 	{ "mp_cut_bond_refused", t_cut_bond_refused },
 	{ "mp_runs_stall", t_runs_stall },
 	{ "mp_cut_bond", t_cut_bond },

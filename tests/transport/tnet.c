@@ -335,8 +335,41 @@ static bool op_rx_if_ok(void *host, unsigned int rx_if, uint64_t now)
 	return !at || now < at;
 }
 
+/* ur_dev_ops.path_ok: no host here refuses a send (tx_refuse_at drops
+ * node 1's packets in wire_send and names the interface dead instead). */
+static bool op_path_ok(void *host, uint16_t sport, uint64_t now)
+{
+	(void)host;
+	(void)sport;
+	(void)now;
+	return true;
+}
+
+/* ur_dev_ops.path_quiet: node 0's port @sport is on a link whose
+ * quiet_at has come (tfault.path). */
+static bool op_path_quiet(void *host, uint16_t sport, uint64_t now)
+{
+	const struct tnode *n = host;
+	const struct tfault *f = &n->net->f;
+
+	if (n->id != 0)
+		return false;
+	for (unsigned int i = 0; i < f->npaths; i++) {
+		const struct tpath *tp = &f->path[i];
+
+		if (tp->sport != sport)
+			continue;
+		if (tp->link && tp->link <= f->npaths)
+			tp = &f->path[tp->link - 1];
+		return tp->quiet_at && now >= tp->quiet_at;
+	}
+	return false;
+}
+
 static const struct ur_dev_ops tnet_ops = {
 	.rx_if_ok = op_rx_if_ok,
+	.path_ok = op_path_ok,
+	.path_quiet = op_path_quiet,
 	.pkt_alloc = op_alloc,
 	.pkt_send = op_send,
 	.cq_event = op_cq_event,

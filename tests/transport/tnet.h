@@ -93,6 +93,11 @@ struct tfault {
 		 * 0's ports may be the same numbers: they pass. */
 		uint64_t tx_refuse_at;
 		uint8_t refuse_if;
+		/* Node 0's host hears nothing by this link from then (0:
+		 * never) while it hears the others: ur_dev_ops.path_quiet
+		 * for node 0's ports on it, as a bonded port's engine finds
+		 * a rail silent (udp.c bond_silent). */
+		uint64_t quiet_at;
 	} path[20];
 	unsigned int npaths;
 	/* A host that is not scheduled (a loaded machine): node
