@@ -569,7 +569,14 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint8_t rx_if,
 	} else {
 		if (ur_psn_diff(psn, e->max_psn) > 0)
 			e->max_psn = psn;
-		heard = e->last_t + path_idle(sr) <= now;
+		/* Named silent since it was last heard (told): news, however
+		 * short the silence. By path_idle() alone a rail restored
+		 * within it was never heard again: path_idle() had grown to
+		 * 200 ms with the cut's NAK round trips, and the requester's
+		 * probe copies then came every 8 ms (test_mp
+		 * mp_cut_bond_refused: back in 34 ms in half the seeds, not
+		 * within 200 in the others). */
+		heard = e->told || e->last_t + path_idle(sr) <= now;
 	}
 	/* The resend our selective NAK asked for left after every request
 	 * that had arrived by then (nak_top and below) was first sent: its
