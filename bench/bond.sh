@@ -18,8 +18,8 @@
 #     receiver a (silent for the sender: only missing answers show it),
 #     then restored: the exit status and the completions of ib_write_bw, and
 #     each rail's bytes every 10 ms (the sender's veth counters), plotted.
-#     Time 0 is just before the cut's command (how long it took to return
-#     is in the table); the takeover shows as rail 1 staying at its rate
+#     Time 0 is just before the cut is written to a command started before
+#     it (cut_rail: the write's time is in the table); the takeover shows as rail 1 staying at its rate
 #     (both rails were full before): the table gives rail 1's 10 ms bins
 #     and how many ms of the second after the cut it spent below 0.9 x
 #     its rate before the cut.
@@ -106,6 +106,7 @@ PY
 	local cpid=$!
 	if [ -n "$cut" ]; then
 		local cap=
+		ipt_open $cut
 		sleep 3 # perftest's setup, then 2 s of traffic
 		if [ -n "${BOND_PCAP:-}" ]; then # the receiver's rails around the cut
 			ip netns exec $a dumpcap -q -i b1a -i b2a -s 80 -w "$BOND_PCAP-$cut.pcapng" 2>/dev/null &
@@ -119,6 +120,7 @@ PY
 		sleep 2
 		date +%s.%N >"$tmp/back_at"
 		cut_rail $cut off
+		ipt_close
 	fi
 	wait $cpid; rc=$?
 	wait
@@ -134,17 +136,37 @@ outs() {
 	awk '{for (i = 1; i <= NF; i++) {split($i, kv, "="); if (kv[1] == "mp_path_out") o += kv[2]; if (kv[1] == "mp_path_back") b += kv[2]}}
 	     END {printf "%d/%d", o, b}' "$1"
 }
+# Each cut goes through one command started before it and reading from a
+# FIFO: iptables-restore (each COMMIT applies at once) or `ip -batch -`
+# (each line at once). Run as a new command at the cut, its start-up took
+# 13-190 ms (iptables) and 25-850 ms (ip link) at load 8-12 (the table's
+# "command took"), so that the cut fell anywhere in the first bins after
+# time 0 and "the cut's own bin" was not one bin; now the write to the
+# FIFO is timed, and the cut follows as soon as that command is scheduled.
+ipt_pid=
+ipt_open() { # down|drop|rdrop: fd 9 to that host's command
+	local ns=$b; [ $1 = rdrop ] && ns=$a
+	rm -f "$tmp/ipt"; mkfifo "$tmp/ipt" || return
+	if [ $1 = down ]; then
+		ip -n $ns -batch - <"$tmp/ipt" >/dev/null &
+	else
+		ip netns exec $ns iptables-restore --noflush <"$tmp/ipt" &
+	fi
+	ipt_pid=$!
+	exec 9>"$tmp/ipt"
+}
+ipt_close() {
+	[ -n "$ipt_pid" ] || return
+	exec 9>&-
+	wait $ipt_pid
+	ipt_pid=
+}
 cut_rail() { # down|drop|rdrop on|off: rail 2
 	if [ $1 = down ]; then
-		[ $2 = on ] && ip -n $b link set b2b down || ip -n $b link set b2b up
-	elif [ $1 = rdrop ]; then
-		local op=-A; [ $2 = off ] && op=-D
-		printf '*filter\n%s INPUT -i b2a -j DROP\n%s OUTPUT -o b2a -j DROP\nCOMMIT\n' $op $op |
-			ip netns exec $a iptables-restore --noflush
+		[ $2 = on ] && echo "link set b2b down" >&9 || echo "link set b2b up" >&9
 	else
-		local op=-A; [ $2 = off ] && op=-D
-		printf '*filter\n%s INPUT -i b2b -j DROP\n%s OUTPUT -o b2b -j DROP\nCOMMIT\n' $op $op |
-			ip netns exec $b iptables-restore --noflush
+		local op=-A dev=b2b; [ $2 = off ] && op=-D; [ $1 = rdrop ] && dev=b2a
+		printf '*filter\n%s INPUT -i %s -j DROP\n%s OUTPUT -o %s -j DROP\nCOMMIT\n' $op $dev $op $dev >&9
 	fi
 }
 iperf_both() { # -> rail1 rail2 Gbit/s, both at once

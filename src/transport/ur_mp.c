@@ -384,16 +384,24 @@ void ur__mp_tick(struct ur_qp *qp, uint64_t now)
 		 * (ur__sr_if_gone). Alone it is no verdict: the peer's runs
 		 * and stalls left a working rail quiet for 2-12 ms in healthy
 		 * transfers (bench/bond.sh: 3-29 take-outs of the receiver's
-		 * answer paths in 5 s, where nothing was owed). */
-		bool quiet = ops->path_quiet &&
-			     (ur_psn_diff(qp->priv->req.psn_max,
-					  qp->priv->comp.psn) > 0 ||
-			      ur__sr_if_gone(qp));
+		 * answer paths in 5 s, where nothing was owed). A path
+		 * taken out so comes back once its interface is heard again,
+		 * not when nothing is owed for a moment: it was put back
+		 * between two messages and taken out again with a window of
+		 * requests lost on it, 2-17 times in a rdrop cut's 2 s
+		 * (bench/bond.sh, path11 traces). */
+		bool owed = ur_psn_diff(qp->priv->req.psn_max,
+					qp->priv->comp.psn) > 0 ||
+			    ur__sr_if_gone(qp);
 
 		for (unsigned int i = 0; i < mp->k; i++) {
+			bool quiet = ops->path_quiet &&
+				     (owed || (mp->down[i] & MP_DOWN_HOST)) &&
+				     ops->path_quiet(qp->dev->host,
+						     mp->sport[i], now);
+
 			if (ops->path_ok(qp->dev->host, mp->sport[i], now) &&
-			    !(quiet && ops->path_quiet(qp->dev->host,
-						       mp->sport[i], now)))
+			    !quiet)
 				mark_up(mp, i, MP_DOWN_HOST);
 			else
 				mark_down(mp, i, MP_DOWN_HOST);

@@ -38,7 +38,7 @@ static void path_notice(struct ur_qp *qp, uint8_t what, uint16_t sport,
 static uint64_t path_idle(const struct ur_sr *sr);
 static uint64_t path_wait(const struct ur_sr *sr, uint32_t epsn, uint64_t now);
 static bool sr_cnp(struct ur_qp *qp, uint8_t what, uint16_t sport,
-		   uint32_t psn, uint16_t n);
+		   uint32_t psn, uint16_t n, uint16_t by);
 
 struct ur_sr_pool {
 	atomic_flag lock;
@@ -601,7 +601,14 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint8_t rx_if,
 	} else {
 		if (ur_psn_diff(psn, e->max_psn) > 0)
 			e->max_psn = psn;
-		heard = e->last_t + path_idle(sr) <= now;
+		/* Named silent since it was last heard (told): news, however
+		 * short the silence. By path_idle() alone a rail restored
+		 * within it was never heard again: path_idle() had grown to
+		 * 200 ms with the cut's NAK round trips, and the requester's
+		 * probe copies then came every 8 ms (test_mp
+		 * mp_cut_bond_refused: back in 34 ms in half the seeds, not
+		 * within 200 in the others). */
+		heard = e->told || e->last_t + path_idle(sr) <= now;
 	}
 	/* The resend our selective NAK asked for left after every request
 	 * that had arrived by then (nak_top and below) was first sent: its
@@ -626,11 +633,12 @@ void ur__sr_path_seen(struct ur_qp *qp, uint16_t sport, uint8_t rx_if,
 }
 
 /* A CNP of the extension (docs/wire.md "CNP"): @what in the first
- * reserved byte, @sport (the port a notice names, or 0) in the next two.
- * False: no transmit buffer. */
+ * reserved byte, @sport (the port a notice names, or 0) in the next two;
+ * from our port @by (0: as any answer). False: no transmit buffer. */
 static bool sr_cnp(struct ur_qp *qp, uint8_t what, uint16_t sport,
-		   uint32_t psn, uint16_t n)
+		   uint32_t psn, uint16_t n, uint16_t by)
 {
+	struct ur_ipudp path = qp->priv->attr.path;
 	struct ur_txhdr h = {
 		.opcode = UR_OP_CNP,
 		.dqpn = qp->priv->attr.dest_qp_num,
@@ -646,7 +654,8 @@ static bool sr_cnp(struct ur_qp *qp, uint8_t what, uint16_t sport,
 	pl[0] = what;
 	ur_put16(pl + 2, sport);
 	ur_put16(pl + 4, n);
-	ur__tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, NULL);
+	path.sport = by;
+	ur__tx_send(qp, b, &h, UR_CNP_PAYLOAD_LEN, by ? &path : NULL);
 	return true;
 }
 
@@ -663,7 +672,7 @@ static bool sr_cnp(struct ur_qp *qp, uint8_t what, uint16_t sport,
  */
 static void late_notice(struct ur_qp *qp, uint32_t psn)
 {
-	if (!qp->priv->sr.rx_peer || !sr_cnp(qp, UR_CNP_LATE, 0, psn, 0))
+	if (!qp->priv->sr.rx_peer || !sr_cnp(qp, UR_CNP_LATE, 0, psn, 0, 0))
 		return;
 	qp->priv->sr.late_pkts = 0;
 	qp->dev->cnt.tx_sr_late++;
@@ -682,9 +691,22 @@ static void late_notice(struct ur_qp *qp, uint32_t psn)
 static void path_notice(struct ur_qp *qp, uint8_t what, uint16_t sport,
 			uint32_t psn)
 {
+	const struct ur_mp *mp = qp->priv->mp;
+
 	/* only to a requester that sprays (a second port seen) */
-	if (qp->priv->sr.rx_peer && qp->priv->sr.sprayed)
-		sr_cnp(qp, what, sport, psn, 0);
+	if (!qp->priv->sr.rx_peer || !qp->priv->sr.sprayed)
+		return;
+	/* A silent notice by each of our ports that is up: sprayed as
+	 * any answer, it went by the cut rail in turn and was lost there
+	 * (bench/bond.sh rdrop traces: the sender then found the path by
+	 * its own losses, or 27 ms later). */
+	if (what == UR_CNP_SILENT && mp && mp->k > 1) {
+		for (unsigned int i = 0; i < mp->k; i++)
+			if (!mp->down[i])
+				sr_cnp(qp, what, sport, psn, 0, mp->sport[i]);
+		return;
+	}
+	sr_cnp(qp, what, sport, psn, 0, 0);
 }
 
 /* 0 if every delivering path passed @epsn (it is lost); else when the
@@ -845,7 +867,7 @@ static void holes_report(struct ur_qp *qp, uint64_t now)
 		}
 		if (n > UINT16_MAX) /* the rest is NAKed in turn */
 			n = UINT16_MAX;
-		if (!sr_cnp(qp, UR_CNP_HOLE, 0, next, (uint16_t)n))
+		if (!sr_cnp(qp, UR_CNP_HOLE, 0, next, (uint16_t)n, 0))
 			return; /* no buffer: at the next arrival */
 		qp->dev->cnt.tx_sr_hole++;
 		for (int32_t i = 0; i < n; i++)
@@ -875,6 +897,17 @@ static void hole_adopt(struct ur_qp *qp)
 	sr->nak_top = r->top;
 }
 
+/* Quiet on every port this long: see gap_arm. The gap timer, at least
+ * UR_SR_ALL_QUIET_NS: a slow path's packets come that far apart (25
+ * Mbit/s: 330 us a 1 KiB packet; test_sr sr_two_paths_reorder, with the
+ * gap timer alone, NAKed 7 late ones). */
+#define UR_SR_ALL_QUIET_NS 2000000ull
+static uint64_t all_quiet_ns(const struct ur_sr *sr)
+{
+	return sr->p.reorder_ns > UR_SR_ALL_QUIET_NS ? sr->p.reorder_ns
+						     : UR_SR_ALL_QUIET_NS;
+}
+
 /* When to NAK the gap at ePSN: reorder_ns after the oldest held request
  * arrived (reordering within a path), and once no path that is still
  * delivering may hold ePSN behind (above); at once if both have passed. */
@@ -883,6 +916,7 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 	struct ur_qp_priv *p = qp->priv;
 	struct ur_sr *sr = &p->sr;
 	uint64_t oldest, wait;
+	bool all_quiet;
 
 	sr->gap_deadline = UINT64_MAX;
 	if (sr->held)
@@ -909,8 +943,25 @@ static void gap_arm(struct ur_qp *qp, uint64_t now)
 			sr->gap_deadline = oldest + sr->p.reorder_ns;
 		return;
 	}
-	wait = path_wait(sr, p->resp.psn, now);
+	/* Sprayed, nothing came by any port for the gap timer while the
+	 * gap waits: a path that still held ePSN would have delivered it
+	 * (a FIFO link does not go quiet with packets queued), so none is
+	 * waited for. The requester stands still once its window is full
+	 * behind ePSN, and where the rail that carried ePSN was the last to
+	 * deliver, the other has nothing left to show the rail silent by
+	 * (udp.c bond_silent's count): ePSN waited for path_idle(), 20 ms
+	 * (test_mp mp_cut_bond_silent: 29 of seeds 1..60). Timers run after
+	 * the host drained what arrived (tnet, the engine), so a stall of
+	 * our own is no silence here; the requester's is, so the ports are
+	 * not named silent for it, only the gap NAKed: named, they took a
+	 * live path out 3 times in a healthy bonded run at load 15
+	 * (bench/bond.sh), where a spurious NAK costs one resend. */
+	all_quiet = sr->sprayed && sr->rx_last &&
+		    now - sr->rx_last >= all_quiet_ns(sr);
+	wait = all_quiet ? 0 : path_wait(sr, p->resp.psn, now);
 	if (wait) {
+		if (sr->sprayed && sr->rx_last + all_quiet_ns(sr) < wait)
+			wait = sr->rx_last + all_quiet_ns(sr);
 		if (wait < sr->gap_deadline)
 			sr->gap_deadline = wait;
 		return;

@@ -332,11 +332,54 @@ static bool op_rx_if_ok(void *host, unsigned int rx_if, uint64_t now)
 	if (!rx_if || rx_if > f->npaths)
 		return true;
 	at = f->path[rx_if - 1].rx_dead_at;
-	return !at || now < at;
+	if (at && now >= at)
+		return false;
+	if (f->rx_silence && ((struct tnode *)host)->id == 1) {
+		const struct tpath *tp = &f->path[rx_if - 1];
+
+		if ((tp->rx_at && f->rx_last - tp->rx_at < 2000000) ||
+		    now - f->rx_last >= 8000000)
+			return true;
+		return f->rx_total - tp->rx_mark < 16;
+	}
+	return true;
+}
+
+/* ur_dev_ops.path_ok: no host here refuses a send (tx_refuse_at drops
+ * node 1's packets in wire_send and names the interface dead instead). */
+static bool op_path_ok(void *host, uint16_t sport, uint64_t now)
+{
+	(void)host;
+	(void)sport;
+	(void)now;
+	return true;
+}
+
+/* ur_dev_ops.path_quiet: node 0's port @sport is on a link whose
+ * quiet_at has come (tfault.path). */
+static bool op_path_quiet(void *host, uint16_t sport, uint64_t now)
+{
+	const struct tnode *n = host;
+	const struct tfault *f = &n->net->f;
+
+	if (n->id != 0)
+		return false;
+	for (unsigned int i = 0; i < f->npaths; i++) {
+		const struct tpath *tp = &f->path[i];
+
+		if (tp->sport != sport)
+			continue;
+		if (tp->link && tp->link <= f->npaths)
+			tp = &f->path[tp->link - 1];
+		return tp->quiet_at && now >= tp->quiet_at;
+	}
+	return false;
 }
 
 static const struct ur_dev_ops tnet_ops = {
 	.rx_if_ok = op_rx_if_ok,
+	.path_ok = op_path_ok,
+	.path_quiet = op_path_quiet,
 	.pkt_alloc = op_alloc,
 	.pkt_send = op_send,
 	.cq_event = op_cq_event,
@@ -611,6 +654,13 @@ static void deliver(struct tnet *net, struct tpkt *p, bool later)
 
 	struct ur_sr_hello sh;
 
+	if (net->f.rx_silence && p->dst == 1 && ri.rx_if) {
+		struct tpath *tp = &net->f.path[ri.rx_if - 1];
+
+		tp->rx_mark = ++net->f.rx_total;
+		tp->rx_at = net->now;
+		net->f.rx_last = net->now;
+	}
 	if (p->hello && !ur_sr_hello_parse(p->data, p->len, &sh)) {
 		struct ur_dev *dev = &net->nodes[p->dst].dev;
 		struct ur_qp *qp = dev->ops->qp_lookup(dev->host, sh.dst_qpn);

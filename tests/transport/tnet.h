@@ -93,6 +93,14 @@ struct tfault {
 		 * 0's ports may be the same numbers: they pass. */
 		uint64_t tx_refuse_at;
 		uint8_t refuse_if;
+		/* Node 0's host hears nothing by this link from then (0:
+		 * never) while it hears the others: ur_dev_ops.path_quiet
+		 * for node 0's ports on it, as a bonded port's engine finds
+		 * a rail silent (udp.c bond_silent). */
+		uint64_t quiet_at;
+		/* (tnet, with rx_silence) node 1's last arrival by this
+		 * link, and the arrival count then */
+		uint64_t rx_at, rx_mark;
 	} path[20];
 	unsigned int npaths;
 	/* A host that is not scheduled (a loaded machine): node
@@ -105,6 +113,12 @@ struct tfault {
 	/* Deliver a path's packets with ur_rxinfo.rx_if = its link's path
 	 * index + 1 (the interface it came in by, on a bonded port). */
 	bool rx_ifs;
+	/* With rx_ifs: node 1's host calls a link's interface dead as a
+	 * bonded port's engine calls a rail silent (udp.c bond_silent):
+	 * nothing by it for 2 ms after its last arrival while at least 16
+	 * came by the others, one of them within 8 ms. */
+	bool rx_silence;
+	uint64_t rx_total, rx_last; /* (tnet) node 1's arrivals, the last */
 };
 
 struct tnet {
