@@ -21,24 +21,15 @@
  * Timers are evaluated lazily (on_timer catches up every expiry up to now in
  * order), so a QP with nothing to send costs no wake-ups.
  *
- * dcqcn-rtt (UR_CC_DCQCN_RTT, between uroce ends): the same, with T at
- * least the QP's smoothed RTT (RFC 6298 srtt of the requester's own
- * samples, as Swift takes them) and K at least its least RTT of 20 ms
- * (k_ns). The paper's K = 55 us and T are "about
+ * dcqcn-rtt (UR_CC_DCQCN_RTT, between uroce ends): the same, with K and T
+ * at least the QP's smoothed RTT (RFC 6298 srtt of the requester's own
+ * samples, as Swift takes them). The paper's K = 55 us and T are "about
  * an RTT" of its fabric; a software NIC's RTT is the hosts' (ms on a
  * loaded machine), where alpha decays to nothing between CNPs that come
  * ms apart and recovery outruns the feedback (docs/cc.md "Lab timers":
  * the lab set 3 ms by hand). It also cuts at most once per srtt (a CNP
  * between raises alpha only), and its byte counter B is at least 32 srtts
- * of bytes at the current rate (b_bytes). Cutting once per srtt, two
- * senders that share a port were cut about as often whatever their rates,
- * and fast recovery returned each to its own previous rate: little pulled
- * unequal rates together (issue 44's 1 Gbit/s bed: 0.65 and 0.3 Gbit/s
- * for 5 s in 2 of 16 runs). So the CNPs held back after a cut (as many as
- * the sender's marked packets, which follow what it sent) each deepen the
- * next cut by another (1 - alpha/2), as plain DCQCN cuts per CNP, and R_AI
- * is added in fast recovery too, the same for every flow
- * (tests/cc/test_dcqcn.c wire_fair).
+ * of bytes at the current rate (b_bytes).
  */
 #include <string.h>
 
@@ -48,9 +39,6 @@
 #define DCQCN_RTT_BASE_WIN_NS 1000000000ull /* the trace's base RTT: 1 s */
 #define DCQCN_FALLBACK_BPS 10e9 /* first CNP with nothing measured */
 #define DCQCN_MAX_BPS 1e12
-/* dcqcn-rtt: held CNPs that deepen a cut, at most (with alpha 0.25, 8
- * more factors of 0.875 reach min_dec_pct's floor of half the rate). */
-#define DCQCN_RTT_HELD_MAX 8
 
 static void dq_init(struct ur_cc *cc, uint64_t now)
 {
@@ -59,11 +47,6 @@ static void dq_init(struct ur_cc *cc, uint64_t now)
 	(void)now;
 	memset(d, 0, sizeof(*d));
 	d->alpha = cc->p.initial_alpha / 1024.0;
-}
-
-static bool rtt_mode(const struct ur_cc *cc)
-{
-	return cc->ops == &ur_cc_dcqcn_rtt_ops;
 }
 
 static double min_rate(const struct ur_cc *cc)
@@ -83,8 +66,6 @@ static void increase(struct ur_cc *cc)
 		d->rt += i * (cc->p.hai_mbps * MBIT); /* hyper increase */
 	} else if (d->t_stage > f || d->b_stage > f) {
 		d->rt += cc->p.ai_mbps * MBIT; /* additive increase */
-	} else if (rtt_mode(cc)) {
-		d->rt += cc->p.ai_mbps * MBIT; /* the same for every flow */
 	} /* else fast recovery: RT unchanged */
 	if (d->rt > DCQCN_MAX_BPS)
 		d->rt = DCQCN_MAX_BPS;
@@ -94,25 +75,15 @@ static void increase(struct ur_cc *cc)
 		d->active = false;
 }
 
-/* K and T in ns: the parameters, or (dcqcn-rtt) at least one RTT.
+/* K and T in ns: the parameters, or (dcqcn-rtt) at least one srtt.
  * The base RTT instead of the srtt (which carries the queue) was tried
  * in the simulator's fabric (cc9): permutation FCT 554 us against the
  * srtt's 724 (cc none 384) and 15465 drops on the 64:1 incast against
- * 13610; auto runs Swift there instead (ur_cc.c ur__cc_auto_pick).
- * T follows the srtt. K follows the least RTT of the
- * last DCQCN_RTT_K_WIN_NS: the srtt carries the host's own sleeps, and a
- * sender whose host sleeps more (the one that sends less) had the longer
- * K, so the slower alpha decay and the deeper cuts, and stayed behind
- * (test_dcqcn wire_fair). */
-#define DCQCN_RTT_K_WIN_NS 20000000ull
-
+ * 13610; auto runs Swift there instead (ur_cc.c ur__cc_auto_pick). */
 static uint64_t k_ns(const struct ur_cc *cc)
 {
 	uint64_t k = (uint64_t)cc->p.alpha_timer_us * 1000;
-	uint64_t least = ur__win_min(&cc->u.dcqcn.least);
 
-	if (rtt_mode(cc) && least)
-		return least > k ? least : k;
 	return cc->u.dcqcn.srtt > (double)k ? (uint64_t)cc->u.dcqcn.srtt : k;
 }
 
@@ -215,8 +186,6 @@ static void dq_cnp(struct ur_cc *cc, uint64_t now)
 	 * raises alpha, which the next cut uses (as Swift cuts once per RTT;
 	 * bench/results/2026-12-07-cc5.md). */
 	if (d->active && d->srtt && (double)(now - d->cut_at) < d->srtt) {
-		if (d->held < DCQCN_RTT_HELD_MAX)
-			d->held++;
 		d->alpha = (1 - g) * d->alpha + g;
 		d->alpha_next = now + k_ns(cc);
 		return;
@@ -237,9 +206,6 @@ static void dq_cnp(struct ur_cc *cc, uint64_t now)
 	}
 	d->rt = d->rc;
 	rc = d->rc * (1 - d->alpha / 2);
-	for (uint32_t k = 0; k < d->held; k++) /* dcqcn-rtt only */
-		rc *= 1 - d->alpha / 2;
-	d->held = 0;
 	floor = d->rc * (cc->p.min_dec_pct / 100.0);
 	if (rc < floor)
 		rc = floor;
@@ -269,7 +235,6 @@ static void dq_delay(struct ur_cc *cc, uint32_t pkts, uint64_t rtt,
 	d->srtt = d->srtt ? d->srtt + ((double)rtt - d->srtt) / 8
 			  : (double)rtt;
 	ur__win_min_add(&d->base, DCQCN_RTT_BASE_WIN_NS, rtt, now);
-	ur__win_min_add(&d->least, DCQCN_RTT_K_WIN_NS, rtt, now);
 }
 
 static unsigned int dq_features(const struct ur_cc *cc, double *f)

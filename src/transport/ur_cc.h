@@ -210,8 +210,6 @@ struct ur_dcqcn {
 	struct ur_rate_est sent, acked;
 	double srtt;        /* dcqcn-rtt: smoothed RTT, ns (0: none yet) */
 	uint64_t cut_at;    /* dcqcn-rtt: when the rate was last cut */
-	uint32_t held;      /* dcqcn-rtt: CNPs since the cut that did not cut */
-	struct ur_win_min least; /* dcqcn-rtt: the least RTT of ~20 ms (K) */
 	struct ur_win_min base; /* dcqcn-rtt: the base RTT (cc_dcqcn.c) */
 	uint64_t rtt;       /* dcqcn-rtt: the latest sample (the trace's) */
 };
@@ -269,7 +267,7 @@ enum {
 	UR_DCQCN_T_RTT,    /* the sample, us */
 	UR_DCQCN_T_SRTT,   /* smoothed RTT, us */
 	UR_DCQCN_T_BASE,   /* base RTT, us */
-	UR_DCQCN_T_STRETCH, /* T, us (K follows the least RTT: cc_dcqcn.c) */
+	UR_DCQCN_T_STRETCH, /* the RTT K and T follow, us */
 	UR_DCQCN_T_ALPHA,
 	UR_DCQCN_T_N
 };

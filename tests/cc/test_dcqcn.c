@@ -195,19 +195,14 @@ static void test_rtt_timers(void)
 	near(d->srtt, 2 * MS + 2 * MS / 8.0, 1e-12, "srtt gain 1/8");
 	cc.ops->on_cnp(&cc, now);
 	t0 = now;
-	/* K: the least RTT of ~20 ms (2 ms); T: the srtt (2.25 ms) */
-	ASSERT_EQ_U64(d->alpha_next, t0 + 2000 * US);
+	ASSERT_EQ_U64(d->alpha_next, t0 + 2250 * US);
 	ASSERT_EQ_U64(d->rate_next, t0 + 2250 * US);
-	/* alpha decays once per RTT, not per 55 us */
+	/* alpha decays once per srtt, not per 55 us */
 	a = d->alpha;
-	cc.ops->on_timer(&cc, t0 + 1999 * US);
-	near(d->alpha, a, 1e-12, "before K");
-	cc.ops->on_timer(&cc, t0 + 2000 * US);
-	near(d->alpha, a * (1 - 1.0 / 256), 1e-12, "after K");
-	/* K's least is windowed: a 1 ms sample shortens it */
-	cc.ops->on_delay(&cc, 8, 1 * MS, t0 + 2100 * US);
-	cc.ops->on_cnp(&cc, t0 + 5 * MS);
-	ASSERT_EQ_U64(d->alpha_next, t0 + 6 * MS);
+	cc.ops->on_timer(&cc, t0 + 2249 * US);
+	near(d->alpha, a, 1e-12, "before srtt");
+	cc.ops->on_timer(&cc, t0 + 2250 * US);
+	near(d->alpha, a * (1 - 1.0 / 256), 1e-12, "after srtt");
 	/* an RTT below the parameters: theirs */
 	warm(&cc, &p, 400 * MBIT, &now);
 	cc.ops->on_delay(&cc, 8, 20 * US, now);
@@ -240,14 +235,9 @@ static void test_cut_per_rtt(void)
 	near(d->rc, rc, 1e-12, "no second cut within srtt");
 	near(d->alpha, (1 - 1.0 / 256) * a + 1.0 / 256, 1e-12, "alpha raised");
 	ASSERT_EQ_U64(d->alpha_next, t0 + 1999 * US + 2 * MS);
-	cc.ops->on_timer(&cc, t0 + 2000 * US); /* the rate event due then */
-	d->alpha = a = 0.25; /* two cuts of 1/8 stay above min_dec_pct's half */
-	rc = d->rc;
 	cc.ops->on_cnp(&cc, t0 + 2000 * US);
 	ASSERT_EQ_U64(cc.cuts, 2);
-	/* the held CNP deepens this cut by another (1 - alpha/2) */
-	near(d->rc, rc * (1 - a / 2) * (1 - a / 2), 1e-9, "held CNP");
-	ASSERT_EQ(d->held, 0);
+	ASSERT(d->rc < rc);
 	/* plain DCQCN takes no RTT: every CNP cuts */
 	p.algo = UR_CC_DCQCN;
 	warm(&cc, &p, 400 * MBIT, &now);
@@ -285,21 +275,6 @@ static void test_recovery(void)
 		rc = (rt + rc) / 2;
 		near(d->rt, rt, 1e-9, "AI: RT += R_AI");
 		near(d->rc, rc, 1e-9, "AI: RC = (RT+RC)/2");
-	}
-	/* dcqcn-rtt adds R_AI in fast recovery too (no srtt: T = 300 us) */
-	p.algo = UR_CC_DCQCN_RTT;
-	warm(&cc, &p, 400 * MBIT, &now);
-	d->line = 10e9;
-	cc.ops->on_cnp(&cc, now);
-	t0 = now;
-	rt = d->rt;
-	rc = d->rc;
-	for (int k = 1; k <= 2; k++) {
-		cc.ops->on_timer(&cc, t0 + k * 300 * US);
-		rt += 5 * MBIT;
-		rc = (rt + rc) / 2;
-		near(d->rt, rt, 1e-9, "dcqcn-rtt FR: RT += R_AI");
-		near(d->rc, rc, 1e-9, "dcqcn-rtt FR halves the gap");
 	}
 }
 
@@ -621,29 +596,11 @@ static void test_rate_limit(void)
  */
 struct port_run {
 	double util, q99, jain;
-	double rtt50;          /* the senders' RTT samples' median, ns */
 };
 
-/*
- * The bed's shape. engine_port: 1 KiB packets, hosts 300-500 us, a sender
- * that sleeps 1-5 ms in one millisecond of 16. wire_fair (below): 4 KiB
- * packets, receivers that sleep too, and both rates set unequal at once.
- */
-struct pr_bed {
-	double port_bps;
-	uint32_t pkt, win;     /* bytes; packets a sender may have out */
-	uint64_t host_min, host_span; /* the hosts' part of the RTT, ns */
-	uint32_t sleep_1in[2]; /* a sender's sleep starts in one ms of this */
-	uint64_t sleep_min, sleep_span;
-	uint32_t rx_1in;       /* the receivers' sleeps, the same way (0: none) */
-	uint64_t rx_min, rx_span;
-	uint64_t kick_at;      /* both limiters set to kick_bps then (0: never) */
-	double kick_bps[2];
-	uint64_t t0, end;      /* measured over [t0, end) */
-};
-
-#define PR_WIN_MAX 512u
-#define PR_FB (2 * PR_WIN_MAX + 8)
+#define PR_PKT 1024u
+#define PR_WIN 256u
+#define PR_FB (2 * PR_WIN + 8)
 
 struct pr_fb {
 	uint64_t t, sent;
@@ -654,7 +611,7 @@ struct pr_flow {
 	struct ur_cc cc;
 	struct pr_fb fb[PR_FB];
 	unsigned int fb_head, fb_n, inflight;
-	uint64_t fb_last, pace_t, sleep_until, rx_until, last_cnp, bytes;
+	uint64_t fb_last, pace_t, sleep_until, last_cnp, bytes;
 	bool cnp_sent;
 };
 
@@ -692,17 +649,17 @@ static int pr_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static struct port_run port_run_bed(const struct ur_cc_params *p,
-				    const struct pr_bed *bed, uint64_t seed)
+static struct port_run port_run(const struct ur_cc_params *p, double port_bps,
+				uint64_t seed)
 {
-	enum { QCAP = 4096, NS = 8000, NR = 1 << 16 };
-	const double pkt_ns = bed->pkt * 8e9 / bed->port_bps;
-	const uint64_t dt = 10 * US, end = bed->end, t0 = bed->t0;
+	enum { QCAP = 4096, NS = 4000 };
+	const double pkt_ns = PR_PKT * 8e9 / port_bps;
+	const uint64_t dt = 10 * US, end = 4000 * MS, t0 = 1000 * MS;
 	const double kmin = 20000, kmax = 200000, pmax = 0.2, limit = 2e6;
 	static struct pr_pkt q[QCAP];
-	static double qs[NS], rs[NR];
+	static double qs[NS];
 	struct pr_flow fl[2];
-	unsigned int qh = 0, qn = 0, nqs = 0, nrs = 0;
+	unsigned int qh = 0, qn = 0, nqs = 0;
 	uint64_t x = seed * 2654435761u + 1, busy = 0, cnp_gap;
 	double credit = 0, b0 = 0, b1 = 0;
 	struct port_run r;
@@ -719,19 +676,14 @@ static struct port_run port_run_bed(const struct ur_cc_params *p,
 		while (qn && credit >= pkt_ns) {
 			struct pr_pkt *k = &q[qh];
 			struct pr_flow *f = &fl[k->flow];
-			uint64_t h = bed->host_min + pr_rand(&x) % bed->host_span;
+			uint64_t h = 300 * US + pr_rand(&x) % (200 * US);
 			uint64_t at_rx = now + h / 2;
 
-			/* a receiver that sleeps answers when it wakes */
-			if (at_rx < f->rx_until) {
-				h += f->rx_until - at_rx;
-				at_rx = f->rx_until;
-			}
 			credit -= pkt_ns;
 			qh = (qh + 1) % QCAP;
 			qn--;
 			if (now >= t0)
-				f->bytes += bed->pkt;
+				f->bytes += PR_PKT;
 			/* the notification point (ur__cc_rx_ce) */
 			if (k->marked && (!f->cnp_sent || at_rx - f->last_cnp >= cnp_gap)) {
 				f->cnp_sent = true;
@@ -743,31 +695,14 @@ static struct port_run port_run_bed(const struct ur_cc_params *p,
 		if (!qn)
 			credit = 0;
 		if (now >= t0 && now % MS == 0 && nqs < NS)
-			qs[nqs++] = (double)qn * bed->pkt;
-		if (bed->kick_at && now == bed->kick_at) {
-			/* an unequal start: both limiters on at these rates */
-			for (int i = 0; i < 2; i++) {
-				struct ur_dcqcn *d = &fl[i].cc.u.dcqcn;
-
-				if (!d->active) {
-					d->active = true;
-					d->alpha_next = d->rate_next = now;
-				}
-				d->rc = d->rt = bed->kick_bps[i];
-			}
-		}
+			qs[nqs++] = (double)qn * PR_PKT;
 		for (int i = 0; i < 2; i++) {
 			struct pr_flow *f = &fl[i];
 			struct ur_cc *cc = &f->cc;
 
-			if (bed->rx_1in && now % MS == 0 && now >= f->rx_until &&
-			    pr_rand(&x) % bed->rx_1in == 0)
-				f->rx_until = now + bed->rx_min +
-					      pr_rand(&x) % bed->rx_span;
 			if (now % MS == 0 && now >= f->sleep_until &&
-			    pr_rand(&x) % bed->sleep_1in[i] == 0)
-				f->sleep_until = now + bed->sleep_min +
-						 pr_rand(&x) % bed->sleep_span;
+			    pr_rand(&x) % 16 == 0)
+				f->sleep_until = now + 1 * MS + pr_rand(&x) % (4 * MS);
 			if (now < f->sleep_until)
 				continue;
 			/* feedback that waited for the engine */
@@ -781,17 +716,15 @@ static struct port_run port_run_bed(const struct ur_cc_params *p,
 					continue;
 				}
 				f->inflight--;
-				cc->ops->on_ack(cc, bed->pkt, now);
+				cc->ops->on_ack(cc, PR_PKT, now);
 				if (cc->ops->on_delay)
 					cc->ops->on_delay(cc, 1, now - e->sent, now);
-				if (now >= t0 && nrs < NR)
-					rs[nrs++] = (double)(now - e->sent);
 			}
 			cc->ops->on_timer(cc, now);
 			/* the pacer (ur_pacer_sent: a bucket of 16 KiB) */
-			while (f->inflight < bed->win) {
+			while (f->inflight < PR_WIN) {
 				uint64_t bps = cc->ops->rate(cc);
-				double qb = (double)qn * bed->pkt;
+				double qb = (double)qn * PR_PKT;
 
 				if (bps) {
 					uint64_t b = (uint64_t)(16384 * 8e9 / bps);
@@ -800,13 +733,13 @@ static struct port_run port_run_bed(const struct ur_cc_params *p,
 						break;
 					if (f->pace_t + b < now)
 						f->pace_t = now - b;
-					f->pace_t += (uint64_t)(bed->pkt * 8e9 / bps);
+					f->pace_t += (uint64_t)(PR_PKT * 8e9 / bps);
 				}
 				/* A full buffer (never, with two windows of
 				 * 256 KiB in 2 MB) would drop: the sender waits. */
-				if (qb + bed->pkt > limit || qn == QCAP)
+				if (qb + PR_PKT > limit || qn == QCAP)
 					break;
-				cc->ops->on_sent(cc, bed->pkt, now);
+				cc->ops->on_sent(cc, PR_PKT, now);
 				f->inflight++;
 				q[(qh + qn) % QCAP] = (struct pr_pkt){
 					.sent = now, .flow = (uint8_t)i,
@@ -819,27 +752,12 @@ static struct port_run port_run_bed(const struct ur_cc_params *p,
 		}
 	}
 	qsort(qs, nqs, sizeof(qs[0]), pr_cmp);
-	qsort(rs, nrs, sizeof(rs[0]), pr_cmp);
 	b0 = (double)fl[0].bytes;
 	b1 = (double)fl[1].bytes;
 	r.util = (double)busy / (double)(end - t0);
 	r.q99 = nqs ? qs[(unsigned int)(0.99 * nqs)] : 0;
-	r.rtt50 = nrs ? rs[nrs / 2] : 0;
 	r.jain = b0 + b1 > 0 ? (b0 + b1) * (b0 + b1) / (2 * (b0 * b0 + b1 * b1)) : 0;
 	return r;
-}
-
-static struct port_run port_run(const struct ur_cc_params *p, double port_bps,
-				uint64_t seed)
-{
-	const struct pr_bed bed = {
-		.port_bps = port_bps, .pkt = 1024, .win = 256,
-		.host_min = 300 * US, .host_span = 200 * US,
-		.sleep_1in = { 16, 16 }, .sleep_min = 1 * MS, .sleep_span = 4 * MS,
-		.t0 = 1000 * MS, .end = 4000 * MS,
-	};
-
-	return port_run_bed(p, &bed, seed);
 }
 
 /* The engine's DCQCN (the default profile with the link's rate unknown,
@@ -886,67 +804,6 @@ static void test_engine_port(void)
 	ASSERT(plain.q99 > 400000);
 }
 
-/*
- * Issue 44's 1 Gbit/s bed (bench/cc_wire.sh MTU=9000 SWITCH=nfq
- * RATE=1gbit): 4 KiB packets, receivers that also sleep 1-5 ms in one
- * millisecond of 2 (the RTT samples' median ~1.5 ms; the wire's traces:
- * 1.4 ms), and one sender's host that sleeps twice as often as the
- * other's (1 ms in 8: the 2-core VM runs four spinning perftest processes
- * and the switch). On the wire 2 of 16 quiet runs held one sender near
- * 0.65 Gbit/s and the other near 0.3 for all 5 s, while plain DCQCN, whose
- * queue sits at the buffer, stayed fair (bench/results/2026-12-07-lead6.md).
- * Here an unequal start alone converges within a second; the unequal host
- * does not: the sleeper's RTT samples carry its sleeps, so its K (then
- * the srtt) was longer, its alpha higher and its cuts deeper, and a cut
- * per srtt whatever the CNPs did not cut the other more. Jain's index of
- * the two flows' bytes over [0.5 s, 2.5 s), 60 runs a seed: main's
- * dcqcn-rtt 4-16 below 0.95, least 0.905, mean 0.958-0.967 (seeds 0-9);
- * this one (K the least RTT of 20 ms, held CNPs, R_AI in fast recovery;
- * cc_dcqcn.c) 0-1 below, least 0.937, mean >= 0.981 (seeds 0-69). Plain
- * DCQCN, its queue at the buffer, is fair here (0.991 with a host that
- * sleeps 1 ms in 4). bench/results/2026-12-08-cc12.md.
- */
-#define WF_SEEDS 60
-#define WF_JAIN 0.95
-#define WF_BELOW_MAX 2 /* of WF_SEEDS; main's: 4-16 */
-
-static void test_wire_fair(void)
-{
-	const struct pr_bed bed = {
-		.port_bps = 1e9, .pkt = 4096, .win = 256,
-		.host_min = 300 * US, .host_span = 200 * US,
-		.sleep_1in = { 16, 8 }, .sleep_min = 1 * MS, .sleep_span = 4 * MS,
-		.rx_1in = 2, .rx_min = 1 * MS, .rx_span = 4 * MS,
-		.t0 = 500 * MS, .end = 2500 * MS,
-	};
-	struct ur_cc_params p;
-	double least = 1, sum = 0, util = 1, q = 0, rtt = 0;
-	int below = 0;
-
-	ur_cc_params_default(&p);
-	p.algo = UR_CC_DCQCN_RTT;
-	for (uint64_t k = 0; k < WF_SEEDS; k++) {
-		struct port_run r = port_run_bed(&p, &bed,
-						 ur_test_seed * WF_SEEDS + k);
-
-		below += r.jain < WF_JAIN;
-		least = r.jain < least ? r.jain : least;
-		util = r.util < util ? r.util : util;
-		q = r.q99 > q ? r.q99 : q;
-		sum += r.jain;
-		rtt += r.rtt50 / WF_SEEDS;
-	}
-	fprintf(stderr, "wire_fair: %d runs, Jain < %.2f in %d, least %.3f, "
-		"mean %.3f; busy >= %.3f; queue p99 <= %.0f B; RTT median "
-		"%.0f us\n", WF_SEEDS, WF_JAIN, below, least, sum / WF_SEEDS,
-		util, q, rtt / 1e3);
-	ASSERT(below <= WF_BELOW_MAX);
-	ASSERT(least >= 0.92);
-	ASSERT(sum / WF_SEEDS >= 0.975);
-	ASSERT(util >= 0.80);
-	ASSERT(q < 500000); /* plain DCQCN's: the 2 MB buffer */
-}
-
 static const struct ur_test_case tests[] = {
 	{ "params", test_params },
 	{ "no_marks_no_limit", test_no_marks_no_limit },
@@ -965,7 +822,6 @@ static const struct ur_test_case tests[] = {
 	{ "none_not_ect", test_none_not_ect },
 	{ "rate_limit", test_rate_limit },
 	{ "engine_port", test_engine_port },
-	{ "wire_fair", test_wire_fair },
 	{ NULL, NULL },
 };
 
