@@ -259,8 +259,15 @@ static int qp_create(struct ur_dev *dev, struct ur_qp *qp, uint32_t type,
 	if (type == UR_QPT_RC && dev->sr.enable)
 		(void)ur_qp_set_sr(qp, &dev->sr); /* not with crypt: stays off */
 	/* Only over a link that carries them: else the bits would say
-	 * nothing, and an encrypted QP's buffer would grow for nothing. */
-	if (type == UR_QPT_RC && dev->jumbo_default && dev->jumbo_max)
+	 * nothing, and an encrypted QP's buffer would grow for nothing.
+	 * Negotiated by default only where the link carries 16 KiB
+	 * (loopback): on 9000-byte Ethernet, 8 KiB packets put drops into
+	 * auto's runs and made DCQCN unfair on the congestion bed (docs/cc.md
+	 * "Jumbo packets on the bed"); UROCE_JUMBO=1 still offers them. */
+	if (type == UR_QPT_RC && dev->jumbo_max &&
+	    (dev->jumbo_default == 1 ||
+	     (dev->jumbo_default == UR_JUMBO_AUTO &&
+	      dev->jumbo_max >= UR_JUMBO_AUTO_MIN)))
 		(void)ur_qp_set_jumbo(qp, dev->jumbo_default);
 done:
 	ur__cc_qp_init(qp, 0);

@@ -866,6 +866,8 @@ bool ur_qp_rx_sprayed(const struct ur_qp *qp);
  * use, in KiB (0: the path MTU).
  */
 #define UR_JUMBO_AUTO 2
+/* The least jumbo size a link must carry for UR_JUMBO_AUTO (ur_qp.c). */
+#define UR_JUMBO_AUTO_MIN 16384u
 int ur_qp_set_jumbo(struct ur_qp *qp, unsigned int on);
 uint32_t ur_qp_jumbo_state(const struct ur_qp *qp);
 

@@ -106,7 +106,7 @@ const struct ur_setting ur_settings[] = {
 	  .doc = "a spraying QP's new requests per turn of its paths (one GSO send each); 1: a path per request, which takes a cut ECMP link over faster but breaks every batched send (one path with the CPU the bottleneck: far slower): docs/wire.md \"Spraying\"" },
 	{ .name = "UROCE_JUMBO", .kind = UR_SET_CHOICE, .scope = DEV,
 	  .choices = "0|1|auto", .def = 2,
-	  .doc = "16 KiB packets between uroce RC QPs on loopback, 8 KiB on 9000-byte Ethernet: auto (the default) negotiates them with a uroce peer whose link carries them (a standard peer sees plain RoCEv2), 1 offers them to every peer, 0 off: docs/wire.md \"Jumbo packets\"" },
+	  .doc = "jumbo packets between uroce RC QPs: auto (the default) negotiates 16 KiB packets with a uroce peer on links that carry them (loopback; a standard peer sees plain RoCEv2); 1 offers them to every peer, and 8 KiB ones on 9000-byte Ethernet too (not by default: they changed the congestion bed's drops and fairness, docs/cc.md); 0 off: docs/wire.md \"Jumbo packets\"" },
 	{ .name = "UROCE_CRYPT", .kind = UR_SET_CHOICE, .scope = DEV,
 	  .choices = "off|allow|require",
 	  .doc = "encryption of RC/UC QPs: allow negotiates and falls back to plain, require refuses plain peers: docs/security.md" },
