@@ -345,23 +345,10 @@ static void sr_tap(struct tnet *net, const uint8_t *d, uint32_t len,
 			    &from))
 		UR_FAIL("a packet on the wire does not decode");
 	tfix_tap_count(&r->f, &r->sb, UR_BTH_EXT_SR, d, len, &pkt, &from);
-	/* The bytes, but a RETH's address relative to the target buffer
-	 * (each fixture's buffers lie elsewhere) and no ICRC (it covers
-	 * that address), as test_sr's sr_negotiate_auto. */
-	{
-		uint8_t c[UR_BTH_LEN + 8];
-		const uint8_t *t = from ? r->f.a.buf : r->f.b.buf;
-		uint32_t skip = (pkt.mask & UR_HDR_RETH) ? sizeof(c) : 0;
-
-		if (skip) {
-			memcpy(c, d, UR_BTH_LEN);
-			ur_put64(c + UR_BTH_LEN, pkt.reth.va - (uintptr_t)t);
-		}
-		for (uint32_t i = 0; i + UR_ICRC_LEN < len; i++)
-			r->hash[from] = (r->hash[from] ^
-					 (i < skip ? c[i] : d[i])) *
-					0x100000001b3ull;
-	}
+	/* The bytes as a standard peer compares them (tfix_wire_hash), as
+	 * test_sr's sr_negotiate_auto. */
+	r->hash[from] = tfix_wire_hash(r->hash[from], d, len, &pkt,
+				       from ? r->f.a.buf : r->f.b.buf);
 	if (!(pkt.mask & UR_OPF_REQ))
 		return;
 	r->jumbo[from] += pkt.payload_len > 4096;

@@ -287,23 +287,9 @@ static void tap_auto(struct tnet *net, const uint8_t *d, uint32_t len,
 	if (!tfix_tap_count(&ar->r.f, &ar->r.w, UR_BTH_EXT_SR, d, len, &pkt,
 			    &from))
 		return;
-	/* The bytes, but a RETH's address relative to the target buffer
-	 * (each fixture's buffers lie elsewhere) and no ICRC (it covers
-	 * that address). */
-	{
-		uint8_t c[UR_BTH_LEN + 8];
-		const uint8_t *t = from ? ar->r.f.a.buf : ar->r.f.b.buf;
-		uint32_t skip = (pkt.mask & UR_HDR_RETH) ? sizeof(c) : 0;
-
-		if (skip) {
-			memcpy(c, d, UR_BTH_LEN);
-			ur_put64(c + UR_BTH_LEN, pkt.reth.va - (uintptr_t)t);
-		}
-		for (uint32_t i = 0; i + UR_ICRC_LEN < len; i++)
-			ar->hash[from] = (ar->hash[from] ^
-					  (i < skip ? c[i] : d[i])) *
-					 0x100000001b3ull;
-	}
+	/* The bytes as a standard peer compares them (tfix_wire_hash). */
+	ar->hash[from] = tfix_wire_hash(ar->hash[from], d, len, &pkt,
+					from ? ar->r.f.a.buf : ar->r.f.b.buf);
 	if (from == 0 && (pkt.mask & UR_OPF_REQ) &&
 	    net->tap_sport != ar->a_sport)
 		ar->req_other_port++;

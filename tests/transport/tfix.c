@@ -130,6 +130,21 @@ bool tfix_tap_count(const struct tfix *f, struct tfix_bits *w, uint8_t bit,
 	return true;
 }
 
+uint64_t tfix_wire_hash(uint64_t h, const uint8_t *d, uint32_t len,
+			const struct ur_pkt *pkt, const void *buf)
+{
+	uint8_t c[UR_BTH_LEN + 8];
+	uint32_t skip = (pkt->mask & UR_HDR_RETH) ? sizeof(c) : 0;
+
+	if (skip) {
+		memcpy(c, d, UR_BTH_LEN);
+		ur_put64(c + UR_BTH_LEN, pkt->reth.va - (uintptr_t)buf);
+	}
+	for (uint32_t i = 0; i + UR_ICRC_LEN < len; i++)
+		h = (h ^ (i < skip ? c[i] : d[i])) * 0x100000001b3ull;
+	return h;
+}
+
 struct ur_cqe tfix_run_ok(struct tfix *f, struct ur_cq *cq)
 {
 	struct ur_cqe e;

@@ -53,6 +53,12 @@ struct tfix_bits {
 bool tfix_tap_count(const struct tfix *f, struct tfix_bits *w, uint8_t bit,
 		    const uint8_t *d, uint32_t len, struct ur_pkt *pkt,
 		    int *from);
+/* FNV-1a-style hash @h of a decoded packet's bytes as a standard peer
+ * would compare them: a RETH's address taken relative to @buf (the
+ * target buffer: each fixture's buffers lie elsewhere) and no ICRC (it
+ * covers that address). */
+uint64_t tfix_wire_hash(uint64_t h, const uint8_t *d, uint32_t len,
+			const struct ur_pkt *pkt, const void *buf);
 /* Run the network until it is idle (10 s of virtual time at most) and
  * expect one successful CQE on @cq; returns it. */
 struct ur_cqe tfix_run_ok(struct tfix *f, struct ur_cq *cq);
